@@ -44,8 +44,8 @@ export interface QuantifierExpr {
   readonly kind: 'quantifier';
   readonly name: 'any' | 'all';
   readonly nameSpan: Span;
-  /** Must have type Array<Bool>. */
-  readonly arg: Expr;
+  /** Must have type Array<Bool>; parsed like a function argument (§2.4). */
+  readonly arg: Argument;
   readonly span: Span;
 }
 

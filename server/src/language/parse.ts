@@ -1,0 +1,400 @@
+/**
+ * Parsing: text -> syntax tree (ast.ts) or one syntax diagnostic. Never throws.
+ *
+ * The grammar (rules.ohm) is scheme-free; a failure is worded like the engine's
+ * error at the rightmost failure position. The engine's wording sometimes depends on
+ * the type of the operand before the failure (`ssl "a"` is "unrecognised input",
+ * `http.host "a"` is "expected ComparisonOp"), so the caller may pass `typeOf`.
+ */
+import type { MatchResult, Node as OhmNode } from 'ohm-js';
+import grammar from './rules.ohm-bundle';
+import type * as A from './ast';
+import { error, type Diagnostic, type DiagnosticCode } from './diagnostics';
+import type { Type } from './types';
+
+export interface ParseOptions {
+  /** Type of a field or a function's return, used only to word syntax errors like the engine. */
+  readonly typeOf?: (name: string) => Type | undefined;
+}
+
+export interface ParseResult {
+  readonly ast?: A.Expr;
+  /** Empty when `ast` is present. */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+const semantics = grammar.createSemantics();
+
+function span(node: OhmNode): A.Span {
+  return { start: node.source.startIdx, end: node.source.endIdx };
+}
+
+function token(node: OhmNode): A.Token {
+  return { text: node.sourceString, span: span(node) };
+}
+
+const OPS: Record<string, A.ComparisonOp> = {
+  eq: 'eq', '==': 'eq', ne: 'ne', '!=': 'ne', lt: 'lt', '<': 'lt', le: 'le', '<=': 'le',
+  gt: 'gt', '>': 'gt', ge: 'ge', '>=': 'ge', contains: 'contains', matches: 'matches',
+  '~': 'matches', wildcard: 'wildcard', 'strict wildcard': 'strict wildcard', in: 'in',
+  bitwise_and: 'bitwise_and', '&': 'bitwise_and',
+};
+
+/** Builds a flattened logical node from `first (op next)*`, or returns `first` alone. */
+function logical(node: OhmNode, op: A.LogicalOp, first: OhmNode, ops: OhmNode, rest: OhmNode): A.Expr {
+  const head = first.toAST() as A.Expr;
+  if (rest.numChildren === 0) return head;
+  return {
+    kind: 'logical',
+    op,
+    items: [head, ...rest.children.map((c) => c.toAST() as A.Expr)],
+    ops: ops.children.map(token),
+    span: span(node),
+  };
+}
+
+function literal(form: A.Literal['form'], node: OhmNode): A.Literal {
+  return { kind: 'literal', form, text: node.sourceString, span: span(node) };
+}
+
+/** A value followed by an optional test becomes a comparison; a bare value stays a comparison without op. */
+function comparison(node: OhmNode, value: OhmNode, test: OhmNode): A.ComparisonExpr {
+  const lhs = value.toAST() as A.ValueExpr;
+  if (test.numChildren === 0) return { kind: 'comparison', lhs, span: span(node) };
+  const t = test.children[0].toAST() as { op: A.OperatorToken; rhs: A.Rhs };
+  return { kind: 'comparison', lhs, op: t.op, rhs: t.rhs, span: span(node) };
+}
+
+function test(opNode: OhmNode, rhsNode: OhmNode): { op: A.OperatorToken; rhs: A.Rhs } {
+  const text = opNode.sourceString;
+  return { op: { op: OPS[text], text, span: span(opNode) }, rhs: rhsNode.toAST() as A.Rhs };
+}
+
+semantics.addOperation<unknown>('toAST', {
+  Filter(or, _end) {
+    return or.toAST();
+  },
+  Or(first, ops, rest) {
+    return logical(this, 'or', first, ops, rest);
+  },
+  Xor(first, ops, rest) {
+    return logical(this, 'xor', first, ops, rest);
+  },
+  And(first, ops, rest) {
+    return logical(this, 'and', first, ops, rest);
+  },
+  Simple_group(_open, inner, _close): A.GroupExpr {
+    return { kind: 'group', inner: inner.toAST() as A.Expr, span: span(this) };
+  },
+  Simple_not(op, operand): A.NotExpr {
+    return { kind: 'not', token: token(op), operand: operand.toAST() as A.Expr, span: span(this) };
+  },
+  Simple_quantifier(name, _open, arg, _close): A.QuantifierExpr {
+    return {
+      kind: 'quantifier',
+      name: name.sourceString.slice(0, 3) as 'any' | 'all',
+      nameSpan: { start: name.source.startIdx, end: name.source.startIdx + 3 },
+      arg: arg.toAST() as A.Argument,
+      span: span(this),
+    };
+  },
+  Comparison(value, test) {
+    return comparison(this, value, test);
+  },
+  Test_in(op, rhs) {
+    return test(op, rhs);
+  },
+  Test_matches(op, rhs) {
+    return test(op, rhs);
+  },
+  Test_wildcard(op, rhs) {
+    return test(op, rhs);
+  },
+  Test_cmp(op, rhs) {
+    return test(op, rhs);
+  },
+  ValueExpr(primary, indexes) {
+    let target = primary.toAST() as A.ValueExpr;
+    for (const ix of indexes.children) {
+      const key = ix.toAST() as A.IndexKey;
+      target = { kind: 'index', target, key, span: { start: target.span.start, end: ix.source.endIdx } };
+    }
+    return target;
+  },
+  Call(name, _open, args, _close): A.FunctionCall {
+    return {
+      kind: 'call',
+      name: name.sourceString,
+      nameSpan: span(name),
+      args: args.asIteration().children.map((a) => a.toAST() as A.Argument),
+      span: span(this),
+    };
+  },
+  Arg_logical(_lookahead, or) {
+    return or.toAST();
+  },
+  Arg_quoted(s) {
+    return literal('quoted', s);
+  },
+  Arg_raw(s) {
+    return literal('raw', s);
+  },
+  Arg_bare(s) {
+    return literal('bare', s);
+  },
+  Arg_value(value, test) {
+    // A value with no comparison stays a value (it may be Bytes, Int, …).
+    if (test.numChildren === 0) return value.toAST();
+    return comparison(this, value, test);
+  },
+  Set(_open, items, _close): A.SetLiteral {
+    return { kind: 'set', items: items.children.map((i) => i.toAST() as A.Literal), span: span(this) };
+  },
+  SetItem(item) {
+    return item.toAST();
+  },
+  identifier(_a, _b, _c): A.FieldRef {
+    return { kind: 'field', name: this.sourceString, span: span(this) };
+  },
+  index(_open, _s1, key, _s2, _close): A.IndexKey {
+    if (key.sourceString === '*') return { kind: 'each', span: span(this) };
+    return { kind: 'key', literal: key.toAST() as A.Literal, span: span(this) };
+  },
+  indexKey(k) {
+    return k.toAST();
+  },
+  listRef(_dollar, _name): A.ListRef {
+    return { kind: 'list', name: this.sourceString.slice(1), span: span(this) };
+  },
+  bareLiteral(_first, _rest) {
+    return literal('bare', this);
+  },
+  quotedString(_o, _a, _b, _c) {
+    return literal('quoted', this);
+  },
+  regexString(_o, _a, _c) {
+    return literal('quoted', this);
+  },
+  rawString(_r) {
+    return literal('raw', this);
+  },
+  _terminal() {
+    // Only reached for the `,` set item: a bare token the checker explains.
+    return literal('bare', this);
+  },
+});
+
+/**
+ * The engine trims the input with Unicode's definition of white space first. Blanking
+ * those characters (all single UTF-16 units) keeps every offset equal to the source's.
+ */
+function blankOuterWhitespace(text: string): string {
+  const lead = text.length - text.trimStart().length;
+  const trail = text.length - text.trimEnd().length;
+  if (lead === 0 && trail === 0) return text;
+  if (lead === text.length) return ' '.repeat(text.length);
+  return ' '.repeat(lead) + text.slice(lead, text.length - trail) + ' '.repeat(trail);
+}
+
+export function parseExpression(text: string, options: ParseOptions = {}): ParseResult {
+  const input = blankOuterWhitespace(text);
+  if (input.trim() === '') {
+    return {
+      diagnostics: [
+        error('empty-expression', 0, text.length, 'expected identifier character', 'Write an expression, e.g. `http.host eq "example.com"`.'),
+      ],
+    };
+  }
+  let result: MatchResult;
+  try {
+    result = grammar.match(input);
+  } catch (e) {
+    // Only pathological nesting can exhaust the stack; the engine's own limit is 128.
+    if (e instanceof RangeError) {
+      return { diagnostics: [error('nesting-too-deep', 0, text.length, 'maximum nesting depth exceeded (limit: 128)', NESTING_HINT)] };
+    }
+    throw e;
+  }
+  if (result.succeeded()) {
+    try {
+      return { ast: semantics(result).toAST() as A.Expr, diagnostics: [] };
+    } catch (e) {
+      if (e instanceof RangeError) {
+        return { diagnostics: [error('nesting-too-deep', 0, text.length, 'maximum nesting depth exceeded (limit: 128)', NESTING_HINT)] };
+      }
+      throw e;
+    }
+  }
+  return { diagnostics: [describeFailure(input, result, options)] };
+}
+
+export const NESTING_HINT = 'Flatten the expression: remove redundant parentheses and `not`s.';
+
+const TAB_HINT = 'A tab is not white space in the Rules language (only spaces and line breaks are). Replace it with a space.';
+
+function describeFailure(text: string, result: MatchResult, options: ParseOptions): Diagnostic {
+  const pos = result.getRightmostFailurePosition();
+  const expected = new Set(result.getRightmostFailures().map((f) => f.getText()));
+
+  if (expected.has('any character')) {
+    const start = unterminatedStringStart(text) ?? pos;
+    return error(
+      'unterminated-string',
+      start,
+      text.trimEnd().length,
+      'could not find an ending quote',
+      'Close the string with `"`. Inside a quoted string write a quote as `\\"` and a backslash as `\\\\`, or use a raw string `r#"…"#`.',
+    );
+  }
+
+  const w = wording(text, pos, expected, options);
+  const isTab = text[pos] === '\t';
+  const end = w.toEnd ? Math.max(pos + 1, text.trimEnd().length) : tokenEnd(text, pos);
+  return error(isTab ? 'tab-character' : w.code, pos, Math.min(end, text.length), w.message, isTab ? TAB_HINT : w.hint, isTab ? { tab: true } : undefined);
+}
+
+interface Wording {
+  code: DiagnosticCode;
+  message: string;
+  hint?: string;
+  /** Underline the rest of the input (the engine's span for trailing garbage). */
+  toEnd?: boolean;
+}
+
+function wording(text: string, pos: number, expected: Set<string>, options: ParseOptions): Wording {
+  if (expected.has('quoted utf8 string or positive integer')) {
+    return {
+      code: 'invalid-index',
+      message: 'expected literal "expected quoted utf8 string or positive integer"',
+      hint: 'Index a map with a double-quoted key (`["content-type"]`), an array with a number (`[0]`), or every element with `[*]`.',
+    };
+  }
+  if (expected.has('ComparisonOp')) {
+    const before = operandBefore(text, pos);
+    const type = before !== undefined ? options.typeOf?.(before) : undefined;
+    if (type?.kind !== 'Bool' && !(type?.kind === 'Array' && type.of.kind === 'Bool')) {
+      return {
+        code: 'expected-comparison-op',
+        message: 'expected ComparisonOp',
+        hint: 'Put an operator between the field and the value, e.g. `eq`, `contains`, `in`, `matches`.',
+      };
+    }
+  }
+  if (expected.has(',')) {
+    return { code: 'syntax-error', message: 'expected literal ","', hint: 'Separate function arguments with commas, and close the call with `)`. To combine conditions inside `any(…)`, wrap them in parentheses.' };
+  }
+  if (expected.has(')')) {
+    return { code: 'syntax-error', message: 'expected literal ")"', hint: 'Close the parenthesis. Inside `any(…)`/`all(…)` only one comparison is allowed unless you wrap several in parentheses.' };
+  }
+  if (expected.has(']')) {
+    return { code: 'syntax-error', message: 'expected literal "]"' };
+  }
+  if (expected.has('{')) {
+    return { code: 'syntax-error', message: 'expected literal "{"', hint: 'After `in` write a set in braces, e.g. `{80 443}`, or a list, e.g. `$office_network`.' };
+  }
+  if (expected.has('r"') && !expected.has('identifier')) {
+    return { code: 'syntax-error', message: 'expected " or r', hint: 'Write the pattern as a quoted string `"…"` or a raw string `r"…"`.' };
+  }
+  if (expected.has('r"') && expected.has('identifier')) {
+    const lhs = lhsBeforeOperator(text, pos);
+    const type = lhs !== undefined ? options.typeOf?.(lhs) : undefined;
+    if (type?.kind === 'Int') return { code: 'invalid-integer', message: 'expected digit' };
+    if (type?.kind === 'Ip') return { code: 'invalid-ip', message: 'expected IP address character' };
+    return { code: 'syntax-error', message: 'expected " or r', hint: 'Write a value after the operator, e.g. a quoted string.' };
+  }
+  if (expected.has('identifier')) {
+    return { code: 'syntax-error', message: 'expected identifier character', hint: 'A field, a function call, `not`, `any(…)` or `(` is expected here.' };
+  }
+  return {
+    code: 'unrecognised-input',
+    message: 'unrecognised input',
+    hint: 'The expression is complete before this point. Logical operators are lower case (`and`, `or`, `not`), strings use double quotes, and a Bool field takes no operator.',
+    toEnd: true,
+  };
+}
+
+const IDENT = /[A-Za-z0-9_.]/;
+
+/** The identifier that ends just before `pos` (skipping spaces), if any. */
+function operandBefore(text: string, pos: number): string | undefined {
+  let end = pos;
+  while (end > 0 && (text[end - 1] === ' ' || text[end - 1] === '\n' || text[end - 1] === '\r' || text[end - 1] === '\t')) end--;
+  if (text[end - 1] === ')') {
+    // A function call: name its function (its return type words the message).
+    let depth = 0;
+    for (let i = end - 1; i >= 0; i--) {
+      if (text[i] === ')') depth++;
+      else if (text[i] === '(' && --depth === 0) return operandBefore(text, i);
+    }
+    return undefined;
+  }
+  let start = end;
+  while (start > 0 && IDENT.test(text[start - 1])) start--;
+  return start < end ? text.slice(start, end) : undefined;
+}
+
+/** The identifier before the operator that ends before `pos`: `tcp.port eq ` -> `tcp.port`. */
+function lhsBeforeOperator(text: string, pos: number): string | undefined {
+  let end = pos;
+  while (end > 0 && /\s/.test(text[end - 1])) end--;
+  let start = end;
+  while (start > 0 && !/\s/.test(text[start - 1]) && !IDENT.test(text[start - 1])) start--;
+  if (start === end) while (start > 0 && /[a-z_]/.test(text[start - 1])) start--;
+  return operandBefore(text, start);
+}
+
+function tokenEnd(text: string, pos: number): number {
+  if (pos >= text.length) return pos;
+  let end = pos + 1;
+  if (IDENT.test(text[pos])) while (end < text.length && IDENT.test(text[end])) end++;
+  return end;
+}
+
+/**
+ * Where the string that runs to the end of the input starts. Follows the lexer:
+ * normal strings, regex strings after `matches`/`~` (a `[` class hides `"`), raw
+ * strings `r#"…"#`.
+ */
+function unterminatedStringStart(text: string): number | undefined {
+  let i = 0;
+  let regexNext = false;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"' || (c === 'r' && /^r#*"/.test(text.slice(i, i + 300)) && !IDENT.test(text[i - 1] ?? ' '))) {
+      const start = i;
+      let closed = false;
+      if (c === 'r') {
+        const hashes = /^r(#*)"/.exec(text.slice(i))![1];
+        const close = text.indexOf('"' + hashes, i + 2 + hashes.length);
+        if (close >= 0) {
+          i = close + 1 + hashes.length;
+          closed = true;
+        }
+      } else {
+        let inClass = false;
+        for (i = i + 1; i < text.length; i++) {
+          const d = text[i];
+          if (d === '\\') i++;
+          else if (regexNext && !inClass && d === '[') inClass = true;
+          else if (inClass && d === ']') inClass = false;
+          else if (d === '"' && !inClass) {
+            closed = true;
+            i++;
+            break;
+          }
+        }
+      }
+      if (!closed) return start;
+      regexNext = false;
+      continue;
+    }
+    if (text.startsWith('matches', i) || c === '~') {
+      regexNext = true;
+      i += c === '~' ? 1 : 7;
+      continue;
+    }
+    if (c !== ' ' && c !== '\n' && c !== '\r') regexNext = false;
+    i++;
+  }
+  return undefined;
+}
