@@ -232,9 +232,16 @@ export const NESTING_HINT = 'Flatten the expression: remove redundant parenthese
 
 const TAB_HINT = 'A tab is not white space in the Rules language (only spaces and line breaks are). Replace it with a space.';
 
+/** The failure details ohm keeps (getRightmostFailures is not in its typings). */
+interface Failed {
+  getRightmostFailurePosition(): number;
+  getRightmostFailures(): { getText(): string }[];
+}
+
 function describeFailure(text: string, result: MatchResult, options: ParseOptions): Diagnostic {
-  const pos = result.getRightmostFailurePosition();
-  const expected = new Set(result.getRightmostFailures().map((f) => f.getText()));
+  const failed = result as unknown as Failed;
+  const pos = failed.getRightmostFailurePosition();
+  const expected = new Set(failed.getRightmostFailures().map((f) => f.getText()));
 
   if (expected.has('any character')) {
     const start = unterminatedStringStart(text) ?? pos;
@@ -249,7 +256,8 @@ function describeFailure(text: string, result: MatchResult, options: ParseOption
 
   const w = wording(text, pos, expected, options);
   const isTab = text[pos] === '\t';
-  const end = w.toEnd ? Math.max(pos + 1, text.trimEnd().length) : tokenEnd(text, pos);
+  let end = w.toEnd ? Math.max(pos + 1, text.trimEnd().length) : tokenEnd(text, pos);
+  if (isTab) for (end = pos + 1; text[end] === '\t'; end++);
   return error(isTab ? 'tab-character' : w.code, pos, Math.min(end, text.length), w.message, isTab ? TAB_HINT : w.hint, isTab ? { tab: true } : undefined);
 }
 
@@ -269,6 +277,10 @@ function wording(text: string, pos: number, expected: Set<string>, options: Pars
       hint: 'Index a map with a double-quoted key (`["content-type"]`), an array with a number (`[0]`), or every element with `[*]`.',
     };
   }
+  // Inside a call a bare value is complete, so the engine asks for the separator.
+  if (expected.has(',')) {
+    return { code: 'syntax-error', message: 'expected literal ","', hint: 'Separate function arguments with commas, and close the call with `)`. To combine conditions inside `any(…)`, wrap them in parentheses.' };
+  }
   if (expected.has('ComparisonOp')) {
     const before = operandBefore(text, pos);
     const type = before !== undefined ? options.typeOf?.(before) : undefined;
@@ -279,9 +291,6 @@ function wording(text: string, pos: number, expected: Set<string>, options: Pars
         hint: 'Put an operator between the field and the value, e.g. `eq`, `contains`, `in`, `matches`.',
       };
     }
-  }
-  if (expected.has(',')) {
-    return { code: 'syntax-error', message: 'expected literal ","', hint: 'Separate function arguments with commas, and close the call with `)`. To combine conditions inside `any(…)`, wrap them in parentheses.' };
   }
   if (expected.has(')')) {
     return { code: 'syntax-error', message: 'expected literal ")"', hint: 'Close the parenthesis. Inside `any(…)`/`all(…)` only one comparison is allowed unless you wrap several in parentheses.' };
