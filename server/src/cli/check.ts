@@ -1,0 +1,130 @@
+/** `rulesmith check`: check .cfrule files, ruleset JSON files, or one `--expr`. */
+import { checkExpression, type CheckOptions, type Diagnostic } from '../language/index';
+import { engineReport, positionAt, type Position } from '../language/report';
+import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
+import { findExpressions } from '../rulesets/expressions';
+import { UsageError, type Io, type Parsed } from './main';
+
+/** One finding, as printed by `--format json`. */
+export interface Finding {
+  readonly file: string | null;
+  readonly rule: number | null;
+  readonly range: { readonly start: Position; readonly end: Position };
+  readonly severity: Diagnostic['severity'];
+  readonly code: string;
+  readonly message: string;
+  readonly hint?: string;
+}
+
+interface Checked {
+  readonly finding: Finding;
+  /** The engine-style block, from the expression text. */
+  readonly report?: string;
+  readonly ruleName?: string;
+}
+
+export function checkOptions(values: Parsed['values']): CheckOptions {
+  const plan = values.plan as string | undefined;
+  const phase = values.phase as string | undefined;
+  if (plan !== undefined && !PLANS.includes(plan as Plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')} (got "${plan}")`);
+  if (phase !== undefined && !(PHASES as readonly string[]).includes(phase)) throw new UsageError(`--phase must be a ruleset phase such as http_request_firewall_custom (got "${phase}")`);
+  return { plan: plan as Plan | undefined, phase: phase as Phase | undefined };
+}
+
+export function outputFormat(values: Parsed['values']): 'text' | 'json' {
+  const f = (values.format as string | undefined) ?? 'text';
+  if (f !== 'text' && f !== 'json') throw new UsageError(`--format must be text or json (got "${f}")`);
+  return f;
+}
+
+export function runCheck(p: Parsed, io: Io): number {
+  const options = checkOptions(p.values);
+  const format = outputFormat(p.values);
+  const expr = p.values.expr as string | undefined;
+  if (expr !== undefined && p.files.length > 0) throw new UsageError('give either --expr or files, not both');
+  if (expr === undefined && p.files.length === 0) throw new UsageError('nothing to check: give files or --expr');
+
+  const results: Checked[] = [];
+  let expressions = 0;
+  if (expr !== undefined) {
+    expressions++;
+    results.push(...checkText(expr, null, null, options, (o) => o));
+  }
+  for (const file of p.files) {
+    let text: string;
+    try {
+      text = io.readFile(file);
+    } catch (e) {
+      throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    if (file.endsWith('.json')) {
+      const { regions, problems } = findExpressions(text);
+      for (const pr of problems) {
+        results.push({ finding: finding(file, null, text, pr.offset, pr.offset + pr.length, 'error', 'invalid-json', pr.message) });
+      }
+      if (regions.length === 0 && problems.length === 0) {
+        results.push({ finding: finding(file, null, text, 0, 0, 'warning', 'no-expressions', 'no rule with an "expression" found (expected a ruleset with "rules", an API response with "result.rules", or an array of rules)') });
+      }
+      for (const r of regions) {
+        expressions++;
+        results.push(...checkText(r.text, file, r.rule, options, r.toDocument, text, r.ruleName));
+      }
+    } else {
+      expressions++;
+      results.push(...checkText(text, file, null, options, (o) => o, text));
+    }
+  }
+
+  const errors = results.filter((r) => r.finding.severity === 'error').length;
+  if (format === 'json') {
+    io.out(`${JSON.stringify(results.map((r) => r.finding), null, 2)}\n`);
+  } else {
+    for (const r of results) io.out(textBlock(r));
+    const warnings = results.length - errors;
+    io.out(
+      results.length === 0
+        ? `ok: ${expressions} expression${expressions === 1 ? '' : 's'} checked, no problems\n`
+        : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'} in ${expressions} expression${expressions === 1 ? '' : 's'}\n`,
+    );
+  }
+  return errors > 0 ? 1 : 0;
+}
+
+function checkText(
+  text: string,
+  file: string | null,
+  rule: number | null,
+  options: CheckOptions,
+  toDocument: (offset: number) => number,
+  document = text,
+  ruleName?: string,
+): Checked[] {
+  return checkExpression(text, options).diagnostics.map((d) => ({
+    finding: finding(file, rule, document, toDocument(d.range.start), toDocument(d.range.end), d.severity, d.code, d.message, d.hint),
+    report: engineReport(text, d),
+    ruleName,
+  }));
+}
+
+function finding(
+  file: string | null,
+  rule: number | null,
+  document: string,
+  start: number,
+  end: number,
+  severity: Diagnostic['severity'],
+  code: string,
+  message: string,
+  hint?: string,
+): Finding {
+  return { file, rule, range: { start: positionAt(document, start), end: positionAt(document, end) }, severity, code, message, ...(hint ? { hint } : {}) };
+}
+
+function textBlock(r: Checked): string {
+  const f = r.finding;
+  const where = f.file === null ? '--expr' : `${f.file}:${f.range.start.line + 1}:${f.range.start.character + 1}`;
+  const rule = f.rule === null ? '' : ` (rule ${f.rule}${r.ruleName ? ` "${r.ruleName}"` : ''})`;
+  const head = `${where}: ${f.severity}[${f.code}]${rule}\n`;
+  const body = r.report ?? `${f.message}\n`;
+  return `${head}${body}${f.hint ? `hint: ${f.hint}\n` : ''}\n`;
+}

@@ -1,0 +1,55 @@
+/** `rulesmith format`: format .cfrule files in place, or stdin to stdout; `--check` only reports. */
+import { formatExpression } from '../language/index';
+import { engineReport } from '../language/report';
+import { UsageError, type Io, type Parsed } from './main';
+
+export function runFormat(p: Parsed, io: Io): number {
+  const notation = (p.values.notation as string | undefined) ?? 'preserve';
+  if (!['preserve', 'english', 'c-like'].includes(notation)) throw new UsageError(`--notation must be preserve, english or c-like (got "${notation}")`);
+  const widthText = p.values.width as string | undefined;
+  const width = widthText === undefined ? undefined : Number(widthText);
+  if (width !== undefined && (!Number.isInteger(width) || width < 20)) throw new UsageError(`--width must be a whole number of at least 20 (got "${widthText}")`);
+  const options = { notation: notation as 'preserve', width };
+  const check = p.values.check === true;
+
+  if (p.files.length === 0) {
+    const input = io.readStdin();
+    const r = formatExpression(input, options);
+    if (r.text === undefined) return reportUnparsable('<stdin>', input, r.diagnostics, io);
+    if (check) return r.text === input.trimEnd() ? 0 : (io.err('<stdin> is not formatted\n'), 1);
+    io.out(`${r.text}\n`);
+    return 0;
+  }
+
+  let status = 0;
+  for (const file of p.files) {
+    if (!file.endsWith('.cfrule')) throw new UsageError(`format works on .cfrule files (got ${file}); ruleset JSON is formatted by your JSON formatter`);
+    let text: string;
+    try {
+      text = io.readFile(file);
+    } catch (e) {
+      throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    const r = formatExpression(text, options);
+    if (r.text === undefined) {
+      status = Math.max(status, reportUnparsable(file, text, r.diagnostics, io));
+      continue;
+    }
+    const formatted = `${r.text}\n`;
+    if (formatted === text) continue;
+    if (check) {
+      io.out(`${file} is not formatted\n`);
+      status = 1;
+    } else {
+      io.writeFile(file, formatted);
+      io.out(`formatted ${file}\n`);
+    }
+  }
+  return status;
+}
+
+function reportUnparsable(name: string, text: string, diagnostics: readonly import('../language/index').Diagnostic[], io: Io): number {
+  io.err(`${name}: not formatted, the expression has errors:\n`);
+  for (const d of diagnostics) io.err(engineReport(text, d));
+  return 1;
+}

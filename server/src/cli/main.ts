@@ -1,0 +1,100 @@
+/**
+ * The `rulesmith` command line. A thin adapter over the core: it reads files,
+ * calls the core, prints, and sets the exit code (0 ok, 1 problems found, 2 bad usage).
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { runCheck } from './check';
+import { runEval } from './eval';
+import { runFormat } from './format';
+
+const USAGE = `Usage:
+  rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json] FILE...
+  rulesmith check --expr 'EXPRESSION' [--phase PHASE] [--plan PLAN] [--format text|json]
+  rulesmith eval --expr 'EXPRESSION' --fields FIELDS.json [--format text|json]
+  rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
+
+FILE is a .cfrule file (one expression) or ruleset JSON (every rule's "expression").
+Exit status: 0 no errors, 1 errors found (or files to format with --check), 2 bad usage.`;
+
+export class UsageError extends Error {}
+
+export interface Io {
+  readonly out: (s: string) => void;
+  readonly err: (s: string) => void;
+  readonly readFile: (path: string) => string;
+  readonly writeFile: (path: string, text: string) => void;
+  readonly readStdin: () => string;
+}
+
+export function main(argv: readonly string[], io: Io): number {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'check':
+        return runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string' }), io);
+      case 'eval':
+        return runEval(parse(rest, { expr: 'string', fields: 'string', format: 'string', phase: 'string', plan: 'string' }), io);
+      case 'format':
+        return runFormat(parse(rest, { check: 'boolean', notation: 'string', width: 'string' }), io);
+      case '--version':
+      case 'version':
+        io.out(`${version()}\n`);
+        return 0;
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.out(`${USAGE}\n`);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`rulesmith: ${e.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+export interface Parsed {
+  readonly values: Record<string, string | boolean | undefined>;
+  readonly files: readonly string[];
+}
+
+function parse(args: readonly string[], options: Record<string, 'string' | 'boolean'>): Parsed {
+  try {
+    const { values, positionals } = parseArgs({
+      args: [...args],
+      options: Object.fromEntries(Object.entries(options).map(([k, type]) => [k, { type }])),
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: values as Parsed['values'], files: positionals };
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+function version(): string {
+  try {
+    return JSON.parse(readFileSync(`${__dirname}/../../package.json`, 'utf8')).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/* c8 ignore next 12 -- process wiring */
+if (require.main === module) {
+  const { writeFileSync } = require('node:fs') as typeof import('node:fs');
+  const code = main(process.argv.slice(2), {
+    out: (s) => process.stdout.write(s),
+    err: (s) => process.stderr.write(s),
+    readFile: (p) => readFileSync(p, 'utf8'),
+    writeFile: (p, t) => writeFileSync(p, t),
+    readStdin: () => readFileSync(0, 'utf8'),
+  });
+  process.exitCode = code;
+}

@@ -1,0 +1,68 @@
+/**
+ * The Rules language core: the one entry point the language server, the CLI, the
+ * rules service and the evaluation engine use. Pure: no I/O.
+ */
+import { checkAst, type CheckOptions } from './check';
+import type { Expr } from './ast';
+import type { Diagnostic } from './diagnostics';
+import { compile, type CompiledFilter, type CompileOptions } from './evaluate';
+import type { IrBool } from './ir';
+import { parseExpression } from './parse';
+import { httpScheme } from './scheme/index';
+import type { Scheme } from './scheme/types';
+import type { Type } from './types';
+
+export type { CheckOptions } from './check';
+export type { Diagnostic } from './diagnostics';
+export { prepareFields } from './fieldValues';
+export { formatExpression } from './format';
+
+export interface CheckResult {
+  readonly ast?: Expr;
+  /** Present when there is no error. */
+  readonly ir?: IrBool;
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** The type of a name for wording syntax errors: a field's type or a function's return. */
+export function nameType(scheme: Scheme, name: string): Type | undefined {
+  const f = scheme.fields.get(name);
+  if (f) return f.type;
+  const fn = scheme.functions.get(name);
+  if (!fn) return undefined;
+  try {
+    return fn.returns([]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Parses and checks one filter expression. Never throws. */
+export function checkExpression(text: string, options: CheckOptions = {}): CheckResult {
+  const scheme = options.scheme ?? httpScheme;
+  const parsed = parseExpression(text, { typeOf: (n) => nameType(scheme, n) });
+  if (!parsed.ast) return { diagnostics: parsed.diagnostics };
+  const checked = checkAst(parsed.ast, text, options);
+  return { ast: parsed.ast, ir: checked.ir, diagnostics: sortDiagnostics(checked.diagnostics) };
+}
+
+/** Checks and compiles an expression for evaluation; `filter` is absent when it has errors. */
+export function compileExpression(
+  text: string,
+  options: CheckOptions & CompileOptions = {},
+): { filter?: CompiledFilter; diagnostics: readonly Diagnostic[] } {
+  const r = checkExpression(text, options);
+  return { filter: r.ir && compile(r.ir, options), diagnostics: r.diagnostics };
+}
+
+function sortDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
+  const seen = new Set<string>();
+  return [...ds]
+    .sort((a, b) => a.range.start - b.range.start || a.range.end - b.range.end)
+    .filter((d) => {
+      const key = `${d.range.start}:${d.range.end}:${d.code}:${d.message}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+}

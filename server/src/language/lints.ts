@@ -1,0 +1,67 @@
+/**
+ * Warnings for literals that can never match, because Cloudflare normalises the value
+ * they are compared with: methods and countries are upper case, header names (as map
+ * keys) and extensions lower case, paths start with `/`.
+ */
+import type * as A from './ast';
+import { binaryToUtf8 } from './bytes';
+import { warning, type Diagnostic } from './diagnostics';
+import type { IrTest } from './ir';
+import type { Scheme } from './scheme/types';
+
+type Push = (d: Diagnostic) => void;
+
+const LOWERCASE_KEY_MAPS = new Set(['http.request.headers', 'http.response.headers', 'raw.http.response.headers']);
+const PATH_FIELDS = new Set(['http.request.uri.path', 'raw.http.request.uri.path']);
+const EXTENSION_FIELDS = new Set(['http.request.uri.path.extension', 'raw.http.request.uri.path.extension']);
+
+/** The literals of a comparison's right-hand side with their decoded values, in order. */
+function literalsOf(e: A.ComparisonExpr, test: IrTest): [A.Literal, string][] {
+  const rhs = e.rhs;
+  if (!rhs) return [];
+  if (rhs.kind === 'literal' && 'value' in test && typeof test.value === 'string') return [[rhs, test.value]];
+  if (rhs.kind === 'literal' && test.k === 'wildcard') return [[rhs, test.pattern]];
+  if (rhs.kind === 'set' && test.k === 'inBytes') return rhs.items.map((l, i) => [l, test.values[i]] as [A.Literal, string]);
+  return [];
+}
+
+const quote = (s: string) => JSON.stringify(s);
+
+export function lintComparison(scheme: Scheme, e: A.ComparisonExpr, test: IrTest, _text: string, push: Push): void {
+  if (e.lhs.kind !== 'field') return;
+  const name = e.lhs.name;
+  const def = scheme.fields.get(name);
+  for (const [lit, bytes] of literalsOf(e, test)) {
+    const value = binaryToUtf8(bytes);
+    if (value === undefined) continue;
+    const at = lit.span;
+    if (test.k === 'matches') continue;
+    if (PATH_FIELDS.has(name) && test.k !== 'contains' && value !== '' && !value.startsWith('/') && !(test.k === 'wildcard' && value.startsWith('*'))) {
+      push(warning('path-without-slash', at.start, at.end, `${quote(value)} can never match: \`${name}\` always starts with "/"`, `Write ${quote('/' + value)}.`, { replacement: quote('/' + value) }));
+      continue;
+    }
+    if (EXTENSION_FIELDS.has(name) && (value.startsWith('.') || value !== value.toLowerCase()) && test.k !== 'contains') {
+      const fixed = value.replace(/^\./, '').toLowerCase();
+      push(warning('never-matches', at.start, at.end, `${quote(value)} can never match: \`${name}\` is lower case and has no leading dot`, `Write ${quote(fixed)}.`, { replacement: quote(fixed) }));
+      continue;
+    }
+    const known = def?.values;
+    if (!known || known.includes(value) || test.k === 'contains' || test.k === 'wildcard') continue;
+    const fixed = known.find((k) => k.toLowerCase() === value.toLowerCase());
+    if (!fixed) continue;
+    if (name === 'http.request.method') {
+      push(warning('method-not-uppercase', at.start, at.end, `${quote(value)} can never match: methods are upper case`, `Write ${quote(fixed)}.`, { replacement: quote(fixed) }));
+    } else {
+      push(warning('never-matches', at.start, at.end, `${quote(value)} can never match: \`${name}\` values are written ${quote(fixed)}`, `Write ${quote(fixed)}.`, { replacement: quote(fixed) }));
+    }
+  }
+}
+
+/** `http.request.headers["Content-Type"]` never matches: Cloudflare lower-cases header names. */
+export function lintMapKey(v: A.IndexAccess, keyBytes: string, _text: string, push: Push): void {
+  if (v.target.kind !== 'field' || !LOWERCASE_KEY_MAPS.has(v.target.name) || v.key.kind !== 'key') return;
+  const key = binaryToUtf8(keyBytes);
+  if (key === undefined || key === key.toLowerCase()) return;
+  const at = v.key.literal.span;
+  push(warning('header-key-not-lowercase', at.start, at.end, `${quote(key)} can never match: header names in \`${v.target.name}\` are lower case`, `Write ${quote(key.toLowerCase())}.`, { replacement: quote(key.toLowerCase()) }));
+}

@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { checkExpression, type CheckOptions } from '../../../server/src/language/index';
+
+/** `code: message [start,end]` for every diagnostic, in order. */
+function findings(text: string, options?: CheckOptions): string[] {
+  return checkExpression(text, options).diagnostics.map((d) => `${d.code}: ${d.message} [${d.range.start},${d.range.end}]`);
+}
+
+function accepts(text: string, options?: CheckOptions): void {
+  const r = checkExpression(text, options);
+  assert.deepEqual(r.diagnostics.filter((d) => d.severity === 'error'), [], text);
+  assert.ok(r.ir, `IR for ${text}`);
+}
+
+test('valid expressions over every literal form and operator are accepted', () => {
+  for (const text of [
+    'http.host eq "a"',
+    'http.host eq 12:34',
+    'http.host eq r#"say "hi""#',
+    'http.host contains "\\x41\\101"',
+    'http.host matches "\\d+\\.php$"',
+    'http.host matches r"^/[a-z]+$"',
+    'http.host wildcard "*.example.com" or http.host strict wildcard "A\\\\*"',
+    'http.host in {"a" "b" 61:62}',
+    'cf.edge.server_port in {80 443 8000..8099 0x50 010}',
+    'cf.edge.server_port & 0x01',
+    'ip.src in {192.0.2.0/24 2001:db8::/32 10.0.0.1..10.0.0.9 1.1.1.01}',
+    'ip.src eq ::ffff:1.2.3.4',
+    'ip.src in $office_network and ip.src in $cf.open_proxies',
+    'any(http.request.headers["a"][*] == "x")',
+    'all(http.request.headers.names[*] ne "x")',
+    'any(lower(http.request.headers.names[*])[*] in {"x-a"})',
+    'starts_with(http.request.uri.path, "/a")',
+    'len(http.host) gt 10',
+    'not ssl xor cf.client.bot',
+    'true',
+    'http.request.uri.path ne raw.http.request.uri.path',
+    'len(http.host) gt len(http.referer)',
+    'concat(http.host, "/", http.request.uri.path) eq "a/b"',
+    'cidr(ip.src, 24, 64) eq 192.0.2.0',
+    'lookup_json_string(http.request.body.raw, "user", 0) eq "x"',
+    'split(http.host, ".", 3)[0] eq "www"',
+    'has_key(http.request.uri.args, "token")',
+    'http.request.headers["x"][0] eq "1"',
+    'any(http.request.body.multipart.filenames[*][*] contains ".php")',
+  ]) accepts(text);
+});
+
+test('literals are read by the left-hand type, with the engine wording', () => {
+  const cases: [string, string[]][] = [
+    ['http.host eq 80', ['invalid-hex-bytes: expected 1 characters, but found 0 [15,15]']],
+    ['cf.edge.server_port eq "80"', ['invalid-integer: expected digit [23,27]']],
+    ['cf.edge.server_port eq 08', ['invalid-integer: invalid digit found in string while parsing with radix 8 [23,25]']],
+    ['cf.edge.server_port eq 10fe', ['invalid-integer: invalid digit found in string while parsing with radix 10 [23,27]']],
+    ['cf.edge.server_port in {10..0}', ['incompatible-range-bounds: incompatible range bounds [24,29]']],
+    ['ip.src eq 192.0.2.0/24', ["cidr-outside-set: couldn't parse address in network: invalid IP address syntax [10,22]"]],
+    ['ip.src in {10.0.0.1/8}', ['invalid-ip: host part of address was not zero [11,19]']],
+    ['ip.src in {"10.0.0.1"}', ['invalid-ip: expected IP address character [11,21]']],
+    ['http.host eq "\\d"', ['invalid-escape: expected ", xHH or OOO after \\ [15,16]']],
+    ['http.host wildcard "a**"', ['invalid-wildcard: wildcard contains a double star [19,24]']],
+    ['http.host in $Office', ['invalid-list-name: invalid list name "O" [14,15]']],
+  ];
+  for (const [text, expected] of cases) assert.deepEqual(findings(text), expected, text);
+});
+
+test('a comma in a set is explained', () => {
+  const r = checkExpression('http.host in {"a", "b"}');
+  assert.equal(r.diagnostics[0].message, 'invalid digit found in string while parsing with radix 16');
+  assert.match(r.diagnostics[0].hint!, /separated by spaces, not commas/);
+  assert.equal(checkExpression('cf.edge.server_port in {1, 2}').diagnostics[0].message, 'expected digit');
+});
+
+test('types and the operator matrix', () => {
+  const cases: [string, string[]][] = [
+    ['ssl == true', ['unrecognised-input: unrecognised input [4,11]']],
+    ['http.host', ['expected-comparison-op: expected ComparisonOp [9,9]']],
+    ['http.request.headers["a"] == "x"', ['operator-type-mismatch: cannot perform this operation on type Array<Bytes> [26,28]']],
+    ['ip.src contains "1"', ['operator-type-mismatch: cannot perform this operation on type Ip [7,15]']],
+    ['cf.edge.server_port contains "1"', ['operator-type-mismatch: cannot perform this operation on type Int [20,28]']],
+    ['http.host & 1', ['operator-type-mismatch: cannot perform this operation on type Bytes [10,11]']],
+    ['http.request.headers.names[*] == "x"', ['type-mismatch: expected value of type Bool, but got Array<Bool> [0,36]']],
+    ['any(ssl)', ['type-mismatch: expected value of type Array<Bool>, but got Bool [4,7]']],
+    ['any("x")', ['type-mismatch: expected value of type Array<Bool>, but got Bytes [4,7]']],
+    ['ssl and http.request.headers.names[*] == "x"', ['type-mismatch: expected value of type Bool, but got Array<Bool> [8,44]']],
+    ['http.request.headers[0] eq "a"', ['invalid-index-access: cannot access index ArrayIndex(0) for type Map<Array<Bytes>> [20,23]']],
+    ['http.host["x"] eq "a"', ['invalid-index-access: cannot access index MapKey("x") for type Bytes [9,14]']],
+    ['http.host[*] eq "a"', ['invalid-index-access: cannot access index MapEach for type Bytes [9,12]']],
+    ['http.request.headers["x"][-1] eq "a"', ['invalid-index: expected literal "expected positive integer as index" [26,28]']],
+    ['cf.edge.server_port eq http.host', ['type-mismatch: expected value of type Int, but got Bytes [23,32]']],
+  ];
+  for (const [text, expected] of cases) assert.deepEqual(findings(text), expected, text);
+});
+
+test('names: unknown identifiers and functions with suggestions', () => {
+  const r = checkExpression('http.hots eq "a"');
+  assert.deepEqual(findings('http.hots eq "a"'), ['unknown-identifier: unknown identifier [0,9]']);
+  assert.deepEqual(r.diagnostics[0].data, { suggestions: ['http.host'] });
+  assert.deepEqual(findings('lowr(http.host) eq "a"'), ['unknown-function: unknown function [0,4]']);
+  assert.match(checkExpression('lowr(http.host) eq "a"').diagnostics[0].hint!, /`lower`/);
+  assert.deepEqual(findings('HTTP.HOST eq "a"'), ['unknown-identifier: unknown identifier [0,9]']);
+  assert.deepEqual(findings('http..host eq "a"'), ['syntax-error: expected identifier character [5,6]']);
+});
+
+test('function arguments: count, kind, type, value, map-each', () => {
+  const cases: [string, string[]][] = [
+    ['lower("A") eq "a"', ['argument-kind: invalid kind of argument #0: expected argument of kind Field, but got Literal [6,9]']],
+    ['ends_with(http.host, http.host)', ['argument-kind: invalid kind of argument #1: expected argument of kind Literal, but got Field [21,30]']],
+    ['concat(0, 0) eq "a"', ['argument-kind: invalid kind of argument #0: expected argument of kind Field, but got Literal [7,8]']],
+    ['lower(cf.edge.server_port) eq "a"', ['argument-type: invalid type of argument #0: expected value of type Bytes, but got Int [6,25]']],
+    ['len() eq 1', ['argument-count: invalid number of arguments [0,5]']],
+    ['split(http.host, ",", 500)[0] eq "a"', ['argument-value: invalid value of argument #2: invalid argument: "split limit must be between 1 and 128" [22,25]']],
+    ['any(ends_with(http.host, http.request.headers.names[*]))', ['argument-kind: invalid kind of argument #1: expected argument of kind Literal, but got Field [25,54]']],
+    ['concat(http.host, http.request.headers.names[*])[0] eq "a"', ['invalid-map-each: invalid use of map each access operator [18,47]']],
+  ];
+  for (const [text, expected] of cases) assert.deepEqual(findings(text), expected, text);
+});
+
+test('limits: length, nesting, regex count, replace functions', () => {
+  const long = `http.host in {${Array.from({ length: 500 }, (_, i) => `"host-${i}.example.com"`).join(' ')}}`;
+  const d = checkExpression(long).diagnostics;
+  assert.equal(d[0].code, 'expression-too-long');
+  assert.equal(d[0].message, `expression is ${long.length} characters long; the limit is 4096`);
+  assert.deepEqual([d[0].range.start, d[0].range.end], [4096, long.length]);
+
+  const deep = `${'('.repeat(129)}ssl${')'.repeat(129)}`;
+  assert.deepEqual(findings(deep), ['nesting-too-deep: maximum nesting depth exceeded (limit: 128) [128,261]']);
+  accepts(`${'('.repeat(128)}ssl${')'.repeat(128)}`);
+
+  const regexes = Array.from({ length: 65 }, (_, i) => `http.host matches "a${i}"`).join(' or ');
+  assert.ok(findings(regexes).includes(`too-many-regexes: the expression uses 65 regular expressions; a rule may use at most 64 [0,${regexes.length}]`));
+
+  const twice = 'regex_replace(http.request.uri.path, "a", "b") eq regex_replace(http.request.uri.path, "c", "d")';
+  assert.ok(findings(twice).some((f) => f.startsWith('replace-function-limit: `regex_replace` may be used only once per expression')));
+});
+
+test('regexes are validated with RE2 / Rust syntax', () => {
+  assert.equal(checkExpression('http.host matches "(?=a)"').diagnostics[0].code, 'invalid-regex');
+  assert.equal(checkExpression('http.host matches "(a"').diagnostics[0].code, 'invalid-regex');
+  assert.equal(checkExpression('http.host matches "(a)\\1"').diagnostics[0].code, 'invalid-regex');
+  accepts('http.host matches "(?i)^www\\.[a-z]{2,}\\.example\\.com$"');
+});
+
+test('warnings users need: deprecation, plan, phase, literals that never match, IP ordering', () => {
+  const cases: [string, CheckOptions, string[]][] = [
+    ['ip.geoip.country eq "US"', {}, ['deprecated-field: `ip.geoip.country` is deprecated; use `ip.src.country` [0,16]']],
+    ['http.request.method eq "get"', {}, ['method-not-uppercase: "get" can never match: methods are upper case [23,28]']],
+    ['http.request.method in {"GET" "post"}', {}, ['method-not-uppercase: "post" can never match: methods are upper case [30,36]']],
+    ['http.request.headers["Content-Type"][0] eq "x"', {}, ['header-key-not-lowercase: "Content-Type" can never match: header names in `http.request.headers` are lower case [21,35]']],
+    ['http.request.uri.path eq "admin"', {}, ['path-without-slash: "admin" can never match: `http.request.uri.path` always starts with "/" [25,32]']],
+    ['ip.src.country in {"us" "DE"}', {}, ['never-matches: "us" can never match: `ip.src.country` values are written "US" [19,23]']],
+    ['http.request.uri.path.extension eq ".PHP"', {}, ['never-matches: ".PHP" can never match: `http.request.uri.path.extension` is lower case and has no leading dot [35,41]']],
+    ['ip.src lt 1.2.3.4', {}, ["ip-ordering: ordering comparisons on IP addresses are not supported by Cloudflare's documentation [7,9]"]],
+    ['cf.bot_management.score lt 30', { plan: 'pro' }, ['plan-required: `cf.bot_management.score` requires the Enterprise plan or above (Bot Management add-on) [0,23]']],
+    ['http.response.code eq 500', { phase: 'http_request_firewall_custom' }, ['not-in-phase: the field `http.response.code` is not available in phase http_request_firewall_custom [0,18]']],
+    ['ip.src in $office', { listNames: ['office_network'] }, ['unknown-list: list "office" does not exist in this account [10,17]']],
+  ];
+  for (const [text, options, expected] of cases) assert.deepEqual(findings(text, options), expected, text);
+  // Quick-fix data for the editor
+  assert.deepEqual(checkExpression('http.request.method eq "get"').diagnostics[0].data, { replacement: '"GET"' });
+  assert.deepEqual(checkExpression('ip.geoip.country eq "US"').diagnostics[0].data, { replacement: 'ip.src.country' });
+  // Warnings do not block compilation
+  assert.ok(checkExpression('ip.geoip.country eq "US"').ir);
+});
+
+test('dynamic comparisons can be turned off', () => {
+  assert.deepEqual(findings('http.request.uri.path ne raw.http.request.uri.path', { dynamicComparisons: false }), [
+    'dynamic-comparison-disabled: expected " or r [25,50]',
+  ]);
+});
