@@ -1,0 +1,171 @@
+/**
+ * Field values as a user writes them in a request sample (JSON), turned into the
+ * evaluator's runtime values by the scheme's types:
+ *
+ *   {"http.host": "a.example", "ip.src": "192.0.2.1", "cf.threat_score": 5,
+ *    "http.request.headers": {"x-a": ["1"]}, "ssl": true, "http.request.uri.args.names": ["a"]}
+ *
+ * Bytes: a string (UTF-8 encoded), or `{"hex": "0a1b"}` / `{"base64": "…"}` for bytes that
+ * are not UTF-8 text (raw packets, digests). Int: an integer (a JS bigint is accepted too).
+ * Bool: true / false. Ip: an address in text form. Array: a JSON array. Map: a JSON
+ * object (or a JS Map); keys are UTF-8 encoded. `null` means the field is not set.
+ *
+ * Edge context that is not a field (`cf.api_gateway.jwt_valid`, see runtime/functions.ts)
+ * is accepted under its pseudo-field name. Never throws: problems come back as errors,
+ * and the offending field is left out.
+ */
+import type { Value } from './ir';
+import { utf8ToBinary } from './bytes';
+import { parseIpAddr } from './ip';
+import { EDGE_CONTEXT_FIELDS } from './runtime/functions';
+import { base64Decode } from './runtime/functions';
+import { suggestNames } from './scheme/index';
+import type { Scheme } from './scheme/types';
+import { typeToString, type Type } from './types';
+import type { FieldValues } from './evaluate';
+
+export interface FieldValueError {
+  /** The field name as given. */
+  readonly field: string;
+  /** Includes the path inside the value, e.g. `http.request.headers["x-a"][0]: expected …`. */
+  readonly message: string;
+}
+
+export function prepareFields(input: Record<string, unknown>, scheme: Scheme): { values: FieldValues; errors: FieldValueError[] } {
+  const values = new Map<string, Value>();
+  const errors: FieldValueError[] = [];
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    errors.push({ field: '', message: `expected an object of field values, got ${show(input)}` });
+    return { values, errors };
+  }
+  for (const [name, raw] of Object.entries(input)) {
+    const type = scheme.fields.get(name)?.type ?? EDGE_CONTEXT_FIELDS.get(name);
+    if (!type) {
+      const near = suggestNames(name, scheme).filter((n) => scheme.fields.has(n));
+      const hint = near.length === 0 ? '' : ` (did you mean ${near.length === 1 ? near[0] : near.slice(0, -1).join(', ') + ' or ' + near[near.length - 1]}?)`;
+      errors.push({ field: name, message: `unknown field ${JSON.stringify(name)}${hint}` });
+      continue;
+    }
+    if (raw === null || raw === undefined) continue;
+    const problems: string[] = [];
+    const v = convert(raw, type, name, problems);
+    if (problems.length > 0) for (const message of problems) errors.push({ field: name, message });
+    else if (v !== undefined) values.set(name, v);
+  }
+  return { values, errors };
+}
+
+/** Converts one JSON value to a runtime value of `type`; pushes messages on failure. */
+export function convertFieldValue(raw: unknown, type: Type, path: string, problems: string[]): Value | undefined {
+  return convert(raw, type, path, problems);
+}
+
+const MAX_PROBLEMS = 20;
+
+function convert(raw: unknown, type: Type, path: string, problems: string[]): Value | undefined {
+  const fail = (): undefined => {
+    if (problems.length < MAX_PROBLEMS) problems.push(`${path}: expected ${describe(type)} (${typeToString(type)}), got ${show(raw)}`);
+    return undefined;
+  };
+  switch (type.kind) {
+    case 'Bytes':
+      if (typeof raw === 'string') return utf8ToBinary(raw);
+      if (isPlainObject(raw)) {
+        const keys = Object.keys(raw);
+        if (keys.length === 1 && keys[0] === 'hex' && typeof raw.hex === 'string') {
+          const hex = raw.hex.replace(/[\s:.-]/g, '');
+          if (/^(?:[0-9A-Fa-f]{2})*$/.test(hex)) {
+            let out = '';
+            for (let i = 0; i < hex.length; i += 2) out += String.fromCharCode(parseInt(hex.slice(i, i + 2), 16));
+            return out;
+          }
+        }
+        if (keys.length === 1 && keys[0] === 'base64' && typeof raw.base64 === 'string') {
+          const b = base64Decode(raw.base64, false) ?? base64Decode(raw.base64, true);
+          if (b !== undefined) return b;
+        }
+      }
+      return fail();
+    case 'Int':
+      if (typeof raw === 'number' && Number.isInteger(raw)) {
+        if (Number.isSafeInteger(raw)) return raw;
+        const b = BigInt(raw);
+        return b >= I64_MIN && b <= I64_MAX ? b : fail();
+      }
+      if (typeof raw === 'bigint') {
+        if (raw < I64_MIN || raw > I64_MAX) return fail();
+        return raw >= BigInt(Number.MIN_SAFE_INTEGER) && raw <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(raw) : raw;
+      }
+      return fail();
+    case 'Bool':
+      return typeof raw === 'boolean' ? raw : fail();
+    case 'Ip': {
+      if (typeof raw !== 'string') return fail();
+      const r = parseIpAddr(raw.trim());
+      return r.ok ? r.value : fail();
+    }
+    case 'Array': {
+      if (!Array.isArray(raw)) return fail();
+      const out: Value[] = [];
+      let ok = true;
+      raw.forEach((item, i) => {
+        const v = convert(item, type.of, `${path}[${i}]`, problems);
+        if (v === undefined) ok = false;
+        else out.push(v);
+      });
+      return ok ? out : undefined;
+    }
+    case 'Map': {
+      const entries: [string, unknown][] | undefined = raw instanceof Map ? [...raw.entries()].map(([k, v]) => [String(k), v]) : isPlainObject(raw) ? Object.entries(raw) : undefined;
+      if (!entries) return fail();
+      const out = new Map<string, Value>();
+      let ok = true;
+      for (const [k, item] of entries) {
+        const v = convert(item, type.of, `${path}[${JSON.stringify(k)}]`, problems);
+        if (v === undefined) ok = false;
+        else out.set(utf8ToBinary(k), v);
+      }
+      return ok ? out : undefined;
+    }
+  }
+}
+
+const I64_MIN = -(2n ** 63n);
+const I64_MAX = 2n ** 63n - 1n;
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Map);
+}
+
+function describe(t: Type): string {
+  switch (t.kind) {
+    case 'Bytes':
+      return 'a string';
+    case 'Int':
+      return 'an integer';
+    case 'Bool':
+      return 'true or false';
+    case 'Ip':
+      return 'an IP address';
+    case 'Array':
+      return 'an array';
+    case 'Map':
+      return 'an object';
+  }
+}
+
+/** A short JSON-ish rendering of what the user gave. */
+function show(v: unknown): string {
+  let s: string;
+  if (typeof v === 'bigint') s = `${v}`;
+  else if (v === undefined) s = 'nothing';
+  else if (typeof v === 'function' || typeof v === 'symbol') s = typeof v;
+  else {
+    try {
+      s = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}` : x)) ?? String(v);
+    } catch {
+      s = String(v);
+    }
+  }
+  return s.length > 60 ? s.slice(0, 57) + '...' : s;
+}
