@@ -10,6 +10,8 @@ const common = {
   format: 'cjs',
   sourcemap: true,
   logLevel: 'warning',
+  // jsonc-parser's UMD entry uses dynamic requires esbuild cannot follow; its ESM entry bundles.
+  mainFields: ['module', 'main'],
 };
 
 const entries = [

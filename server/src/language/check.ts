@@ -19,7 +19,8 @@ import {
   parseHexBytes,
   parseIndexLiteral,
   parseInt64,
-  parseIntSetItem,
+  parseIntSetItems,
+  parseHexBytesItems,
   validateListName,
   type LitResult,
 } from './literals';
@@ -272,7 +273,7 @@ class Checker {
       case 'strict wildcard': {
         const pattern = this.bytesLiteral(rhs);
         if (pattern === undefined) return undefined;
-        const w = parseWildcard(pattern);
+        const w = parseWildcard(pattern, { literalLength: rhs.span.end - rhs.span.start });
         if (!w.ok) return this.litError(w, rhs), undefined;
         return { k: 'wildcard', pattern, strict: op === 'strict wildcard' };
       }
@@ -302,7 +303,7 @@ class Checker {
 
   private inTest(e: A.ComparisonExpr, t: Type, rhs: A.Rhs): IrTest | undefined {
     if (rhs.kind === 'list') {
-      const v = validateListName(rhs.name);
+      const v = validateListName(rhs.name, this.text.slice(rhs.span.end));
       if (!v.ok) return this.litError(v, { span: { start: rhs.span.start + 1, end: rhs.span.end } }), undefined;
       const field = e.lhs.kind === 'field' ? e.lhs.name : undefined;
       const listable = t.kind === 'Ip' || field === 'http.host' || field === 'ip.src.asnum' || field === 'http.request.full_uri';
@@ -322,7 +323,15 @@ class Checker {
     if (t.kind === 'Bytes') {
       const values: string[] = [];
       for (const item of rhs.items) {
-        const v = this.bytesLiteral(item, true, item.text === ',' ? commaHint : undefined);
+        if (item.form === 'bare') {
+          const r = parseHexBytesItems(item.text, this.text.slice(item.span.end));
+          if (!r.ok) {
+            this.litError(r, item, item.text === ',' ? commaHint : undefined);
+            failed = true;
+          } else values.push(...r.value);
+          continue;
+        }
+        const v = this.bytesLiteral(item);
         if (v === undefined) failed = true;
         else values.push(v);
       }
@@ -336,11 +345,12 @@ class Checker {
           failed = true;
           continue;
         }
-        const r = parseIntSetItem(item.text);
+        // Set elements need no separator when tokens are self-delimiting: `{1-2}` is 1 and -2.
+        const r = parseIntSetItems(item.text);
         if (!r.ok) {
           this.litError(r, item, item.text === ',' ? commaHint : undefined);
           failed = true;
-        } else ranges.push(r.value);
+        } else ranges.push(...r.value);
       }
       return failed ? undefined : { k: 'inInt', ranges };
     }
@@ -376,13 +386,14 @@ class Checker {
 
   /** Bytes from a quoted or raw string, or (where allowed) hex bytes. */
   private bytesLiteral(l: A.Literal, hexAllowed = false, hint?: string): string | undefined {
-    if (l.form === 'quoted') return this.lit(decodeQuoted(l.text), l);
+    const after = this.text.slice(l.span.end);
+    if (l.form === 'quoted') return this.lit(decodeQuoted(l.text, after), l);
     if (l.form === 'raw') return this.lit(decodeRaw(l.text), l);
     if (!hexAllowed) {
       this.err('syntax-error', l.span, 'expected " or r', 'Write the pattern as a quoted string `"…"` or a raw string `r"…"`.');
       return undefined;
     }
-    const r = parseHexBytes(l.text);
+    const r = parseHexBytes(l.text, after);
     if (!r.ok) return this.litError(r, l, hint ?? 'Strings need double quotes: `"value"`. Unquoted values are read as hex bytes (`41:42`).'), undefined;
     return r.value;
   }
@@ -481,7 +492,7 @@ class Checker {
     }
     const lit = key.literal;
     if (lit.form === 'quoted') {
-      const k = decodeMapKey(lit.text);
+      const k = decodeMapKey(lit.text, this.text.slice(lit.span.end));
       if (!k.ok) return this.litError(k, lit), { each: false };
       if (t.kind !== 'Map') {
         this.err('invalid-index-access', key.span, `cannot access index MapKey(${JSON.stringify(this.text.slice(lit.span.start + 1, lit.span.end - 1))}) for type ${typeToString(t)}`, t.kind === 'Array' ? 'Arrays are indexed by position: `[0]`.' : 'Only maps are indexed by key.');

@@ -7,6 +7,7 @@ import type { Expr } from './ast';
 import type { Diagnostic } from './diagnostics';
 import { compile, type CompiledFilter, type CompileOptions } from './evaluate';
 import type { IrBool } from './ir';
+import { prepareFields as prepareFieldValues } from './fieldValues';
 import { parseExpression } from './parse';
 import { httpScheme } from './scheme/index';
 import type { Scheme } from './scheme/types';
@@ -14,7 +15,6 @@ import type { Type } from './types';
 
 export type { CheckOptions } from './check';
 export type { Diagnostic } from './diagnostics';
-export { prepareFields } from './fieldValues';
 export { formatExpression } from './format';
 
 export interface CheckResult {
@@ -65,4 +65,9 @@ function sortDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
       seen.add(key);
       return true;
     });
+}
+
+/** Converts field values written as JSON (strings, numbers, IP text, objects, arrays) into runtime values. */
+export function prepareFields(input: Record<string, unknown>, scheme: Scheme = httpScheme) {
+  return prepareFieldValues(input, scheme);
 }

@@ -125,7 +125,7 @@ export function suggestNames(name: string, scheme: Scheme, max = 3): string[] {
     if (score < (scores.get(resolved) ?? Infinity)) scores.set(resolved, score);
   };
 
-  for (const known of KNOWN_MISTAKES[query] ?? []) offer(known, 0.5);
+  for (const known of (Object.hasOwn(KNOWN_MISTAKES, query) ? KNOWN_MISTAKES[query] : [])) offer(known, 0.5);
 
   // The query itself, and for `ip.geoip.x` also `ip.src.x` (and the other way round):
   // the two families have the same suffixes.
