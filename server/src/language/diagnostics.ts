@@ -75,24 +75,16 @@ export interface Diagnostic {
   readonly data?: Readonly<Record<string, unknown>>;
 }
 
-export function error(
-  code: DiagnosticCode,
-  start: number,
-  end: number,
-  message: string,
-  hint?: string,
-  data?: Record<string, unknown>,
-): Diagnostic {
-  return { range: { start, end }, severity: 'error', code, message, hint, data };
+function make(severity: Severity) {
+  return (
+    code: DiagnosticCode,
+    start: number,
+    end: number,
+    message: string,
+    hint?: string,
+    data?: Record<string, unknown>,
+  ): Diagnostic => ({ range: { start, end }, severity, code, message, hint, data });
 }
 
-export function warning(
-  code: DiagnosticCode,
-  start: number,
-  end: number,
-  message: string,
-  hint?: string,
-  data?: Record<string, unknown>,
-): Diagnostic {
-  return { range: { start, end }, severity: 'warning', code, message, hint, data };
-}
+export const error = make('error');
+export const warning = make('warning');
