@@ -18,7 +18,12 @@
  * Known differences: `\<`, `\>`, `\b{start}`-style boundaries are rejected; under
  * `(?u)`, `\b`/`\B` stay ASCII; `(?R)` only affects `.` (not `^`/`$`); `\p{…}` names are
  * resolved by re2js's tables (general categories, scripts, a few binary properties) with
- * loose matching of case, `_`, `-` and spaces; the compiled-size limit is estimated.
+ * loose matching of case, `_`, `-` and spaces; the compiled-size limit is estimated
+ * (about 16 bytes per RE2 program unit); counted repetitions beyond re2js's limit of 1000
+ * are split into equivalent chunks (only the last copy keeps its capture groups).
+ *
+ * The pattern is text (a JS string), as the engine reads it from the expression; a
+ * pattern held as Bytes (regex_replace's argument) must be decoded from UTF-8 first.
  */
 import { RE2JS } from 're2js';
 
@@ -395,9 +400,8 @@ class Parser {
         if (end === ')') return undefined; // (?flags) applies to the rest of the enclosing group
       }
     }
-    let index = 0;
     if (capture) {
-      index = ++this.captures;
+      this.captures++;
       if (name !== undefined) {
         if (this.names.has(name)) throw this.error('duplicate capture group name', start, this.pos);
         this.names.add(name);
@@ -407,7 +411,6 @@ class Parser {
     if (this.eof()) throw this.error('unclosed group', start, start + 1);
     this.pos++; // )
     this.flags = saved;
-    void index;
     return capture ? { t: 'cap', sub } : sub;
   }
 
@@ -503,7 +506,8 @@ class Parser {
       case '<':
       case '>': {
         if (inClass) throw this.error('invalid escape sequence found in character class', start, this.pos);
-        if (ch === '<' || ch === '>' || (ch === 'b' && this.p[this.pos] === '{')) {
+        // `\b{start}` and friends are assertions; `\b{2}` is a repetition of `\b`.
+        if (ch === '<' || ch === '>' || (ch === 'b' && this.p[this.pos] === '{' && !/[0-9,]/.test(this.p[this.pos + 1] ?? ''))) {
           throw this.error('this word boundary assertion is not supported by Rulesmith (use \\b)', start, this.pos);
         }
         return { kind: 'look', look: ch === 'A' ? '\\A' : ch === 'z' ? '\\z' : ch === 'b' ? '\\b' : '\\B' };
