@@ -25,6 +25,7 @@ import {
   type LitResult,
 } from './literals';
 import { lintComparison, lintMapKey } from './lints';
+import { binaryToUtf8 } from './bytes';
 import { NESTING_HINT } from './parse';
 import { compileRegex } from './regex';
 import { httpScheme, phaseAllows, planAllows, suggestNames } from './scheme/index';
@@ -578,6 +579,10 @@ class Checker {
           continue;
         }
       }
+      if (isLiteral && arg.ir?.k === 'literal' && i === 1 && typeof arg.ir.value === 'string' && !this.patternArgument(def.name, a, arg.ir.value, i)) {
+        ok = false;
+        continue;
+      }
       if (def.name === 'remove_query_args' && i === 0 && !(a.kind === 'field' && (a.name === 'http.request.uri.query' || a.name === 'raw.http.request.uri.query'))) {
         this.err('argument-value', a.span, 'invalid value of argument #0: invalid argument: "expected http.request.uri.query or raw.http.request.uri.query"', 'remove_query_args works on the query string field only.');
         ok = false;
@@ -595,6 +600,29 @@ class Checker {
     }
     const type = lifted ? arrayOf(ret) : ret;
     return { ir: { k: 'call', fn: def.name, args: irArgs, type, lifted, each: false }, type, each: false };
+  }
+
+  /**
+   * The pattern argument of regex_replace / wildcard_replace: a string literal whose
+   * decoded bytes are then a regex or a wildcard (so a backslash is written twice).
+   */
+  private patternArgument(fn: string, a: A.Argument, bytes: string, i: number): boolean {
+    if (fn === 'regex_replace') {
+      this.regexCount++;
+      const re = compileRegex(binaryToUtf8(bytes) ?? bytes);
+      if (!re.ok) {
+        this.err('invalid-regex', a.span, `invalid value of argument #${i}: ${re.message}`, 'The pattern is a string first and a regex second: write `\\\\d` (or `r"\\d"`) for the regex `\\d`.');
+        return false;
+      }
+    }
+    if (fn === 'wildcard_replace') {
+      const w = parseWildcard(bytes);
+      if (!w.ok) {
+        this.err('invalid-wildcard', a.span, `invalid value of argument #${i}: ${w.message}`, w.hint);
+        return false;
+      }
+    }
+    return true;
   }
 
   /** A non-literal function argument: a value, or a logical expression (Bool). */

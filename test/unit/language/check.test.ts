@@ -134,6 +134,12 @@ test('limits: length, nesting, regex count, replace functions', () => {
   assert.ok(findings(twice).some((f) => f.startsWith('replace-function-limit: `regex_replace` may be used only once per expression')));
 });
 
+test('regex_replace and wildcard_replace patterns are validated after string decoding', () => {
+  assert.deepEqual(findings('regex_replace(http.request.uri.path, "(a", "b") eq "x"'), ['invalid-regex: invalid value of argument #1: unclosed group [37,41]']);
+  assert.deepEqual(findings('wildcard_replace(http.request.uri.path, "/a**", "b") eq "x"'), ['invalid-wildcard: invalid value of argument #1: wildcard contains a double star [40,46]']);
+  accepts('regex_replace(http.request.uri.path, "^/v\\\\d+/", "/") eq "/x"');
+});
+
 test('regexes are validated with RE2 / Rust syntax', () => {
   assert.equal(checkExpression('http.host matches "(?=a)"').diagnostics[0].code, 'invalid-regex');
   assert.equal(checkExpression('http.host matches "(a"').diagnostics[0].code, 'invalid-regex');
