@@ -15,8 +15,16 @@ export interface ExpressionRegion {
   /** Document offset of the string's opening quote and just past its closing quote. */
   readonly start: number;
   readonly end: number;
+  /** The ruleset's `phase` (the body's, or `result.phase` of an API response), when given. */
+  readonly phase?: string;
   /** Maps an offset in `text` (0..text.length) to an offset in the document. */
   readonly toDocument: (offset: number) => number;
+  /**
+   * Maps a document offset back to an offset in `text`. An offset inside an escape
+   * sequence (`\u00e9`) maps to the character it encodes; offsets outside the string's
+   * content are clamped to 0 or `text.length`.
+   */
+  readonly fromDocument: (docOffset: number) => number;
 }
 
 export interface JsonProblem {
@@ -37,12 +45,24 @@ function rulesNode(root: Node): Node | undefined {
   return nested?.type === 'array' ? nested : undefined;
 }
 
-export function findExpressions(json: string): { regions: ExpressionRegion[]; problems: JsonProblem[] } {
+/** The ruleset's phase: `phase` of the body, or `result.phase` of an API response. */
+function phaseOf(root: Node): string | undefined {
+  if (root.type !== 'object') return undefined;
+  const prop = (n: Node, key: string) => n.children?.find((p) => p.children?.[0]?.value === key)?.children?.[1];
+  const direct = prop(root, 'phase');
+  if (direct?.type === 'string') return direct.value;
+  const result = prop(root, 'result');
+  const nested = result && result.type === 'object' ? prop(result, 'phase') : undefined;
+  return nested?.type === 'string' ? nested.value : undefined;
+}
+
+export function findExpressions(json: string): { regions: ExpressionRegion[]; problems: JsonProblem[]; phase?: string } {
   const errors: ParseError[] = [];
   const root = parseTree(json, errors, { allowTrailingComma: false, disallowComments: true });
   const problems = errors.map((e) => ({ offset: e.offset, length: e.length, message: `invalid JSON: ${printParseErrorCode(e.error)}` }));
   const regions: ExpressionRegion[] = [];
   const rules = root && rulesNode(root);
+  const phase = root && phaseOf(root);
   rules?.children?.forEach((rule, i) => {
     if (rule.type !== 'object') return;
     let ruleName: string | undefined;
@@ -54,13 +74,13 @@ export function findExpressions(json: string): { regions: ExpressionRegion[]; pr
       if (key === 'expression' && value.type === 'string') expr = value;
       if ((key === 'ref' || key === 'id') && value.type === 'string' && ruleName === undefined) ruleName = value.value;
     }
-    if (expr) regions.push(region(json, i, ruleName, expr.offset, expr.length));
+    if (expr) regions.push(region(json, i, ruleName, expr.offset, expr.length, phase));
   });
-  return { regions, problems };
+  return { regions, problems, phase };
 }
 
 /** Decodes a JSON string literal at [offset, offset+length) keeping, per decoded UTF-16 unit, its source offset. */
-function region(json: string, rule: number, ruleName: string | undefined, offset: number, length: number): ExpressionRegion {
+function region(json: string, rule: number, ruleName: string | undefined, offset: number, length: number, phase?: string): ExpressionRegion {
   const map: number[] = [];
   let text = '';
   const end = offset + length - 1; // closing quote
@@ -90,6 +110,20 @@ function region(json: string, rule: number, ruleName: string | undefined, offset
     text,
     start: offset,
     end: offset + length,
+    phase,
     toDocument: (o) => map[Math.max(0, Math.min(o, map.length - 1))],
+    fromDocument: (d) => {
+      // The last unit whose source starts at or before `d` (map is strictly increasing).
+      if (d <= map[0]) return 0;
+      if (d >= end) return map.length - 1;
+      let lo = 0;
+      let hi = map.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (map[mid] <= d) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    },
   };
 }

@@ -1,0 +1,267 @@
+/**
+ * Code actions, computed from the core's diagnostics (re-read from the check cache, so
+ * they always match the text; the client's copy of `data` is not trusted) and the
+ * syntax tree:
+ *
+ * quick fixes
+ *   - unknown field or function -> "Change to `x`" for each suggestion;
+ *   - `ip.src == 192.0.2.0/24` (cidr-outside-set) -> `ip.src in {192.0.2.0/24}`;
+ *   - a tab (tab-character) -> spaces, everywhere outside strings in the expression;
+ *   - a deprecated field -> its replacement;
+ *   - a literal that can never match (never-matches, method-not-uppercase,
+ *     header-key-not-lowercase, path-without-slash) -> the `replacement`;
+ * refactorings (refactor.rewrite)
+ *   - convert the operators of the whole expression to C-like or English notation. Only
+ *     the operator tokens are rewritten (spaces added where a word needs them), so the
+ *     user's layout, literals and parentheses stay as they are; the result is the same
+ *     tree the core formatter prints with that notation;
+ *   - wrap an element-wise (`[*]`) condition reported as `Array<Bool>` where a Bool is
+ *     needed (the whole expression, or an operand of and/or/xor) in `any(…)` / `all(…)`.
+ *
+ * In ruleset JSON every edit is mapped through the string's escapes and its new text is
+ * JSON-escaped.
+ */
+import { CodeActionKind, type CodeAction, type CodeActionContext, type Range as LspRange, type TextEdit } from 'vscode-languageserver/node';
+import type * as A from '../language/ast';
+import type { Diagnostic } from '../language/diagnostics';
+import { toLspDiagnostic } from './diagnostics';
+import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
+
+type Node = A.Expr | A.ValueExpr | A.Literal | A.SetLiteral | A.ListRef;
+
+/** Every node of the tree, parents before children. */
+export function allNodes(ast: A.Expr): Node[] {
+  const out: Node[] = [];
+  const visit = (n: Node | A.Argument | A.Rhs): void => {
+    out.push(n);
+    switch (n.kind) {
+      case 'logical':
+        n.items.forEach(visit);
+        return;
+      case 'not':
+        visit(n.operand);
+        return;
+      case 'group':
+        visit(n.inner);
+        return;
+      case 'quantifier':
+        visit(n.arg);
+        return;
+      case 'comparison':
+        visit(n.lhs);
+        if (n.rhs) visit(n.rhs);
+        return;
+      case 'call':
+        n.args.forEach(visit);
+        return;
+      case 'index':
+        visit(n.target);
+        if (n.key.kind === 'key') visit(n.key.literal);
+        return;
+      case 'set':
+        n.items.forEach(visit);
+        return;
+      default:
+        return;
+    }
+  };
+  visit(ast);
+  return out;
+}
+
+const TO_C: Record<string, string> = { and: '&&', or: '||', xor: '^^', not: '!', eq: '==', ne: '!=', lt: '<', le: '<=', gt: '>', ge: '>=', matches: '~', bitwise_and: '&' };
+const TO_ENGLISH: Record<string, string> = Object.fromEntries(Object.entries(TO_C).map(([k, v]) => [v, k]));
+
+/** The operator tokens of an expression, in source order. */
+function operatorTokens(ast: A.Expr): A.Token[] {
+  const out: A.Token[] = [];
+  for (const n of allNodes(ast)) {
+    if (n.kind === 'logical') out.push(...n.ops);
+    else if (n.kind === 'not') out.push(n.token);
+    else if (n.kind === 'comparison' && n.op) out.push(n.op);
+  }
+  return out.sort((a, b) => a.span.start - b.span.start);
+}
+
+interface ExprEdit {
+  readonly start: number;
+  readonly end: number;
+  readonly text: string;
+}
+
+/**
+ * The edits converting every operator with a counterpart to `notation`. A word gets a
+ * space on each side where it would otherwise run into its neighbour (`a==1` -> `a eq 1`,
+ * `!x` -> `not x`).
+ */
+export function notationEdits(ast: A.Expr, text: string, notation: 'english' | 'c-like'): ExprEdit[] {
+  const table = notation === 'english' ? TO_ENGLISH : TO_C;
+  const edits: ExprEdit[] = [];
+  for (const t of operatorTokens(ast)) {
+    const to = table[t.text];
+    if (to === undefined) continue;
+    let next = to;
+    if (notation === 'english') {
+      const before = text[t.span.start - 1];
+      const after = text[t.span.end];
+      if (before !== undefined && !/[\s(]/.test(before)) next = ` ${next}`;
+      if (after !== undefined && !/[\s(]/.test(after)) next = `${next} `;
+    }
+    edits.push({ start: t.span.start, end: t.span.end, text: next });
+  }
+  return edits;
+}
+
+/** Applies non-overlapping expression edits to text (used for titles and tests). */
+export function applyExprEdits(text: string, edits: readonly ExprEdit[]): string {
+  let out = '';
+  let at = 0;
+  for (const e of [...edits].sort((a, b) => a.start - b.start)) {
+    out += text.slice(at, e.start) + e.text;
+    at = e.end;
+  }
+  return out + text.slice(at);
+}
+
+/** Offsets of the tabs outside quoted and raw strings. */
+export function tabsOutsideStrings(text: string): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\t') out.push(i);
+    else if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === 'r' && !/[A-Za-z0-9_.]/.test(text[i - 1] ?? ' ')) {
+      const m = /^r(#*)"/.exec(text.slice(i, i + 260));
+      if (m) {
+        const close = text.indexOf(`"${m[1]}`, i + m[0].length);
+        i = close < 0 ? text.length : close + m[1].length;
+      }
+    }
+  }
+  return out;
+}
+
+const overlaps = (s: number, e: number, from: number, to: number) => s <= to && from <= e;
+
+function kindAllowed(kind: string, only: readonly string[] | undefined): boolean {
+  return !only || only.some((o) => kind === o || kind.startsWith(`${o}.`));
+}
+
+export function codeActions(store: DocumentStore, a: Analysed, range: LspRange, context: CodeActionContext): CodeAction[] {
+  const from = a.doc.offsetAt(range.start);
+  const to = a.doc.offsetAt(range.end);
+  const out: CodeAction[] = [];
+  for (const slice of a.slices) {
+    if (!overlaps(slice.contentStart, slice.contentEnd, from, to)) continue;
+    const result = store.check(slice, a.settings);
+    const edit = (edits: readonly ExprEdit[]): TextEdit[] =>
+      edits.map((e) => ({
+        range: { start: a.doc.positionAt(slice.toDocument(e.start)), end: a.doc.positionAt(slice.toDocument(e.end)) },
+        newText: slice.encode(e.text),
+      }));
+    const action = (title: string, kind: string, edits: readonly ExprEdit[], d?: Diagnostic, preferred = false): void => {
+      if (!kindAllowed(kind, context.only) || edits.length === 0) return;
+      const ca: CodeAction = { title, kind, edit: { changes: { [a.doc.uri]: edit(edits) } } };
+      if (d) ca.diagnostics = [toLspDiagnostic(a.doc, slice, d)];
+      if (preferred) ca.isPreferred = true;
+      out.push(ca);
+    };
+
+    for (const d of result.diagnostics) {
+      const ds = slice.toDocument(d.range.start);
+      const de = slice.toDocument(d.range.end);
+      if (!overlaps(ds, de, from, to)) continue;
+      quickFixes(slice, result.ast, d, action);
+      wrapFixes(slice, result.ast, d, action);
+    }
+
+    if (result.ast) {
+      const ast = result.ast;
+      for (const notation of ['c-like', 'english'] as const) {
+        const edits = notationEdits(ast, slice.text, notation);
+        if (edits.length === 0) continue;
+        action(notation === 'c-like' ? 'Convert operators to C-like notation (&&, ==, !)' : 'Convert operators to English notation (and, eq, not)', CodeActionKind.RefactorRewrite, edits);
+      }
+    }
+  }
+  return out;
+}
+
+type Act = (title: string, kind: string, edits: readonly ExprEdit[], d?: Diagnostic, preferred?: boolean) => void;
+
+function quickFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnostic, action: Act): void {
+  const text = slice.text;
+  const at = (t: string): ExprEdit[] => [{ start: d.range.start, end: d.range.end, text: t }];
+  const replacement = typeof d.data?.replacement === 'string' ? d.data.replacement : undefined;
+  switch (d.code) {
+    case 'unknown-identifier':
+    case 'unknown-field':
+    case 'unknown-function': {
+      const suggestions = Array.isArray(d.data?.suggestions) ? d.data.suggestions.filter((s): s is string => typeof s === 'string') : [];
+      for (const s of suggestions) action(`Change to \`${s}\``, CodeActionKind.QuickFix, at(s), d, suggestions.length === 1);
+      return;
+    }
+    case 'deprecated-field':
+      if (replacement) action(`Replace with \`${replacement}\``, CodeActionKind.QuickFix, at(replacement), d, true);
+      return;
+    case 'never-matches':
+    case 'method-not-uppercase':
+    case 'header-key-not-lowercase':
+    case 'path-without-slash':
+      if (replacement) action(`Change to \`${replacement}\``, CodeActionKind.QuickFix, at(replacement), d, true);
+      return;
+    case 'tab-character': {
+      const tabs = tabsOutsideStrings(text);
+      action('Replace tabs with spaces', CodeActionKind.QuickFix, tabs.map((i) => ({ start: i, end: i + 1, text: ' ' })), d, true);
+      return;
+    }
+    case 'cidr-outside-set': {
+      if (!ast) return;
+      const cmp = allNodes(ast).find(
+        (n): n is A.ComparisonExpr =>
+          n.kind === 'comparison' && n.rhs?.kind === 'literal' && n.rhs.span.start <= d.range.start && d.range.start < n.rhs.span.end,
+      );
+      if (!cmp?.op || !cmp.rhs || (cmp.op.op !== 'eq' && cmp.op.op !== 'ne')) return;
+      const lhs = text.slice(cmp.lhs.span.start, cmp.lhs.span.end);
+      const set = `{${cmp.rhs.span.end > cmp.rhs.span.start ? text.slice(cmp.rhs.span.start, cmp.rhs.span.end) : ''}}`;
+      if (cmp.op.op === 'eq') {
+        action(`Change to \`${lhs} in ${set}\``, CodeActionKind.QuickFix, [{ start: cmp.op.span.start, end: cmp.rhs.span.end, text: `in ${set}` }], d, true);
+      } else {
+        const not = cmp.op.text === '!=' ? '!' : 'not ';
+        const next = `${not}${lhs} in ${set}`;
+        action(`Change to \`${next}\``, CodeActionKind.QuickFix, [{ start: cmp.span.start, end: cmp.span.end, text: next }], d, true);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** `x[*] eq 1` where a Bool is needed -> `any(x[*] eq 1)` / `all(…)`. */
+function wrapFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnostic, action: Act): void {
+  if (!ast || d.code !== 'type-mismatch') return;
+  let target: A.Expr | undefined;
+  const nodes = allNodes(ast);
+  if (/^expected value of type Bool, but got Array<Bool>$/.test(d.message)) {
+    target = nodes.find((n): n is A.Expr => isExprNode(n) && n.span.start === d.range.start && n.span.end === d.range.end);
+  } else if (/^expected value of type Array<Bool>, but got Bool$/.test(d.message)) {
+    // A logical operand that is Bool after an element-wise first operand: wrap the first.
+    const parent = nodes.find(
+      (n): n is A.LogicalExpr => n.kind === 'logical' && n.items.some((i, k) => k > 0 && i.span.start === d.range.start && i.span.end === d.range.end),
+    );
+    target = parent?.items[0];
+  }
+  if (!target) return;
+  const inner = slice.text.slice(target.span.start, target.span.end);
+  // Several conditions inside any(…) need their own parentheses.
+  const arg = target.kind === 'logical' ? `(${inner})` : inner;
+  for (const q of ['any', 'all'] as const) {
+    action(`Wrap in ${q}(…)`, CodeActionKind.RefactorRewrite, [{ start: target.span.start, end: target.span.end, text: `${q}(${arg})` }], d, q === 'any');
+  }
+}
+
+function isExprNode(n: Node): n is A.Expr {
+  return n.kind === 'logical' || n.kind === 'not' || n.kind === 'group' || n.kind === 'quantifier' || n.kind === 'comparison';
+}

@@ -1,0 +1,159 @@
+/**
+ * Diagnostics, pushed per document: debounced (~150 ms, `diagnosticsDelay` in the
+ * initialization options), computed from the cached check results of the document's
+ * expressions, mapped to document ranges, and dropped when the document changed
+ * while the settings were fetched (the newer version has its own run scheduled).
+ *
+ * JSON syntax errors in a ruleset file are VS Code's JSON service's to report; only
+ * what is inside `"expression"` strings is ours.
+ */
+import {
+  DiagnosticSeverity,
+  DiagnosticTag,
+  type Connection,
+  type Diagnostic as LspDiagnostic,
+  type Range as LspRange,
+} from 'vscode-languageserver/node';
+import type { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Diagnostic, DiagnosticCode, Severity } from '../language/diagnostics';
+import { analyse, type Analysed, type DocumentStore, type ExpressionSlice } from './documents';
+import { describe, type Logger } from './runSafe';
+import type { Settings } from './settings';
+
+export const SOURCE = 'rulesmith';
+export const DEFAULT_DIAGNOSTICS_DELAY_MS = 150;
+
+const DOCS = 'https://developers.cloudflare.com/ruleset-engine/rules-language/';
+
+const DOC_PAGES: Partial<Record<DiagnosticCode, string>> = {};
+for (const [page, codes] of Object.entries({
+  'fields/': ['unknown-identifier', 'unknown-field', 'deprecated-field', 'managed-only', 'not-in-phase', 'plan-required', 'invalid-index', 'invalid-index-access', 'invalid-map-each', 'header-key-not-lowercase', 'method-not-uppercase', 'path-without-slash', 'never-matches'],
+  'functions/': ['unknown-function', 'argument-count', 'argument-kind', 'argument-type', 'argument-value', 'replace-function-limit'],
+  'operators/': ['operator-type-mismatch', 'expected-comparison-op', 'ip-ordering', 'dynamic-comparison-disabled'],
+  'values/': ['unterminated-string', 'invalid-escape', 'invalid-raw-string', 'invalid-integer', 'invalid-ip', 'invalid-hex-bytes', 'cidr-outside-set', 'incompatible-range-bounds', 'invalid-regex', 'invalid-wildcard', 'unknown-list', 'invalid-list-name'],
+} as Record<string, DiagnosticCode[]>)) {
+  for (const c of codes) DOC_PAGES[c] = page;
+}
+
+/** The Cloudflare documentation page about a diagnostic's subject. */
+export function docsFor(code: DiagnosticCode): string {
+  return DOCS + (DOC_PAGES[code] ?? 'expressions/');
+}
+
+const SEVERITY: Record<Severity, DiagnosticSeverity> = {
+  error: DiagnosticSeverity.Error,
+  warning: DiagnosticSeverity.Warning,
+  information: DiagnosticSeverity.Information,
+  hint: DiagnosticSeverity.Hint,
+};
+
+/** An expression range as a document range. */
+export function toDocumentRange(doc: TextDocument, slice: ExpressionSlice, start: number, end: number): LspRange {
+  return { start: doc.positionAt(slice.toDocument(start)), end: doc.positionAt(slice.toDocument(end)) };
+}
+
+/** One core diagnostic as an LSP diagnostic in the document. */
+export function toLspDiagnostic(doc: TextDocument, slice: ExpressionSlice, d: Diagnostic): LspDiagnostic {
+  let range = toDocumentRange(doc, slice, d.range.start, d.range.end);
+  if (slice.inJson && slice.text === '') {
+    // `"expression": ""`: underline the quotes rather than nothing.
+    range = { start: doc.positionAt(slice.contentStart - 1), end: doc.positionAt(slice.contentEnd + 1) };
+  }
+  const out: LspDiagnostic = {
+    range,
+    severity: SEVERITY[d.severity],
+    code: d.code,
+    codeDescription: { href: docsFor(d.code) },
+    source: SOURCE,
+    message: d.hint ? `${d.message}\n${d.hint}` : d.message,
+  };
+  if (d.code === 'deprecated-field') out.tags = [DiagnosticTag.Deprecated];
+  if (d.data) out.data = d.data;
+  return out;
+}
+
+/** Every diagnostic of an analysed document, in document order. */
+export function documentDiagnostics(store: DocumentStore, a: Analysed): LspDiagnostic[] {
+  const out: LspDiagnostic[] = [];
+  for (const slice of a.slices) {
+    for (const d of store.check(slice, a.settings).diagnostics) out.push(toLspDiagnostic(a.doc, slice, d));
+  }
+  return out;
+}
+
+/** Schedules and publishes diagnostics, one debounced run per document. */
+export class DiagnosticsScheduler {
+  private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Documents whose last publish was not empty (so that clearing them is needed). */
+  private readonly withProblems = new Set<string>();
+  /** Publishes that were dropped because the document moved on (for tests and logs). */
+  dropped = 0;
+
+  constructor(
+    private readonly connection: Pick<Connection, 'sendDiagnostics'>,
+    private readonly store: DocumentStore,
+    private readonly getSettings: (uri: string) => Promise<Settings>,
+    private readonly log: Logger,
+    private readonly delayMs = DEFAULT_DIAGNOSTICS_DELAY_MS,
+  ) {}
+
+  /** (Re)starts the document's debounce timer. */
+  schedule(uri: string): void {
+    const pending = this.timers.get(uri);
+    if (pending) clearTimeout(pending);
+    this.timers.set(
+      uri,
+      setTimeout(() => {
+        this.timers.delete(uri);
+        void this.validate(uri);
+      }, this.delayMs),
+    );
+  }
+
+  /** Revalidates every open document (settings changed). */
+  scheduleAll(): void {
+    for (const doc of this.store.all()) this.schedule(doc.uri);
+  }
+
+  /** The document closed: stop its run and clear its problems. */
+  closed(uri: string): void {
+    const pending = this.timers.get(uri);
+    if (pending) clearTimeout(pending);
+    this.timers.delete(uri);
+    this.clear(uri);
+  }
+
+  private clear(uri: string): void {
+    if (!this.withProblems.delete(uri)) return;
+    void this.connection.sendDiagnostics({ uri, diagnostics: [] });
+  }
+
+  dispose(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  private async validate(uri: string): Promise<void> {
+    const before = this.store.get(uri);
+    if (!before) return;
+    const version = before.version;
+    try {
+      const a = await analyse(this.store, this.getSettings, uri);
+      if (!a) {
+        // Closed, or not a ruleset (any more, after a settings change): nothing of ours.
+        this.clear(uri);
+        return;
+      }
+      if (a.doc.version !== version) {
+        this.dropped++;
+        return;
+      }
+      const diagnostics = documentDiagnostics(this.store, a);
+      if (diagnostics.length) this.withProblems.add(uri);
+      else this.withProblems.delete(uri);
+      void this.connection.sendDiagnostics({ uri, version, diagnostics });
+    } catch (e) {
+      this.log.error(`diagnostics for ${uri} failed: ${describe(e)}`);
+    }
+  }
+}

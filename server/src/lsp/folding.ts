@@ -1,0 +1,113 @@
+/**
+ * Folding ranges for long expressions: parenthesised groups, function calls and
+ * `any(…)`/`all(…)`, and sets that span lines. When the expression does not parse (it
+ * is being typed), brackets are matched lexically instead (skipping strings), so the
+ * folds do not flicker away on every keystroke.
+ *
+ * A fold runs from the opening bracket's line to the line before the closing bracket
+ * when that bracket starts its line (so `)` / `}` stays visible), else to its line.
+ * Expressions in ruleset JSON sit on one line each, so they only fold in `.cfrule`.
+ */
+import { FoldingRangeKind, type FoldingRange } from 'vscode-languageserver/node';
+import type * as A from '../language/ast';
+import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
+
+/** Bracket pairs [open, close] (expression offsets of the brackets) from the tree. */
+export function bracketPairs(ast: A.Expr, text: string): [number, number][] {
+  const out: [number, number][] = [];
+  // White space may separate a function's name from its `(`.
+  const paren = (after: number) => Math.max(after, text.indexOf('(', after));
+  const pair = (span: A.Span) => out.push([span.start, span.end - 1]);
+  const value = (v: A.ValueExpr): void => {
+    if (v.kind === 'call') {
+      out.push([paren(v.nameSpan.end), v.span.end - 1]);
+      v.args.forEach(arg);
+    } else if (v.kind === 'index') value(v.target);
+  };
+  const arg = (a: A.Argument): void => {
+    if (a.kind === 'literal') return;
+    if (a.kind === 'field' || a.kind === 'call' || a.kind === 'index') value(a);
+    else expr(a);
+  };
+  const expr = (e: A.Expr): void => {
+    switch (e.kind) {
+      case 'logical':
+        e.items.forEach(expr);
+        return;
+      case 'not':
+        expr(e.operand);
+        return;
+      case 'group':
+        pair(e.span);
+        expr(e.inner);
+        return;
+      case 'quantifier':
+        out.push([paren(e.nameSpan.end), e.span.end - 1]);
+        arg(e.arg);
+        return;
+      case 'comparison':
+        value(e.lhs);
+        if (e.rhs?.kind === 'set') pair(e.rhs.span);
+        else if (e.rhs && e.rhs.kind !== 'literal' && e.rhs.kind !== 'list') value(e.rhs);
+        return;
+    }
+  };
+  expr(ast);
+  return out;
+}
+
+/**
+ * Bracket pairs found lexically, for text that does not parse: `(`/`)` and `{`/`}`,
+ * ignoring brackets inside quoted and raw strings. Unbalanced brackets are skipped.
+ */
+export function lexicalBracketPairs(text: string): [number, number][] {
+  const out: [number, number][] = [];
+  const stack: [string, number][] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === 'r' && !/[A-Za-z0-9_.]/.test(text[i - 1] ?? ' ')) {
+      const m = /^r(#*)"/.exec(text.slice(i, i + 260));
+      if (m) {
+        const close = text.indexOf(`"${m[1]}`, i + m[0].length);
+        i = close < 0 ? text.length : close + m[1].length;
+      }
+    } else if (c === '(' || c === '{') stack.push([c, i]);
+    else if (c === ')' || c === '}') {
+      const want = c === ')' ? '(' : '{';
+      const at = stack.map((s) => s[0]).lastIndexOf(want);
+      if (at >= 0) {
+        out.push([stack[at][1], i]);
+        stack.length = at;
+      }
+    }
+  }
+  return out;
+}
+
+function sliceRanges(a: Analysed, slice: ExpressionSlice, pairs: readonly [number, number][], out: FoldingRange[]): void {
+  const text = a.doc.getText();
+  for (const [open, close] of pairs) {
+    const startLine = a.doc.positionAt(slice.toDocument(open)).line;
+    const closeAt = slice.toDocument(close);
+    const closePos = a.doc.positionAt(closeAt);
+    const lineStart = closeAt - closePos.character;
+    const closeStartsLine = text.slice(lineStart, closeAt).trim() === '';
+    const endLine = closeStartsLine ? closePos.line - 1 : closePos.line;
+    if (endLine > startLine) out.push({ startLine, endLine, kind: FoldingRangeKind.Region });
+  }
+}
+
+export function foldingRanges(store: DocumentStore, a: Analysed): FoldingRange[] {
+  const out: FoldingRange[] = [];
+  for (const slice of a.slices) {
+    // In JSON, decoded line breaks are `\n` escapes: the expression is on one line.
+    if (a.doc.positionAt(slice.contentStart).line === a.doc.positionAt(slice.contentEnd).line) continue;
+    const ast = store.check(slice, a.settings).ast;
+    sliceRanges(a, slice, ast ? bracketPairs(ast, slice.text) : lexicalBracketPairs(slice.text), out);
+  }
+  // One fold per start line (the outermost), in order.
+  out.sort((x, y) => x.startLine - y.startLine || y.endLine - x.endLine);
+  return out.filter((r, i) => i === 0 || out[i - 1].startLine !== r.startLine);
+}

@@ -1,0 +1,102 @@
+/**
+ * The Rulesmith language server: creates the connection (IPC when VS Code starts it,
+ * `--stdio` for tests and other editors; vscode-languageserver picks the transport from
+ * the command line), declares the capabilities, and routes every request to the file
+ * of its feature. It holds no settings: those are asked of the client per document
+ * (settings.ts). Every handler runs through `runSafe`, so a failure logs and answers
+ * with an empty result instead of killing the server.
+ *
+ * Initialization options (all optional):
+ *   - `diagnosticsDelay`: debounce of diagnostics in ms (default 150; tests use 0).
+ */
+import {
+  CodeActionKind,
+  createConnection,
+  DidChangeConfigurationNotification,
+  ProposedFeatures,
+  TextDocumentSyncKind,
+  type CancellationToken,
+  type InitializeResult,
+  type ResponseError,
+} from 'vscode-languageserver/node';
+import { codeActions } from './codeActions';
+import { DEFAULT_DIAGNOSTICS_DELAY_MS, DiagnosticsScheduler } from './diagnostics';
+import { analyse, DocumentStore, type Analysed } from './documents';
+import { foldingRanges } from './folding';
+import { formatDocument, formatRange } from './formatting';
+import { runSafe, runSafeNotification } from './runSafe';
+import { LEGEND, semanticTokens } from './semanticTokens';
+import { SettingsCache } from './settings';
+
+const connection = createConnection(ProposedFeatures.all);
+const log = connection.console;
+const store = new DocumentStore();
+
+let configurationSupported = false;
+let dynamicConfigurationChange = false;
+const settings = new SettingsCache(async (uri) => {
+  if (!configurationSupported) return undefined;
+  return connection.workspace.getConfiguration({ scopeUri: uri, section: 'rulesmith' });
+});
+const getSettings = (uri: string) => settings.get(uri);
+let diagnostics = new DiagnosticsScheduler(connection, store, getSettings, log);
+
+connection.onInitialize((params): InitializeResult => {
+  const caps = params.capabilities;
+  configurationSupported = caps.workspace?.configuration === true;
+  dynamicConfigurationChange = caps.workspace?.didChangeConfiguration?.dynamicRegistration === true;
+  const options = (params.initializationOptions ?? {}) as { diagnosticsDelay?: unknown };
+  const delay = typeof options.diagnosticsDelay === 'number' && options.diagnosticsDelay >= 0 ? options.diagnosticsDelay : DEFAULT_DIAGNOSTICS_DELAY_MS;
+  diagnostics = new DiagnosticsScheduler(connection, store, getSettings, log, delay);
+  return {
+    capabilities: {
+      textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+      documentFormattingProvider: true,
+      documentRangeFormattingProvider: true,
+      foldingRangeProvider: true,
+      semanticTokensProvider: { legend: LEGEND, full: true, range: true },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite] },
+    },
+    serverInfo: { name: 'rulesmith', version: '0.1.0' },
+  };
+});
+
+connection.onInitialized(() => {
+  if (dynamicConfigurationChange) void connection.client.register(DidChangeConfigurationNotification.type, { section: 'rulesmith' });
+});
+
+connection.onDidChangeConfiguration(() =>
+  runSafeNotification(log, 'didChangeConfiguration', () => {
+    settings.clear();
+    diagnostics.scheduleAll();
+  }),
+);
+
+store.documents.onDidChangeContent((e) => runSafeNotification(log, 'didChange', () => diagnostics.schedule(e.document.uri)));
+store.documents.onDidClose((e) =>
+  runSafeNotification(log, 'didClose', () => {
+    diagnostics.closed(e.document.uri);
+    settings.delete(e.document.uri);
+  }),
+);
+
+/** Runs a request for a document of ours; anything else gets `empty`. */
+function forDocument<T>(what: string, uri: string, token: CancellationToken, empty: T, work: (a: Analysed) => T): Promise<T | ResponseError<void>> {
+  return runSafe(log, what, token, empty, async () => {
+    const a = await analyse(store, getSettings, uri);
+    if (!a || token.isCancellationRequested) return empty;
+    return work(a);
+  });
+}
+
+connection.onDocumentFormatting((p, token) => forDocument('formatting', p.textDocument.uri, token, [], (a) => formatDocument(a, p.options)));
+connection.onDocumentRangeFormatting((p, token) => forDocument('rangeFormatting', p.textDocument.uri, token, [], (a) => formatRange(a, p.range, p.options)));
+connection.onFoldingRanges((p, token) => forDocument('foldingRanges', p.textDocument.uri, token, [], (a) => foldingRanges(store, a)));
+connection.languages.semanticTokens.on((p, token) => forDocument('semanticTokens', p.textDocument.uri, token, { data: [] }, (a) => semanticTokens(store, a)));
+connection.languages.semanticTokens.onRange((p, token) => forDocument('semanticTokens/range', p.textDocument.uri, token, { data: [] }, (a) => semanticTokens(store, a, p.range)));
+connection.onCodeAction((p, token) => forDocument('codeAction', p.textDocument.uri, token, [], (a) => codeActions(store, a, p.range, p.context)));
+
+connection.onShutdown(() => diagnostics.dispose());
+
+store.documents.listen(connection);
+connection.listen();
