@@ -47,7 +47,7 @@ test('ruleset JSON: ranges are mapped through \\" \\u00e9 surrogate pairs and \\
   assert.equal(rangeText(text, unknown.range), 'http.hots');
   const cidr = byCode['cidr-outside-set'];
   assert.equal(rangeText(text, cidr.range), '192.0.2.0/24');
-  assert.match(cidr.message, /^couldn't parse address in network: invalid IP address syntax\na CIDR is only allowed in a set/);
+  assert.match(cidr.message as string, /^couldn't parse address in network: invalid IP address syntax\na CIDR is only allowed in a set/);
 });
 
 test('a multi-line .cfrule: ranges count UTF-16 units within the line', async () => {
@@ -76,7 +76,7 @@ test('settings are per document, and a change of settings re-checks', async () =
   await client.settingsChanged();
   const e2 = await client.diagnostics(ent, { after: mark });
   assert.deepEqual(e2.diagnostics.map((d) => d.code), ['plan-required']);
-  assert.match(e2.diagnostics[0].message, /This zone is on the Pro plan/);
+  assert.match(e2.diagnostics[0].message as string, /This zone is on the Pro plan/);
 });
 
 test('phase: the setting for .cfrule, the ruleset\'s own "phase" for JSON', async () => {

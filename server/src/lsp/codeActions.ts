@@ -104,8 +104,11 @@ export function notationEdits(ast: A.Expr, text: string, notation: 'english' | '
     if (notation === 'english') {
       const before = text[t.span.start - 1];
       const after = text[t.span.end];
-      if (before !== undefined && !/[\s(]/.test(before)) next = ` ${next}`;
-      if (after !== undefined && !/[\s(]/.test(after)) next = `${next} `;
+      // A word right after another converted word already has that word's space.
+      const prev = edits[edits.length - 1];
+      const spaced = prev !== undefined && prev.end === t.span.start && prev.text.endsWith(' ');
+      if (before !== undefined && !/[\s(]/.test(before) && !spaced) next = ` ${next}`;
+      if (after !== undefined && !/\s/.test(after)) next = `${next} `;
     }
     edits.push({ start: t.span.start, end: t.span.end, text: next });
   }
@@ -173,7 +176,7 @@ export function codeActions(store: DocumentStore, a: Analysed, range: LspRange, 
       const de = slice.toDocument(d.range.end);
       if (!overlaps(ds, de, from, to)) continue;
       quickFixes(slice, result.ast, d, action);
-      wrapFixes(slice, result.ast, d, action);
+      wrapFixes(slice, result.ast, d, result.diagnostics, action);
     }
 
     if (result.ast) {
@@ -239,14 +242,19 @@ function quickFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnost
   }
 }
 
+const MIXED = /^expected value of type Array<Bool>, but got Bool$/;
+
 /** `x[*] eq 1` where a Bool is needed -> `any(x[*] eq 1)` / `all(…)`. */
-function wrapFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnostic, action: Act): void {
+function wrapFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnostic, all: readonly Diagnostic[], action: Act): void {
   if (!ast || d.code !== 'type-mismatch') return;
   let target: A.Expr | undefined;
   const nodes = allNodes(ast);
   if (/^expected value of type Bool, but got Array<Bool>$/.test(d.message)) {
     target = nodes.find((n): n is A.Expr => isExprNode(n) && n.span.start === d.range.start && n.span.end === d.range.end);
-  } else if (/^expected value of type Array<Bool>, but got Bool$/.test(d.message)) {
+    // Operands that disagree inside it are fixed one by one (below), not by wrapping the lot.
+    const inner = all.some((o) => o !== d && MIXED.test(o.message) && target && o.range.start >= target.span.start && o.range.end <= target.span.end);
+    if (inner) return;
+  } else if (MIXED.test(d.message)) {
     // A logical operand that is Bool after an element-wise first operand: wrap the first.
     const parent = nodes.find(
       (n): n is A.LogicalExpr => n.kind === 'logical' && n.items.some((i, k) => k > 0 && i.span.start === d.range.start && i.span.end === d.range.end),

@@ -23,6 +23,7 @@ import { codeActions } from './codeActions';
 import { DEFAULT_DIAGNOSTICS_DELAY_MS, DiagnosticsScheduler } from './diagnostics';
 import { analyse, DocumentStore, type Analysed } from './documents';
 import { foldingRanges } from './folding';
+import { completion, COMPLETION_TRIGGERS, hoverAt, SIGNATURE_RETRIGGERS, SIGNATURE_TRIGGERS, signatureHelpAt } from './embedded';
 import { formatDocument, formatRange } from './formatting';
 import { runSafe, runSafeNotification } from './runSafe';
 import { LEGEND, semanticTokens } from './semanticTokens';
@@ -51,6 +52,9 @@ connection.onInitialize((params): InitializeResult => {
   return {
     capabilities: {
       textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental },
+      completionProvider: { triggerCharacters: COMPLETION_TRIGGERS },
+      hoverProvider: true,
+      signatureHelpProvider: { triggerCharacters: SIGNATURE_TRIGGERS, retriggerCharacters: SIGNATURE_RETRIGGERS },
       documentFormattingProvider: true,
       documentRangeFormattingProvider: true,
       foldingRangeProvider: true,
@@ -89,6 +93,9 @@ function forDocument<T>(what: string, uri: string, token: CancellationToken, emp
   });
 }
 
+connection.onCompletion((p, token) => forDocument('completion', p.textDocument.uri, token, null, (a) => completion(a, p.position)));
+connection.onHover((p, token) => forDocument('hover', p.textDocument.uri, token, null, (a) => hoverAt(a, p.position)));
+connection.onSignatureHelp((p, token) => forDocument('signatureHelp', p.textDocument.uri, token, null, (a) => signatureHelpAt(a, p.position)));
 connection.onDocumentFormatting((p, token) => forDocument('formatting', p.textDocument.uri, token, [], (a) => formatDocument(a, p.options)));
 connection.onDocumentRangeFormatting((p, token) => forDocument('rangeFormatting', p.textDocument.uri, token, [], (a) => formatRange(a, p.range, p.options)));
 connection.onFoldingRanges((p, token) => forDocument('foldingRanges', p.textDocument.uri, token, [], (a) => foldingRanges(store, a)));
