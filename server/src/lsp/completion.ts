@@ -269,10 +269,10 @@ function available(def: FieldDef | FunctionDef, ctx: ExpressionContext): boolean
   return (ctx.plan === undefined || planAllows(def.plan, ctx.plan)) && phaseAllows(def, ctx.phase);
 }
 
-/** Matches a name against what is typed: a prefix, or (without a dot) a prefix of a later segment. */
+/** Matches a name against what is typed: a prefix, or (3+ characters, no dot) a prefix of a later segment. */
 function nameMatches(name: string, prefix: string): 0 | 1 | undefined {
   if (prefix === '' || name.startsWith(prefix)) return 0;
-  if (!prefix.includes('.') && name.split('.').some((seg, i) => i > 0 && seg.startsWith(prefix))) return 1;
+  if (prefix.length >= 3 && !prefix.includes('.') && name.split('.').some((seg, i) => i > 0 && seg.startsWith(prefix))) return 1;
   return undefined;
 }
 

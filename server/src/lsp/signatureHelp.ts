@@ -35,10 +35,11 @@ const KIND_TEXT: Readonly<Record<ParamDef['kind'], string>> = {
   either: 'a literal or a field',
 };
 
+/** `source` (`Bytes`): a field or expression, not a literal. */
 function paramDoc(p: ParamDef, params: readonly ParamDef[]): string {
   const types = p.types.map((t) => patternText(t, params)).join(' | ');
-  const extra = [p.optional ? 'optional' : '', p.variadic ? 'repeats' : ''].filter(Boolean).join(', ');
-  return `\`${p.name}\`: ${KIND_TEXT[p.kind]} of type \`${types}\`${extra ? ` (${extra})` : ''}.`;
+  const extra = [p.optional ? ', optional' : '', p.variadic ? ', repeats' : ''].join('');
+  return `\`${p.name}\` (\`${types}\`${extra}): ${KIND_TEXT[p.kind]}.`;
 }
 
 /** The function's return type as the scheme's display signature gives it. */
