@@ -212,14 +212,14 @@ function itemsFor(analysis: Analysis, place: Place, ctx: ExpressionContext, only
   const { state, frames } = analysis;
   const frame = frames[frames.length - 1];
   if (frame?.kind === 'set') return valueItems(frame.lhs, place, ctx, new Set(frame.items));
-  if (frame?.kind === 'index') return indexKeyItems(frame.target, place, ctx);
+  if (frame?.kind === 'index') return frame.key === undefined ? indexKeyItems(frame.target, place, ctx) : [];
   switch (state.kind) {
     case 'operand':
       return operandItems(frames, place, ctx, onlyWord);
     case 'value':
       if (state.strictPending) {
         const sp = state.strictPending;
-        return operatorItems(['strict wildcard'], { ...place, range: { start: sp.start, end: place.range.end }, needsSpace: false }, ctx, 'Bytes');
+        return operatorItems(['strict wildcard'], { ...place, range: { start: sp.start, end: place.range.end }, needsSpace: false }, ctx, state.value);
       }
       return afterValueItems(state.value, place, ctx);
     case 'operator':
@@ -405,7 +405,7 @@ function keywordItems(place: Place, ctx: ExpressionContext): OffsetCompletionIte
 function afterValueItems(value: ValueInfo, place: Place, ctx: ExpressionContext): OffsetCompletionItem[] {
   if (value.literal) return [];
   const t = value.type;
-  if (!t) return operatorItems(ALL_OPERATORS, place, ctx, undefined);
+  if (!t) return operatorItems(ALL_OPERATORS, place, ctx, value);
   if (t.kind === 'Bool') return logicalItems(place);
   if (t.kind === 'Map' || t.kind === 'Array') {
     // `[` must follow the value without space: replace any space typed since.
@@ -413,11 +413,18 @@ function afterValueItems(value: ValueInfo, place: Place, ctx: ExpressionContext)
     const indexPlace: Place = { ...place, range, needsSpace: false };
     return indexFormItems(t, indexPlace, value, ctx);
   }
-  return operatorItems(OPERATORS_BY_TYPE[t.kind], place, ctx, t.kind);
+  return operatorItems(OPERATORS_BY_TYPE[t.kind], place, ctx, value);
 }
 
-function operatorItems(labels: readonly string[], place: Place, ctx: ExpressionContext, type: 'Bytes' | 'Int' | 'Ip' | undefined): OffsetCompletionItem[] {
+/**
+ * The operators in `labels` for the left-hand value `lhs`. Each inserts the operator and a
+ * space, and asks for completion again when there is something to offer next (a set or
+ * list after `in`, the field's values after the others).
+ */
+function operatorItems(labels: readonly string[], place: Place, ctx: ExpressionContext, lhs: ValueInfo): OffsetCompletionItem[] {
   const spaceAfter = /^\s/.test(place.after) ? '' : ' ';
+  const type = lhs.type?.kind;
+  const hasValues = (lhs.valuesOf?.values?.length ?? 0) > 0;
   return labels.map((label, i) => {
     const op = OP_BY_SPELLING[label];
     const doc = OPERATOR_DOCS[op];
@@ -433,7 +440,7 @@ function operatorItems(labels: readonly string[], place: Place, ctx: ExpressionC
       detail += ' — needs the Business plan';
       group = 30;
     }
-    return {
+    const item: OffsetCompletionItem = {
       label,
       kind: CompletionItemKind.Operator,
       detail,
@@ -441,8 +448,9 @@ function operatorItems(labels: readonly string[], place: Place, ctx: ExpressionC
       sortText: sortKey(group, i),
       filterText: label,
       textEdit: edit(place, label + spaceAfter),
-      command: TRIGGER_SUGGEST,
     };
+    if (op === 'in' || (hasValues && op !== 'matches')) item.command = TRIGGER_SUGGEST;
+    return item;
   });
 }
 

@@ -191,7 +191,16 @@ test('after a Bytes operand: the Bytes operators, in order', () => {
   assert.equal(list[0].kind, CompletionItemKind.Operator);
   assert.equal(list[0].detail, 'equal (also ==)');
   assert.equal(list[6].detail, 'substring');
-  assert.equal(list[0].command?.command, 'editor.action.triggerSuggest');
+  assert.equal(list[0].command?.command, 'editor.action.triggerSuggest', 'the method values follow');
+  // Suggest again only when something follows: a set or a list after `in`, or values.
+  const host = items('http.host |');
+  assert.equal(host.find((i) => i.label === 'eq')!.command, undefined);
+  assert.equal(host.find((i) => i.label === 'in')!.command?.command, 'editor.action.triggerSuggest');
+  assert.equal(list.find((i) => i.label === 'matches')!.command, undefined);
+});
+
+test('inside an index after its key: nothing', () => {
+  assert.deepEqual(labels('http.request.headers["a" |]'), []);
 });
 
 test('matches sorts last below the Business plan', () => {
