@@ -211,7 +211,7 @@ function edit(place: Place, newText: string, space = true): { range: OffsetRange
 function itemsFor(analysis: Analysis, place: Place, ctx: ExpressionContext, onlyWord: boolean): OffsetCompletionItem[] {
   const { state, frames } = analysis;
   const frame = frames[frames.length - 1];
-  if (frame?.kind === 'set') return valueItems(frame.lhs, place, ctx, new Set(frame.items));
+  if (frame?.kind === 'set') return valueItems(frame.lhs, place, new Set(frame.items));
   if (frame?.kind === 'index') return frame.key === undefined ? indexKeyItems(frame.target, place, ctx) : [];
   switch (state.kind) {
     case 'operand':
@@ -225,8 +225,8 @@ function itemsFor(analysis: Analysis, place: Place, ctx: ExpressionContext, only
     case 'operator':
       if (state.op === 'in') return [setItem(place, state.lhs), ...listItems(place, ctx, state.lhs.type)];
       if (state.op === 'matches') return [];
-      if (state.op === 'wildcard' || state.op === 'strict wildcard' || state.op === 'contains') return valueItems(state.lhs, place, ctx, new Set());
-      return [...valueItems(state.lhs, place, ctx, new Set()), ...sameTypeFieldItems(state.lhs, place, ctx)];
+      if (state.op === 'wildcard' || state.op === 'strict wildcard' || state.op === 'contains') return valueItems(state.lhs, place, new Set());
+      return [...valueItems(state.lhs, place, new Set()), ...sameTypeFieldItems(state.lhs, place, ctx)];
     case 'done':
       return logicalItems(place);
   }
@@ -235,9 +235,9 @@ function itemsFor(analysis: Analysis, place: Place, ctx: ExpressionContext, only
 function stringItems(analysis: Analysis, place: Place, ctx: ExpressionContext): OffsetCompletionItem[] {
   const { state, frames } = analysis;
   const frame = frames[frames.length - 1];
-  if (frame?.kind === 'set') return valueItems(frame.lhs, place, ctx, new Set(frame.items));
+  if (frame?.kind === 'set') return valueItems(frame.lhs, place, new Set(frame.items));
   if (frame?.kind === 'index') return frame.key === undefined ? mapKeyItems(frame.target, place, ctx, true) : [];
-  if (state.kind === 'operator' && state.op !== 'matches' && state.op !== 'in') return valueItems(state.lhs, place, ctx, new Set());
+  if (state.kind === 'operator' && state.op !== 'matches' && state.op !== 'in') return valueItems(state.lhs, place, new Set());
   if (state.kind === 'operand' && frame?.kind === 'call') return literalArgumentItems(frame, place, ctx);
   return [];
 }
@@ -520,7 +520,7 @@ function indexFormItems(t: Type, place: Place, value: ValueInfo, ctx: Expression
 // ---------------------------------------------------------------------------------------
 // Right-hand sides: values, sets, lists
 
-function valueItems(lhs: ValueInfo, place: Place, ctx: ExpressionContext, exclude: ReadonlySet<string>): OffsetCompletionItem[] {
+function valueItems(lhs: ValueInfo, place: Place, exclude: ReadonlySet<string>): OffsetCompletionItem[] {
   const def = lhs.valuesOf;
   const values = def?.values;
   if (!def || !values) return [];
@@ -659,7 +659,7 @@ function literalArgumentItems(frame: Extract<Frame, { kind: 'call' }>, place: Pl
   const first = frame.args[0];
   if (frame.argIndex === 1 && first?.field && (frame.name === 'has_key' || frame.name === 'has_value')) {
     if (frame.name === 'has_key') return mapKeyItems({ ...first, type: first.field.type }, place, ctx, place.inString);
-    return valueItems({ ...first, valuesOf: first.field }, place, ctx, new Set());
+    return valueItems({ ...first, valuesOf: first.field }, place, new Set());
   }
   const hints = Object.hasOwn(LITERAL_HINTS, frame.name) ? LITERAL_HINTS[frame.name][frame.argIndex] : undefined;
   if (!hints) return [];
