@@ -650,22 +650,20 @@ class Checker {
       }
       return { ir: { k: 'literal', type: BYTES, value: r.value }, type: BYTES, each: false };
     }
-    const wants = (t: Type) => !accepts || accepts.some((p) => 'kind' in p && p.kind === t.kind);
+    // The engine's order: IP address, then integer, then hex bytes. A token that starts
+    // like a number is read as an integer, so `61:62` is an Int here, not two bytes.
     const ip = parseIpAddr(l.text);
-    const int = parseInt64(l.text);
-    const hex = parseHexBytes(l.text);
-    const options: [Type, LitResult<Value>][] = [
-      [IP, ip as LitResult<Value>],
-      [INT, int as LitResult<Value>],
-      [BYTES, hex as LitResult<Value>],
-    ];
-    const pick = options.find(([t, r]) => r.ok && wants(t)) ?? options.find(([, r]) => r.ok);
-    if (!pick) {
-      if (report) this.litError((accepts && !wants(INT) && wants(BYTES) ? hex : int) as Extract<LitResult<unknown>, { ok: false }>, l);
+    let type: Type;
+    let r: LitResult<Value>;
+    if (ip.ok) [type, r] = [IP, ip as LitResult<Value>];
+    else if (/^-?[0-9]/.test(l.text)) [type, r] = [INT, parseInt64(l.text) as LitResult<Value>];
+    else [type, r] = [BYTES, parseHexBytes(l.text, this.text.slice(l.span.end)) as LitResult<Value>];
+    // A type the parameter does not take is reported by the caller, as the engine does.
+    if (!r.ok && (!accepts || accepts.some((p) => !('kind' in p) || p.kind === type.kind))) {
+      if (report) this.litError(r, l);
       return undefined;
     }
-    const [type, r] = pick;
-    return { ir: { k: 'literal', type, value: (r as { value: Value }).value }, type, each: false };
+    return { ir: r.ok ? { k: 'literal', type, value: r.value } : undefined, type, each: false };
   }
 
   /** regex_replace / wildcard_replace: once each per expression, never nested in each other. */
