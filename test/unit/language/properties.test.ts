@@ -139,6 +139,10 @@ const hexBytes: Arb = fc
   });
 
 const bytesLiteral: Arb = fc.oneof(quoted, raw, hexBytes);
+// As a function argument a token starting with a digit is read as an integer (the
+// engine's order: IP, integer, hex bytes), so hex bytes there start with a letter.
+const hexBytesArg: Arb = fc.tuple(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'A', 'F'), hexBytes).map(([l, h]) => l + h.slice(1));
+const bytesArgLiteral: Arb = fc.oneof(quoted, raw, hexBytesArg);
 
 /** Valid regular expressions as written after `matches` (regex-literal lexing of quoted strings). */
 const regexLiteral: Arb = fc.constantFrom(
@@ -202,7 +206,7 @@ const bytesValue: Arb = fc.oneof(
   { weight: 4, arbitrary: bytesField },
   seq(mapEntry, '[', ws0, arrayIndex, ws0, ']'),
   seq(fc.constantFrom('lower', 'upper'), ws0, '(', ws0, bytesField, ws0, ')'),
-  seq('concat(', ws0, bytesField, ws0, ',', ws0, bytesLiteral, ws0, ')'),
+  seq('concat(', ws0, bytesField, ws0, ',', ws0, bytesArgLiteral, ws0, ')'),
 );
 const intValue: Arb = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...INT_FIELDS) }, seq('len(', ws0, bytesField, ws0, ')'));
 
@@ -227,7 +231,7 @@ const ipComparison: Arb = fc.oneof(
 );
 const boolAtom: Arb = fc.oneof(
   fc.constantFrom(...BOOL_FIELDS),
-  seq(fc.constantFrom('starts_with', 'ends_with'), ws0, '(', ws0, bytesField, ws0, ',', ws0, bytesLiteral, ws0, ')'),
+  seq(fc.constantFrom('starts_with', 'ends_with'), ws0, '(', ws0, bytesField, ws0, ',', ws0, bytesArgLiteral, ws0, ')'),
   seq('has_key(', ws0, fc.constantFrom(...MAP_FIELDS), ws0, ',', ws0, quoted, ws0, ')'),
 );
 
