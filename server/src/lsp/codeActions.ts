@@ -157,7 +157,7 @@ export function codeActions(store: DocumentStore, a: Analysed, range: LspRange, 
   const out: CodeAction[] = [];
   for (const slice of a.slices) {
     if (!overlaps(slice.contentStart, slice.contentEnd, from, to)) continue;
-    const result = store.check(slice, a.settings);
+    const result = store.check(slice, a.settings, a.doc.uri);
     const edit = (edits: readonly ExprEdit[]): TextEdit[] =>
       edits.map((e) => ({
         range: { start: a.doc.positionAt(slice.toDocument(e.start)), end: a.doc.positionAt(slice.toDocument(e.end)) },

@@ -76,7 +76,7 @@ export function toLspDiagnostic(doc: TextDocument, slice: ExpressionSlice, d: Di
 export function documentDiagnostics(store: DocumentStore, a: Analysed): LspDiagnostic[] {
   const out: LspDiagnostic[] = [];
   for (const slice of a.slices) {
-    for (const d of store.check(slice, a.settings).diagnostics) out.push(toLspDiagnostic(a.doc, slice, d));
+    for (const d of store.check(slice, a.settings, a.doc.uri).diagnostics) out.push(toLspDiagnostic(a.doc, slice, d));
   }
   return out;
 }

@@ -104,7 +104,7 @@ export function foldingRanges(store: DocumentStore, a: Analysed): FoldingRange[]
   for (const slice of a.slices) {
     // In JSON, decoded line breaks are `\n` escapes: the expression is on one line.
     if (a.doc.positionAt(slice.contentStart).line === a.doc.positionAt(slice.contentEnd).line) continue;
-    const ast = store.check(slice, a.settings).ast;
+    const ast = store.check(slice, a.settings, a.doc.uri).ast;
     sliceRanges(a, slice, ast ? bracketPairs(ast, slice.text) : lexicalBracketPairs(slice.text), out);
   }
   // One fold per start line (the outermost), in order.

@@ -149,7 +149,7 @@ export function semanticTokens(store: DocumentStore, a: Analysed, range?: LspRan
   const tokens: DocToken[] = [];
   for (const slice of a.slices) {
     if (slice.contentEnd < from || slice.contentStart > to) continue;
-    const ast = store.check(slice, a.settings).ast;
+    const ast = store.check(slice, a.settings, a.doc.uri).ast;
     if (!ast) continue;
     let ts = expressionTokens(ast, slice.text);
     if (range) ts = ts.filter((t) => slice.toDocument(t.end) > from && slice.toDocument(t.start) < to);

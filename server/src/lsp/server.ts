@@ -76,13 +76,17 @@ connection.onDidChangeConfiguration(() =>
   }),
 );
 
-store.documents.onDidChangeContent((e) => runSafeNotification(log, 'didChange', () => diagnostics.schedule(e.document.uri)));
-store.documents.onDidClose((e) =>
-  runSafeNotification(log, 'didClose', () => {
-    diagnostics.closed(e.document.uri);
-    settings.delete(e.document.uri);
-  }),
+// Text sync (incremental): the store applies each change and patches expression slices.
+connection.onDidOpenTextDocument((p) =>
+  runSafeNotification(log, 'didOpen', () => store.open(p.textDocument.uri, p.textDocument.languageId, p.textDocument.version, p.textDocument.text)),
 );
+connection.onDidChangeTextDocument((p) => runSafeNotification(log, 'didChange', () => store.change(p.textDocument.uri, p.textDocument.version, p.contentChanges)));
+connection.onDidCloseTextDocument((p) => runSafeNotification(log, 'didClose', () => store.close(p.textDocument.uri)));
+store.onDidChangeContent((doc) => diagnostics.schedule(doc.uri));
+store.onDidClose((doc) => {
+  diagnostics.closed(doc.uri);
+  settings.delete(doc.uri);
+});
 
 /** Runs a request for a document of ours; anything else gets `empty`. */
 function forDocument<T>(what: string, uri: string, token: CancellationToken, empty: T, work: (a: Analysed) => T): Promise<T | ResponseError<void>> {
@@ -105,5 +109,4 @@ connection.onCodeAction((p, token) => forDocument('codeAction', p.textDocument.u
 
 connection.onShutdown(() => diagnostics.dispose());
 
-store.documents.listen(connection);
 connection.listen();

@@ -17,6 +17,12 @@ export interface ExpressionRegion {
   readonly end: number;
   /** The ruleset's `phase` (the body's, or `result.phase` of an API response), when given. */
   readonly phase?: string;
+  /**
+   * The document offset of each decoded UTF-16 unit of `text`, then of the closing
+   * quote (`text.length + 1` entries, strictly increasing): the table behind
+   * `toDocument`/`fromDocument`, for callers that patch a region after an edit.
+   */
+  readonly offsets: readonly number[];
   /** Maps an offset in `text` (0..text.length) to an offset in the document. */
   readonly toDocument: (offset: number) => number;
   /**
@@ -84,7 +90,14 @@ function region(json: string, rule: number, ruleName: string | undefined, offset
   const map: number[] = [];
   let text = '';
   const end = offset + length - 1; // closing quote
-  for (let i = offset + 1; i < end; ) {
+  // Fast path: most expressions have no escape at all.
+  const raw = json.slice(offset + 1, end);
+  const plain = !raw.includes('\\');
+  if (plain) {
+    text = raw;
+    for (let i = offset + 1; i < end; i++) map.push(i);
+  }
+  for (let i = plain ? end : offset + 1; i < end; ) {
     const c = json[i];
     if (c !== '\\') {
       map.push(i);
@@ -111,6 +124,7 @@ function region(json: string, rule: number, ruleName: string | undefined, offset
     start: offset,
     end: offset + length,
     phase,
+    offsets: map,
     toDocument: (o) => map[Math.max(0, Math.min(o, map.length - 1))],
     fromDocument: (d) => {
       // The last unit whose source starts at or before `d` (map is strictly increasing).
