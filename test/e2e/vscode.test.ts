@@ -1,0 +1,442 @@
+// The packaged extension inside a real VS Code: code-server 4.139.1 (VS Code 1.139.1)
+// driven by Playwright and Debian's Chromium, as ../shared/reference/vscode-e2e.md
+// describes. Two parts:
+//   1. the in-host suite (test/e2e/suite/, mocha, the real `vscode` API inside the
+//      extension host; the same suite @vscode/test-electron would run on a desktop
+//      VS Code), started through `?payload=` with the smoke-test driver enabled;
+//   2. a few UI smoke checks of what a person sees, with screenshots.
+// The extension under test is the .vsix built by `vsce package`, installed with
+// --install-extension; the suite folder is the (one) extensionDevelopmentPath.
+//
+// Everything runs in a fresh run folder (HOME, TMPDIR, XDG dirs, user data, extensions,
+// workspace) under $TMPDIR/rulesmith-e2e-runs/; the 3 newest are kept for their
+// screenshots and logs. Every process started here is killed at the end, failure or not.
+// The code-server install is cached outside the clone by scripts/e2e-setup.mjs.
+// Skips only when that setup says it cannot run here (e.g. not root and no Chromium).
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { format } from 'node:util';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { e2ePaths } from '../../scripts/e2e-setup.mjs';
+
+const ROOT = resolve(__dirname, '../..');
+const SUITE_DIR = join(ROOT, 'test/e2e/suite');
+const WORKSPACE_FIXTURE = join(ROOT, 'test/fixtures/e2e/workspace');
+const RUNS_DIR = join(tmpdir(), 'rulesmith-e2e-runs');
+const KEEP_RUNS = 3;
+
+const log = (...args: unknown[]) => process.stderr.write(`[e2e] ${format(...args)}\n`);
+const t0 = Date.now();
+const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+
+/** Runs a command to completion; rejects on a non-zero exit or after `timeoutMs`. */
+function run(cmd: string, args: string[], opts: SpawnOptions & { timeoutMs: number; quiet?: boolean }): Promise<{ code: number; output: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    const onData = (b: Buffer) => {
+      output += b.toString();
+      if (!opts.quiet) process.stderr.write(b);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    const timer = setTimeout(() => {
+      killGroup(child, 'SIGKILL');
+      reject(new Error(`${cmd} ${args.join(' ')}: timed out after ${opts.timeoutMs} ms\n${output.slice(-4000)}`));
+    }, opts.timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code: code ?? 1, output });
+    });
+  });
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {}
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.on('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => res(port));
+    });
+  });
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const s = statSync(p);
+    newest = Math.max(newest, s.isDirectory() ? newestMtime(p) : s.mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds the bundles unless they are newer than every source file. */
+async function buildIfStale(): Promise<void> {
+  const outs = ['client/out/extension.js', 'server/out/server.js'].map((f) => join(ROOT, f));
+  const built = outs.every(existsSync) ? Math.min(...outs.map((f) => statSync(f).mtimeMs)) : 0;
+  const sources = Math.max(newestMtime(join(ROOT, 'client/src')), newestMtime(join(ROOT, 'server/src')));
+  if (built > sources) {
+    log('bundles are up to date');
+    return;
+  }
+  log('building the bundles');
+  const r = await run('npm', ['run', 'build', '--silent'], { cwd: ROOT, timeoutMs: 5 * 60_000 });
+  assert.equal(r.code, 0, 'npm run build');
+}
+
+/** Processes whose command line mentions `dir` (Linux /proc). */
+function processesUnder(dir: string): { pid: number; cmd: string }[] {
+  const found: { pid: number; cmd: string }[] = [];
+  if (!existsSync('/proc')) return found;
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmd.includes(dir)) found.push({ pid, cmd: cmd.slice(0, 200) });
+    } catch {}
+  }
+  return found;
+}
+
+function pruneOldRuns(): void {
+  if (!existsSync(RUNS_DIR)) return;
+  const runs = readdirSync(RUNS_DIR)
+    .map((name) => ({ name, mtime: statSync(join(RUNS_DIR, name)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const r of runs.slice(KEEP_RUNS - 1)) rmSync(join(RUNS_DIR, r.name), { recursive: true, force: true });
+}
+
+/** Everything one run holds; close() is safe to call at any stage. */
+class Run {
+  readonly dir: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly userData: string;
+  readonly extensions: string;
+  readonly workspace: string;
+  readonly config: string;
+  port = 0;
+  server: ChildProcess | undefined;
+  serverLog = '';
+  browser: Browser | undefined;
+
+  constructor() {
+    pruneOldRuns();
+    this.dir = join(RUNS_DIR, `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`);
+    for (const d of ['home', 'tmp', 'xdg-config', 'xdg-data', 'xdg-cache', 'user-data/User', 'extensions']) mkdirSync(join(this.dir, d), { recursive: true });
+    this.userData = join(this.dir, 'user-data');
+    this.extensions = join(this.dir, 'extensions');
+    this.workspace = join(this.dir, 'workspace');
+    this.config = join(this.dir, 'config.yaml');
+    cpSync(WORKSPACE_FIXTURE, this.workspace, { recursive: true });
+    writeFileSync(this.config, 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n');
+    writeFileSync(
+      join(this.userData, 'User/settings.json'),
+      JSON.stringify(
+        {
+          'workbench.startupEditor': 'none',
+          'workbench.tips.enabled': false,
+          'workbench.secondarySideBar.defaultVisibility': 'hidden',
+          'chat.disableAIFeatures': true,
+          'telemetry.telemetryLevel': 'off',
+          'extensions.autoCheckUpdates': false,
+          'extensions.autoUpdate': false,
+          'extensions.ignoreRecommendations': true,
+          'update.mode': 'none',
+          'security.workspace.trust.enabled': false,
+          'files.hotExit': 'off',
+          'git.enabled': false,
+          'window.restoreWindows': 'none',
+        },
+        null,
+        2,
+      ),
+    );
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    // Never talk to a VS Code this test happens to run inside.
+    for (const k of Object.keys(env)) if (k.startsWith('VSCODE_') || k === 'ELECTRON_RUN_AS_NODE') delete env[k];
+    Object.assign(env, {
+      HOME: join(this.dir, 'home'),
+      TMPDIR: join(this.dir, 'tmp'),
+      XDG_CONFIG_HOME: join(this.dir, 'xdg-config'),
+      XDG_DATA_HOME: join(this.dir, 'xdg-data'),
+      XDG_CACHE_HOME: join(this.dir, 'xdg-cache'),
+    });
+    this.env = env;
+  }
+
+  async close(): Promise<void> {
+    if (this.browser) {
+      const b = this.browser;
+      this.browser = undefined;
+      await Promise.race([b.close().catch(() => undefined), new Promise((r) => setTimeout(r, 10_000))]);
+    }
+    const server = this.server;
+    this.server = undefined;
+    if (server && server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((r) => server.once('exit', r));
+      killGroup(server, 'SIGTERM');
+      const done = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 5_000))]);
+      if (!done) killGroup(server, 'SIGKILL');
+    }
+    if (this.serverLog) writeFileSync(join(this.dir, 'code-server.log'), this.serverLog);
+    // Anything still running from this run folder (a browser or server child that
+    // escaped its group) is a leak: kill it and say so.
+    const left = processesUnder(this.dir);
+    for (const p of left) {
+      log(`leftover process ${p.pid} killed: ${p.cmd}`);
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {}
+    }
+  }
+}
+
+let current: Run | undefined;
+// Last resort if the test process itself is torn down: no code-server left behind.
+process.on('exit', () => {
+  if (current?.server) killGroup(current.server, 'SIGKILL');
+});
+
+describe('a real VS Code (code-server) with the packaged extension', { timeout: 20 * 60_000 }, () => {
+  let skipReason: string | undefined;
+  let paths: ReturnType<typeof e2ePaths>;
+  let r: Run;
+
+  before(async () => {
+    paths = e2ePaths();
+    const setup = await run(process.execPath, [join(ROOT, 'scripts/e2e-setup.mjs')], { cwd: ROOT, timeoutMs: 15 * 60_000 });
+    if (setup.code === 2) {
+      skipReason = (setup.output.trim().split('\n').pop() ?? '').replace(/^\[e2e-setup\]\s*/, '');
+      return;
+    }
+    assert.equal(setup.code, 0, 'scripts/e2e-setup.mjs failed (see its output above)');
+    log(`toolchain ready (${elapsed()})`);
+
+    r = current = new Run();
+    log(`run folder ${r.dir}`);
+    await buildIfStale();
+    const vsix = join(r.dir, 'rulesmith.vsix');
+    const pack = await run(process.execPath, [join(ROOT, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '-o', vsix], {
+      cwd: ROOT,
+      timeoutMs: 120_000,
+      quiet: true,
+    });
+    assert.equal(pack.code, 0, `vsce package failed:\n${pack.output}`);
+    log(`packaged ${vsix} (${(statSync(vsix).size / 1e6).toFixed(2)} MB, ${elapsed()})`);
+
+    const install = await run(paths.node, [paths.codeServerEntry, '--user-data-dir', r.userData, '--extensions-dir', r.extensions, '--install-extension', vsix], {
+      env: r.env,
+      cwd: r.dir,
+      timeoutMs: 120_000,
+      quiet: true,
+    });
+    assert.equal(install.code, 0, `--install-extension failed:\n${install.output}`);
+    assert.match(install.output, /successfully installed/, install.output);
+    log(`extension installed (${elapsed()})`);
+
+    r.port = await freePort();
+    const server = spawn(
+      paths.node,
+      [
+        paths.codeServerEntry,
+        '--config', r.config,
+        '--bind-addr', `127.0.0.1:${r.port}`,
+        '--auth', 'none',
+        '--user-data-dir', r.userData,
+        '--extensions-dir', r.extensions,
+        '--disable-telemetry',
+        '--disable-update-check',
+        '--disable-workspace-trust',
+        '--disable-getting-started-override',
+        '--ignore-last-opened',
+        '--vscode-option', 'enable-smoke-test-driver',
+      ],
+      { env: r.env, cwd: r.dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+    );
+    r.server = server;
+    const collect = (b: Buffer) => {
+      r.serverLog += b.toString();
+    };
+    server.stdout!.on('data', collect);
+    server.stderr!.on('data', collect);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      assert.equal(server.exitCode, null, `code-server exited early:\n${r.serverLog}`);
+      try {
+        const res = await fetch(`http://127.0.0.1:${r.port}/healthz`, { signal: AbortSignal.timeout(2_000) });
+        if (res.ok) break;
+      } catch {}
+      assert.ok(Date.now() < deadline, `code-server did not answer /healthz within 60 s:\n${r.serverLog}`);
+      await new Promise((res) => setTimeout(res, 250));
+    }
+    log(`code-server up on port ${r.port} (${elapsed()})`);
+
+    r.browser = await chromium.launch({
+      executablePath: paths.chromium,
+      headless: true,
+      env: r.env,
+      timeout: 60_000,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    });
+  });
+
+  after(async () => {
+    await current?.close();
+    current = undefined;
+  });
+
+  function skipIfUnavailable(t: TestContext): boolean {
+    if (skipReason === undefined) return false;
+    t.skip(`real VS Code tests skipped: ${skipReason}`);
+    return true;
+  }
+
+  async function newPage(name: string): Promise<Page> {
+    const context = await r.browser!.newContext({ viewport: { width: 1400, height: 900 } });
+    const page = await context.newPage();
+    const consoleLog: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleLog.push(m.text());
+    });
+    page.on('close', () => writeFileSync(join(r.dir, `${name}.console-errors.log`), consoleLog.join('\n')));
+    return page;
+  }
+
+  const remote = (p: string) => `vscode-remote://127.0.0.1:${r.port}${p}`;
+
+  it('the in-host suite passes (diagnostics, completion, hover, format, quick fix, restart)', { timeout: 6 * 60_000 }, async (t) => {
+    if (skipIfUnavailable(t)) return;
+    const page = await newPage('in-host');
+    const lines: string[] = [];
+    let exit!: (v: { code: number; logs: unknown }) => void;
+    const exited = new Promise<{ code: number; logs: unknown }>((res) => (exit = res));
+    await page.exposeFunction('codeAutomationLog', (level: unknown, message: unknown) => {
+      const text = Array.isArray(message) ? format(...message) : String(message);
+      lines.push(`[${String(level)}] ${text}`);
+      // The mocha report comes through here; the workbench's own chatter only goes to the file.
+      if (/^\s*(✔|✓|\d+\)|[0-9]+ (passing|failing|pending)|Rulesmith in VS Code|Error|AssertionError)/m.test(text)) process.stderr.write(`${text}\n`);
+    });
+    await page.exposeFunction('codeAutomationExit', (code: number, logs?: unknown) => exit({ code, logs }));
+    const payload = JSON.stringify([
+      ['extensionDevelopmentPath', remote(SUITE_DIR)],
+      ['extensionTestsPath', remote(join(SUITE_DIR, 'index.js'))],
+    ]);
+    const url = `http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}&payload=${encodeURIComponent(payload)}`;
+    const started = Date.now();
+    await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+    const timeout = new Promise<never>((_, rej) => setTimeout(() => rej(new Error('the in-host suite did not finish within 5 minutes')), 5 * 60_000).unref());
+    let result: { code: number; logs: unknown };
+    try {
+      result = await Promise.race([exited, timeout]);
+    } finally {
+      writeFileSync(join(r.dir, 'in-host.log'), lines.join('\n'));
+      await page.screenshot({ path: join(r.dir, 'in-host.png') }).catch(() => undefined);
+    }
+    if (Array.isArray(result.logs)) {
+      for (const l of result.logs as { relativePath: string; contents: string }[]) {
+        const f = join(r.dir, 'in-host-logs', l.relativePath);
+        mkdirSync(dirname(f), { recursive: true });
+        writeFileSync(f, l.contents);
+      }
+    }
+    log(`in-host suite finished with exit code ${result.code} in ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${join(r.dir, 'in-host.log')})`);
+    await page.context().close();
+    assert.equal(result.code, 0, `in-host suite failed; its output:\n${lines.filter((l) => !/ENOTFOUND|marketplace|open-vsx/i.test(l)).slice(-80).join('\n')}`);
+  });
+
+  it('UI: the error shows as a squiggle and in the Problems panel, the status bar shows the server running, JSON expressions get the grammar', { timeout: 3 * 60_000 }, async (t) => {
+    if (skipIfUnavailable(t)) return;
+    const page = await newPage('ui');
+    try {
+      await page.goto(`http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+      // Quick Open the file, as a person would.
+      await page.locator('.explorer-folders-view, .monaco-workbench .part.editor').first().waitFor({ timeout: 30_000 });
+      await page.keyboard.press('Control+P');
+      const quickInput = page.locator('.quick-input-widget');
+      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+      await page.keyboard.type('unknown-field.cfrule');
+      await quickInput.locator('.monaco-list-row', { hasText: 'unknown-field.cfrule' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab', { hasText: 'unknown-field.cfrule' }).waitFor({ timeout: 15_000 });
+
+      await page.locator('[aria-label="Rulesmith language server running"]').first().waitFor({ timeout: 60_000 });
+      await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 30_000 });
+
+      await page.keyboard.press('Control+Shift+M');
+      const markers = page.locator('.markers-panel');
+      await markers.waitFor({ state: 'visible', timeout: 15_000 });
+      const row = markers.locator('.monaco-list-row', { hasText: 'unknown identifier' }).first();
+      await row.waitFor({ timeout: 30_000 });
+      const rowText = (await row.innerText()).replace(/\s+/g, ' ');
+      assert.match(rowText, /unknown identifier/);
+      assert.match(rowText, /\[Ln 1, Col 1\]/);
+      await page.screenshot({ path: join(r.dir, 'problems.png') });
+
+      // The ruleset JSON, coloured by the injection grammar, with its squiggle.
+      await page.keyboard.press('Control+P');
+      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+      await page.keyboard.type('zone.ruleset.json');
+      await quickInput.locator('.monaco-list-row', { hasText: 'zone.ruleset.json' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab', { hasText: 'zone.ruleset.json' }).waitFor({ timeout: 15_000 });
+      await markers.locator('.monaco-list-row', { hasText: 'zone.ruleset.json' }).first().waitFor({ timeout: 30_000 });
+      await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 30_000 });
+      await page.screenshot({ path: join(r.dir, 'ruleset-json.png') });
+
+      // VS Code's token inspector on `hots` of `http.hots` inside the escaped JSON string:
+      // the injection grammar applies to the real JSON grammar, as an embedded language.
+      const text = readFileSync(join(r.workspace, 'zone.ruleset.json'), 'utf8');
+      const before = text.slice(0, text.indexOf('http.hots') + 'http.'.length);
+      const line = before.split('\n').length;
+      const column = before.length - before.lastIndexOf('\n');
+      await page.keyboard.press('Control+G');
+      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+      await page.keyboard.type(`${line}:${column}`);
+      await page.keyboard.press('Enter');
+      await quickInput.waitFor({ state: 'hidden', timeout: 15_000 });
+      await page.keyboard.press('F1');
+      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+      await page.keyboard.type('Inspect Editor Tokens and Scopes');
+      await quickInput.locator('.monaco-list-row', { hasText: 'Inspect Editor Tokens and Scopes' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      const inspector = page.locator('.token-inspect-widget');
+      await inspector.waitFor({ state: 'visible', timeout: 15_000 });
+      await inspector.getByText('variable.other.field.rulesmith').first().waitFor({ timeout: 15_000 });
+      const inspected = (await inspector.innerText()).replace(/\s+/g, ' ');
+      assert.match(inspected, /\bhots\b/);
+      assert.match(inspected, /rulesmith-expression/, 'the embedded language is the expression language');
+      assert.match(inspected, /variable\.other\.field\.rulesmith meta\.embedded\.expression\.rulesmith .*source\.json/, inspected);
+      await page.screenshot({ path: join(r.dir, 'inspect-tokens.png') });
+      log(`screenshots: ${['problems.png', 'ruleset-json.png', 'inspect-tokens.png'].map((f) => join(r.dir, f)).join(', ')}`);
+    } catch (e) {
+      await page.screenshot({ path: join(r.dir, 'ui-failure.png') }).catch(() => undefined);
+      throw e;
+    } finally {
+      await page.context().close();
+    }
+  });
+});
