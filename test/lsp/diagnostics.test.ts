@@ -177,3 +177,16 @@ test('a result computed for an older version is dropped', async () => {
     release();
   }
 });
+
+test('rulesmith.dynamicComparisons: field-to-field comparisons flagged when turned off', async () => {
+  const on = 'file:///work/dynamic/on.cfrule';
+  const off = 'file:///work/dynamic/off.cfrule';
+  settingsByUri.set(off, { dynamicComparisons: false });
+  const text = 'http.request.uri.path ne raw.http.request.uri.path';
+  await client.open(on, 'rulesmith-expression', text);
+  await client.open(off, 'rulesmith-expression', text);
+  assert.deepEqual((await client.diagnostics(on, { version: 1 })).diagnostics, []);
+  const [d] = (await client.diagnostics(off, { version: 1 })).diagnostics;
+  assert.equal(d.code, 'dynamic-comparison-disabled');
+  assert.equal(rangeText(text, d.range), 'raw.http.request.uri.path');
+});
