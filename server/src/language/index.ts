@@ -8,7 +8,7 @@ import type { Diagnostic } from './diagnostics';
 import { compile, type CompiledFilter, type CompileOptions } from './evaluate';
 import type { IrBool } from './ir';
 import { prepareFields as prepareFieldValues } from './fieldValues';
-import { parseExpression } from './parse';
+import { parseExpression, type ParseOptions } from './parse';
 import { httpScheme } from './scheme/index';
 import type { Scheme } from './scheme/types';
 import type { Type } from './types';
@@ -38,9 +38,9 @@ export function nameType(scheme: Scheme, name: string): Type | undefined {
 }
 
 /** Parses and checks one filter expression. Never throws. */
-export function checkExpression(text: string, options: CheckOptions = {}): CheckResult {
+export function checkExpression(text: string, options: CheckOptions & Pick<ParseOptions, 'match'> = {}): CheckResult {
   const scheme = options.scheme ?? httpScheme;
-  const parsed = parseExpression(text, { typeOf: (n) => nameType(scheme, n) });
+  const parsed = parseExpression(text, { typeOf: (n) => nameType(scheme, n), match: options.match });
   if (!parsed.ast) return { diagnostics: parsed.diagnostics };
   const checked = checkAst(parsed.ast, text, options);
   return { ast: parsed.ast, ir: checked.ir, diagnostics: sortDiagnostics(checked.diagnostics) };

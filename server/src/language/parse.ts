@@ -15,7 +15,16 @@ import type { Type } from './types';
 export interface ParseOptions {
   /** Type of a field or a function's return, used only to word syntax errors like the engine. */
   readonly typeOf?: (name: string) => Type | undefined;
+  /**
+   * Matches the (whitespace-normalised) input, in place of a fresh `grammar.match`. The
+   * editor passes an incremental matcher (`grammar.matcher()` + `replaceInputRange`)
+   * so that an edit re-parses only around the change.
+   */
+  readonly match?: (input: string) => MatchResult;
 }
+
+/** The grammar, for callers that keep an incremental matcher. */
+export const rulesGrammar = grammar;
 
 export interface ParseResult {
   readonly ast?: A.Expr;
@@ -207,7 +216,7 @@ export function parseExpression(text: string, options: ParseOptions = {}): Parse
   }
   let result: MatchResult;
   try {
-    result = grammar.match(input);
+    result = options.match ? options.match(input) : grammar.match(input);
   } catch (e) {
     // Only pathological nesting can exhaust the stack; the engine's own limit is 128.
     if (e instanceof RangeError) {

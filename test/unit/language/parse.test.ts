@@ -124,3 +124,24 @@ test('pathological nesting is reported, not thrown', () => {
   const r = parseExpression(deep);
   assert.equal(r.diagnostics[0]?.code, 'nesting-too-deep');
 });
+
+test('an incremental matcher gives the same tree as a fresh parse after edits', () => {
+  const { rulesGrammar } = require('../../../server/src/language/parse') as typeof import('../../../server/src/language/parse');
+  const m = rulesGrammar.matcher();
+  let current = '';
+  const match = (input: string) => {
+    // Replace the whole differing middle, as the editor's matcher does.
+    let p = 0;
+    while (p < current.length && p < input.length && current[p] === input[p]) p++;
+    let q = 0;
+    while (q < current.length - p && q < input.length - p && current[current.length - 1 - q] === input[input.length - 1 - q]) q++;
+    m.replaceInputRange(p, current.length - q, input.slice(p, input.length - q));
+    current = input;
+    return m.match();
+  };
+  for (const text of ['http.host eq "a"', 'http.host eq "ab" and ssl', 'http.host eq "ab" and not ssl', '(http.host eq "ab") or ip.src in {1.2.3.4}', 'http.host eq']) {
+    const fresh = parseExpression(text, { typeOf });
+    const incremental = parseExpression(text, { typeOf, match });
+    assert.deepEqual(incremental, fresh, text);
+  }
+});
