@@ -24,7 +24,7 @@ const MAX_RESTARTS = 4;
 const RESTART_WINDOW_MS = 3 * 60_000;
 
 /** `.cfrule` files, and JSON files that are rulesets. */
-export function documentSelector(extraRulesetGlobs: readonly string[]): DocumentSelector {
+export function documentSelector(extraRulesetGlobs: readonly string[]): { language: string; pattern?: string }[] {
   const globs = ['**/*.ruleset.json', ...extraRulesetGlobs.filter((g) => typeof g === 'string' && g.trim() !== '')];
   return [
     { language: 'rulesmith-expression' },
@@ -97,8 +97,10 @@ export class RulesmithClient implements vscode.Disposable {
       debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6011'] } },
     };
     const globs = vscode.workspace.getConfiguration('rulesmith').get<string[]>('rulesetFiles', []);
+    const selector = documentSelector(Array.isArray(globs) ? globs : []);
+    this.status.setDocumentSelector(selector);
     const clientOptions: LanguageClientOptions = {
-      documentSelector: documentSelector(Array.isArray(globs) ? globs : []),
+      documentSelector: selector satisfies DocumentSelector,
       outputChannel: this.output,
       synchronize: { configurationSection: 'rulesmith' },
       initializationFailedHandler: (error: unknown) => {

@@ -14,6 +14,8 @@ export class ServerStatus implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('rulesmith.serverStatus', vscode.StatusBarAlignment.Right, 100);
   private readonly changed = new vscode.EventEmitter<ServerState>();
   private current: ServerState = 'stopped';
+  private selector: vscode.DocumentSelector | undefined;
+  private readonly editorWatch: vscode.Disposable;
   /** Fires on every change of state (the extension's API exposes it to tests). */
   readonly onDidChange = this.changed.event;
 
@@ -21,7 +23,21 @@ export class ServerStatus implements vscode.Disposable {
     this.item.name = 'Rulesmith language server';
     this.item.command = 'rulesmith.showOutput';
     this.set('stopped');
-    this.item.show();
+    // Shown while a document of ours is in the active editor, and always after a failure.
+    this.editorWatch = vscode.window.onDidChangeActiveTextEditor(() => this.updateVisibility());
+  }
+
+  /** The documents the server handles (the client's document selector). */
+  setDocumentSelector(selector: vscode.DocumentSelector): void {
+    this.selector = selector;
+    this.updateVisibility();
+  }
+
+  private updateVisibility(): void {
+    const doc = vscode.window.activeTextEditor?.document;
+    const ours = doc !== undefined && this.selector !== undefined && vscode.languages.match(this.selector, doc) > 0;
+    if (ours || this.current === 'failed') this.item.show();
+    else this.item.hide();
   }
 
   get state(): ServerState {
@@ -39,11 +55,13 @@ export class ServerStatus implements vscode.Disposable {
     this.item.accessibilityInformation = { label: `Rulesmith language server ${look.text}` };
     if (state !== this.current) {
       this.current = state;
+      this.updateVisibility();
       this.changed.fire(state);
     }
   }
 
   dispose(): void {
+    this.editorWatch.dispose();
     this.item.dispose();
     this.changed.dispose();
   }

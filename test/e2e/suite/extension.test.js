@@ -14,7 +14,7 @@ describe('Rulesmith in VS Code', function () {
   });
 
   afterEach(async function () {
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await h.closeAllWithoutSaving();
   });
 
   it('activates and starts the language server', async function () {
@@ -101,6 +101,49 @@ describe('Rulesmith in VS Code', function () {
   });
 
   it('restarts the language server on command, and diagnostics come back', async function () {
+    await vscode.commands.executeCommand('rulesmith.restartServer');
+    assert.equal(api.serverState(), 'running');
+    const uri = h.workspaceUri('unknown-field.cfrule');
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
+    await h.waitForDiagnostics(uri, (ds) => ds.some((x) => h.codeOf(x) === 'unknown-identifier'));
+  });
+});
+
+describe('Rulesmith when the language server cannot run', function () {
+  // Breaks the installed copy of the server (in this run's extensions folder, never the
+  // repository's), checks the client reports it, then repairs it and restarts.
+  const fs = require('node:fs');
+  const path = require('node:path');
+  let ext;
+  let api;
+  let server;
+  let saved;
+
+  before(async function () {
+    ({ ext, api } = await h.activateExtension());
+    server = path.join(ext.extensionPath, 'server', 'out', 'server.js');
+    saved = fs.readFileSync(server);
+  });
+
+  after(async function () {
+    if (saved) fs.writeFileSync(server, saved);
+    await vscode.commands.executeCommand('rulesmith.restartServer');
+  });
+
+  it('a missing server: the state is "failed", and a restart after repair recovers', async function () {
+    fs.rmSync(server);
+    await vscode.commands.executeCommand('rulesmith.restartServer');
+    assert.equal(api.serverState(), 'failed');
+    fs.writeFileSync(server, saved);
+    await vscode.commands.executeCommand('rulesmith.restartServer');
+    assert.equal(api.serverState(), 'running');
+  });
+
+  it('a server that exits at once: the state is "failed" and it is not restarted forever', async function () {
+    fs.writeFileSync(server, 'process.exit(3);\n');
+    await vscode.commands.executeCommand('rulesmith.restartServer');
+    await h.waitForEvent(api.onDidChangeServerState, (s) => s === 'failed', () => api.serverState() === 'failed', 30_000, 'the failed state');
+    fs.writeFileSync(server, saved);
     await vscode.commands.executeCommand('rulesmith.restartServer');
     assert.equal(api.serverState(), 'running');
     const uri = h.workspaceUri('unknown-field.cfrule');

@@ -100,4 +100,12 @@ async function revertActive() {
   await vscode.commands.executeCommand('workbench.action.files.revert');
 }
 
-module.exports = { EXTENSION_ID, workspaceUri, activateExtension, codeOf, waitForDiagnostics, waitForEvent, rangeJson, untitled, applyTextEdits, revertActive };
+/** Closes every editor without saving (no "Save changes?" dialog for untitled ones). */
+async function closeAllWithoutSaving() {
+  for (let i = 0; i < 20 && vscode.window.visibleTextEditors.length > 0; i++) {
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  }
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+}
+
+module.exports = { EXTENSION_ID, workspaceUri, activateExtension, codeOf, waitForDiagnostics, waitForEvent, rangeJson, untitled, applyTextEdits, revertActive, closeAllWithoutSaving };

@@ -8,6 +8,9 @@ const path = require('node:path');
 // mocha 12 is an ES module; its CommonJS build loads with a plain require.
 const Mocha = require('mocha/lib/mocha.cjs');
 
+const BEGIN = '--- rulesmith in-host suite: begin ---';
+const END = '--- rulesmith in-host suite: end ---';
+
 exports.run = function run() {
   const mocha = new Mocha({ ui: 'bdd', reporter: 'spec', color: false, timeout: 60_000, slow: 5_000 });
   const grep = process.env.RULESMITH_E2E_GREP;
@@ -15,9 +18,16 @@ exports.run = function run() {
   for (const name of fs.readdirSync(__dirname).sort()) {
     if (name.endsWith('.test.js')) mocha.addFile(path.join(__dirname, name));
   }
+  // The driver prints what comes between these markers (the workbench logs through the
+  // same channel).
+  console.log(BEGIN);
   return new Promise((resolve, reject) => {
     try {
-      mocha.run((failures) => (failures > 0 ? reject(new Error(`${failures} in-host test(s) failed`)) : resolve()));
+      mocha.run((failures) => {
+        console.log(END);
+        if (failures > 0) reject(new Error(`${failures} in-host test(s) failed`));
+        else resolve();
+      });
     } catch (error) {
       reject(error);
     }
