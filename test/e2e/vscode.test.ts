@@ -219,6 +219,13 @@ let current: Run | undefined;
 process.on('exit', () => {
   if (current?.server) killGroup(current.server, 'SIGKILL');
 });
+// …also when the runner stops this file with a signal (Playwright closes its browsers itself).
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    if (current?.server) killGroup(current.server, 'SIGKILL');
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
+}
 
 describe('a real VS Code (code-server) with the packaged extension', { timeout: 20 * 60_000 }, () => {
   let skipReason: string | undefined;
