@@ -25,7 +25,12 @@ const RESTART_WINDOW_MS = 3 * 60_000;
 
 /** `.cfrule` files, and JSON files that are rulesets. */
 export function documentSelector(extraRulesetGlobs: readonly string[]): { language: string; pattern?: string }[] {
-  const globs = ['**/*.ruleset.json', ...extraRulesetGlobs.filter((g) => typeof g === 'string' && g.trim() !== '')];
+  // A bare pattern such as `*.rules.json` means "a file named so, anywhere", as the
+  // server reads it; VS Code matches patterns against the whole path, hence `**/`.
+  const extra = extraRulesetGlobs
+    .filter((g) => typeof g === 'string' && g.trim() !== '')
+    .map((g) => (g.includes('/') ? g : `**/${g}`));
+  const globs = ['**/*.ruleset.json', ...extra];
   return [
     { language: 'rulesmith-expression' },
     ...globs.flatMap((pattern) => [
