@@ -650,6 +650,14 @@ class Checker {
       }
       return { ir: { k: 'literal', type: BYTES, value: r.value }, type: BYTES, each: false };
     }
+    // The engine's argument lexer takes a token whose first two characters look like a
+    // name (`0x1`, `1a`) for an identifier, unless a hex-byte separator follows (`1a:2b`).
+    if (/^[0-9][A-Za-z_]/.test(l.text) && !/^..[:.-]/.test(l.text)) {
+      const n = parseInt64(l.text);
+      const hint = n.ok ? `Hexadecimal integers are not accepted as function arguments: write ${String(n.value)}.` : 'A function argument is a field, a quoted string, a number or an IP address.';
+      if (report) this.err('unknown-identifier', l.span, 'unknown identifier', hint);
+      return undefined;
+    }
     // The engine's order: IP address, then integer, then hex bytes. A token that starts
     // like a number is read as an integer, so `61:62` is an Int here, not two bytes.
     const ip = parseIpAddr(l.text);

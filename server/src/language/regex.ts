@@ -292,7 +292,8 @@ class Parser {
         this.skipX();
         if (this.eof()) throw this.error('unclosed counted repetition', start, this.pos);
         const b = this.p[this.pos] === '}' ? undefined : this.decimal();
-        if (a === undefined && b === undefined) throw this.error('repetition quantifier expects a valid decimal', this.pos);
+        // Rust's regex syntax requires the lower bound: `{,n}` is an error there.
+        if (a === undefined) throw this.error('repetition quantifier expects a valid decimal', this.pos);
         min = a ?? 0;
         max = b ?? -1;
       } else {
@@ -440,6 +441,8 @@ class Parser {
       if (this.eof()) throw this.error('expected flag but got end of regex', this.pos, this.pos);
       const c = this.p[this.pos];
       if (c === ')' || c === ':') {
+        // `(?)` is not an empty flag group: Rust reads it as a repetition with nothing to repeat.
+        if (c === ')' && !any && !negate) throw this.error('repetition operator missing expression', this.pos - 1, this.pos);
         if (negate && !any) throw this.error('dangling flag negation operator', negStart);
         if (negate && this.p[this.pos - 1] === '-') throw this.error('dangling flag negation operator', negStart);
         this.pos++;

@@ -111,6 +111,8 @@ test('function arguments: count, kind, type, value, map-each', () => {
     ['len() eq 1', ['argument-count: invalid number of arguments [0,5]']],
     ['split(http.host, ",", 500)[0] eq "a"', ['argument-value: invalid value of argument #2: invalid argument: "split limit must be between 1 and 128" [22,25]']],
     ['any(ends_with(http.host, http.request.headers.names[*]))', ['argument-kind: invalid kind of argument #1: expected argument of kind Literal, but got Field [25,54]']],
+    ['substring(http.host, 0x1) eq "a"', ['unknown-identifier: unknown identifier [21,24]']],
+    ['ends_with(http.host, 61:62)', ['argument-type: invalid type of argument #1: expected value of type Bytes, but got Int [21,26]']],
     ['concat(http.host, http.request.headers.names[*])[0] eq "a"', ['invalid-map-each: invalid use of map each access operator [18,47]']],
   ];
   for (const [text, expected] of cases) assert.deepEqual(findings(text), expected, text);
@@ -144,6 +146,8 @@ test('regexes are validated with RE2 / Rust syntax', () => {
   assert.equal(checkExpression('http.host matches "(?=a)"').diagnostics[0].code, 'invalid-regex');
   assert.equal(checkExpression('http.host matches "(a"').diagnostics[0].code, 'invalid-regex');
   assert.equal(checkExpression('http.host matches "(a)\\1"').diagnostics[0].code, 'invalid-regex');
+  assert.deepEqual(findings('http.host matches "(?)a"'), ['invalid-regex: repetition operator missing expression [18,24]']);
+  assert.deepEqual(findings('http.host matches "a{,2}"'), ['invalid-regex: repetition quantifier expects a valid decimal [18,25]']);
   accepts('http.host matches "(?i)^www\\.[a-z]{2,}\\.example\\.com$"');
 });
 
