@@ -226,6 +226,12 @@ class Parser {
   }
 
   /** In `(?x)` mode, skips whitespace and `#` comments. */
+  /** Inside `{m,n}` Rust's regex syntax (1.9+) allows white space whatever the flags. */
+  private skipSpace(): void {
+    if (this.flags.x) return this.skipX();
+    while (!this.eof() && /\s/.test(this.p[this.pos])) this.pos++;
+  }
+
   private skipX(): void {
     if (!this.flags.x) return;
     while (!this.eof()) {
@@ -283,13 +289,13 @@ class Parser {
     else if (c === '+') (min = 1), (max = -1);
     else if (c === '?') (min = 0), (max = 1);
     else {
-      this.skipX();
+      this.skipSpace();
       const a = this.decimal();
-      this.skipX();
+      this.skipSpace();
       if (this.eof()) throw this.error('unclosed counted repetition', start, this.pos);
       if (this.p[this.pos] === ',') {
         this.pos++;
-        this.skipX();
+        this.skipSpace();
         if (this.eof()) throw this.error('unclosed counted repetition', start, this.pos);
         const b = this.p[this.pos] === '}' ? undefined : this.decimal();
         // Rust's regex syntax requires the lower bound: `{,n}` is an error there.
@@ -300,7 +306,7 @@ class Parser {
         if (a === undefined) throw this.error('repetition quantifier expects a valid decimal', this.pos);
         min = max = a;
       }
-      this.skipX();
+      this.skipSpace();
       if (this.eof() || this.p[this.pos] !== '}') throw this.error('unclosed counted repetition', start, this.pos);
       this.pos++;
       if (max >= 0 && min > max) throw this.error('invalid repetition count range, the start must be <= the end', start, this.pos);

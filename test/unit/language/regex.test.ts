@@ -125,6 +125,7 @@ describe('repetition and flags', () => {
     ['^a{3}$', 'aaa', true],
     ['^a{3}$', 'aa', false],
     ['^a{2,}$', 'aaaa', true],
+    ['^a{ 1 ,\t2 }$', 'aa', true],
     ['^a{1,2}$', 'aaa', false],
     ['^a{1001}$', 'a'.repeat(1001), true],
     ['^a{1001}$', 'a'.repeat(1000), false],
