@@ -184,7 +184,7 @@ semantics.addOperation<unknown>('toAST', {
   regexString(_o, _a, _c) {
     return literal('quoted', this);
   },
-  rawString(_r) {
+  rawString(_r, _tail) {
     return literal('raw', this);
   },
   _terminal() {
@@ -211,6 +211,16 @@ export function parseExpression(text: string, options: ParseOptions = {}): Parse
     return {
       diagnostics: [
         error('empty-expression', 0, text.length, 'expected identifier character', 'Write an expression, e.g. `http.host eq "example.com"`.'),
+      ],
+    };
+  }
+  // The engine refuses more than 255 `#`s; checking first also keeps the grammar's
+  // per-`#` recursion bounded.
+  const hashes = /r(#{256,})"/.exec(input);
+  if (hashes) {
+    return {
+      diagnostics: [
+        error('invalid-raw-string', hashes.index, hashes.index + hashes[0].length, "invalid raw string hash count, there can't be more than 255 #s", 'Use fewer `#`: one more than the longest run of `#` after a `"` inside the string is enough.'),
       ],
     };
   }
@@ -310,10 +320,10 @@ function wording(text: string, pos: number, expected: Set<string>, options: Pars
   if (expected.has('{')) {
     return { code: 'syntax-error', message: 'expected literal "{"', hint: 'After `in` write a set in braces, e.g. `{80 443}`, or a list, e.g. `$office_network`.' };
   }
-  if (expected.has('r"') && !expected.has('identifier')) {
+  if (expected.has('r') && !expected.has('identifier')) {
     return { code: 'syntax-error', message: 'expected " or r', hint: 'Write the pattern as a quoted string `"…"` or a raw string `r"…"`.' };
   }
-  if (expected.has('r"') && expected.has('identifier')) {
+  if (expected.has('r') && expected.has('identifier')) {
     const lhs = lhsBeforeOperator(text, pos);
     const type = lhs !== undefined ? options.typeOf?.(lhs) : undefined;
     if (type?.kind === 'Int') return { code: 'invalid-integer', message: 'expected digit' };

@@ -145,3 +145,13 @@ test('an incremental matcher gives the same tree as a fresh parse after edits', 
     assert.deepEqual(incremental, fresh, text);
   }
 });
+
+test('raw strings take any number of # up to the engine limit of 255', () => {
+  const h = '#'.repeat(255);
+  assert.equal(tree(`http.host eq r${h}"a"#"${h}`), `(eq http.host r${h}"a"#"${h})`);
+  const r = parseExpression(`http.host eq r${'#'.repeat(256)}"a"${'#'.repeat(256)}`);
+  assert.deepEqual(
+    r.diagnostics.map((d) => [d.code, d.message, d.range.start]),
+    [['invalid-raw-string', "invalid raw string hash count, there can't be more than 255 #s", 13]],
+  );
+});
