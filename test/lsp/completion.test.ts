@@ -65,3 +65,11 @@ test('outside every expression of a ruleset: no answer (the JSON service answers
   const { items } = await complete('{"rules": [{"expression": "ssl", "action": "bl|"}]}', 'json');
   assert.equal(items, null);
 });
+
+test('list names and map keys used by other open documents are offered', async () => {
+  await client.open('file:///c/office.ruleset.json', 'json', '{"rules": [{"expression": "ip.src in $office_network and http.request.headers[\\"x-api-key\\"][0] eq \\"k\\""}]}');
+  const lists = await complete('ip.src in $|');
+  item(lists.items, '$office_network');
+  const keys = await complete('http.request.headers["|');
+  item(keys.items, '"x-api-key"');
+});

@@ -10,6 +10,7 @@
  * `$1`, `${1:name}` stay snippet syntax. `filterText` is escaped too, because VS Code
  * filters against the document's text (`\"GE` for a typed `"GE`).
  */
+import type { Names } from './workspaceNames';
 import {
   InsertTextFormat,
   type CompletionItem,
@@ -30,9 +31,10 @@ export const COMPLETION_TRIGGERS = ['.', '$', '"', '[', '{', '(', ' '];
 export const SIGNATURE_TRIGGERS = ['(', ','];
 export const SIGNATURE_RETRIGGERS = [' '];
 
-function contextFor(a: Analysed, slice: ExpressionSlice): ExpressionContext {
+function contextFor(a: Analysed, slice: ExpressionSlice, known?: Names): ExpressionContext {
   const o = checkOptionsFor(slice, a.settings);
-  return { scheme: httpScheme, plan: o.plan, phase: o.phase, listNames: o.listNames };
+  const listNames = known ? [...new Set([...(o.listNames ?? []), ...known.lists])] : o.listNames;
+  return { scheme: httpScheme, plan: o.plan, phase: o.phase, listNames, sampleKeys: known?.keys };
 }
 
 /** The expression under a document position, with the cursor as an expression offset. */
@@ -68,11 +70,12 @@ export function jsonEscapeSnippet(snippet: string): string {
   return out;
 }
 
-export function completion(a: Analysed, position: Position): CompletionList | null {
+/** `known`: list names and map keys the workspace already uses, offered alongside the built-in ones. */
+export function completion(a: Analysed, position: Position, known?: Names): CompletionList | null {
   const where = at(a, position);
   if (!where) return null;
   const { slice, offset } = where;
-  const items = complete(slice.text, offset, contextFor(a, slice));
+  const items = complete(slice.text, offset, contextFor(a, slice, known));
   const out: CompletionItem[] = items.map((item) => {
     const { textEdit, ...rest } = item;
     const mapped: CompletionItem = { ...rest };

@@ -9,6 +9,7 @@
  * Initialization options (all optional):
  *   - `diagnosticsDelay`: debounce of diagnostics in ms (default 150; tests use 0).
  */
+import { WorkspaceNames, type Names } from './workspaceNames';
 import {
   CodeActionKind,
   createConnection,
@@ -21,7 +22,7 @@ import {
 } from 'vscode-languageserver/node';
 import { codeActions } from './codeActions';
 import { DEFAULT_DIAGNOSTICS_DELAY_MS, DiagnosticsScheduler } from './diagnostics';
-import { analyse, DocumentStore, type Analysed } from './documents';
+import { analyse, documentKind, DocumentStore, type Analysed } from './documents';
 import { foldingRanges } from './folding';
 import { completion, COMPLETION_TRIGGERS, hoverAt, SIGNATURE_RETRIGGERS, SIGNATURE_TRIGGERS, signatureHelpAt } from './embedded';
 import { formatDocument, formatRange } from './formatting';
@@ -32,6 +33,17 @@ import { SettingsCache } from './settings';
 const connection = createConnection(ProposedFeatures.all);
 const log = connection.console;
 const store = new DocumentStore();
+const names = new WorkspaceNames();
+
+/** List names and map keys used by the expressions of every open document. */
+function workspaceNames(a: Analysed): Names {
+  const texts: string[] = [];
+  for (const doc of store.all()) {
+    const kind = documentKind(doc.uri, doc.languageId, a.settings);
+    if (kind) for (const slice of store.slicesOf(doc, kind)) texts.push(slice.text);
+  }
+  return names.collect(texts);
+}
 
 let configurationSupported = false;
 let dynamicConfigurationChange = false;
@@ -97,7 +109,7 @@ function forDocument<T>(what: string, uri: string, token: CancellationToken, emp
   });
 }
 
-connection.onCompletion((p, token) => forDocument('completion', p.textDocument.uri, token, null, (a) => completion(a, p.position)));
+connection.onCompletion((p, token) => forDocument('completion', p.textDocument.uri, token, null, (a) => completion(a, p.position, workspaceNames(a))));
 connection.onHover((p, token) => forDocument('hover', p.textDocument.uri, token, null, (a) => hoverAt(a, p.position)));
 connection.onSignatureHelp((p, token) => forDocument('signatureHelp', p.textDocument.uri, token, null, (a) => signatureHelpAt(a, p.position)));
 connection.onDocumentFormatting((p, token) => forDocument('formatting', p.textDocument.uri, token, [], (a) => formatDocument(a, p.options)));
