@@ -154,3 +154,38 @@ export function isExpr(node: Argument | Rhs): node is Expr {
     node.kind === 'comparison'
   );
 }
+
+/** Any node of the tree. */
+export type Node = Expr | ValueExpr | Literal | SetLiteral | ListRef;
+
+/** Every node of the tree, parents before children, in source order. */
+export function nodesOf(root: Expr | Argument | Rhs): Node[] {
+  const out: Node[] = [];
+  const visit = (n: Expr | Argument | Rhs): void => {
+    out.push(n);
+    switch (n.kind) {
+      case 'logical':
+        return n.items.forEach(visit);
+      case 'not':
+        return visit(n.operand);
+      case 'group':
+        return visit(n.inner);
+      case 'quantifier':
+        return visit(n.arg);
+      case 'comparison':
+        visit(n.lhs);
+        if (n.rhs) visit(n.rhs);
+        return;
+      case 'call':
+        return n.args.forEach(visit);
+      case 'index':
+        visit(n.target);
+        if (n.key.kind === 'key') visit(n.key.literal);
+        return;
+      case 'set':
+        return n.items.forEach(visit);
+    }
+  };
+  visit(root);
+  return out;
+}

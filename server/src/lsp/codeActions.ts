@@ -22,52 +22,10 @@
  * JSON-escaped.
  */
 import { CodeActionKind, type CodeAction, type CodeActionContext, type Range as LspRange, type TextEdit } from 'vscode-languageserver/node';
-import type * as A from '../language/ast';
+import * as A from '../language/ast';
 import type { Diagnostic } from '../language/diagnostics';
 import { toLspDiagnostic } from './diagnostics';
 import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
-
-type Node = A.Expr | A.ValueExpr | A.Literal | A.SetLiteral | A.ListRef;
-
-/** Every node of the tree, parents before children. */
-export function allNodes(ast: A.Expr): Node[] {
-  const out: Node[] = [];
-  const visit = (n: Node | A.Argument | A.Rhs): void => {
-    out.push(n);
-    switch (n.kind) {
-      case 'logical':
-        n.items.forEach(visit);
-        return;
-      case 'not':
-        visit(n.operand);
-        return;
-      case 'group':
-        visit(n.inner);
-        return;
-      case 'quantifier':
-        visit(n.arg);
-        return;
-      case 'comparison':
-        visit(n.lhs);
-        if (n.rhs) visit(n.rhs);
-        return;
-      case 'call':
-        n.args.forEach(visit);
-        return;
-      case 'index':
-        visit(n.target);
-        if (n.key.kind === 'key') visit(n.key.literal);
-        return;
-      case 'set':
-        n.items.forEach(visit);
-        return;
-      default:
-        return;
-    }
-  };
-  visit(ast);
-  return out;
-}
 
 const TO_C: Record<string, string> = { and: '&&', or: '||', xor: '^^', not: '!', eq: '==', ne: '!=', lt: '<', le: '<=', gt: '>', ge: '>=', matches: '~', bitwise_and: '&' };
 const TO_ENGLISH: Record<string, string> = Object.fromEntries(Object.entries(TO_C).map(([k, v]) => [v, k]));
@@ -75,7 +33,7 @@ const TO_ENGLISH: Record<string, string> = Object.fromEntries(Object.entries(TO_
 /** The operator tokens of an expression, in source order. */
 function operatorTokens(ast: A.Expr): A.Token[] {
   const out: A.Token[] = [];
-  for (const n of allNodes(ast)) {
+  for (const n of A.nodesOf(ast)) {
     if (n.kind === 'logical') out.push(...n.ops);
     else if (n.kind === 'not') out.push(n.token);
     else if (n.kind === 'comparison' && n.op) out.push(n.op);
@@ -221,7 +179,7 @@ function quickFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnost
     }
     case 'cidr-outside-set': {
       if (!ast) return;
-      const cmp = allNodes(ast).find(
+      const cmp = A.nodesOf(ast).find(
         (n): n is A.ComparisonExpr =>
           n.kind === 'comparison' && n.rhs?.kind === 'literal' && n.rhs.span.start <= d.range.start && d.range.start < n.rhs.span.end,
       );
@@ -248,7 +206,7 @@ const MIXED = /^expected value of type Array<Bool>, but got Bool$/;
 function wrapFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnostic, all: readonly Diagnostic[], action: Act): void {
   if (!ast || d.code !== 'type-mismatch') return;
   let target: A.Expr | undefined;
-  const nodes = allNodes(ast);
+  const nodes = A.nodesOf(ast);
   if (/^expected value of type Bool, but got Array<Bool>$/.test(d.message)) {
     target = nodes.find((n): n is A.Expr => isExprNode(n) && n.span.start === d.range.start && n.span.end === d.range.end);
     // Operands that disagree inside it are fixed one by one (below), not by wrapping the lot.
@@ -270,6 +228,6 @@ function wrapFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnosti
   }
 }
 
-function isExprNode(n: Node): n is A.Expr {
+function isExprNode(n: A.Node): n is A.Expr {
   return n.kind === 'logical' || n.kind === 'not' || n.kind === 'group' || n.kind === 'quantifier' || n.kind === 'comparison';
 }

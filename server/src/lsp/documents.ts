@@ -29,7 +29,7 @@ import type { MatchResult } from 'ohm-js';
 import grammar from '../language/rules.ohm-bundle';
 import { checkExpression, type CheckOptions, type CheckResult } from '../language/index';
 import { httpScheme } from '../language/scheme/index';
-import { findExpressions } from '../rulesets/expressions';
+import { findExpressions, lastAtOrBefore } from '../rulesets/expressions';
 import { asPhase, matchesGlob, type Settings } from './settings';
 
 export type DocumentKind = 'expression' | 'ruleset';
@@ -117,18 +117,7 @@ class JsonSlice implements ExpressionSlice {
   }
 
   fromDocument(docOffset: number): number {
-    const d = docOffset - this.shift;
-    const map = this.offsets;
-    if (d <= map[0]) return 0;
-    if (d >= map[map.length - 1]) return map.length - 1;
-    let lo = 0;
-    let hi = map.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (map[mid] <= d) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
+    return lastAtOrBefore(this.offsets, docOffset - this.shift);
   }
 
   encode(text: string): string {

@@ -9,7 +9,7 @@
  * Expressions in ruleset JSON sit on one line each, so they only fold in `.cfrule`.
  */
 import { FoldingRangeKind, type FoldingRange } from 'vscode-languageserver/node';
-import type * as A from '../language/ast';
+import * as A from '../language/ast';
 import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
 
 /** Bracket pairs [open, close] (expression offsets of the brackets) from the tree. */
@@ -17,42 +17,10 @@ export function bracketPairs(ast: A.Expr, text: string): [number, number][] {
   const out: [number, number][] = [];
   // White space may separate a function's name from its `(`.
   const paren = (after: number) => Math.max(after, text.indexOf('(', after));
-  const pair = (span: A.Span) => out.push([span.start, span.end - 1]);
-  const value = (v: A.ValueExpr): void => {
-    if (v.kind === 'call') {
-      out.push([paren(v.nameSpan.end), v.span.end - 1]);
-      v.args.forEach(arg);
-    } else if (v.kind === 'index') value(v.target);
-  };
-  const arg = (a: A.Argument): void => {
-    if (a.kind === 'literal') return;
-    if (a.kind === 'field' || a.kind === 'call' || a.kind === 'index') value(a);
-    else expr(a);
-  };
-  const expr = (e: A.Expr): void => {
-    switch (e.kind) {
-      case 'logical':
-        e.items.forEach(expr);
-        return;
-      case 'not':
-        expr(e.operand);
-        return;
-      case 'group':
-        pair(e.span);
-        expr(e.inner);
-        return;
-      case 'quantifier':
-        out.push([paren(e.nameSpan.end), e.span.end - 1]);
-        arg(e.arg);
-        return;
-      case 'comparison':
-        value(e.lhs);
-        if (e.rhs?.kind === 'set') pair(e.rhs.span);
-        else if (e.rhs && e.rhs.kind !== 'literal' && e.rhs.kind !== 'list') value(e.rhs);
-        return;
-    }
-  };
-  expr(ast);
+  for (const n of A.nodesOf(ast)) {
+    if (n.kind === 'group' || n.kind === 'set') out.push([n.span.start, n.span.end - 1]);
+    else if (n.kind === 'call' || n.kind === 'quantifier') out.push([paren(n.nameSpan.end), n.span.end - 1]);
+  }
   return out;
 }
 

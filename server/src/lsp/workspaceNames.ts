@@ -4,7 +4,7 @@
  * open document's expressions. (Sample requests add keys once they exist.) These feed
  * completion only; the checker's unknown-list warning needs the account's real lists.
  */
-import type * as A from '../language/ast';
+import * as A from '../language/ast';
 import { decodeMapKey } from '../language/literals';
 import { binaryToUtf8 } from '../language/bytes';
 import { parseExpression } from '../language/parse';
@@ -18,43 +18,18 @@ export interface Names {
 const EMPTY: Names = { lists: [], keys: {} };
 
 /** Names used by one expression's syntax tree. */
-export function namesIn(ast: A.Expr | A.Argument | A.Rhs): Names {
+export function namesIn(ast: A.Expr): Names {
   const lists = new Set<string>();
   const keys = new Map<string, Set<string>>();
-  const visit = (n: A.Expr | A.Argument | A.Rhs | undefined): void => {
-    if (!n) return;
-    switch (n.kind) {
-      case 'logical':
-        return n.items.forEach(visit);
-      case 'not':
-        return visit(n.operand);
-      case 'group':
-        return visit(n.inner);
-      case 'quantifier':
-        return visit(n.arg);
-      case 'comparison':
-        visit(n.lhs);
-        return visit(n.rhs);
-      case 'call':
-        return n.args.forEach(visit);
-      case 'list':
-        lists.add(n.name);
-        return;
-      case 'index': {
-        if (n.target.kind === 'field' && n.key.kind === 'key' && n.key.literal.form === 'quoted') {
-          const k = decodeMapKey(n.key.literal.text);
-          const text = k.ok ? binaryToUtf8(k.value) : undefined;
-          if (text !== undefined) {
-            const set = keys.get(n.target.name) ?? new Set<string>();
-            set.add(text);
-            keys.set(n.target.name, set);
-          }
-        }
-        return visit(n.target);
-      }
-    }
-  };
-  visit(ast);
+  for (const n of A.nodesOf(ast)) {
+    if (n.kind === 'list') lists.add(n.name);
+    if (n.kind !== 'index' || n.target.kind !== 'field' || n.key.kind !== 'key' || n.key.literal.form !== 'quoted') continue;
+    const k = decodeMapKey(n.key.literal.text);
+    const text = k.ok ? binaryToUtf8(k.value) : undefined;
+    if (text === undefined) continue;
+    const set = keys.get(n.target.name) ?? new Set<string>();
+    keys.set(n.target.name, set.add(text));
+  }
   return { lists: [...lists], keys: Object.fromEntries([...keys].map(([f, s]) => [f, [...s]])) };
 }
 

@@ -126,18 +126,23 @@ function region(json: string, rule: number, ruleName: string | undefined, offset
     phase,
     offsets: map,
     toDocument: (o) => map[Math.max(0, Math.min(o, map.length - 1))],
-    fromDocument: (d) => {
-      // The last unit whose source starts at or before `d` (map is strictly increasing).
-      if (d <= map[0]) return 0;
-      if (d >= end) return map.length - 1;
-      let lo = 0;
-      let hi = map.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if (map[mid] <= d) lo = mid;
-        else hi = mid - 1;
-      }
-      return lo;
-    },
+    fromDocument: (d) => lastAtOrBefore(map, d),
   };
+}
+
+/**
+ * Maps a document offset back into an expression: the index of the last unit whose
+ * source starts at or before `d` (`map` is strictly increasing), clamped to the ends.
+ */
+export function lastAtOrBefore(map: readonly number[], d: number): number {
+  if (d <= map[0]) return 0;
+  if (d >= map[map.length - 1]) return map.length - 1;
+  let lo = 0;
+  let hi = map.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (map[mid] <= d) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
