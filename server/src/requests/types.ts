@@ -1,0 +1,28 @@
+/**
+ * Sample HTTP requests, from REST-Client-style `.http` files or CRS ftw YAML, before
+ * they become field values for the engine.
+ */
+
+export interface SampleRequest {
+  /** A name to show: `### name` in .http files, the ftw test title and stage. */
+  readonly name?: string;
+  readonly method: string;
+  /** As written: absolute (`https://host/path?q`) or origin-form (`/path?q`, host from the Host header). */
+  readonly url: string;
+  /** `HTTP/1.1` when not written. */
+  readonly httpVersion: string;
+  /** In order, names as written (case kept). */
+  readonly headers: readonly (readonly [string, string])[];
+  /** Body bytes as a binary string (one code unit per byte), or undefined. */
+  readonly body?: string;
+  /** Edge fields from metadata comments (`# @ip.src 203.0.113.9`): field name -> text. */
+  readonly meta: Readonly<Record<string, string>>;
+  /** Where the request starts and ends in its source (UTF-16 offsets), for CodeLens and errors. */
+  readonly source?: { readonly start: number; readonly end: number; readonly line: number };
+}
+
+export interface RequestProblem {
+  /** 0-based line in the source. */
+  readonly line: number;
+  readonly message: string;
+}
