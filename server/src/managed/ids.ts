@@ -4,8 +4,9 @@
  * The two ruleset ids are the hosted service's own (reference crs-and-managed-rules §4.1),
  * so an `execute` rule written for it (`"id": "efb7b8c9…"`) deploys the same ruleset here.
  * The anomaly-score rule of the OWASP-based ruleset keeps its documented id and ref. Every
- * other rule id is ours: minted from a name with `mintId`, a 128-bit FNV-1a hash, so it
- * never changes as long as the name (`vendor:<ref>`, `owasp:<crs id>`) does not.
+ * other rule id is ours: minted from a name with `mintId` (a 128-bit FNV-1a hash, then a
+ * bijective mixing step so that similar names do not give similar-looking ids), so it never
+ * changes as long as the name (`vendor:<ref>`, `owasp:<crs id>`) does not.
  */
 
 /** Cloudflare Managed Ruleset. */
@@ -35,7 +36,27 @@ export function fnv1a128(text: string): string {
  * names keep the vendor and OWASP rules apart; the same name always gives the same id.
  */
 export function mintId(name: string): string {
-  return fnv1a128(name);
+  const h = BigInt(`0x${fnv1a128(name)}`);
+  // FNV-1a avalanches poorly on short inputs; three Feistel-style rounds of the MurmurHash3
+  // finalizer (a bijection on 64 bits) spread every input bit over the id without adding
+  // collisions.
+  let hi = h >> 64n;
+  let lo = h & MASK64;
+  hi = fmix64(hi ^ lo);
+  lo = fmix64(lo ^ hi);
+  hi = fmix64(hi ^ lo);
+  return ((hi << 64n) | lo).toString(16).padStart(32, '0');
+}
+
+const MASK64 = (1n << 64n) - 1n;
+
+function fmix64(k: bigint): bigint {
+  k ^= k >> 33n;
+  k = (k * 0xff51afd7ed558ccdn) & MASK64;
+  k ^= k >> 33n;
+  k = (k * 0xc4ceb9fe1a85ec53n) & MASK64;
+  k ^= k >> 33n;
+  return k;
 }
 
 /** Whether `id` has the shape of a ruleset or rule id: 32 lower-case hex digits. */
