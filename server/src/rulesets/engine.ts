@@ -1,0 +1,824 @@
+/**
+ * The evaluation engine: runs one HTTP request (as field values) through a zone's WAF
+ * configuration and says what the service would do with it, with a full trace.
+ *
+ * Compile once, evaluate many: `compileZone` checks and compiles every expression of the
+ * zone (entry points, the custom and managed rulesets they execute, legacy firewall
+ * rules) and resolves every override up front, so `evaluate` only runs closures and
+ * records what happened. It never throws on user input: what cannot be compiled comes
+ * back in `problems`, and a rule whose expression does not compile never matches.
+ *
+ * Semantics (rules API §2, §4; managed rules §4), and the decisions taken where the
+ * reference leaves room:
+ *
+ * - Stages, in the order the service runs them for the WAF: legacy firewall rules (only
+ *   for a zone whose firewall rules are not migrated), `http_request_firewall_custom`,
+ *   `http_ratelimit`, `http_request_firewall_managed`, then — in the managed-rules
+ *   migration's validation mode only — the previous WAF. Entry points of other phases are
+ *   not evaluated (a warning says so).
+ * - Rules run in order; disabled rules are skipped. `block` (with its custom response),
+ *   `managed_challenge`, `js_challenge` and `challenge` end everything. `log` records and
+ *   continues. `skip` changes what follows (below). `execute` runs a custom ruleset
+ *   (`customRulesets`) or a managed ruleset at its version (`latest` by default) with
+ *   its overrides, then evaluation continues after the `execute` rule.
+ * - `skip` parameters: `ruleset: "current"` skips the remaining rules of the ruleset the
+ *   skip rule is in (an executed custom ruleset, or the entry point); `phases` skips the
+ *   listed phases that have not started yet; `rulesets` skips later `execute` rules of
+ *   those ruleset ids; `rules` skips the listed rules of those rulesets wherever they are
+ *   met later; `products` are recorded (`skippedProducts`) and `waf` also skips the
+ *   previous WAF of the validation mode; `phase: "current"` (only with products) skips
+ *   the rest of the current phase. A skip rule logs unless `logging.enabled` is false.
+ * - Overrides, resolved per property (enabled, action, score_threshold): a rule override
+ *   beats a category override, which beats the ruleset-wide `action`/`enabled`. Among
+ *   category overrides the last one in the list that names one of the rule's categories
+ *   and sets the property wins. So `[{paranoia-level-2, enabled:false}, {php, action:log}]`
+ *   leaves a rule tagged with both disabled — the category that sets `enabled` is PL2's.
+ * - Scoring: in an executed ruleset, a matching rule whose effective action is `score`
+ *   adds `action_parameters.increment` to that execution's total (reported in `scores`
+ *   under the ruleset id). The anomaly rule of a scored managed ruleset (`anomalyRuleId`)
+ *   acts when its expression matches and the total is >= its threshold (rule override
+ *   `score_threshold`, else the rule's `score_threshold`, else 40), with its effective
+ *   action (block by default). An override that gives a score rule another action
+ *   (`log`, `block`, …) makes it act with that action instead of scoring: the API's
+ *   overrides replace the action, and `score` is just an action. The same holds for a
+ *   ruleset-wide `action`: deploying OWASP with `action: log` turns every score rule
+ *   into a log rule, so nothing scores and the anomaly rule (now a log rule too) never
+ *   reaches its threshold — each matching rule is logged instead.
+ * - The OWASP-based ruleset deployed with no paranoia override runs every rule that is
+ *   enabled by default — all four paranoia levels, as the Terraform docs say of a bare
+ *   `execute`; the editor's lint warns about it (issue 4). Nothing here narrows it to PL1.
+ * - `http_ratelimit`: a matching rule is recorded as `counted`; the engine keeps no
+ *   request-count state across requests, so a rate-limit rule acts only when the caller
+ *   says its limit is exceeded (`CompileZoneOptions.rateLimitExceeded`).
+ * - Legacy firewall rules run in priority order (LEGACY_ACTION_PRECEDENCE for ties and
+ *   for rules without priority); paused rules and rules with a paused or deleted filter
+ *   are skipped. block/challenge/js_challenge/managed_challenge end everything; `allow`
+ *   stops the firewall rules (later stages still run: allow never exempted a request from
+ *   other products); `log` records; `bypass` skips its products for the rest of the
+ *   request: each one is recorded, and `waf` also skips the managed-rules phase and the
+ *   previous WAF (the migration converts a Bypass→WAF rule into a skip of the managed
+ *   phase), `rateLimit` also skips `http_ratelimit`.
+ * - Validation mode (`legacy.validationMode`): the new managed rules run first and their
+ *   actions are only recorded (`validation-only`, and `validation.newDecision`); then the
+ *   previous WAF runs and its verdict acts. We have no rules content for the previous WAF,
+ *   so it is a callback (`CompileZoneOptions.previousWaf`); without one the stand-in lets
+ *   every request through and the trace says so.
+ */
+import { compileExpression, type Diagnostic } from '../language/index';
+import type { CompiledFilter, EvalContext, FieldValues } from '../language/evaluate';
+import type { Phase, Plan } from '../language/scheme/types';
+import { rulesetVersion, type ManagedCatalog, type ManagedRuleset } from '../managed/types';
+import { legacyOrder, type LegacyConfig, type LegacyFirewallRule } from './legacy';
+import type { BlockParameters, BlockResponse, ExecuteParameters, Overrides, Rule, Ruleset, ScoreParameters, SkipParameters } from './model';
+
+export type { LegacyConfig, LegacyFirewallRule } from './legacy';
+
+// --- Public types -----------------------------------------------------------------------
+
+export const WAF_PHASES = ['http_request_firewall_custom', 'http_ratelimit', 'http_request_firewall_managed'] as const;
+export type WafPhase = (typeof WAF_PHASES)[number];
+
+/** Where a rule runs: a WAF phase, the legacy firewall rules, or the previous WAF. */
+export type Stage = WafPhase | 'legacy_firewall_rules' | 'previous_waf';
+
+export const TERMINATING = ['block', 'challenge', 'js_challenge', 'managed_challenge'] as const;
+export type TerminatingAction = (typeof TERMINATING)[number];
+
+/** The threshold of an anomaly rule that has none. */
+export const DEFAULT_SCORE_THRESHOLD = 40;
+
+export interface ZoneConfig {
+  readonly entryPoints: Partial<Record<Phase, Ruleset>>;
+  /** Rulesets of kind `custom` that `execute` rules may run, by `id`. */
+  readonly customRulesets?: readonly Ruleset[];
+  readonly catalog: ManagedCatalog;
+  readonly legacy?: LegacyConfig;
+  readonly plan?: Plan;
+}
+
+/** What the previous WAF decided about a request (validation mode). */
+export interface PreviousWafVerdict {
+  /** `simulate`/`log` record only; the others act. */
+  readonly action: TerminatingAction | 'simulate' | 'log';
+  readonly ruleId?: string;
+  readonly description?: string;
+}
+
+/** The previous WAF, given as a function (the engine has no rules content for it). */
+export type PreviousWaf = (fields: FieldValues, ctx?: EvalContext) => PreviousWafVerdict | undefined;
+
+export interface CompileZoneOptions {
+  /** wirefilter's `ne` with a missing side (see CompileOptions). Default false. */
+  readonly nilNotEqual?: boolean;
+  readonly previousWaf?: PreviousWaf;
+  /** Whether a matching rate-limit rule's limit is exceeded; default: never. */
+  readonly rateLimitExceeded?: (rule: RuleRef, fields: FieldValues) => boolean;
+}
+
+export interface EngineProblem {
+  readonly severity: 'error' | 'warning';
+  readonly stage: Stage | Phase;
+  readonly rulesetId?: string;
+  /** Index of the rule in its ruleset (or in the firewall rules list). */
+  readonly ruleIndex?: number;
+  readonly ruleId?: string;
+  readonly ref?: string;
+  readonly message: string;
+  /** The expression's error diagnostics, when the problem is an expression that does not compile. */
+  readonly diagnostics?: readonly Diagnostic[];
+}
+
+/** Names one rule for the trace and the decision. */
+export interface RuleRef {
+  readonly phase: Stage;
+  readonly rulesetId?: string;
+  readonly rulesetName?: string;
+  readonly ruleId?: string;
+  readonly ref?: string;
+  readonly description?: string;
+}
+
+export interface Decision {
+  readonly action: 'allow-through' | TerminatingAction;
+  readonly phase?: Stage;
+  readonly rulesetId?: string;
+  readonly ruleId?: string;
+  readonly ref?: string;
+  readonly description?: string;
+  readonly response?: BlockResponse;
+  /** For the anomaly rule: the total and the threshold it reached. */
+  readonly score?: number;
+  readonly threshold?: number;
+  /** The `execute` rule through which the deciding rule ran. */
+  readonly via?: RuleRef;
+}
+
+export type Outcome =
+  /** The expression was false. */
+  | 'not-matched'
+  /** Disabled (or paused), by default or by an override. */
+  | 'disabled'
+  /** Skipped by an earlier skip rule or bypass (see `skippedBy`). */
+  | 'skipped'
+  /** The rule cannot run: its expression does not compile, its ruleset is unknown, … */
+  | 'invalid'
+  /** A terminating action ended evaluation. */
+  | 'terminated'
+  | 'logged'
+  | 'scored'
+  /** A skip rule matched; what it skips is in `note`. */
+  | 'skip'
+  | 'executed'
+  /** Legacy `allow`: the remaining firewall rules are not run. */
+  | 'allowed'
+  /** Legacy `bypass`: its products are skipped from here on. */
+  | 'bypassed'
+  /** The anomaly rule matched but the total is below its threshold. */
+  | 'below-threshold'
+  /** A rate-limit rule matched: the request counts toward its limit. */
+  | 'counted'
+  /** Validation mode: a new managed rule would have acted; only recorded. */
+  | 'validation-only'
+  /** An action outside the WAF's scope (rewrite, redirect, …): not applied. */
+  | 'unsupported';
+
+export interface TraceEntry extends RuleRef {
+  /** 0 for entry points and firewall rules, +1 per `execute`. */
+  readonly depth: number;
+  readonly ruleIndex?: number;
+  /** Effective (after overrides). */
+  readonly enabled: boolean;
+  /** Undefined when the expression was not evaluated. */
+  readonly matched?: boolean;
+  /** The effective action. */
+  readonly action?: string;
+  readonly outcome: Outcome;
+  readonly scoreAdded?: number;
+  /** The ruleset's running total after this rule (scored rulesets). */
+  readonly score?: number;
+  readonly threshold?: number;
+  readonly skippedBy?: RuleRef;
+  /** Which overrides set the enabled state / action, e.g. `rule`, `category:paranoia-level-2`, `ruleset`. */
+  readonly overriddenBy?: readonly string[];
+  readonly note?: string;
+}
+
+export interface LogEntry extends RuleRef {
+  readonly action: string;
+  readonly outcome: Outcome;
+}
+
+export interface Evaluation {
+  readonly decision: Decision;
+  readonly trace: readonly TraceEntry[];
+  /** Total anomaly score per executed ruleset id that has score rules. */
+  readonly scores: Readonly<Record<string, number>>;
+  /** Rules that logged: `log` actions, skip rules with logging, validation-only actions, counted rate limits. */
+  readonly logs: readonly LogEntry[];
+  /** Products skipped by `skip` rules or legacy `bypass`, with the rule that skipped each. */
+  readonly skippedProducts: Readonly<Record<string, RuleRef>>;
+  /** Validation mode: what the new managed rules would have done, and the previous WAF's verdict. */
+  readonly validation?: { readonly newDecision: Decision; readonly previous?: PreviousWafVerdict };
+}
+
+export interface CompiledZone {
+  readonly problems: readonly EngineProblem[];
+  evaluate(fields: FieldValues, ctx?: EvalContext): Evaluation;
+}
+
+// --- Overrides -------------------------------------------------------------------------
+
+export interface EffectiveRule {
+  readonly enabled: boolean;
+  readonly action?: string;
+  /** The anomaly rule's threshold (undefined for other rules). */
+  readonly scoreThreshold?: number;
+  /** Which overrides changed something: `rule`, `category:<tag>`, `ruleset`. */
+  readonly overriddenBy: readonly string[];
+}
+
+/**
+ * A rule's effective settings under the overrides of an `execute` rule: per property, a
+ * rule override, else the last category override naming one of its categories, else the
+ * ruleset-wide value, else the rule's own.
+ */
+export function resolveOverrides(rule: Rule, overrides: Overrides | undefined, isAnomalyRule = false): EffectiveRule {
+  let enabled = rule.enabled !== false;
+  let action = rule.action;
+  let threshold = isAnomalyRule ? (rule.score_threshold ?? DEFAULT_SCORE_THRESHOLD) : undefined;
+  if (!overrides) return { enabled, action, scoreThreshold: threshold, overriddenBy: [] };
+  let enabledFrom: string | undefined;
+  let actionFrom: string | undefined;
+  let thresholdFrom: string | undefined;
+  if (overrides.enabled !== undefined) [enabled, enabledFrom] = [overrides.enabled, 'ruleset'];
+  if (overrides.action !== undefined) [action, actionFrom] = [overrides.action, 'ruleset'];
+  const cats = rule.categories ?? [];
+  for (const c of overrides.categories ?? []) {
+    if (!cats.includes(c.category)) continue;
+    if (c.enabled !== undefined) [enabled, enabledFrom] = [c.enabled, `category:${c.category}`];
+    if (c.action !== undefined) [action, actionFrom] = [c.action, `category:${c.category}`];
+  }
+  for (const r of overrides.rules ?? []) {
+    if (rule.id === undefined || r.id !== rule.id) continue;
+    if (r.enabled !== undefined) [enabled, enabledFrom] = [r.enabled, 'rule'];
+    if (r.action !== undefined) [action, actionFrom] = [r.action, 'rule'];
+    if (isAnomalyRule && r.score_threshold !== undefined) [threshold, thresholdFrom] = [r.score_threshold, 'rule'];
+  }
+  const by = [...new Set([enabledFrom, actionFrom, thresholdFrom].filter((x): x is string => x !== undefined))];
+  return { enabled, action, scoreThreshold: threshold, overriddenBy: by };
+}
+
+// --- Compiled form ---------------------------------------------------------------------
+
+interface CRule {
+  readonly index: number;
+  readonly ref: RuleRef;
+  readonly filter?: CompiledFilter;
+  /** Why the rule cannot run, when it cannot. */
+  readonly invalid?: string;
+  readonly enabled: boolean;
+  readonly action: string;
+  readonly overriddenBy?: readonly string[];
+  readonly increment: number;
+  /** The anomaly rule's threshold. */
+  readonly threshold?: number;
+  readonly response?: BlockResponse;
+  readonly skip?: SkipParameters;
+  readonly skipLogs: boolean;
+  /** Legacy bypass products. */
+  readonly products?: readonly string[];
+  readonly execute?: CRuleset;
+  readonly executeMissing?: string;
+}
+
+interface CRuleset {
+  readonly id?: string;
+  readonly name?: string;
+  readonly stage: Stage;
+  readonly rules: readonly CRule[];
+  /** Has score rules or an anomaly rule: its total is reported. */
+  readonly scored: boolean;
+}
+
+type FilterResult = { readonly filter?: CompiledFilter; readonly diagnostics: readonly Diagnostic[] };
+/** Compiled expressions by rule object (rules are immutable values), then by compile options. */
+const filterCache = new WeakMap<object, Map<string, FilterResult>>();
+
+function cachedCompile(owner: object, text: string, opts: { allowManaged: boolean; plan?: Plan; phase?: Phase; nilNotEqual: boolean }): FilterResult {
+  const key = `${text}\u0000${opts.allowManaged}|${opts.plan ?? ''}|${opts.phase ?? ''}|${opts.nilNotEqual}`;
+  let byOpts = filterCache.get(owner);
+  if (!byOpts) filterCache.set(owner, (byOpts = new Map()));
+  let r = byOpts.get(key);
+  if (!r) {
+    const c = compileExpression(text, opts);
+    r = { filter: c.filter, diagnostics: c.diagnostics.filter((d) => d.severity === 'error') };
+    byOpts.set(key, r);
+  }
+  return r;
+}
+
+const KNOWN_IN_WAF = new Set(['block', 'challenge', 'js_challenge', 'managed_challenge', 'log', 'skip', 'execute', 'score']);
+
+class ZoneCompiler {
+  readonly problems: EngineProblem[] = [];
+  private readonly customById = new Map<string, Ruleset>();
+
+  constructor(
+    private readonly zone: ZoneConfig,
+    private readonly options: CompileZoneOptions,
+  ) {
+    for (const r of zone.customRulesets ?? []) {
+      if (r.id === undefined) {
+        this.problems.push({ severity: 'warning', stage: r.phase ?? 'http_request_firewall_custom', message: `custom ruleset ${r.name ? `"${r.name}" ` : ''}has no id: no execute rule can run it` });
+        continue;
+      }
+      if (this.customById.has(r.id)) this.problems.push({ severity: 'warning', stage: r.phase ?? 'http_request_firewall_custom', rulesetId: r.id, message: `two custom rulesets have id ${r.id}; the last one is used` });
+      this.customById.set(r.id, r);
+    }
+  }
+
+  entryPoint(phase: WafPhase, rs: Ruleset): CRuleset {
+    if (rs.phase !== undefined && rs.phase !== phase) {
+      this.problems.push({ severity: 'warning', stage: phase, rulesetId: rs.id, message: `the entry point given for ${phase} says its phase is ${rs.phase}; it runs as ${phase}` });
+    }
+    return this.ruleset(rs, phase, { managed: false, stack: [rs.id ?? `entrypoint:${phase}`] });
+  }
+
+  private ruleset(
+    rs: { readonly id?: string; readonly name?: string; readonly rules?: readonly Rule[] },
+    stage: WafPhase,
+    ctx: { managed: boolean; overrides?: Overrides; anomalyRuleId?: string; stack: readonly string[] },
+  ): CRuleset {
+    const rules = (rs.rules ?? []).map((rule, index) => this.rule(rule, index, rs, stage, ctx));
+    if (ctx.overrides) this.checkOverrides(rs, stage, ctx.overrides, ctx.anomalyRuleId);
+    const scored = ctx.anomalyRuleId !== undefined || rules.some((r) => r.action === 'score');
+    return { id: rs.id, name: rs.name, stage, rules, scored };
+  }
+
+  private rule(
+    rule: Rule,
+    index: number,
+    rs: { readonly id?: string; readonly name?: string },
+    stage: WafPhase,
+    ctx: { managed: boolean; overrides?: Overrides; anomalyRuleId?: string; stack: readonly string[] },
+  ): CRule {
+    const isAnomaly = ctx.anomalyRuleId !== undefined && rule.id === ctx.anomalyRuleId;
+    const eff = resolveOverrides(rule, ctx.overrides, isAnomaly);
+    const ref: RuleRef = { phase: stage, rulesetId: rs.id, rulesetName: rs.name, ruleId: rule.id || undefined, ref: rule.ref || rule.id || undefined, description: rule.description || undefined };
+    const where = { stage, rulesetId: rs.id, ruleIndex: index, ruleId: ref.ruleId, ref: ref.ref };
+    const action = eff.action ?? '';
+    let invalid: string | undefined;
+    let filter: CompiledFilter | undefined;
+    if (typeof rule.expression !== 'string' || rule.expression.trim() === '') {
+      invalid = 'the rule has no expression';
+      if (eff.enabled) this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)} has no expression` });
+    } else {
+      const c = cachedCompile(rule, rule.expression, { allowManaged: ctx.managed, plan: this.zone.plan, phase: stage, nilNotEqual: this.options.nilNotEqual === true });
+      filter = c.filter;
+      if (!filter) {
+        invalid = 'the expression does not compile';
+        this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: the expression does not compile: ${c.diagnostics.map((d) => d.message).join('; ')}`, diagnostics: c.diagnostics });
+      }
+    }
+    if (action === '') {
+      invalid ??= 'the rule has no action';
+      this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)} has no action` });
+    } else if (!KNOWN_IN_WAF.has(action)) {
+      this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)}: action "${action}" is outside the WAF phases; the engine records it and does not apply it` });
+    }
+    const params = rule.action_parameters as Record<string, unknown> | undefined;
+    let increment = 0;
+    if (action === 'score') {
+      const inc = (params as ScoreParameters | undefined)?.increment;
+      if (typeof inc === 'number' && Number.isFinite(inc)) increment = inc;
+      else this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)} scores with no numeric action_parameters.increment; it adds 0` });
+    }
+    const response = action === 'block' && rule.action === 'block' ? (params as BlockParameters | undefined)?.response : undefined;
+    const skip = action === 'skip' ? ((params ?? {}) as SkipParameters) : undefined;
+    let execute: CRuleset | undefined;
+    let executeMissing: string | undefined;
+    if (action === 'execute') {
+      const r = this.execute(rule, (params ?? {}) as unknown as ExecuteParameters, stage, where, index, ref, ctx.stack);
+      execute = r.ruleset;
+      executeMissing = r.missing;
+    }
+    return {
+      index,
+      ref,
+      filter: invalid === undefined ? filter : undefined,
+      invalid,
+      enabled: eff.enabled,
+      action,
+      overriddenBy: eff.overriddenBy.length > 0 ? eff.overriddenBy : undefined,
+      increment,
+      threshold: isAnomaly ? eff.scoreThreshold : undefined,
+      response,
+      skip,
+      skipLogs: rule.logging?.enabled !== false,
+      execute,
+      executeMissing,
+    };
+  }
+
+  private execute(
+    rule: Rule,
+    p: ExecuteParameters,
+    stage: WafPhase,
+    where: Omit<EngineProblem, 'severity' | 'message'>,
+    index: number,
+    ref: RuleRef,
+    stack: readonly string[],
+  ): { ruleset?: CRuleset; missing?: string } {
+    const fail = (message: string) => {
+      if (rule.enabled !== false) this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: ${message}` });
+      return { missing: message };
+    };
+    if (typeof p.id !== 'string' || p.id === '') return fail('execute needs action_parameters.id, the ruleset to run');
+    if (stack.includes(p.id)) return fail(`executing ruleset ${p.id} again from inside itself would never end`);
+    const custom = this.customById.get(p.id);
+    if (custom) {
+      if (custom.phase !== undefined && custom.phase !== stage) {
+        this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)} runs custom ruleset ${p.id} of phase ${custom.phase} in ${stage}` });
+      }
+      if (p.version !== undefined && p.version !== 'latest' && custom.version !== undefined && p.version !== custom.version) {
+        this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)} asks for version ${p.version} of custom ruleset ${p.id}; only version ${custom.version} is known, and it runs` });
+      }
+      return { ruleset: this.ruleset(custom, stage, { managed: false, overrides: p.overrides, stack: [...stack, p.id] }) };
+    }
+    const managed = this.zone.catalog.rulesets.find((r) => r.id === p.id);
+    if (!managed) return fail(`no managed or custom ruleset has id ${p.id}`);
+    const version = rulesetVersion(managed, p.version);
+    if (!version) return fail(`managed ruleset "${managed.name}" has no version ${p.version} (versions: ${managed.versions.map((v) => v.version).join(', ')})`);
+    if (managed.phase !== stage) this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)} runs managed ruleset "${managed.name}" (phase ${managed.phase}) in ${stage}` });
+    return {
+      ruleset: this.ruleset({ id: managed.id, name: managed.name, rules: version.rules }, stage, {
+        managed: true,
+        overrides: p.overrides,
+        anomalyRuleId: managed.anomalyRuleId,
+        stack: [...stack, p.id],
+      }),
+    };
+  }
+
+  private checkOverrides(rs: { readonly id?: string; readonly rules?: readonly Rule[] }, stage: WafPhase, o: Overrides, anomalyRuleId?: string): void {
+    const ids = new Set((rs.rules ?? []).map((r) => r.id));
+    for (const r of o.rules ?? []) {
+      if (!ids.has(r.id)) this.problems.push({ severity: 'warning', stage, rulesetId: rs.id, message: `override for rule ${r.id}: no such rule in ruleset ${rs.id}; it has no effect` });
+      else if (r.score_threshold !== undefined && r.id !== anomalyRuleId) {
+        this.problems.push({ severity: 'warning', stage, rulesetId: rs.id, ruleId: r.id, message: `score_threshold on rule ${r.id} has no effect: only the anomaly-score rule${anomalyRuleId ? ` (${anomalyRuleId})` : ''} takes one` });
+      }
+    }
+  }
+
+  legacy(rules: readonly LegacyFirewallRule[]): CRuleset {
+    const ordered = legacyOrder(rules);
+    const compiled = ordered.map((fr): CRule => {
+      const index = rules.indexOf(fr);
+      const ref: RuleRef = { phase: 'legacy_firewall_rules', ruleId: fr.id || undefined, ref: fr.ref || fr.id || undefined, description: fr.description || fr.filter?.description || undefined };
+      const where = { stage: 'legacy_firewall_rules' as const, ruleIndex: index, ruleId: ref.ruleId, ref: ref.ref };
+      const paused = fr.paused === true || fr.filter?.paused === true;
+      let invalid: string | undefined;
+      let filter: CompiledFilter | undefined;
+      if (!fr.filter || fr.filter.deleted === true || typeof fr.filter.expression !== 'string') {
+        invalid = 'the rule has no filter expression (the filter was deleted?)';
+        if (!paused) this.problems.push({ severity: 'error', ...where, message: `firewall rule ${describe(ref, index)}: ${invalid}` });
+      } else {
+        const c = cachedCompile(fr.filter, fr.filter.expression, { allowManaged: false, plan: this.zone.plan, phase: 'http_request_firewall_custom', nilNotEqual: this.options.nilNotEqual === true });
+        filter = c.filter;
+        if (!filter) {
+          invalid = 'the expression does not compile';
+          this.problems.push({ severity: 'error', ...where, message: `firewall rule ${describe(ref, index)}: the filter expression does not compile: ${c.diagnostics.map((d) => d.message).join('; ')}`, diagnostics: c.diagnostics });
+        }
+      }
+      if (fr.action !== 'bypass' && fr.products && fr.products.length > 0) {
+        this.problems.push({ severity: 'warning', ...where, message: `firewall rule ${describe(ref, index)}: products only apply to bypass; ignored for ${fr.action}` });
+      }
+      if (fr.action === 'bypass' && (!fr.products || fr.products.length === 0)) {
+        this.problems.push({ severity: 'warning', ...where, message: `firewall rule ${describe(ref, index)}: bypass with no products bypasses nothing` });
+      }
+      return { index, ref, filter, invalid, enabled: !paused, action: fr.action, increment: 0, skipLogs: false, products: fr.action === 'bypass' ? (fr.products ?? []) : undefined };
+    });
+    return { stage: 'legacy_firewall_rules', rules: compiled, scored: false };
+  }
+}
+
+function describe(ref: RuleRef, index: number): string {
+  const name = ref.ref ?? ref.ruleId;
+  return `rule ${index + 1}${name ? ` "${name}"` : ''}${ref.description ? ` (${ref.description})` : ''}`;
+}
+
+// --- Evaluation ------------------------------------------------------------------------
+
+class Run {
+  readonly trace: TraceEntry[] = [];
+  readonly logs: LogEntry[] = [];
+  readonly scores: Record<string, number> = {};
+  readonly skippedPhases = new Map<string, RuleRef>();
+  readonly skippedRulesets = new Map<string, RuleRef>();
+  readonly skippedRules = new Map<string, Map<string, RuleRef>>();
+  readonly skippedProducts: Record<string, RuleRef> = {};
+  decision?: Decision;
+  /** Set by `skip` with `phase: "current"`: the rest of the phase does not run. */
+  phaseSkippedBy?: RuleRef;
+  /** Validation mode: the first action the new managed rules would have taken. */
+  newDecision?: Decision;
+
+  constructor(
+    readonly fields: FieldValues,
+    readonly ctx: EvalContext | undefined,
+    readonly options: CompileZoneOptions,
+  ) {}
+}
+
+interface Frame {
+  readonly depth: number;
+  readonly via?: RuleRef;
+  /** Validation mode: terminating actions are recorded, not taken. */
+  readonly validationOnly: boolean;
+}
+
+function entry(r: CRule, depth: number, extra: Omit<TraceEntry, keyof RuleRef | 'depth' | 'ruleIndex' | 'enabled' | 'action'> & { action?: string }): TraceEntry {
+  const e: TraceEntry = { ...r.ref, depth, ruleIndex: r.index, enabled: r.enabled, action: r.action, ...extra };
+  return r.overriddenBy ? { ...e, overriddenBy: r.overriddenBy } : e;
+}
+
+function isTerminating(action: string): action is TerminatingAction {
+  return action === 'block' || action === 'challenge' || action === 'js_challenge' || action === 'managed_challenge';
+}
+
+/** Runs a compiled ruleset; true when a terminating action ended evaluation. */
+function runRuleset(run: Run, rs: CRuleset, frame: Frame): boolean {
+  let score = 0;
+  let currentSkippedBy: RuleRef | undefined;
+  const { depth } = frame;
+  const done = () => {
+    if (rs.scored && rs.id !== undefined) run.scores[rs.id] = score;
+  };
+  for (const r of rs.rules) {
+    const by = currentSkippedBy ?? run.phaseSkippedBy;
+    if (by) {
+      run.trace.push(entry(r, depth, { outcome: 'skipped', skippedBy: by, note: currentSkippedBy ? 'rest of the ruleset skipped' : 'rest of the phase skipped' }));
+      continue;
+    }
+    if (!r.enabled) {
+      run.trace.push(entry(r, depth, { outcome: 'disabled' }));
+      continue;
+    }
+    const ruleSkip = rs.id !== undefined && r.ref.ruleId !== undefined ? run.skippedRules.get(rs.id)?.get(r.ref.ruleId) : undefined;
+    if (ruleSkip) {
+      run.trace.push(entry(r, depth, { outcome: 'skipped', skippedBy: ruleSkip }));
+      continue;
+    }
+    if (!r.filter) {
+      run.trace.push(entry(r, depth, { outcome: 'invalid', note: r.invalid }));
+      continue;
+    }
+    const matched = r.filter.matches(run.fields, run.ctx);
+    if (r.threshold !== undefined) {
+      // The anomaly rule: its expression and the total against its threshold.
+      const base = { matched, score, threshold: r.threshold };
+      if (!matched) {
+        run.trace.push(entry(r, depth, { ...base, outcome: 'not-matched' }));
+        continue;
+      }
+      if (score < r.threshold) {
+        run.trace.push(entry(r, depth, { ...base, outcome: 'below-threshold' }));
+        continue;
+      }
+      if (act(run, rs, r, frame, base)) return done(), true;
+      continue;
+    }
+    if (!matched) {
+      run.trace.push(entry(r, depth, { matched, outcome: 'not-matched' }));
+      continue;
+    }
+    switch (r.action) {
+      case 'score':
+        score += r.increment;
+        run.trace.push(entry(r, depth, { matched, outcome: 'scored', scoreAdded: r.increment, score }));
+        continue;
+      case 'skip': {
+        const p = r.skip ?? {};
+        const notes: string[] = [];
+        if (p.ruleset === 'current') {
+          currentSkippedBy = r.ref;
+          notes.push('the rest of this ruleset');
+        }
+        if (p.phase === 'current') {
+          run.phaseSkippedBy = r.ref;
+          notes.push('the rest of this phase');
+        }
+        for (const ph of p.phases ?? []) {
+          if (!run.skippedPhases.has(ph)) run.skippedPhases.set(ph, r.ref);
+          notes.push(`phase ${ph}`);
+        }
+        for (const id of p.rulesets ?? []) {
+          if (!run.skippedRulesets.has(id)) run.skippedRulesets.set(id, r.ref);
+          notes.push(`ruleset ${id}`);
+        }
+        for (const [id, ruleIds] of Object.entries(p.rules ?? {})) {
+          let m = run.skippedRules.get(id);
+          if (!m) run.skippedRules.set(id, (m = new Map()));
+          for (const rid of ruleIds) if (!m.has(rid)) m.set(rid, r.ref);
+          notes.push(`${ruleIds.length} rule${ruleIds.length === 1 ? '' : 's'} of ruleset ${id}`);
+        }
+        for (const product of p.products ?? []) {
+          run.skippedProducts[product] ??= r.ref;
+          notes.push(`product ${product}`);
+        }
+        run.trace.push(entry(r, depth, { matched, outcome: 'skip', note: notes.length ? `skips ${notes.join(', ')}` : 'skips nothing' }));
+        if (r.skipLogs) run.logs.push({ ...r.ref, action: 'skip', outcome: 'skip' });
+        continue;
+      }
+      case 'execute': {
+        if (!r.execute) {
+          run.trace.push(entry(r, depth, { matched, outcome: 'invalid', note: r.executeMissing }));
+          continue;
+        }
+        const skippedBy = r.execute.id !== undefined ? run.skippedRulesets.get(r.execute.id) : undefined;
+        if (skippedBy) {
+          run.trace.push(entry(r, depth, { matched, outcome: 'skipped', skippedBy, note: `ruleset ${r.execute.id} skipped` }));
+          continue;
+        }
+        run.trace.push(entry(r, depth, { matched, outcome: 'executed', note: `runs ${r.execute.name ? `"${r.execute.name}" ` : ''}${r.execute.id ?? ''}`.trim() }));
+        if (runRuleset(run, r.execute, { depth: depth + 1, via: r.ref, validationOnly: frame.validationOnly })) return done(), true;
+        continue;
+      }
+      default:
+        if (act(run, rs, r, frame, { matched })) return done(), true;
+    }
+  }
+  done();
+  return false;
+}
+
+/** Applies a matched rule's log or terminating action; true when evaluation ends. */
+function act(run: Run, rs: CRuleset, r: CRule, frame: Frame, base: Partial<TraceEntry>): boolean {
+  const { depth } = frame;
+  const action = r.action;
+  if (rs.stage === 'http_ratelimit' && (isTerminating(action) || action === 'log')) {
+    const exceeded = run.options.rateLimitExceeded?.(r.ref, run.fields) === true;
+    if (!exceeded) {
+      run.trace.push(entry(r, depth, { ...base, outcome: 'counted', note: 'counts toward the rate limit; no request counts are kept, so the limit is never reached here' }));
+      return false;
+    }
+  }
+  if (action === 'log') {
+    run.trace.push(entry(r, depth, { ...base, outcome: 'logged' }));
+    run.logs.push({ ...r.ref, action, outcome: 'logged' });
+    return false;
+  }
+  if (isTerminating(action)) {
+    const { phase, rulesetId, ruleId, ref, description } = r.ref;
+    const decision: Decision = {
+      action,
+      phase,
+      ...(rulesetId !== undefined ? { rulesetId } : {}),
+      ...(ruleId !== undefined ? { ruleId } : {}),
+      ...(ref !== undefined ? { ref } : {}),
+      ...(description !== undefined ? { description } : {}),
+      ...(r.response ? { response: r.response } : {}),
+      ...(r.threshold !== undefined ? { score: base.score, threshold: r.threshold } : {}),
+      ...(frame.via ? { via: frame.via } : {}),
+    };
+    if (frame.validationOnly) {
+      run.newDecision ??= decision;
+      run.trace.push(entry(r, depth, { ...base, outcome: 'validation-only', note: 'validation mode: the previous WAF decides' }));
+      run.logs.push({ ...r.ref, action, outcome: 'validation-only' });
+      return false;
+    }
+    run.decision = decision;
+    run.trace.push(entry(r, depth, { ...base, outcome: 'terminated' }));
+    return true;
+  }
+  run.trace.push(entry(r, depth, { ...base, outcome: 'unsupported', note: `action "${action}" is not applied by the WAF engine` }));
+  return false;
+}
+
+function runLegacy(run: Run, rs: CRuleset): boolean {
+  for (let i = 0; i < rs.rules.length; i++) {
+    const r = rs.rules[i];
+    if (!r.enabled) {
+      run.trace.push(entry(r, 0, { outcome: 'disabled', note: 'paused' }));
+      continue;
+    }
+    if (!r.filter) {
+      run.trace.push(entry(r, 0, { outcome: 'invalid', note: r.invalid }));
+      continue;
+    }
+    const matched = r.filter.matches(run.fields, run.ctx);
+    if (!matched) {
+      run.trace.push(entry(r, 0, { matched, outcome: 'not-matched' }));
+      continue;
+    }
+    switch (r.action) {
+      case 'allow': {
+        run.trace.push(entry(r, 0, { matched, outcome: 'allowed', note: 'the remaining firewall rules do not run' }));
+        for (const rest of rs.rules.slice(i + 1)) run.trace.push(entry(rest, 0, { outcome: 'skipped', skippedBy: r.ref, note: 'after allow' }));
+        return false;
+      }
+      case 'bypass': {
+        const products = r.products ?? [];
+        for (const p of products) {
+          run.skippedProducts[p] ??= r.ref;
+          if (p === 'waf' && !run.skippedPhases.has('http_request_firewall_managed')) run.skippedPhases.set('http_request_firewall_managed', r.ref);
+          if (p === 'rateLimit' && !run.skippedPhases.has('http_ratelimit')) run.skippedPhases.set('http_ratelimit', r.ref);
+        }
+        run.trace.push(entry(r, 0, { matched, outcome: 'bypassed', note: products.length ? `bypasses ${products.join(', ')}` : 'bypasses nothing' }));
+        continue;
+      }
+      default:
+        if (act(run, rs, r, { depth: 0, validationOnly: false }, { matched })) return true;
+    }
+  }
+  return false;
+}
+
+const ALLOW: Decision = { action: 'allow-through' };
+
+export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}): CompiledZone {
+  const c = new ZoneCompiler(zone, options);
+  const runLegacyRules = zone.legacy !== undefined && !zone.legacy.migrated && zone.legacy.firewallRules.length > 0;
+  const legacy = runLegacyRules ? c.legacy(zone.legacy!.firewallRules) : undefined;
+  const phases: { phase: WafPhase; rs?: CRuleset }[] = [];
+  for (const phase of WAF_PHASES) {
+    const ep = zone.entryPoints[phase];
+    phases.push({ phase, rs: ep ? c.entryPoint(phase, ep) : undefined });
+  }
+  for (const p of Object.keys(zone.entryPoints)) {
+    if (!(WAF_PHASES as readonly string[]).includes(p)) {
+      c.problems.push({ severity: 'warning', stage: p as Phase, message: `the ${p} entry point is not evaluated: the engine runs the WAF phases (${WAF_PHASES.join(', ')})` });
+    }
+  }
+  const validation = zone.legacy?.validationMode === true;
+  const problems = c.problems;
+
+  function evaluate(fields: FieldValues, ctx?: EvalContext): Evaluation {
+    const run = new Run(fields, ctx, options);
+    const finish = (): Evaluation => {
+      const ev: Evaluation = {
+        decision: run.decision ?? ALLOW,
+        trace: run.trace,
+        scores: run.scores,
+        logs: run.logs,
+        skippedProducts: run.skippedProducts,
+      };
+      return validation ? { ...ev, validation: { newDecision: run.newDecision ?? ALLOW, ...(previous ? { previous } : {}) } } : ev;
+    };
+    let previous: PreviousWafVerdict | undefined;
+    if (legacy && runLegacy(run, legacy)) return finish();
+    for (const { phase, rs } of phases) {
+      const skippedBy = run.skippedPhases.get(phase);
+      if (skippedBy) {
+        if (rs) run.trace.push({ phase, rulesetId: rs.id, rulesetName: rs.name, depth: 0, enabled: true, outcome: 'skipped', skippedBy, note: `phase ${phase} skipped` });
+      } else if (rs) {
+        run.phaseSkippedBy = undefined;
+        const validationOnly = validation && phase === 'http_request_firewall_managed';
+        if (runRuleset(run, rs, { depth: 0, validationOnly })) return finish();
+      }
+      if (phase === 'http_request_firewall_managed' && validation) {
+        const wafSkip = run.skippedProducts.waf;
+        if (wafSkip) {
+          run.trace.push({ phase: 'previous_waf', depth: 0, enabled: true, outcome: 'skipped', skippedBy: wafSkip, note: 'product waf skipped' });
+          continue;
+        }
+        if (!options.previousWaf) {
+          run.trace.push({ phase: 'previous_waf', depth: 0, enabled: true, outcome: 'not-matched', note: 'no previous-WAF stand-in given: it lets the request through' });
+          continue;
+        }
+        previous = options.previousWaf(fields, ctx);
+        const ref: RuleRef = { phase: 'previous_waf', ruleId: previous?.ruleId, ref: previous?.ruleId, description: previous?.description };
+        if (!previous) {
+          run.trace.push({ ...ref, depth: 0, enabled: true, matched: false, outcome: 'not-matched' });
+        } else if (isTerminating(previous.action)) {
+          run.decision = { action: previous.action, phase: 'previous_waf', ...(previous.ruleId ? { ruleId: previous.ruleId, ref: previous.ruleId } : {}), ...(previous.description ? { description: previous.description } : {}) };
+          run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'terminated' });
+          return finish();
+        } else {
+          run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged' });
+          run.logs.push({ ...ref, action: previous.action, outcome: 'logged' });
+        }
+      }
+    }
+    return finish();
+  }
+
+  return { problems, evaluate };
+}
+
+/** The managed ruleset an execute rule deploys, and the rules of the version it runs. */
+export function executedManagedRuleset(rule: Rule, catalog: ManagedCatalog): { ruleset: ManagedRuleset; rules: readonly Rule[] } | undefined {
+  if (rule.action !== 'execute') return undefined;
+  const p = rule.action_parameters as ExecuteParameters | undefined;
+  const ruleset = p && catalog.rulesets.find((r) => r.id === p.id);
+  const version = ruleset && rulesetVersion(ruleset, p.version);
+  return ruleset && version ? { ruleset, rules: version.rules } : undefined;
+}
+
+/** Every rule of the managed ruleset an execute rule deploys, with its effective settings. */
+export function effectiveRules(rule: Rule, catalog: ManagedCatalog): { rule: Rule; effective: EffectiveRule }[] {
+  const m = executedManagedRuleset(rule, catalog);
+  if (!m) return [];
+  const overrides = (rule.action_parameters as ExecuteParameters).overrides;
+  return m.rules.map((r) => ({ rule: r, effective: resolveOverrides(r, overrides, r.id !== undefined && r.id === m.ruleset.anomalyRuleId) }));
+}
