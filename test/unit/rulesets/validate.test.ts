@@ -1,0 +1,298 @@
+// Ruleset validation, data-driven: each fixture in test/fixtures/rulesets/ with every
+// problem it gives — code, severity, the exact text of the JSON node it points at, and
+// the message. Fixtures use a small test catalog (catalog.json) so that rule ids stay
+// stable whatever the shipped managed rulesets become.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import type { ManagedCatalog } from '../../../server/src/managed/types';
+import { defaultCatalog } from '../../../server/src/managed/catalog';
+import { actionsFor, validateRulesetJson, type RulesetProblem, type ValidateOptions } from '../../../server/src/rulesets/validate';
+
+const dir = new URL('../../fixtures/rulesets/', import.meta.url).pathname;
+const catalog = JSON.parse(readFileSync(`${dir}catalog.json`, 'utf8')) as ManagedCatalog;
+const O = '4814384a9e5d4991b9815dcfc25d2f1f';
+const V = 'efb7b8c949ac4650a09736fc376e9aee';
+const A = '6179ae15870a4bb7b2d480d4843b323c';
+
+/** [code, severity, covered text, message, occurrence of the covered text (default 0)] */
+type Expected = [string, RulesetProblem['severity'], string, string, number?];
+
+function validate(text: string, options: Partial<ValidateOptions> = {}): RulesetProblem[] {
+  return validateRulesetJson(text, { catalog, ...options });
+}
+
+/** Asserts the problems, each at the exact node: `covered` is found at its nth occurrence. */
+function expectProblems(text: string, problems: readonly RulesetProblem[], expected: readonly Expected[]): void {
+  const actual = problems.map((p) => [p.code, p.severity, text.slice(p.start, p.end), p.message]);
+  assert.deepEqual(actual, expected.map((e) => e.slice(0, 4)));
+  expected.forEach(([, , covered, , nth = 0], i) => {
+    let at = -1;
+    for (let k = 0; k <= nth; k++) at = text.indexOf(covered, at + 1);
+    assert.equal(problems[i].start, at, `start of ${expected[i][0]} (${covered} #${nth})`);
+  });
+}
+
+const CASES: Record<string, Expected[]> = {
+  'valid-managed': [],
+  'wrong-type': [['wrong-type', 'error', '"yes"', '"enabled" must be a boolean, not a string']],
+  'unknown-field': [['unknown-field', 'error', '"priority"', 'invalid JSON: unknown field "priority"']],
+  'missing-field': [
+    ['missing-field', 'error', '{', 'a rule needs an "action"', 1],
+    ['missing-field', 'error', '{', 'a rule needs an "expression"', 2],
+  ],
+  'invalid-value': [['invalid-value', 'error', '"zones"', "'zones' is not a valid value for kind"]],
+  'unknown-action': [['unknown-action', 'error', '"allow"', 'unknown variant for action: allow']],
+  'action-not-in-phase': [
+    [
+      'action-not-in-phase',
+      'error',
+      '"block"',
+      "'block' is not a valid value for Action because it is not possible to use the block action in a ruleset with phase http_request_firewall_managed and kind zone",
+    ],
+  ],
+  'block-response': [
+    ['invalid-action-parameters', 'error', '302', "'302' is not a valid value for status_code: a block response uses a status code from 400 to 499"],
+    ['missing-field', 'error', '"response"', 'a block response needs "content_type"', 1],
+  ],
+  'skip-parameters': [
+    ['invalid-action-parameters', 'error', `"rulesets": ["${V}"]`, '"rulesets" cannot be combined with "ruleset"'],
+    ['invalid-action-parameters', 'warning', '"uablock"', "write the product as 'uaBlock'"],
+    ['invalid-action-parameters', 'error', '"cache"', "'cache' is not a valid value for products"],
+    ['invalid-action-parameters', 'error', '"action_parameters": { "response": {} }', 'the log action takes no action_parameters'],
+    [
+      'action-not-in-phase',
+      'error',
+      '"score"',
+      "'score' is not a valid value for Action because it is not possible to use the score action in a ruleset with phase http_request_firewall_custom and kind custom",
+    ],
+    ['wrong-type', 'error', '2.5', '"increment" must be an integer, not a number'],
+  ],
+  'unknown-managed-ruleset': [['unknown-managed-ruleset', 'error', '"0123456789abcdef0123456789abcdef"', "'0123456789abcdef0123456789abcdef' is not a known managed ruleset"]],
+  'unknown-ruleset-version': [['unknown-ruleset-version', 'error', '"7"', 'Cloudflare Managed Ruleset has no version 7']],
+  'unknown-category': [['unknown-category', 'error', '"wordpres"', "'wordpres' is not a category of Cloudflare Managed Ruleset (version 2)"]],
+  'unknown-rule-id': [['unknown-rule-id', 'error', '"22222222222222222222222222222203"', "'22222222222222222222222222222203' is not a rule of Cloudflare Managed Ruleset (version 1)"]],
+  'misplaced-threshold-overrides': [
+    ['misplaced-override-action', 'warning', '"action": "managed_challenge"', 'this action replaces the score action of every rule of Cloudflare OWASP Core Ruleset: matching rules act on their own instead of adding to the anomaly score'],
+    ['misplaced-score-threshold', 'error', '"score_threshold": 25', 'score_threshold has no effect on the ruleset-wide overrides: only the anomaly-score rule "949110: Inbound Anomaly Score Exceeded" has a threshold'],
+  ],
+  'misplaced-threshold-category': [
+    ['misplaced-score-threshold', 'error', '"score_threshold": 60', 'score_threshold has no effect on a category: only the anomaly-score rule "949110: Inbound Anomaly Score Exceeded" has a threshold'],
+  ],
+  'misplaced-threshold-rule': [
+    ['misplaced-score-threshold', 'warning', '"score_threshold": 60', 'score_threshold has no effect on the rule itself: only the anomaly-score rule "949110: Inbound Anomaly Score Exceeded" has a threshold'],
+    ['misplaced-score-threshold', 'warning', '"score_threshold": 10', 'score_threshold has no effect on this rule: only the anomaly-score rule "949110: Inbound Anomaly Score Exceeded" has a threshold'],
+  ],
+  'invalid-override-action': [
+    ['invalid-override-action', 'error', '"score"', "'score' is not a valid action for an override"],
+    ['invalid-override-action', 'error', '"allow"', "'allow' is not a valid action for an override"],
+  ],
+  duplicates: [
+    ['duplicate-id', 'error', '"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"', "rule 1 already has the id 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'", 1],
+    ['duplicate-ref', 'error', '"one"', "rule 1 already has the ref 'one'", 1],
+  ],
+  'duplicate-execute': [['duplicate-execute', 'error', `"${V}"`, 'Cloudflare Managed Ruleset is already executed by rule 1; a zone can deploy each managed ruleset once', 1]],
+  'duplicate-override': [['duplicate-override', 'warning', '"wordpress"', "category 'wordpress' is already overridden (item 1); the later one wins for the properties both set", 1]],
+  'owasp-all-paranoia-levels': [
+    ['owasp-all-paranoia-levels', 'warning', `"${O}"`, 'Cloudflare OWASP Core Ruleset is deployed with no paranoia-level override: all 4 paranoia levels (PL1–PL4) run'],
+  ],
+  'missing-ref': [
+    ['missing-ref', 'information', '{', 'the rule has no "ref"', 1],
+    ['missing-ref', 'information', '{', 'the rule has no "ref"', 2],
+  ],
+  'logging-not-allowed': [['logging-not-allowed', 'error', '"logging": { "enabled": true }', 'logging options only allowed in the skip action']],
+  'execute-phase-mismatch': [
+    ['execute-phase-mismatch', 'error', `"${O}"`, 'Cloudflare OWASP Core Ruleset runs in phase http_request_firewall_managed; it cannot be executed from a ruleset of phase http_request_firewall_custom'],
+  ],
+  expression: [['unknown-identifier', 'error', 'http.hots', 'unknown identifier']],
+  'api-response': [['unknown-field', 'error', '"paused"', 'invalid JSON: unknown field "paused"']],
+  'bare-array': [
+    ['owasp-all-paranoia-levels', 'warning', `"${O}"`, 'Cloudflare OWASP Core Ruleset is deployed with no paranoia-level override: all 4 paranoia levels (PL1–PL4) run'],
+    ['misplaced-score-threshold', 'error', '"score_threshold": 60', 'score_threshold has no effect on the ruleset-wide overrides: only the anomaly-score rule "949110: Inbound Anomaly Score Exceeded" has a threshold'],
+  ],
+};
+
+for (const [name, expected] of Object.entries(CASES)) {
+  test(`fixture ${name}.ruleset.json`, () => {
+    const text = readFileSync(`${dir}${name}.ruleset.json`, 'utf8');
+    expectProblems(text, validate(text), expected);
+  });
+}
+
+test('every problem code has a fixture', () => {
+  const codes = new Set<string>();
+  for (const name of Object.keys(CASES)) {
+    for (const p of validate(readFileSync(`${dir}${name}.ruleset.json`, 'utf8'))) codes.add(p.code);
+  }
+  for (const c of [
+    'wrong-type', 'unknown-field', 'missing-field', 'invalid-value', 'unknown-action', 'action-not-in-phase', 'invalid-action-parameters', 'logging-not-allowed',
+    'unknown-managed-ruleset', 'unknown-ruleset-version', 'execute-phase-mismatch', 'unknown-category', 'unknown-rule-id', 'misplaced-score-threshold',
+    'misplaced-override-action', 'invalid-override-action', 'duplicate-override', 'duplicate-id', 'duplicate-ref', 'duplicate-execute', 'owasp-all-paranoia-levels', 'missing-ref',
+  ]) {
+    assert.ok(codes.has(c), `a fixture gives ${c}`);
+  }
+});
+
+test('problems carry the rule index, hints, and quick-fix data', () => {
+  const text = readFileSync(`${dir}misplaced-threshold-category.ruleset.json`, 'utf8');
+  const [p] = validate(text);
+  assert.equal(p.rule, 0);
+  assert.match(p.hint ?? '', /^Set it in a rule override: .*25 High, 40 Medium, 60 Low/);
+  assert.deepEqual(p.data, {
+    anomalyRuleId: A,
+    paramsPath: ['rules', 0, 'action_parameters'],
+    from: ['rules', 0, 'action_parameters', 'overrides', 'categories', 0],
+    fromKind: 'category',
+    properties: ['score_threshold'],
+  });
+  const owasp = validate(readFileSync(`${dir}owasp-all-paranoia-levels.ruleset.json`, 'utf8'))[0];
+  assert.deepEqual(owasp.data, { rulesetId: O, paramsPath: ['rules', 0, 'action_parameters'], levels: [1, 2, 3, 4], level: 1 });
+  const refs = validate(readFileSync(`${dir}missing-ref.ruleset.json`, 'utf8'));
+  assert.deepEqual(refs.map((r) => r.data), [{ path: ['rules', 0], ref: 'block_bad_bots' }, { path: ['rules', 1], ref: 'rule_2' }]);
+  const cat = validate(readFileSync(`${dir}unknown-category.ruleset.json`, 'utf8'))[0];
+  assert.deepEqual(cat.data, { suggestions: ['wordpress'] });
+  assert.equal(cat.hint, 'Did you mean `wordpress`? The category must be a tag of some rule of the ruleset; completion lists them.');
+  const allow = validate(readFileSync(`${dir}unknown-action.ruleset.json`, 'utf8'))[0];
+  assert.match(allow.hint ?? '', /^Rulesets have no allow action: use `skip`/);
+});
+
+test('expression problems: mapped through escapes, flagged, and skipped with expressions: false', () => {
+  const text = readFileSync(`${dir}expression.ruleset.json`, 'utf8');
+  const [p] = validate(text);
+  assert.equal(p.expression, true);
+  assert.equal(p.rule, 0);
+  assert.deepEqual(validate(text, { expressions: false }), []);
+  // The phase of the file reaches the language core.
+  const resp = '{"phase": "http_request_firewall_custom", "rules": [{"ref": "a", "expression": "http.response.code eq 200", "action": "block"}]}';
+  assert.deepEqual(validate(resp).map((x) => [x.code, x.expression]), [['not-in-phase', true]]);
+  // An empty expression underlines its quotes.
+  const empty = '{"rules": [{"ref": "a", "expression": "", "action": "block"}]}';
+  const e = validate(empty);
+  assert.deepEqual(e.map((x) => [x.code, empty.slice(x.start, x.end)]), [['empty-expression', '""']]);
+});
+
+test('the phase: the file\'s own, else the phase of the managed rulesets it deploys, else the option', () => {
+  const block = '{"rules": [{"ref": "a", "expression": "true", "action": "block"}]}';
+  assert.deepEqual(validate(block), []);
+  assert.deepEqual(validate(block, { phase: 'http_request_firewall_managed' }).map((p) => p.code), ['action-not-in-phase']);
+  // Deploys a managed ruleset: a managed entry point, whatever the option says.
+  const deploy = `{"rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "${V}"}}, {"ref": "b", "expression": "true", "action": "block"}]}`;
+  assert.deepEqual(validate(deploy, { phase: 'http_request_firewall_custom' }).map((p) => [p.code, p.rule]), [['action-not-in-phase', 1]]);
+});
+
+test('custom rulesets: executing a known custom id is fine; overrides on it are not', () => {
+  const id = 'cccccccccccccccccccccccccccccccc';
+  const text = `{"phase": "http_request_firewall_custom", "kind": "root", "rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "${id}"}}]}`;
+  assert.deepEqual(validate(text, { customRulesetIds: [id] }), []);
+  const unknown = validate(text);
+  assert.deepEqual(unknown.map((p) => [p.code, p.severity]), [['unknown-managed-ruleset', 'warning']]);
+  assert.deepEqual(validate(text, { customRulesetIds: [] }).map((p) => [p.code, p.severity]), [['unknown-managed-ruleset', 'error']]);
+  const root = `{"phase": "http_request_firewall_custom", "kind": "root", "rules": [{"ref": "a", "expression": "true", "action": "block"}]}`;
+  assert.deepEqual(validate(root).map((p) => p.code), ['action-not-in-phase']);
+});
+
+test('skip: rules of managed rulesets are checked against the catalog; phase needs products', () => {
+  const text = `{"phase": "http_request_firewall_managed", "rules": [{"ref": "a", "expression": "true", "action": "skip", "action_parameters": {"phase": "current", "rules": {"${V}": ["22222222222222222222222222222209"], "dddddddddddddddddddddddddddddddd": ["22222222222222222222222222222201"]}}}]}`;
+  expectProblems(text, validate(text), [
+    ['invalid-action-parameters', 'error', '"phase": "current"', '"phase" is only valid together with "products"'],
+    ['unknown-rule-id', 'error', '"22222222222222222222222222222209"', "'22222222222222222222222222222209' is not a rule of Cloudflare Managed Ruleset (version 2)"],
+    ['unknown-managed-ruleset', 'warning', '"dddddddddddddddddddddddddddddddd"', "'dddddddddddddddddddddddddddddddd' is not a known managed ruleset"],
+  ]);
+  const empty = '{"rules": [{"ref": "a", "expression": "true", "action": "skip", "action_parameters": {}}]}';
+  assert.deepEqual(validate(empty).map((p) => [p.code, empty.slice(p.start, p.end)]), [['invalid-action-parameters', '{}']]);
+});
+
+test('overrides: empty, need a second property, unknown keys, score_threshold on a ruleset without anomaly score', () => {
+  const text = `{"phase": "http_request_firewall_managed", "rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "${V}", "overrides": {"categories": [{"category": "wordpress"}], "rules": [{"id": "22222222222222222222222222222201", "score_threshold": 30, "mode": "x"}]}}}]}`;
+  expectProblems(text, validate(text), [
+    ['invalid-action-parameters', 'error', '{"category": "wordpress"}', 'a category override needs at least one of "action", "enabled" or "sensitivity_level"'],
+    ['misplaced-score-threshold', 'warning', '"score_threshold": 30', 'score_threshold has no effect on this rule: Cloudflare Managed Ruleset has no anomaly score'],
+    ['unknown-field', 'error', '"mode"', 'invalid JSON: unknown field "mode"'],
+  ]);
+  const empty = `{"rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "${V}", "overrides": {}}}]}`;
+  assert.deepEqual(validate(empty).map((p) => [p.code, empty.slice(p.start, p.end), p.message]), [['invalid-action-parameters', '{}', 'overrides must have at least one property']]);
+});
+
+test('the anomaly rule override takes score_threshold and the five actions; a positive threshold', () => {
+  const ok = `{"rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "${O}", "overrides": {"categories": [{"category": "paranoia-level-2", "enabled": false}], "rules": [{"id": "${A}", "score_threshold": 25, "action": "js_challenge"}]}}}]}`;
+  assert.deepEqual(validate(ok), []);
+  const zero = ok.replace('"score_threshold": 25', '"score_threshold": 0');
+  assert.deepEqual(validate(zero).map((p) => [p.code, zero.slice(p.start, p.end)]), [['invalid-action-parameters', '0']]);
+  const score = ok.replace('"js_challenge"', '"score"');
+  assert.deepEqual(validate(score).map((p) => p.code), ['invalid-override-action']);
+});
+
+test('execute: missing id, a malformed id, a disabled duplicate is allowed, version pinned', () => {
+  const noId = '{"rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"version": "latest"}}]}';
+  assert.deepEqual(validate(noId).map((p) => [p.code, noId.slice(p.start, p.end), p.message]), [['missing-field', '"action_parameters"', 'execute needs the "id" of the ruleset to run']]);
+  const bad = '{"rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "EFB7"}}]}';
+  assert.deepEqual(validate(bad).map((p) => [p.code, bad.slice(p.start, p.end)]), [['invalid-action-parameters', '"EFB7"']]);
+  const noParams = '{"rules": [{"ref": "a", "expression": "true", "action": "execute"}]}';
+  assert.deepEqual(validate(noParams).map((p) => [p.code, noParams.slice(p.start, p.end)]), [['missing-field', '"execute"']]);
+  const disabled = `{"rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "${V}"}}, {"ref": "b", "enabled": false, "expression": "true", "action": "execute", "action_parameters": {"id": "${V}", "version": "1"}}]}`;
+  assert.deepEqual(validate(disabled), []);
+  // An account (root) may deploy the same ruleset several times.
+  const root = `{"kind": "root", "phase": "http_request_firewall_managed", "rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "${V}"}}, {"ref": "b", "expression": "true", "action": "execute", "action_parameters": {"id": "${V}"}}]}`;
+  assert.deepEqual(validate(root), []);
+  const params = '{"rules": [{"ref": "a", "expression": "true", "action_parameters": {"id": "x"}}]}';
+  assert.deepEqual(validate(params).map((p) => p.message), ['action is required for action parameters']);
+});
+
+test('plan: log in custom rules and payload logging need Enterprise', () => {
+  const text = `{"phase": "http_request_firewall_custom", "rules": [{"ref": "a", "expression": "true", "action": "log"}]}`;
+  assert.deepEqual(validate(text, { plan: 'pro' }).map((p) => [p.code, p.severity, text.slice(p.start, p.end)]), [['plan-required', 'warning', '"log"']]);
+  assert.deepEqual(validate(text, { plan: 'enterprise' }), []);
+});
+
+test('rate limiting rules: ratelimit required in http_ratelimit, its shape, pointless elsewhere', () => {
+  const text = `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": "true", "action": "block"}, {"ref": "b", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": "60"}}]}`;
+  expectProblems(text, validate(text), [
+    ['missing-field', 'error', '{', 'a rate limiting rule needs "ratelimit" (characteristics and period)', 1],
+    ['wrong-type', 'error', '"60"', '"period" must be an integer, not a string'],
+  ]);
+  const custom = `{"phase": "http_request_firewall_custom", "rules": [{"ref": "a", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": 60}}]}`;
+  assert.deepEqual(validate(custom).map((p) => [p.code, custom.slice(p.start, p.end)]), [['ratelimit-not-in-phase', '"ratelimit"']]);
+});
+
+test('set_config needs parameters; other actions get their top-level keys checked', () => {
+  const text = '{"phase": "http_config_settings", "rules": [{"ref": "a", "expression": "true", "action": "set_config"}]}';
+  assert.deepEqual(validate(text).map((p) => p.message), ['action parameters are required for the set_config action']);
+  const rw = '{"phase": "http_request_transform", "rules": [{"ref": "a", "expression": "true", "action": "rewrite", "action_parameters": {"url": {}}}]}';
+  assert.deepEqual(validate(rw).map((p) => [p.code, rw.slice(p.start, p.end)]), [['unknown-field', '"url"']]);
+});
+
+test('invalid JSON: reported, and the partial tree is still validated', () => {
+  const text = '{"rules": [{"ref": "a", "expression": "true", "action": "alow", }]';
+  assert.deepEqual(
+    validate(text).map((p) => [p.code, text.slice(p.start, p.end)]),
+    [
+      ['unknown-action', '"alow"'],
+      ['invalid-json', '}'],
+      ['invalid-json', '}'],
+      ['invalid-json', ''],
+    ],
+  );
+  assert.deepEqual(validate('"rules"').map((p) => p.code), ['wrong-type']);
+  assert.deepEqual(validate('').map((p) => p.code), ['invalid-json']);
+});
+
+test('never throws on odd shapes', () => {
+  for (const text of ['[]', '{}', '[1, null]', '{"rules": 3}', '{"result": []}', '{"rules": [{"action": 3, "action_parameters": []}]}', '{"rules": [{"action": "execute", "action_parameters": {"id": 1, "overrides": {"rules": [3], "categories": "x"}}}]}']) {
+    assert.doesNotThrow(() => validate(text), text);
+  }
+});
+
+test('the action/phase matrix', () => {
+  assert.deepEqual(actionsFor('http_request_firewall_managed', 'zone'), ['execute', 'skip']);
+  assert.deepEqual(actionsFor('http_request_firewall_custom', 'root'), ['execute']);
+  assert.ok(!actionsFor('http_request_firewall_custom', 'custom')?.includes('execute'));
+  assert.ok(actionsFor('http_request_firewall_managed', 'managed')?.includes('score'));
+  assert.equal(actionsFor('magic_transit', 'zone'), undefined);
+  assert.equal(actionsFor(undefined, 'zone'), undefined);
+});
+
+test('the shipped catalog: the OWASP-based ruleset deployed bare gets the paranoia lint', () => {
+  const text = `{"phase": "http_request_firewall_managed", "rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "${O}"}}]}`;
+  const problems = validateRulesetJson(text, { catalog: defaultCatalog });
+  assert.deepEqual(problems.map((p) => p.code), ['owasp-all-paranoia-levels']);
+});
