@@ -189,7 +189,7 @@ const SPECS: readonly VendorRuleSpec[] = [
     categories: ['wordpress', 'php', 'information-disclosure', 'lfi'],
     since: '1',
     // The file itself, its editor/backup copies, or its name in a parameter (file=../wp-config.php).
-    expression: String.raw`${URI} matches r"wp-config(?:\.php)?(?:[._~-][a-z0-9~]*)*(?:$|[&\s?#])" and not ${PATH} matches r"/wp-admin/setup-config\.php$"`,
+    expression: String.raw`${URI} matches r"wp-config(?:\.php)?(?:[._~-][a-z0-9~]*)*(?:$|[&\s?#])"`,
   },
   {
     ref: 'wp-plugin-traversal',
@@ -214,7 +214,8 @@ const SPECS: readonly VendorRuleSpec[] = [
     categories: ['wordpress', 'user-enumeration'],
     action: 'log',
     since: '1',
-    expression: String.raw`${PATH} matches r"/wp-json/wp/v2/users(?:/|$)" or ${QUERY} matches r"(?:^|&)rest_route=/wp/v2/users(?:/|&|$)"`,
+    // The user list or a user by number; not /users/me, a signed-in user's own profile.
+    expression: String.raw`${PATH} matches r"/wp-json/wp/v2/users(?:/\d+)?/?$" or ${QUERY} matches r"(?:^|&)rest_route=/wp/v2/users(?:/\d+)?/?(?:&|$)"`,
   },
   {
     ref: 'wp-file-manager-upload',
@@ -334,7 +335,7 @@ const SPECS: readonly VendorRuleSpec[] = [
     categories: ['php', 'thinkphp', 'rce', 'cve-2018-20062', 'cve-2019-9082'],
     since: '1',
     // ?s=/Index/\think\app/invokefunction&function=call_user_func_array…, _method=__construct&filter[]=system
-    expression: String.raw`${URI} matches r"\\think\\(?:app|request|container|module|template)|/invokefunction&function=" or ${BODY} matches r"(?:^|&)_method=__construct(?:&|$)"`,
+    expression: String.raw`${URI} matches r"\\think\\(?:app|request|container|module|template)|/invokefunction&function=" or ${BODY} matches r"(?:^|&)_method=__construct(?:&|\s|$)"`,
   },
   // --- Generic: path traversal and sensitive files ------------------------------------
   {
