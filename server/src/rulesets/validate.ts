@@ -111,7 +111,10 @@ export interface ValidateOptions {
   readonly plan?: Plan;
   /** The phase assumed when the file has none (see the header for the order). */
   readonly phase?: Phase;
-  /** Ids of the account's custom rulesets (an `execute` may deploy them). */
+  /**
+   * Ids of custom rulesets known to exist (an `execute` may deploy them without a warning).
+   * Not taken as complete: outside the managed phases an unknown id is a warning.
+   */
   readonly customRulesetIds?: readonly string[];
   /** Check every rule's expression with the language core (default true). */
   readonly expressions?: boolean;
@@ -834,7 +837,9 @@ class Validator {
       rs = managedById(this.options.catalog, id);
       custom = !rs && (this.options.customRulesetIds?.includes(id) ?? false);
       if (!rs && !custom) {
-        const strict = this.options.customRulesetIds !== undefined || this.phase === 'http_request_firewall_managed' || this.phase === 'http_response_firewall_managed';
+        // Managed phases deploy managed rulesets: an unknown id there is a mistake. Elsewhere
+        // it may be a custom ruleset of the account that the caller does not know about.
+        const strict = this.phase === 'http_request_firewall_managed' || this.phase === 'http_response_firewall_managed';
         this.knownRuleset(idProp.value!, rule, strict ? 'error' : 'warning');
       }
       if (rs) {

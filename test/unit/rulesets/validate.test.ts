@@ -186,7 +186,8 @@ test('custom rulesets: executing a known custom id is fine; overrides on it are 
   assert.deepEqual(validate(text, { customRulesetIds: [id] }), []);
   const unknown = validate(text);
   assert.deepEqual(unknown.map((p) => [p.code, p.severity]), [['unknown-managed-ruleset', 'warning']]);
-  assert.deepEqual(validate(text, { customRulesetIds: [] }).map((p) => [p.code, p.severity]), [['unknown-managed-ruleset', 'error']]);
+  const managedPhase = text.replace('http_request_firewall_custom', 'http_request_firewall_managed');
+  assert.deepEqual(validate(managedPhase, { customRulesetIds: [] }).map((p) => [p.code, p.severity]), [['unknown-managed-ruleset', 'error']]);
   const root = `{"phase": "http_request_firewall_custom", "kind": "root", "rules": [{"ref": "a", "expression": "true", "action": "block"}]}`;
   assert.deepEqual(validate(root).map((p) => p.code), ['action-not-in-phase']);
 });
