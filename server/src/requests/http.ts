@@ -158,10 +158,10 @@ function parseBlock(text: string, lines: Line[], separatorName: string | undefin
     } else url = rest;
     while (i < lines.length && /^\s+[?&]/.test(lines[i].text)) url += lines[i++].text.trim();
   }
+  let last: Line = lines[i - 1];
 
   // Headers up to the first empty line.
   const headers: [string, string][] = [];
-  let last: Line = requestLine;
   for (; i < lines.length; i++) {
     const line = lines[i];
     if (line.text.trim() === '') {
