@@ -276,7 +276,9 @@ export function parseRawRequest(raw: string): { request?: SampleRequest; problem
   if (crlf >= 0 && (lf < 0 || crlf < lf)) [headEnd, bodyStart] = [crlf, crlf + 4];
   else if (lf >= 0) [headEnd, bodyStart] = [lf, lf + 2];
   if (text.trim() === '') return { problem: 'empty request' };
-  const head = binaryToUtf8(text.slice(0, headEnd));
+  // Without an empty line the request is all head; a final line break only ends its last line.
+  const headBytes = headEnd === text.length ? text.replace(/\r?\n$/, '') : text.slice(0, headEnd);
+  const head = binaryToUtf8(headBytes);
   if (head === undefined) return { problem: 'the request line or a header is not valid UTF-8' };
   const lines = head.split(/\r?\n/);
   const m = /^(\S+) +(\S+)(?: +(\S+))? *$/.exec(lines[0]);
