@@ -5,16 +5,22 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runCheck } from './check';
-import { runEval } from './eval';
+import { runEvalCommand } from './eval';
 import { runFormat } from './format';
+import { runPreviewCommand } from './preview';
 
 const USAGE = `Usage:
   rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json] FILE...
   rulesmith check --expr 'EXPRESSION' [--phase PHASE] [--plan PLAN] [--format text|json]
   rulesmith eval --expr 'EXPRESSION' --fields FIELDS.json [--format text|json]
+  rulesmith eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE [--format text|json] [--trace]
+  rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE_OR_DIR [--thresholds 25,40,60] [--format text|json]
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
 
 FILE is a .cfrule file (one expression) or ruleset JSON (every rule's "expression").
+ENTRY is an entry-point ruleset with its "phase", an object mapping phases to entry points,
+or a zone {"entryPoints", "customRulesets", "legacy", "plan"}. Requests: .http, CRS ftw .yaml,
+or .json field values. eval --config and preview exit 2 on unusable input.
 Exit status: 0 no errors, 1 errors found (or files to format with --check), 2 bad usage.`;
 
 export class UsageError extends Error {}
@@ -34,7 +40,9 @@ export function main(argv: readonly string[], io: Io): number {
       case 'check':
         return runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string' }), io);
       case 'eval':
-        return runEval(parse(rest, { expr: 'string', fields: 'string', format: 'string', phase: 'string', plan: 'string' }), io);
+        return runEvalCommand(rest, io);
+      case 'preview':
+        return runPreviewCommand(rest, io);
       case 'format':
         return runFormat(parse(rest, { check: 'boolean', notation: 'string', width: 'string' }), io);
       case '--version':

@@ -179,11 +179,16 @@ export function setScoreThreshold(
 /**
  * The paranoia level an execute rule runs: the highest N whose `paranoia-level-N` rules
  * are not disabled by a category or ruleset-wide override (0 when none runs). With no
- * overrides, 4: every level runs.
+ * overrides, 4: every level runs. Given the catalog, levels the deployed ruleset has no
+ * rules for are passed over (a ruleset without PL4 rules at "PL4" runs as PL3).
  */
-export function currentParanoiaLevel(rule: Rule): 0 | ParanoiaLevel {
+export function currentParanoiaLevel(rule: Rule, catalog?: ManagedCatalog): 0 | ParanoiaLevel {
   const overrides = executeParams(rule).overrides;
+  const m = catalog && executedManagedRuleset(rule, catalog);
+  const present = m ? new Set(m.rules.map((r) => levelOf(r.categories ?? [])).filter((l) => l !== undefined)) : undefined;
+  const usable = present && present.size > 0 ? present : undefined;
   for (const n of [4, 3, 2, 1] as const) {
+    if (usable && !usable.has(n)) continue;
     if (resolveOverrides({ categories: [paranoiaTag(n)] }, overrides).enabled) return n;
   }
   return 0;
@@ -285,7 +290,7 @@ export function previewParanoia(target: PreviewTarget, requests: readonly FieldV
     rulesetId: ruleset.id,
     rulesetName: ruleset.name,
     anomalyRuleId: anomalyId,
-    currentLevel: currentParanoiaLevel(execute),
+    currentLevel: currentParanoiaLevel(execute, catalog),
     currentThreshold: current.threshold,
     anomalyAction: current.action,
     thresholds: ths,

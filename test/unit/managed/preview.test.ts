@@ -119,6 +119,11 @@ describe('setParanoiaLevel', () => {
     assert.equal(currentParanoiaLevel(exec()), 4);
     for (const n of [1, 2, 3, 4] as const) assert.equal(currentParanoiaLevel(setParanoiaLevel(exec(), n)), n);
     assert.equal(currentParanoiaLevel(exec({ enabled: false })), 0);
+    // With the catalog, levels without rules are passed over.
+    const noPl4: ManagedCatalog = { rulesets: [{ ...CATALOG.rulesets[0], versions: [{ version: '1', last_updated: '', rules: [O1, O2, O3, O4, OA] }] }] };
+    assert.equal(currentParanoiaLevel(exec(), noPl4), 3);
+    assert.equal(currentParanoiaLevel(exec({ categories: [{ category: 'paranoia-level-3', enabled: false }] }), noPl4), 2);
+    assert.equal(currentParanoiaLevel(exec({ categories: [{ category: 'paranoia-level-3', enabled: false }] })), 4);
   });
 });
 

@@ -1,0 +1,206 @@
+// `rulesmith eval --config` and `rulesmith preview`, in process, on the fixtures in
+// test/fixtures/engine/ (the built-in catalog: the vendor ruleset and the OWASP slot).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { main, type Io } from '../../../server/src/cli/main';
+
+const fixtures = new URL('../../fixtures/engine/', import.meta.url).pathname;
+
+function run(args: string[]): { code: number; out: string; err: string } {
+  let out = '';
+  let err = '';
+  const io: Io = {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    readFile: (p) => readFileSync(p.startsWith('/') ? p : fixtures + p, 'utf8'),
+    writeFile: () => assert.fail('eval and preview write no files'),
+    readStdin: () => '',
+  };
+  return { code: main(args, io), out, err };
+}
+
+const FULL = ['--config', 'custom.entry.ruleset.json', '--config', 'managed.entry.ruleset.json', '--custom', 'api.custom.ruleset.json', '--requests', 'requests.http'];
+
+describe('eval --config', () => {
+  test('text: per request the action, the deciding rule, the matched rules, the score', () => {
+    const r = run(['eval', ...FULL]);
+    assert.equal(r.err, '');
+    assert.equal(r.code, 0);
+    const blocks = r.out.trimEnd().split(/\n(?=#\d)/);
+    assert.equal(blocks.length, 6);
+    assert.equal(blocks[0].split('\n')[0], '#1 Home page (line 2): allow-through');
+    assert.ok(blocks[0].includes('anomaly score: 0 (Cloudflare OWASP Core Ruleset)'));
+    assert.deepEqual(blocks[1].split('\n'), [
+      '#2 Admin (line 6): block',
+      '  decided by: block-admin "No admin area from outside" [http_request_firewall_custom]',
+      '  response: 403 application/json',
+      '  matched:',
+      '    block-admin "No admin area from outside": block',
+    ]);
+    // The health check skips the managed phase: the exploit in it is not seen.
+    assert.deepEqual(blocks[2].split('\n'), ['#3 Health check with an exploit (line 9): allow-through', '  matched:', '    health-skips-waf "Health checks skip the managed rules": skip']);
+    assert.match(blocks[3], /^#4 Log4Shell in the query \(line 12\): block\n {2}decided by: log4shell-uri id [0-9a-f]{32} "Apache Log4j - Remote Code Execution - URI - CVE:CVE-2021-44228" \[http_request_firewall_managed, ruleset Cloudflare Managed Ruleset\]/);
+    assert.match(blocks[5], /^#6 API write \(line 18\): managed_challenge\n {2}decided by: api-no-put "The API is read-only" \[http_request_firewall_custom, ruleset API rules\]/);
+    assert.ok(blocks[5].includes('    run-api-rules "API rules": execute'));
+  });
+
+  test('json: decisions, matched rules and scores per request', () => {
+    const r = run(['eval', ...FULL, '--format', 'json']);
+    assert.equal(r.code, 0);
+    const results = JSON.parse(r.out);
+    assert.deepEqual(
+      results.map((x: { request: { name: string }; decision: { action: string; ref?: string } }) => [x.request.name, x.decision.action, x.decision.ref ?? null]),
+      [
+        ['Home page', 'allow-through', null],
+        ['Admin', 'block', 'block-admin'],
+        ['Health check with an exploit', 'allow-through', null],
+        ['Log4Shell in the query', 'block', 'log4shell-uri'],
+        ['SQL injection probe', 'block', 'sqli-tautology-uri'],
+        ['API write', 'managed_challenge', 'api-no-put'],
+      ],
+    );
+    assert.deepEqual(results[1].decision.response, { status_code: 403, content: '{"error":"forbidden"}', content_type: 'application/json' });
+    assert.equal(results[5].decision.via.ref, 'run-api-rules');
+    assert.deepEqual(results[0].scores, { '4814384a9e5d4991b9815dcfc25d2f1f': 0 });
+    assert.equal(results[0].trace, undefined);
+  });
+
+  test('--trace prints every rule looked at', () => {
+    const r = run(['eval', ...FULL, '--trace']);
+    assert.equal(r.code, 0);
+    const home = r.out.split(/\n(?=#\d)/)[0];
+    const trace = home.slice(home.indexOf('  trace:\n') + '  trace:\n'.length).trimEnd().split('\n');
+    // 3 custom rules, the two execute rules, every vendor rule, the OWASP rules and 949110.
+    assert.ok(trace.length > 40, `${trace.length} trace lines`);
+    assert.equal(trace[0], '    [http_request_firewall_custom] health-skips-waf "Health checks skip the managed rules": not-matched; action skip');
+    assert.ok(trace.some((l) => /^ {6}\[http_request_firewall_managed Cloudflare OWASP Core Ruleset\] ad0beb2fce9f149e565ee78d6e659d47 id 6179ae15870a4bb7b2d480d4843b323c "949110: Inbound Anomaly Score Exceeded": below-threshold; action managed_challenge; score 0 \/ threshold 5; overridden by rule$/.test(l)));
+    assert.ok(trace.some((l) => l.includes('942490') && l.includes('disabled; action score; overridden by category:paranoia-level-3')), trace.join('\n'));
+    const json = JSON.parse(run(['eval', ...FULL, '--trace', '--format', 'json']).out);
+    assert.equal(json[0].trace.length, trace.length);
+  });
+
+  test('the anomaly rule decides at exactly its threshold, with the score shown', () => {
+    const r = run(['eval', '--config', 'owasp-pl1.ruleset.json', '--requests', 'requests.http']);
+    assert.equal(r.code, 0);
+    const sqli = r.out.split(/\n(?=#\d)/)[4].split('\n');
+    assert.deepEqual(sqli, [
+      '#5 SQL injection probe (line 15): block',
+      '  decided by: ad0beb2fce9f149e565ee78d6e659d47 id 6179ae15870a4bb7b2d480d4843b323c "949110: Inbound Anomaly Score Exceeded" [http_request_firewall_managed, ruleset Cloudflare OWASP Core Ruleset] — score 5 >= 5',
+      '  matched:',
+      '    deploy-owasp: execute',
+      '    942100 id 2379c3c6e6195a713487ca228d7452f0 "942100: SQL Injection Attack Detected via libinjection": score +5',
+      '    ad0beb2fce9f149e565ee78d6e659d47 id 6179ae15870a4bb7b2d480d4843b323c "949110: Inbound Anomaly Score Exceeded": block',
+      '  anomaly score: 5 (Cloudflare OWASP Core Ruleset)',
+    ]);
+  });
+
+  test('a phase map with a bare rules array, and .json field values', () => {
+    const r = run(['eval', '--config', 'zone.json', '--requests', 'fields.json', '--format', 'json']);
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(
+      JSON.parse(r.out).map((x: { decision: { action: string } }) => x.decision.action),
+      ['block', 'allow-through'],
+    );
+  });
+
+  test('a zone file with legacy firewall rules: bypass waf, challenge, then the managed rules', () => {
+    const r = run(['eval', '--config', 'legacy-zone.json', '--requests', 'legacy.http']);
+    assert.equal(r.code, 0, r.err);
+    const heads = r.out.split('\n').filter((l) => l.startsWith('#'));
+    assert.deepEqual(heads, ['#1 From the office, with an exploit (line 3): allow-through', '#2 Login page (line 6): challenge', '#3 Exploit from elsewhere (line 9): block']);
+    assert.ok(r.out.includes('office id 772bf1026a72c400ea576db1ffa16407 "Office bypasses the WAF": bypass (bypassed)'));
+    assert.ok(r.out.includes('[legacy_firewall_rules]'));
+  });
+
+  test('the expression form still works', () => {
+    const r = run(['eval', '--expr', 'http.request.uri.path eq "/admin"', '--fields', `${fixtures}../cli/fields.json`]);
+    assert.equal(r.code, 0, r.err);
+  });
+});
+
+describe('eval --config: unusable input exits 2 and says which file, rule, request', () => {
+  const cases: { name: string; args: string[]; err: RegExp; usage?: boolean }[] = [
+    { name: 'an expression that does not compile', args: ['--config', 'bad-expression.ruleset.json', '--requests', 'requests.http'], err: /^bad-expression\.ruleset\.json:5:37: error\[unknown-identifier\] \(rule 2 "typo"\): unknown identifier\n$/ },
+    {
+      name: 'an execute rule for an unknown ruleset',
+      args: ['--config', 'unknown-ruleset.ruleset.json', '--requests', 'requests.http'],
+      err: /^unknown-ruleset\.ruleset\.json:4:\d+: error\[unknown-managed-ruleset\] \(rule 1 "nowhere"\)/,
+    },
+    {
+      name: 'a custom ruleset that is not given (engine check on a phase map)',
+      args: ['--config', 'custom.entry.ruleset.json', '--requests', 'requests.http'],
+      err: /custom\.entry\.ruleset\.json.*rule 3 "run-api-rules".*0123456789abcdef0123456789abcdef/,
+    },
+    { name: 'a ruleset without a phase', args: ['--config', 'no-phase.ruleset.json', '--requests', 'requests.http'], err: /^rulesmith: no-phase\.ruleset\.json: the ruleset has no "phase"/ },
+    { name: 'a custom ruleset given as the entry point', args: ['--config', 'api.custom.ruleset.json', '--requests', 'requests.http'], err: /pass it with --custom/ },
+    { name: 'an unreadable file', args: ['--config', 'missing.json', '--requests', 'requests.http'], err: /^rulesmith: cannot read configuration missing\.json: ENOENT\n$/ },
+    { name: 'a malformed request', args: ['--config', 'zone.json', '--requests', 'bad-requests.http'], err: /^rulesmith: bad-requests\.http:5: .*ip\.src.*not-an-ip/ },
+    { name: 'a bad field value in .json requests', args: ['--config', 'zone.json', '--requests', 'bad-expression.ruleset.json'], err: /bad-expression\.ruleset\.json: request 1: phase: unknown field "phase"/ },
+    { name: 'the same phase twice', args: ['--config', 'zone.json', '--config', 'custom.entry.ruleset.json', '--requests', 'requests.http'], err: /custom\.entry\.ruleset\.json: a http_request_firewall_custom entry point is already given by zone\.json/ },
+    { name: 'no --requests', args: ['--config', 'zone.json'], err: /eval --config needs --requests/, usage: true },
+    { name: '--custom without --config', args: ['--expr', 'true', '--fields', 'x.json', '--custom', 'a.json'], err: /--custom goes with --config/, usage: true },
+    { name: '--config with --expr', args: ['--config', 'zone.json', '--expr', 'true'], err: /either --config with --requests, or --expr/, usage: true },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const r = run(['eval', ...c.args]);
+      assert.equal(r.code, 2);
+      assert.equal(r.out, '');
+      assert.match(r.err, c.err);
+      assert.equal(r.err.includes('Usage:'), c.usage === true);
+    });
+  }
+});
+
+describe('preview', () => {
+  test('text: the PL × threshold matrix, the deciding rules and the scores', () => {
+    const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', `${fixtures}requests-dir`, '--thresholds', '5,10']);
+    assert.equal(r.code, 0, r.err);
+    const lines = r.out.split('\n');
+    assert.deepEqual(lines.slice(0, 9), [
+      'Cloudflare OWASP Core Ruleset · now PL1 · threshold 5 · action block',
+      '9 requests; each cell: requests acted on at that paranoia level and threshold (score >= threshold)',
+      '',
+      '       >=5*   >=10   rules on',
+      'PL1*    2/9    0/9        3/7',
+      'PL2     4/9    0/9        5/7',
+      'PL3     4/9    1/9        7/7',
+      'PL4     4/9    1/9        7/7',
+      '(* = current)',
+    ]);
+    assert.ok(lines.includes('  PL3 >=10: 941320: Possible XSS Attack Detected - HTML Tag Handler ×1; 941380: AngularJS client side template injection detected ×1'));
+    assert.ok(lines.includes('  #9: 0 5 10 10'));
+    assert.ok(lines.includes('  #5 SQL injection probe: 5 5 5 5'));
+  });
+
+  test('json, with the default thresholds plus the current one', () => {
+    const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', 'requests.http', '--format', 'json']);
+    assert.equal(r.code, 0, r.err);
+    const p = JSON.parse(r.out);
+    assert.deepEqual(p.thresholds, [5, 25, 40, 60]);
+    assert.equal(p.currentLevel, 1);
+    assert.equal(p.levels.length, 4);
+    assert.deepEqual(p.requests[4], { index: 4, scores: [5, 5, 5, 5], file: 'requests.http', name: 'SQL injection probe', line: 15 });
+  });
+
+  test('a zone whose custom rules act counts them too', () => {
+    const r = run(['preview', '--config', 'custom.entry.ruleset.json', '--config', 'owasp-pl1.ruleset.json', '--custom', 'api.custom.ruleset.json', '--requests', 'requests.http', '--thresholds', '5']);
+    assert.equal(r.code, 0, r.err);
+    // Admin (block) and API write (managed_challenge) act everywhere; the SQLi probe scores 5.
+    assert.ok(r.out.includes('PL1*    3/6'), r.out);
+    assert.ok(r.out.includes('No admin area from outside ×1'));
+  });
+
+  test('errors: no scored deployment, bad thresholds, an empty directory', () => {
+    const none = run(['preview', '--config', 'zone.json', '--requests', 'requests.http']);
+    assert.equal(none.code, 2);
+    assert.match(none.err, /zone\.json: no execute rule in the http_request_firewall_managed entry point deploys a scored managed ruleset/);
+    const bad = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', 'requests.http', '--thresholds', '25,x']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--thresholds must be whole numbers/);
+    const empty = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', `${fixtures}no-requests`]);
+    assert.equal(empty.code, 2);
+    assert.match(empty.err, /no-requests: no \.http, \.yaml or \.json request files in this directory/);
+  });
+});
