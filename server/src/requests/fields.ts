@@ -512,7 +512,6 @@ export function sniffMime(body: string): string {
   if (lower.startsWith('<?xml')) return 'text/xml';
   if ((start.startsWith('{') || start.startsWith('[')) && parseJson(text) !== undefined) return 'application/json';
   if (start.startsWith('%!PS-Adobe-')) return 'application/postscript';
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]/.test(text)) return 'application/octet-stream';
   return 'text/plain';
 }

@@ -14,7 +14,8 @@
  * - Comment lines start with `#` or `//` (before the request line and among headers; the
  *   body is taken verbatim). `# @field value` / `// @field value` set `meta`; REST Client's
  *   own directives (`@note`, `@no-redirect`, `@no-cookie-jar`, `@no-log`, `@prompt`) are
- *   ignored. Metadata values are checked against the field's type here, with the line.
+ *   ignored, and so is `# @todo …` (a name without a dot that is not close to any field).
+ *   Metadata values are checked against the field's type here, with the line.
  * - Request line `METHOD URL [HTTP/x.y]`; a line that is only a URL is a GET. Known
  *   methods are upper-cased (REST Client accepts `get`); other methods must be HTTP tokens
  *   and are kept as written. Lines right after it that start with white space and `?` or
@@ -30,7 +31,8 @@
  * Never throws. A request with any other problem is skipped and the others are returned.
  */
 import { utf8ToBinary } from '../language/bytes';
-import { metaFieldValue } from './fields';
+import { httpScheme, suggestNames } from '../language/scheme/index';
+import { metaFieldType, metaFieldValue } from './fields';
 import type { RequestProblem, SampleRequest } from './types';
 
 /** REST Client's request metadata that is not a field. */
@@ -112,7 +114,7 @@ function parseBlock(text: string, lines: Line[], separatorName: string | undefin
       const [, key, value] = m;
       hasMeta = true;
       if (key === 'name') name = value.trim() || name;
-      else if (!REST_CLIENT_DIRECTIVES.has(key)) {
+      else if (!REST_CLIENT_DIRECTIVES.has(key) && !isPlainComment(key)) {
         const r = VARIABLE.test(value) ? {} : metaFieldValue(key, value);
         if (r.problem !== undefined) problem(line, `metadata: ${r.problem}`);
         meta[key] = value.trim();
@@ -225,6 +227,14 @@ function parseBlock(text: string, lines: Line[], separatorName: string | undefin
   });
 }
 
+/**
+ * `# @todo …` is a comment, not metadata: a name without a dot that is no field and is not
+ * close to one. A name with a dot, or close to a field name (`@sll`), is checked as a field.
+ */
+function isPlainComment(key: string): boolean {
+  return !key.includes('.') && metaFieldType(key) === undefined && suggestNames(key, httpScheme).every((n) => !httpScheme.fields.has(n));
+}
+
 function looksLikeUrl(token: string): boolean {
   return token.startsWith('/') || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(token);
 }
@@ -237,7 +247,6 @@ function clip(s: string): string {
 function checkUrl(url: string, method: string): string | undefined {
   const shown = JSON.stringify(clip(url));
   if (url === '') return 'no URL in the request line (expected METHOD URL)';
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(url)) return `invalid URL ${shown}: control characters must be percent-encoded`;
   if (/\s/.test(url)) return `invalid URL ${shown}: spaces must be percent-encoded (%20)`;
   if (url === '*' && method === 'OPTIONS') return 'OPTIONS * needs a Host header and is not supported; write a URL';

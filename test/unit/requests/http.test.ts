@@ -222,6 +222,12 @@ const INLINE: readonly [string, string, Omit<SampleRequest, 'source'>[], string[
     ],
   ],
   [
+    '# @todo is a comment; a name close to a field or with a dot is checked as a field',
+    '# @todo check this\n# @sll true\n# @cf.foo 1\n# @country DE\nGET https://example.com/\n###\n# @todo later\nGET https://example.com/2\n',
+    [{ method: 'GET', url: 'https://example.com/2', httpVersion: 'HTTP/1.1', headers: [], meta: {} }],
+    ['metadata: unknown field "sll" (did you mean ssl?)', 'metadata: unknown field "cf.foo"', 'metadata: unknown field "country" (did you mean ip.src.country?)'],
+  ],
+  [
     'URL problems: other scheme, no host, bad port, control character',
     'GET ftp://example.com/\n###\nGET http:///path\n###\nGET http://example.com:99999/\n###\nGET http://example.com/\x01\n',
     [],
