@@ -86,8 +86,8 @@ test('phase: the setting for .cfrule, the ruleset\'s own "phase" for JSON', asyn
   const none = 'file:///work/phase/none.ruleset.json';
   for (const u of [cfrule, own, none]) settingsByUri.set(u, { phase: 'http_request_firewall_custom' });
   await client.open(cfrule, 'rulesmith-expression', expr);
-  await client.open(own, 'json', JSON.stringify({ phase: 'http_response_headers_transform', rules: [{ expression: expr }] }, null, 2));
-  await client.open(none, 'json', JSON.stringify({ rules: [{ expression: expr }] }, null, 2));
+  await client.open(own, 'json', JSON.stringify({ phase: 'http_response_headers_transform', rules: [{ ref: 'r', expression: expr, action: 'rewrite' }] }, null, 2));
+  await client.open(none, 'json', JSON.stringify({ rules: [{ ref: 'r', expression: expr, action: 'block' }] }, null, 2));
   assert.deepEqual((await client.diagnostics(cfrule, { version: 1 })).diagnostics.map((d) => d.code), ['not-in-phase']);
   assert.deepEqual((await client.diagnostics(own, { version: 1 })).diagnostics, []);
   assert.deepEqual((await client.diagnostics(none, { version: 1 })).diagnostics.map((d) => d.code), ['not-in-phase']);
@@ -110,7 +110,7 @@ test('incremental edits: the fixed expression publishes no problems for the new 
 
 test('JSON syntax errors are left to the JSON service; expressions are still checked', async () => {
   const uri = 'file:///work/broken.ruleset.json';
-  await client.open(uri, 'json', '{ "rules": [ { "expression": "http.hots eq \\"a\\"", }, ] ');
+  await client.open(uri, 'json', '{ "rules": [ { "ref": "a", "action": "block", "expression": "http.hots eq \\"a\\"", }, ] ');
   const p = await client.diagnostics(uri, { version: 1 });
   assert.deepEqual(p.diagnostics.map((d) => d.code), ['unknown-identifier']);
 });
@@ -119,7 +119,7 @@ test('JSON files that are not rulesets are ignored, unless rulesmith.rulesetFile
   const plain = 'file:///work/json/package.json';
   const matched = 'file:///work/json/waf/zone.json';
   settingsByUri.set(matched, { rulesetFiles: ['waf/*.json'] });
-  const body = JSON.stringify({ rules: [{ expression: 'http.hots eq "a"' }] });
+  const body = JSON.stringify({ rules: [{ ref: 'a', expression: 'http.hots eq "a"', action: 'block' }] });
   await client.open(plain, 'json', body);
   await client.open(matched, 'json', body);
   assert.deepEqual((await client.diagnostics(matched, { version: 1 })).diagnostics.map((d) => d.code), ['unknown-identifier']);

@@ -4,8 +4,9 @@
  * expressions, mapped to document ranges, and dropped when the document changed
  * while the settings were fetched (the newer version has its own run scheduled).
  *
- * JSON syntax errors in a ruleset file are VS Code's JSON service's to report; only
- * what is inside `"expression"` strings is ours.
+ * JSON syntax errors in a ruleset file are VS Code's JSON service's to report; ours are
+ * what is inside `"expression"` strings and the ruleset's own problems
+ * (rulesetDiagnostics.ts: shape, actions, managed rulesets and overrides, lints).
  */
 import {
   DiagnosticSeverity,
@@ -17,6 +18,7 @@ import {
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic, DiagnosticCode, Severity } from '../language/diagnostics';
 import { analyse, type Analysed, type DocumentStore, type ExpressionSlice } from './documents';
+import { rulesetDiagnostics } from './rulesetDiagnostics';
 import { describe, type Logger } from './runSafe';
 import type { Settings } from './settings';
 
@@ -72,13 +74,15 @@ export function toLspDiagnostic(doc: TextDocument, slice: ExpressionSlice, d: Di
   return out;
 }
 
-/** Every diagnostic of an analysed document, in document order. */
+/** Every diagnostic of an analysed document, in document order: its expressions', then (ruleset JSON) the ruleset's own. */
 export function documentDiagnostics(store: DocumentStore, a: Analysed): LspDiagnostic[] {
   const out: LspDiagnostic[] = [];
   for (const slice of a.slices) {
     for (const d of store.check(slice, a.settings, a.doc.uri).diagnostics) out.push(toLspDiagnostic(a.doc, slice, d));
   }
-  return out;
+  if (a.kind !== 'ruleset') return out;
+  const byStart = (d: LspDiagnostic) => a.doc.offsetAt(d.range.start);
+  return [...out, ...rulesetDiagnostics(store, a)].sort((x, y) => byStart(x) - byStart(y));
 }
 
 /** Schedules and publishes diagnostics, one debounced run per document. */

@@ -23,9 +23,13 @@ import {
 import { codeActions } from './codeActions';
 import { DEFAULT_DIAGNOSTICS_DELAY_MS, DiagnosticsScheduler } from './diagnostics';
 import { analyse, documentKind, DocumentStore, type Analysed } from './documents';
+import { codeLenses, rulesetHoverAt } from './executeLens';
 import { foldingRanges } from './folding';
 import { completion, COMPLETION_TRIGGERS, hoverAt, SIGNATURE_RETRIGGERS, SIGNATURE_TRIGGERS, signatureHelpAt } from './embedded';
 import { formatDocument, formatRange } from './formatting';
+import { rulesetCodeActions } from './rulesetCodeActions';
+import { rulesetCompletion } from './rulesetCompletion';
+import { forgetRulesetDocument } from './rulesetDiagnostics';
 import { runSafe, runSafeNotification } from './runSafe';
 import { LEGEND, semanticTokens } from './semanticTokens';
 import { SettingsCache } from './settings';
@@ -72,6 +76,7 @@ connection.onInitialize((params): InitializeResult => {
       foldingRangeProvider: true,
       semanticTokensProvider: { legend: LEGEND, full: true, range: true },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, CodeActionKind.RefactorRewrite] },
+      codeLensProvider: { resolveProvider: false },
     },
     serverInfo: { name: 'rulesmith', version: '0.1.0' },
   };
@@ -98,6 +103,7 @@ store.onDidChangeContent((doc) => diagnostics.schedule(doc.uri));
 store.onDidClose((doc) => {
   diagnostics.closed(doc.uri);
   settings.delete(doc.uri);
+  forgetRulesetDocument(doc.uri);
 });
 
 /** Runs a request for a document of ours; anything else gets `empty`. */
@@ -109,15 +115,21 @@ function forDocument<T>(what: string, uri: string, token: CancellationToken, emp
   });
 }
 
-connection.onCompletion((p, token) => forDocument('completion', p.textDocument.uri, token, null, (a) => completion(a, p.position, workspaceNames(a))));
-connection.onHover((p, token) => forDocument('hover', p.textDocument.uri, token, null, (a) => hoverAt(a, p.position)));
+// Inside an expression the expression features answer; elsewhere in a ruleset, the ruleset's.
+connection.onCompletion((p, token) =>
+  forDocument('completion', p.textDocument.uri, token, null, (a) => completion(a, p.position, workspaceNames(a)) ?? rulesetCompletion(a, p.position)),
+);
+connection.onHover((p, token) => forDocument('hover', p.textDocument.uri, token, null, (a) => hoverAt(a, p.position) ?? rulesetHoverAt(a, p.position)));
 connection.onSignatureHelp((p, token) => forDocument('signatureHelp', p.textDocument.uri, token, null, (a) => signatureHelpAt(a, p.position)));
 connection.onDocumentFormatting((p, token) => forDocument('formatting', p.textDocument.uri, token, [], (a) => formatDocument(a, p.options)));
 connection.onDocumentRangeFormatting((p, token) => forDocument('rangeFormatting', p.textDocument.uri, token, [], (a) => formatRange(a, p.range, p.options)));
 connection.onFoldingRanges((p, token) => forDocument('foldingRanges', p.textDocument.uri, token, [], (a) => foldingRanges(store, a)));
 connection.languages.semanticTokens.on((p, token) => forDocument('semanticTokens', p.textDocument.uri, token, { data: [] }, (a) => semanticTokens(store, a)));
 connection.languages.semanticTokens.onRange((p, token) => forDocument('semanticTokens/range', p.textDocument.uri, token, { data: [] }, (a) => semanticTokens(store, a, p.range)));
-connection.onCodeAction((p, token) => forDocument('codeAction', p.textDocument.uri, token, [], (a) => codeActions(store, a, p.range, p.context)));
+connection.onCodeAction((p, token) =>
+  forDocument('codeAction', p.textDocument.uri, token, [], (a) => [...codeActions(store, a, p.range, p.context), ...rulesetCodeActions(store, a, p.range, p.context)]),
+);
+connection.onCodeLens((p, token) => forDocument('codeLens', p.textDocument.uri, token, [], (a) => codeLenses(a)));
 
 connection.onShutdown(() => diagnostics.dispose());
 

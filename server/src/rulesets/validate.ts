@@ -282,7 +282,10 @@ export function closest(word: string, candidates: Iterable<string>): string[] {
     const limit = Math.max(2, Math.floor(c.length / 3));
     if (d <= limit || (w.length >= 3 && c.toLowerCase().includes(w))) scored.push([c, d]);
   }
-  return scored.sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).slice(0, 3).map(([c]) => c);
+  scored.sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]));
+  // Only the nearest ones: `wordpres` suggests `wordpress`, not also `wordpress-plugin`.
+  const best = scored[0]?.[1] ?? 0;
+  return scored.filter(([, d]) => d <= best + 1).slice(0, 3).map(([c]) => c);
 }
 
 const list = (xs: readonly string[]) => xs.map((x) => `\`${x}\``).join(', ');
@@ -940,6 +943,8 @@ class Validator {
 
     const tags = new Set<string>();
     for (const r of version?.rules ?? []) for (const c of r.categories) tags.add(c);
+    // A ruleset with paranoia levels accepts every level's tag, even one no rule has (yet).
+    if ([...tags].some((t) => PARANOIA_TAG.test(t))) for (const l of [1, 2, 3, 4]) tags.add(`paranoia-level-${l}`);
     const categories = props.get('categories')?.value;
     if (categories) {
       if (this.value(categories, { array: 'object', min: 1 }, 'categories', { ...scope, what: 'categories' })) {
