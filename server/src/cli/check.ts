@@ -2,7 +2,9 @@
 import { checkExpression, type CheckOptions, type Diagnostic } from '../language/index';
 import { engineReport, positionAt, type Position } from '../language/report';
 import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
+import { defaultCatalog } from '../managed/catalog';
 import { findExpressions } from '../rulesets/expressions';
+import { parseRulesetTree, propsOf, rulesetNodeOf, validateRulesetJson } from '../rulesets/validate';
 import { UsageError, type Io, type Parsed } from './main';
 
 /** One finding, as printed by `--format json`. */
@@ -46,6 +48,7 @@ export function runCheck(p: Parsed, io: Io): number {
 
   const results: Checked[] = [];
   let expressions = 0;
+  const texts = new Map<string, string>();
   if (expr !== undefined) {
     expressions++;
     results.push(...checkText(expr, null, null, options, (o) => o));
@@ -57,7 +60,17 @@ export function runCheck(p: Parsed, io: Io): number {
     } catch (e) {
       throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
+    texts.set(file, text);
+  }
+  // Custom rulesets given on the command line may be executed by the others.
+  const customRulesetIds = [...texts.values()].flatMap((t) => {
+    const p = propsOf(rulesetNodeOf(parseRulesetTree(t).root));
+    const id = p.get('id')?.value?.value;
+    return p.get('kind')?.value?.value === 'custom' && typeof id === 'string' ? [id] : [];
+  });
+  for (const [file, text] of texts) {
     if (file.endsWith('.json')) {
+      const fileResults: Checked[] = [];
       const { regions, problems } = findExpressions(text);
       for (const pr of problems) {
         results.push({ finding: finding(file, null, text, pr.offset, pr.offset + pr.length, 'error', 'invalid-json', pr.message) });
@@ -67,8 +80,17 @@ export function runCheck(p: Parsed, io: Io): number {
       }
       for (const r of regions) {
         expressions++;
-        results.push(...checkText(r.text, file, r.rule, options, r.toDocument, text, r.ruleName));
+        fileResults.push(...checkText(r.text, file, r.rule, options, r.toDocument, text, r.ruleName));
       }
+      // The ruleset's own problems (its expressions were checked above; syntax errors too).
+      const names = new Map(regions.map((r) => [r.rule, r.ruleName]));
+      for (const pr of validateRulesetJson(text, { catalog: defaultCatalog, plan: options.plan, phase: options.phase, customRulesetIds, expressions: false })) {
+        if (pr.code === 'invalid-json') continue;
+        const rule = pr.rule ?? null;
+        fileResults.push({ finding: finding(file, rule, text, pr.start, pr.end, pr.severity, pr.code, pr.message, pr.hint), ruleName: rule === null ? undefined : names.get(rule) });
+      }
+      const at = (c: Checked) => c.finding.range.start;
+      results.push(...fileResults.sort((a, b) => at(a).line - at(b).line || at(a).character - at(b).character));
     } else {
       expressions++;
       results.push(...checkText(text, file, null, options, (o) => o, text));
@@ -76,15 +98,18 @@ export function runCheck(p: Parsed, io: Io): number {
   }
 
   const errors = results.filter((r) => r.finding.severity === 'error').length;
+  // Notes: information and hints (e.g. a rule without ref); the core's expression checks give none.
+  const notes = results.filter((r) => r.finding.severity === 'information' || r.finding.severity === 'hint').length;
   if (format === 'json') {
     io.out(`${JSON.stringify(results.map((r) => r.finding), null, 2)}\n`);
   } else {
     for (const r of results) io.out(textBlock(r));
-    const warnings = results.length - errors;
+    const warnings = results.length - errors - notes;
+    const noted = notes ? `, ${notes} note${notes === 1 ? '' : 's'}` : '';
     io.out(
       results.length === 0
         ? `ok: ${expressions} expression${expressions === 1 ? '' : 's'} checked, no problems\n`
-        : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'} in ${expressions} expression${expressions === 1 ? '' : 's'}\n`,
+        : `${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'}${noted} in ${expressions} expression${expressions === 1 ? '' : 's'}\n`,
     );
   }
   return errors > 0 ? 1 : 0;

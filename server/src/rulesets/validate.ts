@@ -1086,12 +1086,8 @@ class Validator {
 
   /** OWASP deployed with no paranoia-level override runs PL1–PL4. */
   private paranoia(idNode: Node, overrides: Node | undefined, rs: ManagedRuleset, version: ManagedRulesetVersion, rule: number, paramsPath: JSONPath): void {
-    const levels = new Set<number>();
-    for (const r of version.rules) {
-      const l = paranoiaLevelOf(r);
-      if (l !== undefined) levels.add(l);
-    }
-    if (levels.size < 2) return;
+    // The levels are those of CRS, 1 to 4, whichever of them the version's rules use.
+    if (!version.rules.some((r) => paranoiaLevelOf(r) !== undefined)) return;
     const o = propsOf(overrides);
     if (o.get('enabled')?.value?.value === false) return;
     const categories = o.get('categories')?.value;
@@ -1099,14 +1095,10 @@ class Validator {
       const tag = propsOf(c).get('category')?.value?.value;
       if (typeof tag === 'string' && PARANOIA_TAG.test(tag)) return;
     }
-    const sorted = [...levels].sort((a, b) => a - b);
-    this.at(idNode, 'warning', 'owasp-all-paranoia-levels', `${rs.name} is deployed with no paranoia-level override: all ${sorted.length} paranoia levels (PL${sorted[0]}–PL${sorted[sorted.length - 1]}) run`, {
+    this.at(idNode, 'warning', 'owasp-all-paranoia-levels', `${rs.name} is deployed with no paranoia-level override: all four paranoia levels (PL1–PL4) run`, {
       rule,
-      hint: `Higher paranoia levels catch more and block far more legitimate traffic. Start at PL1 (what the dashboard deploys): disable the categories ${sorted
-        .slice(1)
-        .map((l) => `\`paranoia-level-${l}\``)
-        .join(', ')}.`,
-      data: { rulesetId: rs.id, paramsPath, levels: sorted, level: sorted[0] },
+      hint: 'Higher paranoia levels catch more and block far more legitimate traffic. Start at PL1 (what the dashboard deploys): disable the categories `paranoia-level-2`, `paranoia-level-3`, `paranoia-level-4`.',
+      data: { rulesetId: rs.id, paramsPath, level: 1 },
     });
   }
 

@@ -94,7 +94,7 @@ const CASES: Record<string, Expected[]> = {
   'duplicate-execute': [['duplicate-execute', 'error', `"${V}"`, 'Cloudflare Managed Ruleset is already executed by rule 1; a zone can deploy each managed ruleset once', 1]],
   'duplicate-override': [['duplicate-override', 'warning', '"wordpress"', "category 'wordpress' is already overridden (item 1); the later one wins for the properties both set", 1]],
   'owasp-all-paranoia-levels': [
-    ['owasp-all-paranoia-levels', 'warning', `"${O}"`, 'Cloudflare OWASP Core Ruleset is deployed with no paranoia-level override: all 4 paranoia levels (PL1–PL4) run'],
+    ['owasp-all-paranoia-levels', 'warning', `"${O}"`, 'Cloudflare OWASP Core Ruleset is deployed with no paranoia-level override: all four paranoia levels (PL1–PL4) run'],
   ],
   'missing-ref': [
     ['missing-ref', 'information', '{', 'the rule has no "ref"', 1],
@@ -107,7 +107,7 @@ const CASES: Record<string, Expected[]> = {
   expression: [['unknown-identifier', 'error', 'http.hots', 'unknown identifier']],
   'api-response': [['unknown-field', 'error', '"paused"', 'invalid JSON: unknown field "paused"']],
   'bare-array': [
-    ['owasp-all-paranoia-levels', 'warning', `"${O}"`, 'Cloudflare OWASP Core Ruleset is deployed with no paranoia-level override: all 4 paranoia levels (PL1–PL4) run'],
+    ['owasp-all-paranoia-levels', 'warning', `"${O}"`, 'Cloudflare OWASP Core Ruleset is deployed with no paranoia-level override: all four paranoia levels (PL1–PL4) run'],
     ['misplaced-score-threshold', 'error', '"score_threshold": 60', 'score_threshold has no effect on the ruleset-wide overrides: only the anomaly-score rule "949110: Inbound Anomaly Score Exceeded" has a threshold'],
   ],
 };
@@ -146,7 +146,8 @@ test('problems carry the rule index, hints, and quick-fix data', () => {
     properties: ['score_threshold'],
   });
   const owasp = validate(readFileSync(`${dir}owasp-all-paranoia-levels.ruleset.json`, 'utf8'))[0];
-  assert.deepEqual(owasp.data, { rulesetId: O, paramsPath: ['rules', 0, 'action_parameters'], levels: [1, 2, 3, 4], level: 1 });
+  assert.deepEqual(owasp.data, { rulesetId: O, paramsPath: ['rules', 0, 'action_parameters'], level: 1 });
+  assert.equal(owasp.hint, 'Higher paranoia levels catch more and block far more legitimate traffic. Start at PL1 (what the dashboard deploys): disable the categories `paranoia-level-2`, `paranoia-level-3`, `paranoia-level-4`.');
   const refs = validate(readFileSync(`${dir}missing-ref.ruleset.json`, 'utf8'));
   assert.deepEqual(refs.map((r) => r.data), [{ path: ['rules', 0], ref: 'block_bad_bots' }, { path: ['rules', 1], ref: 'rule_2' }]);
   const cat = validate(readFileSync(`${dir}unknown-category.ruleset.json`, 'utf8'))[0];

@@ -1,0 +1,83 @@
+// `rulesmith check` on ruleset JSON also reports the ruleset's own problems
+// (rulesets/validate.ts), in document order with the expression ones, against the
+// shipped managed catalog; custom rulesets given on the command line are known.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { main, type Io } from '../../../server/src/cli/main';
+
+const rulesets = new URL('../../fixtures/rulesets/', import.meta.url).pathname;
+
+function run(args: string[], files: Record<string, string> = {}): { code: number; out: string; err: string } {
+  let out = '';
+  let err = '';
+  const io: Io = {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    readFile: (p) => files[p] ?? readFileSync(p.startsWith('/') ? p : rulesets + p, 'utf8'),
+    writeFile: () => undefined,
+    readStdin: () => '',
+  };
+  return { code: main(args, io), out, err };
+}
+
+test('check: a misplaced score_threshold and the action beside it, text output', () => {
+  const r = run(['check', 'misplaced-threshold-overrides.ruleset.json']);
+  assert.equal(r.code, 1);
+  assert.equal(
+    r.out,
+    [
+      'misplaced-threshold-overrides.ruleset.json:13:11: warning[misplaced-override-action] (rule 0 "owasp")',
+      'this action replaces the score action of every rule of Cloudflare OWASP Core Ruleset: matching rules act on their own instead of adding to the anomaly score',
+      'hint: To choose what happens when the anomaly score reaches the threshold, set the action on the anomaly-score rule: `"rules": [{ "id": "6179ae15870a4bb7b2d480d4843b323c", "action": "log" }]`.',
+      '',
+      'misplaced-threshold-overrides.ruleset.json:14:11: error[misplaced-score-threshold] (rule 0 "owasp")',
+      'score_threshold has no effect on the ruleset-wide overrides: only the anomaly-score rule "949110: Inbound Anomaly Score Exceeded" has a threshold',
+      'hint: Set it in a rule override: `"rules": [{ "id": "6179ae15870a4bb7b2d480d4843b323c", "score_threshold": 40, "action": "block" }]` (thresholds: 25 High, 40 Medium, 60 Low).',
+      '',
+      '1 error, 1 warning in 1 expression',
+      '',
+    ].join('\n'),
+  );
+});
+
+test('check --format json: ruleset and expression findings in document order, notes counted apart', () => {
+  const text = '{"phase": "http_request_firewall_managed", "rules": [\n  {"expression": "http.hots eq \\"a\\"", "action": "block"}\n]}\n';
+  const r = run(['check', '--format', 'json', 'x.ruleset.json'], { 'x.ruleset.json': text });
+  assert.equal(r.code, 1);
+  assert.deepEqual(
+    JSON.parse(r.out).map((f: { range: { start: { line: number; character: number } }; code: string; severity: string; rule: number }) => [f.range.start.line, f.range.start.character, f.severity, f.code, f.rule]),
+    [
+      [1, 2, 'information', 'missing-ref', 0],
+      [1, 18, 'error', 'unknown-identifier', 0],
+      [1, 49, 'error', 'action-not-in-phase', 0],
+    ],
+  );
+  const t = run(['check', 'x.ruleset.json'], { 'x.ruleset.json': text });
+  assert.match(t.out, /\n2 errors, 0 warnings, 1 note in 1 expression\n$/);
+});
+
+test('check: the OWASP-based ruleset deployed bare warns about paranoia levels; warnings alone exit 0', () => {
+  const r = run(['check', 'owasp-all-paranoia-levels.ruleset.json']);
+  assert.equal(r.code, 0);
+  assert.match(r.out, /^owasp-all-paranoia-levels\.ruleset\.json:6:95: warning\[owasp-all-paranoia-levels\] \(rule 0 "owasp"\)\nCloudflare OWASP Core Ruleset is deployed with no paranoia-level override: all four paranoia levels \(PL1–PL4\) run\n/);
+});
+
+test('check: --phase is the phase of a file without one; a custom ruleset on the command line is known', () => {
+  const entry = '{"rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "cccccccccccccccccccccccccccccccc"}}]}';
+  const custom = '{"id": "cccccccccccccccccccccccccccccccc", "name": "mine", "kind": "custom", "phase": "http_request_firewall_custom", "rules": [{"ref": "b", "expression": "ssl", "action": "block"}]}';
+  const alone = run(['check', '--phase', 'http_request_firewall_custom', 'entry.json'], { 'entry.json': entry });
+  assert.match(alone.out, /warning\[unknown-managed-ruleset\]/);
+  const both = run(['check', '--phase', 'http_request_firewall_custom', 'entry.json', 'custom.json'], { 'entry.json': entry, 'custom.json': custom });
+  assert.equal(both.out, 'ok: 2 expressions checked, no problems\n');
+  const managed = run(['check', '--phase', 'http_request_firewall_managed', 'entry.json'], { 'entry.json': entry });
+  assert.match(managed.out, /error\[unknown-managed-ruleset\]/);
+  assert.equal(managed.code, 1);
+});
+
+test('check: a valid deployment of the shipped rulesets is clean', () => {
+  const text = readFileSync(`${rulesets}misplaced-threshold-overrides.ruleset.json`, 'utf8')
+    .replace('          "action": "managed_challenge",\n          "score_threshold": 25,\n', '')
+    .replace('          ]\n        }', '          ],\n          "rules": [{ "id": "6179ae15870a4bb7b2d480d4843b323c", "score_threshold": 25, "action": "managed_challenge" }]\n        }');
+  assert.equal(run(['check', 'ok.ruleset.json'], { 'ok.ruleset.json': text }).out, 'ok: 1 expression checked, no problems\n');
+});
