@@ -538,8 +538,28 @@ interface Frame {
 }
 
 function entry(r: CRule, depth: number, extra: Omit<TraceEntry, keyof RuleRef | 'depth' | 'ruleIndex' | 'enabled' | 'action'> & { action?: string }): TraceEntry {
-  const e: TraceEntry = { ...r.ref, depth, ruleIndex: r.index, enabled: r.enabled, action: r.action, ...extra };
-  return r.overriddenBy ? { ...e, overriddenBy: r.overriddenBy } : e;
+  const ref = r.ref;
+  const e: { -readonly [K in keyof TraceEntry]: TraceEntry[K] } = {
+    phase: ref.phase,
+    rulesetId: ref.rulesetId,
+    rulesetName: ref.rulesetName,
+    ruleId: ref.ruleId,
+    ref: ref.ref,
+    description: ref.description,
+    depth,
+    ruleIndex: r.index,
+    enabled: r.enabled,
+    action: r.action,
+    outcome: extra.outcome,
+  };
+  if (extra.matched !== undefined) e.matched = extra.matched;
+  if (extra.scoreAdded !== undefined) e.scoreAdded = extra.scoreAdded;
+  if (extra.score !== undefined) e.score = extra.score;
+  if (extra.threshold !== undefined) e.threshold = extra.threshold;
+  if (extra.skippedBy !== undefined) e.skippedBy = extra.skippedBy;
+  if (extra.note !== undefined) e.note = extra.note;
+  if (r.overriddenBy) e.overriddenBy = r.overriddenBy;
+  return e;
 }
 
 function isTerminating(action: string): action is TerminatingAction {
