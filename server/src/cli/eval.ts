@@ -32,18 +32,16 @@
 import { parseArgs } from 'node:util';
 import { compileExpression, prepareFields } from '../language/index';
 import type { FieldValues } from '../language/evaluate';
-import { engineReport, positionAt } from '../language/report';
-import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
+import { engineReport } from '../language/report';
+import type { Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import type { ManagedCatalog } from '../managed/types';
 import { parseFtwFile } from '../requests/ftw';
 import { requestFields } from '../requests/fields';
 import { parseHttpFile } from '../requests/http';
 import type { SampleRequest } from '../requests/types';
-import { compileZone, type CompiledZone, type EngineProblem, type Evaluation, type TraceEntry, type ZoneConfig } from '../rulesets/engine';
-import type { LegacyConfig } from '../rulesets/legacy';
-import type { Rule, Ruleset } from '../rulesets/model';
-import { validateRulesetJson } from '../rulesets/validate';
+import type { CompiledZone, Evaluation, TraceEntry } from '../rulesets/engine';
+import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type LoadedZone } from '../rulesets/zoneFile';
 import { checkOptions, outputFormat } from './check';
 import { UsageError, type Io, type Parsed } from './main';
 
@@ -119,6 +117,8 @@ export function runEval(p: Parsed, io: Io): number {
 }
 
 // --- Input: the zone ---------------------------------------------------------------------
+// The shapes and their checks are the core's (rulesets/zoneFile.ts, shared with the
+// editor's "Evaluate"); this reads the files and turns problems into exit status 2.
 
 /** Input that cannot be used: reported with exit status 2, without the usage text. */
 export class InputError extends Error {
@@ -135,185 +135,29 @@ function readText(io: Io, file: string, what: string): string {
   }
 }
 
-function readJson(io: Io, file: string, what: string): { text: string; value: unknown } {
-  const text = readText(io, file, what);
-  try {
-    return { text, value: JSON.parse(text) };
-  } catch (e) {
-    throw new InputError([`rulesmith: ${file}: invalid JSON: ${(e as Error).message}`]);
-  }
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isPhase = (k: string): k is Phase => (PHASES as readonly string[]).includes(k);
 
-/** A ruleset object from a body or an API response (`{"result": {...}}`). */
-function unwrap(v: unknown): unknown {
-  return isObject(v) && isObject(v.result) && !('rules' in v) ? v.result : v;
-}
-
-export interface LoadedZone {
-  readonly zone: ZoneConfig;
-  /** Files whose whole text is one ruleset (validated with the ruleset validator). */
-  readonly rulesetFiles: readonly { file: string; text: string; phase?: Phase }[];
-  readonly files: { readonly config: readonly string[]; readonly custom: readonly string[] };
-}
+export type { LoadedZone };
 
 /**
  * Reads the zone from one or more `--config` files (each of the three shapes; entry points
  * merge, and a phase given twice is an error) and the `--custom` files.
  */
 export function loadZone(io: Io, configFiles: readonly string[], customFiles: readonly string[], plan: Plan | undefined, catalog: ManagedCatalog = defaultCatalog): LoadedZone {
-  const parts = configFiles.map((f) => loadConfigFile(io, f, plan));
-  const entryPoints: Partial<Record<Phase, Ruleset>> = {};
-  const from = new Map<Phase, string>();
-  for (const [i, part] of parts.entries()) {
-    for (const [phase, rs] of Object.entries(part.entryPoints) as [Phase, Ruleset][]) {
-      if (from.has(phase)) throw new InputError([`rulesmith: ${configFiles[i]}: a ${phase} entry point is already given by ${from.get(phase)}`]);
-      from.set(phase, configFiles[i]);
-      entryPoints[phase] = rs;
-    }
+  try {
+    return loadZoneFiles(configFiles, customFiles, (file, role) => readText(io, file, role), { plan, catalog });
+  } catch (e) {
+    if (e instanceof ZoneFileError) throw new InputError([`rulesmith: ${e.message}`]);
+    throw e;
   }
-  const customRulesets: Ruleset[] = parts.flatMap((p) => p.customRulesets);
-  const rulesetFiles = parts.flatMap((p) => p.rulesetFiles);
-  const legacy = parts.find((p) => p.legacy)?.legacy;
-  const zonePlan = plan ?? parts.find((p) => p.plan)?.plan;
-  for (const file of customFiles) {
-    const { text: ctext, value } = readJson(io, file, 'custom ruleset');
-    const list = Array.isArray(value) ? value.map(unwrap) : [unwrap(value)];
-    for (const [i, r] of list.entries()) {
-      const where = list.length > 1 ? `${file}: ruleset ${i + 1}` : file;
-      if (!isObject(r) || !Array.isArray(r.rules)) throw new InputError([`rulesmith: ${where}: expected a custom ruleset with "id" and "rules"`]);
-      if (typeof r.id !== 'string' || r.id === '') throw new InputError([`rulesmith: ${where}: the custom ruleset has no "id": execute rules find it by id`]);
-      customRulesets.push(r as Ruleset);
-    }
-    if (!Array.isArray(value)) rulesetFiles.push({ file, text: ctext, phase: (unwrap(value) as Ruleset).phase });
-  }
-  return { zone: { entryPoints, customRulesets, catalog, legacy, plan: zonePlan }, rulesetFiles, files: { config: configFiles, custom: customFiles } };
-}
-
-interface ConfigPart {
-  readonly entryPoints: Partial<Record<Phase, Ruleset>>;
-  readonly customRulesets: Ruleset[];
-  readonly rulesetFiles: { file: string; text: string; phase?: Phase }[];
-  readonly legacy?: LegacyConfig;
-  readonly plan?: Plan;
-}
-
-function loadConfigFile(io: Io, configFile: string, plan: Plan | undefined): ConfigPart {
-  const { text, value: raw } = readJson(io, configFile, 'configuration');
-  const v = unwrap(raw);
-  const bad = (msg: string): never => {
-    throw new InputError([`rulesmith: ${configFile}: ${msg}`]);
-  };
-  if (!isObject(v)) bad('expected a ruleset object, an object mapping phases to entry points, or a zone object with "entryPoints"');
-  const obj = v as Record<string, unknown>;
-  const entryPoints: Partial<Record<Phase, Ruleset>> = {};
-  const rulesetFiles: { file: string; text: string; phase?: Phase }[] = [];
-  let customRulesets: Ruleset[] = [];
-  let legacy: LegacyConfig | undefined;
-  let zonePlan = plan;
-
-  const asRuleset = (x: unknown, phase: Phase, where: string): Ruleset => {
-    const r = unwrap(x);
-    if (Array.isArray(r)) return { phase, rules: r as Rule[] };
-    if (!isObject(r) || (r.rules !== undefined && !Array.isArray(r.rules))) bad(`${where}: expected a ruleset object with "rules" (or an array of rules)`);
-    const rs = r as Ruleset;
-    if (rs.phase !== undefined && rs.phase !== phase) bad(`${where}: the ruleset's phase is ${rs.phase}, but it is given for ${phase}`);
-    return { ...rs, phase };
-  };
-  const phaseMap = (m: Record<string, unknown>, where: string) => {
-    for (const [k, x] of Object.entries(m)) {
-      if (!isPhase(k)) bad(`${where}"${k}" is not a phase (e.g. http_request_firewall_custom, http_request_firewall_managed)`);
-      entryPoints[k as Phase] = asRuleset(x, k as Phase, `${where}${k}`);
-    }
-  };
-
-  if ('entryPoints' in obj) {
-    if (!isObject(obj.entryPoints)) bad('"entryPoints" must map phases to entry-point rulesets');
-    phaseMap(obj.entryPoints as Record<string, unknown>, 'entryPoints.');
-    if (obj.customRulesets !== undefined) {
-      if (!Array.isArray(obj.customRulesets)) bad('"customRulesets" must be an array of rulesets');
-      customRulesets = (obj.customRulesets as unknown[]).map((x) => unwrap(x) as Ruleset);
-    }
-    if (obj.legacy !== undefined) {
-      const l = obj.legacy;
-      if (!isObject(l) || !Array.isArray(l.firewallRules)) bad('"legacy" must be {"firewallRules": [...], "migrated": false}');
-      legacy = { firewallRules: (l as Record<string, unknown>).firewallRules as LegacyConfig['firewallRules'], migrated: (l as Record<string, unknown>).migrated === true, validationMode: (l as Record<string, unknown>).validationMode === true };
-    }
-    if (obj.plan !== undefined && zonePlan === undefined) {
-      if (typeof obj.plan !== 'string' || !PLANS.includes(obj.plan as Plan)) bad(`"plan" must be one of ${PLANS.join(', ')}`);
-      zonePlan = obj.plan as Plan;
-    }
-  } else if ('rules' in obj || 'phase' in obj) {
-    if (obj.kind === 'custom') bad('this is a custom ruleset (kind "custom"): pass it with --custom, and run it from an entry point with an execute rule');
-    if (obj.kind === 'managed') bad('this is a managed ruleset: deploy it from an entry point with an execute rule');
-    if (typeof obj.phase !== 'string') bad('the ruleset has no "phase": say where it runs (e.g. "phase": "http_request_firewall_custom"), or map phases to entry points');
-    if (!isPhase(obj.phase as string)) bad(`"${String(obj.phase)}" is not a phase`);
-    entryPoints[obj.phase as Phase] = asRuleset(obj, obj.phase as Phase, 'ruleset');
-    rulesetFiles.push({ file: configFile, text, phase: obj.phase as Phase });
-  } else {
-    phaseMap(obj, '');
-    if (Object.keys(entryPoints).length === 0) bad('no entry point: the object is empty');
-  }
-
-  return { entryPoints, customRulesets, rulesetFiles, legacy, plan: zonePlan };
 }
 
 /** Compiles the zone; errors (validator's and engine's) become an InputError naming file and rule. */
 export function compileLoadedZone(loaded: LoadedZone, io: Io): CompiledZone {
-  const lines: string[] = [];
-  const customIds = (loaded.zone.customRulesets ?? []).map((r) => r.id).filter((x): x is string => typeof x === 'string');
-  // Files that are one ruleset go through the ruleset validator (positions in the file);
-  // the engine's own problems cover the rest (phase maps, zone files) and what the
-  // validator does not check. When the validator found errors in a file, the engine's
-  // problems about the same ruleset would repeat them, so they are left out.
-  const validatedPhases = new Set<string>();
-  const validatedCustom = new Set<string>();
-  for (const f of loaded.rulesetFiles) {
-    const problems = validateRulesetJson(f.text, { catalog: loaded.zone.catalog, plan: loaded.zone.plan, phase: f.phase, customRulesetIds: customIds });
-    const errors = problems.filter((p) => p.severity === 'error');
-    for (const p of errors) {
-      const pos = positionAt(f.text, p.start);
-      lines.push(`${f.file}:${pos.line + 1}:${pos.character + 1}: error[${p.code}]${p.rule !== undefined ? ` (rule ${p.rule + 1}${ruleName(f.text, p.rule)})` : ''}: ${p.message}`);
-    }
-    if (errors.length === 0) continue;
-    if (loaded.files.custom.includes(f.file)) {
-      const id = (unwrap(JSON.parse(f.text)) as Ruleset).id;
-      if (id) validatedCustom.add(id);
-    } else if (f.phase) validatedPhases.add(f.phase);
-  }
-  const compiled = compileZone(loaded.zone);
-  for (const p of compiled.problems) {
-    const isCustom = p.rulesetId !== undefined && customIds.includes(p.rulesetId);
-    if (isCustom ? validatedCustom.has(p.rulesetId!) : validatedPhases.has(p.stage)) continue;
-    const line = `${problemWhere(p, loaded)}: ${p.severity}: ${p.message}`;
-    if (p.severity === 'error') lines.push(line);
-    else io.err(`${line}\n`);
-  }
-  if (lines.length > 0) throw new InputError([...new Set(lines)]);
+  const { compiled, errors, warnings } = checkZone(loaded);
+  for (const w of warnings) io.err(`${w.message}\n`);
+  if (errors.length > 0) throw new InputError(errors.map((e) => e.message));
   return compiled;
-}
-
-/** ` "ref"` of rule `index` of a ruleset file, for messages. */
-function ruleName(text: string, index: number): string {
-  try {
-    const r = (unwrap(JSON.parse(text)) as Ruleset).rules?.[index];
-    const name = r?.ref || r?.id;
-    return name ? ` "${name}"` : '';
-  } catch {
-    return '';
-  }
-}
-
-function problemWhere(p: EngineProblem, loaded: LoadedZone): string {
-  const custom = p.rulesetId !== undefined && (loaded.zone.customRulesets ?? []).some((r) => r.id === p.rulesetId);
-  if (custom) {
-    const file = loaded.files.custom.find((f) => loaded.rulesetFiles.some((r) => r.file === f && r.text.includes(p.rulesetId!)));
-    return `${file ?? loaded.files.config.join(', ')} (custom ruleset ${p.rulesetId})`;
-  }
-  const owner = loaded.rulesetFiles.find((f) => f.phase === p.stage && loaded.files.config.includes(f.file))?.file;
-  return `${owner ?? loaded.files.config.join(', ')} (${p.stage})`;
 }
 
 // --- Input: the requests -------------------------------------------------------------------
@@ -404,13 +248,6 @@ function runEvalConfig(p: { values: OwnValues; files: string[] }, io: Io): numbe
     }
     throw e;
   }
-}
-
-function rulesetNames(zone: ZoneConfig): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const r of zone.catalog.rulesets) m.set(r.id, r.name);
-  for (const r of zone.customRulesets ?? []) if (r.id && r.name) m.set(r.id, r.name);
-  return m;
 }
 
 /** The rules that matched and did something (everything but not-matched/disabled/skipped/invalid). */
