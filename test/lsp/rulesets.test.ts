@@ -19,21 +19,21 @@ const vendor = rulesetVersion(defaultCatalog.rulesets.find((r) => r.id === V)!)!
 
 let client: LspClient;
 before(async () => {
-  client = await LspClient.start();
+  client = await LspClient.start({ settings: { rulesetFiles: ['*.rules.json'] } });
 });
 after(async () => {
   await client?.close();
 });
 
 let n = 0;
-async function open(text: string): Promise<string> {
-  const uri = `file:///rs/${++n}.ruleset.json`;
+async function open(text: string, extension = 'ruleset.json'): Promise<string> {
+  const uri = `file:///rs/${++n}.${extension}`;
   await client.open(uri, 'json', text);
   return uri;
 }
 
-async function diagnostics(text: string): Promise<{ uri: string; list: Diagnostic[] }> {
-  const uri = await open(text);
+async function diagnostics(text: string, extension?: string): Promise<{ uri: string; list: Diagnostic[] }> {
+  const uri = await open(text, extension);
   return { uri, list: (await client.diagnostics(uri, { version: 1 })).diagnostics };
 }
 
@@ -85,7 +85,6 @@ test('diagnostics: ruleset problems on the exact node, with the expression ones,
       ['action-not-in-phase', 1, '"block"'],
       ['unknown-category', 1, '"wordpres"'],
       ['missing-ref', 3, '{'],
-      ['wrong-type', 1, '"no"'],
     ],
   );
   const cat = list[2];
@@ -96,6 +95,20 @@ test('diagnostics: ruleset problems on the exact node, with the expression ones,
   assert.equal(
     (list[1].message as string).split('\n')[0],
     "'block' is not a valid value for Action because it is not possible to use the block action in a ruleset with phase http_request_firewall_managed",
+  );
+});
+
+test('diagnostics: what the contributed schema reports is left to it in *.ruleset.json, reported elsewhere', async () => {
+  const text = '{"phase": "http_request_firewall_custom", "rules": [{"ref": "a", "expression": "true", "action": "block", "enabled": "no", "priority": 1}]}';
+  const covered = await diagnostics(text);
+  assert.deepEqual(covered.list, []);
+  const other = await diagnostics(text, 'rules.json');
+  assert.deepEqual(
+    other.list.map((d) => [d.code, rangeText(text, d.range), d.message]),
+    [
+      ['wrong-type', '"no"', '"enabled" must be a boolean, not a string'],
+      ['unknown-field', '"priority"', 'invalid JSON: unknown field "priority"\nA rule accepts `id`, `version`, `action`, `action_parameters`, `expression`, `description`, `enabled`, `ref`, `logging`, `categories`, `exposed_credential_check`, `ratelimit`, `last_updated`, `score_threshold`.'],
+    ],
   );
 });
 

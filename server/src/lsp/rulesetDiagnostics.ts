@@ -2,7 +2,8 @@
  * Ruleset problems (rulesets/validate.ts) as LSP diagnostics, published together with
  * the expression diagnostics by diagnostics.ts. Expressions are not re-checked here
  * (the document store checks them, from its cache) and JSON syntax errors are VS Code's
- * JSON service's to report, so both are left out.
+ * JSON service's to report, so both are left out; so are, in `*.ruleset.json` files, the
+ * problems the contributed JSON schema reports too (see schemaCovers).
  *
  * The validation of a document is cached per (version, plan, phase, known custom
  * rulesets): diagnostics, code actions, CodeLens and hover of one version share it.
@@ -79,6 +80,17 @@ function customRulesetIds(store: DocumentStore, a: Analysed): string[] {
   return ids;
 }
 
+/**
+ * True for the files VS Code validates against the schema the extension contributes
+ * (package.json `jsonValidation`, `*.ruleset.json`): there the schema-level problems
+ * (types, required and unknown properties, patterns) are the JSON service's to report,
+ * not repeated here. Other ruleset JSON (matched by `rulesmith.rulesetFiles`) gets them
+ * from us.
+ */
+export function schemaCovers(uri: string): boolean {
+  return /\.ruleset\.json(?:[?#]|$)/.test(uri);
+}
+
 /** The ruleset problems of an analysed ruleset document (none for a `.cfrule`), cached per version. */
 export function rulesetProblems(store: DocumentStore, a: Analysed): readonly RulesetProblem[] {
   if (a.kind !== 'ruleset') return [];
@@ -92,7 +104,7 @@ export function rulesetProblems(store: DocumentStore, a: Analysed): readonly Rul
     phase: a.settings.phase,
     customRulesetIds: customIds,
     expressions: false,
-  }).filter((p) => p.code !== 'invalid-json');
+  }).filter((p) => p.code !== 'invalid-json' && !(p.schema && schemaCovers(a.doc.uri)));
   cache.set(a.doc.uri, { version: a.doc.version, key, problems });
   return problems;
 }

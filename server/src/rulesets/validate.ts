@@ -102,6 +102,13 @@ export interface RulesetProblem {
   readonly rule?: number;
   /** True for problems the language core found inside an `expression`. */
   readonly expression?: boolean;
+  /**
+   * True when the JSON schema contributed for `*.ruleset.json` (client/schemas/
+   * ruleset.schema.json) reports the same node: a type, a required or unknown property,
+   * a pattern, a bound. An editor that applies the schema may leave these out; the
+   * schema's enums are only suggestions, so enum values are never marked.
+   */
+  readonly schema?: boolean;
   /** What a quick fix needs (JSON paths are from the document root). */
   readonly data?: Readonly<Record<string, unknown>>;
 }
@@ -359,6 +366,13 @@ const OTHER_PARAMETER_KEYS: Partial<Record<Action, readonly string[]>> = {
   log_custom_field: ['request_fields', 'response_fields', 'cookie_fields', 'raw_response_fields', 'transformed_request_fields'],
 };
 
+interface Extra {
+  readonly hint?: string;
+  readonly rule?: number;
+  readonly data?: Record<string, unknown>;
+  readonly schema?: boolean;
+}
+
 interface ExecuteSeen {
   readonly rule: number;
   readonly id: string;
@@ -377,7 +391,7 @@ class Validator {
     readonly options: ValidateOptions,
   ) {}
 
-  add(start: number, end: number, severity: Severity, code: RulesetProblemCode, message: string, extra: { hint?: string; rule?: number; data?: Record<string, unknown> } = {}): void {
+  add(start: number, end: number, severity: Severity, code: RulesetProblemCode, message: string, extra: Extra = {}): void {
     this.problems.push({
       start,
       end,
@@ -387,10 +401,11 @@ class Validator {
       ...(extra.hint ? { hint: extra.hint } : {}),
       ...(extra.rule !== undefined ? { rule: extra.rule } : {}),
       ...(extra.data ? { data: extra.data } : {}),
+      ...(extra.schema ? { schema: true } : {}),
     });
   }
 
-  at(node: Node, severity: Severity, code: RulesetProblemCode, message: string, extra: { hint?: string; rule?: number; data?: Record<string, unknown> } = {}): void {
+  at(node: Node, severity: Severity, code: RulesetProblemCode, message: string, extra: Extra = {}): void {
     this.add(node.offset, node.offset + node.length, severity, code, message, extra);
   }
 
@@ -401,9 +416,9 @@ class Validator {
     return key ? [key.offset, key.offset + key.length] : [obj.offset, obj.offset + 1];
   }
 
-  missing(obj: Node, message: string, extra: { hint?: string; rule?: number } = {}): void {
+  missing(obj: Node, message: string, extra: Extra = {}): void {
     const [s, e] = this.missingAt(obj);
-    this.add(s, e, 'error', 'missing-field', message, extra);
+    this.add(s, e, 'error', 'missing-field', message, { schema: true, ...extra });
   }
 
   unknownKeys(obj: Node, known: readonly string[], scope: Scope, skip: readonly string[] = []): void {
@@ -414,6 +429,7 @@ class Validator {
         hint: `${didYouMean(near)}${cap(scope.what)} accepts ${list(known)}.`,
         rule: scope.rule,
         data: near.length ? { suggestions: near } : undefined,
+        schema: true,
       });
     }
   }
@@ -422,11 +438,11 @@ class Validator {
   value(node: Node | undefined, spec: Spec, name: string, scope: Scope): boolean {
     if (!node) return false;
     const wrong = (expected: string) => {
-      this.at(node, 'error', 'wrong-type', `"${name}" must be ${expected}, not ${kindOf(node)}`, { rule: scope.rule });
+      this.at(node, 'error', 'wrong-type', `"${name}" must be ${expected}, not ${kindOf(node)}`, { rule: scope.rule, schema: true });
       return false;
     };
-    const invalid = (message: string, hint?: string) => {
-      this.at(node, 'error', scope.invalid, message, { hint, rule: scope.rule });
+    const invalid = (message: string, hint?: string, schema = true) => {
+      this.at(node, 'error', scope.invalid, message, { hint, rule: scope.rule, schema });
       return false;
     };
     if (typeof spec === 'string') {
@@ -454,7 +470,7 @@ class Validator {
       if (node.type !== 'string') return wrong('a string');
       if (spec.enum.includes(node.value)) return true;
       const near = closest(node.value, spec.enum);
-      return invalid(`'${node.value}' is not a valid value for ${name}`, `${didYouMean(near)}Expected one of ${list(spec.enum)}.`);
+      return invalid(`'${node.value}' is not a valid value for ${name}`, `${didYouMean(near)}Expected one of ${list(spec.enum)}.`, false);
     }
     if ('array' in spec) {
       if (node.type !== 'array') return wrong('an array');
@@ -500,7 +516,7 @@ class Validator {
       return;
     }
     if (root.type !== 'object') {
-      this.at(root, 'error', 'wrong-type', `a ruleset must be an object (or an array of rules), not ${kindOf(root)}`);
+      this.at(root, 'error', 'wrong-type', `a ruleset must be an object (or an array of rules), not ${kindOf(root)}`, { schema: true });
       return;
     }
     const ruleset = rulesetNodeOf(root);
@@ -563,7 +579,7 @@ class Validator {
   private rule(rule: Node, index: number): void {
     const scope: Scope = { what: 'a rule', invalid: 'invalid-value', rule: index };
     if (rule.type !== 'object') {
-      this.at(rule, 'error', 'wrong-type', `a rule must be an object, not ${kindOf(rule)}`, { rule: index });
+      this.at(rule, 'error', 'wrong-type', `a rule must be an object, not ${kindOf(rule)}`, { rule: index, schema: true });
       return;
     }
     const props = propsOf(rule);
@@ -594,15 +610,15 @@ class Validator {
     let action: string | undefined;
     if (!actionProp) {
       const [s, e] = this.missingAt(rule);
-      this.add(s, e, 'error', 'missing-field', paramsProp ? 'action is required for action parameters' : 'a rule needs an "action"', { rule: index });
+      this.add(s, e, 'error', 'missing-field', paramsProp ? 'action is required for action parameters' : 'a rule needs an "action"', { rule: index, schema: true });
     } else if (actionProp.value && this.value(actionProp.value, 'string', 'action', scope)) {
       action = this.action(actionProp.value, index);
     }
     if (paramsProp?.value) this.parameters(paramsProp.value, action, index, rule);
     else if (action === 'set_config') {
-      this.at(actionProp!.value!, 'error', 'missing-field', 'action parameters are required for the set_config action', { rule: index });
+      this.at(actionProp!.value!, 'error', 'missing-field', 'action parameters are required for the set_config action', { rule: index, schema: true });
     } else if (action === 'score' || action === 'execute') {
-      this.at(actionProp!.value!, 'error', 'missing-field', `the ${action} action needs action_parameters with ${action === 'score' ? '"increment"' : 'the "id" of the ruleset to run'}`, { rule: index });
+      this.at(actionProp!.value!, 'error', 'missing-field', `the ${action} action needs action_parameters with ${action === 'score' ? '"increment"' : 'the "id" of the ruleset to run'}`, { rule: index, schema: true });
     }
 
     const logging = props.get('logging');
@@ -614,7 +630,7 @@ class Validator {
       this.at(ratelimit.key, 'warning', 'ratelimit-not-in-phase', `"ratelimit" has no effect in phase ${this.phase}`, { rule: index, hint: 'Rate limiting rules live in the http_ratelimit phase.' });
     }
     if (!ratelimit && this.phase === 'http_ratelimit' && action !== undefined && action !== 'execute' && this.kind !== 'managed') {
-      this.missing(rule, 'a rate limiting rule needs "ratelimit" (characteristics and period)', { rule: index });
+      this.missing(rule, 'a rate limiting rule needs "ratelimit" (characteristics and period)', { rule: index, schema: false });
     }
 
     const threshold = props.get('score_threshold');
@@ -719,7 +735,7 @@ class Validator {
         );
         const status = propsOf(r.value).get('status_code')?.value;
         if (status?.type === 'number' && Number.isInteger(status.value) && (status.value < 400 || status.value > 499)) {
-          this.at(status, 'error', 'invalid-action-parameters', `'${status.value}' is not a valid value for status_code: a block response uses a status code from 400 to 499`, { rule });
+          this.at(status, 'error', 'invalid-action-parameters', `'${status.value}' is not a valid value for status_code: a block response uses a status code from 400 to 499`, { rule, schema: true });
         }
         return;
       }
@@ -744,7 +760,7 @@ class Validator {
     const props = propsOf(node);
     this.unknownKeys(node, ['ruleset', 'phase', 'phases', 'products', 'rulesets', 'rules'], scope);
     if (props.size === 0) {
-      this.at(node, 'error', 'invalid-action-parameters', 'skip needs at least one of "ruleset", "phases", "products", "rulesets" or "rules"', { rule, hint: '`{"ruleset": "current"}` skips the remaining rules of this ruleset.' });
+      this.at(node, 'error', 'invalid-action-parameters', 'skip needs at least one of "ruleset", "phases", "products", "rulesets" or "rules"', { rule, schema: true, hint: '`{"ruleset": "current"}` skips the remaining rules of this ruleset.' });
       return;
     }
     const p = (k: string) => props.get(k);
@@ -781,10 +797,10 @@ class Validator {
         this.value(rules, 'object', 'rules', scope);
         return;
       }
-      if ((rules.children ?? []).length === 0) this.at(rules, 'error', 'invalid-action-parameters', '"rules" needs at least one ruleset id', { rule });
+      if ((rules.children ?? []).length === 0) this.at(rules, 'error', 'invalid-action-parameters', '"rules" needs at least one ruleset id', { rule, schema: true });
       for (const [id, prop] of propsOf(rules)) {
         if (!HEX32.test(id)) {
-          this.at(prop.key, 'error', 'invalid-action-parameters', `'${id}' is not a valid ruleset id: expected 32 lowercase hexadecimal characters`, { rule });
+          this.at(prop.key, 'error', 'invalid-action-parameters', `'${id}' is not a valid ruleset id: expected 32 lowercase hexadecimal characters`, { rule, schema: true });
           continue;
         }
         const rs = this.knownRuleset(prop.key, rule, 'warning', id);
@@ -870,7 +886,7 @@ class Validator {
     if (versionProp?.value && this.value(versionProp.value, 'string', 'version', scope)) {
       const v = versionProp.value.value as string;
       if (v !== 'latest' && !DIGITS.test(v)) {
-        this.at(versionProp.value, 'error', 'invalid-action-parameters', `'${v}' is not a valid value for version: use "latest" or a version number`, { rule });
+        this.at(versionProp.value, 'error', 'invalid-action-parameters', `'${v}' is not a valid value for version: use "latest" or a version number`, { rule, schema: true });
       } else if (rs) {
         version = rulesetVersion(rs, v);
         if (!version) {
@@ -923,7 +939,7 @@ class Validator {
     }
     const path = [...paramsPath, 'overrides'];
     const props = propsOf(node);
-    if (props.size === 0) this.at(node, 'error', 'invalid-action-parameters', 'overrides must have at least one property', { rule, hint: 'Remove the empty "overrides", or add action, enabled, categories or rules.' });
+    if (props.size === 0) this.at(node, 'error', 'invalid-action-parameters', 'overrides must have at least one property', { rule, schema: true, hint: 'Remove the empty "overrides", or add action, enabled, categories or rules.' });
     this.unknownKeys(node, ['action', 'enabled', 'sensitivity_level', 'categories', 'rules'], scope, ['score_threshold']);
     if (custom) {
       this.at(node.parent?.children?.[0] ?? node, 'warning', 'invalid-action-parameters', 'overrides apply to managed rulesets; a custom ruleset is changed by editing its rules', { rule });
@@ -1030,7 +1046,7 @@ class Validator {
     }
     const others = ['action', 'enabled', 'sensitivity_level'].filter((k) => props.has(k));
     if (cat && others.length === 0 && !props.has('score_threshold')) {
-      this.at(node, 'error', 'invalid-action-parameters', 'a category override needs at least one of "action", "enabled" or "sensitivity_level"', { rule });
+      this.at(node, 'error', 'invalid-action-parameters', 'a category override needs at least one of "action", "enabled" or "sensitivity_level"', { rule, schema: true });
     }
     const action = props.get('action');
     if (action?.value) this.overrideAction(action.value, rule);
@@ -1069,14 +1085,14 @@ class Validator {
       else seen.set(id.value!.value, index);
     }
     const others = ['action', 'enabled', 'score_threshold', 'sensitivity_level'].filter((k) => props.has(k));
-    if (id && others.length === 0) this.at(node, 'error', 'invalid-action-parameters', 'a rule override needs at least one of "action", "enabled", "score_threshold" or "sensitivity_level"', { rule });
+    if (id && others.length === 0) this.at(node, 'error', 'invalid-action-parameters', 'a rule override needs at least one of "action", "enabled", "score_threshold" or "sensitivity_level"', { rule, schema: true });
     const action = props.get('action');
     if (action?.value) this.overrideAction(action.value, rule);
     if (props.has('enabled')) this.value(props.get('enabled')!.value, 'boolean', 'enabled', scope);
     if (props.has('sensitivity_level')) this.sensitivity(props.get('sensitivity_level')!, rs, rule, scope);
     const threshold = props.get('score_threshold');
     if (threshold && this.value(threshold.value, 'integer', 'score_threshold', scope)) {
-      if ((threshold.value!.value as number) < 1) this.at(threshold.value!, 'error', 'invalid-action-parameters', 'score_threshold must be a positive integer', { rule });
+      if ((threshold.value!.value as number) < 1) this.at(threshold.value!, 'error', 'invalid-action-parameters', 'score_threshold must be a positive integer', { rule, schema: true });
       const isAnomaly = rs?.anomalyRuleId !== undefined && id?.value?.value === rs.anomalyRuleId;
       if (rs && !isAnomaly && (target || !rs.anomalyRuleId)) {
         this.misplaced(threshold.node, 'warning', rs, rule, { paramsPath, from: path, fromKind: 'rule-override', properties: ['score_threshold'] }, 'on this rule');
