@@ -68,7 +68,7 @@ import { compileExpression, type Diagnostic } from '../language/index';
 import type { CompiledFilter, EvalContext, FieldValues } from '../language/evaluate';
 import type { Phase, Plan } from '../language/scheme/types';
 import { rulesetVersion, type ManagedCatalog, type ManagedRuleset } from '../managed/types';
-import { legacyOrder, type LegacyConfig, type LegacyFirewallRule } from './legacy';
+import { LEGACY_ACTIONS, legacyOrder, type LegacyConfig, type LegacyFirewallRule, type SkipProduct } from './legacy';
 import type { BlockParameters, BlockResponse, ExecuteParameters, Overrides, Rule, Ruleset, ScoreParameters, SkipParameters } from './model';
 
 export type { LegacyConfig, LegacyFirewallRule } from './legacy';
@@ -252,7 +252,7 @@ export function resolveOverrides(rule: Rule, overrides: Overrides | undefined, i
   let thresholdFrom: string | undefined;
   if (overrides.enabled !== undefined) [enabled, enabledFrom] = [overrides.enabled, 'ruleset'];
   if (overrides.action !== undefined) [action, actionFrom] = [overrides.action, 'ruleset'];
-  const cats = rule.categories ?? [];
+  const cats: readonly string[] = Array.isArray(rule.categories) ? rule.categories : [];
   for (const c of overrides.categories ?? []) {
     if (!cats.includes(c.category)) continue;
     if (c.enabled !== undefined) [enabled, enabledFrom] = [c.enabled, `category:${c.category}`];
@@ -327,8 +327,12 @@ class ZoneCompiler {
     private readonly zone: ZoneConfig,
     private readonly options: CompileZoneOptions,
   ) {
-    for (const r of zone.customRulesets ?? []) {
-      if (r.id === undefined) {
+    for (const r of Array.isArray(zone.customRulesets) ? zone.customRulesets : []) {
+      if (typeof r !== 'object' || r === null || Array.isArray(r)) {
+        this.problems.push({ severity: 'error', stage: 'http_request_firewall_custom', message: 'a custom ruleset is not an object' });
+        continue;
+      }
+      if (typeof r.id !== 'string' || r.id === '') {
         this.problems.push({ severity: 'warning', stage: r.phase ?? 'http_request_firewall_custom', message: `custom ruleset ${r.name ? `"${r.name}" ` : ''}has no id: no execute rule can run it` });
         continue;
       }
@@ -349,7 +353,14 @@ class ZoneCompiler {
     stage: WafPhase,
     ctx: { managed: boolean; overrides?: Overrides; anomalyRuleId?: string; stack: readonly string[] },
   ): CRuleset {
-    const rules = (rs.rules ?? []).map((rule, index) => this.rule(rule, index, rs, stage, ctx));
+    let list: readonly unknown[] = [];
+    if (Array.isArray(rs.rules)) list = rs.rules;
+    else if (rs.rules !== undefined) this.problems.push({ severity: 'error', stage, rulesetId: rs.id, message: `ruleset ${rs.id ?? rs.name ?? ''}: "rules" is not an array`.replace('  ', ' ') });
+    const rules = list.map((rule, index) => {
+      if (isRecord(rule)) return this.rule(rule as Rule, index, rs, stage, ctx);
+      this.problems.push({ severity: 'error', stage, rulesetId: rs.id, ruleIndex: index, message: `rule ${index + 1} is not an object` });
+      return invalidRule(index, { phase: stage, rulesetId: rs.id, rulesetName: rs.name }, 'the rule is not an object');
+    });
     if (ctx.overrides) this.checkOverrides(rs, stage, ctx.overrides, ctx.anomalyRuleId);
     const scored = ctx.anomalyRuleId !== undefined || rules.some((r) => r.action === 'score');
     return { id: rs.id, name: rs.name, stage, rules, scored };
@@ -366,7 +377,7 @@ class ZoneCompiler {
     const eff = resolveOverrides(rule, ctx.overrides, isAnomaly);
     const ref: RuleRef = { phase: stage, rulesetId: rs.id, rulesetName: rs.name, ruleId: rule.id || undefined, ref: rule.ref || rule.id || undefined, description: rule.description || undefined };
     const where = { stage, rulesetId: rs.id, ruleIndex: index, ruleId: ref.ruleId, ref: ref.ref };
-    const action = eff.action ?? '';
+    const action = typeof eff.action === 'string' ? eff.action : '';
     let invalid: string | undefined;
     let filter: CompiledFilter | undefined;
     if (typeof rule.expression !== 'string' || rule.expression.trim() === '') {
@@ -386,7 +397,7 @@ class ZoneCompiler {
     } else if (!KNOWN_IN_WAF.has(action)) {
       this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)}: action "${action}" is outside the WAF phases; the engine records it and does not apply it` });
     }
-    const params = rule.action_parameters as Record<string, unknown> | undefined;
+    const params = isRecord(rule.action_parameters) ? (rule.action_parameters as Record<string, unknown>) : undefined;
     let increment = 0;
     if (action === 'score') {
       const inc = (params as ScoreParameters | undefined)?.increment;
@@ -394,7 +405,7 @@ class ZoneCompiler {
       else this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)} scores with no numeric action_parameters.increment; it adds 0` });
     }
     const response = action === 'block' && rule.action === 'block' ? (params as BlockParameters | undefined)?.response : undefined;
-    const skip = action === 'skip' ? ((params ?? {}) as SkipParameters) : undefined;
+    const skip = action === 'skip' ? this.skipParams(params, where, ref, index) : undefined;
     let execute: CRuleset | undefined;
     let executeMissing: string | undefined;
     if (action === 'execute') {
@@ -443,7 +454,7 @@ class ZoneCompiler {
       if (p.version !== undefined && p.version !== 'latest' && custom.version !== undefined && p.version !== custom.version) {
         this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)} asks for version ${p.version} of custom ruleset ${p.id}; only version ${custom.version} is known, and it runs` });
       }
-      return { ruleset: this.ruleset(custom, stage, { managed: false, overrides: p.overrides, stack: [...stack, p.id] }) };
+      return { ruleset: this.ruleset(custom, stage, { managed: false, overrides: this.overrides(p.overrides, where), stack: [...stack, p.id] }) };
     }
     const managed = this.zone.catalog.rulesets.find((r) => r.id === p.id);
     if (!managed) return fail(`no managed or custom ruleset has id ${p.id}`);
@@ -453,11 +464,54 @@ class ZoneCompiler {
     return {
       ruleset: this.ruleset({ id: managed.id, name: managed.name, rules: version.rules }, stage, {
         managed: true,
-        overrides: p.overrides,
+        overrides: this.overrides(p.overrides, where),
         anomalyRuleId: managed.anomalyRuleId,
         stack: [...stack, p.id],
       }),
     };
+  }
+
+  /** Overrides with malformed parts dropped (each reported), so evaluation never trips on them. */
+  private overrides(o: unknown, where: Omit<EngineProblem, 'severity' | 'message'>): Overrides | undefined {
+    if (o === undefined) return undefined;
+    const warn = (message: string) => this.problems.push({ severity: 'error', ...where, message });
+    if (!isRecord(o)) return warn('overrides must be an object'), undefined;
+    const out: { -readonly [K in keyof Overrides]: Overrides[K] } = {};
+    if (typeof o.action === 'string') out.action = o.action;
+    if (typeof o.enabled === 'boolean') out.enabled = o.enabled;
+    if (o.categories !== undefined) {
+      if (!Array.isArray(o.categories)) warn('overrides.categories must be an array');
+      else out.categories = o.categories.filter((c) => isRecord(c) && typeof c.category === 'string' || (warn('overrides.categories: each item needs a "category"'), false)) as Overrides['categories'];
+    }
+    if (o.rules !== undefined) {
+      if (!Array.isArray(o.rules)) warn('overrides.rules must be an array');
+      else out.rules = o.rules.filter((r) => isRecord(r) && typeof r.id === 'string' || (warn('overrides.rules: each item needs an "id"'), false)) as Overrides['rules'];
+    }
+    return out;
+  }
+
+  /** Skip parameters with malformed parts dropped (each reported). */
+  private skipParams(p: Record<string, unknown> | undefined, where: Omit<EngineProblem, 'severity' | 'message'>, ref: RuleRef, index: number): SkipParameters {
+    const out: { -readonly [K in keyof SkipParameters]: SkipParameters[K] } = {};
+    const bad = (key: string, want: string) => this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: action_parameters.${key} must be ${want}; ignored` });
+    if (!p) return out;
+    if (p.ruleset !== undefined) p.ruleset === 'current' ? (out.ruleset = 'current') : bad('ruleset', '"current"');
+    if (p.phase !== undefined) p.phase === 'current' ? (out.phase = 'current') : bad('phase', '"current"');
+    const strings = (key: string): string[] | undefined => {
+      const v = p[key];
+      if (v === undefined) return undefined;
+      if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
+      bad(key, 'an array of strings');
+      return undefined;
+    };
+    out.phases = strings('phases') as Phase[] | undefined;
+    out.products = strings('products');
+    out.rulesets = strings('rulesets');
+    if (p.rules !== undefined) {
+      if (isRecord(p.rules) && Object.values(p.rules).every((v) => Array.isArray(v) && v.every((x) => typeof x === 'string'))) out.rules = p.rules as SkipParameters['rules'];
+      else bad('rules', 'an object mapping ruleset ids to arrays of rule ids');
+    }
+    return out;
   }
 
   private checkOverrides(rs: { readonly id?: string; readonly rules?: readonly Rule[] }, stage: WafPhase, o: Overrides, anomalyRuleId?: string): void {
@@ -470,16 +524,21 @@ class ZoneCompiler {
     }
   }
 
-  legacy(rules: readonly LegacyFirewallRule[]): CRuleset {
+  legacy(input: readonly LegacyFirewallRule[]): CRuleset {
+    const rules = (Array.isArray(input) ? input : []).filter((fr, i) => {
+      if (isRecord(fr)) return true;
+      this.problems.push({ severity: 'error', stage: 'legacy_firewall_rules', ruleIndex: i, message: `firewall rule ${i + 1} is not an object` });
+      return false;
+    });
     const ordered = legacyOrder(rules);
     const compiled = ordered.map((fr): CRule => {
-      const index = rules.indexOf(fr);
+      const index = input.indexOf(fr);
       const ref: RuleRef = { phase: 'legacy_firewall_rules', ruleId: fr.id || undefined, ref: fr.ref || fr.id || undefined, description: fr.description || fr.filter?.description || undefined };
       const where = { stage: 'legacy_firewall_rules' as const, ruleIndex: index, ruleId: ref.ruleId, ref: ref.ref };
       const paused = fr.paused === true || fr.filter?.paused === true;
       let invalid: string | undefined;
       let filter: CompiledFilter | undefined;
-      if (!fr.filter || fr.filter.deleted === true || typeof fr.filter.expression !== 'string') {
+      if (!isRecord(fr.filter) || fr.filter.deleted === true || typeof fr.filter.expression !== 'string') {
         invalid = 'the rule has no filter expression (the filter was deleted?)';
         if (!paused) this.problems.push({ severity: 'error', ...where, message: `firewall rule ${describe(ref, index)}: ${invalid}` });
       } else {
@@ -490,16 +549,29 @@ class ZoneCompiler {
           this.problems.push({ severity: 'error', ...where, message: `firewall rule ${describe(ref, index)}: the filter expression does not compile: ${c.diagnostics.map((d) => d.message).join('; ')}`, diagnostics: c.diagnostics });
         }
       }
-      if (fr.action !== 'bypass' && fr.products && fr.products.length > 0) {
+      const products = Array.isArray(fr.products) ? (fr.products as readonly unknown[]).filter((x): x is SkipProduct => typeof x === 'string') : [];
+      if (!(LEGACY_ACTIONS as readonly string[]).includes(fr.action)) {
+        invalid ??= `unknown action "${String(fr.action)}"`;
+        this.problems.push({ severity: 'error', ...where, message: `firewall rule ${describe(ref, index)}: unknown action "${String(fr.action)}" (expected one of ${LEGACY_ACTIONS.join(', ')})` });
+      }
+      if (fr.action !== 'bypass' && products.length > 0) {
         this.problems.push({ severity: 'warning', ...where, message: `firewall rule ${describe(ref, index)}: products only apply to bypass; ignored for ${fr.action}` });
       }
-      if (fr.action === 'bypass' && (!fr.products || fr.products.length === 0)) {
+      if (fr.action === 'bypass' && products.length === 0) {
         this.problems.push({ severity: 'warning', ...where, message: `firewall rule ${describe(ref, index)}: bypass with no products bypasses nothing` });
       }
-      return { index, ref, filter, invalid, enabled: !paused, action: fr.action, increment: 0, skipLogs: false, products: fr.action === 'bypass' ? (fr.products ?? []) : undefined };
+      return { index, ref, filter: invalid === undefined ? filter : undefined, invalid, enabled: !paused, action: fr.action, increment: 0, skipLogs: false, products: fr.action === 'bypass' ? products : undefined };
     });
     return { stage: 'legacy_firewall_rules', rules: compiled, scored: false };
   }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function invalidRule(index: number, ref: RuleRef, why: string): CRule {
+  return { index, ref, invalid: why, enabled: true, action: '', increment: 0, skipLogs: false };
 }
 
 function describe(ref: RuleRef, index: number): string {
@@ -560,6 +632,11 @@ function entry(r: CRule, depth: number, extra: Omit<TraceEntry, keyof RuleRef | 
   if (extra.note !== undefined) e.note = extra.note;
   if (r.overriddenBy) e.overriddenBy = r.overriddenBy;
   return e;
+}
+
+/** Built field by field: spreading a RuleRef with absent properties is slow on V8's hot path. */
+function logEntry(ref: RuleRef, action: string, outcome: Outcome): LogEntry {
+  return { phase: ref.phase, rulesetId: ref.rulesetId, rulesetName: ref.rulesetName, ruleId: ref.ruleId, ref: ref.ref, description: ref.description, action, outcome };
 }
 
 function isTerminating(action: string): action is TerminatingAction {
@@ -647,7 +724,7 @@ function runRuleset(run: Run, rs: CRuleset, frame: Frame): boolean {
           notes.push(`product ${product}`);
         }
         run.trace.push(entry(r, depth, { matched, outcome: 'skip', note: notes.length ? `skips ${notes.join(', ')}` : 'skips nothing' }));
-        if (r.skipLogs) run.logs.push({ ...r.ref, action: 'skip', outcome: 'skip' });
+        if (r.skipLogs) run.logs.push(logEntry(r.ref, 'skip', 'skip'));
         continue;
       }
       case 'execute': {
@@ -685,7 +762,7 @@ function act(run: Run, rs: CRuleset, r: CRule, frame: Frame, base: Partial<Trace
   }
   if (action === 'log') {
     run.trace.push(entry(r, depth, { ...base, outcome: 'logged' }));
-    run.logs.push({ ...r.ref, action, outcome: 'logged' });
+    run.logs.push(logEntry(r.ref, action, 'logged'));
     return false;
   }
   if (isTerminating(action)) {
@@ -704,7 +781,7 @@ function act(run: Run, rs: CRuleset, r: CRule, frame: Frame, base: Partial<Trace
     if (frame.validationOnly) {
       run.newDecision ??= decision;
       run.trace.push(entry(r, depth, { ...base, outcome: 'validation-only', note: 'validation mode: the previous WAF decides' }));
-      run.logs.push({ ...r.ref, action, outcome: 'validation-only' });
+      run.logs.push(logEntry(r.ref, action, 'validation-only'));
       return false;
     }
     run.decision = decision;
@@ -758,12 +835,13 @@ const ALLOW: Decision = { action: 'allow-through' };
 
 export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}): CompiledZone {
   const c = new ZoneCompiler(zone, options);
-  const runLegacyRules = zone.legacy !== undefined && !zone.legacy.migrated && zone.legacy.firewallRules.length > 0;
+  const runLegacyRules = zone.legacy !== undefined && !zone.legacy.migrated && Array.isArray(zone.legacy.firewallRules) && zone.legacy.firewallRules.length > 0;
   const legacy = runLegacyRules ? c.legacy(zone.legacy!.firewallRules) : undefined;
   const phases: { phase: WafPhase; rs?: CRuleset }[] = [];
   for (const phase of WAF_PHASES) {
     const ep = zone.entryPoints[phase];
-    phases.push({ phase, rs: ep ? c.entryPoint(phase, ep) : undefined });
+    if (ep !== undefined && !isRecord(ep)) c.problems.push({ severity: 'error', stage: phase, message: `the ${phase} entry point is not a ruleset object` });
+    phases.push({ phase, rs: isRecord(ep) ? c.entryPoint(phase, ep) : undefined });
   }
   for (const p of Object.keys(zone.entryPoints)) {
     if (!(WAF_PHASES as readonly string[]).includes(p)) {

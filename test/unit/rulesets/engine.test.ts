@@ -924,3 +924,85 @@ describe('trace content', () => {
     assert.ok(b.trace.every((t) => (t.outcome as Outcome) !== 'scored'));
   });
 });
+
+// --- Malformed input --------------------------------------------------------------------
+
+describe('malformed configuration: problems, never a throw', () => {
+  const cases: { name: string; zone: unknown; errors: number }[] = [
+    { name: 'rules that are not objects', zone: { entryPoints: { http_request_firewall_custom: { rules: [1, null, 'x', { ref: 'ok', action: 'log', expression: 'true' }] } } }, errors: 3 },
+    { name: 'rules that is not an array', zone: { entryPoints: { http_request_firewall_custom: { rules: 'nope' } } }, errors: 1 },
+    { name: 'an entry point that is not an object', zone: { entryPoints: { http_request_firewall_custom: 7 } }, errors: 1 },
+    {
+      name: 'skip parameters of the wrong types',
+      zone: { entryPoints: { http_request_firewall_custom: { rules: [{ ref: 's', action: 'skip', expression: 'true', action_parameters: { phases: 'http_ratelimit', rules: ['x'], ruleset: 'all', products: [1] } }] } } },
+      errors: 4,
+    },
+    {
+      name: 'overrides of the wrong types',
+      zone: {
+        entryPoints: {
+          http_request_firewall_managed: {
+            rules: [{ ref: 'x', action: 'execute', expression: 'true', action_parameters: { id: VENDOR, overrides: { categories: { category: 'log4j' }, rules: [{ action: 'log' }] } } }],
+          },
+        },
+      },
+      errors: 2,
+    },
+    { name: 'execute without parameters', zone: { entryPoints: { http_request_firewall_managed: { rules: [{ ref: 'x', action: 'execute', expression: 'true' }] } } }, errors: 1 },
+    {
+      name: 'legacy rules that are not objects, unknown actions, no filter',
+      zone: { entryPoints: {}, legacy: { migrated: false, firewallRules: [null, { action: 'allow-all', filter: { expression: 'true' } }, { action: 'block' }] } },
+      errors: 3,
+    },
+    { name: 'custom rulesets that are not objects', zone: { entryPoints: {}, customRulesets: [null] }, errors: 1 },
+    { name: 'categories that are not an array on a rule', zone: { entryPoints: { http_request_firewall_custom: { rules: [{ ref: 'x', action: 'log', expression: 'true', categories: 'log4j' }] } } }, errors: 0 },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const z = compileZone({ catalog: CATALOG, ...(c.zone as object) } as ZoneConfig);
+      assert.equal(z.problems.filter((p) => p.severity === 'error').length, c.errors, JSON.stringify(z.problems, null, 1));
+      const ev = z.evaluate(req({ query: 'jndi' }));
+      assert.ok(ev.decision.action);
+    });
+  }
+});
+
+describe('more skip cases', () => {
+  runCases([
+    {
+      name: 'phase: current inside an executed custom ruleset skips the rest of the phase, entry point included',
+      zone: zone({
+        entryPoints: {
+          http_request_firewall_custom: custom(exec(CUSTOM, { ref: 'ex' }), rule('block', 'true', { ref: 'ep-block' })),
+          http_request_firewall_managed: managedEp(rule('log', 'true', { ref: 'ml' })),
+        },
+        customRulesets: [{ id: CUSTOM, kind: 'custom', phase: 'http_request_firewall_custom', rules: [rule('skip', 'true', { ref: 'sk', action_parameters: { phase: 'current', products: ['bic'] } }), rule('block', 'true', { ref: 'inner' })] }],
+      }),
+      request: req(),
+      action: 'allow-through',
+      trace: ['ex:executed', 'sk:skip', 'inner:skipped', 'ep-block:skipped', 'ml:logged'],
+    },
+    {
+      name: 'rules map on a custom ruleset skips its rule where it is executed',
+      zone: zone({
+        entryPoints: { http_request_firewall_custom: custom(rule('skip', 'true', { ref: 'sk', action_parameters: { rules: { [CUSTOM]: [id('c0ffee')] } } }), exec(CUSTOM, { ref: 'ex' })) },
+        customRulesets: [{ id: CUSTOM, kind: 'custom', phase: 'http_request_firewall_custom', rules: [{ id: id('c0ffee'), ref: 'inner', action: 'block', expression: 'true' }, rule('log', 'true', { ref: 'inner-log' })] }],
+      }),
+      request: req(),
+      action: 'allow-through',
+      trace: ['inner:skipped', 'inner-log:logged'],
+    },
+    {
+      name: 'a skip of a phase that already ran changes nothing',
+      zone: zone({
+        entryPoints: {
+          http_request_firewall_custom: custom(rule('log', 'true', { ref: 'cl' })),
+          http_request_firewall_managed: managedEp(rule('skip', 'true', { ref: 'sk', action_parameters: { phases: ['http_request_firewall_custom'] } }), rule('block', 'true', { ref: 'mb' })),
+        },
+      }),
+      request: req(),
+      action: 'block',
+      trace: ['cl:logged', 'sk:skip', 'mb:terminated'],
+    },
+  ]);
+});
