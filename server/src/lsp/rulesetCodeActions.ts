@@ -74,40 +74,74 @@ export function removeMember(t: string, path: JSONPath): string {
   return t.slice(0, container.offset + 1) + t.slice(container.offset + container.length - 1);
 }
 
-/** JSON on one line with a space after separators: `{ "id": "x", "enabled": false }`. */
+/** JSON on one line, spaced as people write it: `{ "id": "x", "enabled": false }`, `[1, 2]`. */
 export function oneLine(value: unknown): string {
-  return JSON.stringify(value, null, 1).replace(/\n */g, ' ');
+  if (Array.isArray(value)) return `[${value.map(oneLine).join(', ')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    return entries.length ? `{ ${entries.map(([k, v]) => `${JSON.stringify(k)}: ${oneLine(v)}`).join(', ')} }` : '{}';
+  }
+  return JSON.stringify(value);
 }
+
+const oneLineNode = (t: string, n: Node) => !t.slice(n.offset, n.offset + n.length).includes('\n');
 
 /**
- * Sets `key` of the object at `path` to `value`: the value is replaced when the key
- * exists; otherwise the member is added after the last one, on the same line for a
- * one-line object, else on a new line indented like it.
+ * Sets the value at `path` (whose last segment is a key, or -1 to append to an array),
+ * creating missing containers. Where the new member goes:
+ *   - an existing key: its value is replaced;
+ *   - a one-line container: on the same line (`, "key": { "a": 1 }`);
+ *   - a multi-line object with members: after the last, on a new line indented like it
+ *     (a new object or list laid out over lines by jsonc-parser's formatter);
+ *   - otherwise (an empty multi-line container): jsonc-parser's formatted insertion.
  */
-export function setMember(t: string, path: JSONPath, key: string, value: unknown, format: FormattingOptions): string {
-  const obj = at(t, path);
-  if (obj?.type !== 'object') return applyEdits(t, modify(t, [...path, key], value, { formattingOptions: format }));
-  const existing = propsOf(obj).get(key)?.value;
-  if (existing) return t.slice(0, existing.offset) + oneLine(value) + t.slice(existing.offset + existing.length);
-  const last = obj.children?.[obj.children.length - 1];
-  if (!last) return applyEdits(t, modify(t, [...path, key], value, { formattingOptions: format }));
-  const member = `${JSON.stringify(key)}: ${oneLine(value)}`;
-  const end = last.offset + last.length;
-  if (!t.slice(obj.offset, obj.offset + obj.length).includes('\n')) return `${t.slice(0, end)}, ${member}${t.slice(end)}`;
-  const lineStart = t.lastIndexOf('\n', last.offset - 1) + 1;
-  const indent = /^[ \t]*/.exec(t.slice(lineStart))![0];
-  return `${t.slice(0, end)},${format.eol ?? '\n'}${indent}${member}${t.slice(end)}`;
+export function setPath(t: string, path: JSONPath, value: unknown, format: FormattingOptions): string {
+  let k = path.length - 1;
+  let container = at(t, path.slice(0, k));
+  while (!container && k > 0) container = at(t, path.slice(0, --k));
+  if (!container) return t;
+  for (let j = path.length - 1; j > k; j--) {
+    const seg = path[j];
+    value = typeof seg === 'number' ? [value] : { [seg]: value };
+  }
+  const seg = path[k];
+  const members = container.children ?? [];
+  if (container.type === 'object' && typeof seg === 'string') {
+    const existing = propsOf(container).get(seg)?.value;
+    if (existing) return t.slice(0, existing.offset) + oneLine(value) + t.slice(existing.offset + existing.length);
+    const member = `${JSON.stringify(seg)}: ${oneLine(value)}`;
+    const last = members[members.length - 1];
+    if (!last) {
+      if (!oneLineNode(t, container)) return applyEdits(t, modify(t, path.slice(0, k + 1), value, { formattingOptions: format }));
+      return `${t.slice(0, container.offset + 1)}${member}${t.slice(container.offset + 1)}`;
+    }
+    const end = last.offset + last.length;
+    if (oneLineNode(t, container)) return `${t.slice(0, end)}, ${member}${t.slice(end)}`;
+    // A new object or list in a multi-line object: laid out over lines, as the document is.
+    if (typeof value === 'object' && value !== null) return applyEdits(t, modify(t, path.slice(0, k + 1), value, { formattingOptions: format }));
+    const lineStart = t.lastIndexOf('\n', last.offset - 1) + 1;
+    const indent = /^[ \t]*/.exec(t.slice(lineStart))![0];
+    return `${t.slice(0, end)},${format.eol ?? '\n'}${indent}${member}${t.slice(end)}`;
+  }
+  if (container.type === 'array' && seg === -1) {
+    const last = members[members.length - 1];
+    if (oneLineNode(t, container)) {
+      const end = last ? last.offset + last.length : container.offset + 1;
+      return `${t.slice(0, end)}${last ? ', ' : ''}${oneLine(value)}${t.slice(end)}`;
+    }
+    return applyEdits(t, modify(t, path.slice(0, k + 1), value, { formattingOptions: format, isArrayInsertion: true }));
+  }
+  return t;
 }
 
-/** Appends `value` to the array at `path` (created when missing): on the same line for a one-line array. */
+/** Sets `key` of the object at `path` (see setPath). */
+export function setMember(t: string, path: JSONPath, key: string, value: unknown, format: FormattingOptions): string {
+  return setPath(t, [...path, key], value, format);
+}
+
+/** Appends `value` to the array at `path`, created when missing (see setPath). */
 export function appendItem(t: string, path: JSONPath, value: unknown, format: FormattingOptions): string {
-  const arr = at(t, path);
-  if (arr?.type === 'array' && (arr.children ?? []).length > 0 && !t.slice(arr.offset, arr.offset + arr.length).includes('\n')) {
-    const last = arr.children![arr.children!.length - 1];
-    const end = last.offset + last.length;
-    return `${t.slice(0, end)}, ${oneLine(value)}${t.slice(end)}`;
-  }
-  return applyEdits(t, modify(t, [...path, -1], value, { formattingOptions: format, isArrayInsertion: true }));
+  return setPath(t, [...path, -1], value, format);
 }
 
 /** The text with the misplaced properties moved to the anomaly rule's override, or undefined. */
