@@ -444,3 +444,17 @@ test('quick fix: add a missing ref in the rule\'s layout; change a misspelt cate
   const typo = `{"rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "${V}", "overrides": {"categories": [{"category": "wordpres", "enabled": true}]}}}]}`;
   assert.equal(await fix(typo, 'Change to `wordpress`', typo.indexOf('wordpres')), typo.replace('"wordpres"', '"wordpress"'));
 });
+
+test('hover and completion in a skip rule\'s rules; completion of an execute version', async () => {
+  const first = vendor.rules[0];
+  const text = `{"phase": "http_request_firewall_managed", "rules": [{"ref": "s", "expression": "true", "action": "skip", "action_parameters": {"rules": {"${V}": ["${first.id}"]}}}]}`;
+  const h = await hover(text, text.indexOf(first.id) + 1);
+  assert.ok(h);
+  assert.equal(h.range, `"${first.id}"`);
+  assert.equal(h.value.split('\n')[0], `**${first.description}**`);
+  assert.ok(!h.value.includes('Here:'), 'no execute rule, so no effective state');
+  const ids = await complete(`{"rules": [{"ref": "s", "expression": "true", "action": "skip", "action_parameters": {"rules": {"${V}": ["|"]}}}]}`);
+  assert.equal(ids.list?.items.length, vendor.rules.length);
+  const versions = await complete(`{"rules": [{"ref": "v", "expression": "true", "action": "execute", "action_parameters": {"id": "${V}", "version": "|"}}]}`);
+  assert.deepEqual(versions.list?.items.map((i) => i.label), ['latest', '2', '1']);
+});

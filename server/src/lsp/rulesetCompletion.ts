@@ -15,7 +15,7 @@
  * Inside a string the item replaces the string's content; after `"key": ` it inserts a
  * quoted string.
  */
-import { getLocation, type Node } from 'jsonc-parser';
+import { findNodeAtLocation, getLocation, type JSONPath, type Node } from 'jsonc-parser';
 import { CompletionItemKind, MarkupKind, type CompletionItem, type CompletionList, type Position } from 'vscode-languageserver/node';
 import { findManagedRuleset, paranoiaLevelOf, tagsOf } from '../managed/catalog';
 import { rulesetVersion, type ManagedRule, type ManagedRuleset } from '../managed/types';
@@ -53,7 +53,7 @@ function ruleCandidates(ruleset: ManagedRuleset, rules: readonly ManagedRule[]):
   });
 }
 
-function candidatesAt(a: Analysed, rest: readonly (string | number)[], root: Node | undefined): Candidate[] {
+function candidatesAt(a: Analysed, rest: readonly (string | number)[], root: Node | undefined, rulesPath: JSONPath): Candidate[] {
   const index = rest[0];
   if (typeof index !== 'number') return [];
   const tail = rest.slice(1).map((s) => (typeof s === 'number' ? '#' : s)).join('/');
@@ -71,10 +71,12 @@ function candidatesAt(a: Analysed, rest: readonly (string | number)[], root: Nod
     case 'action_parameters/id':
       return CATALOG.rulesets.map((r) => ({ label: r.name, value: r.id, kind: CompletionItemKind.Module, detail: r.id, documentation: r.description, filterText: `${r.name} ${r.id}` }));
     case 'action_parameters/version': {
-      const e = execute();
-      if (!e) return [];
-      return [{ label: 'latest', value: 'latest', kind: CompletionItemKind.Constant, detail: `version ${e.ruleset.versions[e.ruleset.versions.length - 1].version}` }].concat(
-        [...e.ruleset.versions].reverse().map((v) => ({ label: v.version, value: v.version, kind: CompletionItemKind.Constant, detail: v.last_updated.slice(0, 10) })),
+      // The version being typed is not one yet: find the ruleset by its id alone.
+      const id = root && findNodeAtLocation(root, [...rulesPath, index, 'action_parameters', 'id'])?.value;
+      const ruleset = typeof id === 'string' ? findManagedRuleset(CATALOG, id) : undefined;
+      if (!ruleset) return [];
+      return [{ label: 'latest', value: 'latest', kind: CompletionItemKind.Constant, detail: `version ${ruleset.versions[ruleset.versions.length - 1].version}` }].concat(
+        [...ruleset.versions].reverse().map((v) => ({ label: v.version, value: v.version, kind: CompletionItemKind.Constant, detail: v.last_updated.slice(0, 10) })),
       );
     }
     case 'action_parameters/overrides/categories/#/category': {
@@ -132,7 +134,7 @@ export function rulesetCompletion(a: Analysed, position: Position): CompletionLi
     end = closed ? prev.offset + prev.length - 1 : prev.offset + prev.length;
     quote = false;
   }
-  const candidates = candidatesAt(a, path.slice(rulesPath.length), root);
+  const candidates = candidatesAt(a, path.slice(rulesPath.length), root, rulesPath);
   if (candidates.length === 0) return null;
   const range = { start: a.doc.positionAt(start), end: a.doc.positionAt(end) };
   const items: CompletionItem[] = candidates.map((c, i) => {
