@@ -1,6 +1,7 @@
-// `npm start`: builds everything and runs the demo. Until the extension lands, the demo
-// is the CLI on the example workspace: a check (with the mistakes it finds) and an
-// evaluation of a sample request.
+// `npm start`: builds everything and runs the demo. Until the extension's views and the
+// local rules service land, the demo is the CLI on the example workspace: a check (with
+// the mistakes it finds), an evaluation of one expression, the managed rulesets
+// evaluated on sample requests, and the paranoia/threshold preview.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -14,5 +15,7 @@ if (!existsSync('node_modules/.package-lock.json')) run('npm', ['ci', '--no-audi
 run('npm', ['run', 'build', '--silent']);
 const cli = ['server/out/cli.js'];
 run('node', [...cli, 'check', 'examples/admin-paths.cfrule', 'examples/zone.ruleset.json', 'examples/mistakes.cfrule', 'examples/broken.cfrule', '--plan', 'pro', '--phase', 'http_request_firewall_custom'], { allowFail: true });
+run('node', [...cli, 'eval', '--config', 'examples/managed.ruleset.json', '--requests', 'examples/requests.http']);
+run('node', [...cli, 'preview', '--config', 'examples/managed.ruleset.json', '--requests', 'examples/requests.http']);
 run('node', [...cli, 'eval', '--expr', 'http.request.uri.path contains "/admin" and not ip.src in {192.0.2.0/24}', '--fields', 'examples/request.fields.json']);
 run('node', [...cli, 'format', '--check', 'examples/admin-paths.cfrule', 'examples/mistakes.cfrule'], { allowFail: true });
