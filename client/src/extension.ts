@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { RulesmithClient } from './client';
 import { registerCommands } from './commands';
+import { Evaluation } from './evaluation';
 import { ServerStatus, type ServerState } from './status';
 
 /** What `extensions.getExtension('rulesmith.rulesmith').exports` gives (used by tests). */
@@ -16,7 +17,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const output = vscode.window.createOutputChannel('Rulesmith', { log: true });
   const status = new ServerStatus();
   client = new RulesmithClient(context, output, status);
-  context.subscriptions.push(output, status, ...registerCommands(client, output));
+  context.subscriptions.push(output, status, ...registerCommands(client, output), new Evaluation(client, output, status));
   // Start failures are reported by the client (message, status bar), never thrown.
   await client.start();
   return { serverState: () => status.state, onDidChangeServerState: status.onDidChange };

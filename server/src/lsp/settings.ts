@@ -18,6 +18,11 @@ export interface Settings {
   readonly rulesetFiles: readonly string[];
   readonly dynamicComparisons: boolean;
   readonly format: { readonly notation: Notation; readonly width: number };
+  /**
+   * `rulesmith.evaluation.ruleset`: the ruleset a `.http` file's requests are evaluated
+   * against (a path, relative to the workspace folder); absent: the nearest `*.ruleset.json`.
+   */
+  readonly evaluationRuleset?: string;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -45,6 +50,8 @@ export function parseSettings(raw: unknown): Settings {
   const notation = pick(format.notation, r['format.notation']);
   const width = pick(format.width, r['format.width']);
   const globs = r.rulesetFiles;
+  const evaluation = isRecord(r.evaluation) ? r.evaluation : {};
+  const ruleset = pick(evaluation.ruleset, r['evaluation.ruleset']);
   return {
     plan: typeof plan === 'string' && (PLANS as readonly string[]).includes(plan) ? (plan as Plan) : DEFAULT_SETTINGS.plan,
     phase: typeof phase === 'string' && (PHASES as readonly string[]).includes(phase) ? (phase as Phase) : phase === '' ? undefined : DEFAULT_SETTINGS.phase,
@@ -54,6 +61,8 @@ export function parseSettings(raw: unknown): Settings {
       notation: notation === 'english' || notation === 'c-like' || notation === 'preserve' ? notation : DEFAULT_SETTINGS.format.notation,
       width: typeof width === 'number' && Number.isFinite(width) && width >= 20 ? Math.floor(width) : DEFAULT_SETTINGS.format.width,
     },
+    // Only when set, so that settings without it compare equal to the defaults.
+    ...(typeof ruleset === 'string' && ruleset.trim() !== '' ? { evaluationRuleset: ruleset.trim() } : {}),
   };
 }
 

@@ -1,0 +1,253 @@
+// "Evaluate" for `.http` files: a CodeLens above each request ("▶ Evaluate", then the
+// verdict), the commands rulesmith.evaluateRequest / evaluateAllRequests /
+// showEvaluationTrace, and the trace in a read-only Markdown view. The language server
+// does the work (rulesmith/httpRequests, rulesmith/evaluateRequests,
+// rulesmith/evaluationTrace, typed in server/src/protocol.ts); this file only shows it.
+//
+// `.http` files are matched by name, whatever their language (REST Client users have
+// `http`, others plaintext); the server does not sync them, so each request carries the
+// editor's text. Verdicts are kept per document version: editing the file, a ruleset
+// (any JSON document) or the evaluation settings forgets them, and the lens goes back to
+// "▶ Evaluate" rather than show a verdict that may no longer hold.
+import * as vscode from 'vscode';
+import {
+  EvaluateRequestsRequest,
+  EvaluationTraceRequest,
+  HttpRequestsRequest,
+  type EvaluationError,
+  type HttpRequestInfo,
+  type RequestEvaluation,
+} from '../../server/src/protocol';
+import type { RulesmithClient } from './client';
+import type { ServerStatus } from './status';
+
+export const TRACE_SCHEME = 'rulesmith-trace';
+export const HTTP_SELECTOR: vscode.DocumentSelector = [{ pattern: '**/*.http' }];
+const SETTING = 'rulesmith.evaluation.ruleset';
+
+interface FileState {
+  readonly version: number;
+  readonly results: Map<number, RequestEvaluation>;
+  error?: EvaluationError;
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** A URI argument from a lens (string) or a menu (Uri); the active editor's document otherwise. */
+function targetDocument(arg: unknown): Thenable<vscode.TextDocument> | vscode.TextDocument | undefined {
+  if (typeof arg === 'string') return vscode.workspace.openTextDocument(vscode.Uri.parse(arg));
+  if (arg instanceof vscode.Uri) return vscode.workspace.openTextDocument(arg);
+  return vscode.window.activeTextEditor?.document;
+}
+
+export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly states = new Map<string, FileState>();
+  private readonly traces = new Map<string, string>();
+  private readonly lensesChanged = new vscode.EventEmitter<void>();
+  private readonly traceChanged = new vscode.EventEmitter<vscode.Uri>();
+  private readonly disposables: vscode.Disposable[] = [];
+  readonly onDidChangeCodeLenses = this.lensesChanged.event;
+  readonly onDidChange = this.traceChanged.event;
+
+  constructor(
+    private readonly client: RulesmithClient,
+    private readonly output: vscode.LogOutputChannel,
+    status: ServerStatus,
+  ) {
+    this.disposables.push(
+      this.lensesChanged,
+      this.traceChanged,
+      vscode.languages.registerCodeLensProvider(HTTP_SELECTOR, this),
+      vscode.workspace.registerTextDocumentContentProvider(TRACE_SCHEME, this),
+      vscode.commands.registerCommand('rulesmith.evaluateRequest', (uri?: unknown, index?: unknown) => this.evaluateCommand(uri, typeof index === 'number' ? index : undefined, false)),
+      vscode.commands.registerCommand('rulesmith.evaluateAllRequests', (uri?: unknown) => this.evaluateCommand(uri, undefined, true)),
+      vscode.commands.registerCommand('rulesmith.showEvaluationTrace', (uri?: unknown, index?: unknown) => this.showTrace(uri, typeof index === 'number' ? index : undefined)),
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.contentChanges.length === 0) return;
+        if (this.states.delete(e.document.uri.toString())) this.lensesChanged.fire();
+        else if (e.document.uri.path.endsWith('.json') && this.states.size > 0) this.forgetAll();
+      }),
+      vscode.workspace.onDidSaveTextDocument((d) => {
+        if (d.uri.path.endsWith('.json') && this.states.size > 0) this.forgetAll();
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('rulesmith.evaluation') || e.affectsConfiguration('rulesmith.plan')) this.forgetAll();
+      }),
+      vscode.workspace.onDidCloseTextDocument((d) => this.states.delete(d.uri.toString())),
+      // Lenses asked for before the server ran came back empty: ask again.
+      status.onDidChange((s) => {
+        if (s === 'running') this.lensesChanged.fire();
+      }),
+    );
+  }
+
+  private forgetAll(): void {
+    this.states.clear();
+    this.lensesChanged.fire();
+  }
+
+  private running() {
+    const lc = this.client.languageClient;
+    return lc && lc.isRunning() ? lc : undefined;
+  }
+
+  // --- CodeLens --------------------------------------------------------------------------
+
+  async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
+    const lc = this.running();
+    if (!lc) return [];
+    let requests: readonly HttpRequestInfo[];
+    try {
+      ({ requests } = await lc.sendRequest(HttpRequestsRequest, { httpUri: doc.uri.toString(), httpText: doc.getText() }, token));
+    } catch (e) {
+      if (!token.isCancellationRequested) this.output.warn(`Listing the requests of ${doc.uri.fsPath}: ${messageOf(e)}`);
+      return [];
+    }
+    const uri = doc.uri.toString();
+    const state = this.states.get(uri);
+    const current = state && state.version === doc.version ? state : undefined;
+    const lenses: vscode.CodeLens[] = [];
+    for (const r of requests) {
+      const range = new vscode.Range(r.line, 0, r.line, 0);
+      const lens = (title: string, command: string, args: unknown[], tooltip?: string) =>
+        lenses.push(new vscode.CodeLens(range, { title, command, arguments: args, ...(tooltip ? { tooltip } : {}) }));
+      if (r.problems.length > 0) {
+        lens(`⚠ Malformed: ${clip(r.problems[0], 90)}`, 'rulesmith.showEvaluationTrace', [uri, r.index], r.problems.join('\n'));
+        continue;
+      }
+      const result = current?.results.get(r.index);
+      if (result?.verdict) {
+        const v = result.verdict;
+        const tip = [v.description, v.rulesetName, 'Click for the trace.'].filter(Boolean).join('\n');
+        lens(v.title, 'rulesmith.showEvaluationTrace', [uri, r.index], tip);
+      } else if (current?.error) {
+        lens(`⚠ ${clip(current.error.message, 100)}`, 'workbench.action.openSettings', [SETTING], [current.error.message, ...current.error.details].join('\n'));
+      }
+      lens('▶ Evaluate', 'rulesmith.evaluateRequest', [uri, r.index], `Evaluate ${r.summary} against the ruleset`);
+      if (r.index === 0 && requests.length > 1) lens('▶ Evaluate all', 'rulesmith.evaluateAllRequests', [uri], 'Evaluate every request of this file');
+    }
+    return lenses;
+  }
+
+  // --- Commands -------------------------------------------------------------------------
+
+  /** Evaluates one request (the one at the cursor when none is given) or all; returns what the server said. */
+  private async evaluateCommand(arg: unknown, index: number | undefined, all: boolean): Promise<RequestEvaluation[] | undefined> {
+    const doc = await targetDocument(arg);
+    if (!doc) {
+      void vscode.window.showInformationMessage('Rulesmith: open a .http file to evaluate its requests.');
+      return undefined;
+    }
+    const lc = this.running();
+    if (!lc) return this.notRunning();
+    const httpUri = doc.uri.toString();
+    const httpText = doc.getText();
+    if (!all && index === undefined) {
+      index = await this.requestAtCursor(doc);
+      if (index === undefined) {
+        void vscode.window.showInformationMessage('Rulesmith: no request in this file to evaluate.');
+        return undefined;
+      }
+    }
+    const version = doc.version;
+    let result;
+    try {
+      result = await lc.sendRequest(EvaluateRequestsRequest, { httpUri, httpText, ...(all ? {} : { index }) });
+    } catch (e) {
+      this.output.error(`Evaluating ${doc.uri.fsPath}: ${messageOf(e)}`);
+      void vscode.window.showErrorMessage(`Rulesmith: the evaluation failed: ${messageOf(e)}`);
+      return undefined;
+    }
+    let state = this.states.get(httpUri);
+    if (!state || state.version !== version) this.states.set(httpUri, (state = { version, results: new Map() }));
+    state.error = result.error;
+    if (result.error) this.showError(result.error);
+    else {
+      for (const r of result.requests) if (r.verdict) state.results.set(r.index, r);
+      const malformed = result.requests.filter((r) => r.problems.length > 0 && (all || r.index === index));
+      if (malformed.length > 0) {
+        const r = malformed[0];
+        void vscode.window.showWarningMessage(`Rulesmith: request ${r.index + 1}${r.name ? ` "${r.name}"` : ''} is malformed and was not evaluated: ${r.problems[0]}`);
+      }
+    }
+    this.lensesChanged.fire();
+    return [...result.requests];
+  }
+
+  /** The request whose block holds the cursor: the last one starting at or above it. */
+  private async requestAtCursor(doc: vscode.TextDocument): Promise<number | undefined> {
+    const lc = this.running();
+    if (!lc) return undefined;
+    const { requests } = await lc.sendRequest(HttpRequestsRequest, { httpUri: doc.uri.toString(), httpText: doc.getText() });
+    if (requests.length === 0) return undefined;
+    const editor = vscode.window.activeTextEditor;
+    const line = editor && editor.document === doc ? editor.selection.active.line : 0;
+    const above = requests.filter((r) => r.line <= line);
+    return (above.length > 0 ? above[above.length - 1] : requests[0]).index;
+  }
+
+  /** Opens the trace of a request beside the editor; returns the trace document's URI. */
+  private async showTrace(arg: unknown, index: number | undefined): Promise<vscode.Uri | undefined> {
+    const doc = await targetDocument(arg);
+    if (!doc) {
+      void vscode.window.showInformationMessage('Rulesmith: open a .http file to see the trace of a request.');
+      return undefined;
+    }
+    const lc = this.running();
+    if (!lc) return this.notRunning();
+    index ??= await this.requestAtCursor(doc);
+    if (index === undefined) return undefined;
+    const httpUri = doc.uri.toString();
+    let result;
+    try {
+      result = await lc.sendRequest(EvaluationTraceRequest, { httpUri, httpText: doc.getText(), index });
+    } catch (e) {
+      this.output.error(`Tracing request ${index + 1} of ${doc.uri.fsPath}: ${messageOf(e)}`);
+      void vscode.window.showErrorMessage(`Rulesmith: the trace failed: ${messageOf(e)}`);
+      return undefined;
+    }
+    if (result.error) this.showError(result.error);
+    const name = doc.uri.path.slice(doc.uri.path.lastIndexOf('/') + 1) || 'requests';
+    const uri = vscode.Uri.from({ scheme: TRACE_SCHEME, path: `/${name} — request ${index + 1}.md`, query: httpUri });
+    this.traces.set(uri.toString(), result.markdown);
+    this.traceChanged.fire(uri);
+    const trace = await vscode.workspace.openTextDocument(uri);
+    try {
+      await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
+    } catch {
+      // No Markdown preview (the built-in extension disabled): the text, read-only, beside.
+      await vscode.window.showTextDocument(trace, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: true });
+    }
+    return uri;
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.traces.get(uri.toString()) ?? '# Evaluation trace\n\nThis trace is gone: evaluate the request again (Rulesmith: Show Evaluation Trace).\n';
+  }
+
+  private showError(error: EvaluationError): void {
+    this.output.warn(`Evaluation: ${error.message}${error.details.map((d) => `\n  ${d}`).join('')}`);
+    const detail = error.details.length > 0 ? ` ${error.details[0]}${error.details.length > 1 ? ` (and ${error.details.length - 1} more in the output)` : ''}` : '';
+    const actions = error.rulesetUri && (error.code === 'ruleset-invalid' || error.code === 'unreadable') ? ['Open Ruleset', 'Open Setting'] : ['Open Setting'];
+    void vscode.window.showErrorMessage(`Rulesmith: ${error.message}${detail}`, ...actions).then(async (choice) => {
+      if (choice === 'Open Setting') await vscode.commands.executeCommand('workbench.action.openSettings', SETTING);
+      else if (choice === 'Open Ruleset' && error.rulesetUri) await vscode.window.showTextDocument(vscode.Uri.parse(error.rulesetUri));
+    });
+  }
+
+  private notRunning(): undefined {
+    void vscode.window.showErrorMessage('Rulesmith: the language server is not running, so requests cannot be evaluated.', 'Restart', 'Show Output').then((choice) => {
+      if (choice === 'Restart') void vscode.commands.executeCommand('rulesmith.restartServer');
+      else if (choice === 'Show Output') this.output.show(true);
+    });
+    return undefined;
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,225 @@
+/**
+ * How an evaluation reads in the editor: the verdict's one-line title for the CodeLens
+ * (`Blocked by vendor:log4shell-uri (http_request_firewall_managed)`) and the Markdown
+ * trace of the read-only view. Pure formatting of the engine's Evaluation.
+ */
+import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../managed/ids';
+import type { Decision, Evaluation, RuleRef, TraceEntry } from '../rulesets/engine';
+import type { Verdict, VerdictAction } from '../protocol';
+
+/** Short names of the built-in managed rulesets, as prefixes of their rules' names. */
+const SHORT_RULESET: Readonly<Record<string, string>> = { [VENDOR_RULESET_ID]: 'vendor', [OWASP_RULESET_ID]: 'owasp' };
+
+const HEX_ID = /^[0-9a-f]{32}$/i;
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/**
+ * A rule's short name: its `ref` (`log4shell-uri`, `block-admin`), or the CRS number that
+ * starts its description (`949110`), or its description, or its id shortened; prefixed
+ * with `vendor:` / `owasp:` inside the built-in managed rulesets.
+ */
+export function ruleShortName(r: Pick<RuleRef, 'rulesetId' | 'ruleId' | 'ref' | 'description'>): string | undefined {
+  let name: string | undefined;
+  if (r.ref && !HEX_ID.test(r.ref)) name = r.ref;
+  else if (r.description && /^\d{3,}\b/.test(r.description)) name = /^\d+/.exec(r.description)![0];
+  else if (r.description) name = `"${clip(r.description, 48)}"`;
+  else {
+    const id = r.ref ?? r.ruleId;
+    if (id) name = HEX_ID.test(id) ? `${id.slice(0, 8)}…` : id;
+  }
+  if (name === undefined) return undefined;
+  const prefix = r.rulesetId ? SHORT_RULESET[r.rulesetId] : undefined;
+  return prefix ? `${prefix}:${name}` : name;
+}
+
+const ACTION_WORDS: Readonly<Record<Exclude<VerdictAction, 'allow-through'>, string>> = {
+  block: 'Blocked',
+  managed_challenge: 'Managed challenge',
+  js_challenge: 'JS challenge',
+  challenge: 'Interactive challenge',
+};
+
+/** The anomaly score a request reached when no anomaly rule acted: the highest total, with the threshold it stayed under. */
+function passedScore(ev: Evaluation): { score: number; threshold?: number } | undefined {
+  let best: { score: number; threshold?: number } | undefined;
+  for (const t of ev.trace) {
+    if (t.outcome === 'below-threshold' && t.score !== undefined && (best === undefined || t.score >= best.score)) best = { score: t.score, threshold: t.threshold };
+  }
+  if (best) return best;
+  const totals = Object.values(ev.scores);
+  if (totals.length === 0) return undefined;
+  const max = Math.max(...totals);
+  return max > 0 ? { score: max } : undefined;
+}
+
+export function verdictOf(ev: Evaluation, names: ReadonlyMap<string, string>): Verdict {
+  const d: Decision = ev.decision;
+  if (d.action === 'allow-through') {
+    const s = passedScore(ev);
+    const score = s ? ` · anomaly score ${s.score}${s.threshold !== undefined ? ` < ${s.threshold}` : ''}` : '';
+    return { action: d.action, title: `Passed — no rule acted${score}`, ...(s ? { score: s.score, ...(s.threshold !== undefined ? { threshold: s.threshold } : {}) } : {}) };
+  }
+  const rule = ruleShortName(d) ?? 'an unnamed rule';
+  const where = d.phase ? ` (${d.phase})` : '';
+  const score = d.score !== undefined ? ` · anomaly score ${d.score} ≥ ${d.threshold}` : '';
+  const rulesetName = d.rulesetId ? names.get(d.rulesetId) : undefined;
+  return {
+    action: d.action,
+    title: `${ACTION_WORDS[d.action]} by ${rule}${where}${score}`,
+    rule,
+    ...(d.ruleId ? { ruleId: d.ruleId } : {}),
+    ...(d.ref ? { ref: d.ref } : {}),
+    ...(d.description ? { description: d.description } : {}),
+    ...(d.phase ? { phase: d.phase } : {}),
+    ...(d.rulesetId ? { rulesetId: d.rulesetId } : {}),
+    ...(rulesetName ? { rulesetName } : {}),
+    ...(d.score !== undefined ? { score: d.score } : {}),
+    ...(d.threshold !== undefined ? { threshold: d.threshold } : {}),
+  };
+}
+
+// --- Markdown ------------------------------------------------------------------------------
+
+/** Text for a table cell: no line breaks, pipes escaped. */
+function cell(s: string): string {
+  return s.replace(/\r?\n|\r/g, ' ').replace(/\|/g, '\\|');
+}
+
+/** An inline code span that survives backticks and table pipes in `s`. */
+function code(s: string): string {
+  const fence = s.includes('`') ? '``' : '`';
+  const pad = fence.length > 1 || s.startsWith('`') || s.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${cell(s)}${pad}${fence}`;
+}
+
+/** Field values worth showing: set, not empty, and not a derived copy (`raw.*`, `*.names`, `*.values`). */
+function shownFields(fields: Record<string, unknown>): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [name, v] of Object.entries(fields)) {
+    if (name.startsWith('raw.') || /\.(names|values|content_types|content_dispositions|content_transfer_encodings|filenames)$/.test(name)) continue;
+    if (v === undefined || v === null || v === '' || v === false) continue;
+    if (Array.isArray(v) && v.length === 0) continue;
+    if (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as object).length === 0) continue;
+    if (name === 'http.request.body.size' && v === 0) continue;
+    const text = typeof v === 'string' ? v : JSON.stringify(v);
+    out.push([name, clip(text ?? String(v), 120)]);
+  }
+  return out;
+}
+
+const OUTCOME_WORDS: Partial<Record<TraceEntry['outcome'], string>> = {
+  'not-matched': 'not matched',
+  terminated: '**acted**',
+  'below-threshold': 'below threshold',
+  'validation-only': 'validation only',
+};
+
+function describeRule(t: Omit<RuleRef, 'phase'>): string {
+  const name = ruleShortName(t);
+  const desc = t.description && !(name ?? '').includes(t.description) ? t.description : '';
+  if (!name) return desc ? cell(desc) : '(whole phase)';
+  return `${code(name)}${desc ? ` ${cell(desc)}` : ''}`;
+}
+
+function scoreCell(t: TraceEntry): string {
+  if (t.scoreAdded !== undefined) return `+${t.scoreAdded}${t.score !== undefined ? ` (= ${t.score})` : ''}`;
+  if (t.threshold !== undefined) return `${t.score ?? 0} / ${t.threshold}`;
+  return '';
+}
+
+function notesCell(t: TraceEntry): string {
+  const notes: string[] = [];
+  if (!t.enabled && t.outcome !== 'disabled') notes.push('disabled');
+  if (t.skippedBy) notes.push(`skipped by ${ruleShortName(t.skippedBy) ?? 'a skip rule'}`);
+  if (t.overriddenBy && t.overriddenBy.length > 0) notes.push(`overridden by ${t.overriddenBy.join(', ')}`);
+  if (t.note) notes.push(t.note);
+  return cell(notes.join('; '));
+}
+
+export interface TraceInput {
+  readonly title: string;
+  readonly summary: string;
+  /** `requests.http, line 12`. */
+  readonly where: string;
+  /** The ruleset file as shown (`zone.ruleset.json`). */
+  readonly ruleset: string;
+  readonly fields: Record<string, unknown>;
+  readonly evaluation: Evaluation;
+  readonly verdict: Verdict;
+  readonly names: ReadonlyMap<string, string>;
+}
+
+/** The whole trace page. */
+export function traceMarkdown(input: TraceInput): string {
+  const { evaluation: ev, verdict, names } = input;
+  const out: string[] = [];
+  out.push(`# ${cell(input.title)}`, '');
+  out.push(`**${cell(verdict.title)}**`, '');
+  out.push(`- Request: ${code(input.summary)} (${cell(input.where)})`);
+  out.push(`- Ruleset: ${code(input.ruleset)}`);
+  if (verdict.action !== 'allow-through') {
+    const d = ev.decision;
+    const bits = [describeRule(d)];
+    if (d.ruleId) bits.push(`id ${code(d.ruleId)}`);
+    if (d.rulesetId) bits.push(`in ${cell(names.get(d.rulesetId) ?? d.rulesetId)}`);
+    if (d.via) bits.push(`run by ${describeRule(d.via)}`);
+    out.push(`- Deciding rule: ${bits.join(', ')}`);
+    if (d.response) out.push(`- Response: ${d.response.status_code ?? ''} ${cell(d.response.content_type ?? '')}`.trimEnd());
+  }
+  out.push('');
+
+  out.push('## Field values', '', '| Field | Value |', '|---|---|');
+  for (const [name, value] of shownFields(input.fields)) out.push(`| ${code(name)} | ${code(value)} |`);
+  out.push('');
+
+  // The trace, one section per stage, one table per run of a ruleset (entry point or executed).
+  let stage: string | undefined;
+  let group: string | undefined;
+  if (ev.trace.length === 0) out.push('## Rules', '', 'No rule was looked at: the zone has no entry point in a WAF phase.', '');
+  const gap = () => {
+    if (out[out.length - 1] !== '') out.push('');
+  };
+  for (const t of ev.trace) {
+    if (t.phase !== stage) {
+      gap();
+      stage = t.phase;
+      group = undefined;
+      out.push(`## ${code(t.phase)}`, '');
+    }
+    const key = `${t.depth}\u0000${t.rulesetId ?? ''}`;
+    if (key !== group) {
+      gap();
+      group = key;
+      const rsName = t.rulesetId ? (names.get(t.rulesetId) ?? t.rulesetName ?? t.rulesetId) : t.rulesetName;
+      const heading = t.depth === 0 ? (t.phase === 'legacy_firewall_rules' ? 'Firewall rules' : t.phase === 'previous_waf' ? 'Previous WAF' : 'Entry point') : `${'↳ '.repeat(t.depth)}${rsName ?? 'executed ruleset'}`;
+      out.push(`**${cell(heading)}**`, '', '| # | Rule | Matched | Action | Outcome | Score | Notes |', '|---|---|---|---|---|---|---|');
+    }
+    const matched = t.matched === true ? 'yes' : t.matched === false ? 'no' : '—';
+    const outcome = OUTCOME_WORDS[t.outcome] ?? t.outcome;
+    const n = t.ruleIndex !== undefined ? String(t.ruleIndex + 1) : '';
+    out.push(`| ${n} | ${describeRule(t)} | ${matched} | ${cell(t.action ?? '')} | ${outcome} | ${scoreCell(t)} | ${notesCell(t)} |`);
+  }
+  gap();
+  out.push('## Decision', '');
+  if (verdict.action === 'allow-through') out.push('**Passed**: no rule blocked or challenged the request.');
+  else out.push(`**${verdict.action}** by ${describeRule(ev.decision)}${ev.decision.phase ? ` in ${code(ev.decision.phase)}` : ''}.`);
+  const scores = Object.entries(ev.scores);
+  if (scores.length > 0) out.push('', ...scores.map(([id, total]) => `- Anomaly score: ${total} (${cell(names.get(id) ?? id)})`));
+  if (ev.logs.length > 0) out.push('', ...ev.logs.map((l) => `- Logged: ${describeRule(l)} (${cell(l.action)})`));
+  const skipped = Object.entries(ev.skippedProducts);
+  if (skipped.length > 0) out.push('', ...skipped.map(([p, by]) => `- Product ${code(p)} skipped by ${describeRule(by)}`));
+  if (ev.validation) {
+    const nd = ev.validation.newDecision;
+    out.push('', `- Validation mode: the new managed rules would ${nd.action === 'allow-through' ? 'let it through' : `${nd.action} (${describeRule(nd)})`}`);
+  }
+  out.push('');
+  return out.join('\n');
+}
+
+/** A page for when there is no trace to show. */
+export function errorMarkdown(title: string, message: string, details: readonly string[]): string {
+  const out = [`# ${cell(title)}`, '', cell(message), ''];
+  if (details.length > 0) out.push(...details.map((d) => `- ${code(d)}`), '');
+  return out.join('\n');
+}
