@@ -361,7 +361,7 @@ export class Evaluator {
     try {
       blocks = requestBlocks(this.httpText(p));
       const [folders, settings] = await Promise.all([this.host.workspaceFolders(), this.host.getSettings(p.httpUri)]);
-      const paths = folders.map(filePath).filter((x): x is string => x !== undefined);
+      const paths = folders.map(filePath).filter((x): x is string => x !== undefined).map((f) => resolve(f));
       const folder = httpPath ? paths.filter((f) => isInside(httpPath, f)).sort((a, b) => b.length - a.length)[0] : paths[0];
       const display = (path: string) => {
         const base = folder ?? (httpPath ? dirname(httpPath) : undefined);
