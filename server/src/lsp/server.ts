@@ -23,6 +23,7 @@ import {
 import { codeActions } from './codeActions';
 import { DEFAULT_DIAGNOSTICS_DELAY_MS, DiagnosticsScheduler } from './diagnostics';
 import { analyse, documentKind, DocumentStore, type Analysed } from './documents';
+import { registerEvaluation } from './evaluate';
 import { codeLenses, rulesetHoverAt } from './executeLens';
 import { foldingRanges } from './folding';
 import { completion, COMPLETION_TRIGGERS, hoverAt, SIGNATURE_RETRIGGERS, SIGNATURE_TRIGGERS, signatureHelpAt } from './embedded';
@@ -130,6 +131,9 @@ connection.onCodeAction((p, token) =>
   forDocument('codeAction', p.textDocument.uri, token, [], (a) => [...codeActions(store, a, p.range, p.context), ...rulesetCodeActions(store, a, p.range, p.context)]),
 );
 connection.onCodeLens((p, token) => forDocument('codeLens', p.textDocument.uri, token, [], (a) => codeLenses(a)));
+
+// Evaluate .http requests: rulesmith/httpRequests, evaluateRequests, evaluationTrace (protocol.ts).
+registerEvaluation(connection, store, getSettings, log);
 
 connection.onShutdown(() => diagnostics.dispose());
 
