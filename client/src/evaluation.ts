@@ -27,6 +27,8 @@ const SETTING = 'rulesmith.evaluation.ruleset';
 
 interface FileState {
   readonly version: number;
+  /** The settings the verdicts were computed with (see settingsKey). */
+  readonly settings: string;
   readonly results: Map<number, RequestEvaluation>;
   error?: EvaluationError;
 }
@@ -65,13 +67,20 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length === 0) return;
         if (this.states.delete(e.document.uri.toString())) this.lensesChanged.fire();
-        else if (e.document.uri.path.endsWith('.json') && this.states.size > 0) this.forgetAll();
+        else if (this.mayBeRuleset(e.document)) this.forgetAll();
       }),
       vscode.workspace.onDidSaveTextDocument((d) => {
-        if (d.uri.path.endsWith('.json') && this.states.size > 0) this.forgetAll();
+        if (this.mayBeRuleset(d)) this.forgetAll();
       }),
+      // Only a real change of the settings in effect counts: VS Code also fires this when
+      // it rewrites settings.json for something else.
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('rulesmith.evaluation') || e.affectsConfiguration('rulesmith.plan')) this.forgetAll();
+        if (!e.affectsConfiguration('rulesmith')) return;
+        let changed = false;
+        for (const [uri, state] of this.states) {
+          if (state.settings !== settingsKey(vscode.Uri.parse(uri))) changed = this.states.delete(uri) || changed;
+        }
+        if (changed) this.lensesChanged.fire();
       }),
       vscode.workspace.onDidCloseTextDocument((d) => this.states.delete(d.uri.toString())),
       // Lenses asked for before the server ran came back empty: ask again.
@@ -82,8 +91,22 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
   }
 
   private forgetAll(): void {
+    if (this.states.size === 0) return;
     this.states.clear();
     this.lensesChanged.fire();
+  }
+
+  /**
+   * A document whose edits may change verdicts: a `*.ruleset.json`, or the file the setting
+   * names (a zone file may have any name). Not settings.json and other JSON.
+   */
+  private mayBeRuleset(doc: vscode.TextDocument): boolean {
+    if (this.states.size === 0 || (doc.uri.scheme !== 'file' && doc.uri.scheme !== 'untitled' && doc.uri.scheme !== 'vscode-remote')) return false;
+    const path = doc.uri.path;
+    if (path.endsWith('.ruleset.json')) return true;
+    if (!path.endsWith('.json')) return false;
+    const named = vscode.workspace.getConfiguration('rulesmith', doc.uri).get<string>('evaluation.ruleset', '').trim().replace(/\\/g, '/').replace(/^\.\//, '');
+    return named !== '' && path.endsWith(named.replace(/^\$\{workspaceFolder\}/, ''));
   }
 
   private running() {
@@ -159,7 +182,8 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
       return undefined;
     }
     let state = this.states.get(httpUri);
-    if (!state || state.version !== version) this.states.set(httpUri, (state = { version, results: new Map() }));
+    const settings = settingsKey(doc.uri);
+    if (!state || state.version !== version || state.settings !== settings) this.states.set(httpUri, (state = { version, settings, results: new Map() }));
     state.error = result.error;
     if (result.error) this.showError(result.error);
     else {
@@ -246,6 +270,12 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
   dispose(): void {
     for (const d of this.disposables.splice(0)) d.dispose();
   }
+}
+
+/** The settings that decide a file's verdicts, as one string to compare. */
+function settingsKey(uri: vscode.Uri): string {
+  const c = vscode.workspace.getConfiguration('rulesmith', uri);
+  return JSON.stringify([c.get('evaluation.ruleset'), c.get('plan')]);
 }
 
 function messageOf(error: unknown): string {
