@@ -70,9 +70,9 @@ export interface RequestEvaluation extends HttpRequestInfo {
 }
 
 export type EvaluationErrorCode =
-  /** No `rulesetUri`, no setting, and no `*.ruleset.json` up from the `.http` file's folder. */
+  /** No `rulesetUri`, no setting, and no `*.ruleset.json` from the `.http` file's folder up to its workspace folder. */
   | 'no-ruleset'
-  /** Several entry-point rulesets in the nearest folder: the setting must choose. */
+  /** Entry points in the nearest folder that clash (two for one phase, or a zone file among others): the setting must choose. */
   | 'ambiguous-ruleset'
   /** The ruleset (or the `.http` file) cannot be read. */
   | 'unreadable'
