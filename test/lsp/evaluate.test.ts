@@ -250,6 +250,60 @@ describe('evaluateRequests', () => {
   });
 });
 
+describe('anomaly scores (the OWASP-based ruleset)', () => {
+  // Only the shape is asserted: the scores depend on the OWASP rules shipped (a stand-in
+  // until the CRS conversion), a <script> tag in the query scores at PL1 in both.
+  const OWASP = '4814384a9e5d4991b9815dcfc25d2f1f';
+  const ANOMALY = '6179ae15870a4bb7b2d480d4843b323c';
+  const deploy = (threshold: number) =>
+    ENTRY('http_request_firewall_managed', [
+      {
+        ref: 'deploy-owasp',
+        expression: 'true',
+        action: 'execute',
+        action_parameters: {
+          id: OWASP,
+          overrides: {
+            categories: [2, 3, 4].map((l) => ({ category: `paranoia-level-${l}`, enabled: false })),
+            rules: [{ id: ANOMALY, score_threshold: threshold, action: 'managed_challenge' }],
+          },
+        },
+      },
+    ]);
+  const REQUESTS = '### xss\nGET https://example.com/search?q=%3Cscript%3Ealert(1)%3C/script%3E HTTP/1.1\n\n### home\nGET https://example.com/ HTTP/1.1\n';
+
+  test('the anomaly rule acting shows the score and the threshold; under the threshold the score is shown with the pass', async () => {
+    const low = folderWith({ 'owasp.ruleset.json': deploy(5), 'requests.http': REQUESTS });
+    const high = folderWith({ 'owasp.ruleset.json': deploy(1000), 'requests.http': REQUESTS });
+    folders = [low, high];
+    try {
+      const r = await evaluate({ httpUri: uriOf(`${low}requests.http`) });
+      assert.equal(r.error, undefined, JSON.stringify(r.error));
+      const [xss, home] = r.requests;
+      const m = /^Managed challenge by owasp:949110 \(http_request_firewall_managed\) · anomaly score (\d+) ≥ 5$/.exec(xss.verdict?.title ?? '');
+      assert.ok(m, xss.verdict?.title);
+      assert.equal(xss.verdict?.score, Number(m[1]));
+      assert.ok(xss.verdict!.score! >= 5);
+      assert.equal(xss.verdict?.threshold, 5);
+      assert.equal(xss.verdict?.description, '949110: Inbound Anomaly Score Exceeded');
+      // Scored rules ran, so the pass shows the score it stayed at, and the threshold.
+      assert.match(home.verdict?.title ?? '', /^Passed — no rule acted · anomaly score \d < 5$/);
+      assert.equal(home.verdict?.threshold, 5);
+
+      const h = await evaluate({ httpUri: uriOf(`${high}requests.http`), index: 0 });
+      const score = h.requests[0].verdict?.score;
+      assert.equal(h.requests[0].verdict?.title, `Passed — no rule acted · anomaly score ${score} < 1000`);
+      assert.equal(h.requests[0].verdict?.threshold, 1000);
+      const t = await trace(uriOf(`${high}requests.http`), 0);
+      assert.ok(t.markdown.includes(`| ${score} / 1000 |`) || t.markdown.includes('below threshold'), t.markdown);
+      assert.match(t.markdown, /\| \+\d+ \(= \d+\) \|/);
+      assert.match(t.markdown, /- Anomaly score: \d+ \(Cloudflare OWASP Core Ruleset\)/);
+    } finally {
+      folders = [DIR];
+    }
+  });
+});
+
 describe('httpRequests', () => {
   test('every request block with its line, name, summary and problems; nothing evaluated', async () => {
     const { requests } = await client.request<{ requests: HttpRequestInfo[] }>(HttpRequestsRequest.method, { httpUri: HTTP });
