@@ -115,10 +115,17 @@ function sampleLines(file: string): string[] {
 }
 
 describe('libinjection samples', { skip: HAVE_DATA ? false : 'no ../shared/libinjection-data' }, () => {
-  // Figures reached by this implementation (libinjection itself misses a few of the
-  // attack lines too: "with a few outliers", says the samples' README).
-  const ATTACKS = { lines: 0, detected: 0 };
-  const FALSE_POSITIVES = { lines: 0, flagged: 0 };
+  // Figures reached by this implementation, pinned so that any change shows. The samples'
+  // README expects "a few outliers". The 18 attack lines missed are double-URL-encoded
+  // lines (decoded once, as libinjection's own harness does), fragments without SQL
+  // structure ("limit 0,1--", "PHPX AND 1=1 AND XX=X", "; DROP table Users --") and
+  // rsalgado's MySQL parser oddities ("SELECT 1 from information_schema 9.e.table_name").
+  // The 21 "false positives" still flagged follow from the whitelist rules the vectors pin
+  // down: e.g. "SMALL \"&\" SIGN" is sos with a quote on each side of the operator (the
+  // "...foo' + 'bar..." rule), "1611-IioXXIG1ti8rspL2vbXFy--" is 1c after folding, and
+  // some are plain SQL ("select x from y where").
+  const ATTACKS = { lines: 17149, detected: 17131 }; // 99.9%
+  const FALSE_POSITIVES = { lines: 421, flagged: 21 }; // 400 of 421 pass
 
   test('attack samples (sqli-*.txt) detected', () => {
     const files = readdirSync(SAMPLES).filter((f) => /^sqli-.*\.txt$/.test(f)).sort();
