@@ -101,21 +101,71 @@ function copyToken(dst: Token, src: Token): void {
 // ---------------------------------------------------------------------------------------
 // Tables (built once)
 
-const KEYWORD_TYPE = new Map<string, string>();
-for (const line of KEYWORDS.split('\n')) KEYWORD_TYPE.set(line.slice(0, -1), line[line.length - 1]);
+/**
+ * Keyword table, looked up without allocating: buckets by a case-folded FNV-1a hash of the
+ * word, then a case-insensitive comparison (keywords are upper-case ASCII).
+ */
+const KW_WORDS: string[] = [];
+const KW_TYPES: string[] = [];
+const KW_BUCKETS = new Map<number, number[]>();
+
+function foldedCode(c: number): number {
+  return c >= 97 && c <= 122 ? c - 32 : c;
+}
+
+for (const line of KEYWORDS.split('\n')) {
+  const word = line.slice(0, -1);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619);
+  const bucket = KW_BUCKETS.get(h);
+  if (bucket) bucket.push(KW_WORDS.length);
+  else KW_BUCKETS.set(h, [KW_WORDS.length]);
+  KW_WORDS.push(word);
+  KW_TYPES.push(line[line.length - 1]);
+}
 
 const FINGERPRINT_SET = new Set<string>(FINGERPRINTS.split(' ').map((f) => f.toUpperCase()));
 
-/** Keyword type of a word (case-insensitive; keywords are ASCII), '' when not a keyword. */
-function lookupWord(word: string): string {
-  if (word.length === 0 || word.length > 32) return '';
-  let upper = word;
-  for (let i = 0; i < word.length; i++) {
-    const c = word.charCodeAt(i);
+/**
+ * Keyword type of s[start, start + len), or of that followed by a space and `tail` when
+ * `tail` is given (merged words such as "UNION ALL"); '' when not a keyword.
+ */
+function lookupRange(s: string, start: number, len: number, tail?: string): string {
+  const total = tail === undefined ? len : len + 1 + tail.length;
+  if (len === 0 || total > 32) return '';
+  let h = 0x811c9dc5;
+  for (let i = start; i < start + len; i++) {
+    const c = s.charCodeAt(i);
     if (c > 0x7e) return '';
-    if (c >= 97 && c <= 122) upper = word.toUpperCase();
+    h = Math.imul(h ^ foldedCode(c), 16777619);
   }
-  return KEYWORD_TYPE.get(upper) ?? '';
+  if (tail !== undefined) {
+    h = Math.imul(h ^ 0x20, 16777619);
+    for (let i = 0; i < tail.length; i++) {
+      const c = tail.charCodeAt(i);
+      if (c > 0x7e) return '';
+      h = Math.imul(h ^ foldedCode(c), 16777619);
+    }
+  }
+  const bucket = KW_BUCKETS.get(h);
+  if (bucket === undefined) return '';
+  for (const k of bucket) {
+    const w = KW_WORDS[k];
+    if (w.length !== total) continue;
+    let ok = true;
+    for (let i = 0; i < len && ok; i++) ok = foldedCode(s.charCodeAt(start + i)) === w.charCodeAt(i);
+    if (ok && tail !== undefined) {
+      ok = w.charCodeAt(len) === 0x20;
+      for (let i = 0; i < tail.length && ok; i++) ok = foldedCode(tail.charCodeAt(i)) === w.charCodeAt(len + 1 + i);
+    }
+    if (ok) return KW_TYPES[k];
+  }
+  return '';
+}
+
+/** Keyword type of a word (case-insensitive), '' when not a keyword. */
+function lookupWord(word: string): string {
+  return lookupRange(word, 0, word.length);
 }
 
 function byteSet(chars: string): Uint8Array {
@@ -356,7 +406,7 @@ const parseOperator2: Parser = (lx) => {
     lx.assign(T.OPERATOR, pos, 3);
     return pos + 3;
   }
-  const type = lookupWord(s.substr(pos, 2));
+  const type = lookupRange(s, pos, 2);
   if (type !== '') {
     lx.assign(type, pos, 2);
     return pos + 2;
@@ -379,7 +429,7 @@ const parseWord: Parser = (lx) => {
   for (let i = 0; i < val.length; i++) {
     const c = val[i];
     if (c === '.' || c === '`') {
-      const type = lookupWord(val.slice(0, i));
+      const type = lookupRange(val, 0, i);
       if (type !== '' && type !== T.BAREWORD) {
         clearToken(lx.tok);
         lx.assign(type, pos, i);
@@ -727,11 +777,10 @@ function mergeWords(a: Token, b: Token): boolean {
   if (!MERGE_FIRST.has(a.type) || !MERGE_SECOND.has(b.type)) return false;
   const len = a.len + b.len + 1;
   if (len > VAL_MAX) return false;
-  const merged = a.val + ' ' + b.val;
-  const type = lookupWord(merged);
+  const type = lookupRange(a.val, 0, a.len, b.val);
   if (type === '') return false;
   a.type = type;
-  a.val = merged;
+  a.val = a.val + ' ' + b.val;
   a.len = len;
   return true;
 }
@@ -742,8 +791,10 @@ const CALLABLE_WORDS = new Set<string>([
   'CURRENT_TIME', 'CURRENT_TIMESTAMP', 'LOCALTIME', 'LOCALTIMESTAMP',
 ]);
 
-const is = (t: Token, ...types: string[]): boolean => types.includes(t.type);
-const VALUE_TYPES = [T.BAREWORD, T.NUMBER, T.STRING, T.VARIABLE];
+/** Is the token's type one of the type characters in `types`? */
+function is(t: Token, types: string): boolean {
+  return t.type.length === 1 && types.includes(t.type);
+}
 
 /**
  * Folds the tokens from `src` into `vec` (at least 8 slots); returns how many of them make
@@ -784,10 +835,10 @@ function foldInto(src: TokenSource, vec: Token[], lastComment: Token): number {
       // Some 5-token shapes are folded further: "1o(1)", "n o(n)", "1),(1", "n)o(n"
       const [a, b, c, d, e] = vec;
       if (
-        (a.type === T.NUMBER && is(b, T.OPERATOR, T.COMMA) && c.type === T.LEFTPARENS &&
+        (a.type === T.NUMBER && is(b, 'o,') && c.type === T.LEFTPARENS &&
           d.type === T.NUMBER && e.type === T.RIGHTPARENS) ||
         (a.type === T.BAREWORD && b.type === T.OPERATOR && c.type === T.LEFTPARENS &&
-          is(d, T.BAREWORD, T.NUMBER) && e.type === T.RIGHTPARENS) ||
+          is(d, 'n1') && e.type === T.RIGHTPARENS) ||
         (a.type === T.NUMBER && b.type === T.RIGHTPARENS && c.type === T.COMMA &&
           d.type === T.LEFTPARENS && e.type === T.NUMBER) ||
         (a.type === T.BAREWORD && b.type === T.RIGHTPARENS && c.type === T.OPERATOR &&
@@ -825,7 +876,7 @@ function foldInto(src: TokenSource, vec: Token[], lastComment: Token): number {
       pos -= 1;
       continue;
     }
-    if (is(a, T.OPERATOR, T.LOGIC_OPERATOR) && (isUnaryOp(b) || b.type === T.SQLTYPE)) {
+    if (is(a, 'o&') && (isUnaryOp(b) || b.type === T.SQLTYPE)) {
       pos -= 1; // "+ -", "AND NOT", "+ BINARY"
       left = 0;
       continue;
@@ -845,19 +896,19 @@ function foldInto(src: TokenSource, vec: Token[], lastComment: Token): number {
       b.type = T.TSQL; // "; IF ..." is Transact-SQL control flow
       continue;
     }
-    if (is(a, T.BAREWORD, T.VARIABLE) && b.type === T.LEFTPARENS && CALLABLE_WORDS.has(a.val.toUpperCase())) {
+    if (is(a, 'nv') && b.type === T.LEFTPARENS && CALLABLE_WORDS.has(a.val.toUpperCase())) {
       a.type = T.FUNCTION;
       continue;
     }
-    if (a.type === T.KEYWORD && (a.val.toUpperCase() === 'IN' || a.val.toUpperCase() === 'NOT IN')) {
+    if (a.type === T.KEYWORD && (a.len === 2 || a.len === 6) && /^(?:NOT )?IN$/i.test(a.val)) {
       // "x IN (...)" is an operator; "IN" otherwise (IN BOOLEAN MODE was merged before) is nothing
       a.type = b.type === T.LEFTPARENS ? T.OPERATOR : T.BAREWORD;
       continue;
     }
-    if (a.type === T.OPERATOR && (a.val.toUpperCase() === 'LIKE' || a.val.toUpperCase() === 'NOT LIKE')) {
+    if (a.type === T.OPERATOR && (a.len === 4 || a.len === 8) && /^(?:NOT )?LIKE$/i.test(a.val)) {
       if (b.type === T.LEFTPARENS) a.type = T.FUNCTION; // LIKE(...) is a function
       // no fold: fall through to the three-token folds
-    } else if (a.type === T.SQLTYPE && is(b, T.BAREWORD, T.NUMBER, T.SQLTYPE, T.LEFTPARENS, T.FUNCTION, T.VARIABLE, T.STRING)) {
+    } else if (a.type === T.SQLTYPE && is(b, 'n1t(fvs')) {
       copyToken(a, b); // "BINARY 1", "DOUBLE PRECISION '1'": drop the type
       pos -= 1;
       left = 0;
@@ -924,39 +975,39 @@ function foldInto(src: TokenSource, vec: Token[], lastComment: Token): number {
       left = 0;
       continue;
     }
-    if (x.type === T.VARIABLE && y.type === T.OPERATOR && is(z, T.VARIABLE, T.NUMBER, T.BAREWORD)) {
+    if (x.type === T.VARIABLE && y.type === T.OPERATOR && is(z, 'v1n')) {
       pos -= 2;
       left = 0;
       continue;
     }
-    if (is(x, T.BAREWORD, T.NUMBER) && y.type === T.OPERATOR && is(z, T.NUMBER, T.BAREWORD)) {
+    if (is(x, 'n1') && y.type === T.OPERATOR && is(z, '1n')) {
       pos -= 2;
       left = 0;
       continue;
     }
-    if (is(x, T.BAREWORD, T.NUMBER, T.VARIABLE, T.STRING) && y.type === T.OPERATOR && y.val === '::' && z.type === T.SQLTYPE) {
+    if (is(x, 'n1vs') && y.type === T.OPERATOR && y.val === '::' && z.type === T.SQLTYPE) {
       pos -= 2; // '1'::money -> '1'
       left = 0;
       continue;
     }
-    if (is(x, ...VALUE_TYPES) && y.type === T.COMMA && is(z, ...VALUE_TYPES)) {
+    if (is(x, 'n1sv') && y.type === T.COMMA && is(z, 'n1sv')) {
       pos -= 2; // 1,2 -> 1
       left = 0;
       continue;
     }
-    if (is(x, T.EXPRESSION, T.GROUP, T.COMMA) && isUnaryOp(y) && z.type === T.LEFTPARENS) {
+    if (is(x, 'EB,') && isUnaryOp(y) && z.type === T.LEFTPARENS) {
       copyToken(y, z); // SELECT + ( -> SELECT (
       pos -= 1;
       left = 0;
       continue;
     }
-    if (is(x, T.KEYWORD, T.EXPRESSION, T.GROUP) && isUnaryOp(y) && is(z, ...VALUE_TYPES, T.FUNCTION)) {
+    if (is(x, 'kEB') && isUnaryOp(y) && is(z, 'n1svf')) {
       copyToken(y, z); // SELECT - 1 -> SELECT 1
       pos -= 1;
       left = 0;
       continue;
     }
-    if (x.type === T.COMMA && isUnaryOp(y) && is(z, ...VALUE_TYPES)) {
+    if (x.type === T.COMMA && isUnaryOp(y) && is(z, 'n1sv')) {
       copyToken(y, z); // ", -1" -> ", 1" then back up: "1,-1" -> "1"
       left = 0;
       pos -= 3;
