@@ -22,7 +22,8 @@
 //   - paranoia-skip: `SecRule TX:EXECUTING_PARANOIA_LEVEL "@lt N" …skipAfter:END-…`; the
 //     rules after it (up to the next one) form the file's PL N section;
 //   - blocking-evaluation: 949110; score-sum: setvar-only rules adding into tx.anomaly_score
-//     (949060–949063); init: setvar-only rules (901 defaults); exclusion: rules whose ctl
+//     (949060–949063); init: setvar-only rules of 901 (defaults); collector: setvar-only
+//     rules elsewhere, whose TX state later detection rules read (921170, 922140); exclusion: rules whose ctl
 //     actions remove rules or targets (903.9xxx application exclusions, 905); skip: other
 //     skipAfter/skip rules; enforcement: other disruptive (deny/drop) rules (901001, 910,
 //     912, 949100); other: the rest.
@@ -45,6 +46,7 @@ export type RuleKind =
   | 'blocking-evaluation'
   | 'score-sum'
   | 'init'
+  | 'collector'
   | 'exclusion'
   | 'skip'
   | 'enforcement'
@@ -160,7 +162,7 @@ function isParanoiaSkip(rule: Rule): number | null {
 
 const NON_DISRUPTIVE_BOOKKEEPING = new Set(['id', 'phase', 'pass', 'nolog', 'log', 'noauditlog', 'auditlog', 't', 'ver', 'setvar', 'msg', 'tag', 'chain', 'logdata', 'severity', 'capture']);
 
-function classify(rule: Rule, tag: number | null, scores: boolean): RuleKind {
+function classify(rule: Rule, tag: number | null, scores: boolean, file: string): RuleKind {
   if (rule.id === 949110) return 'blocking-evaluation';
   // The §1.5 definition (tag + severity) misses scoring rules without a paranoia tag
   // (920181, 921200 in 3.3.4); a rule adding to tx.anomaly_score_plN is detection too.
@@ -173,7 +175,9 @@ function classify(rule: Rule, tag: number | null, scores: boolean): RuleKind {
   if (allActions.every((a) => NON_DISRUPTIVE_BOOKKEEPING.has(a.name)) && allActions.some((a) => a.name === 'setvar')) {
     const sv = rule.links.flatMap((l) => l.setvars);
     if (sv.every((s) => s.collection === 'tx' && s.key.toLowerCase() === 'anomaly_score')) return 'score-sum';
-    return 'init';
+    // Outside 901, setvar-only rules collect state that later detection rules read
+    // (921170 -> 921180 parameter names, 922140/922150 -> 922110 multipart types).
+    return /^REQUEST-901-/.test(file) ? 'init' : 'collector';
   }
   return 'other';
 }
@@ -264,7 +268,7 @@ export function analyzeCrs(dir: string = DEFAULT_CRS_DIR): Analysis {
         .map((s) => (s.collection === 'tx' && s.op === 'add' ? /^anomaly_score_pl(\d)$/i.exec(s.key) : null))
         .filter((m): m is RegExpExecArray => m !== null)
         .map((m) => Number(m[1]));
-      const kind = classify(rule, tag, scoresInto.length > 0);
+      const kind = classify(rule, tag, scoresInto.length > 0, file);
       const info: RuleInfo = {
         id: rule.id ?? null,
         file,
@@ -339,7 +343,7 @@ export function countAnalysis(a: Analysis, filter: (f: FileInfo) => boolean = ()
     taggedDetection: 0,
     detectionByLevel: [0, 0, 0, 0],
     bySeverity: {},
-    byKind: { detection: 0, 'paranoia-skip': 0, 'blocking-evaluation': 0, 'score-sum': 0, init: 0, exclusion: 0, skip: 0, enforcement: 0, other: 0 },
+    byKind: { detection: 0, 'paranoia-skip': 0, 'blocking-evaluation': 0, 'score-sum': 0, init: 0, collector: 0, exclusion: 0, skip: 0, enforcement: 0, other: 0 },
   };
   for (const f of a.files.filter(filter)) {
     c.files++;

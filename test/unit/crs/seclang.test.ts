@@ -288,7 +288,7 @@ describe('analyze: CRS 3.3.4 request rules', () => {
     assert.equal(c.detection, 212);
     assert.deepEqual(c.detectionByLevel, [137, 49, 19, 7]);
     assert.deepEqual(c.bySeverity, { CRITICAL: 183, WARNING: 23, NOTICE: 6 });
-    assert.deepEqual(c.byKind, { detection: 212, 'paranoia-skip': 129, 'blocking-evaluation': 1, 'score-sum': 4, init: 37, exclusion: 112, skip: 24, enforcement: 5, other: 11 });
+    assert.deepEqual(c.byKind, { detection: 212, 'paranoia-skip': 129, 'blocking-evaluation': 1, 'score-sum': 4, init: 25, collector: 12, exclusion: 112, skip: 24, enforcement: 5, other: 11 });
     // Without 910 (IP reputation) and 912 (DoS), §1.5 gives 129/49/19/7 for v3.3.5 (tagged).
     const edge = countAnalysis(analysis(), (f) => !/^REQUEST-91[02]-/.test(f.file));
     assert.equal(edge.taggedDetection, 204);
