@@ -11,8 +11,9 @@
 //   - Comments: a logical line whose first non-blank character is `#`. Blank lines.
 //   - Directive arguments: bare words or double-quoted strings. Inside double quotes `\"`
 //     reads as `"` and `\\` as `\`; every other backslash is kept (Apache's
-//     `ap_getword_conf`). Both the raw text and the unescaped value are kept (libmodsecurity
-//     3 is said to treat `\\` differently; the converter can choose).
+//     `ap_getword_conf`). Both the raw text and the unescaped value are kept: libmodsecurity 3
+//     keeps `\\` as written (ModSecurity issue #2148, CRS issue #2179), which changes 16
+//     CRS 3.3.4 regexes (e.g. 930110's `[\\/]`); the converter chooses.
 //   - `SecRule VARIABLES OPERATOR [ACTIONS]`, `SecAction ACTIONS`, `SecMarker NAME`,
 //     `SecComponentSignature TEXT`; any other `Sec*` directive is kept as `OtherDirective`.
 //   - Variables: `A|B:sel|!C:/regex/|&D|XML:/*`; `!` excludes, `&` counts; a selector is a
