@@ -1168,7 +1168,8 @@ function check(input: string, flags: number): { hit: boolean; a: Analysis } {
 /**
  * libinjection's SQLi check. `input` is a binary string (one code unit per byte). Tries the
  * input as-is, then as if it followed a single quote, then a double quote; each under ANSI
- * comment rules and, when the input uses MySQL comment syntax, MySQL's.
+ * comment rules and, when the input uses MySQL comment syntax, MySQL's. `fingerprint` is
+ * the matching fingerprint, or (not SQLi) the last one computed ('' for an empty input).
  */
 export function detectSQLi(input: string): { isSqli: boolean; fingerprint: string } {
   if (input.length === 0) return { isSqli: false, fingerprint: '' };
