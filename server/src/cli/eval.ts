@@ -229,25 +229,17 @@ function runEvalConfig(p: { values: OwnValues; files: string[] }, io: Io): numbe
   if (requestsFile === undefined) throw new UsageError('eval --config needs --requests FILE (.http, ftw .yaml, or .json field values)');
   if (p.files.length > 0) throw new UsageError(`unexpected argument "${p.files[0]}"`);
   const trace = p.values.trace === true;
-  try {
-    const loaded = loadZone(io, config, (p.values.custom as string[] | undefined) ?? [], plan);
-    const zone = compileLoadedZone(loaded, io);
-    const requests = loadRequests(io, requestsFile);
-    const results = requests.map((r) => ({ request: r, ev: zone.evaluate(r.fields) }));
-    const names = rulesetNames(loaded.zone);
-    if (format === 'json') {
-      io.out(`${JSON.stringify(results.map((r) => jsonResult(r.request, r.ev, trace)), null, 2)}\n`);
-    } else {
-      for (const r of results) io.out(textResult(r.request, r.ev, trace, names));
-    }
-    return 0;
-  } catch (e) {
-    if (e instanceof InputError) {
-      for (const l of e.lines) io.err(`${l}\n`);
-      return 2;
-    }
-    throw e;
+  const loaded = loadZone(io, config, (p.values.custom as string[] | undefined) ?? [], plan);
+  const zone = compileLoadedZone(loaded, io);
+  const requests = loadRequests(io, requestsFile);
+  const results = requests.map((r) => ({ request: r, ev: zone.evaluate(r.fields) }));
+  const names = rulesetNames(loaded.zone);
+  if (format === 'json') {
+    io.out(`${JSON.stringify(results.map((r) => jsonResult(r.request, r.ev, trace)), null, 2)}\n`);
+  } else {
+    for (const r of results) io.out(textResult(r.request, r.ev, trace, names));
   }
+  return 0;
 }
 
 /** The rules that matched and did something (everything but not-matched/disabled/skipped/invalid). */

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runCheck } from './check';
-import { runEvalCommand } from './eval';
+import { InputError, runEvalCommand } from './eval';
 import { runFormat } from './format';
 import { runPreviewCommand } from './preview';
 
@@ -61,6 +61,11 @@ export function main(argv: readonly string[], io: Io): number {
   } catch (e) {
     if (e instanceof UsageError) {
       io.err(`rulesmith: ${e.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    // Unusable input (a file, a rule, a request): the reasons, without the usage text.
+    if (e instanceof InputError) {
+      for (const l of e.lines) io.err(`${l}\n`);
       return 2;
     }
     throw e;

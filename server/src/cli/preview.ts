@@ -35,25 +35,17 @@ export function runPreviewCommand(args: readonly string[], io: Io): number {
   if (requestsPath === undefined) throw new UsageError('preview needs --requests FILE_OR_DIR');
   if (p.files.length > 0) throw new UsageError(`unexpected argument "${p.files[0]}"`);
   const thresholds = parseThresholds(p.values.thresholds as string | undefined);
-  try {
-    const loaded = loadZone(io, config, (p.values.custom as string[] | undefined) ?? [], plan);
-    compileLoadedZone(loaded, io);
-    const requests = readRequests(io, requestsPath);
-    const preview = previewParanoia(loaded.zone, requests.map((r) => r.fields), thresholds);
-    if (preview.error) throw new InputError([`rulesmith: ${config.join(', ')}: ${preview.error}`]);
-    if (format === 'json') {
-      io.out(`${JSON.stringify({ ...preview, requests: preview.requests.map((r) => ({ ...r, ...requestName(requests[r.index]) })) }, null, 2)}\n`);
-    } else {
-      io.out(matrixText(preview, requests));
-    }
-    return 0;
-  } catch (e) {
-    if (e instanceof InputError) {
-      for (const l of e.lines) io.err(`${l}\n`);
-      return 2;
-    }
-    throw e;
+  const loaded = loadZone(io, config, (p.values.custom as string[] | undefined) ?? [], plan);
+  compileLoadedZone(loaded, io);
+  const requests = readRequests(io, requestsPath);
+  const preview = previewParanoia(loaded.zone, requests.map((r) => r.fields), thresholds);
+  if (preview.error) throw new InputError([`rulesmith: ${config.join(', ')}: ${preview.error}`]);
+  if (format === 'json') {
+    io.out(`${JSON.stringify({ ...preview, requests: preview.requests.map((r) => ({ ...r, ...requestName(requests[r.index]) })) }, null, 2)}\n`);
+  } else {
+    io.out(matrixText(preview, requests));
   }
+  return 0;
 }
 
 function parseThresholds(text: string | undefined): number[] | undefined {

@@ -10,6 +10,7 @@ import type { MatchResult, Node as OhmNode } from 'ohm-js';
 import grammar from './rules.ohm-bundle';
 import type * as A from './ast';
 import { error, type Diagnostic, type DiagnosticCode } from './diagnostics';
+import { unterminatedStringStart } from './scan';
 import type { Type } from './types';
 
 export interface ParseOptions {
@@ -376,53 +377,4 @@ function tokenEnd(text: string, pos: number): number {
   let end = pos + 1;
   if (IDENT.test(text[pos])) while (end < text.length && IDENT.test(text[end])) end++;
   return end;
-}
-
-/**
- * Where the string that runs to the end of the input starts. Follows the lexer:
- * normal strings, regex strings after `matches`/`~` (a `[` class hides `"`), raw
- * strings `r#"…"#`.
- */
-function unterminatedStringStart(text: string): number | undefined {
-  let i = 0;
-  let regexNext = false;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"' || (c === 'r' && /^r#*"/.test(text.slice(i, i + 300)) && !IDENT.test(text[i - 1] ?? ' '))) {
-      const start = i;
-      let closed = false;
-      if (c === 'r') {
-        const hashes = /^r(#*)"/.exec(text.slice(i))![1];
-        const close = text.indexOf('"' + hashes, i + 2 + hashes.length);
-        if (close >= 0) {
-          i = close + 1 + hashes.length;
-          closed = true;
-        }
-      } else {
-        let inClass = false;
-        for (i = i + 1; i < text.length; i++) {
-          const d = text[i];
-          if (d === '\\') i++;
-          else if (regexNext && !inClass && d === '[') inClass = true;
-          else if (inClass && d === ']') inClass = false;
-          else if (d === '"' && !inClass) {
-            closed = true;
-            i++;
-            break;
-          }
-        }
-      }
-      if (!closed) return start;
-      regexNext = false;
-      continue;
-    }
-    if (text.startsWith('matches', i) || c === '~') {
-      regexNext = true;
-      i += c === '~' ? 1 : 7;
-      continue;
-    }
-    if (c !== ' ' && c !== '\n' && c !== '\r') regexNext = false;
-    i++;
-  }
-  return undefined;
 }

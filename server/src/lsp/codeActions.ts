@@ -21,6 +21,7 @@
  * In ruleset JSON every edit is mapped through the string's escapes and its new text is
  * JSON-escaped.
  */
+import { forEachOutsideStrings } from '../language/scan';
 import { CodeActionKind, type CodeAction, type CodeActionContext, type Range as LspRange, type TextEdit } from 'vscode-languageserver/node';
 import * as A from '../language/ast';
 import type { Diagnostic } from '../language/diagnostics';
@@ -87,19 +88,9 @@ export function applyExprEdits(text: string, edits: readonly ExprEdit[]): string
 /** Offsets of the tabs outside quoted and raw strings. */
 export function tabsOutsideStrings(text: string): number[] {
   const out: number[] = [];
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
+  forEachOutsideStrings(text, (c, i) => {
     if (c === '\t') out.push(i);
-    else if (c === '"') {
-      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
-    } else if (c === 'r' && !/[A-Za-z0-9_.]/.test(text[i - 1] ?? ' ')) {
-      const m = /^r(#*)"/.exec(text.slice(i, i + 260));
-      if (m) {
-        const close = text.indexOf(`"${m[1]}`, i + m[0].length);
-        i = close < 0 ? text.length : close + m[1].length;
-      }
-    }
-  }
+  });
   return out;
 }
 

@@ -8,6 +8,7 @@
  * when that bracket starts its line (so `)` / `}` stays visible), else to its line.
  * Expressions in ruleset JSON sit on one line each, so they only fold in `.cfrule`.
  */
+import { forEachOutsideStrings } from '../language/scan';
 import { FoldingRangeKind, type FoldingRange } from 'vscode-languageserver/node';
 import * as A from '../language/ast';
 import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
@@ -31,17 +32,8 @@ export function bracketPairs(ast: A.Expr, text: string): [number, number][] {
 export function lexicalBracketPairs(text: string): [number, number][] {
   const out: [number, number][] = [];
   const stack: [string, number][] = [];
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '"') {
-      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
-    } else if (c === 'r' && !/[A-Za-z0-9_.]/.test(text[i - 1] ?? ' ')) {
-      const m = /^r(#*)"/.exec(text.slice(i, i + 260));
-      if (m) {
-        const close = text.indexOf(`"${m[1]}`, i + m[0].length);
-        i = close < 0 ? text.length : close + m[1].length;
-      }
-    } else if (c === '(' || c === '{') stack.push([c, i]);
+  forEachOutsideStrings(text, (c, i) => {
+    if (c === '(' || c === '{') stack.push([c, i]);
     else if (c === ')' || c === '}') {
       const want = c === ')' ? '(' : '{';
       const at = stack.map((s) => s[0]).lastIndexOf(want);
@@ -50,7 +42,7 @@ export function lexicalBracketPairs(text: string): [number, number][] {
         stack.length = at;
       }
     }
-  }
+  });
   return out;
 }
 
