@@ -10,6 +10,8 @@ function run(cmd, args, opts = {}) {
 }
 
 if (!existsSync('node_modules/.package-lock.json')) run('npm', ['ci', '--no-audit', '--no-fund']);
+// Debian's modsecurity-crs (CRS 3.3.4), the source of the OWASP-based ruleset.
+run(process.execPath, ['scripts/crs/ensure-crs.mjs']);
 run('npm', ['run', 'build', '--silent']);
 
 function find(dir, out = []) {
