@@ -153,6 +153,20 @@ test('detectXSS: typical payloads and benign text', () => {
     '<?xml version="1.0"?>',
     '<div style="background:url(javascript:alert(1))">',
     '<object data="data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==">',
+    '<a/href=javascript&colon;alert(1)>x',
+    '<a href="jav&#x09;ascript:alert(1)">x</a>',
+    '<img/src/onerror=alert(1)>',
+    '<details open ontoggle=alert(1)>',
+    '<button formaction=javascript:alert(1)>x</button>',
+    '<x:script xmlns:x="http://www.w3.org/1999/xhtml" src="data:,alert(1)" />',
+    '<math><a xlink:href="//evil/">click',
+    '<svg><animate attributeName=href values=javascript:alert(1) />',
+    '</a onclick=alert(1)>',
+    'onmouseover=alert(1);',
+    '<\0script>alert(1)</script>',
+    '<a href="javas\x01cript:alert(1)">x</a>',
+    '<% foo><x foo="%><script>',
+    '<?import namespace="t" implementation="#default#time2">',
   ]) {
     assert.ok(detectXSS(attack), attack);
   }
@@ -166,6 +180,13 @@ test('detectXSS: typical payloads and benign text', () => {
     '<a href="https://example.com/">link</a>',
     'the script ran online',
     'SELECT * FROM users WHERE id = 1',
+    'email me at <john@example.com>',
+    'I <3 you',
+    'javascript:alert(1)', // a bare URL is no markup (other CRS rules look at it)
+    'http://www.cnn.com',
+    '/search?q=online+ongoing&sort=asc',
+    '<a href="/style/index.html" title="x">ok</a>',
+    '<!-- a comment -->',
   ]) {
     assert.ok(!detectXSS(benign), benign);
   }
@@ -176,4 +197,20 @@ test('contexts: an attribute breakout is caught only where it breaks out', () =>
   assert.ok(isXssInContext(input, 'valueDoubleQuote'));
   assert.ok(!isXssInContext(input, 'data'));
   assert.ok(isXssInContext('` onclick=alert(1)', 'valueBackQuote'));
+});
+
+test('html5Tokens: the starting contexts', () => {
+  const show = (input: string, start: Parameters<typeof html5Tokens>[1]): string[] =>
+    html5Tokens(input, start).map((t) => `${t.type},${t.value}`);
+  assert.deepEqual(show('x" onclick=1>', 'valueDoubleQuote'), [
+    'ATTR_VALUE,x',
+    'ATTR_NAME,onclick',
+    'ATTR_VALUE,1',
+    'TAG_NAME_CLOSE,>',
+  ]);
+  assert.deepEqual(show("x' y", 'valueSingleQuote'), ['ATTR_VALUE,x', 'ATTR_NAME,y']);
+  assert.deepEqual(show('x` y', 'valueBackQuote'), ['ATTR_VALUE,x', 'ATTR_NAME,y']);
+  assert.deepEqual(show('x y=z', 'valueNoQuote'), ['ATTR_VALUE,x', 'ATTR_NAME,y', 'ATTR_VALUE,z']);
+  assert.deepEqual(show('x y=z', 'attrName'), ['ATTR_NAME,x', 'ATTR_NAME,y', 'ATTR_VALUE,z']);
+  assert.deepEqual(show('a<\0b>', 'data'), ['DATA_TEXT,a', 'TAG_NAME_OPEN,\0b', 'TAG_NAME_CLOSE,>']);
 });

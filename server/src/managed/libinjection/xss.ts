@@ -95,7 +95,6 @@ const ATTRS = new Map<string, AttrKind>([
   ['values', 'url'],
   // the value is CSS
   ['style', 'style'],
-  ['filter', 'style'],
   // the value names another attribute (SVG animation)
   ['attributename', 'indirect'],
 ]);
