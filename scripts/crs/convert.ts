@@ -31,8 +31,10 @@
 //     collections of a link (ARGS values, ARGS_NAMES, cookies, XML, …) are first joined with
 //     `concat(…)` so the operator is written once (same meaning: some value of some variable;
 //     it keeps expressions under the checker's 4,096-character limit); selected members
-//     (`crs.request_headers["user-agent"]`, which may be missing) and Bytes variables stay
-//     separate terms.
+//     (`crs.request_headers["user-agent"]`, which may be missing) join it as the map without
+//     every other key (`crs.values(crs.without_matching(crs.request_headers,
+//     "^(?!(?:user-agent|referer)$)"))`) when the link has whole collections, else they are
+//     separate terms; Bytes variables stay separate terms.
 //   - Counts: `&VAR` is `len(crs.<var>_names)`; `&VAR:name` (a header present or not) is
 //     `any(t.lowercase(crs.<var>_names[*])[*] eq "name")` for `@eq 0` (negated), `!@eq 0`,
 //     `@gt 0`, `@ge 1`, and `len(crs.<var>["name"])` compared otherwise.
@@ -350,6 +352,8 @@ function linkTerms(link: RuleLink, first: RuleLink, ctx: ConvertContext): string
     }
     arrays.push(a);
   };
+  /** Members selected by name (`REQUEST_HEADERS:User-Agent`), per map field. */
+  const selected = new Map<string, string[]>();
   let vars = link.variables;
   if (vars.some((v) => v.name === 'MATCHED_VAR' || v.name === 'MATCHED_VARS')) {
     if (link === first) throw new Unsupported('variable: MATCHED_VAR in a first link');
@@ -368,7 +372,10 @@ function linkTerms(link: RuleLink, first: RuleLink, ctx: ConvertContext): string
     const field = fieldOf(v.name);
     if (kind === 'map') {
       if (v.selector?.kind === 'name') {
-        add(overArray(`${field}[${lit(headerKey(v.name, v.selector.value))}]`, link, ctx));
+        const key = headerKey(v.name, v.selector.value);
+        const list = selected.get(field) ?? [];
+        if (!list.includes(key)) list.push(key);
+        selected.set(field, list);
         continue;
       }
       if (v.selector) throw new Unsupported(`variable selector: ${v.selector.kind} on ${v.name}`);
@@ -393,6 +400,13 @@ function linkTerms(link: RuleLink, first: RuleLink, ctx: ConvertContext): string
     }
   }
   for (const e of exclusions) if (!vars.some((v) => !v.exclude && v.name === e.name)) throw new Unsupported(`exclusion !${e.name} without its variable`);
+  for (const [field, keys] of selected) {
+    if (groupAt >= 0 && !arrays.some((a) => a.startsWith(`crs.values(${field}`) || a.includes(`(${field},`))) {
+      // Folded into the concatenation: the map without every key but the selected ones.
+      const keep = keys.map((k) => k.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
+      arrays.push(`crs.values(crs.without_matching(${field}, ${lit(`^(?!(?:${keep})$)`)}))`);
+    } else for (const k of keys) add(overArray(`${field}[${lit(k)}]`, link, ctx));
+  }
   if (groupAt >= 0) terms[groupAt] = overArray(arrays.length === 1 ? arrays[0] : `concat(${arrays.join(', ')})`, link, ctx);
   if (terms.length === 0) throw new Unsupported('link without variables');
   return terms;
