@@ -54,6 +54,8 @@
 //     `\` in a double-quoted argument; CRS 3.3 was tested on ModSecurity 2), otherwise
 //     verbatim: PCRE syntax (`(?i:…)`, possessive quantifiers, lookbehind, `$`) is op.rx's
 //     to implement.
+//   - REWRITES: three rules whose chain passes a capture through TX into a `@within` list
+//     check (920420, 920440, 920450) are rewritten by hand into one pattern each (see there).
 // Rules using anything else are left out, never silently: the report lists each one with
 // what blocks it (section "Detection rules not converted"). No degraded forms are emitted.
 
@@ -412,6 +414,66 @@ function linkTerms(link: RuleLink, first: RuleLink, ctx: ConvertContext): string
   return terms;
 }
 
+// ---------------------------------------------------------------------------------------
+// Rewrites: rules whose chain passes a capture through a TX variable into a list check
+// (`@within %{tx.list}`). Each is rewritten by hand into one pattern over the same
+// variable, built from the list's 901 default; the report lists them as rewritten.
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+function listItems(value: string, open: string, close: string): string[] {
+  return value
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((x) => (x.startsWith(open) && x.endsWith(close) ? x.slice(open.length, x.length - close.length) : x))
+    .filter(Boolean);
+}
+
+function defaultOf(ctx: ConvertContext, name: string): string {
+  const v = ctx.defaults.get(name);
+  if (v === undefined) throw new Unsupported(`rewrite needs tx.${name} from the 901 defaults`);
+  return v;
+}
+
+export interface Rewrite {
+  /** What the rewrite does and where it differs from CRS. */
+  note: string;
+  expression: (ctx: ConvertContext) => string;
+}
+
+export const REWRITES: Readonly<Record<string, Rewrite>> = {
+  // Content-Type's first token (`^[^;\s]+`, captured into tx.content_type as `|token|`,
+  // lower-cased) not within tx.allowed_request_content_type (`|a| |b| …`): the same as the
+  // token not being one of the items, i.e. a negative lookahead on the lower-cased header.
+  '920420': {
+    note: 'capture into tx.content_type + `!@within` folded into one negative-lookahead pattern over the lower-cased Content-Type values (same result)',
+    expression: (ctx) => {
+      const items = listItems(defaultOf(ctx, 'allowed_request_content_type'), '|', '|').map(escapeRegex);
+      return `any(op.rx(t.lowercase(crs.request_headers["content-type"][*])[*], ${lit(`^(?!(?:${items.join('|')})(?:[;\\s]|$))[^;\\s]+`)}))`;
+    },
+  },
+  // The basename's extension (`\.([^.]+)$`, captured into tx.extension as `.ext/`, then
+  // t:urlDecodeUni,lowercase) within tx.restricted_extensions (`.asa/ .asax/ …`).
+  '920440': {
+    note: 'capture into tx.extension + `@within` folded into one pattern; APPROXIMATION: the basename is URL-decoded before the extension is taken (CRS decodes the captured extension), which differs only when the decoding makes a new dot',
+    expression: (ctx) => {
+      const items = listItems(defaultOf(ctx, 'restricted_extensions'), '.', '/').map(escapeRegex);
+      return `op.rx(t.lowercase(t.urlDecodeUni(crs.request_basename)), ${lit(`\\.(?:${items.join('|')})$`)})`;
+    },
+  },
+  // Each lower-cased header name (captured into tx.header_name_<name> as `/name/`) within
+  // tx.restricted_headers (`/accept-charset/ /content-encoding/ …`).
+  '920450': {
+    note: 'captures into tx.header_name_* + `@within` folded into one pattern over the lower-cased header names (same result)',
+    expression: (ctx) => {
+      const items = listItems(defaultOf(ctx, 'restricted_headers'), '/', '/').map(escapeRegex);
+      return `any(op.rx(t.lowercase(crs.request_headers_names[*])[*], ${lit(`^(?:${items.join('|')})$`)}))`;
+    },
+  },
+};
+
 /** The expression of a (possibly chained) rule; throws Unsupported / DisabledByDefaults. */
 export function ruleExpression(rule: Rule, ctx: ConvertContext): string {
   const first = rule.links[0];
@@ -497,7 +559,8 @@ export function convertAnalysis(a: Analysis): Conversion {
     const id = String(info.id);
     try {
       if (info.phase !== 1 && info.phase !== 2) throw new Unsupported(`phase ${info.phase}`);
-      rules.push(managedRuleOf(info, ruleExpression(info.rule, ctx)));
+      const rewrite = REWRITES[id];
+      rules.push(managedRuleOf(info, rewrite ? rewrite.expression(ctx) : ruleExpression(info.rule, ctx)));
     } catch (e) {
       if (e instanceof Unsupported) leftOut.set(id, { info, reason: e.feature, kind: 'unsupported' });
       else if (e instanceof DisabledByDefaults) leftOut.set(id, { info, reason: `never matches with the 901 defaults: \`${e.message}\``, kind: 'disabled-by-defaults' });
@@ -549,6 +612,8 @@ export function renderReport(a: Analysis, c: Conversion): string {
   out.push('');
   out.push('## Approximations', '');
   const approx = c.detection.filter((r) => converted.has(String(r.id)) && r.rule.links.slice(1).some((l) => l.variables.some((v) => v.name === 'MATCHED_VAR' || v.name === 'MATCHED_VARS')));
+  for (const [id, rw] of Object.entries(REWRITES)) if (converted.has(id)) out.push(`- ${id} rewritten by hand (scripts/crs/convert.ts REWRITES): ${rw.note}.`);
+  out.push('');
   out.push(`Later chain links over MATCHED_VAR/MATCHED_VARS are applied to the first link's variables (any value, not necessarily the matched one): ${approx.map((r) => r.id).join(' ') || 'none'}.`, '');
   return out.join('\n');
 }

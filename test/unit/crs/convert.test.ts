@@ -168,6 +168,9 @@ describe('convert: the generated ruleset', { skip: !existsSync(GENERATED) && 'ow
       assert.ok([2, 3, 4, 5].includes(r.action_parameters.increment));
       assert.match(r.categories[0], /^paranoia-level-[1-4]$/);
     }
+    // Hand rewrites of capture + `@within` chains, from the 901 default lists.
+    assert.equal(rules.find((r) => r.ref === '920450')!.expression, 'any(op.rx(t.lowercase(crs.request_headers_names[*])[*], "^(?:accept-charset|content-encoding|proxy|lock-token|content-range|if)$"))');
+    assert.match(rules.find((r) => r.ref === '920420')!.expression, /^any\(op\.rx\(t\.lowercase\(crs\.request_headers\["content-type"\]\[\*\]\)\[\*\], r"\^\(\?!\(\?:application\\\/x-www-form-urlencoded\|/);
     const sqli = rules.find((r) => r.ref === '942100')!;
     assert.equal(sqli.description, '942100: SQL Injection Attack Detected via libinjection');
     assert.ok(sqli.categories.includes('attack-sqli'));
