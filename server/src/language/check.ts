@@ -29,6 +29,7 @@ import { binaryToUtf8 } from './bytes';
 import { NESTING_HINT } from './parse';
 import { compileRegex } from './regex';
 import { httpScheme, phaseAllows, planAllows, suggestNames } from './scheme/index';
+import { managedOnlyMessage } from './scheme/managed';
 import type { FunctionDef, ParamDef, Phase, Plan, Scheme, TypePattern } from './scheme/types';
 import { BOOL, BYTES, INT, IP, arrayOf, sameType, typeToString, type Type } from './types';
 import { parseWildcard } from './wildcard';
@@ -451,7 +452,7 @@ class Checker {
       return { each: false };
     }
     if (def.managedOnly && !this.options.allowManaged) {
-      this.err('managed-only', v.span, 'unknown identifier', `\`${v.name}\` is only available to managed rulesets.`);
+      this.err('managed-only', v.span, managedOnlyMessage(v.name), 'Managed rulesets (the OWASP Core Ruleset) use it; in your own rules use the public fields and functions.');
       return { each: false };
     }
     if (def.deprecated) {
@@ -522,7 +523,12 @@ class Checker {
   private call(v: A.FunctionCall, depth: number): Typed {
     this.depth(depth + 1, v.span);
     const def = this.scheme.functions.get(v.name);
-    if (!def || (def.managedOnly && !this.options.allowManaged)) {
+    if (def?.managedOnly && !this.options.allowManaged) {
+      this.err('managed-only', v.nameSpan, managedOnlyMessage(v.name), 'Managed rulesets (the OWASP Core Ruleset) use it; in your own rules use the public functions, e.g. `lower`, `url_decode`, `matches`.');
+      for (const a of v.args) this.arg(a, depth + 1);
+      return { each: false };
+    }
+    if (!def) {
       const suggestions = suggestNames(v.name, this.scheme).filter((s) => this.scheme.functions.has(s));
       this.err('unknown-function', v.nameSpan, 'unknown function', suggestions.length ? `Did you mean ${suggestions.map((s) => `\`${s}\``).join(' or ')}?` : 'See the list of functions in the Rules language reference.', { suggestions });
       for (const a of v.args) this.arg(a, depth + 1);

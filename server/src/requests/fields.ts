@@ -49,6 +49,7 @@ import { httpScheme, suggestNames } from '../language/scheme/index';
 import type { Type } from '../language/types';
 import { normalizeUrlPath, pathExtension, percentDecode, type UrlNormalization } from './normalize';
 import type { SampleRequest } from './types';
+import { urlDecode } from '../language/runtime/crs/transforms';
 
 /** The client address when the request does not say (`# @ip.src …`): TEST-NET-1. */
 export const DEFAULT_CLIENT_IP = '192.0.2.1';
@@ -149,6 +150,10 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['http.request.timestamp.sec'] = DEFAULT_TIMESTAMP_SEC;
   f['http.request.timestamp.msec'] = 0;
   f['cf.edge.server_port'] = portNumber ?? defaultPort;
+
+  // ModSecurity's variables for the managed OWASP ruleset (managed-only `crs.*` fields).
+  Object.assign(f, crsFields(req, target, body, media, contentType));
+  f['crs.remote_addr'] = meta['ip.src']?.trim() || DEFAULT_CLIENT_IP;
 
   for (const [name, text] of Object.entries(meta)) {
     const r = metaFieldValue(name, text);
@@ -514,4 +519,209 @@ export function sniffMime(body: string): string {
   if (start.startsWith('%!PS-Adobe-')) return 'application/postscript';
   if (/[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\x7f]/.test(text)) return 'application/octet-stream';
   return 'text/plain';
+}
+
+// ---------------------------------------------------------------------------------------
+// ModSecurity variables (`crs.*`, managed-only)
+
+/**
+ * The request as ModSecurity v3 sees it, for the CRS rules (scheme/managed.ts), from
+ * ModSecurity's reference manual:
+ * - ARGS_GET from the query string, ARGS_POST from an urlencoded body, the non-file
+ *   parts of a multipart body, or the leaves of a JSON body (names `json.a.b`, array
+ *   elements `json.a.0`; numbers and booleans as text, null as ""); names and values are
+ *   URL-decoded (`+` is a space, a bad `%` stays). ARGS is both, query first.
+ * - REQUEST_FILENAME is the path percent-decoded (no `+` decoding), REQUEST_BASENAME its
+ *   last `/` segment; REQUEST_URI is path and query as sent (an absolute target loses
+ *   its scheme and host), REQUEST_URI_RAW the target exactly as in the request line.
+ * - Cookies: split on `;`, leading white space trimmed, names and values as sent.
+ * - XML (`text/xml`, `application/xml`, `…+xml`): one element, the text content of the
+ *   document (CDATA and the five XML entities and numeric references decoded).
+ * - REQBODY_ERROR: a JSON or XML body that does not parse, a multipart body without a
+ *   boundary or parts. MULTIPART_STRICT_ERROR (approximation): a multipart error, content
+ *   before the first boundary, no closing boundary, or a part without a name.
+ * Map keys that are not UTF-8 read with U+FFFD (the names arrays keep the exact bytes).
+ */
+function crsFields(req: SampleRequest, target: Target, body: string, media: string, contentType: string): Record<string, unknown> {
+  const f: Record<string, unknown> = {};
+  const ignored: string[] = [];
+  const headers = req.headers ?? [];
+  const rawTarget = utf8ToBinary(req.url);
+  const rawQuery = target.query === undefined ? undefined : utf8ToBinary(target.query);
+  const rawPath = utf8ToBinary(target.path);
+  const filename = percentDecode(rawPath);
+
+  const getArgs: [string, string][] = splitPairs(rawQuery ?? '').map(([n, v]) => [urlDecode(n), urlDecode(v)]);
+  let postArgs: [string, string][] = [];
+  const files: string[] = [];
+  const fileNames: string[] = [];
+  const partHeaders: string[] = [];
+  let filesSize = 0;
+  let processor = '';
+  let bodyError = false;
+  let strictError = false;
+  let xml: string[] = [];
+
+  if (media === 'application/x-www-form-urlencoded') {
+    processor = 'URLENCODED';
+    postArgs = splitPairs(body).map(([n, v]) => [urlDecode(n), urlDecode(v)]);
+  } else if (media === 'multipart/form-data') {
+    processor = 'MULTIPART';
+    const boundary = headerParams(utf8ToBinary(contentType)).find(([n]) => n === 'boundary')?.[1];
+    const parts = boundary ? parseMultipart(body, boundary) : [];
+    if (!boundary || parts.length === 0) bodyError = true;
+    for (const part of parts) {
+      const name = part.names[0] ?? '';
+      if (part.names.length === 0) strictError = true;
+      if (part.filenames.length > 0) {
+        files.push(part.filenames[0]);
+        fileNames.push(name);
+        filesSize += part.value.length;
+      } else postArgs.push([name, part.value]);
+    }
+    if (boundary) {
+      partHeaders.push(...multipartHeaderLines(body, boundary));
+      const delimiter = '--' + boundary;
+      const first = body.indexOf(delimiter);
+      if (first < 0 || body.slice(0, first).trim() !== '' || !body.includes(delimiter + '--')) strictError = true;
+    }
+    strictError ||= bodyError;
+  } else if (media === 'application/json' || media.endsWith('+json')) {
+    processor = 'JSON';
+    const text = binaryToUtf8(body);
+    let doc: unknown;
+    try {
+      doc = text === undefined || text.trim() === '' ? undefined : JSON.parse(text);
+    } catch {
+      bodyError = true;
+    }
+    if (doc !== undefined) jsonLeaves(doc, 'json', postArgs);
+  } else if (/^(?:text\/xml|application\/xml|application\/[\w.+-]*\+xml)$/.test(media)) {
+    processor = 'XML';
+    const r = xmlText(body);
+    if (r === undefined) bodyError = true;
+    else xml = [r];
+  }
+
+  const args = [...getArgs, ...postArgs];
+  const collection = (pairs: readonly [string, string][]): Record<string, unknown[]> => {
+    const map = emptyMap();
+    for (const [n, v] of pairs) (map[mapKey(n, 'argument name', ignored)] ??= []).push(bytes(v));
+    return map;
+  };
+  f['crs.args'] = collection(args);
+  f['crs.args_names'] = args.map(([n]) => bytes(n));
+  f['crs.args_get'] = collection(getArgs);
+  f['crs.args_get_names'] = getArgs.map(([n]) => bytes(n));
+  f['crs.args_post'] = collection(postArgs);
+  f['crs.args_post_names'] = postArgs.map(([n]) => bytes(n));
+  f['crs.args_combined_size'] = args.reduce((sum, [n, v]) => sum + n.length + v.length, 0);
+
+  const cookies: [string, string][] = [];
+  for (const [n, v] of headers) {
+    if (lowerAscii(n) !== 'cookie') continue;
+    for (const piece of utf8ToBinary(v).split(';')) {
+      const c = piece.replace(/^[ \t]+/, '');
+      if (c === '') continue;
+      const eq = c.indexOf('=');
+      cookies.push(eq < 0 ? [c, ''] : [c.slice(0, eq), c.slice(eq + 1)]);
+    }
+  }
+  f['crs.request_cookies'] = collection(cookies);
+  f['crs.request_cookies_names'] = cookies.map(([n]) => bytes(n));
+  const headerMap = emptyMap();
+  for (const [n, v] of headers) (headerMap[lowerAscii(n)] ??= []).push(v);
+  f['crs.request_headers'] = headerMap;
+  f['crs.request_headers_names'] = headers.map(([n]) => n);
+
+  f['crs.request_uri'] = bytes(rawPath + (rawQuery === undefined ? '' : `?${rawQuery}`));
+  f['crs.request_uri_raw'] = bytes(rawTarget);
+  f['crs.request_filename'] = bytes(filename);
+  f['crs.request_basename'] = bytes(filename.slice(filename.lastIndexOf('/') + 1));
+  f['crs.query_string'] = bytes(rawQuery ?? '');
+  f['crs.request_body'] = bytes(body);
+  f['crs.request_body_length'] = body.length;
+  f['crs.request_line'] = bytes(`${req.method} ${rawTarget} ${req.httpVersion}`);
+  f['crs.request_method'] = req.method;
+  f['crs.request_protocol'] = req.httpVersion;
+  f['crs.files'] = files.map(bytes);
+  f['crs.files_names'] = fileNames.map(bytes);
+  f['crs.files_combined_size'] = filesSize;
+  f['crs.multipart_part_headers'] = partHeaders.map(bytes);
+  f['crs.xml'] = xml.map(bytes);
+  f['crs.reqbody_processor'] = processor;
+  f['crs.reqbody_error'] = bodyError;
+  f['crs.multipart_strict_error'] = strictError;
+  return f;
+}
+
+/** The leaves of a JSON document as `[name, value]` pairs (binary strings). */
+function jsonLeaves(v: unknown, name: string, out: [string, string][]): void {
+  if (Array.isArray(v)) v.forEach((x, i) => jsonLeaves(x, `${name}.${i}`, out));
+  else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v as Record<string, unknown>)) jsonLeaves(x, `${name}.${utf8ToBinary(k)}`, out);
+  else out.push([name, v === null ? '' : typeof v === 'string' ? utf8ToBinary(v) : String(v)]);
+}
+
+/** Every header line (`Name: value`) of every part of a multipart body. */
+function multipartHeaderLines(body: string, boundary: string): string[] {
+  const out: string[] = [];
+  const pieces = body.split('--' + boundary);
+  for (let i = 1; i < pieces.length; i++) {
+    const piece = pieces[i];
+    if (piece.startsWith('--')) break;
+    const start = piece.startsWith('\r\n') ? 2 : piece.startsWith('\n') ? 1 : 0;
+    const rest = piece.slice(start);
+    const m = /\r?\n\r?\n/.exec(rest);
+    const head = m ? rest.slice(0, m.index) : rest;
+    for (const [n, v] of headerLines(head)) out.push(`${n}: ${v}`);
+  }
+  return out;
+}
+
+const XML_ENTITIES: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/** The text content of an XML document, or undefined when its tags do not nest. */
+function xmlText(body: string): string | undefined {
+  let out = '';
+  const stack: string[] = [];
+  let i = 0;
+  let sawElement = false;
+  while (i < body.length) {
+    const lt = body.indexOf('<', i);
+    const chunk = body.slice(i, lt < 0 ? body.length : lt);
+    if (stack.length > 0) out += chunk.replace(/&(#x[0-9A-Fa-f]+|#\d+|lt|gt|amp|quot|apos);/g, (_m, e: string) => (e[0] === '#' ? String.fromCharCode(parseInt(e[1] === 'x' ? e.slice(2) : e.slice(1), e[1] === 'x' ? 16 : 10) & 0xff) : XML_ENTITIES[e]));
+    else if (chunk.trim() !== '') return undefined;
+    if (lt < 0) break;
+    const rest = body.slice(lt);
+    const end = (marker: string): number => body.indexOf(marker, lt);
+    if (rest.startsWith('<![CDATA[')) {
+      const e = end(']]>');
+      if (e < 0 || stack.length === 0) return undefined;
+      out += body.slice(lt + 9, e);
+      i = e + 3;
+    } else if (rest.startsWith('<!--')) {
+      const e = end('-->');
+      if (e < 0) return undefined;
+      i = e + 3;
+    } else if (rest.startsWith('<?') || rest.startsWith('<!')) {
+      const e = end('>');
+      if (e < 0) return undefined;
+      i = e + 1;
+    } else {
+      const e = end('>');
+      if (e < 0) return undefined;
+      const tag = body.slice(lt + 1, e);
+      const m = /^(\/?)([^\s/>]+)/.exec(tag);
+      if (!m) return undefined;
+      if (m[1]) {
+        if (stack.pop() !== m[2]) return undefined;
+      } else if (!tag.endsWith('/')) {
+        if (stack.length === 0 && sawElement) return undefined;
+        stack.push(m[2]);
+      }
+      sawElement = true;
+      i = e + 1;
+    }
+  }
+  return stack.length === 0 && sawElement ? out : undefined;
 }

@@ -20,6 +20,7 @@ import { formatIp } from '../ip';
 import { compileRegex, type CompiledRegex } from '../regex';
 import { parseWildcard, wildcardCaptures } from '../wildcard';
 import { BOOL, mapOf, type Type } from '../types';
+import { CRS_RUNTIME_FUNCTIONS } from './crs';
 
 export type RuntimeArgs = readonly (Value | undefined)[];
 
@@ -818,4 +819,6 @@ export const RUNTIME_FUNCTIONS: ReadonlyMap<string, RuntimeFunction> = new Map<s
       isBytes(packet) && isInt(start) && isInt(end) ? bitSlice(packet, toNumber(start), toNumber(end)) : undefined,
     ),
   ],
+  // Managed-only CRS transformations, operators and collection helpers (scheme/managed.ts).
+  ...CRS_RUNTIME_FUNCTIONS,
 ]);

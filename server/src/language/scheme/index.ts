@@ -6,6 +6,7 @@ import type { FieldDef, FunctionDef, Phase, Plan, Scheme } from './types';
 import { PLANS } from './types';
 import { FIELDS, MAGIC_FIREWALL_FIELDS } from './fields';
 import { FUNCTIONS, MAGIC_FIREWALL_FUNCTIONS } from './functions';
+import { MANAGED_FIELDS, MANAGED_FUNCTIONS } from './managed';
 
 export { FIELDS, MAGIC_FIREWALL_FIELDS, RESPONSE_PHASES, TRANSFORM_PHASES } from './fields';
 export { FUNCTIONS, MAGIC_FIREWALL_FUNCTIONS, REMOVE_QUERY_ARGS_SOURCES, BIT_SLICE_MAX_BITS } from './functions';
@@ -28,8 +29,11 @@ export function buildScheme(fields: readonly FieldDef[], functions: readonly Fun
   return { fields: fieldMap, functions: functionMap };
 }
 
-/** The Cloudflare HTTP scheme: every field of reference §4.1–§4.11 and function of §5. */
-export const httpScheme: Scheme = buildScheme(FIELDS, FUNCTIONS);
+/**
+ * The Cloudflare HTTP scheme: every field of reference §4.1–§4.11 and function of §5, plus
+ * the managed-only CRS extensions (managed.ts), which user rules may not use.
+ */
+export const httpScheme: Scheme = buildScheme([...FIELDS, ...MANAGED_FIELDS], [...FUNCTIONS, ...MANAGED_FUNCTIONS]);
 
 /** The network-layer (Magic Firewall / Cloud Network Firewall) scheme of §4.12. */
 export const magicFirewallScheme: Scheme = buildScheme(MAGIC_FIREWALL_FIELDS, MAGIC_FIREWALL_FUNCTIONS);
@@ -121,7 +125,9 @@ export function suggestNames(name: string, scheme: Scheme, max = 3): string[] {
   const offer = (candidate: string, score: number): void => {
     const resolved = scheme.fields.get(candidate)?.deprecated?.replacement ?? candidate;
     if (resolved === name) return;
-    if (!scheme.fields.has(resolved) && !scheme.functions.has(resolved)) return;
+    const def = scheme.fields.get(resolved) ?? scheme.functions.get(resolved);
+    // Managed-only names (CRS extensions) are never suggested: user rules cannot use them.
+    if (!def || def.managedOnly) return;
     if (score < (scores.get(resolved) ?? Infinity)) scores.set(resolved, score);
   };
 

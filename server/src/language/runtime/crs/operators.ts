@@ -1,0 +1,127 @@
+/**
+ * CRS (ModSecurity) operators as functions returning Bool, written from ModSecurity's
+ * reference manual. Each takes the inspected value first and its parameter (a literal)
+ * second; `prepare` builds the matcher once.
+ */
+import { binaryToUtf8 } from '../../bytes';
+import { parseIpAddr } from '../../ip';
+import type { IpAddr, IpRange } from '../../ir';
+import { compilePcre } from './pcre';
+
+/** Phrases of the `.data` files `@pmFromFile` reads, by file name. */
+const CRS_DATA = new Map<string, readonly string[]>();
+
+/**
+ * Registers the phrases of a CRS `.data` file (one phrase per entry, comments and empty
+ * lines already removed). The generated module `managed/generated/crs-data.ts` calls this
+ * for every file; it must be loaded before a ruleset using `op.pmFromFile` is compiled.
+ */
+export function registerCrsData(name: string, phrases: readonly string[]): void {
+  CRS_DATA.set(name, [...phrases]);
+}
+
+export function crsData(name: string): readonly string[] | undefined {
+  return CRS_DATA.get(name);
+}
+
+/** A multi-phrase, ASCII-case-insensitive substring matcher (`@pm`). */
+export function phraseMatcher(phrases: readonly string[]): (s: string) => boolean {
+  const list = [...new Set(phrases.map((p) => lowerAscii(p)).filter((p) => p !== ''))];
+  if (list.length === 0) return () => false;
+  // Longest first is not needed for a yes/no answer; one alternation scans once.
+  const re = new RegExp(list.map((p) => p.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')).join('|'));
+  return (s) => re.test(lowerAscii(s));
+}
+
+export function lowerAscii(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
+/** `@pm` parameter: phrases separated by spaces. */
+export function splitPhrases(param: string): string[] {
+  return param.split(/[ \t]+/).filter((p) => p !== '');
+}
+
+/** `1-255`, `38,44-46,9`: a 256-entry table of allowed bytes, or an error. */
+export function parseByteRanges(param: string): { ok: true; allowed: Uint8Array } | { ok: false; message: string } {
+  const allowed = new Uint8Array(256);
+  for (const raw of param.split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    const m = /^(\d{1,3})(?:\s*-\s*(\d{1,3}))?$/.exec(item);
+    if (!m) return { ok: false, message: `bad byte range ${JSON.stringify(item)} (expected N or N-M, 0..255)` };
+    const lo = Number(m[1]);
+    const hi = m[2] === undefined ? lo : Number(m[2]);
+    if (lo > 255 || hi > 255 || lo > hi) return { ok: false, message: `bad byte range ${JSON.stringify(item)} (expected N or N-M, 0..255)` };
+    for (let b = lo; b <= hi; b++) allowed[b] = 1;
+  }
+  return { ok: true, allowed };
+}
+
+/** True when some byte is outside the allowed ranges (ModSecurity reports a match then). */
+export function byteOutsideRanges(s: string, allowed: Uint8Array): boolean {
+  for (let i = 0; i < s.length; i++) if (!allowed[s.charCodeAt(i) & 0xff]) return true;
+  return false;
+}
+
+/** True when a `%` does not start a `%HH` escape. */
+export function invalidUrlEncoding(s: string): boolean {
+  for (let i = s.indexOf('%'); i >= 0; i = s.indexOf('%', i + 1)) {
+    if (!/^[0-9A-Fa-f]{2}$/.test(s.slice(i + 1, i + 3))) return true;
+  }
+  return false;
+}
+
+/** True when the bytes are not valid UTF-8 (truncated, overlong, surrogate or > U+10FFFF). */
+export function invalidUtf8(s: string): boolean {
+  return binaryToUtf8(s) === undefined;
+}
+
+/** `@ipMatch` parameter: addresses and CIDRs separated by commas (host bits may be set). */
+export function parseIpList(param: string): { ok: true; ranges: IpRange[] } | { ok: false; message: string } {
+  const ranges: IpRange[] = [];
+  for (const raw of param.split(',')) {
+    const item = raw.trim();
+    if (item === '') continue;
+    const slash = item.indexOf('/');
+    const addr = parseIpAddr(slash < 0 ? item : item.slice(0, slash));
+    if (!addr.ok) return { ok: false, message: `bad address ${JSON.stringify(item)}` };
+    const ip = addr.value;
+    const max = ip.family === 4 ? 32 : 128;
+    const bits = slash < 0 ? max : /^\d{1,3}$/.test(item.slice(slash + 1)) ? Number(item.slice(slash + 1)) : -1;
+    if (bits < 0 || bits > max) return { ok: false, message: `bad network length in ${JSON.stringify(item)}` };
+    ranges.push(networkRange(ip, bits));
+  }
+  return { ok: true, ranges };
+}
+
+function networkRange(ip: IpAddr, bits: number): IpRange {
+  if (ip.family === 4) {
+    const size = 2 ** (32 - bits);
+    const lo = ip.n - (ip.n % size);
+    return [
+      { family: 4, n: lo },
+      { family: 4, n: lo + size - 1 },
+    ];
+  }
+  const hostMask = (1n << BigInt(128 - bits)) - 1n;
+  const lo = ip.n & ~hostMask & ((1n << 128n) - 1n);
+  return [
+    { family: 6, n: lo },
+    { family: 6, n: lo | hostMask },
+  ];
+}
+
+/** A Bytes operand read as a number the way ModSecurity does (atoi: leading digits, else 0). */
+export function bytesToNumber(s: string): number {
+  const m = /^[\t-\r ]*([+-]?\d+)/.exec(s);
+  return m ? Number(m[1]) : 0;
+}
+
+/** `@rx`: the compiled matcher for a PCRE pattern (flag `i` forced when `caseless`). */
+export function rxMatcher(pattern: string, caseless = false): { ok: true; test: (s: string) => boolean } | { ok: false; message: string } {
+  const r = compilePcre(pattern, caseless ? 'i' : '');
+  if (!r.ok) return r;
+  const re = r.regex;
+  return { ok: true, test: (s) => re.test(s) };
+}

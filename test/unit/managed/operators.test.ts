@@ -1,0 +1,114 @@
+// CRS operators (op.*) and collection helpers (crs.*), called through their runtime.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { prepareCrs, registerCrsData } from '../../../server/src/language/runtime/crs';
+import type { Value } from '../../../server/src/language/ir';
+import { parseIpAddr } from '../../../server/src/language/ip';
+
+const ip = (t: string): Value => {
+  const r = parseIpAddr(t);
+  assert.ok(r.ok);
+  return r.value;
+};
+
+/** [operator, value, parameter (undefined when it takes none), expected] */
+const CASES: ReadonlyArray<readonly [string, Value, Value | undefined, boolean]> = [
+  ['op.rx', 'SELECT * FROM t', '(?i)select.+from', true],
+  ['op.rx', 'selectfrom', '(?i)select.+from', false],
+  ['op.rx', 'abc\n', '^abc$', true],
+  ['op.pm', 'I use WGET here', 'curl wget nikto', true],
+  ['op.pm', 'nothing', 'curl wget nikto', false],
+  ['op.pm', 'a.b', 'x a.b', true],
+  ['op.detectSQLi', "1' or '1'='1", undefined, true],
+  ['op.detectSQLi', 'hello world', undefined, false],
+  ['op.detectXSS', '<script>alert(1)</script>', undefined, true],
+  ['op.detectXSS', 'hello <b>world', undefined, false],
+  ['op.validateByteRange', 'abc', '1-255', false],
+  ['op.validateByteRange', 'a\0c', '1-255', true],
+  ['op.validateByteRange', '&,-.', '38,44-46', false],
+  ['op.validateByteRange', '&,-./', '38,44-46', true],
+  ['op.validateByteRange', 'a b', '32-36, 38-126', false],
+  ['op.validateUrlEncoding', 'a%20b%41', undefined, false],
+  ['op.validateUrlEncoding', 'a%2', undefined, true],
+  ['op.validateUrlEncoding', '%zz', undefined, true],
+  ['op.validateUtf8Encoding', 'caf\xc3\xa9', undefined, false],
+  ['op.validateUtf8Encoding', 'caf\xc3', undefined, true],
+  ['op.validateUtf8Encoding', '\xc0\xaf', undefined, true],
+  ['op.validateUtf8Encoding', '\xed\xa0\x80', undefined, true],
+  ['op.streq', 'GET', 'GET', true],
+  ['op.streq', 'get', 'GET', false],
+  ['op.within', 'POST', 'GET HEAD POST OPTIONS', true],
+  ['op.within', 'PUT', 'GET HEAD POST OPTIONS', false],
+  ['op.within', 'EAD', 'GET HEAD POST OPTIONS', true],
+  ['op.beginsWith', '/admin/x', '/admin', true],
+  ['op.beginsWith', '/x/admin', '/admin', false],
+  ['op.endsWith', 'a.php', '.php', true],
+  ['op.endsWith', 'a.php5', '.php', false],
+  ['op.contains', 'xx<scriptyy', '<script', true],
+  ['op.contains', 'xx<SCRIPT', '<script', false],
+  ['op.eq', 0, 0, true],
+  ['op.eq', '12', 12, true],
+  ['op.eq', 'abc', 0, true],
+  ['op.gt', ' 42x', 41, true],
+  ['op.gt', 41, 41, false],
+  ['op.ge', 41, 41, true],
+  ['op.lt', '-3', 0, true],
+  ['op.le', 5, 4, false],
+  ['op.ipMatch', ip('192.168.1.7'), '10.0.0.0/8,192.168.1.0/24', true],
+  ['op.ipMatch', ip('192.168.2.7'), '10.0.0.0/8,192.168.1.0/24', false],
+  ['op.ipMatch', ip('127.0.0.1'), '127.0.0.1, ::1', true],
+  ['op.ipMatch', ip('::1'), '127.0.0.1, ::1', true],
+  ['op.ipMatch', ip('2001:db8::5'), '2001:db8::/32', true],
+];
+
+describe('CRS operators', () => {
+  for (const [op, value, param, expected] of CASES) {
+    test(`${op}(${JSON.stringify(typeof value === 'object' ? 'ip' : value)}, ${JSON.stringify(param)}) = ${expected}`, () => {
+      const call = prepareCrs(op, param === undefined ? [undefined] : [undefined, param]);
+      assert.equal(call(param === undefined ? [value] : [value, param]), expected);
+    });
+  }
+
+  test('a missing value gives a missing result', () => {
+    assert.equal(prepareCrs('op.rx', [undefined, 'a'])([undefined, 'a']), undefined);
+    assert.equal(prepareCrs('op.detectSQLi', [undefined])([undefined]), undefined);
+  });
+
+  test('bad parameters fail clearly when the call is prepared', () => {
+    assert.throws(() => prepareCrs('op.rx', [undefined, '\\p{L}']), /op\.rx: the escape \\p is not supported/);
+    assert.throws(() => prepareCrs('op.validateByteRange', [undefined, '1-300']), /bad byte range "1-300"/);
+    assert.throws(() => prepareCrs('op.ipMatch', [undefined, 'nope']), /bad address "nope"/);
+  });
+
+  test('op.pmFromFile reads registered data files and fails clearly on an unknown one', () => {
+    assert.throws(() => prepareCrs('op.pmFromFile', [undefined, 'no-such-file.data']), /no CRS data file "no-such-file.data" is registered/);
+    registerCrsData('test-scanners.data', ['Nikto', 'sqlmap/']);
+    const call = prepareCrs('op.pmFromFile', [undefined, 'test-scanners.data']);
+    assert.equal(call(['Mozilla SQLMAP/1.0', 'test-scanners.data']), true);
+    assert.equal(call(['Mozilla/5.0', 'test-scanners.data']), false);
+  });
+});
+
+describe('CRS collection helpers', () => {
+  const cookies = new Map<string, Value>([
+    ['__utma', ['1']],
+    ['__UTMZ', ['2']],
+    ['SID', ['a', 'b']],
+    ['other', ['c']],
+  ]);
+
+  test('crs.without drops keys case-insensitively', () => {
+    const r = prepareCrs('crs.without', [undefined, 'sid', 'nothing'])([cookies, 'sid', 'nothing']) as Map<string, Value>;
+    assert.deepEqual([...r.keys()], ['__utma', '__UTMZ', 'other']);
+  });
+
+  test('crs.without_matching drops keys the (case-insensitive) pattern matches', () => {
+    const r = prepareCrs('crs.without_matching', [undefined, '^__utm'])([cookies, '^__utm']) as Map<string, Value>;
+    assert.deepEqual([...r.keys()], ['SID', 'other']);
+  });
+
+  test('crs.values flattens the values in order', () => {
+    assert.deepEqual(prepareCrs('crs.values', [undefined])([cookies]), ['1', '2', 'a', 'b', 'c']);
+    assert.equal(prepareCrs('crs.values', [undefined])([undefined]), undefined);
+  });
+});

@@ -1,0 +1,97 @@
+// PCRE (as CRS writes it) -> JavaScript RegExp on binary strings.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compilePcre, translatePcre } from '../../../server/src/language/runtime/crs/pcre';
+
+const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
+  // [PCRE, JS source, JS flags]
+  ['(?i)select.+from', 'select[^\\n]+from', 'i'],
+  ['(?is)a.b', 'a[\\s\\S]b', 'i'],
+  ['^abc$', '^abc(?=\\n?$)', ''],
+  ['\\Aabc\\Z', '^abc(?=\\n?$)', ''],
+  ['abc\\z', 'abc$', ''],
+  ['a(?i:bc)d', 'a(?:[bB][cC])d', ''],
+  ['(?i:[a-c]x)', '(?:[\\x61-\\x63\\x41-\\x43][xX])', ''],
+  ['x(?:a(?i)b)c', 'x(?:a[bB])c', ''],
+  ['a*+b++c?+d{2,3}+', 'a*b+c?d{2,3}', ''],
+  ['a*?b+?', 'a*?b+?', ''],
+  ['\\x{41}\\x{ff}\\x4', 'A\\xff\\x04', ''],
+  ['\\h\\H', '[\\t \\xa0][^\\t \\xa0]', ''],
+  ['\\R', '(?:\\r\\n|[\\n-\\r\\x85])', ''],
+  ['\\s+\\S', '[\\t-\\r ]+[^\\t-\\r ]', ''],
+  ['[\\s,]', '[\\t-\\r \\x2c]', ''],
+  ['[]a]', '[\\x5d\\x61]', ''],
+  ['[[:alpha:]_]', '[A-Za-z\\x5f]', ''],
+  ['(?>ab|a)c', '(?:ab|a)c', ''],
+  ['(?P<n>a)\\1', '(?<n>a)\\1', ''],
+  ['a(?#note)b', 'ab', ''],
+  ['\\Qa.b\\E.', 'a\\.b[^\\n]', ''],
+  ['\\e\\0\\012', '\\x1b\\x00\\x0a', ''],
+  ['(?=a)(?!b)(?<=c)(?<!d)', '(?=a)(?!b)(?<=c)(?<!d)', ''],
+  ['a/b', 'a\\/b', ''],
+  ['^(?i)up', '^up', 'i'],
+  ['(?m)^a$', '(?<=^|\\n)a(?=\\n|$)', ''],
+];
+
+describe('PCRE translation', () => {
+  for (const [pcre, source, flags] of TRANSLATIONS) {
+    test(`${pcre} -> /${source}/${flags}`, () => {
+      const t = translatePcre(pcre);
+      assert.ok(t.ok, t.ok ? '' : t.message);
+      assert.equal(t.source, source);
+      assert.equal(t.flags, flags);
+      assert.doesNotThrow(() => new RegExp(t.source, t.flags));
+    });
+  }
+
+  test('possessive quantifiers and atomic groups are reported as approximations', () => {
+    const t = translatePcre('a++(?>b)');
+    assert.ok(t.ok);
+    assert.deepEqual([...t.notes].sort(), ['atomic groups are matched as ordinary groups', 'possessive quantifiers are matched as greedy ones']);
+  });
+
+  const UNTRANSLATABLE: ReadonlyArray<readonly [string, RegExp]> = [
+    ['\\x{100}', /not a byte/],
+    ['\\p{L}', /\\p is not supported/],
+    ['a\\Gb', /\\G is not supported/],
+    ['(?x) a b', /extended syntax/],
+    ['(?i)a(?-i:b)', /\(\?-i\) inside a case-insensitive pattern/],
+    ['(?(1)a|b)', /unsupported group syntax/],
+    ['(*UTF8)a', /unsupported group syntax/],
+    ['(a', /missing \)/],
+    ['a)', /unmatched \)/],
+    ['[a', /missing \]/],
+    ['a\\', /ends with a backslash/],
+  ];
+  for (const [pcre, message] of UNTRANSLATABLE) {
+    test(`untranslatable: ${pcre}`, () => {
+      const t = translatePcre(pcre);
+      assert.equal(t.ok, false);
+      assert.match(t.ok ? '' : t.message, message);
+    });
+  }
+
+  const MATCHES: ReadonlyArray<readonly [string, string, boolean]> = [
+    ['^abc$', 'abc\n', true],
+    ['^abc$', 'abc\n\n', false],
+    ['a.c', 'a\rc', true],
+    ['a.c', 'a\nc', false],
+    ['(?s)a.c', 'a\nc', true],
+    ['\\s', '\xa0', false],
+    ['\\h', '\xa0', true],
+    ['[\\x80-\\xff]', '\xe9', true],
+    ['[^\\x00-\\x7f]', 'abc', false],
+    ['a(?i:b)c', 'aBc', true],
+    ['a(?i:b)c', 'ABc', false],
+    ['(?i)select.+from', 'SeLeCt * FrOm', true],
+    ['\\x{3c}script', '<script', true],
+    ['\\bunion\\b', 'x union y', true],
+  ];
+  for (const [pcre, input, expected] of MATCHES) {
+    test(`${pcre} on ${JSON.stringify(input)}: ${expected}`, () => {
+      const r = compilePcre(pcre);
+      assert.ok(r.ok, r.ok ? '' : r.message);
+      assert.equal(r.regex.test(input), expected);
+    });
+  }
+});
