@@ -54,8 +54,9 @@
 //     `\` in a double-quoted argument; CRS 3.3 was tested on ModSecurity 2), otherwise
 //     verbatim: PCRE syntax (`(?i:…)`, possessive quantifiers, lookbehind, `$`) is op.rx's
 //     to implement.
-//   - REWRITES: three rules whose chain passes a capture through TX into a `@within` list
-//     check (920420, 920440, 920450) are rewritten by hand into one pattern each (see there).
+//   - REWRITES: five rules whose chain passes a capture through TX into a list or pattern
+//     check (920420, 920440, 920450, 920480, 922110) are rewritten by hand into one pattern
+//     each (see there; two are approximations).
 //   - Six converted rules (932100 932105 932110 932115 932150 933160) are longer than the
 //     checker's 4,096-character limit for user expressions: their CRS pattern alone is about
 //     that long. The limit must not apply to managed rules (the report lists them).
@@ -443,7 +444,7 @@ function defaultOf(ctx: ConvertContext, name: string): string {
 export interface Rewrite {
   /** What the rewrite does and where it differs from CRS. */
   note: string;
-  expression: (ctx: ConvertContext) => string;
+  expression: (ctx: ConvertContext, rule: Rule) => string;
 }
 
 export const REWRITES: Readonly<Record<string, Rewrite>> = {
@@ -464,6 +465,31 @@ export const REWRITES: Readonly<Record<string, Rewrite>> = {
     expression: (ctx) => {
       const items = listItems(defaultOf(ctx, 'restricted_extensions'), '.', '/').map(escapeRegex);
       return `op.rx(t.lowercase(t.urlDecodeUni(crs.request_basename)), ${lit(`\\.(?:${items.join('|')})$`)})`;
+    },
+  },
+  // The Content-Type's charset (`charset\s*=\s*["']?([^;"'\s]+)` on the lower-cased header,
+  // captured as TX:1) must match `^a|b|…|z$` built from tx.allowed_request_content_type_charset:
+  // starts with a, or contains b…, or ends with z. Folded into negative lookaheads at the
+  // token's start (its first character is required, so the blanks and quote cannot backtrack).
+  '920480': {
+    note: 'capture TX:1 + `!@rx ^%{tx.allowed_request_content_type_charset}$` folded into lookaheads over the lower-cased Content-Type values; APPROXIMATION: every `charset=` of a header is checked, CRS checks the first (920530 flags a second one anyway)',
+    expression: (ctx) => {
+      const items = defaultOf(ctx, 'allowed_request_content_type_charset').split('|').map(escapeRegex);
+      const tok = `[^;"'\\s]`;
+      const looks = items.map((it, i) => (i === 0 ? `(?!${it})` : i === items.length - 1 ? `(?!${tok}*${it}(?!${tok}))` : `(?!${tok}*${it})`));
+      return `any(op.rx(t.lowercase(crs.request_headers["content-type"][*])[*], ${lit(`charset\\s*=\\s*["']?${looks.join('')}${tok}`)}))`;
+    },
+  },
+  // 922150 collects each multipart part's lower-cased `content-type: (.*)` value into
+  // tx.multipart_headers_content_types_N; 922110 flags one that fails its pattern `^P$`.
+  // Folded into one pattern per header line: `^content-type\s*:` then the blanks taken
+  // atomically (`(?=(\s*))\1`, as the greedy capture does) and `(?!P$)`.
+  '922110': {
+    note: 'collector 922150 + 922110\'s `!@rx` folded into one pattern over the lower-cased MULTIPART_PART_HEADERS lines (same result)',
+    expression: (_ctx, rule) => {
+      const op = rule.links[0].operator;
+      if (!op || op.name !== 'rx' || !op.negated || !op.argument.startsWith('^')) throw new Unsupported('922110 rewrite: unexpected operator');
+      return `any(op.rx(t.lowercase(crs.multipart_part_headers[*])[*], ${lit(`^content-type\\s*:(?=(\\s*))\\1(?!${op.argument.slice(1)})`)}))`;
     },
   },
   // Each lower-cased header name (captured into tx.header_name_<name> as `/name/`) within
@@ -563,7 +589,7 @@ export function convertAnalysis(a: Analysis): Conversion {
     try {
       if (info.phase !== 1 && info.phase !== 2) throw new Unsupported(`phase ${info.phase}`);
       const rewrite = REWRITES[id];
-      rules.push(managedRuleOf(info, rewrite ? rewrite.expression(ctx) : ruleExpression(info.rule, ctx)));
+      rules.push(managedRuleOf(info, rewrite ? rewrite.expression(ctx, info.rule) : ruleExpression(info.rule, ctx)));
     } catch (e) {
       if (e instanceof Unsupported) leftOut.set(id, { info, reason: e.feature, kind: 'unsupported' });
       else if (e instanceof DisabledByDefaults) leftOut.set(id, { info, reason: `never matches with the 901 defaults: \`${e.message}\``, kind: 'disabled-by-defaults' });
