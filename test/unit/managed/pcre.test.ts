@@ -95,3 +95,33 @@ describe('PCRE translation', () => {
     });
   }
 });
+
+// Every @rx pattern and every /regex/ selector of the CRS 3.3.4 request rules (Debian's
+// modsecurity-crs, which `npm test` installs) translates and compiles.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { parseSecLang, rulesOf } from '../../../scripts/crs/seclang';
+
+const CRS_RULES = '/usr/share/modsecurity-crs/rules';
+
+describe('CRS 3.3.4 patterns', () => {
+  test('every @rx pattern and regex selector of the REQUEST-9xx rules translates', { skip: !existsSync(CRS_RULES) && 'modsecurity-crs is not installed' }, () => {
+    const failures: string[] = [];
+    let count = 0;
+    for (const file of readdirSync(CRS_RULES).filter((f) => /^REQUEST-9.*\.conf$/.test(f))) {
+      for (const rule of rulesOf(parseSecLang(readFileSync(`${CRS_RULES}/${file}`, 'utf8'), file))) {
+        for (const link of rule.links) {
+          const patterns: string[] = [];
+          if (link.operator && link.operator.name === 'rx' && link.operator.macros.parts.every((p) => p.kind === 'text')) patterns.push(link.operator.argument);
+          for (const v of link.variables) if (v.selector?.kind === 'regex') patterns.push(v.selector.pattern);
+          for (const p of patterns) {
+            count++;
+            const r = compilePcre(p);
+            if (!r.ok) failures.push(`${rule.id}: ${r.message}`);
+          }
+        }
+      }
+    }
+    assert.ok(count > 250, `only ${count} patterns found`);
+    assert.deepEqual(failures, []);
+  });
+});

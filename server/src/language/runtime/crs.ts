@@ -87,7 +87,7 @@ entries.push(
     bytesOp((file) => {
       const phrases = splitPhrases(file).map((f) => {
         const data = crsData(f);
-        if (!data) throw new Error(`op.pmFromFile: no CRS data file ${JSON.stringify(f)} is registered (load managed/generated/crs-data.ts first)`);
+        if (!data) throw new Error(`op.pmFromFile: no CRS data file ${JSON.stringify(f)} is registered (scripts/crs/convert.ts generates managed/generated/crs-data.ts)`);
         return data;
       });
       return phraseMatcher(phrases.flat());

@@ -6,22 +6,23 @@
 import { binaryToUtf8 } from '../../bytes';
 import { parseIpAddr } from '../../ip';
 import type { IpAddr, IpRange } from '../../ir';
+import { CRS_DATA as GENERATED_CRS_DATA } from '../../../managed/generated/crs-data';
 import { compilePcre } from './pcre';
 
-/** Phrases of the `.data` files `@pmFromFile` reads, by file name. */
+/** Phrases of the `.data` files `@pmFromFile` reads, by file name (registered ones first). */
 const CRS_DATA = new Map<string, readonly string[]>();
 
 /**
  * Registers the phrases of a CRS `.data` file (one phrase per entry, comments and empty
- * lines already removed). The generated module `managed/generated/crs-data.ts` calls this
- * for every file; it must be loaded before a ruleset using `op.pmFromFile` is compiled.
+ * lines already removed), overriding the generated module `managed/generated/crs-data.ts`
+ * (written by scripts/crs/convert.ts), which is the default source.
  */
 export function registerCrsData(name: string, phrases: readonly string[]): void {
   CRS_DATA.set(name, [...phrases]);
 }
 
 export function crsData(name: string): readonly string[] | undefined {
-  return CRS_DATA.get(name);
+  return CRS_DATA.get(name) ?? (Object.hasOwn(GENERATED_CRS_DATA, name) ? GENERATED_CRS_DATA[name] : undefined);
 }
 
 /** A multi-phrase, ASCII-case-insensitive substring matcher (`@pm`). */
