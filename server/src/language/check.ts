@@ -93,7 +93,9 @@ class Checker {
     private readonly options: CheckOptions,
   ) {
     this.scheme = options.scheme ?? httpScheme;
-    if (text.length > MAX_EXPRESSION_LENGTH) {
+    // The 4,096-character limit is the API's for user rules; managed rules (converted CRS
+    // regexes alone reach 4 KB) are not subject to it.
+    if (text.length > MAX_EXPRESSION_LENGTH && !options.allowManaged) {
       this.err(
         'expression-too-long',
         { start: MAX_EXPRESSION_LENGTH, end: text.length },

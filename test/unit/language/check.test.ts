@@ -124,6 +124,7 @@ test('limits: length, nesting, regex count, replace functions', () => {
   assert.equal(d[0].code, 'expression-too-long');
   assert.equal(d[0].message, `expression is ${long.length} characters long; the limit is 4096`);
   assert.deepEqual([d[0].range.start, d[0].range.end], [4096, long.length]);
+  assert.equal(checkExpression(long, { allowManaged: true }).diagnostics.length, 0, 'managed rules are not limited');
 
   const deep = `${'('.repeat(129)}ssl${')'.repeat(129)}`;
   assert.deepEqual(findings(deep), ['nesting-too-deep: maximum nesting depth exceeded (limit: 128) [128,133]']);
