@@ -13,7 +13,10 @@ const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
   ['a(?i:bc)d', 'a(?:[bB][cC])d', ''],
   ['(?i:[a-c]x)', '(?:[\\x61-\\x63\\x41-\\x43][xX])', ''],
   ['x(?:a(?i)b)c', 'x(?:a[bB])c', ''],
-  ['a*+b++c?+d{2,3}+', 'a*b+c?d{2,3}', ''],
+  ['a*+b', '(?=(?<__a1>a*))\\k<__a1>b', ''],
+  ['\\s*+;[^;]++', '(?=(?<__a1>[\\t-\\r ]*))\\k<__a1>;(?=(?<__a2>[^\\x3b]+))\\k<__a2>', ''],
+  ['(?:ab)?+c{2}+', '(?=(?<__a1>(?:ab)?))\\k<__a1>(?=(?<__a2>c{2}))\\k<__a2>', ''],
+  ['\\?+$', '\\?+(?=\\n?$)', ''],
   ['a*?b+?', 'a*?b+?', ''],
   ['\\x{41}\\x{ff}\\x4', 'A\\xff\\x04', ''],
   ['\\h\\H', '[\\t \\xa0][^\\t \\xa0]', ''],
@@ -22,7 +25,7 @@ const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
   ['[\\s,]', '[\\t-\\r \\x2c]', ''],
   ['[]a]', '[\\x5d\\x61]', ''],
   ['[[:alpha:]_]', '[A-Za-z\\x5f]', ''],
-  ['(?>ab|a)c', '(?:ab|a)c', ''],
+  ['(?>ab|a)c', '(?=(?<__a1>ab|a))\\k<__a1>c', ''],
   ['(?P<n>a)\\1', '(?<n>a)\\1', ''],
   ['a(?#note)b', 'ab', ''],
   ['\\Qa.b\\E.', 'a\\.b[^\\n]', ''],
@@ -44,10 +47,11 @@ describe('PCRE translation', () => {
     });
   }
 
-  test('possessive quantifiers and atomic groups are reported as approximations', () => {
-    const t = translatePcre('a++(?>b)');
+  test('with numbered back-references, possessiveness is dropped and reported', () => {
+    const t = translatePcre('(a)++(?>b)\\1');
     assert.ok(t.ok);
-    assert.deepEqual([...t.notes].sort(), ['atomic groups are matched as ordinary groups', 'possessive quantifiers are matched as greedy ones']);
+    assert.equal(t.source, '(?:(a)+)(?:b)\\1');
+    assert.deepEqual(t.notes, ['possessive quantifiers and atomic groups are matched as ordinary ones (the pattern has back-references)']);
   });
 
   const UNTRANSLATABLE: ReadonlyArray<readonly [string, RegExp]> = [
@@ -86,6 +90,12 @@ describe('PCRE translation', () => {
     ['(?i)select.+from', 'SeLeCt * FrOm', true],
     ['\\x{3c}script', '<script', true],
     ['\\bunion\\b', 'x union y', true],
+    // Possessive and atomic: no backtracking into what they matched.
+    ['^a*+a', 'aaa', false],
+    ['^a*a', 'aaa', true],
+    ['^(?>a|ab)c', 'abc', false],
+    ['^(?:a|ab)c', 'abc', true],
+    ['^[^;]++;', 'x;', true],
   ];
   for (const [pcre, input, expected] of MATCHES) {
     test(`${pcre} on ${JSON.stringify(input)}: ${expected}`, () => {

@@ -11,9 +11,11 @@
  * - `.` is "any byte but \n" (JS would also exclude \r); `$` is "end, or before a final
  *   \n" (`(?=\n?$)`), `\Z` the same, `\z` and `\A` the absolute ends; with `(?m)`, `^`
  *   and `$` also match after / before each \n.
- * - Possessive quantifiers (`*+ ++ ?+ {n,m}+`) and atomic groups `(?>…)` lose their
- *   possessiveness: the pattern may then match where PCRE gives up, never the other way
- *   round (a superset of matches, at some backtracking cost). Noted in `notes`.
+ * - Possessive quantifiers (`X*+ X++ X?+ X{n,m}+`) and atomic groups `(?>X)` become
+ *   `(?=(?<__aN>X*))\k<__aN>` (a JS lookahead is atomic). In a pattern with numbered
+ *   back-references (whose numbers the extra groups would shift) they lose their
+ *   possessiveness instead, noted in `notes`: the pattern may then match where PCRE gives
+ *   up, never the other way round.
  * - Escapes: `\x{hh}` -> `\xhh` (code points above FF cannot be bytes: an error), `\e`
  *   `\a`, octal `\0nn` / `\o{…}`, `\h \H \v \V \R \s \S` with PCRE's byte meanings (`\s`
  *   is ASCII white space only; JS would add 0xA0), `\Q…\E` quoting, `(?#…)` comments,
@@ -78,8 +80,23 @@ class Translator {
   private i = 0;
   private readonly notes = new Set<string>();
   private readonly global: Scope = { i: false, s: false, m: false };
+  /** Numbered back-references forbid the extra groups of the atomic emulation. */
+  private readonly backrefs: boolean;
+  private atomic = 0;
 
-  constructor(private readonly p: string) {}
+  constructor(private readonly p: string) {
+    this.backrefs = /\\[1-9]/.test(p);
+  }
+
+  /** `body` matched atomically (no backtracking into it once it matched). */
+  private atomicGroup(body: string): string {
+    if (this.backrefs) {
+      this.notes.add('possessive quantifiers and atomic groups are matched as ordinary ones (the pattern has back-references)');
+      return `(?:${body})`;
+    }
+    const name = `__a${++this.atomic}`;
+    return `(?=(?<${name}>${body}))\\k<${name}>`;
+  }
 
   run(): PcreResult {
     // Top-level option settings anywhere apply to the whole pattern.
@@ -133,9 +150,12 @@ class Translator {
   /** Alternatives up to an unmatched `)` or the end. */
   private sequence(scope: Scope, depth: number): string {
     let out = '';
+    let atomStart = 0;
     const p = this.p;
     while (this.i < p.length) {
       const c = p[this.i];
+      const isQuantifier = c === '*' || c === '+' || c === '?' || (c === '{' && /^\{\d+(,\d*)?\}/.test(p.slice(this.i)));
+      if (!isQuantifier) atomStart = out.length;
       if (c === ')') {
         if (depth === 0) throw new Fail(`unmatched ) at offset ${this.i}`);
         return out;
@@ -160,8 +180,10 @@ class Translator {
       } else if (c === '$') {
         this.i++;
         out += scope.m ? '(?=\\n|$)' : '(?=\\n?$)';
-      } else if (c === '*' || c === '+' || c === '?' || (c === '{' && /^\{\d+(,\d*)?\}/.test(p.slice(this.i)))) {
-        out += this.quantifier();
+      } else if (isQuantifier) {
+        const q = this.quantifier();
+        if (q.possessive) out = out.slice(0, atomStart) + this.atomicGroup(out.slice(atomStart) + q.text);
+        else out += q.text;
         continue;
       } else {
         this.i++;
@@ -172,7 +194,7 @@ class Translator {
     return out;
   }
 
-  private quantifier(): string {
+  private quantifier(): { text: string; possessive: boolean } {
     const p = this.p;
     let q: string;
     if (p[this.i] === '{') {
@@ -181,13 +203,14 @@ class Translator {
     } else q = p[this.i];
     this.i += q.length;
     if (p[this.i] === '+') {
-      this.notes.add('possessive quantifiers are matched as greedy ones');
       this.i++;
-    } else if (p[this.i] === '?') {
+      return { text: q, possessive: true };
+    }
+    if (p[this.i] === '?') {
       q += '?';
       this.i++;
     }
-    return q;
+    return { text: q, possessive: false };
   }
 
   private literal(c: string, scope: Scope): string {
@@ -224,9 +247,11 @@ class Translator {
       open = '(?:';
       this.i += m[0].length;
     } else if (rest.startsWith('(?>')) {
-      this.notes.add('atomic groups are matched as ordinary groups');
-      open = '(?:';
       this.i += 3;
+      const body = this.sequence(inner, depth + 1);
+      if (p[this.i] !== ')') throw new Fail('missing )');
+      this.i++;
+      return this.atomicGroup(body);
     } else if ((m = /^\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>/.exec(rest))) {
       open = `(?<${m[1]}>`;
       this.i += m[0].length;
