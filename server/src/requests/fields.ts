@@ -527,13 +527,17 @@ export function sniffMime(body: string): string {
 /**
  * The request as ModSecurity v3 sees it, for the CRS rules (scheme/managed.ts), from
  * ModSecurity's reference manual:
- * - ARGS_GET from the query string, ARGS_POST from an urlencoded body, the non-file
- *   parts of a multipart body, or the leaves of a JSON body (names `json.a.b`, array
- *   elements `json.a.0`; numbers and booleans as text, null as ""); names and values are
- *   URL-decoded (`+` is a space, a bad `%` stays). ARGS is both, query first.
- * - REQUEST_FILENAME is the path percent-decoded (no `+` decoding), REQUEST_BASENAME its
- *   last `/` segment; REQUEST_URI is path and query as sent (an absolute target loses
- *   its scheme and host), REQUEST_URI_RAW the target exactly as in the request line.
+ * - ARGS_GET from the query string, ARGS_POST from an urlencoded body or the non-file
+ *   parts of a multipart body; names and values of the query and the urlencoded body are
+ *   URL-decoded (`+` is a space, a bad `%` stays). The leaves of a JSON body (names
+ *   `json.a.b`, array elements `json.a.0`; numbers and booleans as text, null as "") are
+ *   in ARGS only, as in libmodsecurity 3, not in ARGS_POST. ARGS: query, body, JSON.
+ * - libmodsecurity 3 decodes the URI implicitly: REQUEST_URI is path and query
+ *   percent-decoded (an absolute target loses its scheme and host; a bad `%` stays; `+`
+ *   stays), REQUEST_FILENAME the path split off the raw target first and then decoded
+ *   (so `%3f` does not cut it, as since libmodsecurity 3.0.13), REQUEST_BASENAME its last
+ *   `/` segment; REQUEST_URI_RAW is the target exactly as in the request line and
+ *   QUERY_STRING the query as sent.
  * - Cookies: split on `;`, leading white space trimmed, names and values as sent.
  * - XML (`text/xml`, `application/xml`, `…+xml`): one element, the text content of the
  *   document (CDATA and the five XML entities and numeric references decoded).
@@ -553,6 +557,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
 
   const getArgs: [string, string][] = splitPairs(rawQuery ?? '').map(([n, v]) => [urlDecode(n), urlDecode(v)]);
   let postArgs: [string, string][] = [];
+  const jsonArgs: [string, string][] = [];
   const files: string[] = [];
   const fileNames: string[] = [];
   const partHeaders: string[] = [];
@@ -595,7 +600,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
     } catch {
       bodyError = true;
     }
-    if (doc !== undefined) jsonLeaves(doc, 'json', postArgs);
+    if (doc !== undefined) jsonLeaves(doc, 'json', jsonArgs);
   } else if (/^(?:text\/xml|application\/xml|application\/[\w.+-]*\+xml)$/.test(media)) {
     processor = 'XML';
     const r = xmlText(body);
@@ -603,7 +608,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
     else xml = [r];
   }
 
-  const args = [...getArgs, ...postArgs];
+  const args = [...getArgs, ...postArgs, ...jsonArgs];
   const collection = (pairs: readonly [string, string][]): Record<string, unknown[]> => {
     const map = emptyMap();
     for (const [n, v] of pairs) (map[mapKey(n, 'argument name', ignored)] ??= []).push(bytes(v));
@@ -634,7 +639,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
   f['crs.request_headers'] = headerMap;
   f['crs.request_headers_names'] = headers.map(([n]) => n);
 
-  f['crs.request_uri'] = bytes(rawPath + (rawQuery === undefined ? '' : `?${rawQuery}`));
+  f['crs.request_uri'] = bytes(percentDecode(rawPath + (rawQuery === undefined ? '' : `?${rawQuery}`)));
   f['crs.request_uri_raw'] = bytes(rawTarget);
   f['crs.request_filename'] = bytes(filename);
   f['crs.request_basename'] = bytes(filename.slice(filename.lastIndexOf('/') + 1));

@@ -52,7 +52,7 @@ describe('crs.* request fields', () => {
         'x-forwarded-for': ['10.0.0.1'],
       },
       'crs.request_headers_names': ['Host', 'Cookie', 'Content-Type', 'X-Forwarded-For'],
-      'crs.request_uri': '/a%20b/login.php?id=1%27+or+1%3D1&x=%u0041',
+      'crs.request_uri': "/a b/login.php?id=1'+or+1=1&x=%u0041",
       'crs.request_uri_raw': 'http://example.com/a%20b/login.php?id=1%27+or+1%3D1&x=%u0041',
       'crs.request_filename': '/a b/login.php',
       'crs.request_basename': 'login.php',
@@ -112,9 +112,11 @@ describe('crs.* request fields', () => {
     assert.equal(f['crs.multipart_strict_error'], true);
   });
 
-  test('JSON body: leaves become ARGS_POST named json.<path>; a bad body is REQBODY_ERROR', () => {
-    const ok = fieldsOf('POST https://example.com/api\nContent-Type: application/json\n\n{"a":{"b":"x y"},"c":[1,true,null]}');
-    assert.deepEqual(ok['crs.args_post'], { 'json.a.b': ['x y'], 'json.c.0': ['1'], 'json.c.1': ['true'], 'json.c.2': [''] });
+  test('JSON body: leaves become ARGS (not ARGS_POST) named json.<path>; a bad body is REQBODY_ERROR', () => {
+    const ok = fieldsOf('POST https://example.com/api?q=1\nContent-Type: application/json\n\n{"a":{"b":"x y"},"c":[1,true,null]}');
+    assert.deepEqual(ok['crs.args'], { q: ['1'], 'json.a.b': ['x y'], 'json.c.0': ['1'], 'json.c.1': ['true'], 'json.c.2': [''] });
+    assert.deepEqual(ok['crs.args_names'], ['q', 'json.a.b', 'json.c.0', 'json.c.1', 'json.c.2']);
+    assert.deepEqual(ok['crs.args_post'], {});
     assert.equal(ok['crs.reqbody_processor'], 'JSON');
     const bad = fieldsOf('POST https://example.com/api\nContent-Type: application/json\n\n{"a":');
     assert.equal(bad['crs.reqbody_error'], true);
@@ -128,6 +130,15 @@ describe('crs.* request fields', () => {
     const bad = fieldsOf('POST https://example.com/soap\nContent-Type: application/xml\n\n<a><b></a>');
     assert.deepEqual(bad['crs.xml'], []);
     assert.equal(bad['crs.reqbody_error'], true);
+  });
+
+  test('REQUEST_FILENAME is split off the raw target before decoding; REQUEST_URI is decoded whole', () => {
+    const f = fieldsOf('GET https://example.com/p1%3fp2/%2e%2e/x?q=%3f%zz');
+    assert.equal(f['crs.request_filename'], '/p1?p2/../x');
+    assert.equal(f['crs.request_basename'], 'x');
+    assert.equal(f['crs.request_uri'], '/p1?p2/../x?q=?%zz');
+    assert.equal(f['crs.query_string'], 'q=%3f%zz');
+    assert.deepEqual(f['crs.args_get'], { q: ['?%zz'] });
   });
 
   test('the client address follows # @ip.src', () => {
