@@ -5,8 +5,11 @@ import { compilePcre, translatePcre } from '../../../server/src/language/runtime
 
 const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
   // [PCRE, JS source, JS flags]
-  ['(?i)select.+from', 'select[^\\n]+from', 'i'],
-  ['(?is)a.b', 'a[\\s\\S]b', 'i'],
+  ['(?i)select.+from', '[sS][eE][lL][eE][cC][tT][^\\n]+[fF][rR][oO][mM]', ''],
+  ['(?is)a.b', '[aA][\\s\\S][bB]', ''],
+  ['(?i)a(?-i:b)c', '[aA](?:b)[cC]', ''],
+  ['a(?i)b|c', 'a[bB]|[cC]', ''],
+  ['(?i)[a-z\\x41\\xc3]', '[\\x61-\\x7a\\x41\\xc3\\x41-\\x5a\\x61]', ''],
   ['^abc$', '^abc(?=\\n?$)', ''],
   ['\\Aabc\\Z', '^abc(?=\\n?$)', ''],
   ['abc\\z', 'abc$', ''],
@@ -32,7 +35,7 @@ const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
   ['\\e\\0\\012', '\\x1b\\x00\\x0a', ''],
   ['(?=a)(?!b)(?<=c)(?<!d)', '(?=a)(?!b)(?<=c)(?<!d)', ''],
   ['a/b', 'a\\/b', ''],
-  ['^(?i)up', '^up', 'i'],
+  ['^(?i)up', '^[uU][pP]', ''],
   ['(?m)^a$', '(?<=^|\\n)a(?=\\n|$)', ''],
 ];
 
@@ -59,7 +62,6 @@ describe('PCRE translation', () => {
     ['\\p{L}', /\\p is not supported/],
     ['a\\Gb', /\\G is not supported/],
     ['(?x) a b', /extended syntax/],
-    ['(?i)a(?-i:b)', /\(\?-i\) inside a case-insensitive pattern/],
     ['(?(1)a|b)', /unsupported group syntax/],
     ['(*UTF8)a', /unsupported group syntax/],
     ['(a', /missing \)/],
@@ -88,6 +90,9 @@ describe('PCRE translation', () => {
     ['a(?i:b)c', 'aBc', true],
     ['a(?i:b)c', 'ABc', false],
     ['(?i)select.+from', 'SeLeCt * FrOm', true],
+    ['(?i)\\xc3', '\xe3', false], // byte mode: only ASCII letters fold
+    ['(?i)a(?-i)b', 'Ab', true],
+    ['(?i)a(?-i)b', 'AB', false],
     ['\\x{3c}script', '<script', true],
     ['\\bunion\\b', 'x union y', true],
     // Possessive and atomic: no backtracking into what they matched.

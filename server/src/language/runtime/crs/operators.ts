@@ -121,7 +121,7 @@ export function bytesToNumber(s: string): number {
 
 /** `@rx`: the compiled matcher for a PCRE pattern (flag `i` forced when `caseless`). */
 export function rxMatcher(pattern: string, caseless = false): { ok: true; test: (s: string) => boolean } | { ok: false; message: string } {
-  const r = compilePcre(pattern, caseless ? 'i' : '');
+  const r = compilePcre(caseless ? `(?i)${pattern}` : pattern);
   if (!r.ok) return r;
   const re = r.regex;
   return { ok: true, test: (s) => re.test(s) };

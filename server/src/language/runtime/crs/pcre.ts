@@ -3,11 +3,11 @@
  * source that runs on binary strings (one code unit per byte, no `u` flag).
  *
  * Translated:
- * - Option settings: a leading `(?i)` / `(?s)` / `(?m)` (any combination) sets the flag for
- *   the whole pattern; `(?flags)` later at the top level also applies to the whole pattern
- *   (approximation: PCRE applies it from that point on); `(?i:…)` / `(?s:…)` groups and a
- *   `(?i)` inside a group apply to the rest of that group: letters become `[aA]` classes
- *   (and class ranges get their other case), `.` becomes `[\s\S]`.
+ * - Option settings `(?i)` `(?s)` `(?m)` `(?-i)` apply to the rest of the enclosing group
+ *   (or pattern), `(?i:…)` to the group, as in PCRE. Case-insensitivity is ASCII only, as
+ *   PCRE's in byte mode: letters become `[aA]` classes and class ranges get their other
+ *   case (the JS `i` flag is never used: it would also fold Latin-1 bytes such as
+ *   0xC3/0xE3). `.` becomes `[\s\S]` under `(?s)`.
  * - `.` is "any byte but \n" (JS would also exclude \r); `$` is "end, or before a final
  *   \n" (`(?=\n?$)`), `\Z` the same, `\z` and `\A` the absolute ends; with `(?m)`, `^`
  *   and `$` also match after / before each \n.
@@ -21,8 +21,7 @@
  *   is ASCII white space only; JS would add 0xA0), `\Q…\E` quoting, `(?#…)` comments,
  *   `(?P<name>…)` named groups, POSIX classes `[[:alpha:]]`, and `]` first in a class.
  * - Not translatable (reported): `\G`, `\K`, `\X`, `\C`, `\p{…}`, recursion `(?R)`,
- *   `(?1)`, conditionals `(?(…)…)`, `(?x)`, verbs `(*…)`, `(?-i…)` inside a case-insensitive
- *   pattern.
+ *   `(?1)`, conditionals `(?(…)…)`, `(?x)`, verbs `(*…)`.
  */
 
 export type PcreResult = { readonly ok: true; readonly source: string; readonly flags: string; readonly notes: readonly string[] } | { readonly ok: false; readonly message: string };
@@ -79,7 +78,6 @@ export function compilePcre(pattern: string, extraFlags = ''): { ok: true; regex
 class Translator {
   private i = 0;
   private readonly notes = new Set<string>();
-  private readonly global: Scope = { i: false, s: false, m: false };
   /** Numbered back-references forbid the extra groups of the atomic emulation. */
   private readonly backrefs: boolean;
   private atomic = 0;
@@ -99,50 +97,19 @@ class Translator {
   }
 
   run(): PcreResult {
-    // Top-level option settings anywhere apply to the whole pattern.
-    let depth = 0;
-    let inClass = false;
-    for (let k = 0; k < this.p.length; k++) {
-      const c = this.p[k];
-      if (c === '\\') {
-        k++;
-        continue;
-      }
-      if (inClass) {
-        if (c === ']') inClass = false;
-        continue;
-      }
-      if (c === '[') {
-        inClass = true;
-        if (this.p[k + 1] === '^') k++;
-        if (this.p[k + 1] === ']') k++;
-        continue;
-      }
-      if (c === '(') {
-        const m = /^\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?\)/.exec(this.p.slice(k));
-        if (m && depth === 0) {
-          this.setFlags(this.global, m[1], m[2] ?? '', true);
-          if (k > 0) this.notes.add('an option setting after the start of the pattern applies to the whole pattern');
-        }
-        depth++;
-      } else if (c === ')') depth--;
-    }
-    const source = this.sequence({ ...this.global }, 0);
+    const source = this.sequence({ i: false, s: false, m: false }, 0);
     if (this.i < this.p.length) throw new Fail(`unmatched ) at offset ${this.i}`);
-    return { ok: true, source, flags: this.global.i ? 'i' : '', notes: [...this.notes] };
+    return { ok: true, source, flags: '', notes: [...this.notes] };
   }
 
-  private setFlags(scope: Scope, on: string, off: string, top: boolean): void {
+  private setFlags(scope: Scope, on: string, off: string): void {
     for (const f of on) {
       if (f === 'i' || f === 's' || f === 'm') scope[f] = true;
       else if (f === 'x') throw new Fail('the (?x) extended syntax is not supported');
-      else if (f !== 'U' || top) throw new Fail(`unsupported option (?${f})`);
+      else throw new Fail(`unsupported option (?${f})`);
     }
     for (const f of off) {
-      if (f === 'i') {
-        if (this.global.i) throw new Fail('(?-i) inside a case-insensitive pattern is not supported');
-        scope.i = false;
-      } else if (f === 's' || f === 'm') scope[f] = false;
+      if (f === 'i' || f === 's' || f === 'm') scope[f] = false;
       else throw new Fail(`unsupported option (?-${f})`);
     }
   }
@@ -215,7 +182,7 @@ class Translator {
 
   private literal(c: string, scope: Scope): string {
     const code = c.charCodeAt(0);
-    if (scope.i && !this.global.i && ((code >= 65 && code <= 90) || (code >= 97 && code <= 122))) {
+    if (scope.i && ((code >= 65 && code <= 90) || (code >= 97 && code <= 122))) {
       return `[${c.toLowerCase()}${c.toUpperCase()}]`;
     }
     if ('/'.includes(c)) return '\\/';
@@ -236,14 +203,13 @@ class Translator {
       return '';
     }
     if ((m = /^\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?\)/.exec(rest))) {
-      // An option setting: at the top level it was applied globally; inside a group it
-      // changes the rest of this group.
+      // An option setting changes the rest of the enclosing group (or pattern).
       this.i += m[0].length;
-      this.setFlags(scope, m[1], m[2] ?? '', depth === 0);
+      this.setFlags(scope, m[1], m[2] ?? '');
       return '';
     }
     if ((m = /^\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?:/.exec(rest))) {
-      this.setFlags(inner, m[1], m[2] ?? '', false);
+      this.setFlags(inner, m[1], m[2] ?? '');
       open = '(?:';
       this.i += m[0].length;
     } else if (rest.startsWith('(?>')) {
@@ -393,7 +359,7 @@ class Translator {
       out += '^';
       this.i++;
     }
-    const ci = scope.i && !this.global.i;
+    const ci = scope.i;
     let first = true;
     // Items as [lo, hi] byte ranges when known, so the other case can be added.
     const extra: string[] = [];
