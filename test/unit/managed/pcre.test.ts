@@ -30,6 +30,7 @@ const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
   ['[[:alpha:]_]', '[A-Za-z\\x5f]', ''],
   ['(?>ab|a)c', '(?=(?<__a1>ab|a))\\k<__a1>c', ''],
   ['(?P<n>a)\\1', '(?<n>a)\\1', ''],
+  ['(?i)(?<nm>a)\\k<nm>', '(?<nm>[aA])\\k<nm>', ''],
   ['a(?#note)b', 'ab', ''],
   ['\\Qa.b\\E.', 'a\\.b[^\\n]', ''],
   ['\\e\\0\\012', '\\x1b\\x00\\x0a', ''],

@@ -290,7 +290,13 @@ class Translator {
       case 'P':
       case 'g':
       case 'k':
-        if (e === 'k' && /^<[A-Za-z_]\w*>/.test(p.slice(this.i))) return '\\k';
+        if (e === 'k') {
+          const m = /^<([A-Za-z_]\w*)>/.exec(p.slice(this.i));
+          if (m) {
+            this.i += m[0].length;
+            return `\\k<${m[1]}>`;
+          }
+        }
         throw new Fail(`the escape \\${e} is not supported`);
     }
     if (e >= '1' && e <= '9') {
