@@ -47,7 +47,9 @@ const CASES: ReadonlyArray<readonly [string, string, string]> = [
   ['lowercase', 'SeLeCT \xc9', 'select \xc9'],
   ['base64Decode', 'SGVsbG8=', 'Hello'],
   ['base64Decode', 'SGVsbG8gV29ybGQ', 'Hello World'],
-  ['base64Decode', 'SGk*junk', 'Hi'],
+  ['base64Decode', 'SGk*junk', 'SGk*junk'],
+  ['base64Decode', '_$$ND_FUNC$$_', '_$$ND_FUNC$$_'],
+  ['base64Decode', 'XyQkTkRfRlVOQyQkXwo=', '_$$ND_FUNC$$_\n'],
   ['hexEncode', 'AB\n\xff', '41420aff'],
   ['trim', ' \t a b \r\n', 'a b'],
 ];

@@ -290,8 +290,14 @@ export function lowercase(s: string): string {
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
-/** Decodes Base64 up to the first character that is not in the alphabet (or `=`). */
+/**
+ * Decodes Base64 (padding optional). A value with a character outside the alphabet is
+ * not Base64 and is returned unchanged: decoding it would turn plain payloads into
+ * garbage, and CRS's own regression tests for 934100 (`t:urlDecodeUni,t:base64Decode`)
+ * expect plain `_$$ND_FUNC$$_` to still match.
+ */
 export function base64Decode(s: string): string {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s)) return s;
   let out = '';
   let acc = 0;
   let bits = 0;
