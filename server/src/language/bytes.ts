@@ -57,3 +57,75 @@ export function binaryToDisplay(b: string): string {
   }
   return out;
 }
+
+/** The value of a hex digit's character code, or -1 (also for NaN, past the end). */
+export function hexDigitValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+/** ASCII-only case mapping: bytes 0x80 and above are left alone, as the engine does. */
+export function asciiLower(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
+export function asciiUpper(s: string): string {
+  return s.replace(/[a-z]+/g, (m) => m.toUpperCase());
+}
+
+/** Four hex digits at `i` as a number, or -1. */
+export function hex4At(s: string, i: number): number {
+  let v = 0;
+  for (let k = 0; k < 4; k++) {
+    const d = hexDigitValue(s.charCodeAt(i + k));
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+export interface PercentDecodeOptions {
+  /** `+` is a space (query strings and forms). */
+  readonly plus?: boolean;
+  /**
+   * `%uXXXX`, whose meaning differs by user (Cloudflare's url_decode: UTF-8; CRS's
+   * urlDecodeUni: one byte). Given the index of the `%`, returns the decoded text and
+   * how many characters it used, or undefined to read the `%` as an ordinary escape.
+   */
+  readonly percentU?: (s: string, i: number) => readonly [string, number] | undefined;
+}
+
+/** One pass of percent-decoding over a binary string; malformed escapes stay as written. */
+export function percentDecode(s: string, options: PercentDecodeOptions = {}): string {
+  const { plus = false, percentU } = options;
+  if (s.indexOf('%') < 0 && (!plus || s.indexOf('+') < 0)) return s;
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 43 && plus) {
+      out += ' ';
+      continue;
+    }
+    if (c !== 37) {
+      out += s[i];
+      continue;
+    }
+    if (percentU && (s[i + 1] === 'u' || s[i + 1] === 'U')) {
+      const u = percentU(s, i);
+      if (u) {
+        out += u[0];
+        i += u[1] - 1;
+        continue;
+      }
+    }
+    const h = hexDigitValue(s.charCodeAt(i + 1));
+    const l = hexDigitValue(s.charCodeAt(i + 2));
+    if (h >= 0 && l >= 0) {
+      out += String.fromCharCode(h * 16 + l);
+      i += 2;
+    } else out += '%';
+  }
+  return out;
+}

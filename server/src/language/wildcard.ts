@@ -4,6 +4,7 @@
  * star and `\\` a literal backslash; nothing else is special (`?` is not a metacharacter).
  * Matching is on the whole value; case folding, when asked for, is ASCII-only.
  */
+import { asciiLower } from './bytes';
 import type { LitError, LitResult } from './literals';
 
 export interface WildcardPattern {
@@ -19,9 +20,6 @@ const ESCAPE_HINT =
   'In a wildcard only \\* (a literal star) and \\\\ (a literal backslash) are escapes. ' +
   'The string is unescaped first: in a quoted string write "\\\\*" for \\*, or use a raw string r"\\*".';
 
-function asciiLower(s: string): string {
-  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
-}
 
 /**
  * Validates and splits a pattern, with the engine's messages in its order: escape errors

@@ -42,6 +42,7 @@
  * - Every `meta` entry (`# @field value`) is converted to its field's type and replaces the
  *   computed value; unknown fields and bad values are problems ("did you mean" included).
  */
+import { asciiLower } from '../language/bytes';
 import { binaryToBytes, binaryToUtf8, utf8ToBinary } from '../language/bytes';
 import { convertFieldValue } from '../language/fieldValues';
 import { EDGE_CONTEXT_FIELDS } from '../language/runtime/functions';
@@ -106,7 +107,7 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
 
   // Headers.
   const headerMap = emptyMap();
-  for (const [name, value] of headers) (headerMap[lowerAscii(name)] ??= [] as string[]).push(value);
+  for (const [name, value] of headers) (headerMap[asciiLower(name)] ??= [] as string[]).push(value);
   f['http.request.headers'] = headerMap;
   f['http.request.headers.names'] = headers.map(([n]) => n);
   f['http.request.headers.values'] = headers.map(([, v]) => v);
@@ -125,7 +126,7 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['http.request.body.truncated'] = false;
   f['http.request.body.mime'] = sniffMime(body);
   const contentType = headerValues(headers, 'content-type')[0] ?? '';
-  const media = lowerAscii(contentType.split(';')[0].trim());
+  const media = asciiLower(contentType.split(';')[0].trim());
   const form = pairFields(media === 'application/x-www-form-urlencoded' ? splitPairs(body) : [], 'form field', problems);
   f['http.request.body.form'] = form.map;
   f['http.request.body.form.names'] = form.names;
@@ -270,16 +271,13 @@ function splitHostPort(hostPort: string): { host: string; port?: string } {
       port = hostPort.slice(colon + 1);
     }
   }
-  return { host: lowerAscii(host), port };
+  return { host: asciiLower(host), port };
 }
 
-function lowerAscii(s: string): string {
-  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
-}
 
 function headerValues(headers: readonly (readonly [string, string])[], lowerName: string): string[] {
   const out: string[] = [];
-  for (const [n, v] of headers) if (lowerAscii(n) === lowerName) out.push(v);
+  for (const [n, v] of headers) if (asciiLower(n) === lowerName) out.push(v);
   return out;
 }
 
@@ -360,7 +358,7 @@ export function headerParams(value: string): [string, string][] {
     while (i < value.length && (value[i] === ' ' || value[i] === '\t')) i++;
     let name = '';
     while (i < value.length && value[i] !== '=' && value[i] !== ';') name += value[i++];
-    name = lowerAscii(name.trim());
+    name = asciiLower(name.trim());
     let v = '';
     if (value[i] === '=') {
       i++;
@@ -439,7 +437,7 @@ function parsePart(part: string): MultipartPart {
   else [headEnd, bodyStart] = [part.length, part.length];
   const result: MultipartPart = { names: [], filenames: [], contentTypes: [], dispositions: [], transferEncodings: [], value: part.slice(bodyStart) };
   for (const [name, value] of headerLines(part.slice(0, headEnd))) {
-    const n = lowerAscii(name);
+    const n = asciiLower(name);
     if (n === 'content-disposition') {
       result.dispositions.push(value);
       for (const [pn, pv] of headerParams(value)) {
@@ -624,7 +622,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
 
   const cookies: [string, string][] = [];
   for (const [n, v] of headers) {
-    if (lowerAscii(n) !== 'cookie') continue;
+    if (asciiLower(n) !== 'cookie') continue;
     for (const piece of utf8ToBinary(v).split(';')) {
       const c = piece.replace(/^[ \t]+/, '');
       if (c === '') continue;
@@ -635,7 +633,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
   f['crs.request_cookies'] = collection(cookies);
   f['crs.request_cookies_names'] = cookies.map(([n]) => bytes(n));
   const headerMap = emptyMap();
-  for (const [n, v] of headers) (headerMap[lowerAscii(n)] ??= []).push(v);
+  for (const [n, v] of headers) (headerMap[asciiLower(n)] ??= []).push(v);
   f['crs.request_headers'] = headerMap;
   f['crs.request_headers_names'] = headers.map(([n]) => n);
 

@@ -19,18 +19,13 @@
  *
  * All strings here are binary strings (one code unit per byte, see language/bytes.ts).
  */
+import { hexDigitValue, percentDecode as decodePercent } from '../language/bytes';
 
 export type UrlNormalization = 'cloudflare' | 'rfc3986' | 'none';
 
 const HEX = '0123456789ABCDEF';
 
-function isHexDigit(c: number): boolean {
-  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
-}
-
-function hexValue(c: number): number {
-  return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x61 + 10;
-}
+const isHexDigit = (c: number) => hexDigitValue(c) >= 0;
 
 /** RFC 3986 §2.3 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~". */
 export function isUnreserved(c: number): boolean {
@@ -61,7 +56,7 @@ export function normalizePercentEncoding(s: string): string {
     const c = s.charCodeAt(i) & 0xff;
     if (c === 0x25) {
       if (i + 2 < s.length && isHexDigit(s.charCodeAt(i + 1)) && isHexDigit(s.charCodeAt(i + 2))) {
-        const b = hexValue(s.charCodeAt(i + 1)) * 16 + hexValue(s.charCodeAt(i + 2));
+        const b = hexDigitValue(s.charCodeAt(i + 1)) * 16 + hexDigitValue(s.charCodeAt(i + 2));
         out += isUnreserved(b) ? String.fromCharCode(b) : escape(b);
         i += 2;
       } else out += '%25';
@@ -125,14 +120,5 @@ export function pathExtension(path: string, lower: boolean): string {
 
 /** Decodes every valid `%XX` escape (no `+` handling); invalid escapes stay as written. */
 export function percentDecode(s: string): string {
-  if (!s.includes('%')) return s;
-  let out = '';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 0x25 && i + 2 < s.length && isHexDigit(s.charCodeAt(i + 1)) && isHexDigit(s.charCodeAt(i + 2))) {
-      out += String.fromCharCode(hexValue(s.charCodeAt(i + 1)) * 16 + hexValue(s.charCodeAt(i + 2)));
-      i += 2;
-    } else out += s[i];
-  }
-  return out;
+  return decodePercent(s);
 }

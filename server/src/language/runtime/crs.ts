@@ -7,6 +7,7 @@ import type { IpAddr, Value } from '../ir';
 import { ipInRanges } from '../ip';
 import { detectSQLi } from '../../managed/libinjection/sqli';
 import { detectXSS } from '../../managed/libinjection/xss';
+import { asciiLower } from '../bytes';
 import type { RuntimeCall, RuntimeFunction } from './functions';
 import {
   byteOutsideRanges,
@@ -14,7 +15,6 @@ import {
   crsData,
   invalidUrlEncoding,
   invalidUtf8,
-  lowerAscii,
   parseByteRanges,
   parseIpList,
   phraseMatcher,
@@ -129,13 +129,13 @@ entries.push(
   [
     'crs.without',
     fn((lits) => {
-      const fixed = lits.slice(1).every(isBytes) ? new Set(lits.slice(1).map((n) => lowerAscii(n as string))) : undefined;
+      const fixed = lits.slice(1).every(isBytes) ? new Set(lits.slice(1).map((n) => asciiLower(n as string))) : undefined;
       return (args) => {
         const m = args[0];
         if (!isMap(m)) return undefined;
-        const drop = fixed ?? new Set(args.slice(1).filter(isBytes).map(lowerAscii));
+        const drop = fixed ?? new Set(args.slice(1).filter(isBytes).map(asciiLower));
         const out = new Map<string, Value>();
-        for (const [k, v] of m) if (!drop.has(lowerAscii(k))) out.set(k, v);
+        for (const [k, v] of m) if (!drop.has(asciiLower(k))) out.set(k, v);
         return out;
       };
     }),

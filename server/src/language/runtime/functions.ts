@@ -15,7 +15,7 @@
  * (Map<Bool>: token configuration ID -> whether the request carried a valid JWT for it).
  */
 import type { IpAddr, Value } from '../ir';
-import { binaryToUtf8, utf8ToBinary } from '../bytes';
+import { asciiLower, asciiUpper, binaryToUtf8, hex4At, percentDecode, utf8ToBinary } from '../bytes';
 import { formatIp } from '../ip';
 import { compileRegex, type CompiledRegex } from '../regex';
 import { parseWildcard, wildcardCaptures } from '../wildcard';
@@ -407,61 +407,24 @@ function lookupJson(result: 'int' | 'str'): RuntimeFunction {
 // ---------------------------------------------------------------------------------------
 // URL decoding
 
-function hexVal(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 65 && c <= 70) return c - 55;
-  if (c >= 97 && c <= 102) return c - 87;
-  return -1;
-}
-
 /** One pass: `%HH` -> byte, `+` -> space, `%uXXXX` -> UTF-8 (option u); malformed escapes stay. */
 export function urlDecodeOnce(s: string, unicode: boolean): string {
-  if (s.indexOf('%') < 0 && s.indexOf('+') < 0) return s;
-  let out = '';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 43) {
-      out += ' ';
-      continue;
-    }
-    if (c !== 37) {
-      out += s[i];
-      continue;
-    }
-    if (unicode && (s[i + 1] === 'u' || s[i + 1] === 'U')) {
-      let cp = hex4At(s, i + 2);
-      if (cp >= 0) {
-        let consumed = 6;
-        if (cp >= 0xd800 && cp <= 0xdbff && s[i + 6] === '%' && (s[i + 7] === 'u' || s[i + 7] === 'U')) {
-          const lo = hex4At(s, i + 8);
-          if (lo >= 0xdc00 && lo <= 0xdfff) {
-            cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-            consumed = 12;
-          }
-        }
-        out += utf8ToBinary(String.fromCodePoint(cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp));
-        i += consumed - 1;
-        continue;
-      }
-    }
-    const h = hexVal(s.charCodeAt(i + 1));
-    const l = hexVal(s.charCodeAt(i + 2));
-    if (h >= 0 && l >= 0) {
-      out += String.fromCharCode(h * 16 + l);
-      i += 2;
-    } else out += '%';
-  }
-  return out;
+  return percentDecode(s, { plus: true, percentU: unicode ? percentUtf8 : undefined });
 }
 
-function hex4At(s: string, i: number): number {
-  let v = 0;
-  for (let k = 0; k < 4; k++) {
-    const d = hexVal(s.charCodeAt(i + k));
-    if (d < 0) return -1;
-    v = v * 16 + d;
+/** `%uXXXX` (a surrogate pair as two escapes) -> UTF-8; a lone surrogate -> U+FFFD. */
+function percentUtf8(s: string, i: number): readonly [string, number] | undefined {
+  let cp = hex4At(s, i + 2);
+  if (cp < 0) return undefined;
+  let consumed = 6;
+  if (cp >= 0xd800 && cp <= 0xdbff && s[i + 6] === '%' && (s[i + 7] === 'u' || s[i + 7] === 'U')) {
+    const lo = hex4At(s, i + 8);
+    if (lo >= 0xdc00 && lo <= 0xdfff) {
+      cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+      consumed = 12;
+    }
   }
-  return v;
+  return [utf8ToBinary(String.fromCodePoint(cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp)), consumed];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -503,8 +466,8 @@ export function expandTemplate(template: string, group: (n: number) => string | 
 // The functions
 
 function asciiCase(upper: boolean): RuntimeFunction {
-  const re = upper ? /[a-z]+/g : /[A-Z]+/g;
-  return simple(1, ([s]) => (isBytes(s) ? s.replace(re, (m) => (upper ? m.toUpperCase() : m.toLowerCase())) : undefined));
+  const map = upper ? asciiUpper : asciiLower;
+  return simple(1, ([s]) => (isBytes(s) ? map(s) : undefined));
 }
 
 function maskIpv4(n: number, bits: number): number {

@@ -3,6 +3,7 @@
  * reference manual. Each takes the inspected value first and its parameter (a literal)
  * second; `prepare` builds the matcher once.
  */
+import { asciiLower } from '../../bytes';
 import { binaryToUtf8 } from '../../bytes';
 import { parseIpAddr } from '../../ip';
 import type { IpAddr, IpRange } from '../../ir';
@@ -27,16 +28,13 @@ export function crsData(name: string): readonly string[] | undefined {
 
 /** A multi-phrase, ASCII-case-insensitive substring matcher (`@pm`). */
 export function phraseMatcher(phrases: readonly string[]): (s: string) => boolean {
-  const list = [...new Set(phrases.map((p) => lowerAscii(p)).filter((p) => p !== ''))];
+  const list = [...new Set(phrases.map((p) => asciiLower(p)).filter((p) => p !== ''))];
   if (list.length === 0) return () => false;
   // Longest first is not needed for a yes/no answer; one alternation scans once.
   const re = new RegExp(list.map((p) => p.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')).join('|'));
-  return (s) => re.test(lowerAscii(s));
+  return (s) => re.test(asciiLower(s));
 }
 
-export function lowerAscii(s: string): string {
-  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
-}
 
 /** `@pm` parameter: phrases separated by spaces. */
 export function splitPhrases(param: string): string[] {

@@ -11,17 +11,11 @@
  * - Whitespace is ASCII white space (space, \t \n \v \f \r) plus 0xA0 where the manual
  *   mentions non-breaking space (compressWhitespace, removeWhitespace).
  */
+import { asciiLower, hex4At, hexDigitValue, percentDecode } from '../../bytes';
 export type Transform = (s: string) => string;
 
-function hexVal(c: number): number {
-  if (c >= 48 && c <= 57) return c - 48;
-  if (c >= 65 && c <= 70) return c - 55;
-  if (c >= 97 && c <= 102) return c - 87;
-  return -1;
-}
-
 function isHex(c: number): boolean {
-  return hexVal(c) >= 0;
+  return hexDigitValue(c) >= 0;
 }
 
 /** A code point to the single byte ModSecurity keeps. */
@@ -35,48 +29,17 @@ function isSpace(c: number): boolean {
 }
 
 export function urlDecode(s: string): string {
-  return decodeUrl(s, false);
+  return percentDecode(s, { plus: true });
 }
 
 export function urlDecodeUni(s: string): string {
-  return decodeUrl(s, true);
+  return percentDecode(s, { plus: true, percentU: percentUByte });
 }
 
-function decodeUrl(s: string, uni: boolean): string {
-  if (s.indexOf('%') < 0 && s.indexOf('+') < 0) return s;
-  let out = '';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 43) {
-      out += ' ';
-      continue;
-    }
-    if (c !== 37) {
-      out += s[i];
-      continue;
-    }
-    if (uni && (s[i + 1] === 'u' || s[i + 1] === 'U')) {
-      let ok = i + 5 < s.length;
-      let cp = 0;
-      for (let k = 2; ok && k < 6; k++) {
-        const d = hexVal(s.charCodeAt(i + k));
-        if (d < 0) ok = false;
-        else cp = cp * 16 + d;
-      }
-      if (ok) {
-        out += codePointByte(cp);
-        i += 5;
-        continue;
-      }
-    }
-    const h = hexVal(s.charCodeAt(i + 1));
-    const l = hexVal(s.charCodeAt(i + 2));
-    if (i + 2 < s.length && h >= 0 && l >= 0) {
-      out += String.fromCharCode(h * 16 + l);
-      i += 2;
-    } else out += '%';
-  }
-  return out;
+/** `%uXXXX` -> the single byte ModSecurity keeps. */
+function percentUByte(s: string, i: number): readonly [string, number] | undefined {
+  const cp = hex4At(s, i + 2);
+  return cp < 0 ? undefined : [codePointByte(cp), 6];
 }
 
 const NAMED_ENTITIES: Readonly<Record<string, string>> = { quot: '"', amp: '&', lt: '<', gt: '>', nbsp: '\xa0' };
@@ -97,7 +60,7 @@ export function htmlEntityDecode(s: string): string {
       const start = j;
       let v = 0;
       while (j < s.length && (hex ? isHex(s.charCodeAt(j)) : s.charCodeAt(j) >= 48 && s.charCodeAt(j) <= 57)) {
-        v = (v * (hex ? 16 : 10) + hexVal(s.charCodeAt(j))) % 0x1000000;
+        v = (v * (hex ? 16 : 10) + hexDigitValue(s.charCodeAt(j))) % 0x1000000;
         j++;
       }
       if (j > start) {
@@ -167,7 +130,7 @@ export function cssDecode(s: string): string {
     if (i + 1 >= s.length) break; // a trailing backslash is dropped
     let j = i + 1;
     let v = 0;
-    while (j < s.length && j < i + 7 && isHex(s.charCodeAt(j))) v = v * 16 + hexVal(s.charCodeAt(j++));
+    while (j < s.length && j < i + 7 && isHex(s.charCodeAt(j))) v = v * 16 + hexDigitValue(s.charCodeAt(j++));
     if (j > i + 1) {
       out += codePointByte(v);
       if (j < s.length && isSpace(s.charCodeAt(j))) j++; // one white space ends the escape
@@ -285,7 +248,7 @@ export function utf8toUnicode(s: string): string {
 }
 
 export function lowercase(s: string): string {
-  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+  return asciiLower(s);
 }
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
