@@ -251,6 +251,34 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /** Applies LSP text edits to a text. */
+/**
+ * Holds the server's `workspace/configuration` answer for one document, so a test can act
+ * while the server waits for it: `asked` resolves when the server asks, `release()` lets
+ * the answer go, and `restore()` puts the client's settings back.
+ */
+export function holdSettings(client: LspClient, uri: string): { asked: Promise<void>; release: () => void; restore: () => void } {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let onAsked!: () => void;
+  const asked = new Promise<void>((r) => (onAsked = r));
+  const previous = client.settings;
+  client.settings = async (u) => {
+    if (u === uri) {
+      onAsked();
+      await held;
+    }
+    return previous(u);
+  };
+  return {
+    asked,
+    release,
+    restore: () => {
+      client.settings = previous;
+      release();
+    },
+  };
+}
+
 export function applyEdits(text: string, edits: readonly TextEdit[]): string {
   return TextDocument.applyEdits(TextDocument.create('file:///x', 'x', 1, text), [...edits]);
 }

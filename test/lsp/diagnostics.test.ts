@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { DiagnosticSeverity, DiagnosticTag } from 'vscode-languageserver-protocol';
-import { fixtureUri, FIXTURES, LspClient, positionAt, rangeText } from './client';
+import { fixtureUri, FIXTURES, holdSettings, LspClient, positionAt, rangeText } from './client';
 
 const settingsByUri = new Map<string, Record<string, unknown>>();
 let client: LspClient;
@@ -151,30 +151,18 @@ test('a result computed for an older version is dropped', async () => {
   // The server asks for settings before checking; hold that answer until the document
   // has changed, so the run for version 1 finds version 2 when it resumes.
   const uri = 'file:///work/stale.cfrule';
-  let release!: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  let asked!: () => void;
-  const askedP = new Promise<void>((r) => (asked = r));
-  const previous = client.settings;
-  client.settings = async (u) => {
-    if (u === uri) {
-      asked();
-      await held;
-    }
-    return previous(u);
-  };
+  const hold = holdSettings(client, uri);
   try {
     await client.open(uri, 'rulesmith-expression', 'http.hots eq "v1"');
-    await askedP;
+    await hold.asked;
     const v2 = await client.replace(uri, 'http.host eq "v2"');
-    release();
+    hold.release();
     const p = await client.diagnostics(uri, { timeoutMs: 5000 });
     assert.equal(p.version, v2, 'the first publish is for the newest version');
     assert.deepEqual(p.diagnostics, []);
     assert.ok(client.publishes(uri).every((x) => x.version === v2));
   } finally {
-    client.settings = previous;
-    release();
+    hold.restore();
   }
 });
 

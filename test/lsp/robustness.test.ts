@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CancellationTokenSource, LSPErrorCodes, ResponseError, type Hover } from 'vscode-languageserver-protocol';
-import { LspClient } from './client';
+import { holdSettings, LspClient } from './client';
 
 test('robustness', async (t) => {
   const client = await LspClient.start();
@@ -35,18 +35,7 @@ test('robustness', async (t) => {
 
     await t.test('a request cancelled while it waits answers RequestCancelled, and the server goes on', async () => {
       const uri = 'file:///robust/cancel.cfrule';
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let asked!: () => void;
-      const askedP = new Promise<void>((r) => (asked = r));
-      const previous = client.settings;
-      client.settings = async (u) => {
-        if (u === uri) {
-          asked();
-          await held;
-        }
-        return previous(u);
-      };
+      const hold = holdSettings(client, uri);
       try {
         await client.open(uri, 'rulesmith-expression', 'http.host eq "a"');
         const source = new CancellationTokenSource();
@@ -55,16 +44,15 @@ test('robustness', async (t) => {
           () => undefined,
           (e: unknown) => e,
         );
-        await askedP;
+        await hold.asked;
         source.cancel();
         // Let the cancellation reach the server before the settings answer does.
         await client.request('textDocument/foldingRange', { textDocument: { uri: 'file:///robust/other.cfrule' } });
-        release();
+        hold.release();
         const e = await outcome;
         assert.ok(e instanceof ResponseError && e.code === LSPErrorCodes.RequestCancelled, String(e));
       } finally {
-        client.settings = previous;
-        release();
+        hold.restore();
       }
       assert.deepEqual(await client.request('textDocument/foldingRange', { textDocument: { uri } }), []);
     });
