@@ -37,7 +37,7 @@ import type { Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import type { ManagedCatalog } from '../managed/types';
 import { parseFtwFile } from '../requests/ftw';
-import { requestFields } from '../requests/fields';
+import { requestValues } from '../requests/fields';
 import { parseHttpFile } from '../requests/http';
 import type { SampleRequest } from '../requests/types';
 import type { CompiledZone, Evaluation, TraceEntry } from '../rulesets/engine';
@@ -178,10 +178,8 @@ export function loadRequests(io: Io, file: string, text = readText(io, file, 're
   const fromSample = (req: SampleRequest, name: string | undefined, line: number | undefined) => {
     const index = out.length;
     const label = `${file}: request ${index + 1}${name ? ` "${name}"` : ''}${line !== undefined ? ` (line ${line})` : ''}`;
-    const f = requestFields(req);
-    for (const p of f.problems) problems.push(`${label}: ${p}`);
-    const { values, errors } = prepareFields(f.fields);
-    for (const e of errors) problems.push(`${label}: ${e.field}: ${e.message}`);
+    const { values, problems: found } = requestValues(req);
+    for (const p of found) problems.push(`${label}: ${p}`);
     out.push({ file, index, name, line, fields: values });
   };
   if (/\.json$/i.test(file)) {

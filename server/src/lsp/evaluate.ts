@@ -31,9 +31,8 @@ import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CancellationToken, Connection } from 'vscode-languageserver/node';
 import type { RequestType } from 'vscode-languageserver-protocol';
-import { prepareFields } from '../language/index';
 import type { FieldValues } from '../language/evaluate';
-import { requestFields, requestSummary } from '../requests/fields';
+import { requestSummary, requestValues } from '../requests/fields';
 import { parseHttpFile } from '../requests/http';
 import { checkZone, loadZoneFiles, rulesetNames, unwrapRuleset, ZoneFileError, type CheckedZone } from '../rulesets/zoneFile';
 import {
@@ -101,11 +100,9 @@ export function requestBlocks(text: string): RequestBlock[] {
     const index = blocks.length;
     if (req) {
       const line = req.source!.line;
-      const f = requestFields(req);
-      for (const p of f.problems) messages.push(`line ${line + 1}: ${p}`);
-      const { values, errors } = prepareFields(f.fields);
-      for (const e of errors) messages.push(`line ${line + 1}: ${e.field}: ${e.message}`);
-      blocks.push({ index, ...(req.name !== undefined ? { name: req.name } : {}), summary: requestSummary(req), line, problems: messages, fields: f.fields, values });
+      const r = requestValues(req);
+      for (const p of r.problems) messages.push(`line ${line + 1}: ${p}`);
+      blocks.push({ index, ...(req.name !== undefined ? { name: req.name } : {}), summary: requestSummary(req), line, problems: messages, fields: r.fields, values: r.values });
       continue;
     }
     // Malformed: the lens goes on the first line that is neither blank nor a comment.

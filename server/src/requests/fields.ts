@@ -42,9 +42,9 @@
  * - Every `meta` entry (`# @field value`) is converted to its field's type and replaces the
  *   computed value; unknown fields and bad values are problems ("did you mean" included).
  */
-import { asciiLower } from '../language/bytes';
-import { binaryToBytes, binaryToUtf8, utf8ToBinary } from '../language/bytes';
-import { convertFieldValue } from '../language/fieldValues';
+import { asciiLower, binaryToBytes, binaryToUtf8, utf8ToBinary } from '../language/bytes';
+import type { FieldValues } from '../language/evaluate';
+import { convertFieldValue, prepareFields } from '../language/fieldValues';
 import { EDGE_CONTEXT_FIELDS } from '../language/runtime/functions';
 import { httpScheme, suggestNames } from '../language/scheme/index';
 import type { Type } from '../language/types';
@@ -727,4 +727,14 @@ function xmlText(body: string): string | undefined {
     }
   }
   return stack.length === 0 && sawElement ? out : undefined;
+}
+
+/**
+ * A sample request as runtime field values for the engine, with every problem found on
+ * the way (from reading the request and from typing its values), worded for a user.
+ */
+export function requestValues(req: SampleRequest): { fields: Record<string, unknown>; values: FieldValues; problems: string[] } {
+  const f = requestFields(req);
+  const { values, errors } = prepareFields(f.fields, httpScheme);
+  return { fields: f.fields, values, problems: [...f.problems, ...errors.map((e) => `${e.field}: ${e.message}`)] };
 }
