@@ -42,7 +42,7 @@
  * - Every `meta` entry (`# @field value`) is converted to its field's type and replaces the
  *   computed value; unknown fields and bad values are problems ("did you mean" included).
  */
-import { asciiLower, binaryToBytes, binaryToUtf8, utf8ToBinary } from '../language/bytes';
+import { asciiLower, binaryToBytes, binaryToUtf8, percentDecode as decodePercent, utf8ToBinary } from '../language/bytes';
 import type { FieldValues } from '../language/evaluate';
 import { convertFieldValue, prepareFields } from '../language/fieldValues';
 import { EDGE_CONTEXT_FIELDS } from '../language/runtime/functions';
@@ -50,7 +50,6 @@ import { httpScheme, suggestNames } from '../language/scheme/index';
 import type { Type } from '../language/types';
 import { normalizeUrlPath, pathExtension, percentDecode, type UrlNormalization } from './normalize';
 import type { SampleRequest } from './types';
-import { urlDecode } from '../language/runtime/crs/transforms';
 
 /** The client address when the request does not say (`# @ip.src …`): TEST-NET-1. */
 export const DEFAULT_CLIENT_IP = '192.0.2.1';
@@ -553,7 +552,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
   const rawPath = utf8ToBinary(target.path);
   const filename = percentDecode(rawPath);
 
-  const getArgs: [string, string][] = splitPairs(rawQuery ?? '').map(([n, v]) => [urlDecode(n), urlDecode(v)]);
+  const getArgs: [string, string][] = splitPairs(rawQuery ?? '').map(([n, v]) => [formDecode(n), formDecode(v)]);
   let postArgs: [string, string][] = [];
   const jsonArgs: [string, string][] = [];
   const files: string[] = [];
@@ -567,7 +566,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
 
   if (media === 'application/x-www-form-urlencoded') {
     processor = 'URLENCODED';
-    postArgs = splitPairs(body).map(([n, v]) => [urlDecode(n), urlDecode(v)]);
+    postArgs = splitPairs(body).map(([n, v]) => [formDecode(n), formDecode(v)]);
   } else if (media === 'multipart/form-data') {
     processor = 'MULTIPART';
     const boundary = headerParams(utf8ToBinary(contentType)).find(([n]) => n === 'boundary')?.[1];
@@ -737,4 +736,9 @@ export function requestValues(req: SampleRequest): { fields: Record<string, unkn
   const f = requestFields(req);
   const { values, errors } = prepareFields(f.fields, httpScheme);
   return { fields: f.fields, values, problems: [...f.problems, ...errors.map((e) => `${e.field}: ${e.message}`)] };
+}
+
+/** Argument names and values as ModSecurity reads them: `%XX` decoded and `+` a space. */
+function formDecode(s: string): string {
+  return decodePercent(s, { plus: true });
 }
