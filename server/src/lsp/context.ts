@@ -286,6 +286,18 @@ export function stringContent(tok: Tok): string {
  * their end.
  */
 export function analyze(tokens: readonly Tok[], scheme: Scheme): Analysis {
+  /** A function call opening at `name (`; `rhs`: on the right of a comparison. */
+  const callFrame = (name: Tok, paren: Tok, rhs: boolean): Frame => ({
+    kind: 'call',
+    name: name.text,
+    fn: scheme.functions.get(name.text),
+    nameTok: name,
+    open: paren.start,
+    argIndex: 0,
+    args: [],
+    rhs,
+  });
+
   const frames: Frame[] = [];
   let state: State = { kind: 'operand' };
   /** The field just read on the right of a comparison (`a eq b`), which `[…]` may index. */
@@ -376,16 +388,7 @@ export function analyze(tokens: readonly Tok[], scheme: Scheme): Analysis {
           if (tok.text === 'any' || tok.text === 'all') {
             frames.push({ kind: 'quantifier', name: tok.text, open: next!.start, nameTok: tok });
           } else {
-            frames.push({
-              kind: 'call',
-              name: tok.text,
-              fn: scheme.functions.get(tok.text),
-              nameTok: tok,
-              open: next!.start,
-              argIndex: 0,
-              args: [],
-              rhs: false,
-            });
+            frames.push(callFrame(tok, next!, false));
           }
           i++;
         } else if (tok.kind === 'ident') {
@@ -419,16 +422,7 @@ export function analyze(tokens: readonly Tok[], scheme: Scheme): Analysis {
         if (isPunct(tok, '{')) {
           frames.push({ kind: 'set', lhs: state.lhs, open: tok.start, items: [] });
         } else if (tok.kind === 'ident' && isPunct(next, '(')) {
-          frames.push({
-            kind: 'call',
-            name: tok.text,
-            fn: scheme.functions.get(tok.text),
-            nameTok: tok,
-            open: next!.start,
-            argIndex: 0,
-            args: [],
-            rhs: true,
-          });
+          frames.push(callFrame(tok, next!, true));
           state = { kind: 'operand' };
           i++;
         } else if (tok.kind === 'ident') {
