@@ -1,0 +1,345 @@
+/**
+ * The OWASP-based ruleset (CRS 3.3.4 converted) against ModSecurity running CRS 3.3.4:
+ * per-request time at paranoia levels 1–4 over the CRS 3.3.4 regression corpus, side by
+ * side in one run, with the verdicts of both.
+ *
+ *   node --import tsx test/bench/crs.bench.ts
+ *   RULESMITH_BENCH_ROUNDS=9 RULESMITH_BENCH_THRESHOLD=5 node --import tsx test/bench/crs.bench.ts
+ *
+ * The corpus: every stage of every enabled test in ../shared/crs-3.3.4-regression-tests
+ * (or $CRS_TESTS), read by the project's ftw parser (requests/ftw.ts) into sample requests.
+ *
+ * Rulesmith: a zone whose managed phase deploys the OWASP-based ruleset with an `execute`
+ * rule set to PL N (`setParanoiaLevel`) and the anomaly threshold T (`setScoreThreshold`),
+ * compiled once per level by `compileZone`. Two figures per level: the engine evaluating
+ * prepared field values ("eval"), and a request going from the sample request to field
+ * values (`requestValues`: URL, arguments, cookies, multipart/JSON/XML bodies) and then
+ * through the engine ("request+eval") — the latter is what ModSecurity's figure covers too.
+ *
+ * ModSecurity: libmodsecurity3 (Debian `libmodsecurity3` + `libmodsecurity-dev`) through
+ * test/bench/modsec/harness.c, compiled with `cc -O2 … -lmodsecurity` into
+ * ~/.cache/rulesmith-bench/ when the headers are installed. Its config, per level: the
+ * engine essentials of modsecurity.conf-recommended (rule engine on, request body access
+ * and limits, the JSON/XML body-processor rules 200000/200001 — CRS reads JSON and XML
+ * arguments through them; not the non-CRS deny rules 200002/200003, which our converter
+ * has no counterpart for), audit and debug logs off, Debian's crs-setup.conf, the paranoia
+ * level and threshold as the 900000/900110 SecActions of crs-setup.conf.example set them,
+ * then every REQUEST-9xx-*.conf of /usr/share/modsecurity-crs/rules (the converter's
+ * input). Each request is a full transaction (connection, URI, headers, body, with an
+ * intervention check after each step). Timed rounds run without a log callback; a first,
+ * untimed round with one collects the ids of the rules that matched.
+ *
+ * Both sides: one untimed round for verdicts, then R rounds (default 5); the figure is the
+ * median round's total divided by the number of requests. The threshold defaults to 5,
+ * CRS's own default (one critical rule blocks), which is what the regression tests assume;
+ * the hosted ruleset's default is 40.
+ *
+ * Verdicts: "agree" counts the requests that both block or both pass. "same rules" counts
+ * the requests where the set of CRS rule ids that scored is the same on both sides
+ * (ModSecurity's logged ids without 949110). The disagreements of each level are written
+ * to ~/.cache/rulesmith-bench/crs-disagreements-plN.json for whoever works on the converter.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FieldValues } from '../../server/src/language/evaluate';
+import { defaultCatalog } from '../../server/src/managed/catalog';
+import { OWASP_RULESET_ID } from '../../server/src/managed/ids';
+import { owaspRuleset } from '../../server/src/managed/owasp';
+import { PARANOIA_LEVELS, setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../../server/src/managed/preview';
+import { rulesetVersion, type ManagedCatalog, type ManagedRule } from '../../server/src/managed/types';
+import { DEFAULT_CLIENT_IP, requestValues } from '../../server/src/requests/fields';
+import { parseFtwFile } from '../../server/src/requests/ftw';
+import type { SampleRequest } from '../../server/src/requests/types';
+import { compileZone, type CompiledZone } from '../../server/src/rulesets/engine';
+import type { Rule } from '../../server/src/rulesets/model';
+import { row } from './measure';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, '../..');
+const ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_ROUNDS ?? 5) | 0);
+const THRESHOLD = Math.max(1, Number(process.env.RULESMITH_BENCH_THRESHOLD ?? 5) | 0);
+const TESTS_DIR = process.env.CRS_TESTS ?? join(repo, '../shared/crs-3.3.4-regression-tests');
+const CRS_RULES = process.env.CRS_RULES ?? '/usr/share/modsecurity-crs/rules';
+const CRS_SETUP = '/etc/modsecurity/crs/crs-setup.conf';
+const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rulesmith-bench');
+
+// --- The corpus ---------------------------------------------------------------------------
+
+interface Entry {
+  readonly name: string;
+  readonly request: SampleRequest;
+  readonly values: FieldValues;
+}
+
+function yamlFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...yamlFiles(p));
+    else if (/\.ya?ml$/i.test(name)) out.push(p);
+  }
+  return out;
+}
+
+function corpus(): { entries: Entry[]; skipped: number; withProblems: number } {
+  const entries: Entry[] = [];
+  let skipped = 0;
+  let withProblems = 0;
+  for (const file of yamlFiles(TESTS_DIR)) {
+    const parsed = parseFtwFile(readFileSync(file, 'utf8'));
+    for (const t of parsed.tests) {
+      if (t.enabled === false) {
+        skipped += t.stages.length;
+        continue;
+      }
+      t.stages.forEach((s, i) => {
+        const v = requestValues(s.request);
+        if (v.problems.length > 0) withProblems++;
+        entries.push({ name: t.stages.length > 1 ? `${t.title} stage ${i + 1}` : t.title, request: s.request, values: v.values });
+      });
+    }
+    // Stages that did not parse into a request are not in `tests`; count them as skipped.
+    skipped += parsed.problems.length;
+  }
+  return { entries, skipped, withProblems };
+}
+
+/** The corpus in the harness's format (see harness.c). */
+function corpusBytes(entries: readonly Entry[]): Buffer {
+  const parts: Buffer[] = [];
+  const u32 = (n: number) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(n >>> 0);
+    parts.push(b);
+  };
+  const str = (b: Buffer) => {
+    u32(b.length);
+    parts.push(b);
+  };
+  const text = (s: string) => str(Buffer.from(s, 'utf8'));
+  u32(entries.length);
+  for (const { request: r } of entries) {
+    const ssl = r.meta['ssl']?.trim().toLowerCase() === 'true';
+    text(r.method);
+    text(r.url);
+    // The connector API takes the version number; ModSecurity writes `HTTP/` before it.
+    text(r.httpVersion.replace(/^HTTP\//i, ''));
+    text(r.meta['ip.src']?.trim() || DEFAULT_CLIENT_IP);
+    u32(Number(r.meta['cf.edge.server_port'] ?? (ssl ? 443 : 80)));
+    u32(r.headers.length);
+    for (const [n, v] of r.headers) {
+      text(n);
+      text(v);
+    }
+    str(Buffer.from(r.body ?? '', 'latin1'));
+  }
+  return Buffer.concat(parts);
+}
+
+// --- Rulesmith ------------------------------------------------------------------------------
+
+/**
+ * The OWASP-based ruleset: the default catalog's, when it holds the converted CRS rules;
+ * else (while the catalog still has the six stand-in rules) the build's generated rules.
+ */
+function owaspCatalog(): { catalog: ManagedCatalog; source: string } {
+  const rs = defaultCatalog.rulesets.find((r) => r.id === OWASP_RULESET_ID);
+  const rules = rs ? rulesetVersion(rs)!.rules : [];
+  if (rules.length > 50) return { catalog: defaultCatalog, source: 'defaultCatalog' };
+  const file = join(repo, 'server/src/managed/generated/owasp-rules.json');
+  const generated = JSON.parse(readFileSync(file, 'utf8')) as ManagedRule[];
+  return { catalog: { rulesets: [owaspRuleset(generated)] }, source: relative(repo, file) };
+}
+
+function zoneAt(catalog: ManagedCatalog, level: ParanoiaLevel): CompiledZone {
+  let execute: Rule = { ref: 'deploy-owasp', expression: 'true', action: 'execute', action_parameters: { id: OWASP_RULESET_ID } };
+  execute = setScoreThreshold(setParanoiaLevel(execute, level), THRESHOLD, undefined, { catalog });
+  const z = compileZone({ catalog, entryPoints: { http_request_firewall_managed: { id: 'e'.repeat(32), phase: 'http_request_firewall_managed', rules: [execute] } } });
+  const errors = z.problems.filter((p) => p.severity === 'error');
+  if (errors.length > 0) console.log(`  (PL${level}: ${errors.length} rules do not compile, e.g. ${errors[0].ref}: ${errors[0].message})`);
+  return z;
+}
+
+interface Verdict {
+  readonly blocked: boolean;
+  /** CRS ids of the rules that scored (ModSecurity: that logged, 949110 left out). */
+  readonly ids: readonly string[];
+}
+
+function ourVerdict(z: CompiledZone, values: FieldValues): Verdict {
+  const ev = z.evaluate(values);
+  const ids = ev.trace.filter((t) => t.outcome === 'scored' && t.ref !== undefined).map((t) => t.ref!);
+  return { blocked: ev.decision.action !== 'allow-through', ids: [...new Set(ids)].sort() };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function timeRounds(n: number, one: (i: number) => void): number {
+  const rounds: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) one(i);
+    rounds.push(Number(process.hrtime.bigint() - t));
+  }
+  return median(rounds) / n;
+}
+
+// --- ModSecurity ---------------------------------------------------------------------------
+
+/** The harness binary, built (again) when its source is newer; or why there is none. */
+function harness(): { bin?: string; why?: string } {
+  if (!existsSync('/usr/include/modsecurity/modsecurity.h')) {
+    return { why: 'libmodsecurity3 is not installed (apt-get install libmodsecurity3 libmodsecurity-dev modsecurity-crs)' };
+  }
+  if (!existsSync(CRS_RULES)) return { why: `no CRS rules at ${CRS_RULES} (apt-get install modsecurity-crs)` };
+  const src = join(here, 'modsec/harness.c');
+  const bin = join(CACHE, 'modsec-harness');
+  mkdirSync(CACHE, { recursive: true });
+  if (!existsSync(bin) || statSync(bin).mtimeMs < statSync(src).mtimeMs) {
+    const cc = spawnSync(process.env.CC ?? 'cc', ['-O2', '-o', bin, src, '-lmodsecurity'], { encoding: 'utf8' });
+    if (cc.error || cc.status !== 0) return { why: `cannot build the harness: ${cc.error?.message ?? cc.stderr.trim().split('\n').slice(0, 3).join(' / ')}` };
+  }
+  return { bin };
+}
+
+function modsecConfig(level: ParanoiaLevel): string {
+  const files = readdirSync(CRS_RULES)
+    .filter((f) => /^REQUEST-9\d\d.*\.conf$/.test(f))
+    .sort();
+  const lines = [
+    '# Generated by test/bench/crs.bench.ts: modsecurity.conf-recommended essentials, no logs.',
+    'SecRuleEngine On',
+    'SecRequestBodyAccess On',
+    'SecRequestBodyLimit 13107200',
+    'SecRequestBodyNoFilesLimit 131072',
+    // Not Reject: an over-long body is evaluated as far as the limit, as our engine has no limit rule.
+    'SecRequestBodyLimitAction ProcessPartial',
+    'SecResponseBodyAccess Off',
+    'SecArgumentSeparator &',
+    'SecCookieFormat 0',
+    'SecAuditEngine Off',
+    'SecDebugLogLevel 0',
+    `SecRule REQUEST_HEADERS:Content-Type "^(?:application(?:/soap\\+|/)|text/)xml" "id:200000,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=XML"`,
+    `SecRule REQUEST_HEADERS:Content-Type "^application/json" "id:200001,phase:1,t:none,t:lowercase,pass,nolog,ctl:requestBodyProcessor=JSON"`,
+    existsSync(CRS_SETUP)
+      ? `Include ${CRS_SETUP}`
+      : ['SecDefaultAction "phase:1,log,auditlog,pass"', 'SecDefaultAction "phase:2,log,auditlog,pass"', 'SecAction "id:900990,phase:1,nolog,pass,t:none,setvar:tx.crs_setup_version=334"'].join('\n'),
+    `SecAction "id:900000,phase:1,nolog,pass,t:none,setvar:tx.paranoia_level=${level}"`,
+    `SecAction "id:900001,phase:1,nolog,pass,t:none,setvar:tx.executing_paranoia_level=${level}"`,
+    `SecAction "id:900110,phase:1,nolog,pass,t:none,setvar:tx.inbound_anomaly_score_threshold=${THRESHOLD},setvar:tx.outbound_anomaly_score_threshold=4"`,
+    ...files.map((f) => `Include ${join(CRS_RULES, f)}`),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+interface ModsecRun {
+  readonly loadMs: number;
+  readonly nsPerRequest: number;
+  readonly verdicts: Verdict[];
+}
+
+function runModsec(bin: string, corpusFile: string, level: ParanoiaLevel, n: number): ModsecRun {
+  const conf = join(CACHE, `crs-pl${level}.conf`);
+  writeFileSync(conf, modsecConfig(level));
+  const r = spawnSync(bin, [conf, corpusFile, String(ROUNDS)], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.error || r.status !== 0) throw new Error(`harness failed (${r.error?.message ?? `exit ${r.status}`}): ${r.stderr.slice(0, 2000)}`);
+  let loadMs = 0;
+  const rounds: number[] = [];
+  const verdicts: Verdict[] = new Array(n);
+  for (const line of r.stdout.split('\n')) {
+    const f = line.split(' ');
+    if (f[0] === 'load_ms') loadMs = Number(f[1]);
+    else if (f[0] === 'round_ns') rounds.push(Number(f[1]));
+    else if (f[0] === 'v') {
+      const ids = f[4] === '-' ? [] : f[4].split(',').filter((id) => id !== '949110');
+      verdicts[Number(f[1])] = { blocked: f[2] === '1', ids: [...new Set(ids)].sort() };
+    }
+  }
+  return { loadMs, nsPerRequest: median(rounds) / n, verdicts };
+}
+
+// --- Main ------------------------------------------------------------------------------------
+
+function main(): void {
+  if (!existsSync(TESTS_DIR)) {
+    console.log(`no CRS regression tests at ${TESTS_DIR} (set CRS_TESTS): nothing to measure`);
+    return;
+  }
+  const { entries, skipped, withProblems } = corpus();
+  const n = entries.length;
+  const { catalog, source } = owaspCatalog();
+  const ruleCount = rulesetVersion(catalog.rulesets.find((r) => r.id === OWASP_RULESET_ID)!)!.rules.length;
+  const h = harness();
+  let corpusFile: string | undefined;
+  if (h.bin) {
+    corpusFile = join(CACHE, 'crs-corpus.bin');
+    writeFileSync(corpusFile, corpusBytes(entries));
+  }
+  console.log(
+    `node ${process.version}, ${process.platform}-${process.arch}; ${n} requests from the CRS 3.3.4 regression tests` +
+      ` (${skipped} disabled or unreadable stages left out; ${withProblems} read with problems, kept); OWASP-based ruleset: ${ruleCount} rules from ${source};` +
+      ` anomaly threshold ${THRESHOLD}; median of ${ROUNDS} rounds after an untimed one`,
+  );
+  if (!h.bin) console.log(`ModSecurity: not measured — ${h.why}`);
+
+  const widths = [3, 8, 14, 22, 16, 7, 18, 18];
+  console.log(row(['PL', 'requests', 'Rulesmith eval', 'Rulesmith request+eval', 'ModSecurity', 'ratio', 'verdicts agree', 'same rules'], widths));
+  console.log(row(['', '', 'µs/req', 'µs/req', 'µs/req', '', '(disagree)', '(differ)'], widths));
+  const results: string[] = [];
+  for (const level of PARANOIA_LEVELS) {
+    const z = zoneAt(catalog, level);
+    // Untimed: verdicts (and warm-up).
+    const ours = entries.map((e) => ourVerdict(z, e.values));
+    let sink = 0;
+    for (let i = 0; i < n; i++) sink += z.evaluate(entries[i].values).trace.length;
+    const evalNs = timeRounds(n, (i) => void (sink += z.evaluate(entries[i].values).trace.length));
+    const fullNs = timeRounds(n, (i) => void (sink += z.evaluate(requestValues(entries[i].request).values).trace.length));
+    if (sink < 0) console.log(sink);
+
+    let ms: ModsecRun | undefined;
+    if (h.bin && corpusFile) ms = runModsec(h.bin, corpusFile, level, n);
+    let agree = '-';
+    let same = '-';
+    let ratio = '-';
+    if (ms) {
+      const disagreements: object[] = [];
+      let verdictDiff = 0;
+      let ruleDiff = 0;
+      for (let i = 0; i < n; i++) {
+        const a = ours[i];
+        const b = ms.verdicts[i] ?? { blocked: false, ids: [] };
+        const vd = a.blocked !== b.blocked;
+        const rd = a.ids.join() !== b.ids.join();
+        if (vd) verdictDiff++;
+        if (rd) ruleDiff++;
+        if (vd || rd) {
+          disagreements.push({
+            name: entries[i].name,
+            verdict: vd ? { rulesmith: a.blocked, modsecurity: b.blocked } : undefined,
+            onlyRulesmith: a.ids.filter((x) => !b.ids.includes(x)),
+            onlyModSecurity: b.ids.filter((x) => !a.ids.includes(x)),
+          });
+        }
+      }
+      writeFileSync(join(CACHE, `crs-disagreements-pl${level}.json`), JSON.stringify(disagreements, null, 1));
+      agree = `${(((n - verdictDiff) / n) * 100).toFixed(1)}% (${verdictDiff})`;
+      same = `${(((n - ruleDiff) / n) * 100).toFixed(1)}% (${ruleDiff})`;
+      ratio = `${(ms.nsPerRequest / fullNs).toFixed(1)}×`;
+    }
+    const line = row(
+      [String(level), String(n), (evalNs / 1000).toFixed(1), (fullNs / 1000).toFixed(1), ms ? (ms.nsPerRequest / 1000).toFixed(1) : '-', ratio, agree, same],
+      widths,
+    );
+    console.log(line);
+    results.push(line);
+  }
+  console.log(
+    '  ratio = ModSecurity µs/req ÷ Rulesmith request+eval µs/req (above 1: Rulesmith faster). "verdicts agree": both block or both pass;' +
+      ` "same rules": the same CRS ids scored. Disagreements: ${CACHE}/crs-disagreements-plN.json`,
+  );
+}
+
+main();
