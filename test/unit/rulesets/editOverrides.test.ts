@@ -52,7 +52,7 @@ describe('setParanoiaLevelInText', () => {
       ],
     });
     assert.deepEqual(parsed.rules[0], JSON.parse(before).rules[0]);
-    assert.match(r.text, /\n {24}"categories": \[\n {28}\{/, r.text);
+    assert.match(r.text, /\n {20}"categories": \[\n {24}\{/, r.text);
     assert.equal(managedExecuteRules(r.text, catalog).rules[1].level, 2);
     // Back to PL4: the level overrides go, and with them the empty overrides object.
     const back = setParanoiaLevelInText(r.text, 4, { catalog });
