@@ -1,7 +1,7 @@
 // Bundles the CLI, the language server and the extension client with esbuild.
 // The grammar bundle (rules.ohm-bundle.js) is generated first by `npm run generate`.
 import { build } from 'esbuild';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 
 const common = {
   bundle: true,
@@ -23,3 +23,7 @@ const entries = [
 await Promise.all(
   entries.filter((e) => existsSync(e.entryPoints[0])).map((e) => build({ ...common, ...e })),
 );
+
+// The service's SQLite is WebAssembly: the bundled CLI loads the .wasm from beside itself.
+mkdirSync('server/out', { recursive: true });
+copyFileSync('node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm', 'server/out/node-sqlite3-wasm.wasm');

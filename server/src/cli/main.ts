@@ -7,7 +7,9 @@ import { parseArgs } from 'node:util';
 import { runCheck } from './check';
 import { InputError, runEvalCommand } from './eval';
 import { runFormat } from './format';
+import { runFtwCommand } from './ftw';
 import { runPreviewCommand } from './preview';
+import { runServe, serveOptions } from './serve';
 
 const USAGE = `Usage:
   rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json] FILE...
@@ -15,6 +17,8 @@ const USAGE = `Usage:
   rulesmith eval --expr 'EXPRESSION' --fields FIELDS.json [--format text|json]
   rulesmith eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE [--format text|json] [--trace]
   rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE_OR_DIR [--thresholds 25,40,60] [--format text|json]
+  rulesmith ftw DIR [--pl 1|2|3|4] [--threshold T] [--format text|json]   (CRS regression tests against the OWASP ruleset)
+  rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset]   (the local rules service)
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
 
 FILE is a .cfrule file (one expression) or ruleset JSON (every rule's "expression").
@@ -31,6 +35,8 @@ export interface Io {
   readonly readFile: (path: string) => string;
   readonly writeFile: (path: string, text: string) => void;
   readonly readStdin: () => string;
+  /** Whether stderr is a terminal (progress is shown only then). */
+  readonly errIsTTY?: boolean;
 }
 
 export function main(argv: readonly string[], io: Io): number {
@@ -43,8 +49,12 @@ export function main(argv: readonly string[], io: Io): number {
         return runEvalCommand(rest, io);
       case 'preview':
         return runPreviewCommand(rest, io);
+      case 'ftw':
+        return runFtwCommand(rest, io);
       case 'format':
         return runFormat(parse(rest, { check: 'boolean', notation: 'string', width: 'string' }), io);
+      case 'serve':
+        return runServe(serveOptions(parse(rest, { port: 'string', host: 'string', db: 'string', seed: 'string', legacy: 'string' }).values), io);
       case '--version':
       case 'version':
         io.out(`${version()}\n`);
@@ -108,6 +118,7 @@ if (require.main === module) {
     readFile: (p) => readFileSync(p, 'utf8'),
     writeFile: (p, t) => writeFileSync(p, t),
     readStdin: () => readFileSync(0, 'utf8'),
+    errIsTTY: process.stderr.isTTY === true,
   });
   process.exitCode = code;
 }

@@ -1,0 +1,77 @@
+/**
+ * `rulesmith serve`: the local rules service on 127.0.0.1 (by default port 8787) with
+ * its SQLite database. Prints `rulesmith serve: listening on <url>` when ready (the
+ * extension waits for that line), one line per request, and stops cleanly on
+ * SIGTERM/SIGINT. With RULESMITH_SERVICE_TOKEN set, that token gets full access.
+ */
+import { resolve } from 'node:path';
+import { createService, type LegacyMode } from '../service/service';
+import { Store } from '../service/store';
+import { registerServiceToken, seedDemo } from '../service/seed';
+import { demoSeedSteps } from '../service/routes/index';
+import { UsageError, type Io } from './main';
+
+export interface ServeOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly db: string;
+  readonly seed?: 'demo';
+  readonly legacy: LegacyMode;
+}
+
+export function serveOptions(values: Record<string, string | boolean | undefined>): ServeOptions {
+  const port = Number(values.port ?? 8787);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0–65535 (0 picks a free port), got "${values.port}"`);
+  const seed = values.seed as string | undefined;
+  if (seed !== undefined && seed !== 'demo') throw new UsageError(`--seed takes "demo", got "${seed}"`);
+  const legacy = (values.legacy as string | undefined) ?? 'on';
+  if (legacy !== 'on' && legacy !== 'sunset') throw new UsageError(`--legacy takes "on" or "sunset", got "${legacy}"`);
+  return {
+    port,
+    host: (values.host as string | undefined) ?? '127.0.0.1',
+    db: resolve((values.db as string | undefined) ?? 'rulesmith-service.db'),
+    seed: seed as 'demo' | undefined,
+    legacy,
+  };
+}
+
+export function runServe(options: ServeOptions, io: Io): number {
+  let store: Store;
+  try {
+    store = new Store(options.db);
+  } catch (e) {
+    io.err(`rulesmith serve: cannot open the database ${options.db}: ${(e as Error).message}\n`);
+    return 1;
+  }
+  if (options.seed === 'demo') {
+    const seeded = seedDemo(store, demoSeedSteps);
+    if (seeded) {
+      io.out(`rulesmith serve: seeded the demo into ${options.db}; credentials (shown once, keep them):\n`);
+      for (const c of seeded.credentials) io.out(`  ${c.name.padEnd(34)} ${c.scope.padEnd(44)} ${c.value}\n`);
+    } else io.out(`rulesmith serve: ${options.db} was seeded before; keeping its data\n`);
+  }
+  const serviceToken = process.env.RULESMITH_SERVICE_TOKEN;
+  if (serviceToken) registerServiceToken(store, serviceToken);
+  const running = createService({ store, legacy: options.legacy, log: (l) => io.out(`${l}\n`) });
+  running.server.on('error', (e) => {
+    io.err(`rulesmith serve: cannot listen on ${options.host}:${options.port}: ${e.message}\n`);
+    store.close();
+    process.exitCode = 1;
+  });
+  running.server.listen(options.port, options.host, () => {
+    io.out(`rulesmith serve: listening on ${running.url()}\n`);
+  });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    void running.close().then(() => {
+      store.close();
+      io.out(`rulesmith serve: stopped (${signal})\n`);
+      process.exitCode = 0;
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  return 0;
+}

@@ -1,0 +1,164 @@
+/**
+ * The v4 API's envelope, errors, ids, timestamps and pagination (rules-api.md §1, §8).
+ * Route handlers return a Reply or throw an ApiError; the server writes the envelope.
+ */
+import { randomBytes } from 'node:crypto';
+
+export interface ApiMessage {
+  readonly code: number;
+  readonly message: string;
+  readonly source?: { readonly pointer: string };
+  readonly error_chain?: readonly ApiMessage[];
+  readonly meta?: Readonly<Record<string, unknown>>;
+  /** Only on `messages` items (token verify): always null. */
+  readonly type?: null;
+}
+
+/**
+ * Error codes. The real service's codes where the reference captured them; where it did
+ * not (marked PLACEHOLDER), a stable code of our own in the same family, so clients can
+ * key on it, documented here and in the README.
+ */
+export const CODES = {
+  invalidApiToken: 1000,
+  invalidRequestHeaders: 6003,
+  invalidAuthorizationFormat: 6111,
+  invalidEmailFormat: 6102,
+  invalidKeyFormat: 6103,
+  noRoute: 7000,
+  badObjectId: 7003,
+  /** PLACEHOLDER: method not allowed on a known route. */
+  methodNotAllowed: 7001,
+  rateLimited: 971,
+  unknownKeyOrEmail: 9103,
+  missingCredentials: 9106,
+  invalidAccessToken: 9109,
+  authenticationError: 10000,
+  entryPointNotFound: 10003,
+  duplicateFilter: 10102,
+  loggingOnlyWithSkip: 20018,
+  blankExpression: 20125,
+  tooManyEntryPoints: 20217,
+  /** PLACEHOLDER: malformed JSON, wrong types, unknown fields in a body (the real service's code was not captured). */
+  invalidJson: 10026,
+  /** PLACEHOLDER: a body over the size limit. */
+  bodyTooLarge: 10027,
+  /** PLACEHOLDER: an invalid value in a body or query (expression, action, position …). */
+  invalidValue: 20021,
+  /** PLACEHOLDER: a ruleset, version, rule, filter or firewall rule that does not exist. */
+  notFound: 10007,
+  /** PLACEHOLDER: a legacy API family switched off (`--legacy sunset`). */
+  gone: 10410,
+} as const;
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errors: readonly ApiMessage[],
+  ) {
+    super(errors.map((e) => `${e.code}: ${e.message}`).join('; '));
+  }
+
+  static of(status: number, code: number, message: string, pointer?: string): ApiError {
+    return new ApiError(status, [{ code, message, ...(pointer !== undefined ? { source: { pointer } } : {}) }]);
+  }
+}
+
+export interface PageInfo {
+  readonly page: number;
+  readonly per_page: number;
+  readonly count: number;
+  readonly total_count: number;
+  readonly total_pages: number;
+}
+
+export interface Reply {
+  /** Default 200. 204 sends no body. */
+  readonly status?: number;
+  readonly result?: unknown;
+  readonly result_info?: unknown;
+  readonly messages?: readonly ApiMessage[];
+}
+
+export function envelope(reply: Reply): Record<string, unknown> {
+  return {
+    result: reply.result ?? null,
+    success: true,
+    errors: [],
+    messages: reply.messages ?? [],
+    ...(reply.result_info !== undefined ? { result_info: reply.result_info } : {}),
+  };
+}
+
+export function errorEnvelope(errors: readonly ApiMessage[]): Record<string, unknown> {
+  return { result: null, success: false, errors, messages: [] };
+}
+
+/** A new object id: 32 lowercase hex, like a dash-less uuid4. */
+export function newId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export const ID = /^[0-9a-f]{32}$/;
+
+/** `2026-11-22T04:40:12.123456Z`: RFC 3339 UTC with microseconds, as the service writes them. */
+export function timestamp(now: Date = new Date()): string {
+  return `${now.toISOString().slice(0, 23)}${String(microTick()).padStart(3, '0')}Z`;
+}
+
+// Successive writes within one millisecond still get increasing `last_updated` values.
+let lastMs = 0;
+let tick = 0;
+function microTick(): number {
+  const ms = Date.now();
+  tick = ms === lastMs ? Math.min(tick + 1, 999) : 0;
+  lastMs = ms;
+  return tick;
+}
+
+/**
+ * Page-based pagination (firewall rules, filters, previous WAF). Out-of-range pages give
+ * `[]` — the SDK iterates until an empty page and never reads `total_pages`.
+ */
+export function paginate<T>(
+  items: readonly T[],
+  query: URLSearchParams,
+  limits: { readonly defaultPerPage: number; readonly min?: number; readonly max?: number },
+): { result: T[]; result_info: PageInfo } {
+  const page = intParam(query, 'page', 1, 1, Number.MAX_SAFE_INTEGER);
+  const perPage = intParam(query, 'per_page', limits.defaultPerPage, limits.min ?? 5, limits.max ?? 100);
+  const result = items.slice((page - 1) * perPage, page * perPage);
+  return {
+    result,
+    result_info: {
+      page,
+      per_page: perPage,
+      count: result.length,
+      total_count: items.length,
+      total_pages: Math.max(1, Math.ceil(items.length / perPage)),
+    },
+  };
+}
+
+/** An integer query parameter within [min, max]; a clear 400 otherwise. */
+export function intParam(query: URLSearchParams, name: string, dflt: number, min: number, max: number): number {
+  const raw = query.get(name);
+  if (raw === null || raw === '') return dflt;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw ApiError.of(400, CODES.invalidValue, `'${raw}' is not a valid value for ${name}: expected an integer from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+/** A boolean query parameter: `true`/`false` only, as the Rulesets API's `dry_run`. */
+export function boolParam(query: URLSearchParams, name: string): boolean | undefined {
+  const raw = query.get(name);
+  if (raw === null) return undefined;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw ApiError.of(400, CODES.invalidValue, `'${raw}' is not a valid value for ${name}: expected true or false`);
+}
+
+export function notFound(what: string): ApiError {
+  return ApiError.of(404, CODES.notFound, `${what} not found`);
+}

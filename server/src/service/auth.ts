@@ -1,0 +1,146 @@
+/**
+ * Credentials and permissions (rules-api.md §7): API tokens (`Authorization: Bearer`)
+ * with policies scoped to accounts and zones, and the global API key
+ * (`X-Auth-Email` + `X-Auth-Key`) with the user's full access to their accounts.
+ * Tokens and keys are stored as SHA-256 hashes and never logged.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError, CODES } from './api';
+import type { Store } from './store';
+import { fromJson } from './store';
+
+export type Access = 'Read' | 'Write';
+
+/** Permission groups the service checks (names as the API spells them, without Read/Write). */
+export type PermissionGroup =
+  | 'Zone'
+  | 'Zone WAF'
+  | 'Firewall Services'
+  | 'Account WAF'
+  | 'Account Rulesets'
+  | 'Account Settings';
+
+export interface Policy {
+  readonly id?: string;
+  readonly effect: 'allow' | 'deny';
+  /** `com.cloudflare.api.account.<id>`, `com.cloudflare.api.account.zone.<id>`, or `….*` for all. */
+  readonly resources: Readonly<Record<string, string>>;
+  readonly permission_groups: readonly { readonly id?: string; readonly name: string }[];
+}
+
+export type Principal =
+  | { readonly kind: 'token'; readonly tokenId: string; readonly policies: readonly Policy[] }
+  | { readonly kind: 'key'; readonly userId: string; readonly accounts: ReadonlySet<string> };
+
+export interface Target {
+  readonly accountId: string;
+  readonly zoneId?: string;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function invalidHeaders(code: number, message: string): ApiError {
+  return new ApiError(400, [{ code: CODES.invalidRequestHeaders, message: 'Invalid request headers', error_chain: [{ code, message }] }]);
+}
+
+interface TokenRow {
+  id: string;
+  status: string;
+  policies: string;
+  not_before: string | null;
+  expires_on: string | null;
+}
+
+/** The token's row when the bearer value is a known token (any status). */
+export function findToken(store: Store, token: string): TokenRow | undefined {
+  return store.get<TokenRow>('SELECT id, status, policies, not_before, expires_on FROM tokens WHERE token_hash = ?', [hashSecret(token)]);
+}
+
+/** The token's effective status now: `active`, `disabled` or `expired`. */
+export function tokenStatus(row: Pick<TokenRow, 'status' | 'not_before' | 'expires_on'>, now = new Date()): string {
+  if (row.status !== 'active') return row.status;
+  if (row.expires_on && Date.parse(row.expires_on) <= now.getTime()) return 'expired';
+  if (row.not_before && Date.parse(row.not_before) > now.getTime()) return 'disabled';
+  return 'active';
+}
+
+/** The bearer value of a well-formed Authorization header; the real errors otherwise. */
+export function bearerOf(headers: IncomingHttpHeaders): string | undefined {
+  const auth = header(headers, 'authorization');
+  if (auth === undefined) return undefined;
+  const m = /^Bearer ([A-Za-z0-9_\-.~+/]+=*)$/.exec(auth.trim());
+  if (!m) throw invalidHeaders(CODES.invalidAuthorizationFormat, 'Invalid format for Authorization header');
+  return m[1]!;
+}
+
+/** Who is calling, from the request headers; throws the API's own errors for bad credentials. */
+export function authenticate(store: Store, headers: IncomingHttpHeaders): Principal {
+  const bearer = bearerOf(headers);
+  if (bearer !== undefined) {
+    const row = findToken(store, bearer);
+    if (!row) {
+      // A global API key sent as a token is a known mistake with its own answer.
+      if (store.get('SELECT 1 FROM users WHERE api_key_hash = ?', [hashSecret(bearer)])) {
+        throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
+      }
+      throw ApiError.of(403, CODES.invalidAccessToken, 'Invalid access token');
+    }
+    if (tokenStatus(row) !== 'active') throw ApiError.of(403, CODES.invalidAccessToken, 'Invalid access token');
+    return { kind: 'token', tokenId: row.id, policies: fromJson<Policy[]>(row.policies) };
+  }
+  const email = header(headers, 'x-auth-email');
+  const key = header(headers, 'x-auth-key');
+  if (email === undefined && key === undefined) {
+    throw ApiError.of(400, CODES.missingCredentials, 'Missing X-Auth-Key, X-Auth-Email or Authorization headers');
+  }
+  if (email === undefined || key === undefined) {
+    throw ApiError.of(400, CODES.missingCredentials, `Missing ${email === undefined ? 'X-Auth-Email' : 'X-Auth-Key'} header`);
+  }
+  if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw invalidHeaders(CODES.invalidEmailFormat, 'Invalid format for X-Auth-Email header');
+  if (!/^(?:[0-9a-f]{37}|cfk_[A-Za-z0-9]{50})$/.test(key)) throw invalidHeaders(CODES.invalidKeyFormat, 'Invalid format for X-Auth-Key header');
+  const user = store.get<{ id: string }>('SELECT id FROM users WHERE email = ? AND api_key_hash = ?', [email, hashSecret(key)]);
+  if (!user) throw ApiError.of(400, CODES.unknownKeyOrEmail, 'Unknown X-Auth-Key or X-Auth-Email');
+  const accounts = store.all<{ account_id: string }>('SELECT account_id FROM account_members WHERE user_id = ?', [user.id]);
+  return { kind: 'key', userId: user.id, accounts: new Set(accounts.map((a) => a.account_id)) };
+}
+
+function covers(policy: Policy, target: Target): boolean {
+  return Object.keys(policy.resources).some((r) => {
+    if (r === 'com.cloudflare.api.account.*') return true;
+    if (r === `com.cloudflare.api.account.${target.accountId}`) return true;
+    if (target.zoneId === undefined) return false;
+    return r === 'com.cloudflare.api.account.zone.*' || r === `com.cloudflare.api.account.zone.${target.zoneId}`;
+  });
+}
+
+function grants(policy: Policy, groups: readonly PermissionGroup[], access: Access): boolean {
+  return policy.permission_groups.some((g) =>
+    groups.some((name) => g.name === `${name} Write` || (access === 'Read' && g.name === `${name} Read`)),
+  );
+}
+
+/** Whether the principal may act on the target with one of the groups. Deny policies win. */
+export function allowed(p: Principal, target: Target, groups: readonly PermissionGroup[], access: Access): boolean {
+  if (p.kind === 'key') return p.accounts.has(target.accountId);
+  const matching = p.policies.filter((pol) => covers(pol, target) && grants(pol, groups, access));
+  return matching.length > 0 && !matching.some((pol) => pol.effect === 'deny');
+}
+
+/** Whether the principal may see the target at all (any permission on it). */
+export function visible(p: Principal, target: Target): boolean {
+  if (p.kind === 'key') return p.accounts.has(target.accountId);
+  const matching = p.policies.filter((pol) => covers(pol, target));
+  return matching.some((pol) => pol.effect === 'allow') && !matching.some((pol) => pol.effect === 'deny' && pol.permission_groups.length === 0);
+}
+
+export function authorize(p: Principal, target: Target, groups: readonly PermissionGroup[], access: Access): void {
+  if (!allowed(p, target, groups, access)) throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
+}

@@ -1,0 +1,115 @@
+/**
+ * Routes: `METHOD /path/:param` patterns under `/client/v4`, matched segment by segment.
+ * Parameters named in ID_PARAMS must be 32-hex ids; anything else answers the API's
+ * "perhaps your object identifier is invalid" error.
+ */
+import { ApiError, CODES, ID, type Reply } from './api';
+import type { Principal } from './auth';
+import type { Json } from './body';
+import type { Service } from './service';
+
+export interface Ctx {
+  readonly method: string;
+  /** The path after `/client/v4`, without the query. */
+  readonly path: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly query: URLSearchParams;
+  /** The parsed JSON body, `undefined` when empty. */
+  readonly body: Json | undefined;
+  /** Undefined only on routes registered with `{ public: true }`. */
+  readonly principal: Principal;
+  readonly service: Service;
+  /** The raw request headers (for routes that look at credentials themselves). */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+export type Handler = (ctx: Ctx) => Reply | Promise<Reply>;
+
+export interface RouteOptions {
+  /** The route authenticates by itself (token verify answers its own errors). */
+  readonly public?: boolean;
+  /** A legacy family: answers 410 Gone when the service runs with `--legacy sunset`. */
+  readonly legacy?: 'firewall rules' | 'filters' | 'previous WAF';
+}
+
+interface Route {
+  readonly method: string;
+  readonly segments: readonly string[];
+  readonly handler: Handler;
+  readonly options: RouteOptions;
+}
+
+const ID_PARAMS = new Set(['account_id', 'zone_id', 'ruleset_id', 'rule_id', 'filter_id', 'firewall_rule_id', 'override_id']);
+
+export interface Match {
+  readonly route: Route;
+  readonly params: Record<string, string>;
+}
+
+export class Router {
+  private readonly routes: Route[] = [];
+
+  add(method: string, pattern: string, handler: Handler, options: RouteOptions = {}): void {
+    this.routes.push({ method, segments: pattern.split('/').filter(Boolean), handler, options });
+  }
+
+  get(p: string, h: Handler, o?: RouteOptions): void {
+    this.add('GET', p, h, o);
+  }
+  post(p: string, h: Handler, o?: RouteOptions): void {
+    this.add('POST', p, h, o);
+  }
+  put(p: string, h: Handler, o?: RouteOptions): void {
+    this.add('PUT', p, h, o);
+  }
+  patch(p: string, h: Handler, o?: RouteOptions): void {
+    this.add('PATCH', p, h, o);
+  }
+  delete(p: string, h: Handler, o?: RouteOptions): void {
+    this.add('DELETE', p, h, o);
+  }
+
+  /** The route for a request, or the API's routing error. */
+  match(method: string, path: string): Match {
+    const parts = path.split('/').filter(Boolean).map(safeDecode);
+    let pathMatched = false;
+    let badId: string | undefined;
+    for (const route of this.routes) {
+      if (route.segments.length !== parts.length) continue;
+      const params: Record<string, string> = {};
+      let ok = true;
+      let idProblem = false;
+      for (let i = 0; i < parts.length && ok; i++) {
+        const seg = route.segments[i]!;
+        if (seg.startsWith(':')) {
+          const name = seg.slice(1);
+          if (ID_PARAMS.has(name) && !ID.test(parts[i]!)) idProblem = true;
+          params[name] = parts[i]!;
+        } else if (seg !== parts[i]) ok = false;
+      }
+      if (!ok) continue;
+      if (idProblem) {
+        badId ??= path;
+        continue;
+      }
+      pathMatched = true;
+      if (route.method === method) return { route, params };
+    }
+    if (pathMatched) throw ApiError.of(405, CODES.methodNotAllowed, `Method ${method} not allowed for this route`);
+    if (badId !== undefined) {
+      throw new ApiError(400, [
+        { code: CODES.badObjectId, message: `Could not route to ${badId}, perhaps your object identifier is invalid?` },
+        { code: CODES.noRoute, message: 'No route for that URI' },
+      ]);
+    }
+    throw ApiError.of(400, CODES.noRoute, 'No route for that URI');
+  }
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

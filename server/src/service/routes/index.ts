@@ -1,0 +1,11 @@
+/** Every route family of the service, registered on one router, and their demo seed steps. */
+import type { Router } from '../router';
+import type { SeedStep } from '../seed';
+import { accountRoutes } from './accounts';
+
+export function registerRoutes(r: Router): void {
+  accountRoutes(r);
+}
+
+/** What each family adds to the demo seed, in order. */
+export const demoSeedSteps: readonly SeedStep[] = [];

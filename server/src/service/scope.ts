@@ -1,0 +1,94 @@
+/**
+ * Accounts and zones as the routes see them: loaded from the store, checked against the
+ * caller's permissions, and rendered as the API's zone/account objects.
+ */
+import type { Plan } from '../language/scheme/types';
+import { ApiError, CODES } from './api';
+import { authorize, visible, type Access, type PermissionGroup } from './auth';
+import type { Ctx } from './router';
+
+export interface ZoneRow {
+  readonly id: string;
+  readonly account_id: string;
+  readonly account_name: string;
+  readonly name: string;
+  readonly plan: Plan;
+  readonly status: string;
+  readonly created_on: string;
+  readonly page_rules: string;
+}
+
+export interface AccountRow {
+  readonly id: string;
+  readonly name: string;
+  readonly created_on: string;
+}
+
+export const PLAN_NAMES: Readonly<Record<Plan, string>> = {
+  free: 'Free Website',
+  pro: 'Pro Website',
+  business: 'Business Website',
+  enterprise: 'Enterprise Website',
+};
+
+const PLAN_PRICES: Readonly<Record<Plan, number>> = { free: 0, pro: 20, business: 200, enterprise: 0 };
+
+export const ZONE_SELECT =
+  'SELECT z.id, z.account_id, a.name AS account_name, z.name, z.plan, z.status, z.created_on, z.page_rules FROM zones z JOIN accounts a ON a.id = z.account_id';
+
+/** The zone of `:zone_id`, after checking the caller may use `groups` with `access` on it. */
+export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): ZoneRow {
+  const id = ctx.params.zone_id!;
+  const zone = ctx.service.store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]);
+  if (!zone) {
+    throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /zones/${id}, perhaps your object identifier is invalid?` }]);
+  }
+  authorize(ctx.principal, { accountId: zone.account_id, zoneId: zone.id }, groups, access);
+  return zone;
+}
+
+/** The account of `:account_id`, after the permission check. */
+export function requireAccount(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): AccountRow {
+  const id = ctx.params.account_id!;
+  const account = ctx.service.store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]);
+  if (!account) {
+    throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);
+  }
+  authorize(ctx.principal, { accountId: account.id }, groups, access);
+  return account;
+}
+
+export function zoneVisible(ctx: Ctx, zone: Pick<ZoneRow, 'id' | 'account_id'>): boolean {
+  return visible(ctx.principal, { accountId: zone.account_id, zoneId: zone.id });
+}
+
+/** The zone object of `GET /zones` (the fields clients read; the rest as the API has them). */
+export function zoneObject(z: ZoneRow): Record<string, unknown> {
+  return {
+    id: z.id,
+    name: z.name,
+    status: z.status,
+    paused: false,
+    type: 'full',
+    development_mode: 0,
+    name_servers: ['ns1.rulesmith.localhost', 'ns2.rulesmith.localhost'],
+    original_name_servers: null,
+    created_on: z.created_on,
+    modified_on: z.created_on,
+    activated_on: z.created_on,
+    account: { id: z.account_id, name: z.account_name },
+    plan: {
+      id: z.plan,
+      name: PLAN_NAMES[z.plan],
+      price: PLAN_PRICES[z.plan],
+      currency: 'USD',
+      frequency: z.plan === 'free' ? '' : 'monthly',
+      is_subscribed: true,
+      can_subscribe: false,
+      legacy_id: z.plan,
+      legacy_discount: false,
+      externally_managed: false,
+    },
+    meta: { phishing_detected: false },
+  };
+}

@@ -1,0 +1,155 @@
+/**
+ * The local rules service: an HTTP server speaking the v4 rules API over a Store.
+ * `createService` wires the routes; `listen` starts it. The HTTP layer is thin: routes
+ * decode bodies and call the core (language, rulesets, managed, migration, engine).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { ApiError, CODES, envelope, errorEnvelope, type Reply } from './api';
+import { authenticate, type Principal } from './auth';
+import { parseJson } from './body';
+import { Router, type Ctx } from './router';
+import type { Store } from './store';
+import { registerRoutes } from './routes/index';
+
+export type LegacyMode = 'on' | 'sunset';
+
+export interface ServiceOptions {
+  readonly store: Store;
+  /** `sunset`: the firewall rules, filters and previous-WAF families answer 410 Gone. */
+  readonly legacy?: LegacyMode;
+  /** One line per request (method, path, status, time); never headers or bodies. */
+  readonly log?: (line: string) => void;
+  /** Largest request body accepted, in bytes (default 8 MiB). */
+  readonly maxBodyBytes?: number;
+}
+
+export interface Service {
+  readonly store: Store;
+  readonly legacy: LegacyMode;
+}
+
+export const API_PREFIX = '/client/v4';
+
+export interface RunningService {
+  readonly server: Server;
+  readonly service: Service;
+  /** `http://127.0.0.1:<port>/client/v4` once listening. */
+  url(): string;
+  close(): Promise<void>;
+}
+
+export function createService(options: ServiceOptions): RunningService {
+  const router = new Router();
+  registerRoutes(router);
+  const service: Service = { store: options.store, legacy: options.legacy ?? 'on' };
+  const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
+  const log = options.log ?? (() => {});
+  const server = createServer((req, res) => {
+    const started = process.hrtime.bigint();
+    handle(req, res, router, service, maxBody)
+      .catch((e) => {
+        // A bug, not bad input: answer 500 and keep serving.
+        log(`internal error: ${(e as Error).stack ?? e}`);
+        send(res, 500, errorEnvelope([{ code: 10001, message: 'Internal server error; see the rules service log' }]));
+      })
+      .finally(() => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        log(`${req.method} ${req.url} ${res.statusCode} ${ms.toFixed(1)}ms`);
+      });
+  });
+  // Keep-alive sockets must not hold shutdown up.
+  server.keepAliveTimeout = 5_000;
+  return {
+    server,
+    service,
+    url() {
+      const a = server.address();
+      if (a === null || typeof a === 'string') throw new Error('the rules service is not listening');
+      const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+      return `http://${host}:${a.port}${API_PREFIX}`;
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, router: Router, service: Service, maxBody: number): Promise<void> {
+  try {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (!url.pathname.startsWith(`${API_PREFIX}/`)) throw ApiError.of(404, CODES.noRoute, `No route for that URI; the API is under ${API_PREFIX}`);
+    const path = url.pathname.slice(API_PREFIX.length);
+    const method = req.method ?? 'GET';
+    const { route, params } = router.match(method, path);
+    const text = await readBody(req, maxBody);
+    if (route.options.legacy && service.legacy === 'sunset') {
+      throw ApiError.of(
+        410,
+        CODES.gone,
+        `The ${route.options.legacy} API is no longer available (sunset on 2025-06-15). Use the Rulesets API: custom rules in the http_request_firewall_custom phase, managed rules in http_request_firewall_managed.`,
+      );
+    }
+    const principal = route.options.public ? (undefined as unknown as Principal) : authenticate(service.store, req.headers);
+    const body = parseJson(text);
+    const ctx: Ctx = { method, path, params, query: url.searchParams, body, principal, service, headers: req.headers };
+    const reply: Reply = await route.handler(ctx);
+    const status = reply.status ?? 200;
+    if (status === 204) {
+      res.writeHead(204, commonHeaders());
+      res.end();
+    } else send(res, status, envelope(reply));
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e;
+    send(res, e.status, errorEnvelope(e.errors));
+  }
+}
+
+function commonHeaders(): Record<string, string> {
+  return { 'cf-ray': `${randomBytes(8).toString('hex')}-LCL` };
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...commonHeaders(), 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function readBody(req: IncomingMessage, max: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > max) {
+      req.resume();
+      reject(tooLarge(max));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (c: Buffer) => {
+      if (failed) return;
+      size += c.length;
+      if (size > max) {
+        failed = true;
+        reject(tooLarge(max));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!failed) resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', reject);
+  });
+}
+
+function tooLarge(max: number): ApiError {
+  return ApiError.of(413, CODES.bodyTooLarge, `The request body is larger than ${max} bytes; split the change into smaller requests`);
+}

@@ -1,0 +1,105 @@
+/**
+ * The service's store: SQLite through node-sqlite3-wasm (SQLite compiled to WebAssembly
+ * with a file-backed VFS). We chose it over better-sqlite3 because the extension host
+ * starts the service and must not need a native build; unlike sql.js it writes the
+ * database file itself with SQLite's own rollback journal and fsync, so durability is
+ * SQLite's, not a periodic export.
+ *
+ * Every write runs in `write()`: one IMMEDIATE transaction, committed (journal synced
+ * with `synchronous=FULL`) before the caller answers the client. The server handles a
+ * request's store work synchronously on one thread, so writes are serialized.
+ */
+import { Database } from 'node-sqlite3-wasm';
+import { SCHEMA } from './schema';
+
+export type SqlValue = string | number | bigint | null | Uint8Array;
+export type Row = Record<string, SqlValue>;
+
+export class Store {
+  private readonly db: Database;
+
+  constructor(readonly file: string) {
+    this.db = new Database(file);
+    this.db.exec('PRAGMA synchronous = FULL');
+    this.db.exec('PRAGMA foreign_keys = ON');
+    this.migrate();
+  }
+
+  /** The schema version this database is at (`PRAGMA user_version`). */
+  get schemaVersion(): number {
+    return Number((this.db.get('PRAGMA user_version') as Row).user_version);
+  }
+
+  /** Brings an older database up to the current schema, one step per version, each atomic. */
+  private migrate(): void {
+    const from = this.schemaVersion;
+    if (from > SCHEMA.length) {
+      this.db.close();
+      throw new Error(
+        `the database ${this.file} has schema version ${from}, newer than this rulesmith (${SCHEMA.length}); use a newer rulesmith or another --db file`,
+      );
+    }
+    for (let v = from; v < SCHEMA.length; v++) {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        this.db.exec(SCHEMA[v]!);
+        this.db.exec(`PRAGMA user_version = ${v + 1}`);
+        this.db.exec('COMMIT');
+      } catch (e) {
+        this.db.exec('ROLLBACK');
+        throw e;
+      }
+    }
+  }
+
+  all<T = Row>(sql: string, params: readonly SqlValue[] = []): T[] {
+    return this.db.all(sql, params as SqlValue[]) as T[];
+  }
+
+  get<T = Row>(sql: string, params: readonly SqlValue[] = []): T | undefined {
+    return (this.db.get(sql, params as SqlValue[]) ?? undefined) as T | undefined;
+  }
+
+  run(sql: string, params: readonly SqlValue[] = []): number {
+    return this.db.run(sql, params as SqlValue[]).changes;
+  }
+
+  /**
+   * Runs `fn` in one transaction: all of its writes or none. Nested calls join the
+   * outer transaction. Returns `fn`'s result once the commit is durable.
+   */
+  write<T>(fn: () => T): T {
+    if (this.db.inTransaction) return fn();
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = fn();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  /** A value kept in the `meta` table (e.g. when the seed ran). */
+  meta(key: string): string | undefined {
+    return this.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', [key])?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
+  }
+
+  close(): void {
+    if (this.db.isOpen) this.db.close();
+  }
+}
+
+/** JSON column helpers: the store keeps API objects as JSON documents next to indexed keys. */
+export function toJson(v: unknown): string {
+  return JSON.stringify(v);
+}
+
+export function fromJson<T>(v: SqlValue | undefined): T {
+  return JSON.parse(String(v)) as T;
+}

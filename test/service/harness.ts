@@ -1,0 +1,110 @@
+/**
+ * Service tests run the real service over real HTTP on 127.0.0.1 with a temporary
+ * SQLite file. `startService()` runs it in-process (fast); `spawnService()` runs the
+ * built CLI (`rulesmith serve`) as a child process, for signals and crashes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Cloudflare from 'cloudflare';
+import { createService, type LegacyMode, type RunningService } from '../../server/src/service/service';
+import { Store } from '../../server/src/service/store';
+import { seedDemo, type SeededCredential } from '../../server/src/service/seed';
+import { demoSeedSteps } from '../../server/src/service/routes/index';
+
+export interface TestService {
+  readonly url: string;
+  readonly store: Store;
+  readonly running: RunningService;
+  readonly dir: string;
+  /** Seeded credentials by name: `demo admin`, `demo read-only`, `<zone> WAF`, `global API key`. */
+  readonly credentials: ReadonlyMap<string, string>;
+  readonly adminToken: string;
+  /** Request log lines the service wrote. */
+  readonly log: string[];
+  /** A raw call: returns status and the parsed body (or text). */
+  call(method: string, path: string, options?: { token?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  /** The official SDK pointed at this service. */
+  sdk(token?: string): Cloudflare;
+  close(): Promise<void>;
+}
+
+export async function startService(options: { legacy?: LegacyMode; seed?: boolean } = {}): Promise<TestService> {
+  const dir = mkdtempSync(join(tmpdir(), 'rulesmith-service-'));
+  const store = new Store(join(dir, 'service.db'));
+  const seeded = options.seed === false ? undefined : seedDemo(store, demoSeedSteps);
+  const credentials = new Map((seeded?.credentials ?? []).map((c: SeededCredential) => [c.name, c.value]));
+  const log: string[] = [];
+  const running = createService({ store, legacy: options.legacy, log: (l) => log.push(l) });
+  await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
+  const url = running.url();
+  const adminToken = credentials.get('demo admin') ?? '';
+  return {
+    url,
+    store,
+    running,
+    dir,
+    credentials,
+    adminToken,
+    log,
+    async call(method, path, o = {}) {
+      const headers: Record<string, string> = { ...(o.headers ?? {}) };
+      const token = o.token === undefined ? adminToken : o.token;
+      if (token !== null) headers.authorization = `Bearer ${token}`;
+      let body: string | undefined = o.rawBody;
+      if (o.body !== undefined) body = JSON.stringify(o.body);
+      if (body !== undefined) headers['content-type'] ??= 'application/json';
+      const res = await fetch(`${url}${path}`, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        // keep the text
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+    sdk(token = adminToken) {
+      return new Cloudflare({ apiToken: token, apiKey: null, apiEmail: null, userServiceKey: null, baseURL: url, maxRetries: 0 });
+    },
+    async close() {
+      await running.close();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface SpawnedService {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly output: () => string;
+}
+
+/** Runs `node server/out/cli.js serve` (build first) and waits for its "listening on" line. */
+export function spawnService(args: readonly string[], env: Record<string, string> = {}): Promise<SpawnedService> {
+  const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`rulesmith serve did not start:\n${out}`)), 15_000);
+    const check = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout!.off('data', check);
+        resolve({ child, url: m[1]!, output: () => out });
+      }
+    };
+    child.stdout!.on('data', check);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`rulesmith serve exited with ${code}:\n${out}`));
+    });
+  });
+}
