@@ -630,6 +630,13 @@ export function renderDataModule(data: Record<string, string[]>): string {
   return lines.join('\n');
 }
 
+/** The detection rules left out, in CRS id order, for `generated/owasp-unconverted.json`. */
+export function unconvertedList(c: Conversion): { ref: string; file: string; paranoiaLevel?: number; message: string; reason: string }[] {
+  return [...c.leftOut]
+    .sort((x, y) => Number(x[0]) - Number(y[0]))
+    .map(([id, { info, reason }]) => ({ ref: id, file: info.file, ...(info.paranoiaLevel !== null ? { paranoiaLevel: info.paranoiaLevel } : {}), message: info.msg ?? '', reason }));
+}
+
 export function renderReport(a: Analysis, c: Conversion): string {
   const converted = new Set(c.rules.map((r) => r.ref));
   const out = [renderCoverage(a, { supported: c.supported, converted })];
@@ -676,6 +683,7 @@ function main(argv: string[]): number {
   const c = convertAnalysis(analysis);
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'owasp-rules.json'), JSON.stringify(c.rules, null, 1) + '\n');
+  writeFileSync(join(outDir, 'owasp-unconverted.json'), JSON.stringify(unconvertedList(c), null, 1) + '\n');
   writeFileSync(join(outDir, 'crs-data.ts'), renderDataModule(readDataFiles(dir)));
   mkdirSync(dirname(report), { recursive: true });
   writeFileSync(report, renderReport(analysis, c) + '\n');

@@ -3,16 +3,14 @@
  * functions: the engine, the validator, hover/completion and the rules service all read
  * the same catalog (passed in, so tests and the CRS build can supply another one).
  */
-import { OWASP_SAMPLE_RULES, owaspRuleset } from './owasp';
+import { owaspRuleset } from './owasp';
+import { OWASP_CRS_RULES } from './owaspCrs';
 import { rulesetVersion, type ManagedCatalog, type ManagedRule, type ManagedRuleset } from './types';
 import { vendorRuleset } from './vendor';
 
-/**
- * The vendor ruleset and the OWASP-based slot. The slot holds `OWASP_SAMPLE_RULES` until the
- * CRS 3.3.4 conversion (`generated/owasp-rules.json`) replaces them.
- */
+/** The vendor ruleset and the OWASP-based ruleset (CRS 3.3.4, converted at build time). */
 export const defaultCatalog: ManagedCatalog = {
-  rulesets: [vendorRuleset, owaspRuleset(OWASP_SAMPLE_RULES)],
+  rulesets: [vendorRuleset, owaspRuleset(OWASP_CRS_RULES)],
 };
 
 /** The managed ruleset with this id (ids compare case-insensitively), or undefined. */

@@ -536,8 +536,11 @@ export function sniffMime(body: string): string {
  *   `/` segment; REQUEST_URI_RAW is the target exactly as in the request line and
  *   QUERY_STRING the query as sent.
  * - Cookies: split on `;`, leading white space trimmed, names and values as sent.
- * - XML (`text/xml`, `application/xml`, `…+xml`): one element, the text content of the
- *   document (CDATA and the five XML entities and numeric references decoded).
+ * - REQUEST_BODY: the raw body with the URLENCODED processor or none; empty with XML,
+ *   JSON and MULTIPART (REQUEST_BODY_LENGTH is always the body's length).
+ * - XML (`text/xml`, `application/xml`, `…+xml`): the text content of the document
+ *   (`XML:/*`), then each attribute value (`XML://@*`); CDATA and the five XML entities
+ *   and numeric references decoded.
  * - REQBODY_ERROR: a JSON or XML body that does not parse, a multipart body without a
  *   boundary or parts. MULTIPART_STRICT_ERROR (approximation): a multipart error, content
  *   before the first boundary, no closing boundary, or a part without a name.
@@ -546,7 +549,10 @@ export function sniffMime(body: string): string {
 function crsFields(req: SampleRequest, target: Target, body: string, media: string, contentType: string): Record<string, unknown> {
   const f: Record<string, unknown> = {};
   const ignored: string[] = [];
-  const headers = req.headers ?? [];
+  const written = req.headers ?? [];
+  // A client adds Host from an absolute URL (HTTP/1.1 requires it); ftw requests are exact.
+  const headers: readonly (readonly [string, string])[] =
+    !req.wire && target.authority && !written.some(([n]) => asciiLower(n) === 'host') ? [...written, ['Host', target.authority.slice(target.authority.lastIndexOf('@') + 1)]] : written;
   const rawTarget = utf8ToBinary(req.url);
   const rawQuery = target.query === undefined ? undefined : utf8ToBinary(target.query);
   const rawPath = utf8ToBinary(target.path);
@@ -602,7 +608,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
     processor = 'XML';
     const r = xmlText(body);
     if (r === undefined) bodyError = true;
-    else xml = [r];
+    else xml = [r.text, ...r.attributes];
   }
 
   const args = [...getArgs, ...postArgs, ...jsonArgs];
@@ -641,7 +647,11 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
   f['crs.request_filename'] = bytes(filename);
   f['crs.request_basename'] = bytes(filename.slice(filename.lastIndexOf('/') + 1));
   f['crs.query_string'] = bytes(rawQuery ?? '');
-  f['crs.request_body'] = bytes(body);
+  // REQUEST_BODY holds the raw body only when the URLENCODED processor read it or when no
+  // processor did (CRS 901340 then sets ctl:forceRequestBodyVariable): with the XML, JSON
+  // or MULTIPART processor it is empty, as ModSecurity documents and the CRS regression
+  // tests expect (944100-11: an XML element name is not searched as body text).
+  f['crs.request_body'] = bytes(processor === '' || processor === 'URLENCODED' ? body : '');
   f['crs.request_body_length'] = body.length;
   f['crs.request_line'] = bytes(`${req.method} ${rawTarget} ${req.httpVersion}`);
   f['crs.request_method'] = req.method;
@@ -682,16 +692,23 @@ function multipartHeaderLines(body: string, boundary: string): string[] {
 
 const XML_ENTITIES: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
-/** The text content of an XML document, or undefined when its tags do not nest. */
-function xmlText(body: string): string | undefined {
+const decodeXmlEntities = (s: string): string =>
+  s.replace(/&(#x[0-9A-Fa-f]+|#\d+|lt|gt|amp|quot|apos);/g, (_m, e: string) => (e[0] === '#' ? String.fromCharCode(parseInt(e[1] === 'x' ? e.slice(2) : e.slice(1), e[1] === 'x' ? 16 : 10) & 0xff) : XML_ENTITIES[e]));
+
+/**
+ * The text content of an XML document (`XML:/*`) and its attribute values in document order
+ * (`XML://@*`), or undefined when its tags do not nest.
+ */
+function xmlText(body: string): { text: string; attributes: string[] } | undefined {
   let out = '';
+  const attributes: string[] = [];
   const stack: string[] = [];
   let i = 0;
   let sawElement = false;
   while (i < body.length) {
     const lt = body.indexOf('<', i);
     const chunk = body.slice(i, lt < 0 ? body.length : lt);
-    if (stack.length > 0) out += chunk.replace(/&(#x[0-9A-Fa-f]+|#\d+|lt|gt|amp|quot|apos);/g, (_m, e: string) => (e[0] === '#' ? String.fromCharCode(parseInt(e[1] === 'x' ? e.slice(2) : e.slice(1), e[1] === 'x' ? 16 : 10) & 0xff) : XML_ENTITIES[e]));
+    if (stack.length > 0) out += decodeXmlEntities(chunk);
     else if (chunk.trim() !== '') return undefined;
     if (lt < 0) break;
     const rest = body.slice(lt);
@@ -715,6 +732,7 @@ function xmlText(body: string): string | undefined {
       const tag = body.slice(lt + 1, e);
       const m = /^(\/?)([^\s/>]+)/.exec(tag);
       if (!m) return undefined;
+      if (!m[1]) for (const a of tag.slice(m[0].length).matchAll(/[^\s=\/>]+\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) attributes.push(decodeXmlEntities(a[1] ?? a[2]));
       if (m[1]) {
         if (stack.pop() !== m[2]) return undefined;
       } else if (!tag.endsWith('/')) {
@@ -725,7 +743,7 @@ function xmlText(body: string): string | undefined {
       i = e + 1;
     }
   }
-  return stack.length === 0 && sawElement ? out : undefined;
+  return stack.length === 0 && sawElement ? { text: out, attributes } : undefined;
 }
 
 /**

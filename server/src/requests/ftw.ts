@@ -151,6 +151,7 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
       const request: SampleRequest = {
         ...built.request,
         name: stageName,
+        wire: true,
         ...(range ? { source: { start: range[0], end: range[1], line: lineOf(range[0]) } } : {}),
       };
       stages.push({ request, output: ftwOutput(stage.output) });

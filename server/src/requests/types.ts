@@ -17,6 +17,12 @@ export interface SampleRequest {
   readonly body?: string;
   /** Edge fields from metadata comments (`# @ip.src 203.0.113.9`): field name -> text. */
   readonly meta: Readonly<Record<string, string>>;
+  /**
+   * True when the request is exactly what goes on the wire (ftw tests). Otherwise it is what a
+   * client such as REST Client is asked to send, and the client adds a `Host` header from an
+   * absolute URL when none is written (seen by the CRS rules' REQUEST_HEADERS).
+   */
+  readonly wire?: boolean;
   /** Where the request starts and ends in its source (UTF-16 offsets), for CodeLens and errors. */
   readonly source?: { readonly start: number; readonly end: number; readonly line: number };
 }

@@ -1,11 +1,16 @@
 // The managed-ruleset catalog: lookups by id and version, tags with counts, paranoia
-// levels, and the OWASP-based slot (its stand-in score rules and the 949110 rule).
+// levels, and the OWASP-based ruleset (the converted CRS 3.3.4 rules and 949110).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkExpression, compileExpression, prepareFields } from '../../../server/src/language/index';
+import { checkExpression } from '../../../server/src/language/index';
 import { defaultCatalog, findManagedRuleset, managedRuleById, paranoiaLevelOf, paranoiaTag, tagsOf } from '../../../server/src/managed/catalog';
 import { isRuleId, mintId, OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/managed/ids';
-import { OWASP_ANOMALY_RULE, OWASP_SAMPLE_RULES, owaspRuleset } from '../../../server/src/managed/owasp';
+import { OWASP_ANOMALY_RULE, owaspRuleset } from '../../../server/src/managed/owasp';
+import { OWASP_CRS_RULES, OWASP_UNCONVERTED_RULES } from '../../../server/src/managed/owaspCrs';
+import { parseHttpFile } from '../../../server/src/requests/http';
+import { requestValues } from '../../../server/src/requests/fields';
+import { compileZone } from '../../../server/src/rulesets/engine';
+import { setParanoiaLevel } from '../../../server/src/managed/preview';
 import { rulesetVersion, type ManagedRule } from '../../../server/src/managed/types';
 import { VENDOR_RULES, vendorRuleset } from '../../../server/src/managed/vendor';
 
@@ -15,7 +20,7 @@ const v2Only = VENDOR_RULES.find((r) => r.version === '2')!;
 const v1Rule = VENDOR_RULES.find((r) => r.version === '1')!;
 
 describe('catalog: lookups', () => {
-  test('the default catalog: the vendor ruleset and the OWASP-based slot', () => {
+  test('the default catalog: the vendor ruleset and the OWASP-based ruleset', () => {
     assert.deepEqual(defaultCatalog.rulesets.map((r) => [r.id, r.name]), [
       ['efb7b8c949ac4650a09736fc376e9aee', 'Cloudflare Managed Ruleset'],
       ['4814384a9e5d4991b9815dcfc25d2f1f', 'Cloudflare OWASP Core Ruleset'],
@@ -52,9 +57,11 @@ describe('catalog: lookups', () => {
     });
   }
 
-  test('managedRuleById in the OWASP slot: the anomaly rule and a sample rule', () => {
+  test('managedRuleById in the OWASP ruleset: the anomaly rule and 942100', () => {
     assert.equal(managedRuleById(owasp, 'latest', OWASP_ANOMALY_RULE_ID), OWASP_ANOMALY_RULE);
-    assert.equal(managedRuleById(owasp, '1', OWASP_SAMPLE_RULES[0].id), OWASP_SAMPLE_RULES[0]);
+    const r942100 = managedRuleById(owasp, '1', '2379c3c6e6195a713487ca228d7452f0');
+    assert.equal(r942100?.ref, '942100');
+    assert.equal(r942100?.description, '942100: SQL Injection Attack Detected via libinjection');
     assert.equal(managedRuleById(owasp, '2', OWASP_ANOMALY_RULE_ID), undefined);
   });
 
@@ -99,14 +106,19 @@ describe('catalog: tags', () => {
     assert.deepEqual(tagsOf(vendorRuleset, '9'), []);
   });
 
-  test('the OWASP slot: paranoia levels and attack classes', () => {
+  test('the OWASP ruleset: paranoia levels and CRS tags (194 converted CRS 3.3.4 rules)', () => {
     const counts = Object.fromEntries(tagsOf(owasp).map((t) => [t.tag, t.count]));
-    assert.equal(counts['paranoia-level-1'], 2);
-    assert.equal(counts['paranoia-level-2'], 2);
-    assert.equal(counts['paranoia-level-3'], 2);
-    assert.equal(counts['paranoia-level-4'], undefined);
-    assert.equal(counts['attack-sqli'], 3);
-    assert.equal(counts['attack-xss'], 3);
+    assert.equal(counts['paranoia-level-1'], 121);
+    assert.equal(counts['paranoia-level-2'], 48);
+    assert.equal(counts['paranoia-level-3'], 18);
+    assert.equal(counts['paranoia-level-4'], 7);
+    assert.equal(counts['attack-sqli'], 49);
+    assert.equal(counts['attack-xss'], 30);
+    assert.equal(counts['attack-rce'], 25);
+    assert.equal(counts['attack-protocol'], 57);
+    assert.equal(counts['language-php'], 16);
+    assert.equal(counts['platform-unix'], 9);
+    assert.equal(tagsOf(owasp)[0].tag, 'paranoia-level-1');
   });
 });
 
@@ -123,15 +135,16 @@ describe('catalog: paranoia levels', () => {
     test(`paranoiaLevelOf: ${name}`, () => assert.equal(paranoiaLevelOf({ categories }), level));
   }
 
-  test('the sample rules are PL1, PL1, PL2, PL2, PL3, PL3; 949110 and vendor rules have none', () => {
-    assert.deepEqual(OWASP_SAMPLE_RULES.map(paranoiaLevelOf), [1, 1, 2, 2, 3, 3]);
+  test('CRS rules take the level of their paranoia-level/N tag; 949110 and vendor rules have none', () => {
+    const level = (ref: string) => paranoiaLevelOf(OWASP_CRS_RULES.find((r) => r.ref === ref)!);
+    assert.deepEqual(['942100', '941100', '942130', '913101', '942490', '920272', '920273', '942421'].map(level), [1, 1, 2, 2, 3, 3, 4, 4]);
     assert.equal(paranoiaLevelOf(OWASP_ANOMALY_RULE), undefined);
     assert.ok(VENDOR_RULES.every((r) => paranoiaLevelOf(r) === undefined));
     assert.equal(paranoiaTag(2), 'paranoia-level-2');
   });
 });
 
-describe('catalog: the OWASP-based slot', () => {
+describe('catalog: the OWASP-based ruleset', () => {
   test('the last rule is 949110, with the documented id and ref, block, threshold 40, `true`', () => {
     const rules = rulesetVersion(owasp)!.rules;
     const last = rules[rules.length - 1];
@@ -149,42 +162,83 @@ describe('catalog: the OWASP-based slot', () => {
       },
     );
     assert.equal(rules.filter((r) => r.score_threshold !== undefined).length, 1);
+    assert.equal(rules.length, 195);
   });
 
   test('owaspRuleset wraps any rules and always ends with 949110 once', () => {
     const empty = owaspRuleset();
     assert.deepEqual(rulesetVersion(empty)!.rules, [OWASP_ANOMALY_RULE]);
     assert.equal(empty.id, OWASP_RULESET_ID);
-    const again = owaspRuleset([...OWASP_SAMPLE_RULES, OWASP_ANOMALY_RULE]);
-    assert.deepEqual(rulesetVersion(again)!.rules.map((r) => r.id), [...OWASP_SAMPLE_RULES.map((r) => r.id), OWASP_ANOMALY_RULE_ID]);
+    const two = OWASP_CRS_RULES.slice(0, 2);
+    const again = owaspRuleset([...two, OWASP_ANOMALY_RULE]);
+    assert.deepEqual(rulesetVersion(again)!.rules.map((r) => r.ref), ['911100', '913100', 'ad0beb2fce9f149e565ee78d6e659d47']);
   });
 
-  test('the stand-in score rules: CRS-style descriptions, score action with an increment, clean expressions', () => {
-    assert.deepEqual(OWASP_SAMPLE_RULES.map((r) => r.description.slice(0, 7)), ['942100:', '941100:', '942430:', '941320:', '942490:', '941380:']);
-    assert.equal(OWASP_SAMPLE_RULES[0].description, '942100: SQL Injection Attack Detected via libinjection');
-    for (const r of OWASP_SAMPLE_RULES) {
+  test('the CRS score rules: stable ids, CRS id as ref, "id: msg" descriptions, severity increments, enabled, clean expressions', () => {
+    assert.equal(OWASP_CRS_RULES.length, 194);
+    const byRef = new Map(OWASP_CRS_RULES.map((r) => [r.ref, r]));
+    assert.equal(byRef.get('942100')!.description, '942100: SQL Injection Attack Detected via libinjection');
+    assert.equal(byRef.get('941100')!.description, '941100: XSS Attack Detected via libinjection');
+    assert.equal(byRef.get('920350')!.description, '920350: Host header is a numeric IP address');
+    const increment = (ref: string) => (byRef.get(ref)!.action_parameters as { increment: number }).increment;
+    // CRITICAL 5, WARNING 3, NOTICE 2 (no request rule of CRS 3.3.4 is ERROR).
+    assert.deepEqual(['942100', '920350', '920320'].map(increment), [5, 3, 2]);
+    const counts: Record<number, number> = {};
+    for (const r of OWASP_CRS_RULES) counts[(r.action_parameters as { increment: number }).increment] = (counts[(r.action_parameters as { increment: number }).increment] ?? 0) + 1;
+    assert.deepEqual(counts, { 2: 6, 3: 21, 5: 167 });
+    assert.deepEqual(byRef.get('942100')!.categories, ['paranoia-level-1', 'application-multi', 'language-multi', 'platform-multi', 'attack-sqli', 'owasp_crs', 'capec-1000-152-248-66', 'pci-6.5.2']);
+    for (const r of OWASP_CRS_RULES) {
       assert.ok(isRuleId(r.id), r.id);
       assert.equal(r.id, mintId(`owasp:${r.ref}`));
+      assert.match(r.ref, /^9\d{5}$/);
+      assert.ok(r.description.startsWith(`${r.ref}: `) && r.description.length > 9, r.description);
       assert.equal(r.action, 'score');
-      const increment = (r.action_parameters as { increment?: number }).increment;
-      assert.ok(increment === 5 || increment === 3, `${r.ref}: ${increment}`);
+      assert.equal(r.enabled, true);
+      assert.equal(r.categories.filter((c) => /^paranoia-level-[1-4]$/.test(c)).length, 1, r.ref);
       assert.deepEqual(checkExpression(r.expression, CHECK).diagnostics, [], r.ref);
     }
-    assert.equal(new Set(OWASP_SAMPLE_RULES.map((r) => r.id)).size, 6);
+    assert.equal(new Set(OWASP_CRS_RULES.map((r) => r.id)).size, 194);
+    assert.deepEqual(OWASP_CRS_RULES.map((r) => Number(r.ref)), OWASP_CRS_RULES.map((r) => Number(r.ref)).sort((a, b) => a - b));
   });
 
-  test('the stand-in rules detect what they say', () => {
-    const fire = (query: string) =>
-      OWASP_SAMPLE_RULES.filter((r) => {
-        const { values } = prepareFields({ 'raw.http.request.uri.query': query, 'raw.http.request.uri.args.values': query.split('&').map((p) => p.slice(p.indexOf('=') + 1)) });
-        return compileExpression(r.expression, CHECK).filter!.matches(values);
-      }).map((r) => r.ref);
-    assert.deepEqual(fire("id=1'+or+'1'='1"), ['942100']);
-    assert.deepEqual(fire('q=%3Cscript%3Ealert(1)%3C/script%3E'), ['941100']);
-    assert.deepEqual(fire('q=%3Cdiv+class%3Dx%3E'), ['941320']);
-    assert.deepEqual(fire('q={{constructor.constructor(1)}}'), ['941380']);
-    assert.deepEqual(fire("name=o''neil"), ['942490']);
-    assert.deepEqual(fire('q=((a))||[b]{c}<d>;e:f~g!h'), ['942430']);
-    assert.deepEqual(fire('q=hello+world&page=2'), []);
+  test('the 18 CRS detection rules left out are listed with their reason, none also converted', () => {
+    assert.equal(OWASP_UNCONVERTED_RULES.length, 18);
+    assert.equal(OWASP_UNCONVERTED_RULES.length + OWASP_CRS_RULES.length, 212);
+    const converted = new Set(OWASP_CRS_RULES.map((r) => r.ref));
+    for (const u of OWASP_UNCONVERTED_RULES) {
+      assert.ok(!converted.has(u.ref), u.ref);
+      assert.ok(u.reason.length > 0, u.ref);
+    }
+    assert.deepEqual(OWASP_UNCONVERTED_RULES.find((u) => u.ref === '920190'), {
+      ref: '920190',
+      file: 'REQUEST-920-PROTOCOL-ENFORCEMENT.conf',
+      paranoiaLevel: 1,
+      message: 'Range: Invalid Last Byte Value',
+      reason: 'variable: TX:N (capture group of an earlier link)',
+    });
+  });
+
+  test('the rules detect what CRS detects: requests at paranoia level 1 and 4', () => {
+    const execute = { action: 'execute', expression: 'true', action_parameters: { id: OWASP_RULESET_ID } };
+    const zoneAt = (pl: 1 | 4) => compileZone({ entryPoints: { http_request_firewall_managed: { phase: 'http_request_firewall_managed', rules: [setParanoiaLevel(execute, pl)] } }, catalog: defaultCatalog });
+    const pl1 = zoneAt(1);
+    const pl4 = zoneAt(4);
+    const fire = (zone: ReturnType<typeof zoneAt>, http: string) => {
+      const req = parseHttpFile(http).requests[0];
+      const ev = zone.evaluate(requestValues(req).values);
+      return { refs: ev.trace.filter((t) => t.outcome === 'scored').map((t) => t.ref), score: Object.values(ev.scores)[0], action: ev.decision.action };
+    };
+    const UA = 'Host: example.com\nUser-Agent: Mozilla/5.0\nAccept: text/html\n';
+    assert.deepEqual(fire(pl1, `GET http://example.com/?id=1%27%20or%20%271%27%3D%271\n${UA}`), { refs: ['942100'], score: 5, action: 'allow-through' });
+    assert.deepEqual(fire(pl1, `GET http://example.com/?q=%3Cscript%3Ealert(1)%3C/script%3E\n${UA}`), { refs: ['941100', '941110', '941160'], score: 15, action: 'allow-through' });
+    assert.deepEqual(fire(pl1, `GET http://example.com/?file=../../etc/passwd\n${UA}`), { refs: ['930100', '930110', '930120', '932160'], score: 20, action: 'allow-through' });
+    assert.deepEqual(fire(pl1, `GET http://example.com/?q=hello+world&page=2\n${UA}`), { refs: [], score: 0, action: 'allow-through' });
+    assert.deepEqual(fire(pl1, `GET http://192.0.2.7/\nHost: 192.0.2.7\nUser-Agent: Mozilla/5.0\nAccept: text/html\n`), { refs: ['920350'], score: 3, action: 'allow-through' });
+    assert.deepEqual(fire(pl1, `GET http://example.com/\nHost: example.com\nUser-Agent: sqlmap/1.5\nAccept: */*\n`), { refs: ['913100'], score: 5, action: 'allow-through' });
+    // At PL4 more rules run; the default threshold (40) is reached by a classic attack.
+    const r = fire(pl4, `GET http://example.com/?id=1%27%20union%20select%20password%20from%20users--\n${UA}`);
+    assert.deepEqual(r, { refs: ['920273', '942100', '942190', '942200', '942260', '942270', '942360', '942361', '942432', '942480'], score: 48, action: 'block' });
+    // The same request at PL1: 942100, 942190, 942270 and 942360 (PL1 rules) only, 20 < 40.
+    assert.deepEqual(fire(pl1, `GET http://example.com/?id=1%27%20union%20select%20password%20from%20users--\n${UA}`), { refs: ['942100', '942190', '942270', '942360'], score: 20, action: 'allow-through' });
   });
 });

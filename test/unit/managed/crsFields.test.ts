@@ -123,9 +123,15 @@ describe('crs.* request fields', () => {
     assert.deepEqual(bad['crs.args_post'], {});
   });
 
-  test('XML body: the text content is one XML element; unbalanced tags are REQBODY_ERROR', () => {
-    const ok = fieldsOf('POST https://example.com/soap\nContent-Type: text/xml\n\n<?xml version="1.0"?><a x="1"><b>one &amp; two</b><![CDATA[<c>]]><d/></a>');
-    assert.deepEqual(ok['crs.xml'], ['one & two<c>']);
+  test('XML body: the text content (XML:/*), then the attribute values (XML://@*); unbalanced tags are REQBODY_ERROR', () => {
+    const ok = fieldsOf('POST https://example.com/soap\nContent-Type: text/xml\n\n<?xml version="1.0"?><a x="1"><b>one &amp; two</b><![CDATA[<c>]]><d y=\'&lt;2\' z = "3"/></a>');
+    assert.deepEqual(ok['crs.xml'], ['one & two<c>', '1', '<2', '3']);
+    // With the XML processor REQUEST_BODY is empty (the body is read as XML, not as text).
+    assert.equal(ok['crs.request_body'], '');
+    assert.equal(ok['crs.request_body_length'], 91);
+    assert.equal(fieldsOf('POST https://example.com/\nContent-Type: application/x-www-form-urlencoded\n\na=1&b=2')['crs.request_body'], 'a=1&b=2');
+    assert.equal(fieldsOf('POST https://example.com/\nContent-Type: text/plain\n\nhello')['crs.request_body'], 'hello');
+    assert.equal(fieldsOf('POST https://example.com/\nContent-Type: application/json\n\n{"a":1}')['crs.request_body'], '');
     assert.equal(ok['crs.reqbody_processor'], 'XML');
     const bad = fieldsOf('POST https://example.com/soap\nContent-Type: application/xml\n\n<a><b></a>');
     assert.deepEqual(bad['crs.xml'], []);

@@ -263,7 +263,11 @@ describe('previewParanoia', () => {
     assert.deepEqual(p.problems, []);
     assert.equal(p.levels.length, 4);
     assert.ok(p.thresholds.includes(40));
-    assert.ok(p.requests[0].scores[0] > 0, `a SQL injection scores at PL1: ${JSON.stringify(p.requests)}`);
-    assert.deepEqual(p.requests[1].scores, [0, 0, 0, 0]);
+    // The SQL injection: 942100 alone at PL1 (5); PL2-4 add the SQLi rules of those levels.
+    assert.deepEqual(p.requests[0].scores, [5, 32, 37, 45]);
+    // A bare GET: nothing at PL1; at PL2 the NOTICE-level header checks add 2.
+    assert.deepEqual(p.requests[1].scores, [0, 2, 2, 2]);
+    // Enabled rules per level: 121 / 169 / 187 / 194 CRS rules, plus 949110.
+    assert.deepEqual(p.levels.map((l) => l.enabledRules), [122, 170, 188, 195]);
   });
 });
