@@ -1,0 +1,78 @@
+// `rulesmith serve` as a process: seeding, the ready line, usage errors, clean shutdown,
+// and a database from a newer rulesmith refused with a clear message.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { Database } from 'node-sqlite3-wasm';
+import { Store } from '../../server/src/service/store';
+import { SCHEMA } from '../../server/src/service/schema';
+import { spawnService } from './harness';
+
+const dir = mkdtempSync(join(tmpdir(), 'rulesmith-serve-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function exited(child: import('node:child_process').ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+describe('rulesmith serve', () => {
+  it('seeds a fresh database once, prints the credentials, serves, and stops cleanly on SIGTERM', async () => {
+    const db = join(dir, 'demo.db');
+    const first = await spawnService(['--db', db, '--seed', 'demo']);
+    assert.match(first.output(), /seeded the demo into .*demo\.db; credentials \(shown once, keep them\):\n {2}global API key {20}/);
+    const admin = /demo admin +every zone, read and write +(\S+)/.exec(first.output())![1]!;
+    const res = await fetch(`${first.url}/zones`, { headers: { authorization: `Bearer ${admin}` } });
+    assert.equal(((await res.json()) as { result: unknown[] }).result.length, 6);
+    const code = exited(first.child);
+    first.child.kill('SIGTERM');
+    assert.equal(await code, 0);
+    assert.match(first.output(), /GET \/client\/v4\/zones 200 [\d.]+ms\nrulesmith serve: stopped \(SIGTERM\)\n$/);
+
+    const second = await spawnService(['--db', db, '--seed', 'demo']);
+    assert.match(second.output(), /was seeded before; keeping its data/);
+    const again = await fetch(`${second.url}/zones`, { headers: { authorization: `Bearer ${admin}` } });
+    assert.equal(again.status, 200);
+    const code2 = exited(second.child);
+    second.child.kill('SIGINT');
+    assert.equal(await code2, 0);
+  });
+
+  it('gives full access to the token in RULESMITH_SERVICE_TOKEN', async () => {
+    const token = 'extension-token-0123456789abcdefghijklmnopq';
+    const s = await spawnService(['--db', join(dir, 'ext.db'), '--seed', 'demo'], { RULESMITH_SERVICE_TOKEN: token });
+    const res = await fetch(`${s.url}/user/tokens/verify`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(res.status, 200);
+    assert.ok(!s.output().includes(token), 'the token is never printed');
+    const code = exited(s.child);
+    s.child.kill('SIGTERM');
+    assert.equal(await code, 0);
+  });
+
+  it('rejects bad options with exit status 2 and says what is allowed', () => {
+    const r = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--legacy', 'off'], { encoding: 'utf8' });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /^rulesmith: --legacy takes "on" or "sunset", got "off"/);
+    const p = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '70000'], { encoding: 'utf8' });
+    assert.equal(p.status, 2);
+    assert.match(p.stderr, /--port must be 0–65535 \(0 picks a free port\), got "70000"/);
+  });
+
+  it('refuses a database written by a newer rulesmith', () => {
+    const file = join(dir, 'newer.db');
+    const raw = new Database(file);
+    raw.exec(`PRAGMA user_version = ${SCHEMA.length + 1}`);
+    raw.close();
+    assert.throws(() => new Store(file), {
+      message: `the database ${file} has schema version ${SCHEMA.length + 1}, newer than this rulesmith (${SCHEMA.length}); use a newer rulesmith or another --db file`,
+    });
+  });
+
+  it('creates the schema at the current version', () => {
+    const store = new Store(join(dir, 'fresh.db'));
+    assert.equal(store.schemaVersion, SCHEMA.length);
+    store.close();
+  });
+});
