@@ -51,7 +51,7 @@ import { owaspRuleset } from '../../server/src/managed/owasp';
 import { PARANOIA_LEVELS, setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../../server/src/managed/preview';
 import { rulesetVersion, type ManagedCatalog, type ManagedRule } from '../../server/src/managed/types';
 import { DEFAULT_CLIENT_IP, requestValues } from '../../server/src/requests/fields';
-import { parseFtwFile } from '../../server/src/requests/ftw';
+import { ftwRuleId, parseFtwFile } from '../../server/src/requests/ftw';
 import type { SampleRequest } from '../../server/src/requests/types';
 import { compileZone, type CompiledZone } from '../../server/src/rulesets/engine';
 import type { Rule } from '../../server/src/rulesets/model';
@@ -72,6 +72,8 @@ interface Entry {
   readonly name: string;
   readonly request: SampleRequest;
   readonly values: FieldValues;
+  /** The test's own expectation, when it names a rule: `log_contains` (true) / `no_log_contains` (false) that id. */
+  readonly expect?: { readonly id: string; readonly logged: boolean };
 }
 
 function yamlFiles(dir: string): string[] {
@@ -98,7 +100,10 @@ function corpus(): { entries: Entry[]; skipped: number; withProblems: number } {
       t.stages.forEach((s, i) => {
         const v = requestValues(s.request);
         if (v.problems.length > 0) withProblems++;
-        entries.push({ name: t.stages.length > 1 ? `${t.title} stage ${i + 1}` : t.title, request: s.request, values: v.values });
+        const yes = s.output.logContains !== undefined ? ftwRuleId(s.output.logContains) : undefined;
+        const no = s.output.noLogContains !== undefined ? ftwRuleId(s.output.noLogContains) : undefined;
+        const expect = yes !== undefined ? { id: yes, logged: true } : no !== undefined ? { id: no, logged: false } : undefined;
+        entries.push({ name: t.stages.length > 1 ? `${t.title} stage ${i + 1}` : t.title, request: s.request, values: v.values, expect });
       });
     }
     // Stages that did not parse into a request are not in `tests`; count them as skipped.
@@ -288,7 +293,7 @@ function main(): void {
   const widths = [3, 8, 14, 22, 16, 7, 18, 18];
   console.log(row(['PL', 'requests', 'Rulesmith eval', 'Rulesmith request+eval', 'ModSecurity', 'ratio', 'verdicts agree', 'same rules'], widths));
   console.log(row(['', '', 'µs/req', 'µs/req', 'µs/req', '', '(disagree)', '(differ)'], widths));
-  const results: string[] = [];
+  const notes: string[] = [];
   for (const level of PARANOIA_LEVELS) {
     const z = zoneAt(catalog, level);
     // Untimed: verdicts (and warm-up).
@@ -306,6 +311,9 @@ function main(): void {
     let ratio = '-';
     if (ms) {
       const disagreements: object[] = [];
+      const onlyOurs = new Map<string, number>();
+      const onlyTheirs = new Map<string, number>();
+      const count = (m: Map<string, number>, ids: readonly string[]) => ids.forEach((id) => m.set(id, (m.get(id) ?? 0) + 1));
       let verdictDiff = 0;
       let ruleDiff = 0;
       for (let i = 0; i < n; i++) {
@@ -316,26 +324,48 @@ function main(): void {
         if (vd) verdictDiff++;
         if (rd) ruleDiff++;
         if (vd || rd) {
-          disagreements.push({
-            name: entries[i].name,
-            verdict: vd ? { rulesmith: a.blocked, modsecurity: b.blocked } : undefined,
-            onlyRulesmith: a.ids.filter((x) => !b.ids.includes(x)),
-            onlyModSecurity: b.ids.filter((x) => !a.ids.includes(x)),
-          });
+          const onlyRulesmith = a.ids.filter((x) => !b.ids.includes(x));
+          const onlyModSecurity = b.ids.filter((x) => !a.ids.includes(x));
+          count(onlyOurs, onlyRulesmith);
+          count(onlyTheirs, onlyModSecurity);
+          disagreements.push({ name: entries[i].name, verdict: vd ? { rulesmith: a.blocked, modsecurity: b.blocked } : undefined, onlyRulesmith, onlyModSecurity });
         }
+      }
+      if (level === 4) {
+        // The suite is run at PL4 (every rule active); 949110 counts as logged when the request is blocked.
+        const met = (v: Verdict, e: Entry) => e.expect!.logged === (v.ids.includes(e.expect!.id) || (e.expect!.id === '949110' && v.blocked));
+        let tests = 0;
+        let oursMet = 0;
+        let theirsMet = 0;
+        let bothMissed = 0;
+        entries.forEach((e, i) => {
+          if (!e.expect) return;
+          tests++;
+          const a = met(ours[i], e);
+          const b = met(ms!.verdicts[i] ?? { blocked: false, ids: [] }, e);
+          if (a) oursMet++;
+          if (b) theirsMet++;
+          if (!a && !b) bothMissed++;
+        });
+        notes.push(
+          `  PL4, the regression tests' own expectations (log_contains / no_log_contains a rule id, ${tests} requests): met by Rulesmith ${oursMet}` +
+            ` (${((oursMet / tests) * 100).toFixed(1)}%), by ModSecurity ${theirsMet} (${((theirsMet / tests) * 100).toFixed(1)}%), by neither ${bothMissed}`,
+        );
       }
       writeFileSync(join(CACHE, `crs-disagreements-pl${level}.json`), JSON.stringify(disagreements, null, 1));
       agree = `${(((n - verdictDiff) / n) * 100).toFixed(1)}% (${verdictDiff})`;
       same = `${(((n - ruleDiff) / n) * 100).toFixed(1)}% (${ruleDiff})`;
       ratio = `${(ms.nsPerRequest / fullNs).toFixed(1)}×`;
+      const top = (m: Map<string, number>) => [...m].sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0])).slice(0, 8).map(([id, c]) => `${id}×${c}`).join(' ') || 'none';
+      notes.push(`  PL${level} rules scored only by ModSecurity: ${top(onlyTheirs)}; only by Rulesmith: ${top(onlyOurs)}`);
     }
     const line = row(
       [String(level), String(n), (evalNs / 1000).toFixed(1), (fullNs / 1000).toFixed(1), ms ? (ms.nsPerRequest / 1000).toFixed(1) : '-', ratio, agree, same],
       widths,
     );
     console.log(line);
-    results.push(line);
   }
+  for (const note of notes) console.log(note);
   console.log(
     '  ratio = ModSecurity µs/req ÷ Rulesmith request+eval µs/req (above 1: Rulesmith faster). "verdicts agree": both block or both pass;' +
       ` "same rules": the same CRS ids scored. Disagreements: ${CACHE}/crs-disagreements-plN.json`,
