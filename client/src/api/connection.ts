@@ -1,0 +1,248 @@
+// The connection to a rules service: which one (the setting rulesmith.api.baseUrl, or the
+// local service the extension starts when it is empty), with which credentials
+// (SecretStorage only; entered with "Sign In", removed with "Sign Out", verified with
+// /user/tokens/verify, never logged), and the chosen account and zone (settings
+// rulesmith.api.accountId / zoneId). It sets the context keys menus and welcome views use:
+//   rulesmith.signedIn, rulesmith.localService, rulesmith.zoneChosen,
+//   rulesmith.zoneEnterprise, rulesmith.migrationState
+import * as vscode from 'vscode';
+import { RulesApiError } from './errors';
+import { LocalService } from './localService';
+import { RulesApi, type Credentials, type Zone } from './rulesApi';
+
+const CREDENTIALS_SECRET = 'rulesmith.api.credentials';
+/** The user signed out of the local service: do not sign in to it automatically. */
+const LOCAL_SIGNED_OUT = 'rulesmith.localService.signedOut';
+
+export interface ConnectionState {
+  readonly signedIn: boolean;
+  readonly local: boolean;
+  readonly baseUrl?: string;
+  readonly accountId?: string;
+  readonly zoneId?: string;
+}
+
+function setting<T>(name: string, fallback: T): T {
+  return vscode.workspace.getConfiguration('rulesmith.api').get<T>(name, fallback) ?? fallback;
+}
+
+function normalizeBaseUrl(url: string): string {
+  const u = url.trim().replace(/\/+$/, '');
+  return /\/client\/v4$/.test(u) ? u : `${u}/client/v4`;
+}
+
+export class NotSignedInError extends Error {
+  constructor() {
+    super('You are not signed in to a rules service. Run "Rulesmith: Sign In".');
+  }
+}
+
+export class Connection implements vscode.Disposable {
+  private client: RulesApi | undefined;
+  private clientKey = '';
+  private signedIn = false;
+  private zoneCache = new Map<string, Zone>();
+  private readonly changed = new vscode.EventEmitter<ConnectionState>();
+  private readonly disposables: vscode.Disposable[] = [];
+  /** Fires on sign in/out, a change of base URL, account or zone. */
+  readonly onDidChange = this.changed.event;
+  readonly local: LocalService;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly output: vscode.LogOutputChannel,
+  ) {
+    this.local = new LocalService(context, output);
+    this.disposables.push(
+      this.changed,
+      this.local,
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('rulesmith.api')) void this.refreshState();
+      }),
+      context.secrets.onDidChange((e) => {
+        if (e.key === CREDENTIALS_SECRET) void this.refreshState();
+      }),
+    );
+  }
+
+  get isLocal(): boolean {
+    return setting('baseUrl', '').trim() === '';
+  }
+
+  get accountId(): string | undefined {
+    return setting('accountId', '').trim() || undefined;
+  }
+
+  get zoneId(): string | undefined {
+    return setting('zoneId', '').trim() || undefined;
+  }
+
+  state(): ConnectionState {
+    return {
+      signedIn: this.signedIn,
+      local: this.isLocal,
+      baseUrl: this.isLocal ? this.local.running?.baseUrl : normalizeBaseUrl(setting('baseUrl', '')),
+      accountId: this.accountId,
+      zoneId: this.zoneId,
+    };
+  }
+
+  /** Works out whether we are signed in (without network calls) and updates the context keys. */
+  async refreshState(): Promise<ConnectionState> {
+    const before = JSON.stringify(this.state());
+    if (this.isLocal) this.signedIn = this.context.globalState.get<boolean>(LOCAL_SIGNED_OUT) !== true;
+    else this.signedIn = (await this.storedCredentials()) !== undefined;
+    await this.setContext();
+    const now = this.state();
+    if (JSON.stringify(now) !== before) {
+      this.client = undefined;
+      this.changed.fire(now);
+    }
+    return now;
+  }
+
+  private async setContext(): Promise<void> {
+    const set = (k: string, v: unknown) => vscode.commands.executeCommand('setContext', k, v);
+    await Promise.all([set('rulesmith.signedIn', this.signedIn), set('rulesmith.localService', this.isLocal), set('rulesmith.zoneChosen', this.signedIn && this.zoneId !== undefined)]);
+  }
+
+  private async storedCredentials(): Promise<Credentials | undefined> {
+    const raw = await this.context.secrets.get(CREDENTIALS_SECRET);
+    if (!raw) return undefined;
+    try {
+      const c = JSON.parse(raw) as Credentials;
+      if (c.kind === 'token' && typeof c.token === 'string' && c.token) return c;
+      if (c.kind === 'key' && typeof c.email === 'string' && typeof c.key === 'string' && c.email && c.key) return c;
+    } catch {}
+    return undefined;
+  }
+
+  private makeApi(baseUrl: string, credentials: Credentials, local: boolean): RulesApi {
+    return new RulesApi({
+      baseUrl,
+      credentials,
+      local,
+      timeoutMs: Math.max(1, setting('timeoutSeconds', 30)) * 1000,
+      maxRetries: Math.max(0, setting('maxRetries', 2)),
+      log: (line) => this.output.debug(`[api] ${line}`),
+    });
+  }
+
+  /** The API client for the current service and credentials; starts the local service when needed. */
+  async api(): Promise<RulesApi> {
+    if (!this.signedIn) await this.refreshState();
+    if (!this.signedIn) throw new NotSignedInError();
+    if (this.isLocal) {
+      const info = await this.local.ensure();
+      const key = `local ${info.baseUrl}`;
+      if (!this.client || this.clientKey !== key) {
+        this.client = this.makeApi(info.baseUrl, { kind: 'token', token: info.token }, true);
+        this.clientKey = key;
+        // The state's baseUrl changed (a new port).
+        this.changed.fire(this.state());
+      }
+      return this.client;
+    }
+    const creds = await this.storedCredentials();
+    if (!creds) {
+      this.signedIn = false;
+      await this.setContext();
+      throw new NotSignedInError();
+    }
+    const baseUrl = normalizeBaseUrl(setting('baseUrl', ''));
+    const key = `${baseUrl} ${creds.kind}`;
+    if (!this.client || this.clientKey !== key) {
+      this.client = this.makeApi(baseUrl, creds, false);
+      this.clientKey = key;
+    }
+    return this.client;
+  }
+
+  /**
+   * Signs in: for the local service with its own token (nothing to enter); otherwise with
+   * the given credentials, which are verified first and stored only when they work.
+   * Returns the verification's status; throws RulesApiError when refused.
+   */
+  async signIn(credentials?: Credentials): Promise<{ status: string; local: boolean }> {
+    if (this.isLocal && !credentials) {
+      await this.context.globalState.update(LOCAL_SIGNED_OUT, undefined);
+      this.signedIn = true;
+      const api = await this.api();
+      const r = await api.verify();
+      await this.refreshState();
+      return { status: r.status, local: true };
+    }
+    if (!credentials) throw new Error('credentials are needed to sign in to the rules service at rulesmith.api.baseUrl');
+    const baseUrl = this.isLocal ? (await this.local.ensure()).baseUrl : normalizeBaseUrl(setting('baseUrl', ''));
+    const probe = this.makeApi(baseUrl, credentials, this.isLocal);
+    const r = await probe.verify();
+    if (this.isLocal) {
+      throw new RulesApiError('sign in', 0, [{ message: 'the local rules service is used with its own token' }], 'Set rulesmith.api.baseUrl to use another service with these credentials.');
+    }
+    await this.context.secrets.store(CREDENTIALS_SECRET, JSON.stringify(credentials));
+    this.client = undefined;
+    this.signedIn = true;
+    await this.refreshState();
+    return { status: r.status, local: false };
+  }
+
+  async signOut(): Promise<void> {
+    if (this.isLocal) await this.context.globalState.update(LOCAL_SIGNED_OUT, true);
+    else await this.context.secrets.delete(CREDENTIALS_SECRET);
+    this.client = undefined;
+    this.signedIn = false;
+    this.zoneCache.clear();
+    await this.refreshState();
+    this.changed.fire(this.state());
+  }
+
+  /** Chooses the zone (and its account) for the commands and views; kept in the workspace settings. */
+  async chooseZone(zone: Zone | undefined): Promise<void> {
+    const cfg = vscode.workspace.getConfiguration('rulesmith.api');
+    const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    if (zone) this.zoneCache.set(zone.id, zone);
+    if (zone?.account?.id && zone.account.id !== this.accountId) await cfg.update('accountId', zone.account.id, target);
+    await cfg.update('zoneId', zone?.id ?? '', target);
+    await this.refreshState();
+  }
+
+  /** The chosen zone's details (cached), or undefined when none is chosen. */
+  async chosenZone(refresh = false): Promise<Zone | undefined> {
+    const id = this.zoneId;
+    if (!id) return undefined;
+    return this.zone(id, refresh);
+  }
+
+  async zone(id: string, refresh = false): Promise<Zone> {
+    const cached = this.zoneCache.get(id);
+    if (cached && !refresh) return cached;
+    const z = await (await this.api()).getZone(id);
+    this.zoneCache.set(id, z);
+    await vscode.commands.executeCommand('setContext', 'rulesmith.zoneEnterprise', id === this.zoneId && isEnterprise(z));
+    return z;
+  }
+
+  /** Records the chosen zone's migration state for menus (`rulesmith.migrationState`). */
+  async setMigrationState(zoneId: string, state: string | undefined): Promise<void> {
+    if (zoneId === this.zoneId) await vscode.commands.executeCommand('setContext', 'rulesmith.migrationState', state ?? '');
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+export function isEnterprise(zone: Zone | undefined): boolean {
+  const p = `${zone?.plan?.id ?? ''} ${zone?.plan?.name ?? ''}`.toLowerCase();
+  return /enterprise|\bent\b/.test(p);
+}
+
+/** The plan as the language core names it (free, pro, business, enterprise), if recognised. */
+export function planOf(zone: Zone | undefined): 'free' | 'pro' | 'business' | 'enterprise' | undefined {
+  const p = `${zone?.plan?.name ?? ''} ${zone?.plan?.id ?? ''}`.toLowerCase();
+  if (/enterprise|\bent\b/.test(p)) return 'enterprise';
+  if (/business|\bbiz\b/.test(p)) return 'business';
+  if (/\bpro\b/.test(p)) return 'pro';
+  if (/free/.test(p)) return 'free';
+  return undefined;
+}

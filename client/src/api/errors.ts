@@ -1,0 +1,95 @@
+// Errors of the rules API as a person should read them: the API's own message and code
+// (rules-api §1.3), then what to do about it. Never includes a credential: SDK errors
+// carry the response body and headers, not the request's.
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'cloudflare/core/error';
+
+export interface ApiMessage {
+  readonly code?: number;
+  readonly message: string;
+}
+
+/** A failed call: the HTTP status (0 when no answer), the API's errors, and advice. */
+export class RulesApiError extends Error {
+  constructor(
+    /** e.g. "GET /zones/…/waf_migration/check". */
+    readonly operation: string,
+    readonly status: number,
+    readonly errors: readonly ApiMessage[],
+    readonly advice: string,
+  ) {
+    super(`${errors.length > 0 ? errors.map(formatApiMessage).join('; ') : `HTTP ${status}`}`);
+    this.name = 'RulesApiError';
+  }
+
+  /** The first error code, if the API gave one. */
+  get code(): number | undefined {
+    return this.errors.find((e) => e.code !== undefined)?.code;
+  }
+
+  /** One line for a notification: message (code N). What to do. */
+  get display(): string {
+    return `${this.message}. ${this.advice}`;
+  }
+}
+
+export function formatApiMessage(e: ApiMessage): string {
+  const text = e.message.replace(/\s*\n\s*/g, ' ').trim();
+  return e.code !== undefined ? `${text} (code ${e.code})` : text;
+}
+
+/** What to do, by status and code. */
+export function adviceFor(status: number, codes: readonly (number | undefined)[], local: boolean): string {
+  const has = (c: number) => codes.includes(c);
+  if (status === 0) {
+    return local
+      ? 'The local rules service did not answer: run "Rulesmith: Restart Local Rules Service" and see "Rulesmith: Show Output".'
+      : 'Check the setting rulesmith.api.baseUrl and your network connection, then try again.';
+  }
+  if (status === 401 || has(1000) || has(9103) || has(9106) || has(9109) || has(6003)) {
+    return 'The credentials were refused: run "Rulesmith: Sign In" again with a valid API token (or email and Global API key).';
+  }
+  if (status === 403 || has(10000)) return 'The credentials lack access to this account or zone: use a token with the needed permission (e.g. Zone WAF Write, Firewall Services Write) or choose another zone.';
+  if (status === 404) return 'It does not exist (any more): refresh the view (it may have been deleted or the zone id is wrong).';
+  if (status === 409) return 'Someone changed it at the same time: refresh and try again.';
+  if (status === 410) return 'This API has been retired on this service; use the Rulesets API (WAF custom rules) instead.';
+  if (status === 429 || has(971)) return 'Too many requests: wait a minute and try again.';
+  if (status >= 500) return local ? 'The local rules service failed: see "Rulesmith: Show Output" for its log, then try again.' : 'The service failed: try again in a moment.';
+  if (status === 400) return 'Fix what the message names and try again.';
+  return 'See "Rulesmith: Show Output" for details.';
+}
+
+function apiMessages(value: unknown): ApiMessage[] {
+  if (!Array.isArray(value)) return [];
+  return value
+    .filter((e): e is { code?: unknown; message?: unknown } => typeof e === 'object' && e !== null)
+    .map((e) => ({ ...(typeof e.code === 'number' ? { code: e.code } : {}), message: typeof e.message === 'string' ? e.message : JSON.stringify(e) }));
+}
+
+/** An error envelope (e.g. a `200` with `success: false`, which the SDK does not raise). */
+export function fromEnvelope(operation: string, status: number, errors: unknown, local: boolean): RulesApiError {
+  const msgs = apiMessages(errors);
+  const list = msgs.length > 0 ? msgs : [{ message: 'the service answered success: false' }];
+  return new RulesApiError(operation, status, list, adviceFor(status === 200 ? 400 : status, list.map((e) => e.code), local));
+}
+
+/** Any failure of a call (SDK error, fetch error, our own) as a RulesApiError. */
+export function toApiError(error: unknown, operation: string, local: boolean): RulesApiError {
+  if (error instanceof RulesApiError) return error;
+  if (error instanceof APIConnectionTimeoutError) {
+    return new RulesApiError(operation, 0, [{ message: 'the request timed out' }], adviceFor(0, [], local));
+  }
+  if (error instanceof APIConnectionError) {
+    const cause = (error as { cause?: unknown }).cause;
+    const why = cause instanceof Error ? `${error.message} (${(cause as NodeJS.ErrnoException).code ?? cause.message})` : error.message;
+    return new RulesApiError(operation, 0, [{ message: why }], adviceFor(0, [], local));
+  }
+  if (error instanceof APIError) {
+    const status = typeof error.status === 'number' ? error.status : 0;
+    let errors = apiMessages((error as { errors?: unknown }).errors);
+    if (errors.length === 0) errors = apiMessages((error.error as { errors?: unknown } | undefined)?.errors);
+    if (errors.length === 0) errors = [{ message: status ? `HTTP ${status}` : error.message }];
+    return new RulesApiError(operation, status, errors, adviceFor(status, errors.map((e) => e.code), local));
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new RulesApiError(operation, 0, [{ message }], adviceFor(0, [], local));
+}

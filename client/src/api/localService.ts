@@ -1,0 +1,152 @@
+// The local rules service, started by the extension when `rulesmith.api.baseUrl` is empty:
+//   node <extension>/server/out/cli.js serve --host 127.0.0.1 --port 0
+//        --db <globalStorage>/rules-service.db --seed demo
+// with RULESMITH_SERVICE_TOKEN set to a random token the extension keeps in SecretStorage
+// (the service grants it full access). Ready when it prints
+//   rulesmith serve: listening on http://127.0.0.1:<port>/client/v4
+// Its per-request log lines go to the output channel (the service never logs a token).
+// SIGTERM stops it; a crash is reported and the next call starts it again.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+
+const TOKEN_SECRET = 'rulesmith.localService.token';
+const READY = /rulesmith serve: listening on (http:\/\/\S+\/client\/v4)/;
+const START_TIMEOUT_MS = 30_000;
+
+export interface LocalServiceInfo {
+  readonly baseUrl: string;
+  readonly token: string;
+  readonly pid: number;
+}
+
+export class LocalService implements vscode.Disposable {
+  private child: ChildProcess | undefined;
+  private starting: Promise<LocalServiceInfo> | undefined;
+  private info: LocalServiceInfo | undefined;
+  private stopping = false;
+  private readonly changed = new vscode.EventEmitter<LocalServiceInfo | undefined>();
+  /** Fires when the service starts (its info) or stops (undefined). */
+  readonly onDidChange = this.changed.event;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly output: vscode.LogOutputChannel,
+  ) {}
+
+  /** The running service, started if needed. */
+  ensure(): Promise<LocalServiceInfo> {
+    if (this.info && this.child && this.child.exitCode === null) return Promise.resolve(this.info);
+    this.starting ??= this.start().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  get running(): LocalServiceInfo | undefined {
+    return this.info;
+  }
+
+  /** The token the service is started with: made once (crypto random), kept in SecretStorage. */
+  async token(): Promise<string> {
+    let token = await this.context.secrets.get(TOKEN_SECRET);
+    if (!token) {
+      token = `rsl_${randomBytes(32).toString('base64url')}`;
+      await this.context.secrets.store(TOKEN_SECRET, token);
+    }
+    return token;
+  }
+
+  get databasePath(): string {
+    return join(this.context.globalStorageUri.fsPath, 'rules-service.db');
+  }
+
+  private async start(): Promise<LocalServiceInfo> {
+    const cli = this.context.asAbsolutePath(join('server', 'out', 'cli.js'));
+    if (!existsSync(cli)) throw new Error(`the rules service is missing (${cli}); build the extension with \`npm run build\``);
+    mkdirSync(this.context.globalStorageUri.fsPath, { recursive: true });
+    const token = await this.token();
+    const args = [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', this.databasePath, '--seed', 'demo'];
+    this.output.info(`Starting the local rules service: node ${args.join(' ')}`);
+    // The extension host's Node (plain Node in code-server, Electron as Node on the desktop).
+    const child = spawn(process.execPath, args, {
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', RULESMITH_SERVICE_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    this.stopping = false;
+    return new Promise<LocalServiceInfo>((resolve, reject) => {
+      let done = false;
+      let buffered = '';
+      let lastLines: string[] = [];
+      const timer = setTimeout(() => fail(new Error(`the local rules service did not say it was listening within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+      const fail = (e: Error) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (child.exitCode === null) child.kill('SIGTERM');
+        reject(new Error(`${e.message}${lastLines.length ? `; its last output: ${lastLines.join(' | ')}` : ''}`));
+      };
+      const onLine = (line: string, stream: 'out' | 'err') => {
+        if (line.trim() === '') return;
+        lastLines = [...lastLines, line].slice(-5);
+        if (stream === 'err') this.output.warn(`[service] ${line}`);
+        else this.output.info(`[service] ${line}`);
+        const m = READY.exec(line);
+        if (m && !done) {
+          done = true;
+          clearTimeout(timer);
+          this.info = { baseUrl: m[1], token, pid: child.pid ?? 0 };
+          this.output.info(`Local rules service ready at ${m[1]} (pid ${child.pid})`);
+          this.changed.fire(this.info);
+          resolve(this.info);
+        }
+      };
+      const reader = (stream: 'out' | 'err') => (b: Buffer) => {
+        buffered += b.toString();
+        const lines = buffered.split('\n');
+        buffered = lines.pop() ?? '';
+        for (const l of lines) onLine(l, stream);
+      };
+      child.stdout!.on('data', reader('out'));
+      child.stderr!.on('data', reader('err'));
+      child.on('error', (e) => fail(e));
+      child.on('exit', (code, signal) => {
+        if (!done) fail(new Error(`the local rules service exited (${signal ?? `code ${code}`}) before it was ready`));
+        if (this.child === child) {
+          this.child = undefined;
+          const was = this.info;
+          this.info = undefined;
+          if (was) {
+            this.changed.fire(undefined);
+            if (!this.stopping) {
+              this.output.error(`The local rules service stopped unexpectedly (${signal ?? `code ${code}`}); it will be started again on the next call.`);
+            }
+          }
+        }
+      });
+    });
+  }
+
+  /** Stops the service (SIGTERM, then SIGKILL after 5 s). */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    this.stopping = true;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  async restart(): Promise<LocalServiceInfo> {
+    await this.stop();
+    return this.ensure();
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.changed.dispose();
+  }
+}

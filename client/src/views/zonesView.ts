@@ -1,0 +1,153 @@
+// The Zones view: account → zones (plan) → phases → entry point ruleset → rules (enabled,
+// action, expression in the tooltip). An `execute` rule opens onto the managed ruleset it
+// deploys, with the effective state of every rule after its overrides (the core's
+// effectiveRules), grouped by paranoia level and by tag. Clicking a zone chooses it for
+// the commands and the other views.
+import * as vscode from 'vscode';
+import { effectiveRules, WAF_PHASES } from '../../../server/src/rulesets/engine';
+import type { ExecuteParameters, Rule, Ruleset } from '../../../server/src/rulesets/model';
+import { serviceCatalog } from '../api/catalog';
+import type { Connection } from '../api/connection';
+import type { Account, Zone } from '../api/rulesApi';
+import { BaseProvider, errorNode, groupItem, groupManagedRules, managedRuleItem, message, messageItem, type GroupNode, type ManagedRuleNode, type MessageNode } from './common';
+
+export type ZonesNode =
+  | { readonly kind: 'account'; readonly id: string; readonly account: Account }
+  | { readonly kind: 'zone'; readonly id: string; readonly zone: Zone }
+  | { readonly kind: 'phase'; readonly id: string; readonly zone: Zone; readonly phase: string }
+  | { readonly kind: 'entrypoint'; readonly id: string; readonly zone: Zone; readonly phase: string; readonly ruleset: Ruleset }
+  | { readonly kind: 'rule'; readonly id: string; readonly zone: Zone; readonly phase: string; readonly ruleset: Ruleset; readonly rule: Rule; readonly index: number }
+  | GroupNode
+  | ManagedRuleNode
+  | MessageNode;
+
+export const PHASE_LABELS: Readonly<Record<string, string>> = {
+  http_request_firewall_custom: 'Custom rules',
+  http_ratelimit: 'Rate limiting rules',
+  http_request_firewall_managed: 'Managed rules',
+};
+
+export class ZonesView extends BaseProvider<ZonesNode> {
+  constructor(private readonly connection: Connection) {
+    super();
+  }
+
+  getTreeItem(n: ZonesNode): vscode.TreeItem {
+    const C = vscode.TreeItemCollapsibleState;
+    switch (n.kind) {
+      case 'message':
+        return messageItem(n);
+      case 'group':
+        return groupItem(n);
+      case 'managedRule':
+        return managedRuleItem(n);
+      case 'account': {
+        const item = new vscode.TreeItem(n.account.name, C.Expanded);
+        item.id = n.id;
+        item.description = n.account.id === this.connection.accountId ? 'account (chosen)' : 'account';
+        item.iconPath = new vscode.ThemeIcon('organization');
+        item.contextValue = 'account';
+        item.tooltip = `Account ${n.account.name}\nid ${n.account.id}`;
+        return item;
+      }
+      case 'zone': {
+        const chosen = n.zone.id === this.connection.zoneId;
+        const item = new vscode.TreeItem(n.zone.name, C.Collapsed);
+        item.id = n.id;
+        item.description = `${n.zone.plan?.name ?? 'unknown plan'}${chosen ? ' · chosen' : ''}`;
+        item.iconPath = new vscode.ThemeIcon(chosen ? 'globe' : 'circle-outline');
+        item.contextValue = chosen ? 'zone.chosen' : 'zone';
+        item.tooltip = `${n.zone.name}\n${n.zone.plan?.name ?? ''} · ${n.zone.status ?? ''}\nid ${n.zone.id}${chosen ? '\n\nThe commands act on this zone.' : '\n\nClick to choose this zone for the commands.'}`;
+        if (!chosen) item.command = { command: 'rulesmith.chooseZone', title: 'Choose Zone', arguments: [n.zone] };
+        return item;
+      }
+      case 'phase': {
+        const item = new vscode.TreeItem(PHASE_LABELS[n.phase] ?? n.phase, C.Collapsed);
+        item.id = n.id;
+        item.description = n.phase;
+        item.iconPath = new vscode.ThemeIcon('layers');
+        item.contextValue = 'phase';
+        return item;
+      }
+      case 'entrypoint': {
+        const rs = n.ruleset;
+        const item = new vscode.TreeItem(rs.name ?? 'entry point', C.Expanded);
+        item.id = n.id;
+        item.description = `entry point · version ${rs.version ?? '?'} · ${rs.rules?.length ?? 0} rules`;
+        item.iconPath = new vscode.ThemeIcon('symbol-namespace');
+        item.tooltip = `Entry point ruleset of ${n.phase} on ${n.zone.name}\nid ${rs.id ?? ''}\nversion ${rs.version ?? ''}, updated ${rs.last_updated ?? ''}`;
+        item.contextValue = 'entrypoint';
+        return item;
+      }
+      case 'rule': {
+        const r = n.rule;
+        const exec = r.action === 'execute';
+        const item = new vscode.TreeItem(r.description?.trim() || r.ref || `Rule ${n.index + 1}`, exec ? C.Collapsed : C.None);
+        item.id = n.id;
+        const enabled = r.enabled !== false;
+        item.description = `${enabled ? '' : 'disabled · '}${r.action ?? ''}${exec ? ` ${(r.action_parameters as ExecuteParameters | undefined)?.id ?? ''}` : ''}`;
+        item.iconPath = new vscode.ThemeIcon(enabled ? (exec ? 'run-all' : 'filter') : 'circle-slash');
+        const md = new vscode.MarkdownString();
+        md.appendMarkdown(`**${r.description || r.ref || `Rule ${n.index + 1}`}** — ${enabled ? 'enabled' : 'disabled'}, action \`${r.action ?? ''}\`\n\n`);
+        md.appendCodeblock(r.expression ?? '', 'rulesmith-expression');
+        if (r.action_parameters) md.appendCodeblock(JSON.stringify(r.action_parameters, null, 2).slice(0, 2000), 'json');
+        item.tooltip = md;
+        item.contextValue = exec ? 'rule.execute' : 'rule';
+        return item;
+      }
+    }
+  }
+
+  async getChildren(n?: ZonesNode): Promise<ZonesNode[]> {
+    try {
+      return await this.children(n);
+    } catch (e) {
+      return [errorNode(`${n?.id ?? 'root'}/error`, e)];
+    }
+  }
+
+  private async children(n?: ZonesNode): Promise<ZonesNode[]> {
+    if (!n) {
+      // Empty when signed out: the welcome view says how to sign in.
+      if (!this.connection.state().signedIn) return [];
+      const api = await this.connection.api();
+      const accounts = await api.listAccounts();
+      if (accounts.length === 0) return [message('no-accounts', 'These credentials see no account', 'warning')];
+      return accounts.map((account) => ({ kind: 'account', id: `a:${account.id}`, account }));
+    }
+    switch (n.kind) {
+      case 'account': {
+        const zones = await (await this.connection.api()).listZones(n.account.id);
+        if (zones.length === 0) return [message(`${n.id}/none`, 'No zones in this account', 'info')];
+        return zones.map((zone) => ({ kind: 'zone', id: `z:${zone.id}`, zone }));
+      }
+      case 'zone':
+        return WAF_PHASES.map((phase) => ({ kind: 'phase', id: `${n.id}/${phase}`, zone: n.zone, phase }));
+      case 'phase': {
+        const ruleset = await (await this.connection.api()).getEntryPoint(n.zone.id, n.phase);
+        if (!ruleset) return [message(`${n.id}/none`, 'No entry point ruleset in this phase', 'circle-slash')];
+        return [{ kind: 'entrypoint', id: `${n.id}/ep`, zone: n.zone, phase: n.phase, ruleset }];
+      }
+      case 'entrypoint': {
+        const rules = n.ruleset.rules ?? [];
+        if (rules.length === 0) return [message(`${n.id}/empty`, 'No rules', 'circle-slash')];
+        return rules.map((rule, index) => ({ kind: 'rule', id: `${n.id}/${index}:${rule.id ?? rule.ref ?? ''}`, zone: n.zone, phase: n.phase, ruleset: n.ruleset, rule, index }));
+      }
+      case 'rule': {
+        if (n.rule.action !== 'execute') return [];
+        const api = await this.connection.api();
+        const { catalog, fallback } = await serviceCatalog(api, n.zone.account?.id ?? this.connection.accountId);
+        const eff = effectiveRules(n.rule, catalog);
+        const target = (n.rule.action_parameters as ExecuteParameters | undefined)?.id;
+        if (eff.length === 0) return [message(`${n.id}/unknown`, `Runs ruleset ${target ?? '?'}, which is not a managed ruleset of this account`, 'question')];
+        const groups: ZonesNode[] = groupManagedRules(n.id, eff);
+        if (fallback) groups.unshift(message(`${n.id}/fallback`, `Built-in managed rules shown (${fallback})`, 'warning'));
+        return groups;
+      }
+      case 'group':
+        return [...n.children];
+      default:
+        return [];
+    }
+  }
+}
