@@ -1,7 +1,28 @@
 // Bundles the CLI, the language server and the extension client with esbuild.
 // The grammar bundle (rules.ohm-bundle.js) is generated first by `npm run generate`.
+//
+// The OWASP-based ruleset is converted from CRS 3.3.4 first (scripts/crs/convert.ts, about
+// half a second): it rewrites server/src/managed/generated/ (owasp-rules.json,
+// owasp-unconverted.json, crs-data.ts; committed, and the output only depends on the CRS
+// files, so a rebuild gives no diff) and writes the coverage report
+// server/out/crs-coverage.md. Without Debian's modsecurity-crs (CRS_RULES_DIR or
+// /usr/share/modsecurity-crs/rules) the committed conversion is used and the report is not
+// written; `node scripts/crs/ensure-crs.mjs` installs the package.
 import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+
+const crsDir = process.env.CRS_RULES_DIR || '/usr/share/modsecurity-crs/rules';
+if (existsSync(crsDir)) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/crs/convert.ts', '--crs', crsDir], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    process.stderr.write(r.stdout + r.stderr);
+    throw new Error('CRS conversion failed (scripts/crs/convert.ts)');
+  }
+  process.stdout.write(r.stdout.split('\n').filter((l) => l.startsWith('converted ')).join('\n') + '\n');
+} else {
+  process.stdout.write(`CRS 3.3.4 rules not found in ${crsDir}: using the committed conversion (server/src/managed/generated/); no coverage report\n`);
+}
 
 const common = {
   bundle: true,

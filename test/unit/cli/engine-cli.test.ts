@@ -1,5 +1,6 @@
 // `rulesmith eval --config` and `rulesmith preview`, in process, on the fixtures in
-// test/fixtures/engine/ (the built-in catalog: the vendor ruleset and the OWASP slot).
+// test/fixtures/engine/ (the built-in catalog: the vendor ruleset and the OWASP-based
+// ruleset, CRS 3.3.4).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
@@ -32,16 +33,16 @@ describe('eval --config', () => {
     assert.equal(blocks[0].split('\n')[0], '#1 Home page (line 2): allow-through');
     assert.ok(blocks[0].includes('anomaly score: 0 (Cloudflare OWASP Core Ruleset)'));
     assert.deepEqual(blocks[1].split('\n'), [
-      '#2 Admin (line 6): block',
+      '#2 Admin (line 7): block',
       '  decided by: block-admin "No admin area from outside" [http_request_firewall_custom]',
       '  response: 403 application/json',
       '  matched:',
       '    block-admin "No admin area from outside": block',
     ]);
     // The health check skips the managed phase: the exploit in it is not seen.
-    assert.deepEqual(blocks[2].split('\n'), ['#3 Health check with an exploit (line 9): allow-through', '  matched:', '    health-skips-waf "Health checks skip the managed rules": skip']);
-    assert.match(blocks[3], /^#4 Log4Shell in the query \(line 12\): block\n {2}decided by: log4shell-uri id [0-9a-f]{32} "Apache Log4j - Remote Code Execution - URI - CVE:CVE-2021-44228" \[http_request_firewall_managed, ruleset Cloudflare Managed Ruleset\]/);
-    assert.match(blocks[5], /^#6 API write \(line 18\): managed_challenge\n {2}decided by: api-no-put "The API is read-only" \[http_request_firewall_custom, ruleset API rules\]/);
+    assert.deepEqual(blocks[2].split('\n'), ['#3 Health check with an exploit (line 10): allow-through', '  matched:', '    health-skips-waf "Health checks skip the managed rules": skip']);
+    assert.match(blocks[3], /^#4 Log4Shell in the query \(line 13\): block\n {2}decided by: log4shell-uri id [0-9a-f]{32} "Apache Log4j - Remote Code Execution - URI - CVE:CVE-2021-44228" \[http_request_firewall_managed, ruleset Cloudflare Managed Ruleset\]/);
+    assert.match(blocks[5], /^#6 API write \(line 19\): managed_challenge\n {2}decided by: api-no-put "The API is read-only" \[http_request_firewall_custom, ruleset API rules\]/);
     assert.ok(blocks[5].includes('    run-api-rules "API rules": execute'));
   });
 
@@ -85,7 +86,7 @@ describe('eval --config', () => {
     assert.equal(r.code, 0);
     const sqli = r.out.split(/\n(?=#\d)/)[4].split('\n');
     assert.deepEqual(sqli, [
-      '#5 SQL injection probe (line 15): block',
+      '#5 SQL injection probe (line 16): block',
       '  decided by: ad0beb2fce9f149e565ee78d6e659d47 id 6179ae15870a4bb7b2d480d4843b323c "949110: Inbound Anomaly Score Exceeded" [http_request_firewall_managed, ruleset Cloudflare OWASP Core Ruleset] — score 5 >= 5',
       '  matched:',
       '    deploy-owasp: execute',
@@ -163,15 +164,32 @@ describe('preview', () => {
       '9 requests; each cell: requests acted on at that paranoia level and threshold (score >= threshold)',
       '',
       '       >=5*   >=10   rules on',
-      'PL1*    2/9    0/9        3/7',
-      'PL2     4/9    0/9        5/7',
-      'PL3     4/9    1/9        7/7',
-      'PL4     4/9    1/9        7/7',
+      'PL1*    7/9    3/9    122/195',
+      'PL2     7/9    4/9    170/195',
+      'PL3     7/9    4/9    188/195',
+      'PL4     7/9    6/9    195/195',
       '(* = current)',
     ]);
-    assert.ok(lines.includes('  PL3 >=10: 941320: Possible XSS Attack Detected - HTML Tag Handler ×1; 941380: AngularJS client side template injection detected ×1'));
-    assert.ok(lines.includes('  #9: 0 5 10 10'));
-    assert.ok(lines.includes('  #5 SQL injection probe: 5 5 5 5'));
+    // The deciding CRS rules, by their CRS id and message.
+    assert.ok(lines.includes('  PL1 >=5: 911100: Method is not allowed by policy ×4; 920100: Invalid HTTP Request Line ×3; 920280: Request Missing a Host Header ×3; 920430: HTTP protocol version is not allowed by policy ×3; 932130: Remote Command Execution: Unix Shell Expression Found ×2'), lines.join('\n'));
+    const scores = lines.slice(lines.indexOf('scores per request (PL1 PL2 PL3 PL4):') + 1).filter((l) => l !== '');
+    assert.deepEqual(scores, [
+      '  #1 Home page: 0 0 0 0',
+      // PL2: 920300 Request Missing an Accept Header (NOTICE, 2).
+      '  #2 Admin: 0 2 2 2',
+      // 932130 Unix Shell Expression (${…}); PL2 920300; PL4 920273 strict character set.
+      '  #3 Health check with an exploit: 5 7 7 15',
+      '  #4 Log4Shell in the query: 5 7 7 15',
+      // 942100 libinjection at PL1; the PL2–PL4 SQLi rules add up.
+      '  #5 SQL injection probe: 5 32 37 45',
+      // PUT is not an allowed method (911100).
+      '  #6 API write: 5 7 7 7',
+      // Field values without the crs.* request variables: to CRS a request without method,
+      // request line, Host and protocol version (911100, 920100, 920280, 920430).
+      '  #7: 16 18 18 18',
+      '  #8: 16 18 18 18',
+      '  #9: 16 18 18 18',
+    ]);
   });
 
   test('json, with the default thresholds plus the current one', () => {
@@ -181,14 +199,16 @@ describe('preview', () => {
     assert.deepEqual(p.thresholds, [5, 25, 40, 60]);
     assert.equal(p.currentLevel, 1);
     assert.equal(p.levels.length, 4);
-    assert.deepEqual(p.requests[4], { index: 4, scores: [5, 5, 5, 5], file: 'requests.http', name: 'SQL injection probe', line: 15 });
+    assert.deepEqual(p.requests[4], { index: 4, scores: [5, 32, 37, 45], file: 'requests.http', name: 'SQL injection probe', line: 16 });
   });
 
   test('a zone whose custom rules act counts them too', () => {
     const r = run(['preview', '--config', 'custom.entry.ruleset.json', '--config', 'owasp-pl1.ruleset.json', '--custom', 'api.custom.ruleset.json', '--requests', 'requests.http', '--thresholds', '5']);
     assert.equal(r.code, 0, r.err);
-    // Admin (block) and API write (managed_challenge) act everywhere; the SQLi probe scores 5.
-    assert.ok(r.out.includes('PL1*    3/6'), r.out);
+    // Admin (block) and API write (managed_challenge) act everywhere; at PL1 the Log4Shell
+    // query scores 5 (932130) and so does the SQLi probe (942100); the health check skips it.
+    assert.ok(r.out.includes('PL1*    4/6    122/195'), r.out);
+    assert.ok(r.out.includes('  PL1 >=5: 932130: Remote Command Execution: Unix Shell Expression Found ×1; 942100: SQL Injection Attack Detected via libinjection ×1; The API is read-only ×1; No admin area from outside ×1'), r.out);
     assert.ok(r.out.includes('No admin area from outside ×1'));
   });
 

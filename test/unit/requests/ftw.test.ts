@@ -71,6 +71,7 @@ describe('parseFtwFile', () => {
                 ],
                 body: 'var=1234+OR+1%3D1',
                 meta: { 'cf.edge.server_port': '80' },
+                wire: true,
                 source: undefined,
               },
               output: { logContains: 'id "942100"' },
@@ -82,11 +83,11 @@ describe('parseFtwFile', () => {
           enabled: true,
           stages: [
             {
-              request: { name: 'two-stages (stage 1)', method: 'GET', url: '/a', httpVersion: 'HTTP/1.1', headers: [], meta: {}, source: undefined },
+              request: { name: 'two-stages (stage 1)', method: 'GET', url: '/a', httpVersion: 'HTTP/1.1', headers: [], meta: {}, wire: true, source: undefined },
               output: { noLogContains: 'id "920100"', status: [403, 400] },
             },
             {
-              request: { name: 'two-stages (stage 2)', method: 'GET', url: '/b', httpVersion: 'HTTP/1.1', headers: [], meta: { ssl: 'true', 'cf.edge.server_port': '443' }, source: undefined },
+              request: { name: 'two-stages (stage 2)', method: 'GET', url: '/b', httpVersion: 'HTTP/1.1', headers: [], meta: { ssl: 'true', 'cf.edge.server_port': '443' }, wire: true, source: undefined },
               output: { status: [200], expectError: true },
             },
           ],
