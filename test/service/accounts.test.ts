@@ -90,6 +90,8 @@ describe('credentials', () => {
     assert.deepEqual([bad.status, bad.body.errors], [401, [{ code: 1000, message: 'Invalid API Token' }]]);
     const sdk = await svc.sdk().user.tokens.verify();
     assert.equal(sdk.status, 'active');
+    const account = await svc.call('GET', `/accounts/${DEMO_ACCOUNT.id}/tokens/verify`);
+    assert.deepEqual([account.status, account.body.result.id], [200, ok.body.result.id]);
   });
 
   const cases: [string, Record<string, string>, number, unknown][] = [

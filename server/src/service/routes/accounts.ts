@@ -2,9 +2,9 @@
  * `GET /accounts`, `GET /zones`, `GET /zones/{id}` and token verification: what the
  * caller's credentials may see (the extension's zone explorer lists from these).
  */
-import { ApiError, CODES, paginate } from '../api';
+import { ApiError, CODES, paginate, type Reply } from '../api';
 import { bearerOf, findToken, tokenStatus, visible } from '../auth';
-import type { Router } from '../router';
+import type { Ctx, Router } from '../router';
 import { requireZone, ZONE_SELECT, zoneObject, zoneVisible, type AccountRow, type ZoneRow } from '../scope';
 
 export function accountRoutes(r: Router): void {
@@ -36,24 +36,24 @@ export function accountRoutes(r: Router): void {
 
   r.get('/zones/:zone_id', (ctx) => ({ result: zoneObject(requireZone(ctx, ['Zone', 'Zone WAF', 'Firewall Services'], 'Read')) }));
 
-  r.get(
-    '/user/tokens/verify',
-    (ctx) => {
-      const token = bearerOf(ctx.headers);
-      if (token === undefined) throw ApiError.of(400, CODES.missingCredentials, 'Missing X-Auth-Key, X-Auth-Email or Authorization headers');
-      const row = findToken(ctx.service.store, token);
-      if (!row) throw ApiError.of(401, CODES.invalidApiToken, 'Invalid API Token');
-      const status = tokenStatus(row);
-      return {
-        result: {
-          id: row.id,
-          status,
-          ...(row.not_before ? { not_before: row.not_before } : {}),
-          ...(row.expires_on ? { expires_on: row.expires_on } : {}),
-        },
-        messages: status === 'active' ? [{ code: 10000, message: 'This API Token is valid and active', type: null }] : [],
-      };
+  // Account-owned tokens verify at the account path; same answers.
+  r.get('/user/tokens/verify', verifyToken, { public: true });
+  r.get('/accounts/:account_id/tokens/verify', verifyToken, { public: true });
+}
+
+function verifyToken(ctx: Ctx): Reply {
+  const token = bearerOf(ctx.headers);
+  if (token === undefined) throw ApiError.of(400, CODES.missingCredentials, 'Missing X-Auth-Key, X-Auth-Email or Authorization headers');
+  const row = findToken(ctx.service.store, token);
+  if (!row) throw ApiError.of(401, CODES.invalidApiToken, 'Invalid API Token');
+  const status = tokenStatus(row);
+  return {
+    result: {
+      id: row.id,
+      status,
+      ...(row.not_before ? { not_before: row.not_before } : {}),
+      ...(row.expires_on ? { expires_on: row.expires_on } : {}),
     },
-    { public: true },
-  );
+    messages: status === 'active' ? [{ code: 10000, message: 'This API Token is valid and active', type: null }] : [],
+  };
 }
