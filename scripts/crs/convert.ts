@@ -441,6 +441,9 @@ function defaultOf(ctx: ConvertContext, name: string): string {
   return v;
 }
 
+/** The first Host header, or "" without one (`%{request_headers.host}` expands to ""). */
+const HOST = 'coalesce(crs.request_headers["host"][0], "")';
+
 export interface Rewrite {
   /** What the rewrite does and where it differs from CRS. */
   note: string;
@@ -490,6 +493,41 @@ export const REWRITES: Readonly<Record<string, Rewrite>> = {
       const op = rule.links[0].operator;
       if (!op || op.name !== 'rx' || !op.negated || !op.argument.startsWith('^')) throw new Unsupported('922110 rewrite: unexpected operator');
       return `any(op.rx(t.lowercase(crs.multipart_part_headers[*])[*], ${lit(`^content-type\\s*:(?=(\\s*))\\1(?!${op.argument.slice(1)})`)}))`;
+    },
+  },
+  // ARGS values with a URL (`^(?i:file|ftps?|https?)://([^/]*).*$`, the host part captured
+  // into tx.rfi_parameter_<name> as `.host`) whose `.host` does not end with `.` + the Host
+  // header (`!@endsWith .%{request_headers.host}`): an off-site URL. Folded into one pattern
+  // over `value NUL host`: a lookahead captures the Host header, a negative lookahead checks
+  // the host part is neither it nor a subdomain of it.
+  '931130': {
+    note: 'capture into tx.rfi_parameter_* + `!@endsWith .%{request_headers.host}` folded into one pattern over each ARGS value joined with the Host header (same result for values and hosts without NUL bytes and line breaks; without a Host header it compares with an empty host, as the macro does)',
+    expression: (_ctx, rule) => {
+      const op = rule.links[0].operator;
+      if (!op || op.name !== 'rx' || op.argument !== '^(?i:file|ftps?|https?)://([^/]*).*$') throw new Unsupported('931130 rewrite: unexpected operator');
+      return `any(op.rx(concat(crs.values(crs.args)[*], "\\x00", ${HOST})[*], ${lit(String.raw`^(?=[^\x00]*\x00([^\x00]*)$)(?i:file|ftps?|https?)://(?!(?:[^/\x00]*\.)?\1(?:/|\x00))`)}))`;
+    },
+  },
+  // A session-id argument name (link 1, t:urlDecodeUni,lowercase) with a Referer whose host
+  // part (`^(?:ht|f)tps?://(.*?)\/`, captured as TX:1) does not end with the Host header
+  // (`!@endsWith %{request_headers.host}`). Links 2 and 3 folded into one pattern over
+  // `referer NUL host`, as for 931130.
+  '943110': {
+    note: 'capture TX:1 of the Referer + `!@endsWith %{request_headers.host}` folded into one pattern over each Referer joined with the Host header (same result for headers without NUL bytes)',
+    expression: (_ctx, rule) => {
+      const [names, referer] = rule.links;
+      if (names.operator?.name !== 'rx' || referer?.operator?.argument !== '^(?:ht|f)tps?://(.*?)\\/') throw new Unsupported('943110 rewrite: unexpected operators');
+      const first = `any(op.rx(t.lowercase(t.urlDecodeUni(crs.args_names[*])[*])[*], ${lit(names.operator.argument)}))`;
+      return `${first} and any(op.rx(concat(crs.request_headers["referer"][*], "\\x00", ${HOST})[*], ${lit(String.raw`^(?=[^\x00]*\x00([^\x00]*)$)(?:ht|f)tps?://(?![^/\n\x00]*\1/)[^/\n\x00]*/`)}))`;
+    },
+  },
+  // A multipart part named _charset_ (`&MULTIPART_PART_HEADERS:_charset_ !@eq 0`) and an
+  // ARGS:_charset_ value, lower-cased, not within `|%{tx.allowed_request_content_type_charset}|`.
+  '922100': {
+    note: 'the count of the _charset_ part\'s headers read as "the multipart body has a _charset_ field" (`has_key` on ARGS_POST under the MULTIPART processor); same result',
+    expression: (ctx) => {
+      const allowed = `|${defaultOf(ctx, 'allowed_request_content_type_charset')}|`;
+      return `crs.reqbody_processor eq "MULTIPART" and has_key(crs.args_post, "_charset_") and any(not op.within(t.lowercase(crs.args["_charset_"][*])[*], ${lit(allowed)}))`;
     },
   },
   // Each lower-cased header name (captured into tx.header_name_<name> as `/name/`) within

@@ -56,6 +56,11 @@ export interface FtwTest {
 
 export interface FtwStage {
   readonly request: SampleRequest;
+  /**
+   * Why a web server in front of the WAF would answer 400 before the WAF sees the request
+   * (`serverRejection`), when it would.
+   */
+  readonly rejected?: string;
   readonly output: { logContains?: string; noLogContains?: string; status?: number[]; expectError?: boolean };
 }
 
@@ -154,7 +159,8 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
         wire: true,
         ...(range ? { source: { start: range[0], end: range[1], line: lineOf(range[0]) } } : {}),
       };
-      stages.push({ request, output: ftwOutput(stage.output) });
+      const rejected = serverRejection(request);
+      stages.push({ request, ...(rejected ? { rejected } : {}), output: ftwOutput(stage.output) });
     });
     if (failed) return;
     const enabled = meta.enabled !== false && t.enabled !== false;
@@ -166,6 +172,22 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
     });
   });
   return { tests, problems, meta };
+}
+
+/**
+ * Why an HTTP/1.x server rejects the request with 400 before any module (the WAF) sees it,
+ * or undefined: a request-line version that is not `HTTP/` DIGIT `.` DIGIT (RFC 9112 §2.3,
+ * §3: "a server SHOULD respond with 400"), or a header
+ * field whose name or value holds a CR or LF (RFC 9110 §5.5: a recipient rejects it or
+ * replaces it with a space; Apache and nginx answer 400). The CRS 3.3.4 tests expect that
+ * (920430-6: `status: [403, 400]` for version `1.1`; 921140-1: `status: 400` for a bare CR in a header).
+ */
+export function serverRejection(req: Pick<SampleRequest, 'httpVersion' | 'headers'>): string | undefined {
+  if (!/^HTTP\/\d\.\d$/.test(req.httpVersion)) return `the request line's version ${JSON.stringify(req.httpVersion)} is not HTTP/x.y (RFC 9112): a server answers 400`;
+  for (const [name, value] of req.headers) {
+    if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) return `the header ${JSON.stringify(name.replace(/[\r\n]/g, ' '))} holds a line break (RFC 9110 §5.5): a server answers 400`;
+  }
+  return undefined;
 }
 
 /** The rule id an ftw log pattern names: `id "942100"`, `id:942100`, `"942100"` -> "942100". */
