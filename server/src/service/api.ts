@@ -49,6 +49,16 @@ export const CODES = {
   notFound: 10007,
   /** PLACEHOLDER: a legacy API family switched off (`--legacy sunset`). */
   gone: 10410,
+  /** Firewall-rule create whose inline filter duplicates an existing one (real code; its text was not captured). */
+  duplicateInlineFilter: 10202,
+  /** PLACEHOLDER: deleting a filter that a firewall rule still uses. */
+  filterInUse: 10205,
+  /** PLACEHOLDER: changing or deleting, through the Filters API, a filter created by a single-call firewall-rule create. */
+  filterOwnedByRule: 10206,
+  /** PLACEHOLDER: more firewall rules than the zone's plan allows (Free 5, Pro 20, Business 100, Enterprise 1000). */
+  firewallRuleQuota: 10207,
+  /** PLACEHOLDER: a feature the zone's plan lacks (the `log` action below Enterprise, a field or function of a higher plan). */
+  planFeature: 10208,
 } as const;
 
 export class ApiError extends Error {
