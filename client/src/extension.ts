@@ -1,14 +1,35 @@
-// The Rulesmith extension's entry point: a thin client over the language server.
+// The Rulesmith extension's entry point: a thin client over the language server (editing,
+// evaluation) and over the rules API (zones, migration, deploy).
 import * as vscode from 'vscode';
+import { Connection } from './api/connection';
 import { RulesmithClient } from './client';
 import { registerCommands } from './commands';
+import { refreshViews, type Ctx } from './commands/context';
+import { DeployCommands } from './commands/deploy';
+import { registerFirewallCommands } from './commands/firewall';
+import { MigrationCommands } from './commands/migration';
+import { registerSessionCommands } from './commands/session';
+import { registerTuningCommands } from './commands/tuning';
 import { Evaluation } from './evaluation';
+import { ParanoiaPreviewPanel } from './preview';
 import { ServerStatus, type ServerState } from './status';
+import { testing } from './ui';
+import { FirewallView } from './views/firewallView';
+import { ManagedView } from './views/managedView';
+import { MigrationView } from './views/migrationView';
+import { ZonesView } from './views/zonesView';
 
 /** What `extensions.getExtension('rulesmith.rulesmith').exports` gives (used by tests). */
 export interface RulesmithApi {
   readonly serverState: () => ServerState;
   readonly onDidChangeServerState: vscode.Event<ServerState>;
+  /** The rules-service side, for the in-host tests. */
+  readonly connection: Connection;
+  readonly views: Ctx['views'];
+  readonly preview: ParanoiaPreviewPanel;
+  readonly deploy: DeployCommands;
+  /** Queue answers to the commands' questions; read what they asked and showed. */
+  readonly testing: typeof testing;
 }
 
 let client: RulesmithClient | undefined;
@@ -18,9 +39,35 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const status = new ServerStatus();
   client = new RulesmithClient(context, output, status);
   context.subscriptions.push(output, status, ...registerCommands(client, output), new Evaluation(client, output, status));
+
+  // The rules service: connection, views, commands.
+  const connection = new Connection(context, output);
+  const views = { zones: new ZonesView(connection), managed: new ManagedView(connection), firewall: new FirewallView(connection), migration: new MigrationView(connection) };
+  const ctx: Ctx = { context, connection, output, views };
+  const deploy = new DeployCommands(ctx);
+  const migration = new MigrationCommands(ctx);
+  const preview = new ParanoiaPreviewPanel(ctx);
+  context.subscriptions.push(
+    connection,
+    preview,
+    ...Object.values(views),
+    vscode.window.createTreeView('rulesmith.zones', { treeDataProvider: views.zones, showCollapseAll: true }),
+    vscode.window.createTreeView('rulesmith.managedRulesets', { treeDataProvider: views.managed, showCollapseAll: true }),
+    vscode.window.createTreeView('rulesmith.firewallRules', { treeDataProvider: views.firewall }),
+    vscode.window.createTreeView('rulesmith.migration', { treeDataProvider: views.migration }),
+    ...registerSessionCommands(ctx),
+    ...migration.register(),
+    ...deploy.register(),
+    ...registerTuningCommands(ctx),
+    ...registerFirewallCommands(ctx),
+    ...preview.register(),
+    connection.onDidChange(() => refreshViews(ctx)),
+  );
+  await connection.refreshState();
+
   // Start failures are reported by the client (message, status bar), never thrown.
   await client.start();
-  return { serverState: () => status.state, onDidChangeServerState: status.onDidChange };
+  return { serverState: () => status.state, onDidChangeServerState: status.onDidChange, connection, views, preview, deploy, testing };
 }
 
 export async function deactivate(): Promise<void> {

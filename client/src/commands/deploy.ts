@@ -1,0 +1,237 @@
+// Pull and deploy an entry point ruleset:
+//   rulesmith.pullEntryPoint — the zone's entry point of a phase, as served (id, version,
+//     last_updated included), to `rulesets/<zone>/<phase>.ruleset.json` in the workspace.
+//     What was pulled (zone, phase, version) is remembered per file in the workspace state;
+//     the file's own `version` field carries it too.
+//   rulesmith.deploy — local validation first (no deploy with errors), then the zone's
+//     current version: if it is not the version pulled, a conflict is reported and nothing
+//     is written; then a diff (vscode.diff, both sides canonical JSON) and a modal
+//     confirmation with a rule-aligned summary; then the PUT; then the file's `version` and
+//     `last_updated` follow the zone, and the views refresh.
+import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { applyEdits, modify } from 'jsonc-parser';
+import * as vscode from 'vscode';
+import type { Phase } from '../../../server/src/language/scheme/types';
+import { canonicalJson, diffDetails, diffRulesets, diffSummary, entryPointBody, type RulesetDiff } from '../../../server/src/rulesets/diff';
+import { WAF_PHASES } from '../../../server/src/rulesets/engine';
+import type { Ruleset } from '../../../server/src/rulesets/model';
+import { validateRulesetJson } from '../../../server/src/rulesets/validate';
+import { unwrapRuleset } from '../../../server/src/rulesets/zoneFile';
+import { serviceCatalog } from '../api/catalog';
+import { planOf } from '../api/connection';
+import type { Zone } from '../api/rulesApi';
+import * as ui from '../ui';
+import { PHASE_LABELS } from '../views/zonesView';
+import { refreshViews, runCommand, targetZone, UserError, type Ctx } from './context';
+
+export const ZONE_SCHEME = 'rulesmith-zone';
+const PULLED_KEY = 'rulesmith.pulled';
+
+export interface Pulled {
+  readonly zoneId: string;
+  readonly zoneName: string;
+  readonly accountId?: string;
+  readonly phase: string;
+  /** The entry point version pulled (undefined: the zone had none). */
+  readonly version?: string;
+  readonly baseUrl?: string;
+}
+
+export interface DeployResult {
+  readonly deployed: boolean;
+  readonly zone: string;
+  readonly phase: string;
+  readonly version?: string;
+  readonly previousVersion?: string;
+  readonly summary: string;
+  readonly diff?: RulesetDiff;
+}
+
+function phaseArg(arg: unknown): string | undefined {
+  if (typeof arg === 'string' && (WAF_PHASES as readonly string[]).includes(arg)) return arg;
+  if (arg && typeof arg === 'object' && typeof (arg as { phase?: unknown }).phase === 'string') return (arg as { phase: string }).phase;
+  return undefined;
+}
+
+function docArg(arg: unknown): vscode.Uri | undefined {
+  if (arg instanceof vscode.Uri) return arg;
+  if (typeof arg === 'string') return vscode.Uri.parse(arg);
+  return vscode.window.activeTextEditor?.document.uri;
+}
+
+export class DeployCommands implements vscode.TextDocumentContentProvider {
+  private readonly contents = new Map<string, string>();
+  private readonly contentChanged = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.contentChanged.event;
+
+  constructor(private readonly ctx: Ctx) {}
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.contents.get(uri.toString()) ?? '{}\n';
+  }
+
+  register(): vscode.Disposable[] {
+    return [
+      this.contentChanged,
+      vscode.workspace.registerTextDocumentContentProvider(ZONE_SCHEME, this),
+      vscode.commands.registerCommand('rulesmith.pullEntryPoint', (zone?: unknown, phase?: unknown) => runCommand(this.ctx, 'Pull entry point', () => this.pull(zone, phaseArg(phase) ?? phaseArg(zone)))),
+      vscode.commands.registerCommand('rulesmith.deploy', (uri?: unknown) => runCommand(this.ctx, 'Deploy', () => this.deploy(docArg(uri)))),
+    ];
+  }
+
+  private pulledMap(): Record<string, Pulled> {
+    return this.ctx.context.workspaceState.get<Record<string, Pulled>>(PULLED_KEY) ?? {};
+  }
+
+  pulledOf(uri: vscode.Uri): Pulled | undefined {
+    return this.pulledMap()[uri.toString()];
+  }
+
+  private async remember(uri: vscode.Uri, p: Pulled): Promise<void> {
+    await this.ctx.context.workspaceState.update(PULLED_KEY, { ...this.pulledMap(), [uri.toString()]: p });
+  }
+
+  private async pickPhase(): Promise<string | undefined> {
+    const p = await ui.pick(
+      WAF_PHASES.map((ph) => ({ label: PHASE_LABELS[ph] ?? ph, description: ph, value: ph as string })),
+      { title: 'Which phase?' },
+    );
+    return p?.value;
+  }
+
+  private fileFor(zone: Zone, phase: string): vscode.Uri {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? join(this.ctx.context.globalStorageUri.fsPath, 'pulled');
+    return vscode.Uri.file(join(folder, 'rulesets', zone.name.replace(/[^\w.-]+/g, '_'), `${phase}.ruleset.json`));
+  }
+
+  async pull(zoneArg: unknown, phaseIn: string | undefined): Promise<{ uri: vscode.Uri; version?: string } | undefined> {
+    const zone = await targetZone(this.ctx, zoneArg);
+    const phase = phaseIn ?? (await this.pickPhase());
+    if (!phase) return undefined;
+    const api = await this.ctx.connection.api();
+    const ruleset = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Pulling ${phase} of ${zone.name}` }, () => api.getEntryPoint(zone.id, phase));
+    const uri = this.fileFor(zone, phase);
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (open?.isDirty) {
+      const a = await ui.confirm(`${uri.path.split('/').pop()} has unsaved changes.`, 'Pulling replaces the file with the zone\'s entry point; your unsaved changes are lost.', 'Replace');
+      if (a !== 'Replace') return undefined;
+    }
+    const body: Ruleset = ruleset ?? { name: 'default', kind: 'zone', phase: phase as Phase, rules: [] };
+    const text = `${JSON.stringify(body, null, 2)}\n`;
+    mkdirSync(dirname(uri.fsPath), { recursive: true });
+    if (open) {
+      const edit = new vscode.WorkspaceEdit();
+      edit.replace(uri, new vscode.Range(0, 0, open.lineCount, 0), text);
+      await vscode.workspace.applyEdit(edit);
+      await open.save();
+    } else writeFileSync(uri.fsPath, text);
+    await this.remember(uri, { zoneId: zone.id, zoneName: zone.name, accountId: zone.account?.id, phase, version: ruleset?.version, baseUrl: this.ctx.connection.state().baseUrl });
+    await vscode.window.showTextDocument(uri, { preview: false });
+    if (!ruleset) void ui.info(`${zone.name} has no entry point in ${phase} yet: ${uri.path.split('/').pop()} starts empty; deploying creates it.`);
+    else void ui.info(`Pulled ${phase} of ${zone.name} (version ${ruleset.version}, ${ruleset.rules?.length ?? 0} rules).`);
+    return { uri, version: ruleset?.version };
+  }
+
+  private async showDiff(zone: Zone, phase: string, current: Ruleset | undefined, mine: Ruleset, label: string): Promise<void> {
+    const stamp = Date.now();
+    const left = vscode.Uri.from({ scheme: ZONE_SCHEME, path: `/${zone.name}/${phase}.zone.json`, query: `v=${current?.version ?? 'none'}&t=${stamp}` });
+    const right = vscode.Uri.from({ scheme: ZONE_SCHEME, path: `/${zone.name}/${phase}.local.json`, query: `t=${stamp}` });
+    this.contents.set(left.toString(), canonicalJson(current));
+    this.contents.set(right.toString(), canonicalJson(mine));
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${zone.name} ${phase}: zone ${current ? `version ${current.version}` : '(none)'} ↔ ${label}`, { preview: true, preserveFocus: true });
+  }
+
+  async deploy(uri: vscode.Uri | undefined): Promise<DeployResult | undefined> {
+    if (!uri || !uri.path.endsWith('.json')) throw new UserError('Open the *.ruleset.json file to deploy (or pull one with "Rulesmith: Pull Entry Point").');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const name = uri.path.split('/').pop() ?? 'the file';
+    const text = doc.getText();
+    let parsed: Ruleset;
+    try {
+      const raw: unknown = JSON.parse(text);
+      parsed = unwrapRuleset(raw) as Ruleset;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Array.isArray(parsed.rules)) throw new Error('there is no "rules" array');
+    } catch (e) {
+      throw new UserError(`${name} is not valid JSON (${e instanceof Error ? e.message : String(e)}); fix it and deploy again.`);
+    }
+    const pulled = this.pulledOf(uri);
+    const zone = pulled ? await this.ctx.connection.zone(pulled.zoneId) : await targetZone(this.ctx, undefined);
+    const phase = parsed.phase ?? pulled?.phase ?? (await this.pickPhase());
+    if (!phase) return undefined;
+    if (!(WAF_PHASES as readonly string[]).includes(phase)) throw new UserError(`${name} is for phase ${phase}; Rulesmith deploys ${WAF_PHASES.join(', ')}.`);
+    if (pulled && parsed.phase && pulled.phase !== parsed.phase) throw new UserError(`${name} was pulled from ${pulled.phase} but now says phase ${parsed.phase}; put the phase back or pull the other phase.`);
+    const api = await this.ctx.connection.api();
+
+    // 1. Local validation: errors stop here.
+    const { catalog } = await serviceCatalog(api, zone.account?.id ?? this.ctx.connection.accountId);
+    const problems = validateRulesetJson(text, { catalog, plan: planOf(zone), phase: phase as Phase });
+    const errors = problems.filter((p) => p.severity === 'error');
+    if (errors.length > 0) {
+      const first = errors[0];
+      const at = doc.positionAt(first.start);
+      throw new UserError(`Not deployed: ${name} has ${errors.length} error${errors.length === 1 ? '' : 's'} (line ${at.line + 1}: ${first.message}). Fix them (see the Problems panel) and deploy again.`, [
+        { title: 'Show Problems', run: () => vscode.commands.executeCommand('workbench.actions.view.problems') },
+      ]);
+    }
+
+    // 2. The zone's current version, and the conflict check.
+    const current = await api.getEntryPoint(zone.id, phase);
+    const base = pulled ? pulled.version : parsed.version;
+    if (current && base !== undefined && current.version !== base) {
+      throw new UserError(
+        `Conflict: ${zone.name}'s ${phase} entry point changed since ${name} was pulled (pulled version ${base}, now version ${current.version}). Nothing was deployed: pull again and re-apply your edits, or compare first.`,
+        [{ title: 'Compare with Zone', run: () => this.showDiff(zone, phase, current, parsed, name) }],
+      );
+    }
+    if (!current && base !== undefined) {
+      throw new UserError(`Conflict: ${zone.name}'s ${phase} entry point was deleted since ${name} was pulled (version ${base}). Nothing was deployed; pull again to start from the zone's state.`);
+    }
+
+    // 3. The diff and the confirmation.
+    const diff = diffRulesets(current, parsed);
+    const summary = diffSummary(diff);
+    if (diff.identical) {
+      void ui.info(`${name} is what ${zone.name} already runs in ${phase} (version ${current?.version ?? 'none'}); nothing to deploy.`);
+      return { deployed: false, zone: zone.name, phase, version: current?.version, summary };
+    }
+    await this.showDiff(zone, phase, current, parsed, name);
+    const notPulled = current && base === undefined ? `\n\n${name} was not pulled from this zone: deploying replaces version ${current.version} as shown in the diff.` : '';
+    const answer = await ui.confirm(
+      `Deploy ${name} to ${zone.name} (${phase})?`,
+      `${summary}.\n${diffDetails(diff).join('\n')}\n\nThe zone runs ${current ? `version ${current.version}` : 'no entry point'} now; the diff is open beside.${notPulled}`,
+      'Deploy',
+    );
+    if (answer !== 'Deploy') return { deployed: false, zone: zone.name, phase, version: current?.version, summary, diff };
+
+    // 4. PUT, then the file follows the zone.
+    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Rulesmith: deploying to ${zone.name}…` }, () => api.putEntryPoint(zone.id, phase, entryPointBody(parsed)));
+    await this.followVersion(doc, result);
+    await this.remember(uri, { zoneId: zone.id, zoneName: zone.name, accountId: zone.account?.id, phase, version: result.version, baseUrl: this.ctx.connection.state().baseUrl });
+    refreshViews(this.ctx);
+    this.ctx.output.info(`Deployed ${name} to ${zone.name} ${phase}: version ${current?.version ?? 'none'} → ${result.version} (${summary})`);
+    void ui.info(`Deployed to ${zone.name} (${phase}): version ${result.version}. ${summary}.`);
+    return { deployed: true, zone: zone.name, phase, version: result.version, previousVersion: current?.version, summary, diff };
+  }
+
+  /** Sets the file's `version` and `last_updated` to the deployed ones (minimal edits) and saves it. */
+  private async followVersion(doc: vscode.TextDocument, result: Ruleset): Promise<void> {
+    let text = doc.getText();
+    // Only a plain ruleset object (not an API response wrapped in "result") is edited.
+    if (!/^\s*\{[\s\S]*"rules"\s*:/.test(text) || /^\s*\{\s*"result"/.test(text)) return;
+    const opts = { formattingOptions: { tabSize: 2, insertSpaces: true } };
+    for (const [k, v] of [
+      ['version', result.version],
+      ['last_updated', result.last_updated],
+      ['id', result.id],
+    ] as const) {
+      if (v === undefined) continue;
+      text = applyEdits(text, modify(text, [k], v, opts));
+    }
+    if (text === doc.getText()) return;
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(doc.uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
+    await vscode.workspace.applyEdit(edit);
+    if (doc.uri.scheme === 'file' || existsSync(doc.uri.fsPath)) await doc.save();
+  }
+}

@@ -1,0 +1,159 @@
+// Tuning the OWASP-based managed ruleset: rulesmith.setParanoiaLevel and
+// rulesmith.setScoreThreshold (threshold and action). In the open `*.ruleset.json` they
+// edit the execute rule's overrides as text (server/src/rulesets/editOverrides.ts; the
+// file is then deployed as usual); otherwise they change the chosen zone's managed entry
+// point directly — after a confirmation — by PATCHing that one rule with the overrides
+// the core computes (setParanoiaLevel / setScoreThreshold).
+//   executeCommand('rulesmith.setParanoiaLevel', 2, { target: 'file' | 'zone', zone })
+//   executeCommand('rulesmith.setScoreThreshold', 25, { action: 'block', target, zone })
+import * as vscode from 'vscode';
+import { defaultCatalog } from '../../../server/src/managed/catalog';
+import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../../../server/src/managed/preview';
+import type { ManagedCatalog } from '../../../server/src/managed/types';
+import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText, type OverrideEditResult } from '../../../server/src/rulesets/editOverrides';
+import type { Rule } from '../../../server/src/rulesets/model';
+import { serviceCatalog } from '../api/catalog';
+import * as ui from '../ui';
+import { refreshViews, runCommand, targetZone, UserError, type Ctx } from './context';
+
+const PHASE = 'http_request_firewall_managed';
+const LEVEL_TEXT = ['', 'PL1: the fewest false positives', 'PL2: more rules, some tuning needed', 'PL3: specialised rules, tuning needed', 'PL4: every rule, much tuning needed'];
+const THRESHOLDS = [
+  { value: 25, label: '25', description: 'High sensitivity' },
+  { value: 40, label: '40', description: 'Medium sensitivity (the default)' },
+  { value: 60, label: '60', description: 'Low sensitivity' },
+];
+const ACTIONS = ['block', 'managed_challenge', 'challenge', 'js_challenge', 'log'];
+
+interface Options {
+  readonly target?: 'file' | 'zone';
+  readonly zone?: unknown;
+  readonly action?: string;
+}
+
+export interface TuningResult {
+  readonly target: 'file' | 'zone';
+  readonly where: string;
+  readonly level?: number;
+  readonly threshold?: number;
+  readonly action?: string;
+  readonly version?: string;
+}
+
+function options(arg: unknown): Options {
+  return arg && typeof arg === 'object' && !(arg instanceof vscode.Uri) ? (arg as Options) : {};
+}
+
+/** The active editor's ruleset file, when it has an execute rule of a scored ruleset. */
+function activeRulesetFile(catalog: ManagedCatalog): vscode.TextEditor | undefined {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed || !ed.document.uri.path.endsWith('.json')) return undefined;
+  const found = managedExecuteRules(ed.document.getText(), catalog);
+  return found.rules.some((r) => r.scored) ? ed : undefined;
+}
+
+export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
+  async function catalogNow(): Promise<ManagedCatalog> {
+    if (!ctx.connection.state().signedIn) return defaultCatalog;
+    try {
+      return (await serviceCatalog(await ctx.connection.api(), ctx.connection.accountId)).catalog;
+    } catch {
+      return defaultCatalog;
+    }
+  }
+
+  async function applyToFile(editor: vscode.TextEditor, result: OverrideEditResult): Promise<void> {
+    if (result.error) throw new UserError(`${editor.document.uri.path.split('/').pop()}: ${result.error}.`);
+    const edit = new vscode.WorkspaceEdit();
+    const doc = editor.document;
+    for (const e of result.edits) edit.replace(doc.uri, new vscode.Range(doc.positionAt(e.offset), doc.positionAt(e.offset + e.length)), e.content);
+    if (!(await vscode.workspace.applyEdit(edit))) throw new UserError('The editor refused the edit (is the file read-only?).');
+  }
+
+  /** Changes the zone's scored execute rule with `change` (after a confirmation) by PATCHing it. */
+  async function applyToZone(zoneArg: unknown, what: string, change: (rule: Rule, catalog: ManagedCatalog) => Rule): Promise<{ where: string; version?: string } | undefined> {
+    const zone = await targetZone(ctx, zoneArg);
+    const api = await ctx.connection.api();
+    const { catalog } = await serviceCatalog(api, zone.account?.id ?? ctx.connection.accountId);
+    const ep = await api.getEntryPoint(zone.id, PHASE);
+    const found = ep ? managedExecuteRules(JSON.stringify(ep), catalog).rules.find((r) => r.scored) : undefined;
+    if (!ep || !found || !found.rule.id || !ep.id) {
+      throw new UserError(`${zone.name} does not deploy the OWASP-based managed ruleset in ${PHASE}; add an execute rule for it (pull the entry point, edit, deploy) first.`, [
+        { title: 'Pull Entry Point', run: () => vscode.commands.executeCommand('rulesmith.pullEntryPoint', zone, PHASE) },
+      ]);
+    }
+    const next = change(found.rule, catalog);
+    const answer = await ui.confirm(`${what} on ${zone.name}?`, `This changes the rule "${found.rule.description || found.rule.ref || found.rule.id}" of the ${PHASE} entry point (version ${ep.version}) right away.`, 'Apply');
+    if (answer !== 'Apply') return undefined;
+    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Rulesmith: updating ${zone.name}…` }, () => api.editRule(zone.id, ep.id!, found.rule.id!, next));
+    refreshViews(ctx);
+    return { where: zone.name, version: result.version };
+  }
+
+  return [
+    vscode.commands.registerCommand('rulesmith.setParanoiaLevel', (levelArg?: unknown, optArg?: unknown) =>
+      runCommand(ctx, 'Set paranoia level', async (): Promise<TuningResult | undefined> => {
+        const o = options(optArg ?? (typeof levelArg === 'object' ? levelArg : undefined));
+        const catalog = await catalogNow();
+        const editor = o.target === 'zone' || o.zone ? undefined : activeRulesetFile(catalog);
+        if (o.target === 'file' && !editor) throw new UserError('Open a *.ruleset.json with an execute rule of the OWASP-based managed ruleset to set its paranoia level.');
+        let level = typeof levelArg === 'number' ? levelArg : undefined;
+        if (level === undefined) {
+          const current = editor ? managedExecuteRules(editor.document.getText(), catalog).rules.find((r) => r.scored)?.level : undefined;
+          const p = await ui.pick(
+            [1, 2, 3, 4].map((l) => ({ label: `Paranoia level ${l}`, description: l === current ? 'current' : '', detail: LEVEL_TEXT[l], value: l })),
+            { title: `Paranoia level ${editor ? `in ${editor.document.uri.path.split('/').pop()}` : 'of the zone'}` },
+          );
+          level = p?.value;
+        }
+        if (level === undefined) return undefined;
+        if (![1, 2, 3, 4].includes(level)) throw new UserError(`The paranoia level is 1, 2, 3 or 4 (got ${level}).`);
+        const pl = level as ParanoiaLevel;
+        if (editor) {
+          await applyToFile(editor, setParanoiaLevelInText(editor.document.getText(), pl, { catalog }));
+          void ui.info(`Paranoia level ${pl} set in ${editor.document.uri.path.split('/').pop()}; deploy the file to apply it.`);
+          return { target: 'file', where: editor.document.uri.toString(), level: pl };
+        }
+        const r = await applyToZone(o.zone, `Set paranoia level ${pl}`, (rule) => setParanoiaLevel(rule, pl));
+        if (!r) return undefined;
+        void ui.info(`Paranoia level ${pl} is now in effect on ${r.where} (entry point version ${r.version}).`);
+        return { target: 'zone', where: r.where, level: pl, version: r.version };
+      }),
+    ),
+    vscode.commands.registerCommand('rulesmith.setScoreThreshold', (thresholdArg?: unknown, optArg?: unknown) =>
+      runCommand(ctx, 'Set score threshold', async (): Promise<TuningResult | undefined> => {
+        const o = options(optArg ?? (typeof thresholdArg === 'object' ? thresholdArg : undefined));
+        const catalog = await catalogNow();
+        const editor = o.target === 'zone' || o.zone ? undefined : activeRulesetFile(catalog);
+        if (o.target === 'file' && !editor) throw new UserError('Open a *.ruleset.json with an execute rule of the OWASP-based managed ruleset to set its score threshold.');
+        let threshold = typeof thresholdArg === 'number' ? thresholdArg : undefined;
+        let action = o.action;
+        if (threshold === undefined) {
+          const p = await ui.pick([...THRESHOLDS, { value: -1, label: 'Other…', description: 'any whole number' }], { title: 'Anomaly score threshold (requests scoring at least this are acted on)' });
+          if (!p) return undefined;
+          threshold = p.value;
+          if (threshold < 0) {
+            const v = await ui.input({ title: 'Anomaly score threshold', prompt: 'A whole number ≥ 1', validateInput: (s) => (/^[1-9]\d*$/.test(s.trim()) ? undefined : 'A whole number ≥ 1') });
+            if (!v) return undefined;
+            threshold = Number(v);
+          }
+          const a = await ui.pick([{ label: 'Keep the current action', value: '' }, ...ACTIONS.map((x) => ({ label: x, value: x }))], { title: 'Action when the threshold is reached' });
+          if (!a) return undefined;
+          action = a.value || undefined;
+        }
+        if (!Number.isInteger(threshold) || threshold < 1) throw new UserError(`The threshold is a whole number ≥ 1 (got ${threshold}).`);
+        if (action !== undefined && !ACTIONS.includes(action)) throw new UserError(`The action is one of ${ACTIONS.join(', ')} (got ${action}).`);
+        const t = threshold;
+        if (editor) {
+          await applyToFile(editor, setScoreThresholdInText(editor.document.getText(), t, action, { catalog }));
+          void ui.info(`Threshold ${t}${action ? ` (${action})` : ''} set in ${editor.document.uri.path.split('/').pop()}; deploy the file to apply it.`);
+          return { target: 'file', where: editor.document.uri.toString(), threshold: t, ...(action ? { action } : {}) };
+        }
+        const r = await applyToZone(o.zone, `Set the anomaly score threshold to ${t}${action ? ` with action ${action}` : ''}`, (rule, cat) => setScoreThreshold(rule, t, action, { catalog: cat }));
+        if (!r) return undefined;
+        void ui.info(`Threshold ${t}${action ? ` (${action})` : ''} is now in effect on ${r.where} (entry point version ${r.version}).`);
+        return { target: 'zone', where: r.where, threshold: t, ...(action ? { action } : {}), version: r.version };
+      }),
+    ),
+  ];
+}
