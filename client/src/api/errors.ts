@@ -54,6 +54,7 @@ export function adviceFor(status: number, codes: readonly (number | undefined)[]
   if (status === 410) return 'This API has been retired on this service; use the Rulesets API (WAF custom rules) instead.';
   if (status === 429 || has(971)) return 'Too many requests: wait a minute and try again.';
   if (status >= 500) return local ? 'The local rules service failed: see "Rulesmith: Show Output" for its log, then try again.' : 'The service failed: try again in a moment.';
+  if (has(7000) || has(7003)) return local ? 'The local rules service does not have this call: rebuild the extension (npm run build) and restart the service.' : 'The service does not have this call: check rulesmith.api.baseUrl (it should end in /client/v4).';
   if (status === 400) return 'Fix what the message names and try again.';
   return 'See "Rulesmith: Show Output" for details.';
 }
