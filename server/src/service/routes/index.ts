@@ -2,10 +2,14 @@
 import type { Router } from '../router';
 import type { SeedStep } from '../seed';
 import { accountRoutes } from './accounts';
+import { migrationRoutes } from './migration';
+import { previousWafRoutes, seedPreviousWaf } from './previousWaf';
 
 export function registerRoutes(r: Router): void {
   accountRoutes(r);
+  migrationRoutes(r);
+  previousWafRoutes(r);
 }
 
 /** What each family adds to the demo seed, in order. */
-export const demoSeedSteps: readonly SeedStep[] = [];
+export const demoSeedSteps: readonly SeedStep[] = [seedPreviousWaf];
