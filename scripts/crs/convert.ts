@@ -35,8 +35,9 @@
 //     every other key (`crs.values(crs.without_matching(crs.request_headers,
 //     "^(?!(?:user-agent|referer)$)"))`) when the link has whole collections, else they are
 //     separate terms; Bytes variables stay separate terms.
-//   - Counts: `&VAR` is `len(crs.<var>_names)`; `&VAR:name` (a header present or not) is
-//     `any(t.lowercase(crs.<var>_names[*])[*] eq "name")` for `@eq 0` (negated), `!@eq 0`,
+//   - Counts: `&VAR` is `len(crs.<var>_names)`; `&VAR:name` (a member present or not) is
+//     `has_key(crs.request_headers, "name")` for a header (keys are lower case), else
+//     `any(t.lowercase(crs.<var>_names[*])[*] eq "name")`, for `@eq 0` (negated), `!@eq 0`,
 //     `@gt 0`, `@ge 1`, and `len(crs.<var>["name"])` compared otherwise.
 //   - Operator arguments' macros `%{tx.name}` are replaced by CRS's defaults from
 //     REQUEST-901-INITIALIZATION.conf (e.g. `tx.allowed_methods` = `GET HEAD POST OPTIONS`);
@@ -267,7 +268,10 @@ function countPredicate(v: Variable, link: RuleLink, ctx: ConvertContext): strin
   }
   if (v.selector.kind !== 'name' || kind !== 'map') throw new Unsupported(`count with a ${v.selector.kind} selector`);
   const key = v.selector.value.toLowerCase();
-  const present = `any(t.lowercase(${fieldOf(v.name)}_names[*])[*] eq ${lit(key)})`;
+  // REQUEST_HEADERS' keys are lower case, so `has_key` finds a header whatever its spelling;
+  // other collections (ARGS, cookies) keep their names as sent and ModSecurity looks names up
+  // without case, so their lower-cased names are compared.
+  const present = v.name === 'REQUEST_HEADERS' ? `has_key(${fieldOf(v.name)}, ${lit(key)})` : `any(t.lowercase(${fieldOf(v.name)}_names[*])[*] eq ${lit(key)})`;
   const n = numberArg(resolveMacros(op, ctx));
   // present / absent forms
   let wantPresent: boolean | undefined;
