@@ -303,8 +303,30 @@ export function migrationConfig(zone: MigrationZone, catalog: ManagedCatalog = d
  * (rules-api §3) but `validateRulesetJson` reads them as invalid values.
  */
 export function validateConfig(config: MigrationRulesetConfig, plan: MigrationZone['plan'] | undefined, catalog: ManagedCatalog = defaultCatalog): RulesetProblem[] {
-  const rules = config.rules.map((r) => Object.fromEntries(Object.entries(r).filter(([k, v]) => !(['id', 'version', 'ref'].includes(k) && v === ''))));
+  const rules = config.rules.map(withoutEmptyIds);
   const json = JSON.stringify({ name: config.name, phase: MANAGED_PHASE, rules }, null, 2);
   return validateRulesetJson(json, { catalog, phase: MANAGED_PHASE, ...(plan ? { plan } : {}) }).filter((p) => p.severity === 'error');
 }
 
+
+// --- For review in the editor ------------------------------------------------------------------
+
+/** A rule without the hosted config's empty-string `id`, `version` and `ref`. */
+export function withoutEmptyIds(rule: Rule): Rule {
+  return Object.fromEntries(Object.entries(rule).filter(([k, v]) => !(['id', 'version', 'ref'].includes(k) && v === ''))) as Rule;
+}
+
+/**
+ * The config as a `*.ruleset.json` document for review (`rulesmith.reviewMigration`): the
+ * zone entry point of `http_request_firewall_managed` with `kind` and `phase` (so the
+ * editor validates it in context) and without the empty-string ids, 2-space indented.
+ * Deploying it is an entry-point PUT of its `rules` (the PUT body must leave out `kind` and `phase`).
+ */
+export function reviewRulesetJson(config: MigrationRulesetConfig): string {
+  return `${JSON.stringify({ name: config.name, kind: 'zone', phase: MANAGED_PHASE, rules: config.rules.map(withoutEmptyIds) }, null, 2)}\n`;
+}
+
+/** What is not migrated, one line per item (plain text; empty string when nothing is lost). */
+export function notMigratedSummary(list: readonly NotMigrated[]): string {
+  return list.map((n) => `- ${n.name}: ${n.was}. ${n.reason}`).join('\n');
+}

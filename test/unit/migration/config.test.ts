@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { checkExpression, compileExpression, prepareFields } from '../../../server/src/language/index';
 import { mintId, OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/managed/ids';
+import { defaultCatalog } from '../../../server/src/managed/catalog';
+import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 import type { LegacyFirewallRule } from '../../../server/src/rulesets/legacy';
 import type { ExecuteParameters, Rule } from '../../../server/src/rulesets/model';
 import {
@@ -9,7 +11,9 @@ import {
   CLOUDFLARE_PACKAGE_ID,
   MAGENTO_GROUP_ID,
   migrationConfig,
+  notMigratedSummary,
   OWASP_PACKAGE_ID,
+  reviewRulesetJson,
   owaspMapping,
   SENSITIVITIES,
   urlPatternExpression,
@@ -254,3 +258,26 @@ describe('validation of the produced config', () => {
 function groupId(name: string): string {
   return mintId(`previous-waf:group:${name}`);
 }
+
+describe('review document', () => {
+  test('a *.ruleset.json with kind and phase, without empty ids, that validates', () => {
+    const r = migrationConfig(zone({ waf: owasp('low', 'block'), pageRules: [{ id: 'p1', targets: ['example.com/admin/*'], waf: 'off' }] }));
+    const text = reviewRulesetJson(r.config);
+    const doc = JSON.parse(text);
+    assert.deepEqual(Object.keys(doc), ['name', 'kind', 'phase', 'rules']);
+    assert.deepEqual([doc.kind, doc.phase], ['zone', 'http_request_firewall_managed']);
+    assert.deepEqual(doc.rules[1], { action: 'execute', expression: 'true', description: '', enabled: true, action_parameters: { id: VENDOR_RULESET_ID } });
+    assert.deepEqual(
+      validateRulesetJson(text, { catalog: defaultCatalog, plan: 'business' }).filter((p) => p.severity === 'error' || p.severity === 'warning'),
+      [],
+    );
+  });
+  test('notMigratedSummary', () => {
+    const r = migrationConfig(zone({ waf: waf({ ruleModes: { '950001': 'off' } }) }));
+    assert.equal(
+      notMigratedSummary(r.notMigrated),
+      '- OWASP ModSecurity Core Rule Set › OWASP SQL Injection Attacks › 950001 SQL Injection Attack: mode off (default on). OWASP rule overrides are not migrated: there is no direct equivalence between rules of the two versions (upgrade guide). Recreate it with a rule override on the OWASP execute rule if needed.',
+    );
+    assert.equal(notMigratedSummary([]), '');
+  });
+});
