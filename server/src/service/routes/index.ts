@@ -2,11 +2,15 @@
 import type { Router } from '../router';
 import type { SeedStep } from '../seed';
 import { accountRoutes } from './accounts';
+import { filterRoutes } from './filters';
+import { firewallRuleRoutes } from './firewallRules';
 import { migrationRoutes } from './migration';
 import { previousWafRoutes, seedPreviousWaf } from './previousWaf';
 
 export function registerRoutes(r: Router): void {
   accountRoutes(r);
+  firewallRuleRoutes(r);
+  filterRoutes(r);
   migrationRoutes(r);
   previousWafRoutes(r);
 }
