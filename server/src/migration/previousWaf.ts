@@ -779,3 +779,26 @@ export function deleteOverride(settings: ZoneWafSettings, id: string): Result<{ 
   if (!existing.ok) return existing;
   return { ok: true, settings: { ...settings, overrides: (settings.overrides ?? []).filter((x) => x.id !== id) }, result: { id } };
 }
+
+// --- The zone-wide switch ----------------------------------------------------------------------
+
+/** The zone setting `waf` (`/zones/{zone_id}/settings/waf`), the previous WAF's on/off switch. */
+export interface WafZoneSetting {
+  readonly id: 'waf';
+  readonly value: 'on' | 'off';
+  readonly editable: true;
+}
+
+export function wafZoneSetting(settings: ZoneWafSettings): WafZoneSetting {
+  return { id: 'waf', value: settings.enabled ? 'on' : 'off', editable: true };
+}
+
+/** PATCH `/zones/{zone_id}/settings/waf` `{"value": "on"|"off"}`. */
+export function patchWafZoneSetting(settings: ZoneWafSettings, body: unknown): Result<{ settings: ZoneWafSettings; result: WafZoneSetting }> {
+  if (!isRecord(body)) return fail(apiError(MIGRATION_CODES.invalidValue, 'the request body must be a JSON object such as {"value": "on"}', 400, ''));
+  const unknown = unknownFieldError(body, ['value'], 'the waf setting accepts only "value"');
+  if (unknown) return fail(unknown);
+  if (body.value !== 'on' && body.value !== 'off') return fail(invalidValue('value', body.value, 'it must be on or off'));
+  const next: ZoneWafSettings = { ...settings, enabled: body.value === 'on' };
+  return { ok: true, settings: next, result: wafZoneSetting(next) };
+}

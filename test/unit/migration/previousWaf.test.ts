@@ -21,6 +21,8 @@ import {
   patchGroup,
   patchPackage,
   patchRule,
+  patchWafZoneSetting,
+  wafZoneSetting,
   updateOverride,
   type ApiError,
   type Result,
@@ -289,5 +291,17 @@ describe('URI-based overrides', () => {
     assert.deepEqual(err(updateOverride(s, ID, { id: 'c'.repeat(32), urls: ['x/*'], rules: {}, rewrite_action: {} })), E(`'${'c'.repeat(32)}' is not a valid value for id because it must be the id in the URL (${ID})`, '/id'));
     assert.deepEqual(err(updateOverride(s, 'd'.repeat(32), body)).code, 7003);
     assert.deepEqual(err(deleteOverride(s, 'd'.repeat(32))), { code: 7003, status: 404, message: `Could not route to /zones/${ZONE_ID}/firewall/waf/overrides/${'d'.repeat(32)}, perhaps your object identifier is invalid?` });
+  });
+});
+
+describe('the zone-wide switch (settings/waf)', () => {
+  test('read and patch', () => {
+    assert.deepEqual(wafZoneSetting(S), { id: 'waf', value: 'on', editable: true });
+    const r = ok(patchWafZoneSetting(S, { value: 'off' }));
+    assert.deepEqual([r.settings.enabled, r.result.value], [false, 'off']);
+  });
+  test('errors', () => {
+    assert.deepEqual(err(patchWafZoneSetting(S, { value: true })), { code: MIGRATION_CODES.invalidValue, status: 400, pointer: '/value', message: "'true' is not a valid value for value because it must be on or off" });
+    assert.deepEqual(err(patchWafZoneSetting(S, { value: 'on', id: 'waf' })), { code: MIGRATION_CODES.unknownField, status: 400, pointer: '/id', message: 'invalid JSON: unknown field "id" (the waf setting accepts only "value")' });
   });
 });
