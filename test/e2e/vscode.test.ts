@@ -16,6 +16,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -29,6 +30,10 @@ const SUITE_DIR = join(ROOT, 'test/e2e/suite');
 const WORKSPACE_FIXTURE = join(ROOT, 'test/fixtures/e2e/workspace');
 const RUNS_DIR = join(tmpdir(), 'rulesmith-e2e-runs');
 const KEEP_RUNS = 3;
+/** The CRS 3.3.4 regression tests, the attack corpus of the paranoia preview. */
+const CRS_CORPUS = resolve(ROOT, '../shared/crs-3.3.4-regression-tests');
+/** Where the UI screenshots of the extension's views are kept (gitignored). */
+const SCREENSHOTS = join(ROOT, 'test/e2e/screenshots');
 
 const log = (...args: unknown[]) => process.stderr.write(`[e2e] ${format(...args)}\n`);
 const t0 = Date.now();
@@ -140,6 +145,9 @@ class Run {
   port = 0;
   server: ChildProcess | undefined;
   serverLog = '';
+  /** The local rules service the in-host suite signs in to (a temporary database). */
+  rules: ChildProcess | undefined;
+  rulesLog = '';
   browser: Browser | undefined;
 
   constructor() {
@@ -169,6 +177,8 @@ class Run {
           'files.hotExit': 'off',
           'git.enabled': false,
           'window.restoreWindows': 'none',
+          'rulesmith.preview.attackCorpus': CRS_CORPUS,
+          'rulesmith.preview.maxCorpusRequests': 300,
         },
         null,
         2,
@@ -202,6 +212,15 @@ class Run {
       if (!done) killGroup(server, 'SIGKILL');
     }
     if (this.serverLog) writeFileSync(join(this.dir, 'code-server.log'), this.serverLog);
+    const rules = this.rules;
+    this.rules = undefined;
+    if (rules && rules.exitCode === null && rules.signalCode === null) {
+      const exited = new Promise((r) => rules.once('exit', r));
+      rules.kill('SIGTERM');
+      const done = await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 5_000))]);
+      if (!done) rules.kill('SIGKILL');
+    }
+    if (this.rulesLog) writeFileSync(join(this.dir, 'rules-service.log'), this.rulesLog);
     // Anything still running from this run folder (a browser or server child that
     // escaped its group) is a leak: kill it and say so.
     const left = processesUnder(this.dir);
@@ -214,10 +233,45 @@ class Run {
   }
 }
 
+/**
+ * Starts the local rules service on a free port with a temporary database and the demo
+ * seed, with a random full-access token, and tells the in-host suite where it is through
+ * `<workspace>/.rulesmith-e2e/service.json` (the suite signs in to it with that token).
+ */
+async function startRulesService(r: Run): Promise<void> {
+  const token = `e2e_${randomBytes(24).toString('base64url')}`;
+  const child = spawn(process.execPath, [join(ROOT, 'server/out/cli.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(r.dir, 'rules-service.db'), '--seed', 'demo'], {
+    env: { ...r.env, RULESMITH_SERVICE_TOKEN: token },
+    cwd: r.dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  r.rules = child;
+  const url = await new Promise<string>((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the rules service did not start within 30 s:\n${r.rulesLog}`)), 30_000);
+    const onData = (b: Buffer) => {
+      r.rulesLog += b.toString();
+      const m = /listening on (http:\/\/\S+\/client\/v4)/.exec(r.rulesLog);
+      if (m) {
+        clearTimeout(timer);
+        resolvePromise(m[1]);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the rules service exited (code ${code}):\n${r.rulesLog}`));
+    });
+  });
+  mkdirSync(join(r.workspace, '.rulesmith-e2e'), { recursive: true });
+  writeFileSync(join(r.workspace, '.rulesmith-e2e', 'service.json'), JSON.stringify({ baseUrl: url, token, crsCorpus: CRS_CORPUS }));
+}
+
 let current: Run | undefined;
 // Last resort if the test process itself is torn down: no code-server left behind.
 process.on('exit', () => {
   if (current?.server) killGroup(current.server, 'SIGKILL');
+  current?.rules?.kill('SIGKILL');
 });
 // …also when the runner stops this file with a signal (Playwright closes its browsers itself).
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -263,6 +317,9 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     assert.equal(install.code, 0, `--install-extension failed:\n${install.output}`);
     assert.match(install.output, /successfully installed/, install.output);
     log(`extension installed (${elapsed()})`);
+
+    await startRulesService(r);
+    log(`local rules service up (${elapsed()})`);
 
     r.port = await freePort();
     const server = spawn(
@@ -445,6 +502,73 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       log(`screenshots: ${['problems.png', 'ruleset-json.png', 'inspect-tokens.png'].map((f) => join(r.dir, f)).join(', ')}`);
     } catch (e) {
       await page.screenshot({ path: join(r.dir, 'ui-failure.png') }).catch(() => undefined);
+      throw e;
+    } finally {
+      await page.context().close();
+    }
+  });
+
+  it('UI: the Rulesmith views (zones tree after signing in to the local service), the migration confirmation and the paranoia preview webview', { timeout: 4 * 60_000 }, async (t) => {
+    if (skipIfUnavailable(t)) return;
+    const page = await newPage('ui-rules');
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const shot = async (name: string) => {
+      await page.screenshot({ path: join(SCREENSHOTS, name) });
+      await page.screenshot({ path: join(r.dir, name) });
+    };
+    const palette = async (command: string) => {
+      await page.keyboard.press('F1');
+      const quickInput = page.locator('.quick-input-widget');
+      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+      await page.keyboard.type(command);
+      await quickInput.locator('.monaco-list-row', { hasText: command }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+    };
+    try {
+      await page.goto(`http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+      // The activity bar's Rulesmith container, then its welcome view's Sign In button.
+      await page.locator('.activitybar [aria-label^="Rulesmith"]').first().click({ timeout: 60_000 });
+      const signIn = page.locator('.welcome-view-content').getByRole('button', { name: 'Sign In' }).first();
+      await signIn.waitFor({ timeout: 60_000 });
+      await signIn.click();
+      const zones = page.locator('.pane', { hasText: 'Zones' }).first();
+      await page.getByRole('treeitem', { name: /Rulesmith Demo/ }).first().waitFor({ timeout: 60_000 });
+      await page.getByRole('treeitem', { name: /business\.example\.com/ }).first().click();
+      await page.getByRole('treeitem', { name: /business\.example\.com/ }).first().locator('.label-description', { hasText: 'chosen' }).waitFor({ timeout: 30_000 });
+      await page.getByRole('treeitem', { name: /Managed rules/ }).first().click();
+      await page.getByRole('treeitem', { name: /entry point/ }).first().waitFor({ timeout: 30_000 }).catch(() => undefined);
+      const treeText = (await zones.innerText()).replace(/\s+/g, ' ');
+      for (const name of ['Rulesmith Demo', 'enterprise.example.com', 'Enterprise Website', 'business.example.com', 'Business Website', 'pro.example.com', 'Pro Website']) assert.ok(treeText.includes(name), `${name} in the tree: ${treeText}`);
+      // The Migration view of the chosen zone.
+      await page.getByText(/^Migration: /).first().waitFor({ timeout: 30_000 });
+      await shot('zones-tree.png');
+
+      // The migration confirmation: modal, says it is irreversible. Cancelled.
+      await palette('Rulesmith: Migrate Zone');
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ state: 'visible', timeout: 30_000 });
+      const dialogText = (await dialog.innerText()).replace(/\s+/g, ' ');
+      assert.match(dialogText, /Migrate business\.example\.com to the new managed rules\? This is irreversible\./);
+      assert.match(dialogText, /no way back/);
+      await shot('migration-confirmation.png');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'hidden', timeout: 15_000 });
+
+      // The paranoia preview webview (static HTML in nested iframes).
+      await palette('Rulesmith: Preview Paranoia Levels');
+      const webview = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+      await webview.getByRole('heading', { name: 'Paranoia preview' }).waitFor({ timeout: 120_000 });
+      const body = (await webview.locator('body').innerText()).replace(/\s+/g, ' ');
+      assert.match(body, /Attacks — 300 of \d+ \(sampled/);
+      assert.match(body, /PL1 .*PL2 .*PL3 .*PL4/);
+      assert.match(body, /threshold 25/);
+      assert.match(body, /Your requests — \d+ requests from \d+ \.http file/);
+      await webview.locator('svg').first().waitFor({ timeout: 15_000 });
+      await shot('paranoia-preview.png');
+      log(`screenshots: ${['zones-tree.png', 'migration-confirmation.png', 'paranoia-preview.png'].map((f) => join(SCREENSHOTS, f)).join(', ')}`);
+    } catch (e) {
+      await page.screenshot({ path: join(r.dir, 'ui-rules-failure.png') }).catch(() => undefined);
       throw e;
     } finally {
       await page.context().close();

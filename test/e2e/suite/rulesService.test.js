@@ -1,0 +1,328 @@
+// The rules-service side of the extension inside a real VS Code, against a real local
+// rules service: the one the extension starts itself (rulesmith.api.baseUrl empty), then
+// the one the harness started with a temporary database (.rulesmith-e2e/service.json),
+// signed in to with a token as a user of a hosted service would. Sign in, browse the
+// Zones tree, check / review / validation mode / migrate demo zones, set the paranoia
+// level and threshold, deploy with a diff (and a conflict), create firewall rules both
+// ways, and the paranoia preview. Modal questions are answered through the extension's
+// testing hook (api.testing.answer), which also records what was asked and shown.
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const vscode = require('vscode');
+const h = require('./helpers');
+
+const OWASP = '4814384a9e5d4991b9815dcfc25d2f1f';
+
+function serviceInfo() {
+  return JSON.parse(fs.readFileSync(h.workspaceUri('.rulesmith-e2e/service.json').fsPath, 'utf8'));
+}
+
+const labelOf = (item) => (typeof item.label === 'string' ? item.label : item.label && item.label.label);
+
+/** The children of `node` in `view` as {node, label, description}. */
+async function kids(view, node) {
+  const nodes = (await view.getChildren(node)) || [];
+  return Promise.all(
+    nodes.map(async (n) => {
+      const item = await view.getTreeItem(n);
+      return { node: n, label: labelOf(item), description: item.description, item };
+    }),
+  );
+}
+
+async function child(view, node, predicate, what) {
+  const list = await kids(view, node);
+  const hit = list.find((k) => (typeof predicate === 'string' ? k.label === predicate : predicate(k)));
+  assert.ok(hit, `no ${what || predicate} among ${JSON.stringify(list.map((k) => [k.label, k.description]))}`);
+  return hit;
+}
+
+async function setApi(name, value) {
+  await vscode.workspace.getConfiguration('rulesmith.api').update(name, value, vscode.ConfigurationTarget.Global);
+  await vscode.workspace.getConfiguration('rulesmith.api').update(name, undefined, vscode.ConfigurationTarget.Workspace);
+}
+
+describe('Rulesmith: zones, migration and deploy against a real rules service', function () {
+  this.timeout(120_000);
+  let api;
+  let zones; // name -> Zone
+
+  before(async function () {
+    ({ api } = await h.activateExtension());
+    api.testing.clear();
+  });
+
+  afterEach(async function () {
+    const left = api.testing.pending();
+    api.testing.clear();
+    await h.closeAllWithoutSaving();
+    assert.equal(left, 0, 'every queued answer was used');
+  });
+
+  after(async function () {
+    // Leave the settings as the UI tests expect them: the local service, no zone.
+    for (const k of ['baseUrl', 'zoneId', 'accountId']) {
+      await vscode.workspace.getConfiguration('rulesmith.api').update(k, undefined, vscode.ConfigurationTarget.Global);
+      await vscode.workspace.getConfiguration('rulesmith.api').update(k, undefined, vscode.ConfigurationTarget.Workspace);
+    }
+    await vscode.commands.executeCommand('rulesmith.signOut');
+  });
+
+  it('starts its own local rules service and signs in to it with its own token; sign out empties the tree', async function () {
+    await setApi('baseUrl', undefined);
+    const r = await vscode.commands.executeCommand('rulesmith.signIn');
+    assert.ok(r, `sign in failed: ${JSON.stringify(api.testing.take())}`);
+    assert.equal(r.local, true);
+    assert.match(r.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/client\/v4$/);
+    const accounts = await kids(api.views.zones);
+    assert.deepEqual(accounts.map((a) => a.label), ['Rulesmith Demo']);
+    const names = (await kids(api.views.zones, accounts[0].node)).map((z) => `${z.label} ${z.description}`);
+    assert.ok(names.includes('enterprise.example.com Enterprise Website'), names.join(', '));
+    assert.equal(names.length, 6, names.join(', '));
+    assert.ok(api.connection.local.running.pid > 0);
+
+    await vscode.commands.executeCommand('rulesmith.signOut');
+    assert.equal(api.connection.state().signedIn, false);
+    assert.deepEqual(await api.views.zones.getChildren(), [], 'signed out: the welcome view shows');
+  });
+
+  it('signs in to a rules service by URL with a token: a wrong token is refused with the API message, the right one verified and kept', async function () {
+    const svc = serviceInfo();
+    await setApi('baseUrl', svc.baseUrl);
+    assert.equal(api.connection.isLocal, false);
+    api.testing.take();
+    const refused = await vscode.commands.executeCommand('rulesmith.signIn', { token: 'not-a-valid-token' });
+    assert.equal(refused, undefined);
+    const shown = api.testing.take().filter((a) => a.kind === 'error');
+    assert.equal(shown.length, 1, JSON.stringify(shown));
+    assert.match(shown[0].message, /Sign-in refused: .*\(code \d+\)\. The credentials were refused: run "Rulesmith: Sign In" again/);
+    assert.equal(api.connection.state().signedIn, false);
+
+    // Through the prompts, as a person would (the token typed into a password box).
+    api.testing.answer('API token', svc.token);
+    const ok = await vscode.commands.executeCommand('rulesmith.signIn');
+    assert.ok(ok, JSON.stringify(api.testing.take()));
+    assert.equal(ok.local, false);
+    assert.equal(ok.status, 'active');
+    assert.equal(api.connection.state().signedIn, true);
+    const asked = api.testing.take();
+    assert.ok(asked.some((a) => a.kind === 'input' && a.answer === '***'), 'the token is never recorded');
+
+    const accounts = await kids(api.views.zones);
+    const list = await kids(api.views.zones, accounts[0].node);
+    zones = Object.fromEntries(list.map((k) => [k.label, k.node.zone]));
+    assert.deepEqual(Object.keys(zones).sort(), ['business.example.com', 'enterprise.example.com', 'firewall.example.com', 'migrated.example.com', 'overrides.example.com', 'pro.example.com']);
+  });
+
+  it('browses the tree: choosing a zone, its phases, the managed entry point, and the effective state of the managed rules grouped by paranoia level and tag', async function () {
+    const zone = zones['migrated.example.com'];
+    await vscode.commands.executeCommand('rulesmith.chooseZone', zone);
+    assert.equal(api.connection.zoneId, zone.id);
+    const account = (await kids(api.views.zones))[0];
+    const z = await child(api.views.zones, account.node, 'migrated.example.com');
+    assert.match(z.description, /chosen/);
+    const phases = await kids(api.views.zones, z.node);
+    assert.deepEqual(phases.map((p) => p.description), ['http_request_firewall_custom', 'http_ratelimit', 'http_request_firewall_managed']);
+    const managed = phases[2];
+    const ep = (await kids(api.views.zones, managed.node))[0];
+    assert.match(ep.description, /^entry point · version \d+ · \d+ rules$/);
+    const rules = await kids(api.views.zones, ep.node);
+    const exec = rules.find((r) => r.node.rule && r.node.rule.action === 'execute' && r.node.rule.action_parameters.id === OWASP);
+    assert.ok(exec, `an execute rule of the OWASP-based ruleset: ${JSON.stringify(rules.map((r) => [r.label, r.description]))}`);
+    const groups = await kids(api.views.zones, exec.node);
+    const pl1 = groups.find((g) => g.label === 'Paranoia level 1');
+    assert.ok(pl1, JSON.stringify(groups.map((g) => g.label)));
+    assert.match(pl1.description, /^\d+ of \d+ enabled$/);
+    assert.ok(groups.some((g) => g.label === 'By tag'));
+    const first = (await kids(api.views.zones, pl1.node))[0];
+    assert.ok(first.item.tooltip, 'a managed rule has a tooltip');
+    assert.match(first.description, /block|log|score|disabled|challenge/);
+
+    // The Managed rulesets view: rulesets of the account with their rules by tag.
+    const rulesets = await kids(api.views.managed);
+    assert.ok(rulesets.some((r) => /OWASP/.test(r.label)), JSON.stringify(rulesets.map((r) => r.label)));
+    // The Migration view of a migrated zone.
+    const mig = (await kids(api.views.migration)).map((k) => k.label);
+    assert.ok(mig.includes('Migration: migrated'), mig.join(' | '));
+    assert.ok(mig.includes('New managed rules: enabled'), mig.join(' | '));
+  });
+
+  it('checks the migration: an ineligible zone says why, an eligible one says it can migrate', async function () {
+    const bad = await vscode.commands.executeCommand('rulesmith.checkMigration', zones['overrides.example.com']);
+    assert.equal(bad.compatible, false);
+    const warn = api.testing.take().find((a) => a.kind === 'warning');
+    assert.ok(warn && /cannot migrate yet: .*overrides/i.test(warn.message), JSON.stringify(warn));
+    const good = await vscode.commands.executeCommand('rulesmith.checkMigration', zones['pro.example.com']);
+    assert.equal(good.compatible, true);
+  });
+
+  it('reviews the new configuration as a *.ruleset.json, with what will not be migrated listed', async function () {
+    const r = await vscode.commands.executeCommand('rulesmith.reviewMigration', zones['business.example.com']);
+    assert.ok(r, JSON.stringify(api.testing.take()));
+    assert.match(r.uri.path, /business\.example\.com\.migration\.ruleset\.json$/);
+    const doc = await vscode.workspace.openTextDocument(r.uri);
+    const body = JSON.parse(doc.getText());
+    assert.equal(body.phase, 'http_request_firewall_managed');
+    assert.ok(body.rules.some((x) => x.action === 'execute' && x.action_parameters.id === OWASP), doc.getText().slice(0, 800));
+    const notes = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'rulesmith-migration');
+    assert.ok(notes, 'the not-migrated list is open');
+    assert.match(notes.getText(), /what will not be migrated/);
+    assert.ok(Array.isArray(r.notMigrated));
+  });
+
+  it('validation mode: refused on a Business zone, started on the Enterprise one, then migrate finishes it', async function () {
+    const refused = await vscode.commands.executeCommand('rulesmith.startValidationMode', zones['business.example.com']);
+    assert.equal(refused, undefined);
+    assert.match(api.testing.take().find((a) => a.kind === 'error').message, /Validation mode is for Enterprise zones; business\.example\.com is on Business Website/);
+
+    api.testing.answer('Start Validation Mode');
+    const v = await vscode.commands.executeCommand('rulesmith.startValidationMode', zones['enterprise.example.com']);
+    assert.ok(v, JSON.stringify(api.testing.take()));
+    assert.equal(v.migration_state, 'validation');
+    assert.equal(v.old_waf_status, 'enabled');
+    assert.equal(v.new_waf_status, 'enabled');
+
+    api.testing.answer('Migrate');
+    const done = await vscode.commands.executeCommand('rulesmith.migrate', zones['enterprise.example.com']);
+    assert.ok(done, JSON.stringify(api.testing.take()));
+    assert.equal(done.migration_state, 'complete');
+    assert.equal(done.old_waf_status, 'disabled');
+    assert.equal(done.new_waf_status, 'enabled');
+  });
+
+  it('migrate: the confirmation says it is irreversible; Cancel changes nothing; Migrate migrates and shows the new state', async function () {
+    const pro = zones['pro.example.com'];
+    api.testing.answer(undefined);
+    assert.equal(await vscode.commands.executeCommand('rulesmith.migrate', pro), undefined);
+    const asked = api.testing.take().find((a) => a.kind === 'confirm');
+    assert.match(asked.message, /^Migrate pro\.example\.com to the new managed rules\? This is irreversible\.$/);
+    assert.match(asked.detail, /no way back/);
+    assert.equal((await vscode.commands.executeCommand('rulesmith.checkMigration', pro)).migration_state !== 'complete', true);
+
+    api.testing.answer('Migrate');
+    const s = await vscode.commands.executeCommand('rulesmith.migrate', pro);
+    assert.ok(s, JSON.stringify(api.testing.take()));
+    assert.equal(s.migration_state, 'complete');
+    assert.ok(api.testing.take().some((a) => a.kind === 'info' && /pro\.example\.com: migration state complete — previous managed rules disabled, new managed rules enabled/.test(a.message)));
+  });
+
+  it('pulls the managed entry point, sets the paranoia level and threshold in the file, deploys with a diff; a zone changed meanwhile is a conflict', async function () {
+    const pro = zones['pro.example.com'];
+    await vscode.commands.executeCommand('rulesmith.chooseZone', pro);
+    const pulled = await vscode.commands.executeCommand('rulesmith.pullEntryPoint', pro, 'http_request_firewall_managed');
+    assert.ok(pulled, JSON.stringify(api.testing.take()));
+    assert.match(pulled.uri.path, /rulesets\/pro\.example\.com\/http_request_firewall_managed\.ruleset\.json$/);
+    const doc = await vscode.workspace.openTextDocument(pulled.uri);
+    await vscode.window.showTextDocument(doc);
+    assert.equal(JSON.parse(doc.getText()).version, pulled.version);
+
+    const pl = await vscode.commands.executeCommand('rulesmith.setParanoiaLevel', 2, { target: 'file' });
+    assert.ok(pl, JSON.stringify(api.testing.take()));
+    const th = await vscode.commands.executeCommand('rulesmith.setScoreThreshold', 25, { target: 'file', action: 'managed_challenge' });
+    assert.ok(th, JSON.stringify(api.testing.take()));
+    const edited = JSON.parse(doc.getText());
+    const exec = edited.rules.find((x) => x.action === 'execute' && x.action_parameters.id === OWASP);
+    const cats = exec.action_parameters.overrides.categories.filter((c) => /^paranoia-level-/.test(c.category) && c.enabled === false).map((c) => c.category);
+    assert.deepEqual(cats.sort(), ['paranoia-level-3', 'paranoia-level-4']);
+    assert.ok(exec.action_parameters.overrides.rules.some((r) => r.score_threshold === 25 && r.action === 'managed_challenge'));
+    await doc.save();
+
+    api.testing.answer('Deploy');
+    const d = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
+    assert.ok(d && d.deployed, JSON.stringify([d, api.testing.take()]));
+    assert.equal(Number(d.version), Number(pulled.version) + 1);
+    assert.match(d.summary, /1 rule changed \(action_parameters\)/);
+    const confirm = api.testing.take().find((a) => a.kind === 'confirm');
+    assert.match(confirm.message, /^Deploy http_request_firewall_managed\.ruleset\.json to pro\.example\.com \(http_request_firewall_managed\)\?$/);
+    assert.ok(vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && /zone version \d+ ↔/.test(t.label))), 'the diff is open');
+    assert.equal(JSON.parse(doc.getText()).version, d.version, 'the file follows the deployed version');
+
+    // Someone changes the zone (here: the same command on the zone); the file is now stale.
+    api.testing.answer('Apply');
+    const onZone = await vscode.commands.executeCommand('rulesmith.setParanoiaLevel', 1, { target: 'zone', zone: pro });
+    assert.ok(onZone, JSON.stringify(api.testing.take()));
+    assert.equal(Number(onZone.version), Number(d.version) + 1);
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('rulesmith.setScoreThreshold', 60, { target: 'file' });
+    // (The custom rules' entry point too, for the next test.)
+    assert.ok(await vscode.commands.executeCommand('rulesmith.pullEntryPoint', pro, 'http_request_firewall_custom'));
+    const conflict = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
+    assert.equal(conflict, undefined);
+    const err = api.testing.take().find((a) => a.kind === 'error');
+    assert.match(err.message, new RegExp(`Conflict: pro\\.example\\.com's http_request_firewall_managed entry point changed since http_request_firewall_managed\\.ruleset\\.json was pulled \\(pulled version ${d.version}, now version ${onZone.version}\\)\\. Nothing was deployed`));
+  });
+
+  it('refuses to deploy a file with errors', async function () {
+    const uri = h.workspaceUri('rulesets/pro.example.com/http_request_firewall_custom.ruleset.json');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const edit = new vscode.WorkspaceEdit();
+    const body = JSON.parse(doc.getText());
+    body.rules = [...(body.rules || []), { ref: 'broken', action: 'block', expression: 'http.hots eq "x"' }];
+    edit.replace(uri, new vscode.Range(0, 0, doc.lineCount, 0), JSON.stringify(body, null, 2));
+    await vscode.workspace.applyEdit(edit);
+    assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', uri), undefined);
+    assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Not deployed: http_request_firewall_custom\.ruleset\.json has 1 error \(line \d+: .*hots/);
+  });
+
+  it('creates firewall rules: two calls (a filter reused the second time) and the single-call emergency form behind a warning', async function () {
+    const zone = zones['business.example.com'];
+    const expression = 'http.request.uri.path contains "/e2e-admin"';
+    const one = await vscode.commands.executeCommand('rulesmith.createFirewallRule', { zone, expression, action: 'block', description: 'e2e two-call', mode: 'two-call' });
+    assert.ok(one, JSON.stringify(api.testing.take()));
+    assert.equal(one.filterReused, false);
+    assert.equal(one.rule.action, 'block');
+    const two = await vscode.commands.executeCommand('rulesmith.createFirewallRule', { zone, expression, action: 'challenge', description: 'e2e reuse', mode: 'two-call' });
+    assert.ok(two, JSON.stringify(api.testing.take()));
+    assert.equal(two.filterReused, true);
+    assert.equal(two.filter.id, one.filter.id);
+
+    api.testing.answer('Create Anyway');
+    const single = await vscode.commands.executeCommand('rulesmith.createFirewallRule', { zone, expression: 'http.request.uri.path contains "/e2e-emergency"', action: 'block', description: 'e2e single-call', mode: 'single-call' });
+    assert.ok(single, JSON.stringify(api.testing.take()));
+    assert.equal(single.rule.filter.expression, 'http.request.uri.path contains "/e2e-emergency"');
+    const warned = api.testing.take().find((a) => a.kind === 'confirm');
+    assert.match(warned.detail, /emergency form.*cannot be changed or deleted/);
+
+    const bad = await vscode.commands.executeCommand('rulesmith.createFirewallRule', { zone, expression: 'http.request.uri.pth eq "/"', action: 'block', mode: 'two-call' });
+    assert.equal(bad, undefined);
+    assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^The expression has an error: /);
+
+    await vscode.commands.executeCommand('rulesmith.chooseZone', zone);
+    const sections = await kids(api.views.firewall);
+    const rules = await kids(api.views.firewall, sections[0].node);
+    assert.ok(rules.some((r) => r.label === 'e2e two-call' && /block · priority/.test(r.description)), JSON.stringify(rules.map((r) => [r.label, r.description])));
+    const filters = await kids(api.views.firewall, sections[1].node);
+    assert.ok(filters.some((f) => f.label === 'e2e two-call' && /used by 2 rules/.test(f.description)), JSON.stringify(filters.map((r) => [r.label, r.description])));
+  });
+
+  it('the firewall view lists 201 firewall rules of firewall.example.com in priority order', async function () {
+    await vscode.commands.executeCommand('rulesmith.chooseZone', zones['firewall.example.com']);
+    const sections = await kids(api.views.firewall);
+    assert.equal(sections[0].description, '201');
+    const rules = await kids(api.views.firewall, sections[0].node);
+    const pri = rules.map((r) => r.node.rule && r.node.rule.priority).filter((p) => typeof p === 'number');
+    assert.deepEqual(pri, [...pri].sort((a, b) => a - b));
+  });
+
+  it('previews paranoia levels over the CRS regression requests and the workspace .http files (PL × threshold matrix and chart)', async function () {
+    // The harness's user settings point rulesmith.preview.attackCorpus at the CRS 3.3.4
+    // regression tests and keep 300 of their requests.
+    {
+      const r = await vscode.commands.executeCommand('rulesmith.previewParanoia');
+      assert.ok(r, JSON.stringify(api.testing.take()));
+      const [attacks, own] = r.sets;
+      assert.equal(attacks.name, 'Attacks');
+      assert.equal(attacks.total, 300);
+      assert.ok(attacks.available > 2000, String(attacks.available));
+      const acted = (set, level, t) => set.preview.levels[level - 1].cells.find((c) => c.threshold === t).actedOn;
+      // More rules and a lower threshold never act on fewer requests.
+      assert.ok(acted(attacks, 4, 25) >= acted(attacks, 1, 25));
+      assert.ok(acted(attacks, 2, 25) >= acted(attacks, 2, 60));
+      assert.ok(acted(attacks, 4, 5) > 0);
+      assert.equal(own.name, 'Your requests');
+      assert.ok(own.total >= 2);
+      assert.match(r.html, /<table class="matrix">/);
+      assert.match(r.html, /<svg /);
+    }
+  });
+});
