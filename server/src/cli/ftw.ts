@@ -195,7 +195,7 @@ function judgeStage(
   const notInRuleset = (id: string): string | undefined => {
     if (levelOfRef.has(id)) return undefined;
     const u = unconverted.get(id);
-    return u ? `rule ${id} is not in the ruleset (not converted: ${u.reason})` : `rule ${id} is not in the ruleset`;
+    return u ? `it is not in the ruleset (not converted: ${u.reason})` : 'it is not in the ruleset';
   };
   const checks: string[] = [];
   if (o.logContains !== undefined) {
@@ -203,8 +203,8 @@ function judgeStage(
     if (id === undefined) return { result: 'skipped', reason: `log_contains ${JSON.stringify(o.logContains)} names no rule id (only id "N" patterns are supported)`, matched };
     if (!matched.includes(id)) {
       const level = levelOfRef.get(id);
-      const why = notInRuleset(id) ?? (level !== undefined && level > pl ? `rule ${id} is paranoia level ${level}, above the level run (${pl})` : `rule ${id} did not match`);
-      checks.push(`expected rule ${id} to match: ${why} (matched: ${matchedText})`);
+      const why = notInRuleset(id) ?? (level !== undefined && level > pl ? `it is paranoia level ${level}, above the level run (${pl})` : 'it did not');
+      checks.push(`expected rule ${id} to match, but ${why} (matched: ${matchedText})`);
     }
   }
   if (o.noLogContains !== undefined) {
