@@ -6,6 +6,8 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'cloudfl
 export interface ApiMessage {
   readonly code?: number;
   readonly message: string;
+  /** e.g. `{id}` of the existing filter in a 10102 duplicate answer. */
+  readonly meta?: Readonly<Record<string, unknown>>;
 }
 
 /** A failed call: the HTTP status (0 when no answer), the API's errors, and advice. */
@@ -62,8 +64,12 @@ export function adviceFor(status: number, codes: readonly (number | undefined)[]
 function apiMessages(value: unknown): ApiMessage[] {
   if (!Array.isArray(value)) return [];
   return value
-    .filter((e): e is { code?: unknown; message?: unknown } => typeof e === 'object' && e !== null)
-    .map((e) => ({ ...(typeof e.code === 'number' ? { code: e.code } : {}), message: typeof e.message === 'string' ? e.message : JSON.stringify(e) }));
+    .filter((e): e is { code?: unknown; message?: unknown; meta?: unknown } => typeof e === 'object' && e !== null)
+    .map((e) => ({
+      ...(typeof e.code === 'number' ? { code: e.code } : {}),
+      message: typeof e.message === 'string' ? e.message : JSON.stringify(e),
+      ...(typeof e.meta === 'object' && e.meta !== null ? { meta: e.meta as Record<string, unknown> } : {}),
+    }));
 }
 
 /** An error envelope (e.g. a `200` with `success: false`, which the SDK does not raise). */

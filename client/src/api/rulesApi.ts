@@ -51,7 +51,11 @@ export interface MigrationCheck {
 export interface NotMigrated {
   readonly kind?: string;
   readonly id?: string;
+  readonly package_id?: string;
+  readonly name?: string;
   readonly description?: string;
+  /** The setting it had, e.g. "mode block (default disable)". */
+  readonly was?: string;
   readonly reason?: string;
 }
 

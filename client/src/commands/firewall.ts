@@ -134,6 +134,8 @@ export function registerFirewallCommands(ctx: Ctx): vscode.Disposable[] {
 }
 
 function duplicateId(e: RulesApiError): string | undefined {
+  const meta = e.errors.find((x) => x.code === 10102)?.meta?.id;
+  if (typeof meta === 'string') return meta;
   const m = /[0-9a-f]{32}/.exec(e.errors.map((x) => x.message).join(' '));
   return m?.[0];
 }

@@ -41,9 +41,9 @@ function notMigratedMarkdown(zone: Zone, config: MigrationConfig): string {
   if (items.length === 0) lines.push('Everything in the previous configuration has an equivalent in the new one.');
   else {
     lines.push(`${items.length} setting${items.length === 1 ? '' : 's'} of the previous managed rules ${items.length === 1 ? 'has' : 'have'} no equivalent and will be dropped:`, '');
-    lines.push('| kind | id | description | why |', '| --- | --- | --- | --- |');
+    lines.push('| kind | id | what | setting | why |', '| --- | --- | --- | --- | --- |');
     const cell = (s: string | undefined) => (s ?? '').replace(/\|/g, '\\|').replace(/\n/g, ' ');
-    for (const n of items) lines.push(`| ${cell(n.kind)} | ${cell(n.id)} | ${cell(n.description)} | ${cell(n.reason)} |`);
+    for (const n of items) lines.push(`| ${cell(n.kind)} | ${cell(n.id)} | ${cell(n.name ?? n.description)} | ${cell(n.was)} | ${cell(n.reason)} |`);
     lines.push('', 'Recreate what you need as overrides of the new managed rulesets (in the ruleset file) after reviewing it.');
   }
   lines.push('', `The new configuration has ${config.rules.length} rule${config.rules.length === 1 ? '' : 's'}. Run **Rulesmith: Migrate Zone** to apply it; it cannot be undone.`);
@@ -161,7 +161,7 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
       return api.migrationStatus(zone.id);
     }
     const { rules, from, notMigrated } = await this.rulesFor(zone);
-    const lost = notMigrated.length > 0 ? `\n\n${notMigrated.length} setting${notMigrated.length === 1 ? '' : 's'} will not be migrated: ${notMigrated.slice(0, 5).map((n) => n.description ?? n.id ?? n.kind).join('; ')}${notMigrated.length > 5 ? '; …' : ''}.` : '';
+    const lost = notMigrated.length > 0 ? `\n\n${notMigrated.length} setting${notMigrated.length === 1 ? '' : 's'} will not be migrated: ${notMigrated.slice(0, 5).map((n) => n.name ?? n.description ?? n.id ?? n.kind).join('; ')}${notMigrated.length > 5 ? '; …' : ''}.` : '';
     const question =
       mode === 'pending'
         ? {
