@@ -39,21 +39,17 @@
  * (ModSecurity's logged ids without 949110). The disagreements of each level are written
  * to ~/.cache/rulesmith-bench/crs-disagreements-plN.json for whoever works on the converter.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import type { FieldValues } from '../../server/src/language/evaluate';
-import { defaultCatalog } from '../../server/src/managed/catalog';
-import { OWASP_RULESET_ID } from '../../server/src/managed/ids';
-import { owaspRuleset } from '../../server/src/managed/owasp';
-import { PARANOIA_LEVELS, setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../../server/src/managed/preview';
-import { rulesetVersion, type ManagedCatalog, type ManagedRule } from '../../server/src/managed/types';
-import { DEFAULT_CLIENT_IP, requestValues } from '../../server/src/requests/fields';
-import { ftwRuleId, parseFtwFile } from '../../server/src/requests/ftw';
+import type { ParanoiaLevel } from '../../server/src/managed/preview';
+import type { ManagedCatalog, ManagedRule } from '../../server/src/managed/types';
 import type { SampleRequest } from '../../server/src/requests/types';
-import { compileZone, type CompiledZone } from '../../server/src/rulesets/engine';
+import type { CompiledZone } from '../../server/src/rulesets/engine';
 import type { Rule } from '../../server/src/rulesets/model';
 import { row } from './measure';
 
@@ -65,6 +61,26 @@ const TESTS_DIR = process.env.CRS_TESTS ?? join(repo, '../shared/crs-3.3.4-regre
 const CRS_RULES = process.env.CRS_RULES ?? '/usr/share/modsecurity-crs/rules';
 const CRS_SETUP = '/etc/modsecurity/crs/crs-setup.conf';
 const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rulesmith-bench');
+
+// --- The code under test, as it ships ----------------------------------------------------------
+
+type Core = typeof import('./modsec/rulesmith-core');
+
+/**
+ * The core bundled by esbuild with scripts/build.mjs's options (so: without tsx's
+ * keepNames, see modsec/rulesmith-core.ts); RULESMITH_BENCH_TSX=1 loads it through tsx instead.
+ */
+async function loadCore(): Promise<{ core: Core; how: string }> {
+  const entry = join(here, 'modsec/rulesmith-core.ts');
+  if (process.env.RULESMITH_BENCH_TSX === '1') return { core: (await import('./modsec/rulesmith-core')) as Core, how: 'core loaded through tsx' };
+  const { buildSync } = await import('esbuild');
+  const outfile = join(CACHE, 'rulesmith-core.cjs');
+  mkdirSync(CACHE, { recursive: true });
+  buildSync({ entryPoints: [entry], outfile, bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', mainFields: ['module', 'main'] });
+  return { core: createRequire(import.meta.url)(outfile) as Core, how: 'core bundled by esbuild as the CLI ships' };
+}
+
+let core: Core;
 
 // --- The corpus ---------------------------------------------------------------------------
 
@@ -91,17 +107,17 @@ function corpus(): { entries: Entry[]; skipped: number; withProblems: number } {
   let skipped = 0;
   let withProblems = 0;
   for (const file of yamlFiles(TESTS_DIR)) {
-    const parsed = parseFtwFile(readFileSync(file, 'utf8'));
+    const parsed = core.parseFtwFile(readFileSync(file, 'utf8'));
     for (const t of parsed.tests) {
       if (t.enabled === false) {
         skipped += t.stages.length;
         continue;
       }
       t.stages.forEach((s, i) => {
-        const v = requestValues(s.request);
+        const v = core.requestValues(s.request);
         if (v.problems.length > 0) withProblems++;
-        const yes = s.output.logContains !== undefined ? ftwRuleId(s.output.logContains) : undefined;
-        const no = s.output.noLogContains !== undefined ? ftwRuleId(s.output.noLogContains) : undefined;
+        const yes = s.output.logContains !== undefined ? core.ftwRuleId(s.output.logContains) : undefined;
+        const no = s.output.noLogContains !== undefined ? core.ftwRuleId(s.output.noLogContains) : undefined;
         const expect = yes !== undefined ? { id: yes, logged: true } : no !== undefined ? { id: no, logged: false } : undefined;
         entries.push({ name: t.stages.length > 1 ? `${t.title} stage ${i + 1}` : t.title, request: s.request, values: v.values, expect });
       });
@@ -132,7 +148,7 @@ function corpusBytes(entries: readonly Entry[]): Buffer {
     text(r.url);
     // The connector API takes the version number; ModSecurity writes `HTTP/` before it.
     text(r.httpVersion.replace(/^HTTP\//i, ''));
-    text(r.meta['ip.src']?.trim() || DEFAULT_CLIENT_IP);
+    text(r.meta['ip.src']?.trim() || core.DEFAULT_CLIENT_IP);
     u32(Number(r.meta['cf.edge.server_port'] ?? (ssl ? 443 : 80)));
     u32(r.headers.length);
     for (const [n, v] of r.headers) {
@@ -151,18 +167,18 @@ function corpusBytes(entries: readonly Entry[]): Buffer {
  * else (while the catalog still has the six stand-in rules) the build's generated rules.
  */
 function owaspCatalog(): { catalog: ManagedCatalog; source: string } {
-  const rs = defaultCatalog.rulesets.find((r) => r.id === OWASP_RULESET_ID);
-  const rules = rs ? rulesetVersion(rs)!.rules : [];
-  if (rules.length > 50) return { catalog: defaultCatalog, source: 'defaultCatalog' };
+  const rs = core.defaultCatalog.rulesets.find((r) => r.id === core.OWASP_RULESET_ID);
+  const rules = rs ? core.rulesetVersion(rs)!.rules : [];
+  if (rules.length > 50) return { catalog: core.defaultCatalog, source: 'defaultCatalog' };
   const file = join(repo, 'server/src/managed/generated/owasp-rules.json');
   const generated = JSON.parse(readFileSync(file, 'utf8')) as ManagedRule[];
-  return { catalog: { rulesets: [owaspRuleset(generated)] }, source: relative(repo, file) };
+  return { catalog: { rulesets: [core.owaspRuleset(generated)] }, source: relative(repo, file) };
 }
 
 function zoneAt(catalog: ManagedCatalog, level: ParanoiaLevel): CompiledZone {
-  let execute: Rule = { ref: 'deploy-owasp', expression: 'true', action: 'execute', action_parameters: { id: OWASP_RULESET_ID } };
-  execute = setScoreThreshold(setParanoiaLevel(execute, level), THRESHOLD, undefined, { catalog });
-  const z = compileZone({ catalog, entryPoints: { http_request_firewall_managed: { id: 'e'.repeat(32), phase: 'http_request_firewall_managed', rules: [execute] } } });
+  let execute: Rule = { ref: 'deploy-owasp', expression: 'true', action: 'execute', action_parameters: { id: core.OWASP_RULESET_ID } };
+  execute = core.setScoreThreshold(core.setParanoiaLevel(execute, level), THRESHOLD, undefined, { catalog });
+  const z = core.compileZone({ catalog, entryPoints: { http_request_firewall_managed: { id: 'e'.repeat(32), phase: 'http_request_firewall_managed', rules: [execute] } } });
   const errors = z.problems.filter((p) => p.severity === 'error');
   if (errors.length > 0) console.log(`  (PL${level}: ${errors.length} rules do not compile, e.g. ${errors[0].ref}: ${errors[0].message})`);
   return z;
@@ -182,14 +198,23 @@ function ourVerdict(z: CompiledZone, values: FieldValues): Verdict {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-function timeRounds(n: number, one: (i: number) => void): number {
-  const rounds: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
+/** One timed round: each request's time, in ns. */
+function round(n: number, one: (i: number) => void): number[] {
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
     const t = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) one(i);
-    rounds.push(Number(process.hrtime.bigint() - t));
+    one(i);
+    out[i] = Number(process.hrtime.bigint() - t);
   }
-  return median(rounds) / n;
+  return out;
+}
+
+/** The mean over requests of each request's median time over the rounds, in ns. */
+function perRequest(rounds: readonly number[][]): number {
+  const n = rounds[0].length;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += median(rounds.map((r) => r[i]));
+  return sum / n;
 }
 
 // --- ModSecurity ---------------------------------------------------------------------------
@@ -240,35 +265,75 @@ function modsecConfig(level: ParanoiaLevel): string {
   return lines.join('\n') + '\n';
 }
 
-interface ModsecRun {
-  readonly loadMs: number;
-  readonly nsPerRequest: number;
-  readonly verdicts: Verdict[];
-}
+/** A running harness for one level: its verdicts, and timed rounds on request. */
+class Harness {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private buffer = '';
+  private waiting: ((line: string) => void)[] = [];
+  private lines: string[] = [];
+  private stderr = '';
 
-function runModsec(bin: string, corpusFile: string, level: ParanoiaLevel, n: number): ModsecRun {
-  const conf = join(CACHE, `crs-pl${level}.conf`);
-  writeFileSync(conf, modsecConfig(level));
-  const r = spawnSync(bin, [conf, corpusFile, String(ROUNDS)], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.error || r.status !== 0) throw new Error(`harness failed (${r.error?.message ?? `exit ${r.status}`}): ${r.stderr.slice(0, 2000)}`);
-  let loadMs = 0;
-  const rounds: number[] = [];
-  const verdicts: Verdict[] = new Array(n);
-  for (const line of r.stdout.split('\n')) {
-    const f = line.split(' ');
-    if (f[0] === 'load_ms') loadMs = Number(f[1]);
-    else if (f[0] === 'round_ns') rounds.push(Number(f[1]));
-    else if (f[0] === 'v') {
-      const ids = f[4] === '-' ? [] : f[4].split(',').filter((id) => id !== '949110');
-      verdicts[Number(f[1])] = { blocked: f[2] === '1', ids: [...new Set(ids)].sort() };
+  constructor(bin: string, conf: string, corpusFile: string) {
+    this.child = spawn(bin, [conf, corpusFile], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout.setEncoding('utf8');
+    this.child.stdout.on('data', (d: string) => {
+      this.buffer += d;
+      let nl: number;
+      while ((nl = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        const w = this.waiting.shift();
+        if (w) w(line);
+        else this.lines.push(line);
+      }
+    });
+    this.child.stderr.on('data', (d: Buffer) => void (this.stderr += d.toString()));
+    this.child.on('exit', (code) => {
+      for (const w of this.waiting.splice(0)) w(`exit ${code} ${this.stderr.slice(0, 2000)}`);
+    });
+  }
+
+  private line(): Promise<string> {
+    const l = this.lines.shift();
+    if (l !== undefined) return Promise.resolve(l);
+    if (this.child.exitCode !== null) return Promise.resolve(`exit ${this.child.exitCode} ${this.stderr.slice(0, 2000)}`);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Reads the load time and the verdict round, up to `ready`. */
+  async verdicts(n: number): Promise<{ loadMs: number; verdicts: Verdict[] }> {
+    let loadMs = 0;
+    const verdicts: Verdict[] = new Array(n);
+    for (;;) {
+      const l = await this.line();
+      const f = l.split(' ');
+      if (f[0] === 'ready') return { loadMs, verdicts };
+      if (f[0] === 'load_ms') loadMs = Number(f[1]);
+      else if (f[0] === 'v') {
+        const ids = f[4] === '-' ? [] : f[4].split(',').filter((id) => id !== '949110');
+        verdicts[Number(f[1])] = { blocked: f[2] === '1', ids: [...new Set(ids)].sort() };
+      } else throw new Error(`harness: ${l}`);
     }
   }
-  return { loadMs, nsPerRequest: median(rounds) / n, verdicts };
+
+  /** One timed round in the harness (this process waits meanwhile): each request's ns. */
+  async round(): Promise<number[]> {
+    this.child.stdin.write('r\n');
+    const l = await this.line();
+    if (!l.startsWith('round')) throw new Error(`harness: ${l}`);
+    return l.split(' ').slice(1).map(Number);
+  }
+
+  end(): void {
+    this.child.stdin.end();
+  }
 }
 
 // --- Main ------------------------------------------------------------------------------------
 
-function main(): void {
+async function main(): Promise<void> {
+  const loaded = await loadCore();
+  core = loaded.core;
   if (!existsSync(TESTS_DIR)) {
     console.log(`no CRS regression tests at ${TESTS_DIR} (set CRS_TESTS): nothing to measure`);
     return;
@@ -276,7 +341,7 @@ function main(): void {
   const { entries, skipped, withProblems } = corpus();
   const n = entries.length;
   const { catalog, source } = owaspCatalog();
-  const ruleCount = rulesetVersion(catalog.rulesets.find((r) => r.id === OWASP_RULESET_ID)!)!.rules.length;
+  const ruleCount = core.rulesetVersion(catalog.rulesets.find((r) => r.id === core.OWASP_RULESET_ID)!)!.rules.length;
   const h = harness();
   let corpusFile: string | undefined;
   if (h.bin) {
@@ -286,29 +351,49 @@ function main(): void {
   console.log(
     `node ${process.version}, ${process.platform}-${process.arch}; ${n} requests from the CRS 3.3.4 regression tests` +
       ` (${skipped} disabled or unreadable stages left out; ${withProblems} read with problems, kept); OWASP-based ruleset: ${ruleCount} rules from ${source};` +
-      ` anomaly threshold ${THRESHOLD}; median of ${ROUNDS} rounds after an untimed one`,
+      ` anomaly threshold ${THRESHOLD}; ${loaded.how}; ${ROUNDS} timed rounds per side, interleaved, after an untimed one`,
   );
   if (!h.bin) console.log(`ModSecurity: not measured — ${h.why}`);
 
-  const widths = [3, 8, 14, 22, 16, 7, 18, 18];
-  console.log(row(['PL', 'requests', 'Rulesmith eval', 'Rulesmith request+eval', 'ModSecurity', 'ratio', 'verdicts agree', 'same rules'], widths));
-  console.log(row(['', '', 'µs/req', 'µs/req', 'µs/req', '', '(disagree)', '(differ)'], widths));
+  const widths = [3, 8, 14, 14, 12, 14, 11, 15, 15];
+  console.log(row(['PL', 'requests', 'Rulesmith', 'Rulesmith', 'ModSecurity', 'ratio', 'ratio', 'verdicts agree', 'same rules'], widths));
+  console.log(row(['', '', 'request+eval', 'eval only', '', 'request+eval', 'eval only', '(disagree)', '(differ)'], widths));
   const notes: string[] = [];
-  for (const level of PARANOIA_LEVELS) {
+  for (const level of core.PARANOIA_LEVELS) {
     const z = zoneAt(catalog, level);
-    // Untimed: verdicts (and warm-up).
+    let harnessRun: Harness | undefined;
+    let ms: { loadMs: number; verdicts: Verdict[]; nsPerRequest: number } | undefined;
+    if (h.bin && corpusFile) {
+      const conf = join(CACHE, `crs-pl${level}.conf`);
+      writeFileSync(conf, modsecConfig(level));
+      harnessRun = new Harness(h.bin, conf, corpusFile);
+    }
+    // Untimed: verdicts, and a warm-up round of each kind (ModSecurity's is its verdict round).
     const ours = entries.map((e) => ourVerdict(z, e.values));
     let sink = 0;
-    for (let i = 0; i < n; i++) sink += z.evaluate(entries[i].values).trace.length;
-    const evalNs = timeRounds(n, (i) => void (sink += z.evaluate(entries[i].values).trace.length));
-    const fullNs = timeRounds(n, (i) => void (sink += z.evaluate(requestValues(entries[i].request).values).trace.length));
+    const evalOne = (i: number) => void (sink += z.evaluate(entries[i].values).trace.length);
+    const fullOne = (i: number) => void (sink += z.evaluate(core.requestValues(entries[i].request).values).trace.length);
+    round(n, evalOne);
+    round(n, fullOne);
+    const theirs = harnessRun ? await harnessRun.verdicts(n) : undefined;
+    // Timed, interleaved so that both sides share whatever else the machine is doing.
+    const evalRounds: number[][] = [];
+    const fullRounds: number[][] = [];
+    const modsecRounds: number[][] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      evalRounds.push(round(n, evalOne));
+      fullRounds.push(round(n, fullOne));
+      if (harnessRun) modsecRounds.push(await harnessRun.round());
+    }
+    harnessRun?.end();
     if (sink < 0) console.log(sink);
-
-    let ms: ModsecRun | undefined;
-    if (h.bin && corpusFile) ms = runModsec(h.bin, corpusFile, level, n);
+    const evalNs = perRequest(evalRounds);
+    const fullNs = perRequest(fullRounds);
+    if (theirs) ms = { ...theirs, nsPerRequest: perRequest(modsecRounds) };
     let agree = '-';
     let same = '-';
     let ratio = '-';
+    let evalRatio = '-';
     if (ms) {
       const disagreements: object[] = [];
       const onlyOurs = new Map<string, number>();
@@ -356,20 +441,25 @@ function main(): void {
       agree = `${(((n - verdictDiff) / n) * 100).toFixed(1)}% (${verdictDiff})`;
       same = `${(((n - ruleDiff) / n) * 100).toFixed(1)}% (${ruleDiff})`;
       ratio = `${(ms.nsPerRequest / fullNs).toFixed(1)}×`;
+      evalRatio = `${(ms.nsPerRequest / evalNs).toFixed(1)}×`;
       const top = (m: Map<string, number>) => [...m].sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0])).slice(0, 8).map(([id, c]) => `${id}×${c}`).join(' ') || 'none';
       notes.push(`  PL${level} rules scored only by ModSecurity: ${top(onlyTheirs)}; only by Rulesmith: ${top(onlyOurs)}`);
     }
     const line = row(
-      [String(level), String(n), (evalNs / 1000).toFixed(1), (fullNs / 1000).toFixed(1), ms ? (ms.nsPerRequest / 1000).toFixed(1) : '-', ratio, agree, same],
+      [String(level), String(n), `${(fullNs / 1000).toFixed(0)} µs`, `${(evalNs / 1000).toFixed(0)} µs`, ms ? `${(ms.nsPerRequest / 1000).toFixed(0)} µs` : '-', ratio, evalRatio, agree, same],
       widths,
     );
     console.log(line);
   }
   for (const note of notes) console.log(note);
   console.log(
-    '  ratio = ModSecurity µs/req ÷ Rulesmith request+eval µs/req (above 1: Rulesmith faster). "verdicts agree": both block or both pass;' +
+    '  Times: per request, the median over the rounds, averaged over the corpus. ratio = ModSecurity ÷ Rulesmith (above 1: Rulesmith faster);' +
+      ' ModSecurity\'s time covers a whole transaction (parsing the request included), like "request+eval". "verdicts agree": both block or both pass;' +
       ` "same rules": the same CRS ids scored. Disagreements: ${CACHE}/crs-disagreements-plN.json`,
   );
 }
 
-main();
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});

@@ -5,18 +5,20 @@
  * transaction the way a server connector does (connection, URI, headers, body, with an
  * intervention check after each step; a disruptive intervention ends the request).
  *
- *   harness CONFIG CORPUS ROUNDS
+ *   harness CONFIG CORPUS
  *
- * Round 0 is the verdict round (not timed): a ModSecurity instance with a log callback
- * collects the ids of the rules that logged (`[id "N"]` in each message). Then ROUNDS
- * timed rounds run on a second instance without a log callback (nothing is written
- * anywhere: the config turns the audit log and debug log off), over the same rules.
+ * First the verdict round (not timed): a ModSecurity instance with a log callback collects
+ * the ids of the rules that logged (`[id "N"]` in each message). Then the harness waits for
+ * commands on stdin, so that the bench can interleave its own rounds with ModSecurity's on
+ * a shared machine: each line `r` runs one timed round over the corpus on a second instance
+ * without a log callback (nothing is written anywhere: the config turns the audit log and
+ * debug log off), over the same rules; end of input ends the harness.
  *
  * Output (stdout, one record a line):
  *   load_ms <ms to parse the config and rules>
- *   v <index> <blocked 0|1> <status> <id,id,...|->    one per request, from round 0
- *   round_ns <total ns of one round>                   one per timed round
- *   t <index> <ns>                                     per request: median over rounds
+ *   v <index> <blocked 0|1> <status> <id,id,...|->    one per request, from the verdict round
+ *   ready
+ *   round <ns of request 0> <ns of request 1> ...      one per `r`
  *
  * Corpus format (written by the bench): little-endian; u32 request count, then per
  * request: str method, str uri, str http_version ("1.1"), str client_ip, u32 server_port,
@@ -136,18 +138,11 @@ done:
   return blocked;
 }
 
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: harness CONFIG CORPUS ROUNDS\n");
+  if (argc != 3) {
+    fprintf(stderr, "usage: harness CONFIG CORPUS\n");
     return 2;
   }
-  int rounds = atoi(argv[3]);
-  if (rounds < 1) rounds = 1;
 
   FILE *f = fopen(argv[2], "rb");
   if (!f) {
@@ -206,24 +201,22 @@ int main(int argc, char **argv) {
     printf("v %u %d %d %s\n", i, b, status, idslen ? ids + 1 : "-");
   }
 
-  /* Timed rounds. */
-  double *per = malloc(sizeof(double) * (size_t)n * (size_t)rounds);
-  for (int r = 0; r < rounds; r++) {
-    double total = 0;
+  printf("ready\n");
+  fflush(stdout);
+
+  /* Timed rounds, one per `r` line. */
+  char line[64];
+  while (fgets(line, sizeof line, stdin)) {
+    if (line[0] != 'r') continue;
+    fputs("round", stdout);
     for (uint32_t i = 0; i < n; i++) {
       int status;
       double s = now_ns();
       run(quiet, rules, &reqs[i], &status);
-      double d = now_ns() - s;
-      per[(size_t)i * (size_t)rounds + (size_t)r] = d;
-      total += d;
+      printf(" %.0f", now_ns() - s);
     }
-    printf("round_ns %.0f\n", total);
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    double *x = per + (size_t)i * (size_t)rounds;
-    qsort(x, (size_t)rounds, sizeof(double), cmp);
-    printf("t %u %.0f\n", i, x[rounds / 2]);
+    putchar('\n');
+    fflush(stdout);
   }
   fflush(stdout);
   msc_rules_cleanup(rules);
