@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { checkExpression, compileExpression, prepareFields } from '../../../server/src/language/index';
 import { mintId, OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/managed/ids';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
+import { compileZone } from '../../../server/src/rulesets/engine';
 import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 import type { LegacyFirewallRule } from '../../../server/src/rulesets/legacy';
 import type { ExecuteParameters, Rule } from '../../../server/src/rulesets/model';
@@ -18,6 +19,7 @@ import {
   SENSITIVITIES,
   urlPatternExpression,
   validateConfig,
+  withoutEmptyIds,
   type ActionMode,
   type MigrationZone,
   type Sensitivity,
@@ -279,5 +281,41 @@ describe('review document', () => {
       '- OWASP ModSecurity Core Rule Set › OWASP SQL Injection Attacks › 950001 SQL Injection Attack: mode off (default on). OWASP rule overrides are not migrated: there is no direct equivalence between rules of the two versions (upgrade guide). Recreate it with a rule override on the OWASP execute rule if needed.',
     );
     assert.equal(notMigratedSummary([]), '');
+  });
+});
+
+describe('every combination validates and compiles', () => {
+  test('sensitivity × action_mode × CloudFlare on/off × WAF on/off × exceptions: no validation problem, no engine problem', () => {
+    let n = 0;
+    for (const sensitivity of [undefined, ...SENSITIVITIES]) {
+      for (const action_mode of [undefined, ...ACTION_MODES]) {
+        for (const cfOn of [true, false]) {
+          for (const enabled of [true, false]) {
+            for (const withExceptions of [false, true]) {
+              const z = zone({
+                plan: 'enterprise',
+                waf: { zoneId: ZONE_ID, enabled, packages: { [OWASP_PACKAGE_ID]: { ...(sensitivity ? { sensitivity } : {}), ...(action_mode ? { action_mode } : {}) }, [CLOUDFLARE_PACKAGE_ID]: { enabled: cfOn } } },
+                ...(withExceptions
+                  ? {
+                      firewallRules: [{ id: 'fw', action: 'bypass', products: ['waf'], filter: { expression: 'ip.src in {192.0.2.0/24}' } }],
+                      pageRules: [
+                        { id: 'off', targets: ['example.com/admin/*'], waf: 'off' },
+                        { id: 'on', targets: ['example.com/shop/*'], waf: 'on' },
+                      ],
+                    }
+                  : {}),
+              });
+              const r = migrationConfig(z);
+              assert.deepEqual(r.problems, [], JSON.stringify(z));
+              const rules = r.config.rules.map(withoutEmptyIds);
+              const compiled = compileZone({ entryPoints: { http_request_firewall_managed: { kind: 'zone', phase: 'http_request_firewall_managed', rules } }, catalog: defaultCatalog, plan: 'enterprise' });
+              assert.deepEqual(compiled.problems, []);
+              n++;
+            }
+          }
+        }
+      }
+    }
+    assert.equal(n, 160);
   });
 });
