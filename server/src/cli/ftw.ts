@@ -18,8 +18,9 @@
  * - `status`: the request's status must be one of those listed: 403 when the engine blocks,
  *   200 when it lets the request through. A list holding only web-server statuses (400,
  *   405, …) for a request a server accepts tests the web server: skipped, saying so.
- * - `expect_error`: ftw expected the web server to fail the request (close the connection);
- *   met when a server rejects it, else skipped (there is no web server here).
+ * - `expect_error`: ftw expected the web server to fail the request (close the connection,
+ *   time out); met when a server rejects it or waits for a body shorter than its
+ *   Content-Length (`incompleteBody`), else skipped (there is no web server here).
  * - Tests with `enabled: false` (or a file with `meta.enabled: false`) are skipped, as ftw does.
  *
  * Paranoia level: `--pl N` for every test, else the level of the rule under test (its
@@ -185,6 +186,7 @@ function judgeStage(
   }
   const { values } = requestValues(stage.request);
   if (o.expectError === true) {
+    if (stage.incomplete !== undefined) return { result: 'passed', matched: [] };
     return { result: 'skipped', reason: 'expects the web server to fail the request (expect_error); there is no web server in front of the engine, and a server accepts this request' };
   }
   const ev = zone.evaluate(values as FieldValues);

@@ -61,6 +61,12 @@ export interface FtwStage {
    * (`serverRejection`), when it would.
    */
   readonly rejected?: string;
+  /**
+   * Why the server never gets the whole request (`incompleteBody`: the body is shorter than
+   * its Content-Length, so the server waits for the rest until the client gives up — what
+   * ftw's `expect_error` tests expect), when it does not.
+   */
+  readonly incomplete?: string;
   readonly output: { logContains?: string; noLogContains?: string; status?: number[]; expectError?: boolean };
 }
 
@@ -160,7 +166,8 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
         ...(range ? { source: { start: range[0], end: range[1], line: lineOf(range[0]) } } : {}),
       };
       const rejected = serverRejection(request);
-      stages.push({ request, ...(rejected ? { rejected } : {}), output: ftwOutput(stage.output) });
+      const incomplete = incompleteBody(request);
+      stages.push({ request, ...(rejected ? { rejected } : {}), ...(incomplete ? { incomplete } : {}), output: ftwOutput(stage.output) });
     });
     if (failed) return;
     const enabled = meta.enabled !== false && t.enabled !== false;
@@ -188,6 +195,21 @@ export function serverRejection(req: Pick<SampleRequest, 'httpVersion' | 'header
     if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) return `the header ${JSON.stringify(name.replace(/[\r\n]/g, ' '))} holds a line break (RFC 9110 §5.5): a server answers 400`;
   }
   return undefined;
+}
+
+/**
+ * Why the server waits for more of the request, or undefined: one valid Content-Length (and
+ * no Transfer-Encoding) larger than the body sent (920340-2: `Content-Length: 50` and no body;
+ * 920400-1: 10 MB declared, 410 bytes sent). The headers are complete, so the WAF's
+ * request-header phase still runs; the body phase never does.
+ */
+export function incompleteBody(req: Pick<SampleRequest, 'headers' | 'body'>): string | undefined {
+  if (req.headers.some(([k]) => k.toLowerCase() === 'transfer-encoding')) return undefined;
+  const lengths = [...new Set(req.headers.filter(([k]) => k.toLowerCase() === 'content-length').map(([, v]) => v.trim()))];
+  if (lengths.length !== 1 || !/^\d+$/.test(lengths[0])) return undefined;
+  const sent = (req.body ?? '').length;
+  const declared = Number(lengths[0]);
+  return declared > sent ? `the body is shorter than its Content-Length (${sent} of ${declared} bytes): the server waits for the rest until the client gives up` : undefined;
 }
 
 /** The rule id an ftw log pattern names: `id "942100"`, `id:942100`, `"942100"` -> "942100". */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { prepareFields } from '../../../server/src/language/index';
 import { requestFields } from '../../../server/src/requests/fields';
-import { ftwFormReencode, ftwInputRequest, ftwRuleId, parseFtwFile, parseRawRequest } from '../../../server/src/requests/ftw';
+import { ftwFormReencode, ftwInputRequest, ftwRuleId, parseFtwFile, parseRawRequest, serverRejection, incompleteBody } from '../../../server/src/requests/ftw';
 import type { SampleRequest } from '../../../server/src/requests/types';
 
 const b64 = (binary: string): string => Buffer.from(binary, 'latin1').toString('base64');
@@ -374,4 +374,36 @@ test('CRS 3.3.4 regression tests: every file loads, every stage becomes field va
   );
   assert.deepEqual(problems, []);
   assert.deepEqual(fieldProblems, []);
+});
+
+describe('what a web server does before the WAF sees a request', () => {
+  const req = (httpVersion: string, headers: [string, string][] = [['Host', 'localhost']], body?: string) => ({ httpVersion, headers, ...(body !== undefined ? { body } : {}) });
+  const rejections: [name: string, request: ReturnType<typeof req>, reason: string | undefined][] = [
+    ['HTTP/1.1', req('HTTP/1.1'), undefined],
+    ['HTTP/1.0', req('HTTP/1.0'), undefined],
+    ['HTTP/0.9 (well-formed)', req('HTTP/0.9'), undefined],
+    ['HTTP/3.0 (well-formed, unknown: the WAF decides, 920430)', req('HTTP/3.0'), undefined],
+    ['"1.1" (920430-6)', req('1.1'), 'the request line\'s version "1.1" is not HTTP/x.y (RFC 9112): a server answers 400'],
+    ['"HTTP/2" (one digit)', req('HTTP/2'), 'the request line\'s version "HTTP/2" is not HTTP/x.y (RFC 9112): a server answers 400'],
+    ['a backslash (920100-13)', req('HTTP\\1.0'), 'the request line\'s version "HTTP\\\\1.0" is not HTTP/x.y (RFC 9112): a server answers 400'],
+    ['no version', req(''), 'the request line\'s version "" is not HTTP/x.y (RFC 9112): a server answers 400'],
+    ['a bare CR in a header value (921140-1)', req('HTTP/1.1', [['SomeHeader', 'Headerdata\rInjectedHeader: x']]), 'the header "SomeHeader" holds a line break (RFC 9110 §5.5): a server answers 400'],
+    ['an encoded CR is just text (921140-2)', req('HTTP/1.1', [['SomeHeader', 'Headerdata%0dInjectedHeader: x']]), undefined],
+  ];
+  for (const [name, request, reason] of rejections) test(`serverRejection: ${name}`, () => assert.equal(serverRejection(request), reason));
+
+  const incomplete: [name: string, request: ReturnType<typeof req>, reason: string | undefined][] = [
+    ['Content-Length 50 and no body (920340-2)', req('HTTP/1.1', [['Content-Length', '50']]), 'the body is shorter than its Content-Length (0 of 50 bytes): the server waits for the rest until the client gives up'],
+    ['as long as declared', req('HTTP/1.1', [['Content-Length', '3']], 'a=b'), undefined],
+    ['chunked: the length does not count', req('HTTP/1.1', [['Content-Length', '50'], ['Transfer-Encoding', 'chunked']], 'a=b'), undefined],
+    ['an invalid length', req('HTTP/1.1', [['Content-Length', 'x']]), undefined],
+    ['no length', req('HTTP/1.1'), undefined],
+  ];
+  for (const [name, request, reason] of incomplete) test(`incompleteBody: ${name}`, () => assert.equal(incompleteBody(request), reason));
+
+  test('parseFtwFile marks the stages', () => {
+    const r = parseFtwFile('tests:\n  - test_title: t\n    stages:\n      - stage:\n          input: {version: "1.1"}\n          output: {status: [400]}\n      - stage:\n          input: {stop_magic: true, headers: {Content-Length: "50"}}\n          output: {expect_error: true}\n');
+    assert.deepEqual(r.problems, []);
+    assert.deepEqual(r.tests[0].stages.map((s) => [s.rejected !== undefined, s.incomplete !== undefined]), [[true, false], [false, true]]);
+  });
 });
