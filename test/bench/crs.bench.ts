@@ -12,9 +12,11 @@
  * Rulesmith: a zone whose managed phase deploys the OWASP-based ruleset with an `execute`
  * rule set to PL N (`setParanoiaLevel`) and the anomaly threshold T (`setScoreThreshold`),
  * compiled once per level by `compileZone`. Two figures per level: the engine evaluating
- * prepared field values ("eval"), and a request going from the sample request to field
+ * prepared field values ("eval only"), and a request going from the sample request to field
  * values (`requestValues`: URL, arguments, cookies, multipart/JSON/XML bodies) and then
  * through the engine ("request+eval") — the latter is what ModSecurity's figure covers too.
+ * The core is timed as it ships: bundled by esbuild with scripts/build.mjs's options (see
+ * modsec/rulesmith-core.ts for why not through tsx); RULESMITH_BENCH_TSX=1 times it under tsx.
  *
  * ModSecurity: libmodsecurity3 (Debian `libmodsecurity3` + `libmodsecurity-dev`) through
  * test/bench/modsec/harness.c, compiled with `cc -O2 … -lmodsecurity` into
@@ -29,8 +31,11 @@
  * intervention check after each step). Timed rounds run without a log callback; a first,
  * untimed round with one collects the ids of the rules that matched.
  *
- * Both sides: one untimed round for verdicts, then R rounds (default 5); the figure is the
- * median round's total divided by the number of requests. The threshold defaults to 5,
+ * Both sides: one untimed round (verdicts, warm-up), then R timed rounds each (default 5,
+ * RULESMITH_BENCH_ROUNDS), interleaved — a round of ours, then one of ModSecurity's in the
+ * resident harness — so that both share whatever else the machine is doing. Each request
+ * is timed on its own; the figure is the mean over the corpus of each request's median over
+ * the rounds (robust to bursts of load on a shared machine). The threshold defaults to 5,
  * CRS's own default (one critical rule blocks), which is what the regression tests assume;
  * the hosted ruleset's default is 40.
  *
@@ -38,6 +43,12 @@
  * the requests where the set of CRS rule ids that scored is the same on both sides
  * (ModSecurity's logged ids without 949110). The disagreements of each level are written
  * to ~/.cache/rulesmith-bench/crs-disagreements-plN.json for whoever works on the converter.
+ * At PL4 (the level the suite is run at) the tests' own `log_contains` / `no_log_contains`
+ * of a rule id say which side is right. Most differences are one libmodsecurity3 trait:
+ * v3 fills REQUEST_BODY for every body processor, where ModSecurity 2 (which the CRS 3.3.x
+ * tests were written against, and our request fields follow) leaves it empty with the
+ * JSON, XML and multipart processors — hence 920272/920273 and REQUEST_BODY-targeting 944xxx
+ * rules scoring on JSON/XML/multipart bodies only in libmodsecurity3.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
