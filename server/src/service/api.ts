@@ -37,6 +37,7 @@ export const CODES = {
   entryPointNotFound: 10003,
   duplicateFilter: 10102,
   loggingOnlyWithSkip: 20018,
+  actionParametersRequired: 20113,
   blankExpression: 20125,
   tooManyEntryPoints: 20217,
   /** PLACEHOLDER: malformed JSON, wrong types, unknown fields in a body (the real service's code was not captured). */
@@ -47,6 +48,10 @@ export const CODES = {
   invalidValue: 20021,
   /** PLACEHOLDER: a ruleset, version, rule, filter or firewall rule that does not exist. */
   notFound: 10007,
+  /** PLACEHOLDER: a ruleset (or version) still deployed by an execute rule cannot be deleted. */
+  rulesetInUse: 20030,
+  /** PLACEHOLDER: a managed ruleset cannot be changed or deleted. */
+  managedReadOnly: 20031,
   /** PLACEHOLDER: a legacy API family switched off (`--legacy sunset`). */
   gone: 10410,
   /** Firewall-rule create whose inline filter duplicates an existing one (real code; its text was not captured). */

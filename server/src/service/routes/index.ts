@@ -2,6 +2,7 @@
 import type { Router } from '../router';
 import type { SeedStep } from '../seed';
 import { accountRoutes } from './accounts';
+import { rulesetRoutes } from './rulesets';
 import { filterRoutes } from './filters';
 import { firewallRuleRoutes } from './firewallRules';
 import { migrationRoutes } from './migration';
@@ -9,6 +10,7 @@ import { previousWafRoutes, seedPreviousWaf } from './previousWaf';
 
 export function registerRoutes(r: Router): void {
   accountRoutes(r);
+  rulesetRoutes(r);
   firewallRuleRoutes(r);
   filterRoutes(r);
   migrationRoutes(r);

@@ -1,0 +1,757 @@
+/**
+ * The Rulesets API (rules-api §2) at account and zone level: rulesets, their versions,
+ * rules (with `position`), phase entry points, and the managed rulesets of the catalog
+ * (read-only). Every mutation takes `dry_run=true`: full validation (and the migration
+ * hook), inside a transaction that is rolled back; `200` answers then carry
+ * `result: null`, `204` stays `204`.
+ *
+ * Validation is the core's: the body is decoded strictly here (unknown fields, types),
+ * then the rules go through `validateRulesetJson` (actions, phase/action matrix,
+ * action_parameters, overrides, the managed ruleset an execute rule runs) and every
+ * expression through `checkExpression` at the zone's plan and the ruleset's phase. The
+ * core's problems become API errors in one place (`toApiErrors`, `expressionError`).
+ *
+ * Decisions where the reference is silent (also in the README's service section):
+ * - `GET …/rulesets` pages with a cursor over (name, id); `per_page` 1–50, default 50.
+ * - A request rule may carry `version` and `last_updated` (what a GET returned): they are
+ *   read-only and ignored. `""` for `id`, `version` or `ref` (the WAF migration config
+ *   has them) means absent. An `id` that names no rule of the ruleset is not taken: the
+ *   rule is new and gets a minted id.
+ * - PATCH of a rule replaces its definition; a body without `ref` keeps the rule's ref.
+ * - The entry-point PUT may set the name (the implicit entry point is named "default");
+ *   `PUT …/rulesets/{id}` refuses a different name, kind or phase.
+ * - Field or function not available at the zone's plan or in the phase: refused (the
+ *   core reports it as a warning for editors; the API is where it is enforced).
+ * - The latest version cannot be deleted while an execute rule deploys the ruleset,
+ *   nor can the only version: delete the ruleset instead.
+ */
+import { findNodeAtLocation, findNodeAtOffset, getNodePath, parseTree } from 'jsonc-parser';
+import { checkExpression, type Diagnostic } from '../../language/index';
+import { engineReport } from '../../language/report';
+import { PHASES, type Phase, type Plan } from '../../language/scheme/types';
+import { defaultCatalog } from '../../managed/catalog';
+import { rulesetVersion } from '../../managed/types';
+import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
+import { validateRulesetJson, type RulesetProblem } from '../../rulesets/validate';
+import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
+import type { PermissionGroup } from '../auth';
+import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, type Json, type JsonObject } from '../body';
+import { managedEntryPointWrite } from '../migrationFlow';
+import type { Ctx, Router } from '../router';
+import {
+  deleteRuleset,
+  deleteVersion,
+  deploymentsOf,
+  entryPoint,
+  entryPointKind,
+  latestRuleset,
+  managedHeader,
+  managedObject,
+  managedRuleset,
+  mergeRules,
+  saveRuleset,
+  storedRulesets,
+  storedVersion,
+  storedVersions,
+  tooManyEntryPoints,
+  type RuleInput,
+  type RulesetHeader,
+  type RulesetScope,
+  type StoredRule,
+  type StoredRuleset,
+} from '../rulesetStore';
+import { requireAccount, requireZone, type ZoneRow } from '../scope';
+import type { Store } from '../store';
+
+const CATALOG = defaultCatalog;
+const MANAGED_PHASE: Phase = 'http_request_firewall_managed';
+
+// --- Scope and permissions ---------------------------------------------------------------
+
+const ZONE_GROUPS: readonly PermissionGroup[] = ['Zone WAF', 'Account WAF', 'Account Rulesets'];
+const ACCOUNT_GROUPS: readonly PermissionGroup[] = ['Account WAF', 'Account Rulesets'];
+
+interface Where {
+  readonly scope: RulesetScope;
+  readonly scopeId: string;
+  readonly accountId: string;
+  readonly zone?: ZoneRow;
+  readonly plan?: Plan;
+}
+
+function where(ctx: Ctx, access: 'Read' | 'Write'): Where {
+  if (ctx.params.zone_id !== undefined) {
+    const zone = requireZone(ctx, ZONE_GROUPS, access);
+    return { scope: 'zone', scopeId: zone.id, accountId: zone.account_id, zone, plan: zone.plan };
+  }
+  const account = requireAccount(ctx, ACCOUNT_GROUPS, access);
+  return { scope: 'account', scopeId: account.id, accountId: account.id };
+}
+
+/** Parses `dry_run` before anything else, so a bad value is refused even on an otherwise bad request. */
+function dryRun(ctx: Ctx): boolean {
+  return boolParam(ctx.query, 'dry_run') ?? false;
+}
+
+/** Thrown inside the write transaction to roll a dry run back. */
+class DryRun {
+  constructor(readonly reply: Reply) {}
+}
+
+/** Runs a mutation in one write transaction; a dry run rolls it back and answers `null` (or 204). */
+function mutate(store: Store, dry: boolean, fn: () => Reply): Reply {
+  try {
+    return store.write(() => {
+      const reply = fn();
+      if (dry) throw new DryRun(reply);
+      return reply;
+    });
+  } catch (e) {
+    if (e instanceof DryRun) return e.reply.status === 204 ? { status: 204 } : { result: null };
+    throw e;
+  }
+}
+
+// --- Errors ------------------------------------------------------------------------------
+
+function invalid(message: string, pointer?: string): ApiError {
+  return ApiError.of(400, CODES.invalidValue, message, pointer);
+}
+
+function rulesetNotFound(id: string): ApiError {
+  return notFound(`ruleset '${id}'`);
+}
+
+function managedReadOnly(rs: { name: string; id: string }): ApiError {
+  return ApiError.of(
+    403,
+    CODES.managedReadOnly,
+    `${rs.name} (${rs.id}) is a managed ruleset: it cannot be changed or deleted. Deploy it with an execute rule in a ${MANAGED_PHASE} entry point and tune it with overrides.`,
+  );
+}
+
+function phaseParam(ctx: Ctx): Phase {
+  const p = ctx.params.ruleset_phase!;
+  if (!(PHASES as readonly string[]).includes(p)) {
+    throw invalid(`'${p}' is not a valid value for ruleset_phase: expected a phase such as http_request_firewall_custom or ${MANAGED_PHASE}`);
+  }
+  return p as Phase;
+}
+
+function versionParam(ctx: Ctx): number {
+  const v = ctx.params.ruleset_version!;
+  if (!/^[0-9]+$/.test(v)) throw invalid(`'${v}' is not a valid value for ruleset_version: expected a version number such as 1`);
+  return Number(v);
+}
+
+function noEntryPoint(phase: Phase): ApiError {
+  return ApiError.of(404, CODES.entryPointNotFound, `could not find entrypoint ruleset in the ${phase} phase`);
+}
+
+// --- Request bodies ----------------------------------------------------------------------
+
+/** Keys a rule may carry in a request (`version`/`last_updated` are read-only and ignored). */
+const RULE_KEYS = ['id', 'version', 'action', 'action_parameters', 'expression', 'description', 'enabled', 'ref', 'logging', 'exposed_credential_check', 'ratelimit', 'last_updated'];
+
+function kindOf(v: Json | undefined): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  return Array.isArray(v) ? 'array' : typeof v;
+}
+
+function stringField(obj: JsonObject, key: string, pointer: string): string | undefined {
+  const v = obj[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw invalidJson(`field "${key}" must be a string, got ${kindOf(v)}`, `${pointer}/${key}`);
+  return v;
+}
+
+/**
+ * A rule of a request, decoded strictly: unknown keys refused; read-only and empty
+ * id/version/ref dropped. The result is the JSON the validator sees and the store keeps.
+ */
+function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly string[] = []): JsonObject {
+  const obj = expectObject(v, pointer);
+  onlyKeys(obj, [...RULE_KEYS, ...extraKeys], pointer);
+  const out: JsonObject = {};
+  for (const [k, val] of Object.entries(obj)) {
+    if (k === 'version' || k === 'last_updated' || extraKeys.includes(k)) continue;
+    if ((k === 'id' || k === 'ref') && val === '') continue;
+    out[k] = val;
+  }
+  return out;
+}
+
+function decodeRules(v: Json | undefined, pointer = '/rules'): JsonObject[] {
+  if (v === undefined || v === null) return [];
+  return expectArray(v, pointer).map((r, i) => decodeRule(r, `${pointer}/${i}`));
+}
+
+/** The stored form's input of a decoded (and validated) rule. */
+function ruleInput(r: JsonObject): RuleInput {
+  const params = r.action_parameters as Record<string, unknown> | undefined;
+  return {
+    ...(typeof r.id === 'string' ? { id: r.id } : {}),
+    ...(typeof r.ref === 'string' ? { ref: r.ref } : {}),
+    action: r.action as string,
+    ...(params !== undefined ? { action_parameters: r.action === 'skip' ? canonicalSkip(params) : params } : {}),
+    expression: r.expression as string,
+    ...(typeof r.description === 'string' ? { description: r.description } : {}),
+    ...(typeof r.enabled === 'boolean' ? { enabled: r.enabled } : {}),
+    ...(r.logging !== undefined ? { logging: r.logging as { enabled: boolean } } : {}),
+    ...(r.exposed_credential_check !== undefined ? { exposed_credential_check: r.exposed_credential_check as Record<string, unknown> } : {}),
+    ...(r.ratelimit !== undefined ? { ratelimit: r.ratelimit as Record<string, unknown> } : {}),
+  };
+}
+
+/** Skip products are accepted in any case and echoed in the API's camelCase (rules-api §2.5). */
+function canonicalSkip(p: Record<string, unknown>): Record<string, unknown> {
+  if (!Array.isArray(p.products)) return p;
+  return { ...p, products: p.products.map((x) => SKIP_PRODUCTS.find((c) => typeof x === 'string' && c.toLowerCase() === x.toLowerCase()) ?? x) };
+}
+
+type Position = { before: string } | { after: string } | { index: number };
+
+function decodePosition(v: Json | undefined): Position | undefined {
+  if (v === undefined) return undefined;
+  const obj = expectObject(v, '/position');
+  onlyKeys(obj, ['before', 'after', 'index'], '/position');
+  const keys = Object.keys(obj);
+  if (keys.length !== 1) {
+    throw invalid(`position needs exactly one of "before", "after" or "index", got ${keys.length === 0 ? 'none' : keys.map((k) => `"${k}"`).join(' and ')}`, '/position');
+  }
+  const key = keys[0]!;
+  const val = obj[key];
+  if (key === 'index') {
+    if (typeof val !== 'number' || !Number.isInteger(val)) throw invalidJson(`field "index" must be an integer, got ${kindOf(val)}`, '/position/index');
+    if (val < 1) throw invalid(`'${val}' is not a valid value for index: positions start at 1`, '/position/index');
+    return { index: val };
+  }
+  if (typeof val !== 'string') throw invalidJson(`field "${key}" must be a string, got ${kindOf(val)}`, `/position/${key}`);
+  if (!/^(?:[0-9a-f]{32})?$/.test(val)) throw invalid(`'${val}' is not a valid value for ${key}: expected a rule id (32 lowercase hexadecimal characters) or ""`, `/position/${key}`);
+  return key === 'before' ? { before: val } : { after: val };
+}
+
+/** Where a rule goes in `rules` (the list without it): an index from 0 to rules.length. */
+function placeAt(rules: readonly StoredRule[], position: Position, selfId?: string): number {
+  const find = (id: string, key: string) => {
+    if (id === selfId) throw invalid(`'${id}' is not a valid value for ${key}: a rule cannot be placed relative to itself`, `/position/${key}`);
+    const i = rules.findIndex((r) => r.id === id);
+    if (i < 0) throw invalid(`'${id}' is not a valid value for ${key}: the ruleset has no rule with this id`, `/position/${key}`);
+    return i;
+  };
+  if ('before' in position) return position.before === '' ? 0 : find(position.before, 'before');
+  if ('after' in position) return position.after === '' ? rules.length : find(position.after, 'after') + 1;
+  if (position.index > rules.length + 1) {
+    throw invalid(`'${position.index}' is not a valid value for index: the ruleset has ${rules.length} other rule${rules.length === 1 ? '' : 's'}, so the index goes from 1 to ${rules.length + 1}`, '/position/index');
+  }
+  return position.index - 1;
+}
+
+// --- Validation with the core ------------------------------------------------------------
+
+interface Target {
+  readonly kind: RulesetKind;
+  readonly phase: Phase;
+  readonly where: Where;
+  /** The ruleset being written (an execute rule may not run it). */
+  readonly id?: string;
+}
+
+/** Custom rulesets of the account (id → phase) that execute rules may run. */
+function customRulesets(store: Store, accountId: string): Map<string, Phase> {
+  return new Map(storedRulesets(store, 'account', accountId).filter((r) => r.kind === 'custom').map((r) => [r.id, r.phase]));
+}
+
+/** How a core problem is answered: its API code. */
+function codeOf(p: RulesetProblem): number {
+  switch (p.code) {
+    case 'unknown-field':
+    case 'wrong-type':
+    case 'invalid-json':
+      return CODES.invalidJson;
+    case 'logging-not-allowed':
+      return CODES.loggingOnlyWithSkip;
+    default:
+      return p.message === 'action parameters are required for the set_config action' ? CODES.actionParametersRequired : CODES.invalidValue;
+  }
+}
+
+/** Core problems the API answers otherwise (or not at all). */
+const HANDLED_HERE = new Set(['duplicate-id', 'duplicate-ref', 'missing-ref', 'unknown-managed-ruleset']);
+
+/**
+ * Validates `rules` (decoded) as the rules of a ruleset of `target`; throws the API's
+ * errors. Problems are reported for the rules `report` names (index → JSON pointer of
+ * that rule in the request body); the others are the ruleset's current rules, already
+ * accepted.
+ */
+function validateRules(store: Store, rules: readonly JsonObject[], target: Target, report: (i: number) => string | undefined): void {
+  const custom = customRulesets(store, target.where.accountId);
+  const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules });
+  const problems = validateRulesetJson(text, {
+    catalog: CATALOG,
+    plan: target.where.plan,
+    phase: target.phase,
+    customRulesetIds: [...custom.keys()],
+    expressions: false,
+  });
+  const root = parseTree(text);
+  const errors: { rule: number; order: number; message: ApiMessage }[] = [];
+  for (const p of problems) {
+    if (p.severity !== 'error' || HANDLED_HERE.has(p.code)) continue;
+    const node = root && findNodeAtOffset(root, p.start);
+    const path = node ? getNodePath(node) : [];
+    const rule = typeof path[1] === 'number' && path[0] === 'rules' ? path[1] : p.rule;
+    if (rule === undefined) continue;
+    const base = report(rule);
+    if (base === undefined) continue;
+    // A missing expression reads as the engine's blank expression (rules-api §2.6).
+    if (p.code === 'missing-field' && p.message.startsWith('a rule needs an "expression"')) continue;
+    const pointer = `${base}${path
+      .slice(2)
+      .map((s) => `/${escapePointer(String(s))}`)
+      .join('')}`;
+    errors.push({ rule, order: p.start, message: { code: codeOf(p), message: p.message, source: { pointer } } });
+  }
+  rules.forEach((r, i) => {
+    const base = report(i);
+    if (base === undefined) return;
+    const at = (key: string, message: ApiMessage) => {
+      const node = root && findNodeAtLocation(root, ['rules', i, ...key.split('/')]);
+      errors.push({ rule: i, order: node ? node.offset : -1, message });
+    };
+    // expressions
+    const expr = r.expression;
+    if (expr === undefined || expr === '') {
+      at('expression', { code: CODES.blankExpression, message: "'' is not a valid value for expression because the expression cannot be blank", source: { pointer: `${base}/expression` } });
+    } else if (typeof expr === 'string') {
+      const e = expressionError(expr, 'expression', target);
+      if (e) at('expression', { code: CODES.invalidValue, message: e, source: { pointer: `${base}/expression` } });
+    }
+    const counting = (r.ratelimit as JsonObject | undefined)?.counting_expression;
+    if (typeof counting === 'string' && counting !== '') {
+      const e = expressionError(counting, 'counting_expression', target);
+      if (e) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: e, source: { pointer: `${base}/ratelimit/counting_expression` } });
+    }
+    // the ruleset an execute rule runs must exist, in this phase
+    const params = r.action_parameters as JsonObject | undefined;
+    if (r.action === 'execute' && params && typeof params === 'object' && typeof params.id === 'string' && /^[0-9a-f]{32}$/.test(params.id)) {
+      const id = params.id;
+      const pointer = `${base}/action_parameters/id`;
+      const phase = custom.get(id);
+      if (id === target.id) {
+        at('action_parameters/id', { code: CODES.invalidValue, message: `'${id}' is not a valid value for id because a ruleset cannot execute itself`, source: { pointer } });
+      } else if (!managedRuleset(id, CATALOG) && phase === undefined) {
+        const known = CATALOG.rulesets.map((m) => `${m.name} (${m.id})`).join(', ');
+        at('action_parameters/id', { code: CODES.invalidValue, message: `'${id}' is not a valid value for id because no managed ruleset nor custom ruleset of the account has this id; managed rulesets: ${known}`, source: { pointer } });
+      } else if (phase !== undefined && phase !== target.phase) {
+        at('action_parameters/id', { code: CODES.invalidValue, message: `'${id}' is not a valid value for id because that custom ruleset is in phase ${phase}, not ${target.phase}`, source: { pointer } });
+      }
+    }
+  });
+  if (errors.length === 0) return;
+  errors.sort((a, b) => a.rule - b.rule || a.order - b.order);
+  throw new ApiError(
+    400,
+    errors.map((e) => e.message),
+  );
+}
+
+/** Diagnostics the API refuses although the core reports them as warnings for editors. */
+const REFUSED_WARNINGS = new Set(['plan-required', 'not-in-phase', 'managed-only']);
+
+/**
+ * The API's message for an expression it refuses, or undefined: the first error in the
+ * engine's wording and layout (rules-api §1.6), else a feature the zone's plan or the
+ * phase does not have, in the same layout.
+ */
+export function expressionError(text: string, field: string, target: { phase?: Phase; where?: { plan?: Plan }; kind?: RulesetKind }): string | undefined {
+  const r = checkExpression(text, { plan: target.where?.plan, phase: target.phase, allowManaged: target.kind === 'managed' });
+  const first = (pred: (d: Diagnostic) => boolean) => r.diagnostics.find(pred);
+  const err = first((d) => d.severity === 'error');
+  if (err) return `'${text}' is not a valid value for ${field} because could not parse filter expression: ${engineReport(text, err, 'Filter parsing error')}`;
+  const refused = first((d) => REFUSED_WARNINGS.has(d.code));
+  if (refused) return `'${text}' is not a valid value for ${field} because it uses what this ruleset cannot: ${engineReport(text, refused, 'Filter error')}`;
+  return undefined;
+}
+
+// --- The migration hook ------------------------------------------------------------------
+
+/** Writes to the zone's managed-phase entry point go through the WAF migration state machine. */
+function migrationHook(ctx: Ctx, w: Where, kind: RulesetKind, phase: Phase, rawRules: readonly unknown[], query: URLSearchParams): void {
+  if (w.scope !== 'zone' || kind !== 'zone' || phase !== MANAGED_PHASE) return;
+  managedEntryPointWrite(ctx.service.store, w.zone!, rawRules, query);
+}
+
+// --- Reading -----------------------------------------------------------------------------
+
+function header(r: RulesetHeader): RulesetHeader {
+  return { id: r.id, name: r.name, description: r.description, kind: r.kind, version: r.version, last_updated: r.last_updated, phase: r.phase };
+}
+
+/** A ruleset of the scope: stored (current version) or managed; 404 otherwise. */
+function findRuleset(ctx: Ctx, w: Where): { stored?: StoredRuleset; managed?: StoredRuleset } {
+  const id = ctx.params.ruleset_id!;
+  const m = managedRuleset(id, CATALOG);
+  if (m) return { managed: managedObject(m)! };
+  const stored = latestRuleset(ctx.service.store, w.scope, w.scopeId, id);
+  if (!stored) throw rulesetNotFound(id);
+  return { stored };
+}
+
+/** A stored ruleset for a mutation: managed ones are refused, unknown ones are 404. */
+function writable(ctx: Ctx, w: Where): StoredRuleset {
+  const { stored, managed } = findRuleset(ctx, w);
+  if (managed) throw managedReadOnly(managed);
+  return stored!;
+}
+
+function encodeCursor(r: RulesetHeader): string {
+  return Buffer.from(JSON.stringify([r.name, r.id])).toString('base64url');
+}
+
+function decodeCursor(raw: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') return [v[0], v[1]];
+  } catch {
+    // fall through
+  }
+  throw invalid(`'${raw}' is not a valid value for cursor: pass the cursor of the previous page's result_info`);
+}
+
+function list(ctx: Ctx): Reply {
+  const w = where(ctx, 'Read');
+  const perPage = intParam(ctx.query, 'per_page', 50, 1, 50);
+  const cursor = ctx.query.get('cursor');
+  const all = [...CATALOG.rulesets.map((m) => managedHeader(m)), ...storedRulesets(ctx.service.store, w.scope, w.scopeId).map(header)];
+  const key = (r: RulesetHeader): [string, string] => [r.name, r.id];
+  const cmp = (a: [string, string], b: [string, string]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
+  all.sort((a, b) => cmp(key(a), key(b)));
+  const after = cursor === null || cursor === '' ? undefined : decodeCursor(cursor);
+  const rest = after ? all.filter((r) => cmp(key(r), after) > 0) : all;
+  const page = rest.slice(0, perPage);
+  const more = rest.length > perPage;
+  const next = more ? encodeCursor(page[page.length - 1]!) : undefined;
+  return {
+    result: page,
+    result_info: { per_page: perPage, count: page.length, ...(next ? { cursor: next, cursors: { after: next } } : {}) },
+  };
+}
+
+function get(ctx: Ctx): Reply {
+  const w = where(ctx, 'Read');
+  const { stored, managed } = findRuleset(ctx, w);
+  return { result: managed ?? stored };
+}
+
+function versions(ctx: Ctx): Reply {
+  const w = where(ctx, 'Read');
+  const id = ctx.params.ruleset_id!;
+  const m = managedRuleset(id, CATALOG);
+  if (m) return { result: m.versions.map((v) => managedHeader(m, v)) };
+  const list = storedVersions(ctx.service.store, w.scope, w.scopeId, id);
+  if (list.length === 0) throw rulesetNotFound(id);
+  return { result: list };
+}
+
+function oneVersion(ctx: Ctx, w: Where): StoredRuleset {
+  const id = ctx.params.ruleset_id!;
+  const v = versionParam(ctx);
+  const m = managedRuleset(id, CATALOG);
+  if (m) {
+    const mv = rulesetVersion(m, String(v));
+    if (!mv) throw notFound(`version ${v} of ruleset '${id}'`);
+    return managedObject(m, mv)!;
+  }
+  const found = storedVersion(ctx.service.store, w.scope, w.scopeId, id, v);
+  if (found) return found;
+  if (!latestRuleset(ctx.service.store, w.scope, w.scopeId, id)) throw rulesetNotFound(id);
+  throw notFound(`version ${v} of ruleset '${id}'`);
+}
+
+function getVersion(ctx: Ctx): Reply {
+  return { result: oneVersion(ctx, where(ctx, 'Read')) };
+}
+
+function byTag(ctx: Ctx): Reply {
+  const rs = oneVersion(ctx, where(ctx, 'Read'));
+  const tag = ctx.params.rule_tag!;
+  return { result: { ...rs, rules: rs.rules.filter((r) => r.categories?.includes(tag)) } };
+}
+
+// --- Rulesets: create, update, delete ----------------------------------------------------
+
+const KINDS: readonly RulesetKind[] = ['managed', 'custom', 'root', 'zone'];
+
+function create(ctx: Ctx): Reply {
+  const dry = dryRun(ctx);
+  const w = where(ctx, 'Write');
+  const body = expectObject(ctx.body);
+  onlyKeys(body, ['name', 'description', 'kind', 'phase', 'rules']);
+  const name = stringField(body, 'name', '');
+  const description = stringField(body, 'description', '') ?? '';
+  const kind = stringField(body, 'kind', '');
+  const phase = stringField(body, 'phase', '');
+  if (name === undefined || name === '') throw invalid(name === '' ? "'' is not a valid value for name because it cannot be blank" : 'name is required', '/name');
+  if (kind === undefined) throw invalid('kind is required: custom, or the entry point kind (root for an account, zone for a zone)', '/kind');
+  if (!(KINDS as readonly string[]).includes(kind)) throw invalid(`'${kind}' is not a valid value for kind: expected ${KINDS.join(', ')}`, '/kind');
+  if (phase === undefined) throw invalid('phase is required', '/phase');
+  if (!(PHASES as readonly string[]).includes(phase)) throw invalid(`'${phase}' is not a valid value for phase`, '/phase');
+  const allowed: readonly RulesetKind[] = w.scope === 'account' ? ['custom', 'root'] : ['zone'];
+  if (!allowed.includes(kind as RulesetKind)) {
+    const why =
+      kind === 'managed'
+        ? 'managed rulesets are provided by Cloudflare; create a custom ruleset, or deploy a managed one with an execute rule'
+        : w.scope === 'account'
+          ? 'an account can create custom rulesets and its root entry points; zone entry points are created at zone level'
+          : 'a zone can create only its entry points (kind zone); custom rulesets belong to the account';
+    throw invalid(`'${kind}' is not a valid value for kind because ${why}`, '/kind');
+  }
+  const store = ctx.service.store;
+  if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
+  const rules = decodeRules(body.rules);
+  const target: Target = { kind: kind as RulesetKind, phase: phase as Phase, where: w };
+  validateRules(store, rules, target, (i) => `/rules/${i}`);
+  return mutate(store, dry, () => {
+    const now = timestamp();
+    migrationHook(ctx, w, target.kind, target.phase, (body.rules as unknown[] | undefined) ?? [], new URLSearchParams());
+    const merged = mergeRules([], rules.map(ruleInput), now);
+    return { result: saveRuleset(store, w.scope, w.scopeId, { name, description, kind: target.kind, phase: target.phase, rules: merged }, now) };
+  });
+}
+
+/** `PUT …/rulesets/{id}` and the entry-point PUT: the rules are replaced as a whole. */
+function replaceRules(ctx: Ctx, w: Where, current: StoredRuleset | undefined, target: Target, body: JsonObject, name: string, description: string, dry: boolean): Reply {
+  const store = ctx.service.store;
+  if (body.rules === undefined) throw invalid('rules is required: the whole list of rules the ruleset will have ([] for none)', '/rules');
+  const rules = decodeRules(body.rules);
+  validateRules(store, rules, target, (i) => `/rules/${i}`);
+  return mutate(store, dry, () => {
+    const now = timestamp();
+    migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
+    const merged = mergeRules(current?.rules ?? [], rules.map(ruleInput), now);
+    return { result: saveRuleset(store, w.scope, w.scopeId, { id: current?.id, name, description, kind: target.kind, phase: target.phase, rules: merged }, now) };
+  });
+}
+
+function update(ctx: Ctx): Reply {
+  const dry = dryRun(ctx);
+  const w = where(ctx, 'Write');
+  const current = writable(ctx, w);
+  const body = expectObject(ctx.body);
+  onlyKeys(body, ['name', 'description', 'kind', 'phase', 'rules']);
+  for (const key of ['name', 'kind', 'phase'] as const) {
+    const v = stringField(body, key, '');
+    if (v !== undefined && v !== current[key]) {
+      throw invalid(`'${v}' is not a valid value for ${key} because the ${key} of a ruleset cannot be changed (it is '${current[key]}')`, `/${key}`);
+    }
+  }
+  const description = stringField(body, 'description', '') ?? current.description;
+  return replaceRules(ctx, w, current, { kind: current.kind, phase: current.phase, where: w, id: current.id }, body, current.name, description, dry);
+}
+
+function remove(ctx: Ctx): Reply {
+  const dry = dryRun(ctx);
+  const w = where(ctx, 'Write');
+  const current = writable(ctx, w);
+  const store = ctx.service.store;
+  const users = deploymentsOf(store, w.accountId, current.id);
+  if (users.length > 0) throw inUse(current, users[0]!);
+  return mutate(store, dry, () => {
+    deleteRuleset(store, current.id);
+    return { status: 204 };
+  });
+}
+
+function inUse(rs: StoredRuleset, d: { rulesetName: string; rulesetId: string; ruleId: string }): ApiError {
+  return ApiError.of(
+    400,
+    CODES.rulesetInUse,
+    `ruleset '${rs.name}' (${rs.id}) is deployed by rule ${d.ruleId} of ruleset '${d.rulesetName}' (${d.rulesetId}); change or delete that execute rule first`,
+  );
+}
+
+function removeVersion(ctx: Ctx): Reply {
+  const dry = dryRun(ctx);
+  const w = where(ctx, 'Write');
+  const id = ctx.params.ruleset_id!;
+  const m = managedRuleset(id, CATALOG);
+  if (m) throw managedReadOnly(m);
+  const store = ctx.service.store;
+  const target = oneVersion(ctx, w);
+  const all = storedVersions(store, w.scope, w.scopeId, id);
+  const latest = all[all.length - 1]!;
+  if (all.length === 1) {
+    throw invalid(`version ${target.version} is the only version of ruleset '${target.name}' (${id}); delete the ruleset instead`);
+  }
+  const users = deploymentsOf(store, w.accountId, id).filter((d) => d.version === target.version || (d.version === 'latest' && latest.version === target.version));
+  if (users.length > 0) {
+    const d = users[0]!;
+    throw ApiError.of(
+      400,
+      CODES.rulesetInUse,
+      `version ${target.version} of ruleset '${target.name}' (${id}) is deployed by rule ${d.ruleId} of ruleset '${d.rulesetName}' (${d.rulesetId}); change or delete that execute rule first`,
+    );
+  }
+  return mutate(store, dry, () => {
+    deleteVersion(store, id, Number(target.version));
+    return { status: 204 };
+  });
+}
+
+// --- Rules -------------------------------------------------------------------------------
+
+function saveRules(ctx: Ctx, w: Where, current: StoredRuleset, rules: readonly StoredRule[], dry: boolean, now: string): Reply {
+  const store = ctx.service.store;
+  return mutate(store, dry, () => {
+    migrationHook(ctx, w, current.kind, current.phase, rules, new URLSearchParams());
+    return { result: saveRuleset(store, w.scope, w.scopeId, { id: current.id, name: current.name, description: current.description, kind: current.kind, phase: current.phase, rules }, now) };
+  });
+}
+
+function target(current: StoredRuleset, w: Where): Target {
+  return { kind: current.kind, phase: current.phase, where: w, id: current.id };
+}
+
+/** The current rules as JSON for validation next to a new one. */
+function asJson(rules: readonly StoredRule[]): JsonObject[] {
+  return rules as unknown as JsonObject[];
+}
+
+/** A ref another rule already has: the API's answer names that rule. */
+function refTaken(rules: readonly StoredRule[], ref: Json | undefined): void {
+  if (typeof ref !== 'string') return;
+  const j = rules.findIndex((r) => r.ref === ref);
+  if (j >= 0) throw invalid(`'${ref}' is not a valid value for ref because rule ${j + 1} (${rules[j]!.id}) already has it: a ref is unique within a ruleset`, '/ref');
+}
+
+function addRule(ctx: Ctx): Reply {
+  const dry = dryRun(ctx);
+  const w = where(ctx, 'Write');
+  const current = writable(ctx, w);
+  const body = expectObject(ctx.body);
+  const rule = decodeRule(body, '', ['position']);
+  const position = decodePosition(body.position);
+  const at = position ? placeAt(current.rules, position) : current.rules.length;
+  const all = [...asJson(current.rules)];
+  all.splice(at, 0, rule);
+  validateRules(ctx.service.store, all, target(current, w), (i) => (i === at ? '' : undefined));
+  refTaken(current.rules, rule.ref);
+  const now = timestamp();
+  const inputs: RuleInput[] = current.rules.map((r) => ({ ...r }));
+  inputs.splice(at, 0, { ...ruleInput(rule), id: undefined });
+  const merged = mergeRules(current.rules, inputs, now, () => '');
+  return saveRules(ctx, w, current, merged, dry, now);
+}
+
+function editRule(ctx: Ctx): Reply {
+  const dry = dryRun(ctx);
+  const w = where(ctx, 'Write');
+  const current = writable(ctx, w);
+  const ruleId = ctx.params.rule_id!;
+  const index = current.rules.findIndex((r) => r.id === ruleId);
+  if (index < 0) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
+  const body = expectObject(ctx.body);
+  const position = decodePosition(body.position);
+  const old = current.rules[index]!;
+  const others = current.rules.filter((_, i) => i !== index);
+  const at = position ? placeAt(others, position, ruleId) : index;
+  const onlyPosition = position !== undefined && Object.keys(body).length === 1;
+  let replacement: RuleInput = old;
+  if (!onlyPosition) {
+    const rule = decodeRule(body, '', ['position']);
+    if (typeof rule.id === 'string' && rule.id !== ruleId) {
+      throw invalid(`'${rule.id}' is not a valid value for id because the rule edited is ${ruleId}`, '/id');
+    }
+    const all = [...asJson(others)];
+    all.splice(at, 0, rule);
+    validateRules(ctx.service.store, all, target(current, w), (i) => (i === at ? '' : undefined));
+    refTaken(others, rule.ref);
+    replacement = { ...ruleInput(rule), id: ruleId, ref: typeof rule.ref === 'string' ? rule.ref : old.ref };
+  }
+  const now = timestamp();
+  const inputs: RuleInput[] = others.map((r) => ({ ...r }));
+  inputs.splice(at, 0, replacement);
+  const merged = mergeRules(current.rules, inputs, now, () => '');
+  return saveRules(ctx, w, current, merged, dry, now);
+}
+
+function deleteRule(ctx: Ctx): Reply {
+  const dry = dryRun(ctx);
+  const w = where(ctx, 'Write');
+  const current = writable(ctx, w);
+  const ruleId = ctx.params.rule_id!;
+  if (!current.rules.some((r) => r.id === ruleId)) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
+  if (ctx.body !== undefined) {
+    // The API takes no body here; a stray one is refused rather than ignored.
+    onlyKeys(expectObject(ctx.body), []);
+  }
+  return saveRules(ctx, w, current, current.rules.filter((r) => r.id !== ruleId), dry, timestamp());
+}
+
+// --- Entry points ------------------------------------------------------------------------
+
+function getEntryPoint(ctx: Ctx): Reply {
+  const w = where(ctx, 'Read');
+  const phase = phaseParam(ctx);
+  const ep = entryPoint(ctx.service.store, w.scope, w.scopeId, phase);
+  if (!ep) throw noEntryPoint(phase);
+  return { result: ep };
+}
+
+function putEntryPointRoute(ctx: Ctx): Reply {
+  const dry = dryRun(ctx);
+  const w = where(ctx, 'Write');
+  const phase = phaseParam(ctx);
+  const body = expectObject(ctx.body);
+  onlyKeys(body, ['name', 'description', 'rules']);
+  const current = entryPoint(ctx.service.store, w.scope, w.scopeId, phase);
+  const name = stringField(body, 'name', '');
+  if (name === '') throw invalid("'' is not a valid value for name because it cannot be blank", '/name');
+  const description = stringField(body, 'description', '') ?? current?.description ?? '';
+  const kind = entryPointKind(w.scope);
+  return replaceRules(ctx, w, current, { kind, phase, where: w, id: current?.id }, body, name ?? current?.name ?? 'default', description, dry);
+}
+
+function entryPointVersions(ctx: Ctx): Reply {
+  const w = where(ctx, 'Read');
+  const phase = phaseParam(ctx);
+  const ep = entryPoint(ctx.service.store, w.scope, w.scopeId, phase);
+  return { result: ep ? storedVersions(ctx.service.store, w.scope, w.scopeId, ep.id) : [] };
+}
+
+function entryPointVersion(ctx: Ctx): Reply {
+  const w = where(ctx, 'Read');
+  const phase = phaseParam(ctx);
+  const v = versionParam(ctx);
+  const ep = entryPoint(ctx.service.store, w.scope, w.scopeId, phase);
+  if (!ep) throw noEntryPoint(phase);
+  const found = storedVersion(ctx.service.store, w.scope, w.scopeId, ep.id, v);
+  if (!found) throw notFound(`version ${v} of the ${phase} entry point`);
+  return { result: found };
+}
+
+// --- Registration ------------------------------------------------------------------------
+
+export function rulesetRoutes(r: Router): void {
+  for (const scope of ['/accounts/:account_id', '/zones/:zone_id']) {
+    r.get(`${scope}/rulesets`, list);
+    r.post(`${scope}/rulesets`, create);
+    r.get(`${scope}/rulesets/phases/:ruleset_phase/entrypoint`, getEntryPoint);
+    r.put(`${scope}/rulesets/phases/:ruleset_phase/entrypoint`, putEntryPointRoute);
+    r.get(`${scope}/rulesets/phases/:ruleset_phase/entrypoint/versions`, entryPointVersions);
+    r.get(`${scope}/rulesets/phases/:ruleset_phase/entrypoint/versions/:ruleset_version`, entryPointVersion);
+    r.get(`${scope}/rulesets/:ruleset_id`, get);
+    r.put(`${scope}/rulesets/:ruleset_id`, update);
+    r.delete(`${scope}/rulesets/:ruleset_id`, remove);
+    r.get(`${scope}/rulesets/:ruleset_id/versions`, versions);
+    r.get(`${scope}/rulesets/:ruleset_id/versions/:ruleset_version`, getVersion);
+    r.delete(`${scope}/rulesets/:ruleset_id/versions/:ruleset_version`, removeVersion);
+    r.post(`${scope}/rulesets/:ruleset_id/rules`, addRule);
+    r.patch(`${scope}/rulesets/:ruleset_id/rules/:rule_id`, editRule);
+    r.delete(`${scope}/rulesets/:ruleset_id/rules/:rule_id`, deleteRule);
+  }
+  r.get('/accounts/:account_id/rulesets/:ruleset_id/versions/:ruleset_version/by_tag/:rule_tag', byTag);
+}

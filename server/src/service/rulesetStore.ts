@@ -1,0 +1,447 @@
+/**
+ * Rulesets in the store, and the functions other parts of the service share (the
+ * migration flow, the demo seed, trace and zone configuration).
+ *
+ * Storage contract (others rely on it):
+ * - `rulesets`: one row per ruleset (id, scope 'account'|'zone', scope_id, kind, phase,
+ *   name, description, version = the NEWEST version number ever written — numbers are
+ *   never reused, even after a version is deleted — and that version's last_updated).
+ *   At most one entry point (kind root/zone) per scope and phase (a unique index).
+ * - `ruleset_versions.body`: the whole ruleset object exactly as `GET …/rulesets/{id}`
+ *   returns it for that version: `{id, name, description, kind, version, last_updated,
+ *   phase, rules}` where every rule is `{id, version, action, action_parameters?,
+ *   expression, description, last_updated, ref, enabled, logging?,
+ *   exposed_credential_check?, ratelimit?}` (ids 32-hex, versions digit strings,
+ *   timestamps with microseconds). The current version of a ruleset is its newest
+ *   retained version row.
+ * - Managed rulesets are not stored: they come from the catalog (server/src/managed/).
+ *
+ * Nothing here validates expressions or action parameters: the routes do that with the
+ * core before they call `saveRuleset`; the seed and the migration flow pass rules they
+ * built themselves. What is enforced here is what the store must never hold: duplicate
+ * rule ids or refs in one version.
+ */
+import type { Phase } from '../language/scheme/types';
+import { defaultCatalog } from '../managed/catalog';
+import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedRulesetVersion } from '../managed/types';
+import type { RulesetKind } from '../rulesets/model';
+import { ApiError, CODES, ID, newId, timestamp } from './api';
+import { fromJson, toJson, type Store } from './store';
+
+export type RulesetScope = 'account' | 'zone';
+
+/** A rule as stored and returned. */
+export interface StoredRule {
+  readonly id: string;
+  readonly version: string;
+  readonly action: string;
+  readonly action_parameters?: Readonly<Record<string, unknown>>;
+  readonly expression: string;
+  readonly description: string;
+  readonly last_updated: string;
+  readonly ref: string;
+  readonly enabled: boolean;
+  readonly logging?: { readonly enabled: boolean };
+  readonly exposed_credential_check?: Readonly<Record<string, unknown>>;
+  readonly ratelimit?: Readonly<Record<string, unknown>>;
+  /** Managed rules only (never stored: the catalog's). */
+  readonly categories?: readonly string[];
+}
+
+/** A ruleset object as stored in `ruleset_versions.body` and returned by GET. */
+export interface StoredRuleset {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly kind: RulesetKind;
+  readonly version: string;
+  readonly last_updated: string;
+  readonly phase: Phase;
+  readonly rules: readonly StoredRule[];
+}
+
+/** A ruleset without its rules: the items of list and version-list results. */
+export type RulesetHeader = Omit<StoredRuleset, 'rules'>;
+
+/**
+ * A rule as a write brings it: its definition, plus the id or ref that says which
+ * existing rule it is (both optional: a rule with neither is new).
+ */
+export interface RuleInput {
+  readonly id?: string;
+  readonly ref?: string;
+  readonly action: string;
+  readonly action_parameters?: Readonly<Record<string, unknown>>;
+  readonly expression: string;
+  readonly description?: string;
+  readonly enabled?: boolean;
+  readonly logging?: { readonly enabled: boolean };
+  readonly exposed_credential_check?: Readonly<Record<string, unknown>>;
+  readonly ratelimit?: Readonly<Record<string, unknown>>;
+}
+
+/** The fields that make a rule's definition: a change to any of them bumps the rule's version. */
+const DEFINITION = ['action', 'action_parameters', 'expression', 'description', 'enabled', 'logging', 'exposed_credential_check', 'ratelimit', 'ref'] as const;
+
+export const ENTRY_POINT_KINDS: readonly RulesetKind[] = ['root', 'zone'];
+
+export function entryPointKind(scope: RulesetScope): 'root' | 'zone' {
+  return scope === 'zone' ? 'zone' : 'root';
+}
+
+interface RulesetRow {
+  id: string;
+  scope: RulesetScope;
+  scope_id: string;
+  kind: RulesetKind;
+  phase: Phase;
+  name: string;
+  description: string;
+  version: number;
+  last_updated: string;
+}
+
+function headerOf(r: Pick<StoredRuleset, keyof RulesetHeader>): RulesetHeader {
+  return { id: r.id, name: r.name, description: r.description, kind: r.kind, version: r.version, last_updated: r.last_updated, phase: r.phase };
+}
+
+// --- Reading -----------------------------------------------------------------------------
+
+function row(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string): RulesetRow | undefined {
+  return store.get<RulesetRow>('SELECT * FROM rulesets WHERE id = ? AND scope = ? AND scope_id = ?', [rulesetId, scope, scopeId]);
+}
+
+/** The newest retained version of a stored ruleset (not a managed one), or undefined. */
+export function latestRuleset(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string): StoredRuleset | undefined {
+  const b = store.get<{ body: string }>(
+    'SELECT v.body FROM ruleset_versions v JOIN rulesets r ON r.id = v.ruleset_id WHERE r.id = ? AND r.scope = ? AND r.scope_id = ? ORDER BY v.version DESC LIMIT 1',
+    [rulesetId, scope, scopeId],
+  );
+  return b ? fromJson<StoredRuleset>(b.body) : undefined;
+}
+
+/** One version of a stored ruleset, or undefined. */
+export function storedVersion(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string, version: number): StoredRuleset | undefined {
+  const b = store.get<{ body: string }>(
+    'SELECT v.body FROM ruleset_versions v JOIN rulesets r ON r.id = v.ruleset_id WHERE r.id = ? AND r.scope = ? AND r.scope_id = ? AND v.version = ?',
+    [rulesetId, scope, scopeId, version],
+  );
+  return b ? fromJson<StoredRuleset>(b.body) : undefined;
+}
+
+/** Headers of every retained version, oldest first. */
+export function storedVersions(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string): RulesetHeader[] {
+  return store
+    .all<{ body: string }>(
+      'SELECT v.body FROM ruleset_versions v JOIN rulesets r ON r.id = v.ruleset_id WHERE r.id = ? AND r.scope = ? AND r.scope_id = ? ORDER BY v.version',
+      [rulesetId, scope, scopeId],
+    )
+    .map((b) => headerOf(fromJson<StoredRuleset>(b.body)));
+}
+
+/** Headers of the current versions of every stored ruleset of a scope. */
+export function storedRulesets(store: Store, scope: RulesetScope, scopeId: string): RulesetHeader[] {
+  return store.all<{ body: string }>(
+    `SELECT v.body FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
+      WHERE r.scope = ? AND r.scope_id = ?
+        AND v.version = (SELECT MAX(version) FROM ruleset_versions WHERE ruleset_id = r.id)`,
+    [scope, scopeId],
+  ).map((b) => headerOf(fromJson<StoredRuleset>(b.body)));
+}
+
+/** The id of the scope's entry point of a phase, or undefined. */
+export function entryPointId(store: Store, scope: RulesetScope, scopeId: string, phase: Phase): string | undefined {
+  return store.get<{ id: string }>("SELECT id FROM rulesets WHERE scope = ? AND scope_id = ? AND phase = ? AND kind IN ('root', 'zone')", [scope, scopeId, phase])?.id;
+}
+
+/** The scope's entry point of a phase (its current version), or undefined. */
+export function entryPoint(store: Store, scope: RulesetScope, scopeId: string, phase: Phase): StoredRuleset | undefined {
+  const id = entryPointId(store, scope, scopeId, phase);
+  return id === undefined ? undefined : latestRuleset(store, scope, scopeId, id);
+}
+
+/**
+ * What applies to a zone, current versions: the zone's entry points (kind `zone`), its
+ * account's entry points (kind `root`) and its account's custom rulesets (kind `custom`,
+ * which `execute` rules of either may run). Callers tell them apart by `kind`.
+ */
+export function zoneRulesets(store: Store, zoneId: string): StoredRuleset[] {
+  const zone = store.get<{ account_id: string }>('SELECT account_id FROM zones WHERE id = ?', [zoneId]);
+  if (!zone) return [];
+  return store
+    .all<{ body: string }>(
+      `SELECT v.body FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
+        WHERE ((r.scope = 'zone' AND r.scope_id = ?) OR (r.scope = 'account' AND r.scope_id = ?))
+          AND v.version = (SELECT MAX(version) FROM ruleset_versions WHERE ruleset_id = r.id)
+        ORDER BY r.scope DESC, r.phase, r.id`,
+      [zoneId, zone.account_id],
+    )
+    .map((b) => fromJson<StoredRuleset>(b.body));
+}
+
+/** An execute rule that deploys a ruleset. */
+export interface Deployment {
+  readonly rulesetId: string;
+  readonly rulesetName: string;
+  readonly scope: RulesetScope;
+  readonly scopeId: string;
+  readonly ruleId: string;
+  /** The version the rule pins (`latest` when it pins none). */
+  readonly version: string;
+}
+
+/** Every enabled or disabled execute rule, in the current versions of the account's and its zones' rulesets, that runs `rulesetId`. */
+export function deploymentsOf(store: Store, accountId: string, rulesetId: string): Deployment[] {
+  const rows = store.all<{ body: string; scope: RulesetScope; scope_id: string }>(
+    `SELECT v.body, r.scope, r.scope_id FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
+      WHERE ((r.scope = 'account' AND r.scope_id = ?) OR (r.scope = 'zone' AND r.scope_id IN (SELECT id FROM zones WHERE account_id = ?)))
+        AND v.version = (SELECT MAX(version) FROM ruleset_versions WHERE ruleset_id = r.id)
+        AND v.body LIKE ?`,
+    [accountId, accountId, `%${rulesetId}%`],
+  );
+  const out: Deployment[] = [];
+  for (const r of rows) {
+    const rs = fromJson<StoredRuleset>(r.body);
+    for (const rule of rs.rules) {
+      const p = rule.action_parameters as { id?: unknown; version?: unknown } | undefined;
+      if (rule.action === 'execute' && p?.id === rulesetId) {
+        out.push({ rulesetId: rs.id, rulesetName: rs.name, scope: r.scope, scopeId: r.scope_id, ruleId: rule.id, version: typeof p.version === 'string' ? p.version : 'latest' });
+      }
+    }
+  }
+  return out;
+}
+
+// --- Managed rulesets (the catalog) ------------------------------------------------------
+
+export function managedRuleset(id: string, catalog: ManagedCatalog = defaultCatalog): ManagedRuleset | undefined {
+  return catalog.rulesets.find((r) => r.id === id);
+}
+
+/**
+ * A managed ruleset as the API shows it to users: rules with their categories and no
+ * expression (rules-api §2.2; the engine keeps the expressions, users see what a rule
+ * is for and tune it with overrides).
+ */
+export function managedObject(rs: ManagedRuleset, v: ManagedRulesetVersion | undefined = rulesetVersion(rs)): StoredRuleset | undefined {
+  if (!v) return undefined;
+  return {
+    ...managedHeader(rs, v),
+    rules: v.rules.map((r) => ({
+      id: r.id,
+      version: v.version,
+      action: r.action,
+      ...(r.action_parameters ? { action_parameters: r.action_parameters as Record<string, unknown> } : {}),
+      categories: r.categories,
+      description: r.description,
+      last_updated: v.last_updated,
+      ref: r.ref,
+      enabled: r.enabled,
+    })) as unknown as StoredRule[],
+  };
+}
+
+export function managedHeader(rs: ManagedRuleset, v: ManagedRulesetVersion | undefined = rulesetVersion(rs)): RulesetHeader {
+  return { id: rs.id, name: rs.name, description: rs.description, kind: 'managed', version: v?.version ?? '1', last_updated: v?.last_updated ?? '', phase: rs.phase };
+}
+
+// --- Writing -----------------------------------------------------------------------------
+
+/** Sorted-key JSON: two definitions that differ only in key order are the same. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v !== null && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+function definitionOf(r: Partial<StoredRule>): string {
+  return canonical(Object.fromEntries(DEFINITION.map((k) => [k, r[k]])));
+}
+
+function ruleError(message: string, pointer?: string): ApiError {
+  return ApiError.of(400, CODES.invalidValue, message, pointer);
+}
+
+/**
+ * The stored form of the rules a write brings, matched to the current rules: a rule
+ * whose `id` names a current rule, or else whose `ref` matches a current rule's ref,
+ * keeps that rule's id; its version goes up by one only when its definition changed.
+ * Other rules get a new id, version "1", and their id as ref when they bring none.
+ * An id that names no current rule is not taken (ids are minted by the service): the
+ * rule is new. `pointerOf(i)` names rule `i` in the request body for errors.
+ */
+export function mergeRules(current: readonly StoredRule[], incoming: readonly RuleInput[], now: string, pointerOf: (i: number) => string = (i) => `/rules/${i}`): StoredRule[] {
+  const byId = new Map(current.map((r) => [r.id, r]));
+  const byRef = new Map(current.map((r) => [r.ref, r]));
+  const usedIds = new Map<string, number>();
+  const usedRefs = new Map<string, number>();
+  const out: StoredRule[] = [];
+  incoming.forEach((rule, i) => {
+    const old = (rule.id !== undefined ? byId.get(rule.id) : undefined) ?? (rule.ref !== undefined ? byRef.get(rule.ref) : undefined);
+    const id = old?.id ?? newId();
+    const before = usedIds.get(id);
+    if (before !== undefined) {
+      const why = rule.id !== undefined && byId.has(rule.id) ? `the id '${rule.id}'` : `the ref '${rule.ref}'`;
+      throw ruleError(`rule ${i + 1} and rule ${before + 1} are the same rule (${why}); each rule may appear once`, `${pointerOf(i)}/${rule.id !== undefined && byId.has(rule.id) ? 'id' : 'ref'}`);
+    }
+    usedIds.set(id, i);
+    const ref = rule.ref ?? old?.ref ?? id;
+    const refBefore = usedRefs.get(ref);
+    if (refBefore !== undefined) {
+      throw ruleError(`'${ref}' is not a valid value for ref because rule ${refBefore + 1} already has it: a ref is unique within a ruleset`, `${pointerOf(i)}/ref`);
+    }
+    usedRefs.set(ref, i);
+    const draft: Omit<StoredRule, 'version' | 'last_updated'> = {
+      id,
+      action: rule.action,
+      ...(rule.action_parameters !== undefined ? { action_parameters: rule.action_parameters } : {}),
+      expression: rule.expression,
+      description: rule.description ?? '',
+      ref,
+      enabled: rule.enabled ?? true,
+      ...(rule.logging !== undefined ? { logging: rule.logging } : {}),
+      ...(rule.exposed_credential_check !== undefined ? { exposed_credential_check: rule.exposed_credential_check } : {}),
+      ...(rule.ratelimit !== undefined ? { ratelimit: rule.ratelimit } : {}),
+    };
+    const same = old !== undefined && definitionOf(old) === definitionOf(draft);
+    out.push(ordered(draft, same ? old.version : old ? String(Number(old.version) + 1) : '1', same ? old.last_updated : now));
+  });
+  return out;
+}
+
+/** The rule with its keys in the API's order. */
+function ordered(d: Omit<StoredRule, 'version' | 'last_updated'>, version: string, lastUpdated: string): StoredRule {
+  return {
+    id: d.id,
+    version,
+    action: d.action,
+    ...(d.action_parameters !== undefined ? { action_parameters: d.action_parameters } : {}),
+    expression: d.expression,
+    description: d.description,
+    last_updated: lastUpdated,
+    ref: d.ref,
+    enabled: d.enabled,
+    ...(d.logging !== undefined ? { logging: d.logging } : {}),
+    ...(d.exposed_credential_check !== undefined ? { exposed_credential_check: d.exposed_credential_check } : {}),
+    ...(d.ratelimit !== undefined ? { ratelimit: d.ratelimit } : {}),
+  };
+}
+
+/** What a new version of a ruleset is made of. */
+export interface RulesetDraft {
+  /** Absent: a new ruleset (a new id is minted). */
+  readonly id?: string;
+  readonly name: string;
+  readonly description: string;
+  readonly kind: RulesetKind;
+  readonly phase: Phase;
+  readonly rules: readonly StoredRule[];
+}
+
+/**
+ * Writes a new version of a ruleset (creating it when `draft.id` is absent) and returns
+ * it. Call inside `store.write`. The version number is one more than the newest ever
+ * written, even if that one was deleted.
+ */
+export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, draft: RulesetDraft, now: string = timestamp()): StoredRuleset {
+  const existing = draft.id !== undefined ? row(store, scope, scopeId, draft.id) : undefined;
+  const id = existing?.id ?? draft.id ?? newId();
+  const version = (existing?.version ?? 0) + 1;
+  const body: StoredRuleset = {
+    id,
+    name: draft.name,
+    description: draft.description,
+    kind: draft.kind,
+    version: String(version),
+    last_updated: now,
+    phase: draft.phase,
+    rules: draft.rules,
+  };
+  if (existing) {
+    store.run('UPDATE rulesets SET name = ?, description = ?, version = ?, last_updated = ? WHERE id = ?', [draft.name, draft.description, version, now, id]);
+  } else {
+    if (!ID.test(id)) throw new Error(`saveRuleset: bad ruleset id ${id}`);
+    if (ENTRY_POINT_KINDS.includes(draft.kind) && entryPointId(store, scope, scopeId, draft.phase) !== undefined) {
+      throw tooManyEntryPoints(draft.kind, draft.phase);
+    }
+    store.run('INSERT INTO rulesets (id, scope, scope_id, kind, phase, name, description, version, last_updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      id,
+      scope,
+      scopeId,
+      draft.kind,
+      draft.phase,
+      draft.name,
+      draft.description,
+      version,
+      now,
+    ]);
+  }
+  store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, body) VALUES (?, ?, ?, ?)', [id, version, now, toJson(body)]);
+  return body;
+}
+
+export function tooManyEntryPoints(kind: RulesetKind, phase: Phase): ApiError {
+  return ApiError.of(400, CODES.tooManyEntryPoints, `'${kind}' is not a valid value for kind because exceeded maximum number of ${kind} rulesets for phase ${phase}`, '/kind');
+}
+
+/** Deletes a ruleset and all its versions. */
+export function deleteRuleset(store: Store, rulesetId: string): void {
+  store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ?', [rulesetId]);
+  store.run('DELETE FROM rulesets WHERE id = ?', [rulesetId]);
+}
+
+/** Deletes one version (the ruleset row keeps the newest number, so it is never reused). */
+export function deleteVersion(store: Store, rulesetId: string, version: number): void {
+  store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', [rulesetId, version]);
+}
+
+/**
+ * Replaces the rules of the scope's entry point of a phase, creating it (named
+ * "default") when missing, and returns the new version. `rules` are matched to the
+ * current ones by id, then ref (see `mergeRules`); `""` for id, version or ref (as the
+ * WAF migration config has them) means absent. For the migration flow and the demo seed:
+ * no validation beyond the store's own rules (unique ids and refs). Runs in one write
+ * transaction (joining the caller's).
+ */
+export function putEntryPoint(
+  store: Store,
+  scope: RulesetScope,
+  scopeId: string,
+  phase: Phase,
+  rules: readonly (RuleInput & { readonly version?: string })[],
+  options: { readonly name?: string; readonly description?: string } = {},
+): StoredRuleset {
+  return store.write(() => {
+    const now = timestamp();
+    const current = entryPoint(store, scope, scopeId, phase);
+    const inputs: RuleInput[] = rules.map((r) => {
+      const { version: _v, ...rest } = r;
+      return {
+        ...rest,
+        ...(r.id === '' ? { id: undefined } : {}),
+        ...(r.ref === '' ? { ref: undefined } : {}),
+      };
+    });
+    return saveRuleset(
+      store,
+      scope,
+      scopeId,
+      {
+        id: current?.id,
+        name: options.name ?? current?.name ?? 'default',
+        description: options.description ?? current?.description ?? '',
+        kind: entryPointKind(scope),
+        phase,
+        rules: mergeRules(current?.rules ?? [], inputs, now),
+      },
+      now,
+    );
+  });
+}
