@@ -27,6 +27,10 @@ export const testing = {
   take(): Asked[] {
     return asked.splice(0);
   },
+  /** Everything asked or shown since the last take(), kept. */
+  peek(): Asked[] {
+    return [...asked];
+  },
   pending(): number {
     return queue.length;
   },

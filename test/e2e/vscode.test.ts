@@ -534,15 +534,24 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await signIn.click();
       const zones = page.locator('.pane', { hasText: 'Zones' }).first();
       await page.getByRole('treeitem', { name: /Rulesmith Demo/ }).first().waitFor({ timeout: 60_000 });
-      await page.getByRole('treeitem', { name: /business\.example\.com/ }).first().click();
-      await page.getByRole('treeitem', { name: /business\.example\.com/ }).first().locator('.label-description', { hasText: 'chosen' }).waitFor({ timeout: 30_000 });
-      await page.getByRole('treeitem', { name: /Managed rules/ }).first().click();
-      await page.getByRole('treeitem', { name: /entry point/ }).first().waitFor({ timeout: 30_000 }).catch(() => undefined);
+      // Choose migrated.example.com (a click on a zone chooses it); chosen, the item has no
+      // command any more, so a second click expands it; then its managed rules phase.
+      const migrated = page.getByRole('treeitem', { name: /migrated\.example\.com/ }).first();
+      await migrated.click();
+      await migrated.locator('.label-description', { hasText: 'chosen' }).waitFor({ timeout: 30_000 });
+      await migrated.click();
+      await page.getByRole('treeitem', { name: /Managed rules/ }).first().click({ timeout: 30_000 });
+      await page.getByRole('treeitem', { name: /^default/ }).first().waitFor({ timeout: 30_000 });
+      await page.getByRole('treeitem', { name: /Execute|execute/ }).first().waitFor({ timeout: 30_000 });
       const treeText = (await zones.innerText()).replace(/\s+/g, ' ');
-      for (const name of ['Rulesmith Demo', 'enterprise.example.com', 'Enterprise Website', 'business.example.com', 'Business Website', 'pro.example.com', 'Pro Website']) assert.ok(treeText.includes(name), `${name} in the tree: ${treeText}`);
+      for (const name of ['Rulesmith Demo', 'enterprise.example.com', 'business.example.com', 'pro.example.com', 'Pro Website', 'Managed rules', 'entry point · version']) assert.ok(treeText.includes(name), `${name} in the tree: ${treeText}`);
       // The Migration view of the chosen zone.
-      await page.getByText(/^Migration: /).first().waitFor({ timeout: 30_000 });
+      await page.getByText('Migration: migrated').first().waitFor({ timeout: 30_000 });
       await shot('zones-tree.png');
+
+      // Now business.example.com, not migrated yet.
+      await page.getByRole('treeitem', { name: /business\.example\.com/ }).first().click();
+      await page.getByText('Compatible: can migrate').first().waitFor({ timeout: 30_000 });
 
       // The migration confirmation: modal, says it is irreversible. Cancelled.
       await palette('Rulesmith: Migrate Zone');

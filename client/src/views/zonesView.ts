@@ -59,6 +59,7 @@ export class ZonesView extends BaseProvider<ZonesNode> {
         item.contextValue = chosen ? 'zone.chosen' : 'zone';
         item.tooltip = `${n.zone.name}\n${n.zone.plan?.name ?? ''} · ${n.zone.status ?? ''}\nid ${n.zone.id}${chosen ? '\n\nThe commands act on this zone.' : '\n\nClick to choose this zone for the commands.'}`;
         if (!chosen) item.command = { command: 'rulesmith.chooseZone', title: 'Choose Zone', arguments: [n.zone] };
+        item.accessibilityInformation = { label: `${n.zone.name}, ${item.description}` };
         return item;
       }
       case 'phase': {
@@ -93,6 +94,7 @@ export class ZonesView extends BaseProvider<ZonesNode> {
         if (r.action_parameters) md.appendCodeblock(JSON.stringify(r.action_parameters, null, 2).slice(0, 2000), 'json');
         item.tooltip = md;
         item.contextValue = exec ? 'rule.execute' : 'rule';
+        item.accessibilityInformation = { label: `${typeof item.label === 'string' ? item.label : ''}, ${item.description}` };
         return item;
       }
     }

@@ -71,7 +71,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
   it('starts its own local rules service and signs in to it with its own token; sign out empties the tree', async function () {
     await setApi('baseUrl', undefined);
     const r = await vscode.commands.executeCommand('rulesmith.signIn');
-    assert.ok(r, `sign in failed: ${JSON.stringify(api.testing.take())}`);
+    assert.ok(r, `sign in failed: ${JSON.stringify(api.testing.peek())}`);
     assert.equal(r.local, true);
     assert.match(r.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/client\/v4$/);
     const accounts = await kids(api.views.zones);
@@ -101,7 +101,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     // Through the prompts, as a person would (the token typed into a password box).
     api.testing.answer('API token', svc.token);
     const ok = await vscode.commands.executeCommand('rulesmith.signIn');
-    assert.ok(ok, JSON.stringify(api.testing.take()));
+    assert.ok(ok, JSON.stringify(api.testing.peek()));
     assert.equal(ok.local, false);
     assert.equal(ok.status, 'active');
     assert.equal(api.connection.state().signedIn, true);
@@ -158,7 +158,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
 
   it('reviews the new configuration as a *.ruleset.json, with what will not be migrated listed', async function () {
     const r = await vscode.commands.executeCommand('rulesmith.reviewMigration', zones['business.example.com']);
-    assert.ok(r, JSON.stringify(api.testing.take()));
+    assert.ok(r, JSON.stringify(api.testing.peek()));
     assert.match(r.uri.path, /business\.example\.com\.migration\.ruleset\.json$/);
     const doc = await vscode.workspace.openTextDocument(r.uri);
     const body = JSON.parse(doc.getText());
@@ -177,14 +177,14 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
 
     api.testing.answer('Start Validation Mode');
     const v = await vscode.commands.executeCommand('rulesmith.startValidationMode', zones['enterprise.example.com']);
-    assert.ok(v, JSON.stringify(api.testing.take()));
+    assert.ok(v, JSON.stringify(api.testing.peek()));
     assert.equal(v.migration_state, 'validation');
     assert.equal(v.old_waf_status, 'enabled');
     assert.equal(v.new_waf_status, 'enabled');
 
     api.testing.answer('Migrate');
     const done = await vscode.commands.executeCommand('rulesmith.migrate', zones['enterprise.example.com']);
-    assert.ok(done, JSON.stringify(api.testing.take()));
+    assert.ok(done, JSON.stringify(api.testing.peek()));
     assert.equal(done.migration_state, 'complete');
     assert.equal(done.old_waf_status, 'disabled');
     assert.equal(done.new_waf_status, 'enabled');
@@ -201,7 +201,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
 
     api.testing.answer('Migrate');
     const s = await vscode.commands.executeCommand('rulesmith.migrate', pro);
-    assert.ok(s, JSON.stringify(api.testing.take()));
+    assert.ok(s, JSON.stringify(api.testing.peek()));
     assert.equal(s.migration_state, 'complete');
     assert.ok(api.testing.take().some((a) => a.kind === 'info' && /pro\.example\.com: migration state complete — previous managed rules disabled, new managed rules enabled/.test(a.message)));
   });
@@ -210,16 +210,16 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const pro = zones['pro.example.com'];
     await vscode.commands.executeCommand('rulesmith.chooseZone', pro);
     const pulled = await vscode.commands.executeCommand('rulesmith.pullEntryPoint', pro, 'http_request_firewall_managed');
-    assert.ok(pulled, JSON.stringify(api.testing.take()));
+    assert.ok(pulled, JSON.stringify(api.testing.peek()));
     assert.match(pulled.uri.path, /rulesets\/pro\.example\.com\/http_request_firewall_managed\.ruleset\.json$/);
     const doc = await vscode.workspace.openTextDocument(pulled.uri);
     await vscode.window.showTextDocument(doc);
     assert.equal(JSON.parse(doc.getText()).version, pulled.version);
 
     const pl = await vscode.commands.executeCommand('rulesmith.setParanoiaLevel', 2, { target: 'file' });
-    assert.ok(pl, JSON.stringify(api.testing.take()));
+    assert.ok(pl, JSON.stringify(api.testing.peek()));
     const th = await vscode.commands.executeCommand('rulesmith.setScoreThreshold', 25, { target: 'file', action: 'managed_challenge' });
-    assert.ok(th, JSON.stringify(api.testing.take()));
+    assert.ok(th, JSON.stringify(api.testing.peek()));
     const edited = JSON.parse(doc.getText());
     const exec = edited.rules.find((x) => x.action === 'execute' && x.action_parameters.id === OWASP);
     const cats = exec.action_parameters.overrides.categories.filter((c) => /^paranoia-level-/.test(c.category) && c.enabled === false).map((c) => c.category);
@@ -229,7 +229,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
 
     api.testing.answer('Deploy');
     const d = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
-    assert.ok(d && d.deployed, JSON.stringify([d, api.testing.take()]));
+    assert.ok(d && d.deployed, JSON.stringify([d, api.testing.peek()]));
     assert.equal(Number(d.version), Number(pulled.version) + 1);
     assert.match(d.summary, /1 rule changed \(action_parameters\)/);
     const confirm = api.testing.take().find((a) => a.kind === 'confirm');
@@ -240,7 +240,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     // Someone changes the zone (here: the same command on the zone); the file is now stale.
     api.testing.answer('Apply');
     const onZone = await vscode.commands.executeCommand('rulesmith.setParanoiaLevel', 1, { target: 'zone', zone: pro });
-    assert.ok(onZone, JSON.stringify(api.testing.take()));
+    assert.ok(onZone, JSON.stringify(api.testing.peek()));
     assert.equal(Number(onZone.version), Number(d.version) + 1);
     await vscode.window.showTextDocument(doc);
     await vscode.commands.executeCommand('rulesmith.setScoreThreshold', 60, { target: 'file' });
@@ -268,17 +268,17 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const zone = zones['business.example.com'];
     const expression = 'http.request.uri.path contains "/e2e-admin"';
     const one = await vscode.commands.executeCommand('rulesmith.createFirewallRule', { zone, expression, action: 'block', description: 'e2e two-call', mode: 'two-call' });
-    assert.ok(one, JSON.stringify(api.testing.take()));
+    assert.ok(one, JSON.stringify(api.testing.peek()));
     assert.equal(one.filterReused, false);
     assert.equal(one.rule.action, 'block');
     const two = await vscode.commands.executeCommand('rulesmith.createFirewallRule', { zone, expression, action: 'challenge', description: 'e2e reuse', mode: 'two-call' });
-    assert.ok(two, JSON.stringify(api.testing.take()));
+    assert.ok(two, JSON.stringify(api.testing.peek()));
     assert.equal(two.filterReused, true);
     assert.equal(two.filter.id, one.filter.id);
 
     api.testing.answer('Create Anyway');
     const single = await vscode.commands.executeCommand('rulesmith.createFirewallRule', { zone, expression: 'http.request.uri.path contains "/e2e-emergency"', action: 'block', description: 'e2e single-call', mode: 'single-call' });
-    assert.ok(single, JSON.stringify(api.testing.take()));
+    assert.ok(single, JSON.stringify(api.testing.peek()));
     assert.equal(single.rule.filter.expression, 'http.request.uri.path contains "/e2e-emergency"');
     const warned = api.testing.take().find((a) => a.kind === 'confirm');
     assert.match(warned.detail, /emergency form.*cannot be changed or deleted/);
@@ -309,7 +309,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     // regression tests and keep 300 of their requests.
     {
       const r = await vscode.commands.executeCommand('rulesmith.previewParanoia');
-      assert.ok(r, JSON.stringify(api.testing.take()));
+      assert.ok(r, JSON.stringify(api.testing.peek()));
       const [attacks, own] = r.sets;
       assert.equal(attacks.name, 'Attacks');
       assert.equal(attacks.total, 300);
