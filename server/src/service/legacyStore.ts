@@ -165,19 +165,22 @@ export function requireValidExpression(expression: string, plan: Plan, pointer: 
 }
 
 /**
- * The legacy `/filters/validate-expr` layout (wirefilter-ffi's old `ParseError` Display):
- * no line:column, the whole input in backticks, then `1 + byte offset` spaces and the
- * carets under the bad span:
+ * The legacy `/filters/validate-expr` layout: no line:column, the whole input in
+ * backticks, then spaces and the carets under the bad span (bytes):
  *
  *   Filter parsing error:
- *   `num1 == "abc"`
- *            ^^^^^ expected digit
+ *   `ip.src==34`
+ *             ^^ couldn't parse address in network: invalid IP address syntax
+ *
+ * wirefilter-ffi's old `ParseError` Display writes `1 + byte offset` spaces, but both
+ * answers of the hosted service that its docs quote (`ip.src==34`, and a `/2000` prefix
+ * at byte 38 with 40 spaces) have `2 + byte offset`; we follow the hosted service.
  */
 export function legacyReport(expression: string, d: Diagnostic): string {
   const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
   const start = bytes(expression.slice(0, d.range.start));
   const len = bytes(expression.slice(d.range.start, Math.max(d.range.end, d.range.start)));
-  return `Filter parsing error:\n\`${expression}\`\n${' '.repeat(1 + start)}${'^'.repeat(Math.max(1, len))} ${d.message}\n`;
+  return `Filter parsing error:\n\`${expression}\`\n${' '.repeat(2 + start)}${'^'.repeat(Math.max(1, len))} ${d.message}\n`;
 }
 
 // ---------------------------------------------------------------------------------------

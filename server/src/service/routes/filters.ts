@@ -158,7 +158,7 @@ function applyUpdates(ctx: Ctx, zone: ZoneRow, updates: readonly Update[]): Filt
     for (const u of updates) {
       if (ids.has(u.id)) throw ApiError.of(400, CODES.invalidValue, `filter ${u.id} is listed twice`, `${u.pointer}/id`);
       ids.add(u.id);
-      ownFilter(store, zone, u.id, 'changed', `${u.pointer}/id`);
+      ownFilter(store, zone, u.id, 'changed', u.pointer === '' ? undefined : `${u.pointer}/id`);
       const users = rulesUsing(store, zone.id, u.id);
       const plan = checkFilterExpression(u.input.expression, zone.plan).planProblem;
       if (plan !== undefined && users.length > 0) {
