@@ -7,6 +7,7 @@ import { filterRoutes } from './filters';
 import { firewallRuleRoutes } from './firewallRules';
 import { migrationRoutes } from './migration';
 import { previousWafRoutes, seedPreviousWaf } from './previousWaf';
+import { traceRoutes } from './trace';
 
 export function registerRoutes(r: Router): void {
   accountRoutes(r);
@@ -15,6 +16,7 @@ export function registerRoutes(r: Router): void {
   filterRoutes(r);
   migrationRoutes(r);
   previousWafRoutes(r);
+  traceRoutes(r);
 }
 
 /** What each family adds to the demo seed, in order. */

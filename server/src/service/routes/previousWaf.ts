@@ -25,6 +25,7 @@ import {
   listOverrides,
   listPackages,
   listRules,
+  migrationConfig,
   patchGroup,
   patchPackage,
   patchRule,
@@ -41,9 +42,11 @@ import {
   type Result,
   type ZoneWafSettings,
 } from '../../migration/index';
+import { defaultCatalog } from '../../managed/catalog';
 import { newId, type Reply } from '../api';
 import { coreError, migrationZone, saveMigrationRecord, saveWafSettings } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
+import { putEntryPoint, type RuleInput } from '../rulesetStore';
 import { requireZone } from '../scope';
 import { seedId, type SeedStep } from '../seed';
 import { toJson } from '../store';
@@ -126,8 +129,8 @@ const owaspSettings = (sensitivity: Sensitivity, action_mode: ActionMode) => ({ 
  *   coordinator, bypasses the WAF: both become exceptions);
  * - overrides.example.com: two URI-based overrides (not eligible); OWASP never set ("Default");
  * - firewall.example.com: defaults (its 201 firewall rules make the check ask for support);
- * - migrated.example.com: was OWASP high + block; migrated (state complete).
- *   Its managed entry point is deployed by `seedMigratedEntryPoint`.
+ * - migrated.example.com: was OWASP high + block; migrated (state complete), its managed
+ *   entry point deployed as the migration config says.
  */
 export const seedPreviousWaf: SeedStep = (store, zones) => {
   const id = (name: string) => zones.get(name)!;
@@ -175,6 +178,10 @@ export const seedPreviousWaf: SeedStep = (store, zones) => {
   const waf: ZoneWafSettings = { zoneId: migrated, enabled: true, packages: owaspSettings('high', 'block') };
   saveWafSettings(store, waf);
   saveMigrationRecord(store, { plan: 'business', waf }, { state: 'complete', created: DEMO_MIGRATED_CREATED, completedAt: DEMO_MIGRATED_ON });
+  // What its migration deployed: the core's config for those settings (Cloudflare Managed
+  // Ruleset + OWASP at PL2, threshold 40, block).
+  const { config } = migrationConfig({ plan: 'business', waf }, defaultCatalog);
+  putEntryPoint(store, 'zone', migrated, 'http_request_firewall_managed', config.rules as unknown as readonly RuleInput[]);
 };
 
 function findGroupByName(name: string): string {
