@@ -525,6 +525,30 @@ export const REWRITES: Readonly<Record<string, Rewrite>> = {
       return `${first} and any(op.rx(concat(crs.request_headers["referer"][*], "\\x00", ${HOST})[*], ${lit(String.raw`^(?=[^\x00]*\x00([^\x00]*)$)(?:ht|f)tps?://(?![^/\n\x00]*\1/)[^/\n\x00]*/`)}))`;
     },
   },
+  // The first `(\d+)-(\d+)` of a Range / Request-Range value (TX:1, TX:2) with
+  // `TX:2 @lt %{tx.1}`: a byte range whose last byte is before its first. Folded into one
+  // pattern: skip to the first digit run followed by `-` and a digit (runs taken whole), then
+  // compare the numbers without their leading zeros: the second is shorter, or as long and
+  // smaller at the first digit after a common prefix.
+  '920190': {
+    note: 'capture TX:1, TX:2 + `TX:2 @lt %{tx.1}` folded into one pattern comparing the two numbers digit by digit (exact for numbers up to 20 significant digits; ModSecurity\'s atoll overflows beyond 18)',
+    expression: (_ctx, rule) => {
+      const [range, lt] = rule.links;
+      if (range.operator?.argument !== '(\\d+)-(\\d+)' || lt?.operator?.name !== 'lt') throw new Unsupported('920190 rewrite: unexpected operators');
+      const N = 20;
+      const shorter: string[] = [];
+      const sameLength: string[] = [];
+      for (let k = 1; k <= N; k++) {
+        shorter.push(k === 1 ? '0*[1-9]-0*(?!\\d)' : `0*[1-9]\\d{${k - 1}}-0*(?:[1-9]\\d{0,${k - 2}})?(?!\\d)`);
+        sameLength.push(`(?=0*[1-9]\\d{${k - 1}}-0*[1-9]\\d{${k - 1}}(?!\\d))`);
+      }
+      // Both numbers have as many significant digits here, so after the leading zeros (all of
+      // them: `(?!0)`) the digit after a common prefix decides.
+      const digitLess = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((x) => `${x}\\d*-0*(?!0)\\2[0-${x - 1}]`);
+      const pattern = `^(?:\\D|(?=(\\d+))\\1(?!-\\d))*(?=\\d+-\\d)(?:${shorter.join('|')}|(?:${sameLength.join('|')})0*(?!0)(\\d*)(?:${digitLess.join('|')}))`;
+      return `any(op.rx(crs.values(crs.without_matching(crs.request_headers, "^(?!(?:range|request-range)$)"))[*], ${lit(pattern)}))`;
+    },
+  },
   // A multipart part named _charset_ (`&MULTIPART_PART_HEADERS:_charset_ !@eq 0`) and an
   // ARGS:_charset_ value, lower-cased, not within `|%{tx.allowed_request_content_type_charset}|`.
   '922100': {

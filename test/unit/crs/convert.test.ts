@@ -55,7 +55,7 @@ SecRule &TX:MAX_NUM_ARGS "@eq 1" \
     SecRule &ARGS "@gt %{tx.max_num_args}" "t:none,${score(1)}"
 
 SecRule REQUEST_HEADERS:Range "@rx (\d+)-(\d+)" \
-    "id:920190,phase:2,block,capture,msg:'Range: Invalid Last Byte Value',tag:'paranoia-level/1',severity:'WARNING',chain"
+    "id:920191,phase:2,block,capture,msg:'Range: Invalid Last Byte Value (a rule without a hand rewrite)',tag:'paranoia-level/1',severity:'WARNING',chain"
     SecRule TX:2 "@lt %{tx.1}" "${score(1, 'warning')}"
 `;
 
@@ -126,11 +126,11 @@ describe('convert: snippets', () => {
   });
 
   test('rules that cannot be converted are listed with the reason, not dropped', () => {
-    assert.deepEqual([...c.leftOut.keys()].sort(), ['920190', '920380']);
+    assert.deepEqual([...c.leftOut.keys()].sort(), ['920191', '920380']);
     assert.equal(c.leftOut.get('920380')!.kind, 'disabled-by-defaults');
     assert.match(c.leftOut.get('920380')!.reason, /MAX_NUM_ARGS/);
-    assert.equal(c.leftOut.get('920190')!.kind, 'unsupported');
-    assert.match(c.leftOut.get('920190')!.reason, /TX:N/);
+    assert.equal(c.leftOut.get('920191')!.kind, 'unsupported');
+    assert.match(c.leftOut.get('920191')!.reason, /TX:N/);
     assert.equal(c.rules.length + c.leftOut.size, c.detection.length);
     assert.deepEqual(c.rules.map((r) => r.ref), [...c.rules.map((r) => r.ref)].sort());
   });
