@@ -232,7 +232,8 @@ export function managedObject(rs: ManagedRuleset, v: ManagedRulesetVersion | und
       version: v.version,
       action: r.action,
       ...(r.action_parameters ? { action_parameters: r.action_parameters as Record<string, unknown> } : {}),
-      categories: r.categories,
+      // `categories` has at least one item when present (the anomaly-score rule has none).
+      ...(r.categories.length > 0 ? { categories: r.categories } : {}),
       description: r.description,
       last_updated: v.last_updated,
       ref: r.ref,

@@ -312,7 +312,9 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
       .slice(2)
       .map((s) => `/${escapePointer(String(s))}`)
       .join('')}`;
-    errors.push({ rule, order: p.start, message: { code: codeOf(p), message: p.message, source: { pointer } } });
+    // Every decoding problem reads as the strict decoder's ("invalid JSON: …").
+    const message = p.code === 'wrong-type' ? `invalid JSON: ${p.message}` : p.message;
+    errors.push({ rule, order: p.start, message: { code: codeOf(p), message, source: { pointer } } });
   }
   rules.forEach((r, i) => {
     const base = report(i);
