@@ -541,10 +541,11 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await migrated.locator('.label-description', { hasText: 'chosen' }).waitFor({ timeout: 30_000 });
       await migrated.click();
       await page.getByRole('treeitem', { name: /Managed rules/ }).first().click({ timeout: 30_000 });
-      await page.getByRole('treeitem', { name: /^default/ }).first().waitFor({ timeout: 30_000 });
-      await page.getByRole('treeitem', { name: /Execute|execute/ }).first().waitFor({ timeout: 30_000 });
+      await zones.locator('.monaco-list-row', { hasText: 'entry point · version' }).first().waitFor({ timeout: 30_000 });
+      await zones.locator('.monaco-list-row', { hasText: 'Execute Cloudflare OWASP Core Ruleset' }).first().click({ timeout: 30_000 });
+      await zones.locator('.monaco-list-row', { hasText: 'Paranoia level 1' }).first().waitFor({ timeout: 30_000 });
       const treeText = (await zones.innerText()).replace(/\s+/g, ' ');
-      for (const name of ['Rulesmith Demo', 'enterprise.example.com', 'business.example.com', 'pro.example.com', 'Pro Website', 'Managed rules', 'entry point · version']) assert.ok(treeText.includes(name), `${name} in the tree: ${treeText}`);
+      for (const name of ['Rulesmith Demo', 'enterprise.example.com', 'business.example.com', 'pro.example.com', 'Pro Website', 'Managed rules', 'entry point · version', 'Execute Cloudflare OWASP Core Ruleset', 'Paranoia level 2', 'By tag']) assert.ok(treeText.includes(name), `${name} in the tree: ${treeText}`);
       // The Migration view of the chosen zone.
       await page.getByText('Migration: migrated').first().waitFor({ timeout: 30_000 });
       await shot('zones-tree.png');

@@ -170,7 +170,9 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     if (errors.length > 0) {
       const first = errors[0];
       const at = doc.positionAt(first.start);
-      throw new UserError(`Not deployed: ${name} has ${errors.length} error${errors.length === 1 ? '' : 's'} (line ${at.line + 1}: ${first.message}). Fix them (see the Problems panel) and deploy again.`, [
+      const where = text.slice(first.start, first.end);
+      const quoted = where.length > 0 && where.length <= 60 && !first.message.includes(where) ? ` ${JSON.stringify(where)}` : '';
+      throw new UserError(`Not deployed: ${name} has ${errors.length} error${errors.length === 1 ? '' : 's'} (line ${at.line + 1}: ${first.message}${quoted}). Fix them (see the Problems panel) and deploy again.`, [
         { title: 'Show Problems', run: () => vscode.commands.executeCommand('workbench.actions.view.problems') },
       ]);
     }

@@ -26,6 +26,8 @@ const PHASE = 'http_request_firewall_managed';
 
 export interface ReviewResult {
   readonly uri: vscode.Uri;
+  /** The Markdown list of what will not be migrated. */
+  readonly notes: vscode.Uri;
   readonly notMigrated: readonly NotMigrated[];
   readonly rules: number;
 }
@@ -122,7 +124,7 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
     }
     const n = config.not_migrated?.length ?? 0;
     void ui.info(`New configuration of ${zone.name}: ${config.rules.length} rule${config.rules.length === 1 ? '' : 's'}; ${n === 0 ? 'everything is migrated' : `${n} setting${n === 1 ? '' : 's'} will not be migrated (listed beside)`}.`);
-    return { uri, notMigrated: config.not_migrated ?? [], rules: config.rules.length };
+    return { uri, notes, notMigrated: config.not_migrated ?? [], rules: config.rules.length };
   }
 
   /** The rules to send: the reviewed file (validated) when there is one, else the service's config. */

@@ -4,6 +4,7 @@
 // effectiveRules), grouped by paranoia level and by tag. Clicking a zone chooses it for
 // the commands and the other views.
 import * as vscode from 'vscode';
+import { defaultCatalog, findManagedRuleset } from '../../../server/src/managed/catalog';
 import { effectiveRules, WAF_PHASES } from '../../../server/src/rulesets/engine';
 import type { ExecuteParameters, Rule, Ruleset } from '../../../server/src/rulesets/model';
 import { serviceCatalog } from '../api/catalog';
@@ -26,6 +27,17 @@ export const PHASE_LABELS: Readonly<Record<string, string>> = {
   http_ratelimit: 'Rate limiting rules',
   http_request_firewall_managed: 'Managed rules',
 };
+
+/** A rule's name in the tree: its description, else what it runs or matches. */
+function ruleLabel(r: Rule, index: number): string {
+  if (r.description?.trim()) return r.description.trim();
+  if (r.action === 'execute') {
+    const id = (r.action_parameters as ExecuteParameters | undefined)?.id ?? '';
+    return `Execute ${findManagedRuleset(defaultCatalog, id)?.name ?? id}`;
+  }
+  if (r.expression) return r.expression.length > 60 ? `${r.expression.slice(0, 59)}…` : r.expression;
+  return r.ref || `Rule ${index + 1}`;
+}
 
 export class ZonesView extends BaseProvider<ZonesNode> {
   constructor(private readonly connection: Connection) {
@@ -83,13 +95,13 @@ export class ZonesView extends BaseProvider<ZonesNode> {
       case 'rule': {
         const r = n.rule;
         const exec = r.action === 'execute';
-        const item = new vscode.TreeItem(r.description?.trim() || r.ref || `Rule ${n.index + 1}`, exec ? C.Collapsed : C.None);
+        const item = new vscode.TreeItem(ruleLabel(r, n.index), exec ? C.Collapsed : C.None);
         item.id = n.id;
         const enabled = r.enabled !== false;
-        item.description = `${enabled ? '' : 'disabled · '}${r.action ?? ''}${exec ? ` ${(r.action_parameters as ExecuteParameters | undefined)?.id ?? ''}` : ''}`;
+        item.description = `${enabled ? '' : 'disabled · '}${r.action ?? ''}`;
         item.iconPath = new vscode.ThemeIcon(enabled ? (exec ? 'run-all' : 'filter') : 'circle-slash');
         const md = new vscode.MarkdownString();
-        md.appendMarkdown(`**${r.description || r.ref || `Rule ${n.index + 1}`}** — ${enabled ? 'enabled' : 'disabled'}, action \`${r.action ?? ''}\`\n\n`);
+        md.appendMarkdown(`**${ruleLabel(r, n.index)}** — rule ${n.index + 1}, ${enabled ? 'enabled' : 'disabled'}, action \`${r.action ?? ''}\`${r.ref ? `, ref \`${r.ref}\`` : ''}\n\n`);
         md.appendCodeblock(r.expression ?? '', 'rulesmith-expression');
         if (r.action_parameters) md.appendCodeblock(JSON.stringify(r.action_parameters, null, 2).slice(0, 2000), 'json');
         item.tooltip = md;
