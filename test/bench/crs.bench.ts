@@ -434,6 +434,7 @@ async function main(): Promise<void> {
         let oursMet = 0;
         let theirsMet = 0;
         let bothMissed = 0;
+        const missed: { test: string; expects: string; missedBy: string }[] = [];
         entries.forEach((e, i) => {
           if (!e.expect) return;
           tests++;
@@ -442,7 +443,9 @@ async function main(): Promise<void> {
           if (a) oursMet++;
           if (b) theirsMet++;
           if (!a && !b) bothMissed++;
+          if (!a || !b) missed.push({ test: e.name, expects: `${e.expect.logged ? '' : 'no '}${e.expect.id}`, missedBy: !a && !b ? 'both' : !a ? 'Rulesmith' : 'ModSecurity' });
         });
+        writeFileSync(join(CACHE, 'crs-expectations-missed-pl4.json'), JSON.stringify(missed, null, 1));
         notes.push(
           `  PL4, the regression tests' own expectations (log_contains / no_log_contains a rule id, ${tests} requests): met by Rulesmith ${oursMet}` +
             ` (${((oursMet / tests) * 100).toFixed(1)}%), by ModSecurity ${theirsMet} (${((theirsMet / tests) * 100).toFixed(1)}%), by neither ${bothMissed}`,
@@ -466,7 +469,7 @@ async function main(): Promise<void> {
   console.log(
     '  Times: per request, the median over the rounds, averaged over the corpus. ratio = ModSecurity ÷ Rulesmith (above 1: Rulesmith faster);' +
       ' ModSecurity\'s time covers a whole transaction (parsing the request included), like "request+eval". "verdicts agree": both block or both pass;' +
-      ` "same rules": the same CRS ids scored. Disagreements: ${CACHE}/crs-disagreements-plN.json`,
+      ` "same rules": the same CRS ids scored.${h.bin ? ` Disagreements: ${CACHE}/crs-disagreements-plN.json; tests missed at PL4: crs-expectations-missed-pl4.json there.` : ''}`,
   );
 }
 
