@@ -271,7 +271,8 @@ function ruleStep(e: TraceEntry, info: RulesetInfo | undefined, legacyExpr: Read
   const step: Step = {
     step_name: e.ruleId ?? e.ref ?? (e.ruleIndex !== undefined ? String(e.ruleIndex) : e.phase),
     type: 'rule',
-    matched: e.matched === true,
+    // The anomaly rule below its threshold did not act: not matched (its outcome says why).
+    matched: e.matched === true && e.outcome !== 'below-threshold',
     name: e.ref ?? e.ruleId ?? e.phase,
   };
   if (e.description !== undefined) step.description = e.description;

@@ -1,0 +1,297 @@
+// The request tracer over real HTTP: requests evaluated with the shared engine against the
+// zone's deployed configuration — the migrated zone's managed rulesets, custom rules and
+// custom rulesets, legacy firewall rules, the previous WAF before migration and in
+// validation mode — with the steps phase → ruleset → rule, the decision, and the errors.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DEMO_ACCOUNT, demoZoneId, seedId } from '../../server/src/service/seed';
+import { startService, type TestService } from './harness';
+
+let svc: TestService;
+before(async () => {
+  svc = await startService();
+});
+after(() => svc.close());
+
+const TRACE = `/accounts/${DEMO_ACCOUNT.id}/request-tracer/trace`;
+const MIGRATED = demoZoneId('migrated.example.com');
+const ENTERPRISE = demoZoneId('enterprise.example.com');
+const VENDOR = 'efb7b8c949ac4650a09736fc376e9aee';
+const OWASP = '4814384a9e5d4991b9815dcfc25d2f1f';
+const ANOMALY = '6179ae15870a4bb7b2d480d4843b323c';
+const BROWSER = { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64)', Accept: 'text/html' };
+
+interface Step {
+  step_name: string;
+  type: string;
+  matched: boolean;
+  name?: string;
+  description?: string;
+  kind?: string;
+  action?: string;
+  expression?: string;
+  outcome?: string;
+  score_added?: number;
+  score?: number;
+  threshold?: number;
+  note?: string;
+  skipped_by?: string;
+  trace?: Step[];
+}
+
+async function trace(body: unknown, token?: string) {
+  const r = await svc.call('POST', TRACE, { body, ...(token ? { token } : {}) });
+  return r;
+}
+
+/** The matched rule steps, as `name action outcome` lines, depth-first. */
+function matchedRules(steps: readonly Step[]): string[] {
+  const out: string[] = [];
+  const walk = (s: Step) => {
+    if (s.type === 'rule' && (s.matched || s.outcome === 'challenge-skipped')) out.push(`${s.name} ${s.action} ${s.outcome}`);
+    for (const c of s.trace ?? []) walk(c);
+  };
+  steps.forEach(walk);
+  return out;
+}
+
+describe('trace on the migrated zone', () => {
+  it('blocks an attack with the OWASP ruleset, naming the rules that scored', async () => {
+    const ep = (await svc.call('GET', `/zones/${MIGRATED}/rulesets/phases/http_request_firewall_managed/entrypoint`)).body.result;
+    const [vendorRule, owaspRule] = ep.rules as { id: string }[];
+    const r = await trace({ url: 'https://migrated.example.com/', method: 'GET', headers: BROWSER, cookies: { session: "1' or 1=1--", x: '<script>alert(1)</script>' } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const res = r.body.result;
+    assert.equal(res.status_code, 403);
+    assert.deepEqual(res.decision, {
+      action: 'block',
+      phase: 'http_request_firewall_managed',
+      ruleset_id: OWASP,
+      rule_id: ANOMALY,
+      ref: 'ad0beb2fce9f149e565ee78d6e659d47',
+      description: '949110: Inbound Anomaly Score Exceeded',
+      score: 40,
+      threshold: 40,
+      via: { phase: 'http_request_firewall_managed', ruleset_id: ep.id, rule_id: owaspRule!.id },
+    });
+    assert.deepEqual(res.zone, { id: MIGRATED, name: 'migrated.example.com' });
+    assert.equal(res.migration_state, 'complete');
+    assert.deepEqual(res.scores, { [OWASP]: 40 });
+
+    const [phase] = res.trace as Step[];
+    assert.equal(res.trace.length, 1);
+    assert.deepEqual([phase!.step_name, phase!.type, phase!.matched], ['http_request_firewall_managed', 'phase', true]);
+    const [entry] = phase!.trace!;
+    assert.deepEqual([entry!.step_name, entry!.type, entry!.name, entry!.kind, entry!.matched], [ep.id, 'ruleset', 'default', 'zone', true]);
+    const [vendorStep, owaspStep] = entry!.trace!;
+    assert.deepEqual(
+      { ...vendorStep!, trace: undefined },
+      {
+        step_name: vendorRule!.id,
+        type: 'rule',
+        matched: true,
+        name: vendorRule!.id,
+        action: 'execute',
+        action_parameters: { id: VENDOR },
+        expression: 'true',
+        enabled: true,
+        outcome: 'executed',
+        note: `runs "Cloudflare Managed Ruleset" ${VENDOR}`,
+        trace: undefined,
+      },
+    );
+    const vendorRuleset = vendorStep!.trace![0]!;
+    assert.deepEqual([vendorRuleset.step_name, vendorRuleset.type, vendorRuleset.name, vendorRuleset.kind, vendorRuleset.matched], [VENDOR, 'ruleset', 'Cloudflare Managed Ruleset', 'managed', false]);
+    const owaspRuleset = owaspStep!.trace![0]!;
+    assert.deepEqual([owaspRuleset.step_name, owaspRuleset.name, owaspRuleset.matched], [OWASP, 'Cloudflare OWASP Core Ruleset', true]);
+    assert.deepEqual(matchedRules(owaspRuleset.trace!), [
+      '941100 score scored',
+      '941110 score scored',
+      '941160 score scored',
+      '941320 score scored',
+      '942100 score scored',
+      '942180 score scored',
+      '942330 score scored',
+      '942390 score scored',
+      'ad0beb2fce9f149e565ee78d6e659d47 block terminated',
+    ]);
+    const first = owaspRuleset.trace!.find((s) => s.name === '941100')!;
+    assert.deepEqual(
+      [first.description, first.score_added, first.score, first.expression],
+      ['941100: XSS Attack Detected via libinjection', 5, 5, undefined], // managed rules' expressions are not shown
+    );
+    const last = owaspRuleset.trace!.at(-1)!;
+    assert.deepEqual([last.step_name, last.score, last.threshold], [ANOMALY, 40, 40]);
+    // Paranoia levels 3 and 4 are off (High → PL2): their rules show as disabled.
+    assert.ok(owaspRuleset.trace!.some((s) => s.outcome === 'disabled'));
+  });
+
+  it('lets a benign request through: no status code, only the execute rules matched', async () => {
+    const r = await trace({ url: 'https://www.migrated.example.com/products?page=2', method: 'GET', protocol: 'HTTP/2', headers: BROWSER });
+    assert.equal(r.status, 200);
+    const res = r.body.result;
+    assert.equal(res.status_code, undefined);
+    assert.deepEqual(res.decision, { action: 'allow-through' });
+    assert.deepEqual(res.scores, { [OWASP]: 0 });
+    assert.deepEqual(matchedRules(res.trace), [`${res.trace[0].trace[0].trace[0].name} execute executed`, `${res.trace[0].trace[0].trace[1].name} execute executed`]);
+  });
+
+  it('runs custom rules and an account custom ruleset before the managed rules; context sets the country', async () => {
+    const custom = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, {
+      body: { name: 'Shared blocks', kind: 'custom', phase: 'http_request_firewall_custom', rules: [{ action: 'block', expression: 'http.request.uri.path eq "/blocked"', description: 'Block /blocked' }] },
+    });
+    assert.equal(custom.status, 200, JSON.stringify(custom.body));
+    const customId = custom.body.result.id;
+    const ep = await svc.call('PUT', `/zones/${MIGRATED}/rulesets/phases/http_request_firewall_custom/entrypoint`, {
+      body: {
+        rules: [
+          { action: 'managed_challenge', expression: 'ip.src.country eq "GB"', description: 'Challenge GB', ref: 'gb' },
+          { action: 'execute', expression: 'true', action_parameters: { id: customId }, description: 'Shared blocks', ref: 'shared' },
+        ],
+      },
+    });
+    assert.equal(ep.status, 200, JSON.stringify(ep.body));
+
+    const blocked = (await trace({ url: 'https://migrated.example.com/blocked', method: 'GET', headers: BROWSER })).body.result;
+    assert.equal(blocked.status_code, 403);
+    assert.deepEqual([blocked.decision.phase, blocked.decision.ruleset_id, blocked.decision.description], ['http_request_firewall_custom', customId, 'Block /blocked']);
+    assert.deepEqual(blocked.trace.map((s: Step) => s.step_name), ['http_request_firewall_custom']);
+    const rules = blocked.trace[0].trace[0].trace as Step[];
+    assert.deepEqual(rules.map((s) => [s.name, s.expression, s.matched, s.outcome]), [
+      ['gb', 'ip.src.country eq "GB"', false, 'not-matched'],
+      ['shared', 'true', true, 'executed'],
+    ]);
+    const inner = rules[1]!.trace![0]!;
+    assert.deepEqual([inner.step_name, inner.name, inner.kind, inner.matched], [customId, 'Shared blocks', 'custom', true]);
+    assert.deepEqual(
+      inner.trace!.map((s) => [s.description, s.action, s.expression, s.matched, s.outcome]),
+      [['Block /blocked', 'block', 'http.request.uri.path eq "/blocked"', true, 'terminated']],
+    );
+
+    const gb = (await trace({ url: 'https://migrated.example.com/', method: 'GET', headers: BROWSER, context: { geoloc: { iso_code: 'GB', city: 'London' }, bot_score: 50 } })).body.result;
+    assert.deepEqual([gb.status_code, gb.decision.action, gb.decision.ref], [403, 'managed_challenge', 'gb']);
+    // skip_challenge: the challenge counts as solved; the request goes on through the managed rules.
+    const skipped = (await trace({ url: 'https://migrated.example.com/blocked', method: 'GET', headers: BROWSER, context: { country: 'GB', skip_challenge: true } })).body.result;
+    assert.deepEqual(skipped.decision.description, 'Block /blocked');
+    const gbStep = skipped.trace[0].trace[0].trace[0] as Step;
+    assert.deepEqual([gbStep.name, gbStep.matched, gbStep.outcome, gbStep.note], ['gb', true, 'challenge-skipped', 'skip_challenge: the challenge counts as solved and the request goes on']);
+    const passed = (await trace({ url: 'https://migrated.example.com/', method: 'GET', headers: BROWSER, context: { country: 'GB' }, skip_challenge: true })).body.result;
+    assert.deepEqual(passed.decision, { action: 'allow-through' });
+    assert.deepEqual(passed.trace.map((s: Step) => s.step_name), ['http_request_firewall_custom', 'http_request_firewall_managed']);
+  });
+
+  it('reads a JSON body', async () => {
+    const r = (await trace({ url: 'https://migrated.example.com/api/login', method: 'POST', headers: BROWSER, body: { json: { user: "admin' or '1'='1' --" } } })).body.result;
+    assert.equal(r.decision.action, 'block');
+    assert.equal(r.decision.ruleset_id, VENDOR);
+    assert.equal(r.decision.description, 'SQLi - Tautology - Body');
+    const plain = (await trace({ url: 'https://migrated.example.com/api/login', method: 'POST', headers: { ...BROWSER, 'Content-Type': 'application/x-www-form-urlencoded' }, body: { base64: Buffer.from("user=admin' or '1'='1' --").toString('base64') } })).body.result;
+    assert.equal(plain.decision.description, 'SQLi - Tautology - Body');
+  });
+});
+
+describe('trace before and during the migration', () => {
+  it('lets the previous WAF decide on a zone that has not migrated', async () => {
+    const r = (await trace({ url: 'https://pro.example.com/search?q=1%27%20UNION%20SELECT%20password%20FROM%20users--', method: 'GET', headers: BROWSER })).body.result;
+    assert.equal(r.migration_state, 'start');
+    assert.equal(r.status_code, 403);
+    assert.deepEqual(r.decision.phase, 'previous_waf');
+    assert.deepEqual(r.decision.description, 'CloudFlare package: SQLi - UNION SELECT');
+    assert.deepEqual(r.trace.map((s: Step) => [s.step_name, s.type, s.matched]), [['previous_waf', 'phase', true]]);
+    assert.equal(r.validation, undefined);
+  });
+
+  it('runs legacy firewall rules first: a bypass of the WAF skips the previous WAF; a challenge can be skipped', async () => {
+    const health = (await trace({ url: 'https://enterprise.example.com/admin/health?q=<script>alert(1)</script>', method: 'GET', headers: BROWSER, context: { ip: '192.0.2.7' } })).body.result;
+    assert.deepEqual(health.decision, { action: 'allow-through' });
+    const [fw, prev] = health.trace as Step[];
+    assert.equal(fw!.step_name, 'legacy_firewall_rules');
+    const bypass = fw!.trace![0]!;
+    assert.deepEqual(
+      [bypass.step_name, bypass.description, bypass.action, bypass.expression, bypass.matched, bypass.outcome],
+      [seedId(`firewall-rule:${ENTERPRISE}:0`), 'Health checks skip the WAF', 'bypass', '(http.request.uri.path eq "/admin/health" and ip.src in {192.0.2.0/24})', true, 'bypassed'],
+    );
+    assert.deepEqual([prev!.step_name, prev!.matched, prev!.trace![0]!.outcome], ['previous_waf', false, 'skipped']);
+
+    const tor = (await trace({ url: 'https://enterprise.example.com/', method: 'GET', headers: BROWSER, context: { geoloc: { iso_code: 'T1' } } })).body.result;
+    assert.deepEqual([tor.status_code, tor.decision.action, tor.decision.phase, tor.decision.description], [403, 'managed_challenge', 'legacy_firewall_rules', 'Challenge Tor exit nodes']);
+    const torSkipped = (await trace({ url: 'https://enterprise.example.com/', method: 'GET', headers: BROWSER, context: { geoloc: { iso_code: 'T1' }, skip_challenge: true } })).body.result;
+    assert.deepEqual(torSkipped.decision, { action: 'allow-through' });
+    assert.deepEqual(matchedRules(torSkipped.trace), [`${seedId(`firewall-rule:${ENTERPRISE}:1`)} managed_challenge challenge-skipped`]);
+  });
+
+  it('in validation mode the new rules only record and the previous WAF acts', async () => {
+    const other = await startService();
+    try {
+      const cfg = (await other.call('GET', `/zones/${ENTERPRISE}/waf_migration/config?phase_two=1`)).body.result;
+      const put = await other.call('PUT', `/zones/${ENTERPRISE}/rulesets/phases/http_request_firewall_managed/entrypoint?waf_migration=validation&phase_two=1`, { body: { rules: cfg.rules } });
+      assert.equal(put.status, 200, JSON.stringify(put.body));
+      const r = (await other.call('POST', TRACE, { body: { url: 'https://enterprise.example.com/search?q=1%27%20UNION%20SELECT%20password%20FROM%20users--', method: 'GET', headers: BROWSER } })).body.result;
+      assert.equal(r.migration_state, 'validation');
+      assert.deepEqual(r.decision.phase, 'previous_waf');
+      assert.deepEqual(r.decision.action, 'block');
+      assert.deepEqual(
+        { ...r.validation.new_decision, via: undefined },
+        { action: 'block', phase: 'http_request_firewall_managed', ruleset_id: VENDOR, rule_id: r.validation.new_decision.rule_id, ref: 'sqli-union-select', description: 'SQLi - UNION SELECT', via: undefined },
+      );
+      assert.deepEqual(r.validation.previous_waf, { action: 'block', rule_id: r.decision.rule_id, description: 'CloudFlare package: SQLi - UNION SELECT' });
+      assert.deepEqual(r.trace.map((s: Step) => s.step_name), ['legacy_firewall_rules', 'http_request_firewall_managed', 'previous_waf']);
+      assert.ok(matchedRules(r.trace).includes('sqli-union-select block validation-only'));
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('trace errors and permissions', () => {
+  it('refuses a URL no zone of the account serves', async () => {
+    const r = await trace({ url: 'https://example.org/', method: 'GET' });
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.body.errors, [
+      {
+        code: 20021,
+        message: `no zone of account ${DEMO_ACCOUNT.id} serves the host "example.org": the URL must be on one of the account's zones (business.example.com, enterprise.example.com, firewall.example.com, migrated.example.com, overrides.example.com, pro.example.com)`,
+        source: { pointer: '/url' },
+      },
+    ]);
+  });
+
+  it('refuses bad bodies with the field at fault', async () => {
+    const cases: [unknown, object][] = [
+      [{ method: 'GET' }, { code: 20021, message: 'url is required: the absolute URL of the request to trace, such as "https://example.com/path?q=1"', source: { pointer: '/url' } }],
+      [{ url: '/relative', method: 'GET' }, { code: 20021, message: `'/relative' is not a valid value for url: an absolute http or https URL is required, such as "https://example.com/path?q=1"`, source: { pointer: '/url' } }],
+      [{ url: 'ftp://pro.example.com/', method: 'GET' }, { code: 20021, message: "'ftp://pro.example.com/' is not a valid value for url: the scheme must be http or https", source: { pointer: '/url' } }],
+      [{ url: 'https://pro.example.com/' }, { code: 20021, message: 'method is required: the HTTP method of the request, such as "GET"', source: { pointer: '/method' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', verbose: true }, { code: 10026, message: 'invalid JSON: unknown field "verbose"', source: { pointer: '/verbose' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', context: { bot_score: 150 } }, { code: 20021, message: "'150' is not a valid value for context.bot_score: an integer from 1 to 99", source: { pointer: '/context/bot_score' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', context: { geoloc: { planet: 'Mars' } } }, { code: 10026, message: 'invalid JSON: unknown field "planet"', source: { pointer: '/context/geoloc/planet' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', body: { json: {}, plain_text: 'x' } }, { code: 20021, message: 'body takes one of base64, json or plain_text, not json and plain_text', source: { pointer: '/body' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', protocol: 'SPDY/3' }, { code: 20021, message: "'SPDY/3' is not a valid value for protocol: one of HTTP/1.0, HTTP/1.1, HTTP/2, HTTP/3", source: { pointer: '/protocol' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', headers: { 'X-A': 1 } }, { code: 10026, message: 'invalid JSON: field "X-A" must be a string, got number', source: { pointer: '/headers/X-A' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', context: { ip: 'not-an-ip' } }, { code: 20021, message: 'the request\'s context is not valid: ip.src: expected an IP address (Ip), got "not-an-ip"', source: { pointer: '/context' } }],
+    ];
+    for (const [body, error] of cases) {
+      const res = await trace(body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.deepEqual(res.body.errors, [error], JSON.stringify(body));
+    }
+  });
+
+  it('needs Zone WAF Read on the zone that serves the URL', async () => {
+    const body = { url: 'https://migrated.example.com/', method: 'GET' };
+    assert.equal((await trace(body, svc.credentials.get('demo read-only'))).status, 200);
+    assert.equal((await trace(body, svc.credentials.get('migrated.example.com WAF'))).status, 200);
+    const other = await trace(body, svc.credentials.get('pro.example.com WAF'));
+    assert.equal(other.status, 403);
+    assert.deepEqual(other.body.errors, [{ code: 10000, message: 'Authentication error' }]);
+    const unknown = await svc.call('POST', `/accounts/${'0'.repeat(32)}/request-tracer/trace`, { body });
+    assert.equal(unknown.status, 404);
+  });
+
+  it('works through the SDK (cf.requestTracers.traces.create)', async () => {
+    const cf = svc.sdk();
+    const res = await cf.requestTracers.traces.create({ account_id: DEMO_ACCOUNT.id, url: 'https://migrated.example.com/blocked', method: 'GET', headers: BROWSER });
+    assert.equal(res.status_code, 403);
+    assert.equal(res.trace?.[0]?.step_name, 'http_request_firewall_custom');
+  });
+});
