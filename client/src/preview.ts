@@ -85,6 +85,12 @@ export class ParanoiaPreviewPanel implements vscode.Disposable {
         const ep = await (await c.api()).getEntryPoint(zone.id, 'http_request_firewall_managed');
         const r = ep && managedExecuteRules(JSON.stringify(ep), catalog).rules.find((x) => x.scored);
         if (r) return { label: `${zone.name} (managed entry point version ${ep!.version})`, execute: r.rule };
+        if (!ep) {
+          // Not migrated yet: the configuration the migration would write.
+          const config = await (await c.api()).migrationConfig(zone.id).catch(() => undefined);
+          const m = config && managedExecuteRules(JSON.stringify({ rules: config.rules }), catalog).rules.find((x) => x.scored);
+          if (m) return { label: `${zone.name} as the migration would configure it`, execute: m.rule };
+        }
       } catch (e) {
         this.ctx.output.warn(`Paranoia preview: the zone's entry point could not be read: ${e instanceof Error ? e.message : String(e)}`);
       }
