@@ -199,6 +199,17 @@ describe('trace before and during the migration', () => {
     assert.deepEqual(r.decision.description, 'CloudFlare package: SQLi - UNION SELECT');
     assert.deepEqual(r.trace.map((s: Step) => [s.step_name, s.type, s.matched]), [['previous_waf', 'phase', true]]);
     assert.equal(r.validation, undefined);
+    // A Pro zone may save its managed entry point (all rules disabled) before migrating: it does not run yet.
+    const PRO = demoZoneId('pro.example.com');
+    const cfg = (await svc.call('GET', `/zones/${PRO}/waf_migration/config?phase_two=1`)).body.result;
+    const put = await svc.call('PUT', `/zones/${PRO}/rulesets/phases/http_request_firewall_managed/entrypoint`, { body: { rules: cfg.rules.map((x: object) => ({ ...x, enabled: false })) } });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    const again = (await trace({ url: 'https://pro.example.com/search?q=1%27%20UNION%20SELECT%20password%20FROM%20users--', method: 'GET', headers: BROWSER })).body.result;
+    assert.deepEqual(again.decision, r.decision);
+    assert.deepEqual(again.trace.map((s: Step) => [s.step_name, s.outcome ?? null, s.matched]), [
+      ['http_request_firewall_managed', 'inactive', false],
+      ['previous_waf', null, true],
+    ]);
   });
 
   it('runs legacy firewall rules first: a bypass of the WAF skips the previous WAF; a challenge can be skipped', async () => {

@@ -464,7 +464,8 @@ export function traceRoutes(r: Router): void {
 
     const steps = traceSteps(ev.trace, deployed.config, skipped);
     if (deployed.managedEntryPointInactive) {
-      steps.push({
+      const at = steps.findIndex((s) => s.step_name === 'previous_waf');
+      steps.splice(at < 0 ? steps.length : at, 0, {
         step_name: 'http_request_firewall_managed',
         type: 'phase',
         matched: false,
