@@ -156,8 +156,14 @@ export function entryPointId(store: Store, scope: RulesetScope, scopeId: string,
 
 /** The scope's entry point of a phase (its current version), or undefined. */
 export function entryPoint(store: Store, scope: RulesetScope, scopeId: string, phase: Phase): StoredRuleset | undefined {
-  const id = entryPointId(store, scope, scopeId, phase);
-  return id === undefined ? undefined : latestRuleset(store, scope, scopeId, id);
+  // One query: this is the hot read (every GET of an entry point, every entry-point PUT).
+  const b = store.get<{ body: string }>(
+    `SELECT v.body FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
+      WHERE r.scope = ? AND r.scope_id = ? AND r.phase = ? AND r.kind IN ('root', 'zone')
+      ORDER BY v.version DESC LIMIT 1`,
+    [scope, scopeId, phase],
+  );
+  return b ? fromJson<StoredRuleset>(b.body) : undefined;
 }
 
 /**

@@ -1,0 +1,212 @@
+/**
+ * Rules service throughput and latency on loopback (figures, not assertions):
+ *
+ *   node --import tsx test/bench/service.bench.ts
+ *
+ * The service runs as `rulesmith serve --seed demo` in a child process (from source
+ * through tsx: the same code as the built CLI, with its request log on stdout and its
+ * SQLite file in a temporary folder, `synchronous=FULL`), so the load generator in this
+ * process does not share the service's event loop. 32 clients, each with its own
+ * keep-alive connection, send requests back to back for a fixed time after a warm-up:
+ *
+ *   - GET  /zones/{id}/rulesets/phases/http_request_firewall_custom/entrypoint
+ *     (an entry point of 20 rules);
+ *   - PATCH /zones/{id}/rulesets/{ruleset}/rules/{rule} — each client edits its own rule,
+ *     changing its expression every time, so every request validates the rule with the
+ *     core, writes a new version of the whole ruleset and commits it durably.
+ *
+ * Printed: requests, throughput, p50/p99/max latency, and any non-2xx answers (which
+ * should be none).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { demoZoneId } from '../../server/src/service/seed';
+import { row } from './measure';
+
+const CLIENTS = 32;
+const WARMUP_MS = 1_500;
+const RUN_MS = 6_000;
+const RULES = 20;
+const ZONE = demoZoneId('enterprise.example.com');
+
+interface Service {
+  readonly url: URL;
+  readonly token: string;
+  stop(): Promise<void>;
+}
+
+async function startService(dir: string): Promise<Service> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/cli/main.ts', 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let started = false;
+  const onData = (d: Buffer) => {
+    // Keep only what the start needs; the request log is drained and dropped.
+    if (!started) out += d.toString();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`rulesmith serve did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        started = true;
+        resolve(m[1]!);
+      }
+    };
+    child.stdout.on('data', check);
+    child.on('exit', (code) => reject(new Error(`rulesmith serve exited with ${code}:\n${out}`)));
+  });
+  const token = /^\s+demo admin\s+.*\s(\S+)$/m.exec(out)?.[1];
+  if (!token) throw new Error(`no admin token in the seed output:\n${out}`);
+  return {
+    url: new URL(`${url}/`),
+    token,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+function call(agent: Agent, svc: Service, method: string, path: string, body?: unknown): Promise<Answer> {
+  const text = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      new URL(path.replace(/^\//, ''), svc.url),
+      {
+        method,
+        agent,
+        headers: {
+          authorization: `Bearer ${svc.token}`,
+          ...(text !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+interface Figures {
+  readonly requests: number;
+  readonly perSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly failures: number;
+  readonly firstFailure?: string;
+}
+
+/** `CLIENTS` loops sending `next(client, i)` back to back; latencies after the warm-up only. */
+async function load(svc: Service, next: (client: number, i: number) => { method: string; path: string; body?: unknown }): Promise<Figures> {
+  const latencies: number[] = [];
+  let failures = 0;
+  let firstFailure: string | undefined;
+  const t0 = performance.now();
+  const measureFrom = t0 + WARMUP_MS;
+  const end = measureFrom + RUN_MS;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, client) => {
+      // One keep-alive connection per client, as 32 independent API clients would have.
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      for (let i = 0; ; i++) {
+        const start = performance.now();
+        if (start >= end) break;
+        const r = next(client, i);
+        const answer = await call(agent, svc, r.method, r.path, r.body);
+        const done = performance.now();
+        if (start >= measureFrom && done <= end) {
+          latencies.push(done - start);
+          if (answer.status >= 300) {
+            failures++;
+            firstFailure ??= `${answer.status} ${answer.body.slice(0, 300)}`;
+          }
+        }
+      }
+      agent.destroy();
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    perSecond: latencies.length / (RUN_MS / 1000),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies[latencies.length - 1] ?? 0,
+    failures,
+    ...(firstFailure ? { firstFailure } : {}),
+  };
+}
+
+function ruleFor(i: number, variant: number): Record<string, unknown> {
+  return {
+    action: i % 3 === 0 ? 'managed_challenge' : 'block',
+    expression: `(http.request.uri.path wildcard "/app-${i}/*" and ip.src in {192.0.2.0/24 198.51.100.${variant % 250}}) or (http.host eq "h${i}.example.com" and http.request.method in {"POST" "PUT"})`,
+    description: `Rule ${i} (edit ${variant})`,
+    ref: `rule-${i}`,
+  };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'rulesmith-bench-service-'));
+  const svc = await startService(dir);
+  try {
+    const agent = new Agent({ keepAlive: true });
+    const entry = `/zones/${ZONE}/rulesets/phases/http_request_firewall_custom/entrypoint`;
+    const put = await call(agent, svc, 'PUT', entry, { rules: Array.from({ length: RULES }, (_, i) => ruleFor(i, 0)) });
+    if (put.status !== 200) throw new Error(`entry point PUT failed: ${put.status} ${put.body}`);
+    const rs = JSON.parse(put.body).result as { id: string; rules: { id: string }[] };
+    agent.destroy();
+
+    const get = await load(svc, () => ({ method: 'GET', path: entry }));
+    const patch = await load(svc, (client, i) => {
+      const rule = client % RULES;
+      // Clients sharing a rule (32 clients, 20 rules) still change it every time.
+      return { method: 'PATCH', path: `/zones/${ZONE}/rulesets/${rs.id}/rules/${rs.rules[rule]!.id}`, body: ruleFor(rule, client * 100_000 + i + 1) };
+    });
+
+    const widths = [34, 9, 10, 9, 9, 9, 8];
+    console.log(`rules service on loopback, ${CLIENTS} concurrent keep-alive clients, ${RUN_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up; entry point of ${RULES} rules`);
+    console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors'], widths));
+    const f = (ms: number) => `${ms.toFixed(1)} ms`;
+    for (const [name, r] of [
+      ['GET entry point', get],
+      ['PATCH rule (new version, durable)', patch],
+    ] as const) {
+      console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures)], widths));
+      if (r.firstFailure) console.log(`  first failure: ${r.firstFailure}`);
+    }
+  } finally {
+    await svc.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
