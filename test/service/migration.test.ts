@@ -3,7 +3,7 @@
 // previous-WAF APIs answer after a zone migrated.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PACKAGES } from '../../server/src/migration/index';
+import { CLOUDFLARE_PACKAGE_ID, PACKAGES } from '../../server/src/migration/index';
 import { DEMO_MIGRATED_CREATED, DEMO_MIGRATED_ON } from '../../server/src/service/routes/previousWaf';
 import { demoZoneId, seedId } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
@@ -271,6 +271,24 @@ describe('waf_migration/config', () => {
     }
   });
 
+  it('maps the CloudFlare package switch to its execute rule, and the zone-wide switch to both', async () => {
+    const other = await startService();
+    try {
+      const set = (settings: object) =>
+        other.store.write(() => other.store.run('UPDATE previous_waf SET settings = ? WHERE zone_id = ?', [JSON.stringify({ zoneId: BUSINESS, ...settings }), BUSINESS]));
+      set({ enabled: true, packages: { [CLOUDFLARE_PACKAGE_ID]: { enabled: false }, [OWASP_PACKAGE]: { sensitivity: 'low', action_mode: 'block' } } });
+      const c = (await other.call('GET', `/zones/${BUSINESS}/waf_migration/config?phase_two=1`)).body.result;
+      assert.deepEqual(c.rules, [{ ...vendorRule, enabled: false }, owaspRule(1, 40, 'block')]);
+      set({ enabled: false, packages: { [OWASP_PACKAGE]: { sensitivity: 'medium', action_mode: 'challenge' } } });
+      const off = (await other.call('GET', `/zones/${BUSINESS}/waf_migration/config?phase_two=1`)).body.result;
+      assert.deepEqual(off.rules, [{ ...vendorRule, enabled: false }, { ...owaspRule(1, 25, 'challenge'), enabled: false }]);
+      const s = (await other.call('GET', `/zones/${BUSINESS}/waf_migration/status`)).body.result;
+      assert.deepEqual(s, { migration_state: 'start', old_waf_status: 'disabled', new_waf_status: 'disabled', source: 'defaults', created: null });
+    } finally {
+      await other.close();
+    }
+  });
+
   it('has nothing to propose for a migrated zone', async () => {
     const r = await svc.call('GET', `/zones/${MIGRATED}/waf_migration/config?phase_two=1`);
     assert.equal(r.status, 400);
@@ -303,6 +321,16 @@ describe('the migration PUT', () => {
       },
     ]);
     assert.equal((await status(ENTERPRISE)).migration_state, 'start');
+  });
+
+  it('validates but changes nothing with dry_run=true', async () => {
+    const r = await svc.call('PUT', entryPoint(ENTERPRISE, '?waf_migration=pending&phase_two=1&dry_run=true'), { body: { rules: (await config(ENTERPRISE)).rules } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.result, null);
+    assert.equal((await status(ENTERPRISE)).migration_state, 'start');
+    const refused = await svc.call('PUT', entryPoint(FIREWALL, '?waf_migration=pending&phase_two=1&dry_run=true'), { body: { rules: [] } });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.errors[0].code, 20611);
   });
 
   it('refuses validation mode on Pro: Enterprise only, and nothing changes', async () => {
