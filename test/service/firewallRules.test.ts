@@ -481,6 +481,10 @@ describe('firewall rules: delete', () => {
     const none = await svc.call('DELETE', rules(PRO));
     assert.deepEqual([none.status, none.body.result], [200, []]);
     await refused('DELETE', `${rules(PRO)}?id=nope`, {}, 400, { code: 20021, message: "'nope' is not a valid value for id: expected 32 hexadecimal digits" });
+    await refused('DELETE', rules(PRO), { body: [{ id: seededRule(ENT, 0) }] }, 400, {
+      code: 20021,
+      message: 'give the firewall rules to delete as repeated id query parameters (?id=…&id=…), not in a body',
+    });
   });
 
   it('a rule whose filter was deleted shows filter {id, deleted: true}', async () => {

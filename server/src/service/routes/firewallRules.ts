@@ -378,6 +378,10 @@ function deleteOne(ctx: Ctx): Reply {
 function bulkDelete(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
   const ids = idParams(ctx.query);
+  if (Array.isArray(ctx.body)) {
+    // The 2024 spec showed the ids in a body; the API reads them from the query.
+    throw ApiError.of(400, CODES.invalidValue, 'give the firewall rules to delete as repeated id query parameters (?id=…&id=…), not in a body');
+  }
   const drop = deleteFilterIfUnused(ctx.body);
   deleteRules(ctx.service.store, zone, ids, drop);
   return { result: ids.map((id) => ({ id })) };
