@@ -164,10 +164,10 @@ describe('preview', () => {
       '9 requests; each cell: requests acted on at that paranoia level and threshold (score >= threshold)',
       '',
       '       >=5*   >=10   rules on',
-      'PL1*    7/9    3/9    125/199',
-      'PL2     7/9    4/9    174/199',
-      'PL3     7/9    4/9    192/199',
-      'PL4     7/9    6/9    199/199',
+      'PL1*    7/9    3/9    125/200',
+      'PL2     7/9    4/9    174/200',
+      'PL3     7/9    4/9    193/200',
+      'PL4     7/9    6/9    200/200',
       '(* = current)',
     ]);
     // The deciding CRS rules, by their CRS id and message.
@@ -207,7 +207,7 @@ describe('preview', () => {
     assert.equal(r.code, 0, r.err);
     // Admin (block) and API write (managed_challenge) act everywhere; at PL1 the Log4Shell
     // query scores 5 (932130) and so does the SQLi probe (942100); the health check skips it.
-    assert.ok(r.out.includes('PL1*    4/6    125/199'), r.out);
+    assert.ok(r.out.includes('PL1*    4/6    125/200'), r.out);
     assert.ok(r.out.includes('  PL1 >=5: 932130: Remote Command Execution: Unix Shell Expression Found ×1; 942100: SQL Injection Attack Detected via libinjection ×1; The API is read-only ×1; No admin area from outside ×1'), r.out);
     assert.ok(r.out.includes('No admin area from outside ×1'));
   });

@@ -106,16 +106,16 @@ describe('catalog: tags', () => {
     assert.deepEqual(tagsOf(vendorRuleset, '9'), []);
   });
 
-  test('the OWASP ruleset: paranoia levels and CRS tags (198 converted CRS 3.3.4 rules)', () => {
+  test('the OWASP ruleset: paranoia levels and CRS tags (199 converted CRS 3.3.4 rules)', () => {
     const counts = Object.fromEntries(tagsOf(owasp).map((t) => [t.tag, t.count]));
     assert.equal(counts['paranoia-level-1'], 124);
     assert.equal(counts['paranoia-level-2'], 49);
-    assert.equal(counts['paranoia-level-3'], 18);
+    assert.equal(counts['paranoia-level-3'], 19);
     assert.equal(counts['paranoia-level-4'], 7);
     assert.equal(counts['attack-sqli'], 49);
     assert.equal(counts['attack-xss'], 30);
     assert.equal(counts['attack-rce'], 25);
-    assert.equal(counts['attack-protocol'], 58);
+    assert.equal(counts['attack-protocol'], 59);
     assert.equal(counts['language-php'], 16);
     assert.equal(counts['platform-unix'], 9);
     assert.equal(tagsOf(owasp)[0].tag, 'paranoia-level-1');
@@ -162,7 +162,7 @@ describe('catalog: the OWASP-based ruleset', () => {
       },
     );
     assert.equal(rules.filter((r) => r.score_threshold !== undefined).length, 1);
-    assert.equal(rules.length, 199);
+    assert.equal(rules.length, 200);
   });
 
   test('owaspRuleset wraps any rules and always ends with 949110 once', () => {
@@ -175,7 +175,7 @@ describe('catalog: the OWASP-based ruleset', () => {
   });
 
   test('the CRS score rules: stable ids, CRS id as ref, "id: msg" descriptions, severity increments, enabled, clean expressions', () => {
-    assert.equal(OWASP_CRS_RULES.length, 198);
+    assert.equal(OWASP_CRS_RULES.length, 199);
     const byRef = new Map(OWASP_CRS_RULES.map((r) => [r.ref, r]));
     assert.equal(byRef.get('942100')!.description, '942100: SQL Injection Attack Detected via libinjection');
     assert.equal(byRef.get('941100')!.description, '941100: XSS Attack Detected via libinjection');
@@ -185,7 +185,7 @@ describe('catalog: the OWASP-based ruleset', () => {
     assert.deepEqual(['942100', '920350', '920320'].map(increment), [5, 3, 2]);
     const counts: Record<number, number> = {};
     for (const r of OWASP_CRS_RULES) counts[(r.action_parameters as { increment: number }).increment] = (counts[(r.action_parameters as { increment: number }).increment] ?? 0) + 1;
-    assert.deepEqual(counts, { 2: 6, 3: 22, 5: 170 });
+    assert.deepEqual(counts, { 2: 6, 3: 22, 5: 171 });
     assert.deepEqual(byRef.get('942100')!.categories, ['paranoia-level-1', 'application-multi', 'language-multi', 'platform-multi', 'attack-sqli', 'owasp_crs', 'capec-1000-152-248-66', 'pci-6.5.2']);
     for (const r of OWASP_CRS_RULES) {
       assert.ok(isRuleId(r.id), r.id);
@@ -197,27 +197,28 @@ describe('catalog: the OWASP-based ruleset', () => {
       assert.equal(r.categories.filter((c) => /^paranoia-level-[1-4]$/.test(c)).length, 1, r.ref);
       assert.deepEqual(checkExpression(r.expression, CHECK).diagnostics, [], r.ref);
     }
-    assert.equal(new Set(OWASP_CRS_RULES.map((r) => r.id)).size, 198);
+    assert.equal(new Set(OWASP_CRS_RULES.map((r) => r.id)).size, 199);
     assert.deepEqual(OWASP_CRS_RULES.map((r) => Number(r.ref)), OWASP_CRS_RULES.map((r) => Number(r.ref)).sort((a, b) => a - b));
   });
 
-  test('the 14 CRS detection rules left out are listed with their reason, none also converted', () => {
-    assert.equal(OWASP_UNCONVERTED_RULES.length, 14);
+  test("the 13 CRS detection rules left out (all never match with CRS's default settings) are listed with their reason, none also converted", () => {
+    assert.equal(OWASP_UNCONVERTED_RULES.length, 13);
     assert.equal(OWASP_UNCONVERTED_RULES.length + OWASP_CRS_RULES.length, 212);
     const converted = new Set(OWASP_CRS_RULES.map((r) => r.ref));
     for (const u of OWASP_UNCONVERTED_RULES) {
       assert.ok(!converted.has(u.ref), u.ref);
       assert.ok(u.reason.length > 0, u.ref);
     }
-    // 13 can never match with CRS's default settings (901), and 921180 counts parameters
-    // through TX variables that the collector 921170 sets.
-    assert.equal(OWASP_UNCONVERTED_RULES.filter((u) => u.reason.startsWith('never matches with the 901 defaults')).length, 13);
-    assert.deepEqual(OWASP_UNCONVERTED_RULES.find((u) => u.ref === '921180'), {
-      ref: '921180',
-      file: 'REQUEST-921-PROTOCOL-ATTACK.conf',
-      paranoiaLevel: 3,
-      message: 'HTTP Parameter Pollution (%{TX.1})',
-      reason: 'variable: TX set by an earlier link or a collector rule',
+    // IP reputation (910: needs a reputation list or a country list) and the limits CRS
+    // leaves unset by default (920250 UTF-8 validation, 920360–920410 argument and file sizes).
+    assert.deepEqual(OWASP_UNCONVERTED_RULES.map((u) => u.ref), ['910000', '910100', '910150', '910160', '910170', '910180', '920250', '920360', '920370', '920380', '920390', '920400', '920410']);
+    assert.ok(OWASP_UNCONVERTED_RULES.every((u) => u.reason.startsWith('never matches with the 901 defaults')));
+    assert.deepEqual(OWASP_UNCONVERTED_RULES.find((u) => u.ref === '920380'), {
+      ref: '920380',
+      file: 'REQUEST-920-PROTOCOL-ENFORCEMENT.conf',
+      paranoiaLevel: 1,
+      message: 'Too many arguments in request',
+      reason: 'never matches with the 901 defaults: `&TX:MAX_NUM_ARGS @eq 1`',
     });
   });
 

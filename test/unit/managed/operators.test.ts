@@ -111,4 +111,10 @@ describe('CRS collection helpers', () => {
     assert.deepEqual(prepareCrs('crs.values', [undefined])([cookies]), ['1', '2', 'a', 'b', 'c']);
     assert.equal(prepareCrs('crs.values', [undefined])([undefined]), undefined);
   });
+
+  test('crs.join joins the values in order with the separator; missing stays missing', () => {
+    assert.equal(prepareCrs('crs.join', [undefined, '\x00'])([['id', 'q', 'id'], '\x00']), 'id\x00q\x00id');
+    assert.equal(prepareCrs('crs.join', [undefined, ','])([[], ',']), '');
+    assert.equal(prepareCrs('crs.join', [undefined, ','])([undefined, ',']), undefined);
+  });
 });

@@ -140,3 +140,38 @@ describe('922100: Multipart content type global _charset_ definition is not allo
     test(`${processor} with _charset_ ${JSON.stringify(charset ?? null)}: ${fires ? 'fires' : 'does not fire'}`, () => assert.equal(req(processor, charset), fires));
   }
 });
+
+describe('921180: HTTP Parameter Pollution (an argument name given twice)', () => {
+  const matches = ruleMatcher('921180');
+  /** ModSecurity: one TX counter per name (TX names without case), flagged above 1. */
+  const reference = (names: readonly string[]): boolean => {
+    const counts = new Map<string, number>();
+    for (const n of names) if (/[^\n]/.test(n)) counts.set(n.toLowerCase(), (counts.get(n.toLowerCase()) ?? 0) + 1);
+    return [...counts.values()].some((c) => c > 1);
+  };
+  const cases: [string[], boolean][] = [
+    [['a', 'b', 'c'], false],
+    [['a', 'b', 'a'], true],
+    [['id', 'ID'], true],
+    [['ab', 'a', 'b'], false],
+    [['a', 'ab', 'b', 'ba'], false],
+    [['x[]', 'x[]'], true],
+    [['', ''], false],
+    [[], false],
+  ];
+  for (const [names, fires] of cases) {
+    test(`${JSON.stringify(names)}: ${fires ? 'fires' : 'does not fire'}`, () => {
+      assert.equal(reference(names), fires, 'the reference agrees');
+      assert.equal(matches({ 'crs.args_names': names }), fires);
+    });
+  }
+
+  test('agrees with the counters on generated names', () => {
+    fc.assert(
+      fc.property(fc.array(fc.stringMatching(/^[aAb_\[\]\n]{0,3}$/), { maxLength: 6 }), (names) => {
+        assert.equal(matches({ 'crs.args_names': names }), reference(names), JSON.stringify(names));
+      }),
+      { numRuns: 400, seed: 921180 },
+    );
+  });
+});

@@ -159,6 +159,18 @@ entries.push(
     }),
   ],
   [
+    'crs.join',
+    fn((literals) => {
+      const separator = literals[1];
+      if (!isBytes(separator)) throw new Error('crs.join: the separator must be a literal string');
+      return (args) => {
+        const values = args[0];
+        if (!Array.isArray(values)) return undefined;
+        return (values as readonly Value[]).filter(isBytes).join(separator);
+      };
+    }),
+  ],
+  [
     'crs.values',
     fn(() => (args) => {
       const m = args[0];

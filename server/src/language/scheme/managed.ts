@@ -162,6 +162,16 @@ export const MANAGED_FUNCTIONS: readonly FunctionDef[] = [
     managedOnly: true,
   },
   {
+    name: 'crs.join',
+    signature: 'crs.join(values: Array<Bytes>, separator: Bytes) -> Bytes',
+    doc: 'The values joined with the separator, in order (`join` of the transform phases, for managed rules: 921180 looks for a repeated argument name in them).',
+    params: [p('values', [arrayOf(BYTES)], 'field'), p('separator', BYTES_P, 'literal')],
+    minArgs: 2,
+    maxArgs: 2,
+    returns: ret(BYTES),
+    managedOnly: true,
+  },
+  {
     name: 'crs.values',
     signature: 'crs.values(collection: Map<Array<Bytes>>) -> Array<Bytes>',
     doc: 'All values of the collection, flattened.',
