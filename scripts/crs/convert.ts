@@ -717,7 +717,7 @@ export function unconvertedList(c: Conversion): { ref: string; file: string; par
 export function renderReport(a: Analysis, c: Conversion): string {
   const converted = new Set(c.rules.map((r) => r.ref));
   const out = [renderCoverage(a, { supported: c.supported, converted })];
-  out.push('Note: a converted rule may still appear under an unsupported feature when that feature is a side effect the managed rule does not need: `setvar: ip. =` (913100–913120 remember scanners in the persistent IP collection; not modelled), `expirevar`, `variable: TX`/`&TX` links decided by the 901 defaults (evaluated at build time).', '');
+  out.push('Note: a converted rule may still appear under an unsupported feature when that feature is a side effect the managed rule does not need: `setvar: ip. =` (913100–913120 remember scanners in the persistent IP collection; not modelled), `expirevar`, `variable: TX`/`&TX` links decided by the 901 defaults (evaluated at build time); and a rule rewritten by hand (see Approximations) still appears under the features its rewrite replaces (`variable: TX:N`, `action: capture` comparisons, collector rules).', '');
   out.push('## Detection rules not converted', '');
   out.push(`Converted ${c.rules.length} of ${c.detection.length} detection rules. The ${c.leftOut.size} below are left out of owasp-rules.json (no degraded form is emitted).`, '');
   out.push('| Rule | File | PL | Reason |', '|---|---|---|---|');
