@@ -200,8 +200,17 @@ describe('filters: validation', () => {
   });
 
   it('a filter of a higher plan is a valid filter (the plan refuses the rule, not the filter)', async () => {
-    const res = await svc.call('POST', filters(PRO), { body: [{ expression: 'cf.bot_management.score lt 30' }] });
+    const res = await svc.call('POST', filters(PRO), { body: [{ expression: 'http.host eq "ok.example"' }, { expression: 'cf.bot_management.score lt 30' }] });
     assert.equal(res.status, 200);
+    assert.deepEqual(res.body.messages, [
+      {
+        code: 10208,
+        message:
+          "filter at index 1: `cf.bot_management.score` requires the Enterprise plan or above (Bot Management add-on); a firewall rule using this filter will be refused on this zone's Pro plan",
+      },
+    ]);
+    const plain = await svc.call('POST', filters(PRO), { body: [{ expression: 'http.host eq "ok2.example"' }] });
+    assert.deepEqual(plain.body.messages, []);
   });
 
   it('validate-expr (GET and POST, top level) answers in the legacy layout, only the first problem', async () => {

@@ -5,7 +5,7 @@
  * phase http_request_firewall_custom at the zone's plan (legacyStore.ts). Answers 410
  * under `--legacy sunset` (router option).
  */
-import { ApiError, CODES, newId, notFound, paginate, timestamp, type Reply } from '../api';
+import { ApiError, CODES, newId, notFound, paginate, timestamp, type ApiMessage, type Reply } from '../api';
 import { expectArray, expectObject, onlyKeys, optString, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
 import { requireZone, type ZoneRow } from '../scope';
@@ -88,6 +88,7 @@ function create(ctx: Ctx): Reply {
     return f;
   });
   return {
+    messages: planWarnings(zone, inputs),
     result: store.write(() => {
       const seen = new Map(zoneFilters(store, zone.id).map((f) => [f.expression, f.id]));
       const now = timestamp();
@@ -100,6 +101,24 @@ function create(ctx: Ctx): Reply {
       });
     }),
   };
+}
+
+/**
+ * A filter using a feature of a higher plan is still a valid filter, but a firewall rule
+ * using it will be refused on this zone: say so in `messages`.
+ */
+function planWarnings(zone: ZoneRow, inputs: readonly FilterInput[]): ApiMessage[] {
+  const out: ApiMessage[] = [];
+  inputs.forEach((f, i) => {
+    const plan = checkFilterExpression(f.expression, zone.plan).planProblem;
+    if (plan !== undefined) {
+      out.push({
+        code: CODES.planFeature,
+        message: `filter at index ${i}: ${plan}; a firewall rule using this filter will be refused on this zone's ${capitalPlan(zone.plan)} plan`,
+      });
+    }
+  });
+  return out;
 }
 
 /** Inserts a filter row (single_call marks one created inline by a firewall-rule create). */
@@ -218,7 +237,7 @@ function decodeUpdate(zone: ZoneRow, obj: JsonObject, pointer: string, pathId?: 
 function bulkUpdate(ctx: Ctx): Reply {
   const zone = requireZone(ctx, ['Firewall Services'], 'Write');
   const updates = expectArray(ctx.body).map((item, i) => decodeUpdate(zone, expectObject(item, `/${i}`), `/${i}`));
-  return { result: applyUpdates(ctx, zone, updates).map(filterObject) };
+  return { result: applyUpdates(ctx, zone, updates).map(filterObject), messages: planWarnings(zone, updates.map((u) => u.input)) };
 }
 
 function updateOne(ctx: Ctx): Reply {
@@ -226,7 +245,7 @@ function updateOne(ctx: Ctx): Reply {
   const id = ctx.params.filter_id!;
   if (!getFilter(ctx.service.store, zone.id, id)) throw notFoundFilter(id);
   const update = decodeUpdate(zone, expectObject(ctx.body), '', id);
-  return { result: filterObject(applyUpdates(ctx, zone, [update])[0]!) };
+  return { result: filterObject(applyUpdates(ctx, zone, [update])[0]!), messages: planWarnings(zone, [update.input]) };
 }
 
 function notFoundFilter(id: string): ApiError {
