@@ -295,10 +295,6 @@ function ruleStep(e: TraceEntry, info: RulesetInfo | undefined, legacyExpr: Read
   return step;
 }
 
-function anyMatched(steps: readonly Step[]): boolean {
-  return steps.some((s) => s.matched);
-}
-
 /**
  * The engine's flat trace (depth 0 = entry points and firewall rules, +1 per execute) as
  * nested steps: phase → ruleset → rule (→ executed ruleset → rule …).
