@@ -39,6 +39,8 @@ const entries = [
   { entryPoints: ['server/src/cli/main.ts'], outfile: 'server/out/cli.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['server/src/lsp/server.ts'], outfile: 'server/out/server.js' },
   { entryPoints: ['client/src/extension.ts'], outfile: 'client/out/extension.js', external: ['vscode'] },
+  // The paranoia preview's worker thread (the extension host stays responsive meanwhile).
+  { entryPoints: ['client/src/previewWorker.ts'], outfile: 'client/out/previewWorker.js' },
 ];
 
 await Promise.all(

@@ -7,56 +7,31 @@
 //     false positive.
 // The deployment previewed is the execute rule of the active `*.ruleset.json`, else the
 // chosen zone's managed entry point, else the ruleset with no overrides. The numbers come
-// from the core's previewParanoia (the real engine); the page is static HTML and SVG (no
-// script; a strict Content-Security-Policy).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+// from the core's previewParanoia (the real engine), computed in a worker thread
+// (previewWorker.ts); the page is static HTML and SVG (no script; a strict
+// Content-Security-Policy).
+import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
-import type { FieldValues } from '../../server/src/language/evaluate';
 import { defaultCatalog } from '../../server/src/managed/catalog';
 import { OWASP_RULESET_ID } from '../../server/src/managed/ids';
-import { previewParanoia, PREVIEW_THRESHOLDS, type ParanoiaPreview } from '../../server/src/managed/preview';
-import { requestValues } from '../../server/src/requests/fields';
-import { parseFtwFile } from '../../server/src/requests/ftw';
-import { parseHttpFile } from '../../server/src/requests/http';
+import { PREVIEW_THRESHOLDS } from '../../server/src/managed/preview';
 import { managedExecuteRules } from '../../server/src/rulesets/editOverrides';
 import type { Rule } from '../../server/src/rulesets/model';
 import { runCommand, type Ctx } from './commands/context';
+import { computePreview, type PreviewInput, type PreviewSet } from './previewCompute';
+
+export type { PreviewSet } from './previewCompute';
 
 const CHART_THRESHOLDS = [5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90, 100];
 const COLORS = ['#3b82f6', '#10b981', '#f59e0b', '#ef4444'];
-
-export interface PreviewSet {
-  readonly name: string;
-  readonly source: string;
-  readonly total: number;
-  /** Requests available before sampling. */
-  readonly available: number;
-  readonly preview?: ParanoiaPreview;
-}
 
 export interface PreviewResult {
   readonly target: string;
   readonly sets: readonly PreviewSet[];
   readonly html: string;
   readonly ms: number;
-}
-
-function corpusFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir).sort()) {
-    const p = join(dir, name);
-    const s = statSync(p);
-    if (s.isDirectory()) corpusFiles(p, out);
-    else if (/\.ya?ml$/i.test(name)) out.push(p);
-  }
-  return out;
-}
-
-/** Every n-th item so that at most `max` remain, spread over the whole list. */
-function sample<T>(xs: readonly T[], max: number): T[] {
-  if (xs.length <= max) return [...xs];
-  const step = xs.length / max;
-  return Array.from({ length: max }, (_, i) => xs[Math.floor(i * step)]);
 }
 
 export class ParanoiaPreviewPanel implements vscode.Disposable {
@@ -98,14 +73,41 @@ export class ParanoiaPreviewPanel implements vscode.Disposable {
     return { label: 'the OWASP-based ruleset with no overrides', execute: { action: 'execute', expression: 'true', action_parameters: { id: OWASP_RULESET_ID } } };
   }
 
-  private async ownRequests(): Promise<{ fields: FieldValues[]; files: number }> {
+  private async httpTexts(): Promise<string[]> {
     const uris = await vscode.workspace.findFiles('**/*.http', '**/node_modules/**', 200);
-    const fields: FieldValues[] = [];
+    const out: string[] = [];
     for (const uri of uris) {
-      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-      for (const req of parseHttpFile(text).requests) fields.push(requestValues(req).values);
+      const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+      out.push(open ? open.getText() : new TextDecoder().decode(await vscode.workspace.fs.readFile(uri)));
     }
-    return { fields, files: uris.length };
+    return out;
+  }
+
+  /** Runs the computation in the worker thread (in-process when the worker is not built). */
+  private compute(input: PreviewInput, progress: (message: string) => void): Promise<PreviewSet[]> {
+    const file = this.ctx.context.asAbsolutePath(join('client', 'out', 'previewWorker.js'));
+    if (!existsSync(file)) return Promise.resolve(computePreview(input, progress));
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(file, { workerData: input });
+      let done = false;
+      worker.on('message', (m: { progress?: string; sets?: PreviewSet[]; error?: string }) => {
+        if (m.progress) progress(m.progress);
+        else if (m.sets) {
+          done = true;
+          resolve(m.sets);
+        } else if (m.error) {
+          done = true;
+          reject(new Error(m.error));
+        }
+      });
+      worker.on('error', (e) => {
+        done = true;
+        reject(e);
+      });
+      worker.on('exit', (code) => {
+        if (!done) reject(new Error(`the preview worker exited (code ${code})`));
+      });
+    });
   }
 
   private corpusFolder(): string | undefined {
@@ -116,46 +118,19 @@ export class ParanoiaPreviewPanel implements vscode.Disposable {
     return ws ? join(ws, raw) : raw;
   }
 
-  private attackRequests(dir: string): { fields: FieldValues[]; available: number; files: number } {
-    const files = corpusFiles(dir);
-    const all: SampleLike[] = [];
-    for (const f of files) {
-      for (const t of parseFtwFile(readFileSync(f, 'utf8')).tests) {
-        if (t.enabled === false) continue;
-        for (const s of t.stages) if (!s.rejected) all.push(s.request);
-      }
-    }
-    const max = Math.max(1, vscode.workspace.getConfiguration('rulesmith.preview').get<number>('maxCorpusRequests', 1000));
-    return { fields: sample(all, max).map((r) => requestValues(r).values), available: all.length, files: files.length };
-  }
-
   async show(): Promise<PreviewResult> {
     const t0 = Date.now();
     const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Rulesmith: paranoia preview' }, async (progress) => {
       const target = await this.target();
-      const thresholds = [...new Set([...PREVIEW_THRESHOLDS, ...CHART_THRESHOLDS])].sort((a, b) => a - b);
-      const sets: PreviewSet[] = [];
       const dir = this.corpusFolder();
-      if (dir) {
-        progress.report({ message: 'reading the attack corpus…' });
-        let corpus: ReturnType<ParanoiaPreviewPanel['attackRequests']> | undefined;
-        try {
-          corpus = this.attackRequests(dir);
-        } catch (e) {
-          this.ctx.output.warn(`Paranoia preview: the attack corpus ${dir} could not be read: ${e instanceof Error ? e.message : String(e)}`);
-          sets.push({ name: 'Attacks', source: `${dir} could not be read (rulesmith.preview.attackCorpus)`, total: 0, available: 0 });
-        }
-        if (corpus) {
-          progress.report({ message: `evaluating ${corpus.fields.length} attack requests at 4 levels…` });
-          await new Promise((r) => setTimeout(r, 0));
-          const preview = previewParanoia({ execute: target.execute, catalog: defaultCatalog }, corpus.fields, thresholds);
-          sets.push({ name: 'Attacks', source: `${corpus.files} ftw files in ${displayPath(dir)}`, total: corpus.fields.length, available: corpus.available, preview });
-        }
-      }
-      progress.report({ message: 'evaluating the workspace .http requests…' });
-      const own = await this.ownRequests();
-      const preview = own.fields.length > 0 ? previewParanoia({ execute: target.execute, catalog: defaultCatalog }, own.fields, thresholds) : undefined;
-      sets.push({ name: 'Your requests', source: `${own.files} .http file${own.files === 1 ? '' : 's'} in the workspace`, total: own.fields.length, available: own.fields.length, ...(preview ? { preview } : {}) });
+      const input: PreviewInput = {
+        execute: target.execute,
+        thresholds: [...new Set([...PREVIEW_THRESHOLDS, ...CHART_THRESHOLDS])].sort((a, b) => a - b),
+        ...(dir ? { corpusDir: dir, corpusLabel: displayPath(dir) } : {}),
+        maxCorpusRequests: vscode.workspace.getConfiguration('rulesmith.preview').get<number>('maxCorpusRequests', 1000),
+        httpTexts: await this.httpTexts(),
+      };
+      const sets = await this.compute(input, (message) => progress.report({ message }));
       return { target: target.label, sets };
     });
     const ms = Date.now() - t0;
@@ -175,8 +150,6 @@ export class ParanoiaPreviewPanel implements vscode.Disposable {
     this.panel?.dispose();
   }
 }
-
-type SampleLike = Parameters<typeof requestValues>[0];
 
 function displayPath(p: string): string {
   const ws = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;

@@ -1,0 +1,11 @@
+// Worker thread of the paranoia preview (bundled to client/out/previewWorker.js): computes
+// the preview sets off the extension host's thread and posts progress, then the result.
+import { parentPort, workerData } from 'node:worker_threads';
+import { computePreview, type PreviewInput } from './previewCompute';
+
+try {
+  const sets = computePreview(workerData as PreviewInput, (message) => parentPort?.postMessage({ progress: message }));
+  parentPort?.postMessage({ sets });
+} catch (e) {
+  parentPort?.postMessage({ error: e instanceof Error ? `${e.message}\n${e.stack ?? ''}` : String(e) });
+}
