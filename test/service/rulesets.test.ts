@@ -642,3 +642,57 @@ describe('permissions', () => {
     await refused('GET', `/accounts/${ACCOUNT}/rulesets`, { token: proToken }, 403, [{ code: 10000, message: 'Authentication error' }]);
   });
 });
+
+describe('more edges', () => {
+  it('list parameters: per_page 1–50, a cursor from a previous page', async () => {
+    const base = `/accounts/${ACCOUNT}/rulesets`;
+    await refused('GET', `${base}?per_page=0`, {}, 400, [{ code: 20021, message: "'0' is not a valid value for per_page: expected an integer from 1 to 50" }]);
+    await refused('GET', `${base}?per_page=51`, {}, 400, [{ code: 20021, message: "'51' is not a valid value for per_page: expected an integer from 1 to 50" }]);
+    await refused('GET', `${base}?cursor=nonsense`, {}, 400, [{ code: 20021, message: "'nonsense' is not a valid value for cursor: pass the cursor of the previous page's result_info" }]);
+  });
+
+  it('rules of an account custom ruleset with the SDK; the only version cannot be deleted; version delete takes dry_run', async () => {
+    const cf = svc.sdk();
+    const rs = (await cf.rulesets.create({ account_id: ACCOUNT, name: 'Edge rules', kind: 'custom', phase: CUSTOM })) as unknown as AnyRuleset;
+    await refused('DELETE', `/accounts/${ACCOUNT}/rulesets/${rs.id}/versions/1`, {}, 400, [
+      { code: 20021, message: `version 1 is the only version of ruleset 'Edge rules' (${rs.id}); delete the ruleset instead` },
+    ]);
+    const v2 = (await cf.rulesets.rules.create(rs.id, { account_id: ACCOUNT, action: 'block', expression: 'http.request.uri.query contains "union select"', description: 'SQLi' } as never)) as unknown as AnyRuleset;
+    assert.deepEqual([v2.version, v2.rules.length, v2.rules[0].description], ['2', 1, 'SQLi']);
+    const before = storeSnapshot();
+    const dry = await svc.call('DELETE', `/accounts/${ACCOUNT}/rulesets/${rs.id}/versions/1?dry_run=true`);
+    assert.deepEqual([dry.status, dry.body], [204, undefined]);
+    assert.equal(storeSnapshot(), before);
+    await cf.rulesets.versions.delete('1', { account_id: ACCOUNT, ruleset_id: rs.id });
+    const v3 = (await cf.rulesets.rules.edit(v2.rules[0].id, { account_id: ACCOUNT, ruleset_id: rs.id, action: 'block', expression: 'true', ref: 'all' } as never)) as unknown as AnyRuleset;
+    assert.deepEqual([v3.version, v3.rules[0].id, v3.rules[0].ref, v3.rules[0].version, v3.rules[0].description], ['3', v2.rules[0].id, 'all', '2', '']);
+    await refused('PATCH', `/accounts/${ACCOUNT}/rulesets/${rs.id}/rules/${v2.rules[0].id}`, { body: { id: '56'.repeat(16), action: 'block', expression: 'true' } }, 400, [
+      { code: 20021, message: `'${'56'.repeat(16)}' is not a valid value for id because the rule edited is ${v2.rules[0].id}`, source: { pointer: '/id' } },
+    ]);
+    const missing = '78'.repeat(16);
+    await refused('POST', `/accounts/${ACCOUNT}/rulesets/${missing}/rules`, { body: { action: 'block', expression: 'true' } }, 404, [{ code: 10007, message: `ruleset '${missing}' not found` }]);
+    const v4 = (await cf.rulesets.rules.delete(v2.rules[0].id, { account_id: ACCOUNT, ruleset_id: rs.id })) as unknown as AnyRuleset;
+    assert.deepEqual([v4.version, v4.rules], ['4', []]);
+  });
+
+  it('a zone entry point may execute an account custom ruleset of its phase, which then cannot be deleted', async () => {
+    const cf = svc.sdk();
+    const shared = (await cf.rulesets.create({ account_id: ACCOUNT, name: 'Shared for zones', kind: 'custom', phase: CUSTOM, rules: [{ action: 'block', expression: 'true' }] })) as unknown as AnyRuleset;
+    const ep = (await cf.rulesets.phases.get(CUSTOM, { zone_id: BIZ })) as unknown as AnyRuleset;
+    const next = (await cf.rulesets.rules.create(ep.id, { zone_id: BIZ, action: 'execute', expression: 'http.host eq "shop.example.com"', action_parameters: { id: shared.id } } as never)) as unknown as AnyRuleset;
+    const rule = next.rules[next.rules.length - 1];
+    assert.deepEqual(rule.action_parameters, { id: shared.id });
+    await refused('DELETE', `/accounts/${ACCOUNT}/rulesets/${shared.id}`, {}, 400, [
+      { code: 20030, message: `ruleset 'Shared for zones' (${shared.id}) is deployed by rule ${rule.id} of ruleset 'Zone custom rules' (${ep.id}); change or delete that execute rule first` },
+    ]);
+    // A ruleset cannot run itself (an account custom ruleset cannot execute at all: custom rulesets do not nest).
+    await refused('POST', `/accounts/${ACCOUNT}/rulesets/${shared.id}/rules`, { body: { action: 'execute', expression: 'true', action_parameters: { id: shared.id } } }, 400, [
+      {
+        code: 20021,
+        message: "'execute' is not a valid value for Action because it is not possible to use the execute action in a ruleset with phase http_request_firewall_custom and kind custom",
+        source: { pointer: '/action' },
+      },
+      { code: 20021, message: `'${shared.id}' is not a valid value for id because a ruleset cannot execute itself`, source: { pointer: '/action_parameters/id' } },
+    ]);
+  });
+});
