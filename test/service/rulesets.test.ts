@@ -696,3 +696,19 @@ describe('more edges', () => {
     ]);
   });
 });
+
+describe('concurrent writes', () => {
+  it('32 rule creates at once on one ruleset: all kept, one version each, none lost', async () => {
+    const cf = svc.sdk();
+    const rs = (await cf.rulesets.phases.update('http_request_sbfm', { zone_id: ENT, rules: [] })) as unknown as AnyRuleset;
+    const answers = await Promise.all(
+      Array.from({ length: 32 }, (_, i) => svc.call('POST', zonePath(ENT, `/${rs.id}/rules`), { body: { action: 'log', expression: `http.host eq "c${i}.example.com"`, ref: `c${i}` } })),
+    );
+    assert.deepEqual(answers.map((a) => a.status), Array(32).fill(200));
+    const versions = answers.map((a) => Number(a.body.result.version)).sort((a, b) => a - b);
+    assert.deepEqual(versions, Array.from({ length: 32 }, (_, i) => Number(rs.version) + i + 1));
+    const final = (await cf.rulesets.phases.get('http_request_sbfm', { zone_id: ENT })) as unknown as AnyRuleset;
+    assert.equal(final.rules.length, 32);
+    assert.deepEqual(new Set(final.rules.map((r) => r.ref)), new Set(Array.from({ length: 32 }, (_, i) => `c${i}`)));
+  });
+});
