@@ -76,3 +76,19 @@ describe('rulesmith serve', () => {
     store.close();
   });
 });
+
+describe('one service per database', () => {
+  it('refuses a database another live service holds, with the pid and how to fix it', async () => {
+    const file = join(dir, 'held.db');
+    const s = await spawnService(['--db', file]);
+    try {
+      const r = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', file], { encoding: 'utf8', timeout: 10_000 });
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, new RegExp(`cannot open the database .*held\\.db: the database is in use by process ${s.child.pid} \\(another rulesmith serve\\?\\); stop it, or use another --db file`));
+    } finally {
+      const done = exited(s.child);
+      s.child.kill('SIGTERM');
+      await done;
+    }
+  });
+});

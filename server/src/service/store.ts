@@ -9,6 +9,7 @@
  * with `synchronous=FULL`) before the caller answers the client. The server handles a
  * request's store work synchronously on one thread, so writes are serialized.
  */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Database } from 'node-sqlite3-wasm';
 import { SCHEMA } from './schema';
 
@@ -19,6 +20,7 @@ export class Store {
   private readonly db: Database;
 
   constructor(readonly file: string) {
+    claim(file);
     this.db = new Database(file);
     this.db.exec('PRAGMA synchronous = FULL');
     this.db.exec('PRAGMA foreign_keys = ON');
@@ -92,6 +94,43 @@ export class Store {
 
   close(): void {
     if (this.db.isOpen) this.db.close();
+    release(this.file);
+  }
+}
+
+/**
+ * One service per database file. node-sqlite3-wasm locks with a `<db>.lock` directory,
+ * which a killed process leaves behind, and SQLite would then answer "database is locked"
+ * forever. So the service records its pid in `<db>.owner`: a live owner means the file is
+ * in use; a dead one means its lock is stale and is cleared (SQLite then rolls back any
+ * transaction the dead process left in its journal).
+ */
+function claim(file: string): void {
+  const owner = `${file}.owner`;
+  if (existsSync(owner)) {
+    const pid = Number(readFileSync(owner, 'utf8').trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
+      throw new Error(`the database is in use by process ${pid} (another rulesmith serve?); stop it, or use another --db file (if no such process is yours, delete ${owner})`);
+    }
+    rmSync(`${file}.lock`, { recursive: true, force: true });
+  }
+  writeFileSync(owner, String(process.pid));
+}
+
+function release(file: string): void {
+  try {
+    if (Number(readFileSync(`${file}.owner`, 'utf8').trim()) === process.pid) rmSync(`${file}.owner`, { force: true });
+  } catch {
+    // already gone
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
