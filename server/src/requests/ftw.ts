@@ -183,14 +183,25 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
 
 /**
  * Why an HTTP/1.x server rejects the request with 400 before any module (the WAF) sees it,
- * or undefined: a request-line version that is not `HTTP/` DIGIT `.` DIGIT (RFC 9112 §2.3,
- * §3: "a server SHOULD respond with 400"), or a header
+ * or undefined: a method that is not a token (white space before `GET`), a request-line
+ * version that is not `HTTP/` DIGIT `.` DIGIT (RFC 9112 §2.3, §3: "a server SHOULD respond
+ * with 400"), a CONNECT target that is not `host:port`, a Content-Length that is not a
+ * number or several that differ without Transfer-Encoding (RFC 9112 §6.3: "the server MUST
+ * respond with a 400"), or a header
  * field whose name or value holds a CR or LF (RFC 9110 §5.5: a recipient rejects it or
  * replaces it with a space; Apache and nginx answer 400). The CRS 3.3.4 tests expect that
- * (920430-6: `status: [403, 400]` for version `1.1`; 921140-1: `status: 400` for a bare CR in a header).
+ * (920430-6: `status: [403, 400]` for version `1.1`; 921140-1: `status: 400` for a bare CR
+ * in a header; 920160-1: `status: 400` for `Content-Length: NotDigits`; 920100-2: a method
+ * written `"     GET"`).
  */
-export function serverRejection(req: Pick<SampleRequest, 'httpVersion' | 'headers'>): string | undefined {
+export function serverRejection(req: Pick<SampleRequest, 'method' | 'url' | 'httpVersion' | 'headers'>): string | undefined {
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(req.method)) return `the method ${JSON.stringify(req.method)} is not an HTTP token (RFC 9110 §9.1): a server answers 400`;
   if (!/^HTTP\/\d\.\d$/.test(req.httpVersion)) return `the request line's version ${JSON.stringify(req.httpVersion)} is not HTTP/x.y (RFC 9112): a server answers 400`;
+  if (req.method === 'CONNECT' && !/^[^\s/?#]+:\d+$/.test(req.url)) return `CONNECT ${JSON.stringify(req.url)} is not host:port (RFC 9112 §3.2.3): a server answers 400`;
+  if (!req.headers.some(([k]) => k.toLowerCase() === 'transfer-encoding')) {
+    const lengths = [...new Set(req.headers.filter(([k]) => k.toLowerCase() === 'content-length').map(([, v]) => v.trim()))];
+    if (lengths.length > 1 || (lengths.length === 1 && !/^\d+$/.test(lengths[0]))) return `the Content-Length ${lengths.map((l) => JSON.stringify(l)).join(', ')} is invalid (RFC 9112 §6.3: the framing is unrecoverable): a server answers 400`;
+  }
   for (const [name, value] of req.headers) {
     if (/[\r\n]/.test(name) || /[\r\n]/.test(value)) return `the header ${JSON.stringify(name.replace(/[\r\n]/g, ' '))} holds a line break (RFC 9110 §5.5): a server answers 400`;
   }

@@ -377,7 +377,7 @@ test('CRS 3.3.4 regression tests: every file loads, every stage becomes field va
 });
 
 describe('what a web server does before the WAF sees a request', () => {
-  const req = (httpVersion: string, headers: [string, string][] = [['Host', 'localhost']], body?: string) => ({ httpVersion, headers, ...(body !== undefined ? { body } : {}) });
+  const req = (httpVersion: string, headers: [string, string][] = [['Host', 'localhost']], body?: string, method = 'GET', url = '/') => ({ method, url, httpVersion, headers, ...(body !== undefined ? { body } : {}) });
   const rejections: [name: string, request: ReturnType<typeof req>, reason: string | undefined][] = [
     ['HTTP/1.1', req('HTTP/1.1'), undefined],
     ['HTTP/1.0', req('HTTP/1.0'), undefined],
@@ -389,6 +389,15 @@ describe('what a web server does before the WAF sees a request', () => {
     ['no version', req(''), 'the request line\'s version "" is not HTTP/x.y (RFC 9112): a server answers 400'],
     ['a bare CR in a header value (921140-1)', req('HTTP/1.1', [['SomeHeader', 'Headerdata\rInjectedHeader: x']]), 'the header "SomeHeader" holds a line break (RFC 9110 §5.5): a server answers 400'],
     ['an encoded CR is just text (921140-2)', req('HTTP/1.1', [['SomeHeader', 'Headerdata%0dInjectedHeader: x']]), undefined],
+    ['white space before the method (920100-2)', req('HTTP/1.1', [], undefined, '     GET'), 'the method "     GET" is not an HTTP token (RFC 9110 §9.1): a server answers 400'],
+    ['a tab before the method (920100-12)', req('HTTP/1.1', [], undefined, '\tGET'), 'the method "\\tGET" is not an HTTP token (RFC 9110 §9.1): a server answers 400'],
+    ['an unknown method is a token: the WAF decides (911100)', req('HTTP/1.1', [], undefined, 'PROPFIND'), undefined],
+    ['CONNECT without a port (920100-5)', req('HTTP/1.1', [], undefined, 'CONNECT', 'www.cnn.com'), 'CONNECT "www.cnn.com" is not host:port (RFC 9112 §3.2.3): a server answers 400'],
+    ['CONNECT host:port', req('HTTP/1.1', [], undefined, 'CONNECT', 'www.cnn.com:80'), undefined],
+    ['a Content-Length that is not a number (920160-1)', req('HTTP/1.1', [['Content-Length', 'NotDigits']]), 'the Content-Length "NotDigits" is invalid (RFC 9112 §6.3: the framing is unrecoverable): a server answers 400'],
+    ['two different Content-Lengths', req('HTTP/1.1', [['Content-Length', '1'], ['Content-Length', '2']]), 'the Content-Length "1", "2" is invalid (RFC 9112 §6.3: the framing is unrecoverable): a server answers 400'],
+    ['the same Content-Length twice', req('HTTP/1.1', [['Content-Length', '3'], ['Content-Length', '3']], 'a=b'), undefined],
+    ['Content-Length beside chunked: Transfer-Encoding frames it', req('HTTP/1.1', [['Content-Length', 'x'], ['Transfer-Encoding', 'chunked']]), undefined],
   ];
   for (const [name, request, reason] of rejections) test(`serverRejection: ${name}`, () => assert.equal(serverRejection(request), reason));
 
