@@ -153,7 +153,7 @@ describe('waf_migration/check', () => {
       assert.deepEqual(r.body.result, { compatible: false, migration_state: 'start', reasons: [{ code: 'expression-too-long', message }] });
       const put = await other.call('PUT', entryPoint(zone, '?waf_migration=pending&phase_two=1'), { body: { rules: [] } });
       assert.equal(put.status, 400);
-      assert.deepEqual(put.body.errors, [{ code: 20612, message: `This zone cannot be migrated: ${message}` }]);
+      assert.deepEqual(put.body.errors, [{ code: 20612, message: `Migration refused: ${message}` }]);
     } finally {
       await other.close();
     }
@@ -450,7 +450,7 @@ describe('the migration PUT', () => {
     assert.deepEqual(r.body.errors, [
       {
         code: 20610,
-        message: `This zone cannot be migrated: This zone has 2 URI-based WAF overrides, which prevent the upgrade: ${OVERRIDE_1} (shop.overrides.example.com/*); ${OVERRIDE_2} (overrides.example.com/api/search*). Delete them (DELETE /zones/${OVERRIDES}/firewall/waf/overrides/{id}) and check again; recreate what they did as exceptions or overrides of the new managed rulesets after migrating.`,
+        message: `Migration refused: This zone has 2 URI-based WAF overrides, which prevent the upgrade: ${OVERRIDE_1} (shop.overrides.example.com/*); ${OVERRIDE_2} (overrides.example.com/api/search*). Delete them (DELETE /zones/${OVERRIDES}/firewall/waf/overrides/{id}) and check again; recreate what they did as exceptions or overrides of the new managed rulesets after migrating.`,
       },
     ]);
     assert.equal((await svc.call('GET', entryPoint(OVERRIDES))).status, 404);
@@ -471,7 +471,7 @@ describe('the migration PUT', () => {
       {
         code: 20611,
         message:
-          "This zone cannot be migrated: The number of firewall rules to migrate (201) exceeds 200: this migration needs support (contact Cloudflare Support), or reduce the zone's firewall rules to 200 or fewer.",
+          "Migration refused: The number of firewall rules to migrate (201) exceeds 200: this migration needs support (contact Cloudflare Support), or reduce the zone's firewall rules to 200 or fewer.",
       },
     ]);
     assert.equal((await status(FIREWALL)).migration_state, 'start');

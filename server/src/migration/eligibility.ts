@@ -83,7 +83,7 @@ export function checkMigration(zone: MigrationZone): MigrationCheck {
         code: 'uri-overrides',
         errorCode: MIGRATION_CODES.uriOverrides,
         ids: overrides.map((o) => o.id),
-        message: `This zone has ${overrides.length} URI-based WAF override${overrides.length === 1 ? '' : 's'}, which prevent the upgrade: ${list}. Delete them (DELETE /zones/${zone.waf.zoneId}/firewall/waf/overrides/{id}) and check again; recreate what they did as exceptions or overrides of the new managed rulesets after migrating.`,
+        message: `This zone has ${overrides.length} URI-based WAF override${overrides.length === 1 ? '' : 's'}, which prevent${overrides.length === 1 ? 's' : ''} the upgrade: ${list}. Delete them (DELETE /zones/${zone.waf.zoneId}/firewall/waf/overrides/{id}) and check again; recreate what they did as exceptions or overrides of the new managed rulesets after migrating.`,
       });
     }
     const rules = zone.firewallRules ?? [];

@@ -62,7 +62,7 @@ export interface PutOutcome {
 function notEligible(zone: MigrationZone): ApiError | undefined {
   const reasons = checkMigration(zone).reasons.filter((r) => r.code !== 'already-migrated');
   if (reasons.length === 0) return undefined;
-  return apiError(reasons[0].errorCode, `This zone cannot be migrated: ${reasons.map((r) => r.message).join(' ')}`, 400);
+  return apiError(reasons[0].errorCode, `Migration refused: ${reasons.map((r) => r.message).join(' ')}`, 400);
 }
 
 function enabledRuleIndex(rules: unknown): number {

@@ -84,14 +84,14 @@ describe('transitions', () => {
       status: 400,
       message: new RegExp(`^This zone was already migrated to the new WAF Managed Rules on 2026-11-21T09:00:00Z, and the migration is irreversible: waf_migration=${param} cannot be used again`),
     })),
-    { name: 'Free → pending: nothing to migrate', zone: zone('free'), param: 'pending', code: MIGRATION_CODES.noPreviousWaf, status: 400, message: /^This zone cannot be migrated: This zone is on the Free plan/ },
+    { name: 'Free → pending: nothing to migrate', zone: zone('free'), param: 'pending', code: MIGRATION_CODES.noPreviousWaf, status: 400, message: /^Migration refused: This zone is on the Free plan/ },
     {
       name: 'URI overrides → not eligible',
       zone: zone('enterprise', undefined, { waf: { zoneId: ZONE_ID, enabled: true, overrides: [{ id: 'o1', description: null, urls: ['x.example.com/*'], priority: 1, paused: false, groups: {}, rules: {}, rewrite_action: {} }] } }),
       param: 'validation',
       code: MIGRATION_CODES.uriOverrides,
       status: 400,
-      message: /^This zone cannot be migrated: This zone has 1 URI-based WAF override, which prevent the upgrade: o1 \(x\.example\.com\/\*\)/,
+      message: /^Migration refused: This zone has 1 URI-based WAF override, which prevents the upgrade: o1 \(x\.example\.com\/\*\)/,
     },
     {
       name: 'URI overrides added during validation → pending refused',
@@ -107,7 +107,7 @@ describe('transitions', () => {
       param: 'pending',
       code: MIGRATION_CODES.tooManyFirewallRules,
       status: 400,
-      message: /^This zone cannot be migrated: The number of firewall rules to migrate \(201\) exceeds 200: this migration needs support/,
+      message: /^Migration refused: The number of firewall rules to migrate \(201\) exceeds 200: this migration needs support/,
     },
     {
       name: 'a 4 KB+ expression → support needed',
