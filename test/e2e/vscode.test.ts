@@ -264,7 +264,9 @@ async function startRulesService(r: Run): Promise<void> {
     });
   });
   mkdirSync(join(r.workspace, '.rulesmith-e2e'), { recursive: true });
-  writeFileSync(join(r.workspace, '.rulesmith-e2e', 'service.json'), JSON.stringify({ baseUrl: url, token, crsCorpus: CRS_CORPUS }));
+  // The demo seed prints a global API key (email + key) on a fresh database.
+  const key = /X-Auth-Email:\s*(\S+@\S+)\s+(\S+)/.exec(r.rulesLog);
+  writeFileSync(join(r.workspace, '.rulesmith-e2e', 'service.json'), JSON.stringify({ baseUrl: url, token, crsCorpus: CRS_CORPUS, ...(key ? { email: key[1], key: key[2] } : {}) }));
 }
 
 let current: Run | undefined;
@@ -391,7 +393,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
 
   const remote = (p: string) => `vscode-remote://127.0.0.1:${r.port}${p}`;
 
-  it('the in-host suite passes (diagnostics, completion, hover, format, quick fix, restart)', { timeout: 6 * 60_000 }, async (t) => {
+  it('the in-host suite passes (diagnostics, completion, hover, format, quick fix, restart, evaluate; zones, migration, deploy, firewall rules, preview against a real rules service)', { timeout: 6 * 60_000 }, async (t) => {
     if (skipIfUnavailable(t)) return;
     const page = await newPage('in-host');
     const lines: string[] = [];

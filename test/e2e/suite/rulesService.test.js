@@ -111,6 +111,18 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const accounts = await kids(api.views.zones);
     const list = await kids(api.views.zones, accounts[0].node);
     zones = Object.fromEntries(list.map((k) => [k.label, k.node.zone]));
+
+    // Email + Global API key: verified by listing accounts; sign out removes them.
+    if (svc.key) {
+      await vscode.commands.executeCommand('rulesmith.signOut');
+      assert.equal(api.connection.state().signedIn, false);
+      assert.deepEqual(await api.views.zones.getChildren(), []);
+      api.testing.answer('Email and Global API key', svc.email, svc.key);
+      const byKey = await vscode.commands.executeCommand('rulesmith.signIn');
+      assert.ok(byKey, JSON.stringify(api.testing.peek()));
+      assert.equal((await kids(api.views.zones))[0].label, 'Rulesmith Demo');
+      await vscode.commands.executeCommand('rulesmith.signIn', { token: svc.token });
+    }
     assert.deepEqual(Object.keys(zones).sort(), ['business.example.com', 'enterprise.example.com', 'firewall.example.com', 'migrated.example.com', 'overrides.example.com', 'pro.example.com']);
   });
 
