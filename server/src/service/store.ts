@@ -23,6 +23,9 @@ export class Store {
     claim(file);
     this.db = new Database(file);
     this.db.exec('PRAGMA synchronous = FULL');
+    // The service is the file's only user (see claim()): holding SQLite's lock keeps the
+    // page cache valid between statements instead of re-reading the file on each one.
+    this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
     this.db.exec('PRAGMA foreign_keys = ON');
     this.migrate();
   }
