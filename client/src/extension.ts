@@ -12,6 +12,7 @@ import { registerSessionCommands } from './commands/session';
 import { registerTuningCommands } from './commands/tuning';
 import { Evaluation } from './evaluation';
 import { ParanoiaPreviewPanel } from './preview';
+import { ZoneTrace } from './zoneTrace';
 import { ServerStatus, type ServerState } from './status';
 import { testing } from './ui';
 import { FirewallView } from './views/firewallView';
@@ -61,6 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...registerTuningCommands(ctx),
     ...registerFirewallCommands(ctx),
     ...preview.register(),
+    ...new ZoneTrace(ctx).register(),
     connection.onDidChange(() => refreshViews(ctx)),
   );
   await connection.refreshState();

@@ -277,6 +277,30 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Not deployed: http_request_firewall_custom\.ruleset\.json has 1 error \(line \d+: unknown identifier "http\.hots"\)\. Fix them/);
   });
 
+  it('traces a sample request on the chosen zone with the rules service (lens, decision, steps)', async function () {
+    assert.equal(api.connection.zoneId, zones['pro.example.com'].id);
+    const uri = h.workspaceUri('evaluate/requests.http');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const lenses = (await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri)) || [];
+    const trace = lenses.filter((l) => l.command && l.command.command === 'rulesmith.traceOnZone');
+    assert.deepEqual(trace.map((l) => [l.range.start.line, l.command.title, l.command.arguments[1]]), [
+      [1, '⇢ Trace on zone', 0],
+      [5, '⇢ Trace on zone', 1],
+    ]);
+    const attack = await vscode.commands.executeCommand(trace[0].command.command, ...trace[0].command.arguments);
+    assert.ok(attack, JSON.stringify(api.testing.peek()));
+    assert.equal(attack.zone.name, 'pro.example.com');
+    assert.notEqual(attack.decision.action, 'allow-through', JSON.stringify(attack.decision));
+    assert.ok(attack.trace.some((s) => s.type === 'phase' && s.step_name === 'http_request_firewall_managed'), JSON.stringify(attack.trace.map((s) => s.step_name)));
+    assert.match(attack.markdown, /^# Log4Shell in the query — traced on pro\.example\.com/);
+    assert.match(attack.markdown, /`GET https:\/\/pro\.example\.com\/search\?q=/);
+    assert.match(attack.markdown, /## Decision: (block|managed_challenge|challenge|js_challenge)/);
+    const home = await vscode.commands.executeCommand('rulesmith.traceOnZone', uri.toString(), 1);
+    assert.equal(home.decision.action, 'allow-through', JSON.stringify(home.decision));
+    assert.match(home.markdown, /## Decision: Passed — no rule acted/);
+  });
+
   it('creates firewall rules: two calls (a filter reused the second time) and the single-call emergency form behind a warning', async function () {
     const zone = zones['business.example.com'];
     const expression = 'http.request.uri.path contains "/e2e-admin"';
