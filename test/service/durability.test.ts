@@ -218,8 +218,9 @@ describe('store durability (the built CLI, SIGKILL)', () => {
   });
 
   it('restarts after a crash that left SQLite\'s lock behind', async () => {
-    // node-sqlite3-wasm locks with a `<db>.lock` directory; a process killed while it holds
-    // the lock (the burst above hits this about every other run) leaves it behind.
+    // node-sqlite3-wasm locks with a `<db>.lock` directory, which a killed process leaves
+    // behind (the store holds it for its lifetime: exclusive locking mode); the store clears
+    // a lock whose owner is dead (store.ts claim).
     const file = join(dir, 'stale-lock.db');
     const s1 = await spawnService(['--db', file, '--seed', 'demo']);
     const stopped = exited(s1.child);
