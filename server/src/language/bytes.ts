@@ -68,12 +68,19 @@ export function hexDigitValue(c: number): number {
 
 /** ASCII-only case mapping: bytes 0x80 and above are left alone, as the engine does. */
 export function asciiLower(s: string): string {
+  // Hot in CRS rules (t:lowercase): the common cases avoid a replace callback.
+  if (!/[A-Z]/.test(s)) return s;
+  if (!NON_ASCII.test(s)) return s.toLowerCase();
   return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 }
 
 export function asciiUpper(s: string): string {
+  if (!/[a-z]/.test(s)) return s;
+  if (!NON_ASCII.test(s)) return s.toUpperCase();
   return s.replace(/[a-z]+/g, (m) => m.toUpperCase());
 }
+
+const NON_ASCII = /[^\x00-\x7f]/;
 
 /** Four hex digits at `i` as a number, or -1. */
 export function hex4At(s: string, i: number): number {
