@@ -15,9 +15,11 @@
  *   requests/ftw.ts: a malformed version, a line break inside a header) logs nothing: it
  *   meets `no_log_contains`, `status` lists holding 400 and `expect_error`, and fails
  *   `log_contains`.
- * - `status`: the request's status must be one of those listed: 403 when the engine blocks,
- *   200 when it lets the request through. A list holding only web-server statuses (400,
- *   405, …) for a request a server accepts tests the web server: skipped, saying so.
+ * - `status` (judged when the test names no rule: the suite runs in detection-only mode,
+ *   where a test with `log_contains` / `no_log_contains` is judged by those): the request's
+ *   status must be one of those listed, 403 when the engine blocks, 200 when it lets the
+ *   request through. A list holding only web-server statuses (400, 405, …) for a request a
+ *   server accepts tests the web server: skipped, saying so.
  * - `expect_error`: ftw expected the web server to fail the request (close the connection,
  *   time out); met when a server rejects it or waits for a body shorter than its
  *   Content-Length (`incompleteBody`), else skipped (there is no web server here).
@@ -184,12 +186,11 @@ function judgeStage(
     }
     return { result: 'passed', matched: [] };
   }
-  const { values } = requestValues(stage.request);
   if (o.expectError === true) {
     if (stage.incomplete !== undefined) return { result: 'passed', matched: [] };
     return { result: 'skipped', reason: 'expects the web server to fail the request (expect_error); there is no web server in front of the engine, and a server accepts this request' };
   }
-  const ev = zone.evaluate(values as FieldValues);
+  const ev = zone.evaluate(requestValues(stage.request).values as FieldValues);
   const matched = ev.trace.filter((t) => t.matched === true && t.outcome === 'scored' && t.ruleId !== undefined).map((t) => refOfId.get(t.ruleId!) ?? t.ref ?? t.ruleId!);
   const blocked = ev.decision.action === 'block';
   const score = Object.values(ev.scores)[0] ?? 0;
