@@ -222,7 +222,7 @@ describe('filters: validation', () => {
         result: null,
         success: false,
         errors: [{ message: "Filter parsing error:\n`ip.src==34`\n          ^^ couldn't parse address in network: invalid IP address syntax\n" }],
-        messages: [],
+        messages: null,
       },
     ]);
     const expression = 'ip.src in {2400:cb00::/32 2405:8100::/2000 2405:b500::/32 2606:4700::/32 2803:f800::/32 2c0f:f248::/32 2a06:98c0::/29}';

@@ -70,6 +70,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly errors: readonly ApiMessage[],
+    /** `null` where the hosted API answers `"messages": null` (legacy validate-expr). */
+    readonly messages: readonly ApiMessage[] | null = [],
   ) {
     super(errors.map((e) => `${e.code}: ${e.message}`).join('; '));
   }
@@ -105,8 +107,8 @@ export function envelope(reply: Reply): Record<string, unknown> {
   };
 }
 
-export function errorEnvelope(errors: readonly ApiMessage[]): Record<string, unknown> {
-  return { result: null, success: false, errors, messages: [] };
+export function errorEnvelope(errors: readonly ApiMessage[], messages: readonly ApiMessage[] | null = []): Record<string, unknown> {
+  return { result: null, success: false, errors, messages };
 }
 
 /** A new object id: 32 lowercase hex, like a dash-less uuid4. */

@@ -104,7 +104,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     } else send(res, status, envelope(reply));
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
-    send(res, e.status, errorEnvelope(e.errors));
+    send(res, e.status, errorEnvelope(e.errors, e.messages));
   }
 }
 

@@ -307,5 +307,5 @@ function validateExpr(expression: string | null): Reply {
   const problem = firstProblem(expression);
   if (!problem) return { result: null };
   // The legacy body: a message without a code (docs example).
-  throw new ApiError(400, [{ message: legacyReport(expression, problem) } as { code: number; message: string }]);
+  throw new ApiError(400, [{ message: legacyReport(expression, problem) } as { code: number; message: string }], null);
 }
