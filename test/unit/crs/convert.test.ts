@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { analyzeCrs } from '../../../scripts/crs/analyze';
-import { categoryOfTag, convertAnalysis, lit, readDataFiles, type Conversion } from '../../../scripts/crs/convert';
+import { categoryOfTag, convertAnalysis, lit, readDataFiles, unconvertedList, type Conversion } from '../../../scripts/crs/convert';
 import { mintId } from '../../../server/src/managed/ids';
 import { checkExpression } from '../../../server/src/language/index';
 
@@ -179,6 +179,7 @@ describe('convert: the generated ruleset', { skip: !existsSync(GENERATED) && 'ow
   test('up to date: converting Debian\'s CRS 3.3.4 again gives the same file', { skip: !existsSync(CRS_DIR) && `${CRS_DIR} missing` }, () => {
     const c = convertAnalysis(analyzeCrs(CRS_DIR));
     assert.equal(JSON.stringify(c.rules, null, 1) + '\n', readFileSync(GENERATED, 'utf8'));
+    assert.equal(JSON.stringify(unconvertedList(c), null, 1) + '\n', readFileSync(GENERATED.replace('owasp-rules.json', 'owasp-unconverted.json'), 'utf8'));
     // Every op.pmFromFile file has its phrases in the data module's source.
     const data = readDataFiles(CRS_DIR);
     for (const r of c.rules) for (const m of r.expression.matchAll(/"([\w.-]+\.data)"\)/g)) assert.ok(data[m[1]]?.length, `${r.ref}: ${m[1]}`);
