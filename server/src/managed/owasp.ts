@@ -4,8 +4,9 @@
  * `scripts/crs/convert.ts` into `generated/owasp-rules.json` (one `score` rule per CRS rule,
  * described `"942100: SQL Injection Attack Detected via libinjection"`, tagged
  * `paranoia-level-N` and with the CRS tags, incremented by severity), followed by the
- * anomaly-score rule 949110. `generated/owasp-unconverted.json` lists the CRS detection
- * rules the converter left out, each with its reason (the coverage report has the same).
+ * anomaly-score rule 949110. The generated files are loaded by `owaspCrs.ts` (with
+ * `generated/owasp-unconverted.json`, the CRS detection rules left out and why); this module
+ * holds no generated data, since the converter itself imports its constants.
  */
 import { OWASP_ANOMALY_RULE_ID, OWASP_ANOMALY_RULE_REF, OWASP_RULESET_ID } from './ids';
 import type { ManagedRule, ManagedRuleset } from './types';
