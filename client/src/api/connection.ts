@@ -3,7 +3,7 @@
 // (SecretStorage only; entered with "Sign In", removed with "Sign Out", verified with
 // /user/tokens/verify, never logged), and the chosen account and zone (settings
 // rulesmith.api.accountId / zoneId). It sets the context keys menus and welcome views use:
-//   rulesmith.signedIn, rulesmith.localService, rulesmith.zoneChosen,
+//   rulesmith.ready, rulesmith.signedIn, rulesmith.localService, rulesmith.zoneChosen,
 //   rulesmith.zoneEnterprise, rulesmith.migrationState
 import * as vscode from 'vscode';
 import { RulesApiError } from './errors';
@@ -104,6 +104,8 @@ export class Connection implements vscode.Disposable {
   private async setContext(): Promise<void> {
     const set = (k: string, v: unknown) => vscode.commands.executeCommand('setContext', k, v);
     await Promise.all([set('rulesmith.signedIn', this.signedIn), set('rulesmith.localService', this.isLocal), set('rulesmith.zoneChosen', this.signedIn && this.zoneId !== undefined)]);
+    // Welcome views wait for this: no "Sign In" flashes before the extension has looked.
+    await set('rulesmith.ready', true);
   }
 
   private async storedCredentials(): Promise<Credentials | undefined> {
