@@ -532,15 +532,19 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       // The activity bar's Rulesmith container, then its welcome view's Sign In button.
       await page.locator('.activitybar [aria-label^="Rulesmith"]').first().click({ timeout: 60_000 });
       // With the local service the extension signs in by itself, unless the user signed out
-      // (as the in-host suite does last, if its state was saved before its window closed).
+      // (as the in-host suite does last, when its state was saved before its window closed).
       const signIn = page.locator('.welcome-view-content').getByRole('button', { name: 'Sign In' }).first();
       const account = page.getByRole('treeitem', { name: /Rulesmith Demo/ }).first();
+      // Signed in already: sign out from the palette, so that the welcome view shows.
       await Promise.race([signIn.waitFor({ timeout: 60_000 }), account.waitFor({ timeout: 60_000 })]);
-      if (await signIn.isVisible()) {
-        const welcome = (await page.locator('.welcome-view-content').first().innerText()).replace(/\s+/g, ' ');
-        assert.match(welcome, /Rulesmith starts its own local rules service, with demo zones, on this machine\./);
-        await signIn.click();
+      if (!(await signIn.isVisible())) {
+        await palette('Rulesmith: Sign Out');
+        await signIn.waitFor({ timeout: 30_000 });
       }
+      const welcome = (await page.locator('.welcome-view-content').first().innerText()).replace(/\s+/g, ' ');
+      assert.match(welcome, /Rulesmith starts its own local rules service, with demo zones, on this machine\./);
+      await shot('welcome.png');
+      await signIn.click();
       const zones = page.locator('.pane', { hasText: 'Zones' }).first();
       await account.waitFor({ timeout: 60_000 });
       // Choose migrated.example.com (a click on a zone chooses it); chosen, the item has no
@@ -585,7 +589,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       assert.match(body, /Your requests — \d+ requests from \d+ \.http file/);
       await webview.locator('svg').first().waitFor({ timeout: 15_000 });
       await shot('paranoia-preview.png');
-      log(`screenshots: ${['zones-tree.png', 'migration-confirmation.png', 'paranoia-preview.png'].map((f) => join(SCREENSHOTS, f)).join(', ')}`);
+      log(`screenshots: ${['welcome.png', 'zones-tree.png', 'migration-confirmation.png', 'paranoia-preview.png'].map((f) => join(SCREENSHOTS, f)).join(', ')}`);
     } catch (e) {
       await page.screenshot({ path: join(r.dir, 'ui-rules-failure.png') }).catch(() => undefined);
       throw e;
