@@ -533,7 +533,8 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.locator('.activitybar [aria-label^="Rulesmith"]').first().click({ timeout: 60_000 });
       // With the local service the extension signs in by itself, unless the user signed out
       // (as the in-host suite does last, when its state was saved before its window closed).
-      const signIn = page.locator('.welcome-view-content').getByRole('button', { name: 'Sign In' }).first();
+      const zones = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: 'Zones' }) }).first();
+      const signIn = zones.locator('.welcome-view-content').getByRole('button', { name: 'Sign In' }).first();
       const account = page.getByRole('treeitem', { name: /Rulesmith Demo/ }).first();
       // Signed in already: sign out from the palette, so that the welcome view shows.
       await Promise.race([signIn.waitFor({ timeout: 60_000 }), account.waitFor({ timeout: 60_000 })]);
@@ -541,11 +542,10 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
         await palette('Rulesmith: Sign Out');
         await signIn.waitFor({ timeout: 30_000 });
       }
-      const welcome = (await page.locator('.welcome-view-content').first().innerText()).replace(/\s+/g, ' ');
+      const welcome = (await zones.locator('.welcome-view-content').first().innerText()).replace(/\s+/g, ' ');
       assert.match(welcome, /Rulesmith starts its own local rules service, with demo zones, on this machine\./);
       await shot('welcome.png');
       await signIn.click();
-      const zones = page.locator('.pane', { hasText: 'Zones' }).first();
       await account.waitFor({ timeout: 60_000 });
       // Choose migrated.example.com (a click on a zone chooses it); chosen, the item has no
       // command any more, so a second click expands it; then its managed rules phase.
