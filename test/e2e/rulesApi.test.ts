@@ -109,6 +109,25 @@ describe('RulesApi against a scripted server', () => {
     }
   });
 
+  it('an account-owned token is verified at the account when the user endpoint refuses it', async () => {
+    const seen: string[] = [];
+    const { server, url } = await scripted((req, res) => {
+      seen.push(req.url ?? '');
+      if (req.url?.startsWith('/client/v4/user/tokens/verify')) return json(res, 401, { result: null, success: false, errors: [{ code: 1000, message: 'Invalid API Token' }], messages: [] });
+      json(res, 200, { result: { id: 't', status: 'active' }, success: true, errors: [], messages: [{ code: 10000, message: 'This API Token is valid and active', type: null }] });
+    });
+    try {
+      const api = new RulesApi({ baseUrl: url, credentials: token, accountId: 'abc', maxRetries: 0 });
+      assert.deepEqual(await api.verify(), { status: 'active' });
+      assert.deepEqual(seen, ['/client/v4/user/tokens/verify', '/client/v4/accounts/abc/tokens/verify']);
+      const noAccount = new RulesApi({ baseUrl: url, credentials: token, maxRetries: 0 });
+      const e = await noAccount.verify().then(() => undefined, (x: unknown) => x);
+      assert.ok(e instanceof RulesApiError && e.code === 1000);
+    } finally {
+      server.close();
+    }
+  });
+
   it('no server: a connection error with advice for the local service', async () => {
     const api = new RulesApi({ baseUrl: 'http://127.0.0.1:9/client/v4', credentials: token, maxRetries: 0, local: true });
     const e = await api.listAccounts().then(() => undefined, (x: unknown) => x);

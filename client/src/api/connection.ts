@@ -124,6 +124,7 @@ export class Connection implements vscode.Disposable {
       baseUrl,
       credentials,
       local,
+      ...(this.accountId ? { accountId: this.accountId } : {}),
       timeoutMs: Math.max(1, setting('timeoutSeconds', 30)) * 1000,
       maxRetries: Math.max(0, setting('maxRetries', 2)),
       log: (line) => this.output.debug(`[api] ${line}`),

@@ -25,6 +25,8 @@ export interface RulesApiOptions {
   readonly maxRetries?: number;
   /** True for the service the extension started itself (changes the advice in errors). */
   readonly local?: boolean;
+  /** The account of an account-owned token (verified at /accounts/{id}/tokens/verify). */
+  readonly accountId?: string;
   /** One line per call (method, path, status, ms); never headers or bodies. */
   readonly log?: (line: string) => void;
 }
@@ -192,7 +194,16 @@ export class RulesApi {
   /** Verifies the credentials: a token with /user/tokens/verify; a key by listing accounts. */
   async verify(): Promise<{ status: string; accounts?: number }> {
     if (this.options.credentials.kind === 'token') {
-      const r = await this.call('GET /user/tokens/verify', () => this.cf.user.tokens.verify());
+      let r: { status: string };
+      try {
+        r = await this.call('GET /user/tokens/verify', () => this.cf.user.tokens.verify());
+      } catch (e) {
+        // An account-owned token verifies at the account's endpoint instead.
+        const account = this.options.accountId;
+        if (!account || !(e instanceof RulesApiError) || (e.status !== 401 && e.status !== 403)) throw e;
+        const path = `/accounts/${enc(account)}/tokens/verify`;
+        r = await this.call(`GET ${path}`, () => this.raw<{ status: string }>('get', path)).catch(() => Promise.reject(e));
+      }
       if (r.status !== 'active') {
         throw new RulesApiError('GET /user/tokens/verify', 200, [{ message: `the token is ${r.status}` }], 'Create a new API token and run "Rulesmith: Sign In" with it.');
       }
