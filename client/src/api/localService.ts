@@ -6,9 +6,12 @@
 //   rulesmith serve: listening on http://127.0.0.1:<port>/client/v4
 // Its per-request log lines go to the output channel (the service never logs a token).
 // SIGTERM stops it; a crash is reported and the next call starts it again.
+// One database, one service: the window that starts it writes its pid and URL to
+// <globalStorage>/rules-service.json, and other windows use that service (after checking
+// it answers to the token) instead of opening the same SQLite file from a second process.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 
@@ -20,6 +23,8 @@ export interface LocalServiceInfo {
   readonly baseUrl: string;
   readonly token: string;
   readonly pid: number;
+  /** Started by another window (not stopped by this one). */
+  readonly shared?: boolean;
 }
 
 export class LocalService implements vscode.Disposable {
@@ -39,8 +44,32 @@ export class LocalService implements vscode.Disposable {
   /** The running service, started if needed. */
   ensure(): Promise<LocalServiceInfo> {
     if (this.info && this.child && this.child.exitCode === null) return Promise.resolve(this.info);
+    if (this.info?.shared && alive(this.info.pid)) return Promise.resolve(this.info);
+    this.info = undefined;
     this.starting ??= this.start().finally(() => (this.starting = undefined));
     return this.starting;
+  }
+
+  private get infoPath(): string {
+    return join(this.context.globalStorageUri.fsPath, 'rules-service.json');
+  }
+
+  /** The service another window started on the same database, if it runs and takes our token. */
+  private async shared(token: string): Promise<LocalServiceInfo | undefined> {
+    let rec: { pid?: unknown; baseUrl?: unknown };
+    try {
+      rec = JSON.parse(readFileSync(this.infoPath, 'utf8')) as typeof rec;
+    } catch {
+      return undefined;
+    }
+    if (typeof rec.pid !== 'number' || typeof rec.baseUrl !== 'string' || !alive(rec.pid)) return undefined;
+    try {
+      const res = await fetch(`${rec.baseUrl}/user/tokens/verify`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(3_000) });
+      if (!res.ok) return undefined;
+    } catch {
+      return undefined;
+    }
+    return { baseUrl: rec.baseUrl, token, pid: rec.pid, shared: true };
   }
 
   get running(): LocalServiceInfo | undefined {
@@ -66,6 +95,13 @@ export class LocalService implements vscode.Disposable {
     if (!existsSync(cli)) throw new Error(`the rules service is missing (${cli}); build the extension with \`npm run build\``);
     mkdirSync(this.context.globalStorageUri.fsPath, { recursive: true });
     const token = await this.token();
+    const other = await this.shared(token);
+    if (other) {
+      this.output.info(`Using the local rules service another window started at ${other.baseUrl} (pid ${other.pid})`);
+      this.info = other;
+      this.changed.fire(other);
+      return other;
+    }
     const args = [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', this.databasePath, '--seed', 'demo'];
     this.output.info(`Starting the local rules service: node ${args.join(' ')}`);
     // The extension host's Node (plain Node in code-server, Electron as Node on the desktop).
@@ -100,6 +136,11 @@ export class LocalService implements vscode.Disposable {
           done = true;
           clearTimeout(timer);
           this.info = { baseUrl: m[1], token, pid: child.pid ?? 0 };
+          try {
+            writeFileSync(this.infoPath, JSON.stringify({ pid: child.pid, baseUrl: m[1] }));
+          } catch (e) {
+            this.output.warn(`Could not record the local rules service for other windows: ${e instanceof Error ? e.message : String(e)}`);
+          }
           this.output.info(`Local rules service ready at ${m[1]} (pid ${child.pid})`);
           this.changed.fire(this.info);
           resolve(this.info);
@@ -116,6 +157,7 @@ export class LocalService implements vscode.Disposable {
       child.on('error', (e) => fail(e));
       child.on('exit', (code, signal) => {
         if (!done) fail(new Error(`the local rules service exited (${signal ?? `code ${code}`}) before it was ready`));
+        this.forgetRecord(child.pid);
         if (this.child === child) {
           this.child = undefined;
           const was = this.info;
@@ -131,8 +173,20 @@ export class LocalService implements vscode.Disposable {
     });
   }
 
-  /** Stops the service (SIGTERM, then SIGKILL after 5 s). */
+  private forgetRecord(pid: number | undefined): void {
+    try {
+      const rec = JSON.parse(readFileSync(this.infoPath, 'utf8')) as { pid?: unknown };
+      if (rec.pid === pid) rmSync(this.infoPath, { force: true });
+    } catch {}
+  }
+
+  /** Stops the service this window started (SIGTERM, then SIGKILL after 5 s); forgets a shared one. */
   async stop(): Promise<void> {
+    if (this.info?.shared) {
+      this.info = undefined;
+      this.changed.fire(undefined);
+      return;
+    }
     const child = this.child;
     if (!child || child.exitCode !== null) return;
     this.stopping = true;
@@ -150,6 +204,16 @@ export class LocalService implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
+    if (this.child?.pid !== undefined) this.forgetRecord(this.child.pid);
     this.changed.dispose();
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

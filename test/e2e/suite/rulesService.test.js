@@ -79,7 +79,14 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const names = (await kids(api.views.zones, accounts[0].node)).map((z) => `${z.label} ${z.description}`);
     assert.ok(names.includes('enterprise.example.com Enterprise Website'), names.join(', '));
     assert.equal(names.length, 6, names.join(', '));
-    assert.ok(api.connection.local.running.pid > 0);
+    const first = api.connection.local.running;
+    assert.ok(first.pid > 0);
+    assert.equal(first.shared, undefined, 'this window started it');
+    // Restart: a new process on the same database, the same zones.
+    const again = await vscode.commands.executeCommand('rulesmith.restartLocalService');
+    assert.match(again, /^http:\/\/127\.0\.0\.1:\d+\/client\/v4$/);
+    assert.notEqual(api.connection.local.running.pid, first.pid);
+    assert.equal((await kids(api.views.zones, (await kids(api.views.zones))[0].node)).length, 6);
 
     await vscode.commands.executeCommand('rulesmith.signOut');
     assert.equal(api.connection.state().signedIn, false);
