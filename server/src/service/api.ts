@@ -60,10 +60,16 @@ export const CODES = {
   filterInUse: 10205,
   /** PLACEHOLDER: changing or deleting, through the Filters API, a filter created by a single-call firewall-rule create. */
   filterOwnedByRule: 10206,
-  /** PLACEHOLDER: more firewall rules than the zone's plan allows (Free 5, Pro 20, Business 100, Enterprise 1000). */
+  /** PLACEHOLDER: more firewall rules, or rules in the zone's http_request_firewall_custom entry point, than the zone's plan allows (Free 5, Pro 20, Business 100, Enterprise 1000). */
   firewallRuleQuota: 10207,
   /** PLACEHOLDER: a feature the zone's plan lacks (the `log` action below Enterprise, a field or function of a higher plan). */
   planFeature: 10208,
+  /**
+   * PLACEHOLDER: a warning of the language or ruleset core (a deprecated field, a literal
+   * that can never match, a plan finding the API accepts …) in `messages` of a successful
+   * Rulesets write; the write is not refused.
+   */
+  rulesetWarning: 20040,
 } as const;
 
 export class ApiError extends Error {

@@ -24,6 +24,19 @@
  *   core reports it as a warning for editors; the API is where it is enforced).
  * - The latest version cannot be deleted while an execute rule deploys the ruleset,
  *   nor can the only version: delete the ruleset instead.
+ * - Managed-ruleset entitlements (the core's `MANAGED_RULESET_PLANS`: the Cloudflare
+ *   Managed Ruleset and the OWASP Core Ruleset from Pro up): a zone write whose rules
+ *   deploy one the plan lacks is refused as a whole, 400 + 10208 at
+ *   `/rules/<i>/action_parameters/id` (only the rules the request writes are judged: an
+ *   entry point kept from a higher plan can still be edited elsewhere).
+ * - Rule quota of the zone's http_request_firewall_custom entry point, the legacy
+ *   firewall rules' figures (Free 5, Pro 20, Business 100, Enterprise 1000; disabled rules
+ *   count): a write that leaves more rules than the quota is refused with 10207, unless
+ *   it does not add any (a zone over quota after a downgrade can still shrink).
+ * - The core's warnings (deprecated fields, literals that never match, plan findings the
+ *   API accepts such as the log action below Enterprise) about the rules a write
+ *   carries come back in `messages` of the successful answer (dry runs too), code 20040,
+ *   with `source.pointer`; they never refuse the write.
  */
 import { findNodeAtLocation, findNodeAtOffset, getNodePath, parseTree } from 'jsonc-parser';
 import { checkExpression, type Diagnostic } from '../../language/index';
@@ -36,6 +49,7 @@ import { validateRulesetJson, type RulesetProblem } from '../../rulesets/validat
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import type { PermissionGroup } from '../auth';
 import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, type Json, type JsonObject } from '../body';
+import { capitalPlan, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
 import {
@@ -107,7 +121,7 @@ function mutate(store: Store, dry: boolean, fn: () => Reply): Reply {
       return reply;
     });
   } catch (e) {
-    if (e instanceof DryRun) return e.reply.status === 204 ? { status: 204 } : { result: null };
+    if (e instanceof DryRun) return e.reply.status === 204 ? { status: 204 } : { result: null, ...(e.reply.messages?.length ? { messages: e.reply.messages } : {}) };
     throw e;
   }
 }
@@ -142,6 +156,30 @@ function versionParam(ctx: Ctx): number {
   const v = ctx.params.ruleset_version!;
   if (!/^[0-9]+$/.test(v)) throw invalid(`'${v}' is not a valid value for ruleset_version: expected a version number such as 1`);
   return Number(v);
+}
+
+const CUSTOM_PHASE: Phase = 'http_request_firewall_custom';
+
+/**
+ * The rule quota of a zone's custom rules (its http_request_firewall_custom entry point):
+ * the legacy firewall rules' figures. A write may leave at most the quota, or (a zone over
+ * quota after a downgrade) no more rules than there were.
+ */
+function checkQuota(w: Where, kind: RulesetKind, phase: Phase, before: number, after: number, pointer?: string): void {
+  if (w.scope !== 'zone' || kind !== 'zone' || phase !== CUSTOM_PHASE || w.plan === undefined) return;
+  const quota = RULE_QUOTA[w.plan];
+  if (after <= quota || after <= before) return;
+  throw ApiError.of(
+    400,
+    CODES.firewallRuleQuota,
+    `exceeded the maximum number of custom rules for the ${capitalPlan(w.plan)} plan (${quota}): the zone's ${CUSTOM_PHASE} entry point would have ${after} rules (it has ${before})`,
+    pointer,
+  );
+}
+
+/** The core's warnings in `messages` of a successful write. */
+function withWarnings(reply: Reply, warnings: readonly ApiMessage[]): Reply {
+  return warnings.length ? { ...reply, messages: warnings } : reply;
 }
 
 function noEntryPoint(phase: Phase): ApiError {
@@ -286,7 +324,7 @@ const HANDLED_HERE = new Set(['duplicate-id', 'duplicate-ref', 'missing-ref', 'u
  * that rule in the request body); the others are the ruleset's current rules, already
  * accepted.
  */
-function validateRules(store: Store, rules: readonly JsonObject[], target: Target, report: (i: number) => string | undefined): void {
+function validateRules(store: Store, rules: readonly JsonObject[], target: Target, report: (i: number) => string | undefined): ApiMessage[] {
   const custom = customRulesets(store, target.where.accountId);
   const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules });
   const problems = validateRulesetJson(text, {
@@ -298,8 +336,10 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
   });
   const root = parseTree(text);
   const errors: { rule: number; order: number; message: ApiMessage }[] = [];
+  const warnings: { rule: number; order: number; message: ApiMessage }[] = [];
   for (const p of problems) {
-    if (p.severity !== 'error' || HANDLED_HERE.has(p.code)) continue;
+    const entitlement = p.code === 'plan-required' && typeof p.data?.rulesetId === 'string';
+    if ((p.severity !== 'error' && p.severity !== 'warning') || HANDLED_HERE.has(p.code)) continue;
     const node = root && findNodeAtOffset(root, p.start);
     const path = node ? getNodePath(node) : [];
     const rule = typeof path[1] === 'number' && path[0] === 'rules' ? path[1] : p.rule;
@@ -312,6 +352,16 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
       .slice(2)
       .map((s) => `/${escapePointer(String(s))}`)
       .join('')}`;
+    if (entitlement) {
+      // A managed ruleset the zone's plan is not entitled to: the whole write fails.
+      const message = `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`;
+      errors.push({ rule, order: p.start, message: { code: CODES.planFeature, message, source: { pointer } } });
+      continue;
+    }
+    if (p.severity === 'warning') {
+      warnings.push({ rule, order: p.start, message: { code: CODES.rulesetWarning, message: p.message, source: { pointer } } });
+      continue;
+    }
     // Every decoding problem reads as the strict decoder's ("invalid JSON: …").
     const message = p.code === 'wrong-type' ? `invalid JSON: ${p.message}` : p.message;
     errors.push({ rule, order: p.start, message: { code: codeOf(p), message, source: { pointer } } });
@@ -319,22 +369,27 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
   rules.forEach((r, i) => {
     const base = report(i);
     if (base === undefined) return;
-    const at = (key: string, message: ApiMessage) => {
+    const at = (key: string, message: ApiMessage, into = errors) => {
       const node = root && findNodeAtLocation(root, ['rules', i, ...key.split('/')]);
-      errors.push({ rule: i, order: node ? node.offset : -1, message });
+      into.push({ rule: i, order: node ? node.offset : -1, message });
+    };
+    const warn = (key: string, text: string, field: string, ws: readonly Diagnostic[]) => {
+      for (const d of ws) at(key, { code: CODES.rulesetWarning, message: expressionWarning(text, field, d), source: { pointer: `${base}/${key}` } }, warnings);
     };
     // expressions
     const expr = r.expression;
     if (expr === undefined || expr === '') {
       at('expression', { code: CODES.blankExpression, message: "'' is not a valid value for expression because the expression cannot be blank", source: { pointer: `${base}/expression` } });
     } else if (typeof expr === 'string') {
-      const e = expressionError(expr, 'expression', target);
-      if (e) at('expression', { code: CODES.invalidValue, message: e, source: { pointer: `${base}/expression` } });
+      const c = expressionCheck(expr, 'expression', target);
+      if (c.error) at('expression', { code: CODES.invalidValue, message: c.error, source: { pointer: `${base}/expression` } });
+      else warn('expression', expr, 'expression', c.warnings);
     }
     const counting = (r.ratelimit as JsonObject | undefined)?.counting_expression;
     if (typeof counting === 'string' && counting !== '') {
-      const e = expressionError(counting, 'counting_expression', target);
-      if (e) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: e, source: { pointer: `${base}/ratelimit/counting_expression` } });
+      const c = expressionCheck(counting, 'counting_expression', target);
+      if (c.error) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: c.error, source: { pointer: `${base}/ratelimit/counting_expression` } });
+      else warn('ratelimit/counting_expression', counting, 'counting_expression', c.warnings);
     }
     // the ruleset an execute rule runs must exist, in this phase
     const params = r.action_parameters as JsonObject | undefined;
@@ -352,7 +407,10 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
       }
     }
   });
-  if (errors.length === 0) return;
+  if (errors.length === 0) {
+    warnings.sort((a, b) => a.rule - b.rule || a.order - b.order);
+    return warnings.map((w) => w.message);
+  }
   errors.sort((a, b) => a.rule - b.rule || a.order - b.order);
   throw new ApiError(
     400,
@@ -369,13 +427,23 @@ const REFUSED_WARNINGS = new Set(['plan-required', 'not-in-phase', 'managed-only
  * phase does not have, in the same layout.
  */
 export function expressionError(text: string, field: string, target: { phase?: Phase; where?: { plan?: Plan }; kind?: RulesetKind }): string | undefined {
+  return expressionCheck(text, field, target).error;
+}
+
+/** The API's refusal of an expression (see expressionError), else the core's warnings about it. */
+function expressionCheck(text: string, field: string, target: { phase?: Phase; where?: { plan?: Plan }; kind?: RulesetKind }): { error?: string; warnings: Diagnostic[] } {
   const r = checkExpression(text, { plan: target.where?.plan, phase: target.phase, allowManaged: target.kind === 'managed' });
   const first = (pred: (d: Diagnostic) => boolean) => r.diagnostics.find(pred);
   const err = first((d) => d.severity === 'error');
-  if (err) return `'${text}' is not a valid value for ${field} because could not parse filter expression: ${engineReport(text, err, 'Filter parsing error')}`;
+  if (err) return { error: `'${text}' is not a valid value for ${field} because could not parse filter expression: ${engineReport(text, err, 'Filter parsing error')}`, warnings: [] };
   const refused = first((d) => REFUSED_WARNINGS.has(d.code));
-  if (refused) return `'${text}' is not a valid value for ${field} because it uses what this ruleset cannot: ${engineReport(text, refused, 'Filter error')}`;
-  return undefined;
+  if (refused) return { error: `'${text}' is not a valid value for ${field} because it uses what this ruleset cannot: ${engineReport(text, refused, 'Filter error')}`, warnings: [] };
+  return { warnings: r.diagnostics.filter((d) => d.severity === 'warning') };
+}
+
+/** A warning about an accepted expression, in the engine's layout, with the core's advice. */
+function expressionWarning(text: string, field: string, d: Diagnostic): string {
+  return `'${text}' is accepted for ${field}, with a warning: ${engineReport(text, d, 'Filter warning')}${d.hint ? d.hint : ''}`.replace(/\n$/, '');
 }
 
 // --- The migration hook ------------------------------------------------------------------
@@ -515,12 +583,13 @@ function create(ctx: Ctx): Reply {
   if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
   const rules = decodeRules(body.rules);
   const target: Target = { kind: kind as RulesetKind, phase: phase as Phase, where: w };
-  validateRules(store, rules, target, (i) => `/rules/${i}`);
+  const warnings = validateRules(store, rules, target, (i) => `/rules/${i}`);
+  checkQuota(w, target.kind, target.phase, 0, rules.length, '/rules');
   return mutate(store, dry, () => {
     const now = timestamp();
     migrationHook(ctx, w, target.kind, target.phase, (body.rules as unknown[] | undefined) ?? [], new URLSearchParams());
     const merged = mergeRules([], rules.map(ruleInput), now);
-    return { result: saveRuleset(store, w.scope, w.scopeId, { name, description, kind: target.kind, phase: target.phase, rules: merged }, now) };
+    return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { name, description, kind: target.kind, phase: target.phase, rules: merged }, now) }, warnings);
   });
 }
 
@@ -529,12 +598,13 @@ function replaceRules(ctx: Ctx, w: Where, current: StoredRuleset | undefined, ta
   const store = ctx.service.store;
   if (body.rules === undefined) throw invalid('rules is required: the whole list of rules the ruleset will have ([] for none)', '/rules');
   const rules = decodeRules(body.rules);
-  validateRules(store, rules, target, (i) => `/rules/${i}`);
+  const warnings = validateRules(store, rules, target, (i) => `/rules/${i}`);
+  checkQuota(w, target.kind, target.phase, current?.rules.length ?? 0, rules.length, '/rules');
   return mutate(store, dry, () => {
     const now = timestamp();
     migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
     const merged = mergeRules(current?.rules ?? [], rules.map(ruleInput), now);
-    return { result: saveRuleset(store, w.scope, w.scopeId, { id: current?.id, name, description, kind: target.kind, phase: target.phase, rules: merged }, now) };
+    return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { id: current?.id, name, description, kind: target.kind, phase: target.phase, rules: merged }, now) }, warnings);
   });
 }
 
@@ -605,11 +675,11 @@ function removeVersion(ctx: Ctx): Reply {
 
 // --- Rules -------------------------------------------------------------------------------
 
-function saveRules(ctx: Ctx, w: Where, current: StoredRuleset, rules: readonly StoredRule[], dry: boolean, now: string): Reply {
+function saveRules(ctx: Ctx, w: Where, current: StoredRuleset, rules: readonly StoredRule[], dry: boolean, now: string, warnings: readonly ApiMessage[] = []): Reply {
   const store = ctx.service.store;
   return mutate(store, dry, () => {
     migrationHook(ctx, w, current.kind, current.phase, rules, new URLSearchParams());
-    return { result: saveRuleset(store, w.scope, w.scopeId, { id: current.id, name: current.name, description: current.description, kind: current.kind, phase: current.phase, rules }, now) };
+    return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { id: current.id, name: current.name, description: current.description, kind: current.kind, phase: current.phase, rules }, now) }, warnings);
   });
 }
 
@@ -639,13 +709,14 @@ function addRule(ctx: Ctx): Reply {
   const at = position ? placeAt(current.rules, position) : current.rules.length;
   const all = [...asJson(current.rules)];
   all.splice(at, 0, rule);
-  validateRules(ctx.service.store, all, target(current, w), (i) => (i === at ? '' : undefined));
+  const warnings = validateRules(ctx.service.store, all, target(current, w), (i) => (i === at ? '' : undefined));
   refTaken(current.rules, rule.ref);
+  checkQuota(w, current.kind, current.phase, current.rules.length, all.length);
   const now = timestamp();
   const inputs: RuleInput[] = current.rules.map((r) => ({ ...r }));
   inputs.splice(at, 0, { ...ruleInput(rule), id: undefined });
   const merged = mergeRules(current.rules, inputs, now, () => '');
-  return saveRules(ctx, w, current, merged, dry, now);
+  return saveRules(ctx, w, current, merged, dry, now, warnings);
 }
 
 function editRule(ctx: Ctx): Reply {
@@ -662,6 +733,7 @@ function editRule(ctx: Ctx): Reply {
   const at = position ? placeAt(others, position, ruleId) : index;
   const onlyPosition = position !== undefined && Object.keys(body).length === 1;
   let replacement: RuleInput = old;
+  let warnings: ApiMessage[] = [];
   if (!onlyPosition) {
     const rule = decodeRule(body, '', ['position']);
     if (typeof rule.id === 'string' && rule.id !== ruleId) {
@@ -669,7 +741,7 @@ function editRule(ctx: Ctx): Reply {
     }
     const all = [...asJson(others)];
     all.splice(at, 0, rule);
-    validateRules(ctx.service.store, all, target(current, w), (i) => (i === at ? '' : undefined));
+    warnings = validateRules(ctx.service.store, all, target(current, w), (i) => (i === at ? '' : undefined));
     refTaken(others, rule.ref);
     replacement = { ...ruleInput(rule), id: ruleId, ref: typeof rule.ref === 'string' ? rule.ref : old.ref };
   }
@@ -677,7 +749,7 @@ function editRule(ctx: Ctx): Reply {
   const inputs: RuleInput[] = others.map((r) => ({ ...r }));
   inputs.splice(at, 0, replacement);
   const merged = mergeRules(current.rules, inputs, now, () => '');
-  return saveRules(ctx, w, current, merged, dry, now);
+  return saveRules(ctx, w, current, merged, dry, now, warnings);
 }
 
 function deleteRule(ctx: Ctx): Reply {
