@@ -71,6 +71,21 @@ export function registerFirewallCommands(ctx: Ctx): vscode.Disposable[] {
           action = p.value;
         }
         if (!ACTIONS.includes(action)) throw new UserError(`The action is one of ${ACTIONS.join(', ')} (got ${action}).`);
+        let products = a.products;
+        if (action === 'bypass' && !products) {
+          // A bypass names the products it skips.
+          const p = await ui.pick(
+            [
+              { label: 'WAF managed rules', description: 'waf', value: ['waf'] },
+              { label: 'Rate limiting', description: 'rateLimit', value: ['rateLimit'] },
+              { label: 'Security level, browser integrity check and hotlink protection', description: 'securityLevel, bic, hot', value: ['securityLevel', 'bic', 'hot'] },
+              { label: 'Everything', description: 'zoneLockdown, uaBlock, bic, hot, securityLevel, rateLimit, waf', value: ['zoneLockdown', 'uaBlock', 'bic', 'hot', 'securityLevel', 'rateLimit', 'waf'] },
+            ],
+            { title: 'What should the bypass skip?' },
+          );
+          if (!p) return undefined;
+          products = p.value;
+        }
         let description = a.description;
         if (description === undefined && a.expression === undefined) {
           description = await ui.input({ title: 'Description (optional)', prompt: 'What the rule is for' });
@@ -88,7 +103,7 @@ export function registerFirewallCommands(ctx: Ctx): vscode.Disposable[] {
           if (!p) return undefined;
           mode = p.value;
         }
-        const rule = { action, ...(description ? { description } : {}), ...(a.products ? { products: a.products } : {}) };
+        const rule = { action, ...(description ? { description } : {}), ...(products ? { products } : {}) };
 
         if (mode === 'single-call') {
           const ok = await ui.confirm(
