@@ -2,6 +2,7 @@
 // evaluation) and over the rules API (zones, migration, deploy).
 import * as vscode from 'vscode';
 import { Connection } from './api/connection';
+import { ConnectionStatus } from './connectionStatus';
 import { RulesmithClient } from './client';
 import { registerCommands } from './commands';
 import { refreshViews, type Ctx } from './commands/context';
@@ -50,6 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const preview = new ParanoiaPreviewPanel(ctx);
   context.subscriptions.push(
     connection,
+    new ConnectionStatus(connection),
     preview,
     ...Object.values(views),
     vscode.window.createTreeView('rulesmith.zones', { treeDataProvider: views.zones, showCollapseAll: true }),
