@@ -25,10 +25,21 @@
  *     `start` is given to it as validation mode without a managed entry point: exactly
  *     "the previous WAF alone". With the zone-wide previous-WAF switch off, neither runs.
  * - Plan: the zone's; catalog: `defaultCatalog`.
+ *
+ * `deployedZone` caches the compiled zone (`compileZone` with the previous-WAF stand-in)
+ * per zone, keyed by everything it is built from, read with a few aggregate queries:
+ * the (id, latest stored version) of the zone's rulesets and the account's (version
+ * numbers are never reused, and a version's body never changes); each firewall rule's id,
+ * order and modified_on with its filter's id and modified_on (every write of a rule or
+ * filter sets modified_on; a deleted filter drops out of the join); the zone's plan and
+ * page rules; the previous-WAF settings and the migration record as stored. Any change
+ * gives another key, so a trace never runs a stale configuration; the catalog is a
+ * constant of the process.
  */
+import { createHash } from 'node:crypto';
 import { defaultCatalog } from '../managed/catalog';
 import { migrationState, migrationStatus, previousWafStandIn, type MigrationState } from '../migration/index';
-import type { PreviousWaf, ZoneConfig } from '../rulesets/engine';
+import { compileZone, type CompiledZone, type PreviousWaf, type ZoneConfig } from '../rulesets/engine';
 import type { Ruleset } from '../rulesets/model';
 import type { Phase } from '../language/scheme/types';
 import { migrationZone } from './migrationFlow';
@@ -80,4 +91,71 @@ export function zoneConfig(store: Store, zoneId: string): DeployedZone {
     plan: zone.plan,
   };
   return { config, ...(previousWaf ? { previousWaf } : {}), migrationState: state, managedEntryPointInactive };
+}
+
+// --- The compiled zone, cached -------------------------------------------------------------
+
+/** What a zone's deployed configuration is built from, as one digest (see the header). */
+export function deploymentKey(store: Store, zoneId: string): string {
+  const zone = store.get<{ account_id: string; plan: string; page_rules: string }>('SELECT account_id, plan, page_rules FROM zones WHERE id = ?', [zoneId]);
+  if (!zone) throw new Error(`no zone ${zoneId}`);
+  const rulesets = store.get<{ k: string | null }>(
+    `SELECT group_concat(id || '@' || v, ',') AS k FROM (
+       SELECT r.id AS id, MAX(v.version) AS v FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
+        WHERE (r.scope = 'zone' AND r.scope_id = ?) OR (r.scope = 'account' AND r.scope_id = ?)
+        GROUP BY r.id ORDER BY r.id)`,
+    [zoneId, zone.account_id],
+  );
+  const firewall = store.get<{ n: number; k: string | null }>(
+    `SELECT COUNT(*) AS n, group_concat(k, ',') AS k FROM (
+       SELECT r.id || ':' || r.seq || ':' || r.modified_on || ':' || coalesce(f.id || ':' || f.modified_on, '-') AS k
+         FROM firewall_rules r LEFT JOIN filters f ON f.id = r.filter_id
+        WHERE r.zone_id = ? ORDER BY r.seq, r.id)`,
+    [zoneId],
+  );
+  const waf = store.get<{ settings: string }>('SELECT settings FROM previous_waf WHERE zone_id = ?', [zoneId]);
+  const migration = store.get<{ state: string }>('SELECT state FROM waf_migration WHERE zone_id = ?', [zoneId]);
+  const parts = [zone.plan, zone.page_rules, rulesets?.k ?? '', String(firewall?.n ?? 0), firewall?.k ?? '', waf?.settings ?? '-', migration?.state ?? '-'];
+  return createHash('sha256').update(parts.join('\u0000')).digest('hex');
+}
+
+export interface CompiledDeployment {
+  readonly deployed: DeployedZone;
+  readonly compiled: CompiledZone;
+  /** True when the compiled zone came from the cache. */
+  readonly cached: boolean;
+}
+
+interface CacheEntry {
+  readonly key: string;
+  readonly deployed: DeployedZone;
+  readonly compiled: CompiledZone;
+}
+
+/** Zones kept compiled per store (least recently used dropped first). */
+const MAX_CACHED_ZONES = 32;
+const caches = new WeakMap<Store, Map<string, CacheEntry>>();
+
+/** Counters for tests and benchmarks: how often a zone was compiled or found compiled. */
+export const deployedZoneStats = { compiles: 0, hits: 0 };
+
+/** The zone's deployed configuration, compiled; recompiled only when what it is built from changed. */
+export function deployedZone(store: Store, zoneId: string): CompiledDeployment {
+  let cache = caches.get(store);
+  if (!cache) caches.set(store, (cache = new Map()));
+  const key = deploymentKey(store, zoneId);
+  const hit = cache.get(zoneId);
+  if (hit && hit.key === key) {
+    deployedZoneStats.hits++;
+    cache.delete(zoneId);
+    cache.set(zoneId, hit);
+    return { deployed: hit.deployed, compiled: hit.compiled, cached: true };
+  }
+  const deployed = zoneConfig(store, zoneId);
+  const compiled = compileZone(deployed.config, deployed.previousWaf ? { previousWaf: deployed.previousWaf } : {});
+  deployedZoneStats.compiles++;
+  cache.delete(zoneId);
+  cache.set(zoneId, { key, deployed, compiled });
+  while (cache.size > MAX_CACHED_ZONES) cache.delete(cache.keys().next().value!);
+  return { deployed, compiled, cached: false };
 }

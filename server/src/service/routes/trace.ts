@@ -59,7 +59,7 @@ import { authorize, visible } from '../auth';
 import { expectObject, invalidJson, onlyKeys, optBool, type Json, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
 import { ZONE_SELECT, zoneVisible, type ZoneRow } from '../scope';
-import { zoneConfig } from '../zoneConfig';
+import { deployedZone } from '../zoneConfig';
 
 const TOP_KEYS = ['url', 'method', 'protocol', 'headers', 'cookies', 'body', 'context', 'skip_response', 'skip_challenge'];
 const CONTEXT_KEYS = ['bot_score', 'threat_score', 'geoloc', 'skip_challenge', 'ip', 'country'];
@@ -437,9 +437,11 @@ export function traceRoutes(r: Router): void {
     const badContext = requestProblems.filter((p) => /^(ip\.|cf\.)/.test(p) || p.includes('unknown field'));
     if (badContext.length > 0) throw bad(`the request's context is not valid: ${badContext.join('; ')}`, '/context');
 
-    const deployed = zoneConfig(ctx.service.store, zone.id);
+    // Compiled once per deployed configuration (zoneConfig.ts deployedZone); a skipped
+    // challenge compiles a changed copy, not cached.
+    const { deployed, compiled: cached } = deployedZone(ctx.service.store, zone.id);
     let config = deployed.config;
-    let compiled = compileZone(config, deployed.previousWaf ? { previousWaf: deployed.previousWaf } : {});
+    let compiled = cached;
     let ev: Evaluation = compiled.evaluate(values);
     // skip_challenge: the challenging rule counts as solved. Evaluate again with it out of
     // the way; the rerun's trace is the same up to that rule (now shown as disabled), so the
