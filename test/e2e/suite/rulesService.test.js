@@ -272,6 +272,25 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.match(err.message, new RegExp(`Conflict: pro\\.example\\.com's http_request_firewall_managed entry point changed since http_request_firewall_managed\\.ruleset\\.json was pulled \\(pulled version ${d.version}, now version ${onZone.version}\\)\\. Nothing was deployed`));
   });
 
+  it('asks for the paranoia level and the threshold as the palette does (quick picks), on the open file', async function () {
+    const uri = h.workspaceUri('rulesets/pro.example.com/http_request_firewall_managed.ruleset.json');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    api.testing.answer('Paranoia level 3');
+    const pl = await vscode.commands.executeCommand('rulesmith.setParanoiaLevel');
+    assert.deepEqual([pl.target, pl.level], ['file', 3]);
+    const picked = api.testing.take().find((a) => a.kind === 'pick');
+    assert.deepEqual(picked.items, ['Paranoia level 1', 'Paranoia level 2', 'Paranoia level 3', 'Paranoia level 4']);
+    api.testing.answer('40', 'log');
+    const th = await vscode.commands.executeCommand('rulesmith.setScoreThreshold');
+    assert.deepEqual([th.target, th.threshold, th.action], ['file', 40, 'log']);
+    const exec = JSON.parse(doc.getText()).rules.find((x) => x.action === 'execute' && x.action_parameters.id === OWASP);
+    assert.ok(exec.action_parameters.overrides.categories.some((c) => c.category === 'paranoia-level-4' && c.enabled === false));
+    assert.ok(!exec.action_parameters.overrides.categories.some((c) => c.category === 'paranoia-level-3' && c.enabled === false));
+    assert.ok(exec.action_parameters.overrides.rules.some((r) => r.score_threshold === 40 && r.action === 'log'));
+    await h.revertActive();
+  });
+
   it('refuses to deploy a file with errors', async function () {
     const uri = h.workspaceUri('rulesets/pro.example.com/http_request_firewall_custom.ruleset.json');
     const doc = await vscode.workspace.openTextDocument(uri);
