@@ -13,6 +13,12 @@ import { RulesApi, type Credentials, type Zone } from './rulesApi';
 const CREDENTIALS_SECRET = 'rulesmith.api.credentials';
 /** The user signed out of the local service: do not sign in to it automatically. */
 const LOCAL_SIGNED_OUT = 'rulesmith.localService.signedOut';
+/**
+ * A token in the environment (RULESMITH_API_TOKEN, as the SDK reads CLOUDFLARE_API_TOKEN)
+ * is used when nothing is stored — for CI and the `npm start` demo. Signing out ignores it.
+ */
+const ENV_TOKEN = 'RULESMITH_API_TOKEN';
+const ENV_SIGNED_OUT = 'rulesmith.envToken.signedOut';
 
 export interface ConnectionState {
   readonly signedIn: boolean;
@@ -110,7 +116,10 @@ export class Connection implements vscode.Disposable {
 
   private async storedCredentials(): Promise<Credentials | undefined> {
     const raw = await this.context.secrets.get(CREDENTIALS_SECRET);
-    if (!raw) return undefined;
+    if (!raw) {
+      const env = process.env[ENV_TOKEN]?.trim();
+      return env && this.context.globalState.get<boolean>(ENV_SIGNED_OUT) !== true ? { kind: 'token', token: env } : undefined;
+    }
     try {
       const c = JSON.parse(raw) as Credentials;
       if (c.kind === 'token' && typeof c.token === 'string' && c.token) return c;
@@ -183,6 +192,7 @@ export class Connection implements vscode.Disposable {
       throw new RulesApiError('sign in', 0, [{ message: 'the local rules service is used with its own token' }], 'Set rulesmith.api.baseUrl to use another service with these credentials.');
     }
     await this.context.secrets.store(CREDENTIALS_SECRET, JSON.stringify(credentials));
+    await this.context.globalState.update(ENV_SIGNED_OUT, undefined);
     this.client = undefined;
     this.signedIn = true;
     await this.refreshState();
@@ -191,7 +201,10 @@ export class Connection implements vscode.Disposable {
 
   async signOut(): Promise<void> {
     if (this.isLocal) await this.context.globalState.update(LOCAL_SIGNED_OUT, true);
-    else await this.context.secrets.delete(CREDENTIALS_SECRET);
+    else {
+      await this.context.secrets.delete(CREDENTIALS_SECRET);
+      await this.context.globalState.update(ENV_SIGNED_OUT, true);
+    }
     this.client = undefined;
     this.signedIn = false;
     this.zoneCache.clear();
