@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import Cloudflare from 'cloudflare';
 import { demoZoneId, seedId } from '../../server/src/service/seed';
-import { startService, type TestService } from './harness';
+import { startService, type TestService, firstError, legacySnapshot, refusedUnchanged } from './harness';
 
 let svc: TestService;
 let cf: Cloudflare;
@@ -24,26 +24,10 @@ const PRO = demoZoneId('pro.example.com');
 const MISSING = 'f'.repeat(32);
 const filters = (zone: string) => `/zones/${zone}/filters`;
 
-function snapshot(): unknown {
-  return {
-    filters: svc.store.all('SELECT * FROM filters ORDER BY rowid'),
-    rules: svc.store.all('SELECT * FROM firewall_rules ORDER BY rowid'),
-  };
-}
-
-function err(body: any): { code: number; message: string; pointer?: string; meta?: unknown } {
-  assert.equal(body.success, false);
-  const e = body.errors[0];
-  return { code: e.code, message: e.message, ...(e.source ? { pointer: e.source.pointer } : {}), ...(e.meta ? { meta: e.meta } : {}) };
-}
-
-async function refused(method: string, path: string, options: Parameters<TestService['call']>[2], status: number, expected: ReturnType<typeof err>): Promise<void> {
-  const before = snapshot();
-  const res = await svc.call(method, path, options);
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.deepEqual(err(res.body), expected);
-  assert.deepEqual(snapshot(), before, 'the store is unchanged');
-}
+const snapshot = () => legacySnapshot(svc);
+const err = firstError;
+const refused = (method: string, path: string, options: Parameters<TestService['call']>[2], status: number, expected: ReturnType<typeof firstError>) =>
+  refusedUnchanged(svc, method, path, options, status, expected);
 
 /** The SDK's error for a refused call: status and the first error. */
 async function sdkError(p: Promise<unknown>): Promise<{ status: number; first: any }> {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { demoZoneId, seedId } from '../../server/src/service/seed';
-import { startService, type TestService } from './harness';
+import { startService, type TestService, firstError, legacySnapshot, refusedUnchanged } from './harness';
 
 let svc: TestService;
 before(async () => {
@@ -24,28 +24,10 @@ const MISSING = 'f'.repeat(32);
 
 const rules = (zone: string) => `/zones/${zone}/firewall/rules`;
 
-/** Everything the legacy tables hold, to prove a refused request changed nothing. */
-function snapshot(): unknown {
-  return {
-    filters: svc.store.all('SELECT * FROM filters ORDER BY rowid'),
-    rules: svc.store.all('SELECT * FROM firewall_rules ORDER BY rowid'),
-  };
-}
-
-function err(body: any): { code: number; message: string; pointer?: string; meta?: unknown } {
-  assert.equal(body.success, false);
-  assert.equal(body.result, null);
-  const e = body.errors[0];
-  return { code: e.code, message: e.message, ...(e.source ? { pointer: e.source.pointer } : {}), ...(e.meta ? { meta: e.meta } : {}) };
-}
-
-async function refused(method: string, path: string, options: Parameters<TestService['call']>[2], status: number, expected: ReturnType<typeof err>): Promise<void> {
-  const before = snapshot();
-  const res = await svc.call(method, path, options);
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.deepEqual(err(res.body), expected);
-  assert.deepEqual(snapshot(), before, 'the store is unchanged');
-}
+const snapshot = () => legacySnapshot(svc);
+const err = firstError;
+const refused = (method: string, path: string, options: Parameters<TestService['call']>[2], status: number, expected: ReturnType<typeof firstError>) =>
+  refusedUnchanged(svc, method, path, options, status, expected);
 
 const seededFilter = (zone: string, i: number) => seedId(`filter:${zone}:${i}`);
 const seededRule = (zone: string, i: number) => seedId(`firewall-rule:${zone}:${i}`);

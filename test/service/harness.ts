@@ -3,6 +3,7 @@
  * SQLite file. `startService()` runs it in-process (fast); `spawnService()` runs the
  * built CLI (`rulesmith serve`) as a child process, for signals and crashes.
  */
+import { deepStrictEqual } from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,4 +108,36 @@ export function spawnService(args: readonly string[], env: Record<string, string
       reject(new Error(`rulesmith serve exited with ${code}:\n${out}`));
     });
   });
+}
+
+/** The first error of a failure envelope, flattened for one deepEqual. */
+export function firstError(body: any): { code: number; message: string; pointer?: string; meta?: unknown } {
+  if (body?.success !== false || body.result !== null) throw new Error(`expected a failure envelope, got ${JSON.stringify(body)}`);
+  const e = body.errors[0];
+  return { code: e.code, message: e.message, ...(e.source ? { pointer: e.source.pointer } : {}), ...(e.meta ? { meta: e.meta } : {}) };
+}
+
+/** Every row of the legacy tables, to prove a refused request changed nothing. */
+export function legacySnapshot(svc: TestService): unknown {
+  return {
+    filters: svc.store.all('SELECT * FROM filters ORDER BY rowid'),
+    rules: svc.store.all('SELECT * FROM firewall_rules ORDER BY rowid'),
+  };
+}
+
+/** Sends a request that must be refused with `status` and `expected`, leaving the legacy tables as they were. */
+export async function refusedUnchanged(
+  svc: TestService,
+  method: string,
+  path: string,
+  options: Parameters<TestService['call']>[2],
+  status: number,
+  expected: ReturnType<typeof firstError>,
+): Promise<void> {
+  const before = legacySnapshot(svc);
+  const res = await svc.call(method, path, options);
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  const got = firstError(res.body);
+  deepStrictEqual(got, expected);
+  deepStrictEqual(legacySnapshot(svc), before, 'the store is unchanged');
 }
