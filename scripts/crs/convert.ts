@@ -478,13 +478,16 @@ export const REWRITES: Readonly<Record<string, Rewrite>> = {
   // captured as TX:1) must match `^a|b|…|z$` built from tx.allowed_request_content_type_charset:
   // starts with a, or contains b…, or ends with z. Folded into negative lookaheads at the
   // token's start (its first character is required, so the blanks and quote cannot backtrack).
+  // Only the first match counts (the capture is the leftmost one): the pattern is anchored
+  // and skips every position where CRS's pattern does not match.
   '920480': {
-    note: 'capture TX:1 + `!@rx ^%{tx.allowed_request_content_type_charset}$` folded into lookaheads over the lower-cased Content-Type values; APPROXIMATION: every `charset=` of a header is checked, CRS checks the first (920530 flags a second one anyway)',
+    note: 'capture TX:1 + `!@rx ^%{tx.allowed_request_content_type_charset}$` folded into lookaheads over the lower-cased Content-Type values, at the first `charset=` of each value as the capture takes it (same result)',
     expression: (ctx) => {
       const items = defaultOf(ctx, 'allowed_request_content_type_charset').split('|').map(escapeRegex);
       const tok = `[^;"'\\s]`;
+      const charset = `charset\\s*=\\s*["']?`;
       const looks = items.map((it, i) => (i === 0 ? `(?!${it})` : i === items.length - 1 ? `(?!${tok}*${it}(?!${tok}))` : `(?!${tok}*${it})`));
-      return `any(op.rx(t.lowercase(crs.request_headers["content-type"][*])[*], ${lit(`charset\\s*=\\s*["']?${looks.join('')}${tok}`)}))`;
+      return `any(op.rx(t.lowercase(crs.request_headers["content-type"][*])[*], ${lit(`^(?:(?!${charset}${tok})[\\s\\S])*${charset}${looks.join('')}${tok}`)}))`;
     },
   },
   // 922150 collects each multipart part's lower-cased `content-type: (.*)` value into

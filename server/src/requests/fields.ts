@@ -533,7 +533,7 @@ export function sniffMime(body: string): string {
  *   percent-decoded (an absolute target loses its scheme and host; a bad `%` stays; `+`
  *   stays), REQUEST_FILENAME the path split off the raw target first and then decoded
  *   (so `%3f` does not cut it, as since libmodsecurity 3.0.13), REQUEST_BASENAME its last
- *   `/` segment; REQUEST_URI_RAW is the target exactly as in the request line and
+ *   `/` segment (empty without a `/`); REQUEST_URI_RAW is the target exactly as in the request line and
  *   QUERY_STRING the query as sent.
  * - Cookies: split on `;`, leading white space trimmed, names and values as sent.
  * - REQUEST_BODY: the raw body with the URLENCODED processor or none; empty with XML,
@@ -645,7 +645,10 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
   f['crs.request_uri'] = bytes(percentDecode(rawPath + (rawQuery === undefined ? '' : `?${rawQuery}`)));
   f['crs.request_uri_raw'] = bytes(rawTarget);
   f['crs.request_filename'] = bytes(filename);
-  f['crs.request_basename'] = bytes(filename.slice(filename.lastIndexOf('/') + 1));
+  // Only a path with a `/` has a basename (a CONNECT target `host:port` has none, as in
+  // libmodsecurity 3; ModSecurity 2 has no path for it at all).
+  const slash = filename.lastIndexOf('/');
+  f['crs.request_basename'] = bytes(slash < 0 ? '' : filename.slice(slash + 1));
   f['crs.query_string'] = bytes(rawQuery ?? '');
   // REQUEST_BODY holds the raw body only when the URLENCODED processor read it or when no
   // processor did (CRS 901340 then sets ctl:forceRequestBodyVariable): with the XML, JSON

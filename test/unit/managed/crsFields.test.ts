@@ -147,6 +147,12 @@ describe('crs.* request fields', () => {
     assert.deepEqual(f['crs.args_get'], { q: ['?%zz'] });
   });
 
+  test('REQUEST_BASENAME is empty for a target without a `/` (CONNECT host:port)', () => {
+    const r = requestFields({ method: 'CONNECT', url: 'www.cnn.com', httpVersion: 'HTTP/1.1', headers: [['Host', 'localhost']], meta: {}, wire: true } as unknown as Parameters<typeof requestFields>[0]);
+    const plain = JSON.parse(JSON.stringify(r.fields)) as Record<string, unknown>;
+    assert.equal(plain['crs.request_basename'], '');
+  });
+
   test('the client address follows # @ip.src', () => {
     const f = fieldsOf('# @ip.src 203.0.113.9\nGET https://example.com/');
     assert.equal(f['crs.remote_addr'], '203.0.113.9');

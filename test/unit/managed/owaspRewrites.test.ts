@@ -175,3 +175,46 @@ describe('921180: HTTP Parameter Pollution (an argument name given twice)', () =
     );
   });
 });
+
+describe('920480: Request content type charset is not allowed by policy', () => {
+  const matches = ruleMatcher('920480');
+  const ct = (value: string) => matches({ 'crs.request_headers': { host: ['localhost'], 'content-type': [value] } });
+  /**
+   * ModSecurity: the first `charset\s*=\s*["']?([^;"'\s]+)` of the lower-cased value (TX:1)
+   * must not match `^utf-8|iso-8859-1|iso-8859-15|windows-1252$` (crs-setup's default).
+   */
+  const reference = (value: string): boolean => {
+    const m = /charset\s*=\s*["']?([^;"'\s]+)/.exec(value.toLowerCase());
+    return m !== null && !/^utf-8|iso-8859-1|iso-8859-15|windows-1252$/.test(m[1]);
+  };
+  const cases: [string, boolean][] = [
+    ['application/x-www-form-urlencoded; charset=utf-8', false],
+    ['text/plain; charset=UTF-7', true],
+    ['text/plain; charset="iso-8859-1"', false],
+    ['text/plain; charset=x-windows-1252', false],
+    ['text/plain; charset=windows-1252x', true],
+    ['text/plain', false],
+    // Only the first charset counts, as the capture takes the first match (920530-2).
+    ['application/x-www-form-urlencoded; charset=utf-8; charset=utf-7', false],
+    ['application/x-www-form-urlencoded; charset=utf-7; charset=utf-8', true],
+    ['text/plain; charset=; charset=utf-7', true],
+    ['text/plain; charset=""; charset=utf-8', false],
+  ];
+  for (const [value, expected] of cases) {
+    test(`${JSON.stringify(value)}: ${expected ? 'matches' : 'does not match'}`, () => {
+      assert.equal(reference(value), expected, 'the reference agrees');
+      assert.equal(ct(value), expected);
+    });
+  }
+
+  test('agrees with ModSecurity\'s capture and comparison on generated values', () => {
+    const piece = fc.constantFrom('charset', '=', ' ', '"', "'", ';', 'utf-8', 'utf-7', 'iso-8859-1', 'windows-1252', 'x', 'text/plain');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (pieces) => {
+        const value = pieces.join('');
+        assert.equal(ct(value), reference(value), value);
+      }),
+      { numRuns: 600, seed: 920480 },
+    );
+  });
+});

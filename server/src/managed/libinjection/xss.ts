@@ -173,11 +173,12 @@ export function isXssInContext(input: string, start: Html5StartState): boolean {
         attr = 'none';
         break;
       case 'ATTR_NAME':
+        // A dangerous attribute counts only with a value (libinjection: TYPE_BLACK is
+        // decided at the ATTR_VALUE token), so `<x onend=` at the end of input is not XSS.
         attr = classifyAttr(token.value);
-        if (attr === 'black') return true;
         break;
       case 'ATTR_VALUE':
-        if (attr === 'style') return true;
+        if (attr === 'black' || attr === 'style') return true;
         if (attr === 'url' && isBlackUrl(token.value)) return true;
         if (attr === 'indirect' && classifyAttr(token.value) !== 'none') return true;
         attr = 'none';
