@@ -137,6 +137,236 @@ describe('RulesApi against a scripted server', () => {
   });
 });
 
+/** A scripted server; `handler` gets the parsed URL and the JSON body (if any). */
+async function fake(handler: (req: IncomingMessage, url: URL, body: unknown, res: ServerResponse) => void): Promise<{ server: Server; url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const s = await scripted((req, res) => {
+    let raw = '';
+    req.on('data', (b: Buffer) => (raw += b.toString()));
+    req.on('end', () => {
+      const u = new URL(req.url ?? '/', 'http://x');
+      seen.push(`${req.method} ${u.pathname.replace('/client/v4', '')}${u.search}`);
+      handler(req, u, raw ? JSON.parse(raw) : undefined, res);
+    });
+  });
+  return { ...s, seen };
+}
+
+const ok = (res: ServerResponse, result: unknown, result_info?: unknown, headers: Record<string, string> = {}) =>
+  json(res, 200, { result, success: true, errors: [], messages: [], ...(result_info ? { result_info } : {}) }, headers);
+
+const zone = (i: number) => ({ id: i.toString(16).padStart(32, '0'), name: `z${i}.example.com`, plan: { name: 'Free Website' } });
+
+async function failure(p: Promise<unknown>): Promise<RulesApiError> {
+  const e = await p.then(() => undefined, (x: unknown) => x);
+  assert.ok(e instanceof RulesApiError, `expected a RulesApiError, got ${String(e)}`);
+  return e;
+}
+
+describe('RulesApi and the hosted API shape (pagination, odd envelopes, rate limits)', () => {
+  it('reads every page of zones: by total_pages, and to an empty page when the server gives no total', async () => {
+    const all = Array.from({ length: 120 }, (_, i) => zone(i));
+    for (const withTotal of [true, false]) {
+      const { server, url, seen } = await fake((_req, u, _b, res) => {
+        const page = Number(u.searchParams.get('page') ?? 1);
+        const per = Number(u.searchParams.get('per_page'));
+        assert.equal(u.searchParams.get('account.id'), 'acc');
+        const items = all.slice((page - 1) * per, page * per);
+        ok(res, items, withTotal ? { page, per_page: per, count: items.length, total_count: all.length, total_pages: Math.ceil(all.length / per) } : { page, per_page: per, count: items.length });
+      });
+      try {
+        const zones = await new RulesApi({ baseUrl: url, credentials: token, maxRetries: 0 }).listZones('acc');
+        assert.deepEqual(zones.map((z) => z.name), all.map((z) => z.name));
+        // 50 per page: 3 pages; without a total, the short third page ends it (per_page echoed).
+        assert.equal(seen.length, 3, seen.join('\n'));
+      } finally {
+        server.close();
+      }
+    }
+  });
+
+  it('a server that serves fewer than per_page (and no total) is read on until an empty page; one that ignores `page` is an error, not a loop', async () => {
+    const all = Array.from({ length: 45 }, (_, i) => zone(i));
+    {
+      const { server, url, seen } = await fake((_req, u, _b, res) => {
+        const page = Number(u.searchParams.get('page') ?? 1);
+        ok(res, all.slice((page - 1) * 20, page * 20));
+      });
+      try {
+        assert.equal((await new RulesApi({ baseUrl: url, credentials: token, maxRetries: 0 }).listAccounts()).length, 45);
+        assert.equal(seen.length, 4, 'pages 1–3, then the empty page 4');
+      } finally {
+        server.close();
+      }
+    }
+    {
+      const { server, url } = await fake((_req, _u, _b, res) => ok(res, all.slice(0, 20)));
+      try {
+        const e = await failure(new RulesApi({ baseUrl: url, credentials: token, maxRetries: 0 }).listZones());
+        assert.match(e.message, /page 2 repeats page 1/);
+      } finally {
+        server.close();
+      }
+    }
+  });
+
+  it('follows cursors of ruleset lists: result_info.cursor and result_info.cursors.after; a repeated cursor is an error', async () => {
+    const rs = (i: number) => ({ id: `r${i}`, name: `rs${i}`, kind: 'managed', phase: 'http_request_firewall_managed' });
+    for (const style of ['cursor', 'cursors.after'] as const) {
+      const { server, url, seen } = await fake((_req, u, _b, res) => {
+        const c = u.searchParams.get('cursor');
+        const page = c ? Number(c.slice(1)) : 0;
+        const next = page < 2 ? `c${page + 1}` : undefined;
+        const info = next ? (style === 'cursor' ? { cursor: next, per_page: 2 } : { cursors: { after: next } }) : { per_page: 2 };
+        ok(res, [rs(page * 2), rs(page * 2 + 1)], info);
+      });
+      try {
+        const list = await new RulesApi({ baseUrl: url, credentials: token, maxRetries: 0 }).listAccountRulesets('acc');
+        assert.deepEqual(list.map((r) => r.id), ['r0', 'r1', 'r2', 'r3', 'r4', 'r5'], style);
+        assert.deepEqual(seen, ['GET /accounts/acc/rulesets?per_page=50', 'GET /accounts/acc/rulesets?per_page=50&cursor=c1', 'GET /accounts/acc/rulesets?per_page=50&cursor=c2']);
+      } finally {
+        server.close();
+      }
+    }
+    const { server, url } = await fake((_req, _u, _b, res) => ok(res, [rs(0)], { cursor: 'same' }));
+    try {
+      const e = await failure(new RulesApi({ baseUrl: url, credentials: token, maxRetries: 0 }).listZoneRulesets('z'));
+      assert.match(e.message, /returned the cursor "same" twice/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('`errors: null`: the messages are shown instead, else the status with what to do; a success without a result is an error, not a crash', async () => {
+    const { server, url } = await fake((_req, u, _b, res) => {
+      if (u.pathname.endsWith('/check')) return json(res, 400, { result: null, success: false, errors: null, messages: [{ code: 1004, message: 'DNS Validation Error' }] });
+      if (u.pathname.endsWith('/config')) return json(res, 403, { result: null, success: false, errors: null, messages: null });
+      if (u.pathname.endsWith('/status')) return json(res, 200, { result: null, success: false, errors: null, messages: [{ message: 'zone is locked' }] });
+      ok(res, null);
+    });
+    try {
+      const api = new RulesApi({ baseUrl: url, credentials: token, maxRetries: 0 });
+      const e1 = await failure(api.migrationCheck('z'));
+      assert.equal(e1.display, 'DNS Validation Error (code 1004). Fix what the message names and try again.');
+      const e2 = await failure(api.migrationConfig('z'));
+      assert.equal(e2.message, 'HTTP 403 with no error message');
+      assert.match(e2.advice, /lack access/);
+      const e3 = await failure(api.migrationStatus('z'));
+      assert.equal(e3.message, 'zone is locked');
+      const e4 = await failure(api.trace('a', { url: 'https://x/' }));
+      assert.equal(e4.message, 'the service answered success without a result');
+      const e5 = await failure(api.getZone('z'.repeat(32)));
+      assert.equal(e5.message, 'the service answered success without a result');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('an answer that is not JSON (a web page at the base URL, a proxy error page) says so and where to look', async () => {
+    let calls = 0;
+    const { server, url } = await fake((_req, u, _b, res) => {
+      calls++;
+      if (u.pathname.includes('/accounts')) {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        return res.end('<html><head><title>502 Bad Gateway</title></head><body><h1>nginx</h1></body></html>');
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><html><head><title>Example Domain</title></head><body>hello</body></html>');
+    });
+    try {
+      const api = new RulesApi({ baseUrl: url, credentials: token, maxRetries: 1, timeoutMs: 2_000 });
+      const e = await failure(api.verify());
+      assert.equal(calls, 1, 'a 200 page is not retried');
+      assert.equal(e.message, 'the answer was not JSON (text/html; charset=utf-8): "Example Domain"');
+      assert.match(e.advice, /not the rules API answering: check the setting rulesmith\.api\.baseUrl/);
+      calls = 0;
+      const e2 = await failure(api.listAccounts());
+      assert.equal(calls, 2, 'a 502 is retried');
+      assert.equal(e2.status, 502);
+      assert.equal(e2.message, 'the answer was not JSON (text/html): "502 Bad Gateway"');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('429: a short Retry-After is waited for, then retried; a long one fails at once, saying how long to wait (no silent hang)', async () => {
+    let calls = 0;
+    let wait = '1';
+    const { server, url } = await fake((_req, _u, _b, res) => {
+      calls++;
+      if (calls === 1 || wait === '3600') return json(res, 429, { result: null, success: false, errors: [{ code: 971, message: 'Please wait and consider throttling your request speed' }], messages: null }, { 'retry-after': wait });
+      ok(res, [zone(1)], { page: 1, per_page: 50, total_pages: 1 });
+    });
+    try {
+      const lines: string[] = [];
+      const api = new RulesApi({ baseUrl: url, credentials: token, maxRetries: 2, log: (l) => lines.push(l) });
+      const t0 = Date.now();
+      assert.equal((await api.listZones()).length, 1);
+      const took = Date.now() - t0;
+      assert.ok(took >= 950, `waited ${took} ms for Retry-After 1`);
+      assert.equal(calls, 2);
+      assert.ok(lines.some((l) => /GET \/zones answered HTTP 429 \(Retry-After 1 s\)/.test(l)), lines.join('\n'));
+      assert.ok(!lines.some((l) => /scripted-token|authorization/i.test(l)), 'no credential in the log');
+      calls = 0;
+      wait = '3600';
+      const t1 = Date.now();
+      const e = await failure(api.listZones());
+      assert.ok(Date.now() - t1 < 2_000);
+      assert.equal(calls, 1, 'not retried');
+      assert.equal(e.retryAfter, 3600);
+      assert.equal(e.display, 'Please wait and consider throttling your request speed (code 971). Too many requests: the service asks to wait 60 minutes; try again after that.');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('creates are not retried after a 5xx (a retry could create twice); a 429 is retried', async () => {
+    let calls = 0;
+    let status = 500;
+    const { server, url } = await fake((_req, _u, body, res) => {
+      calls++;
+      assert.deepEqual(body, [{ expression: 'http.host eq "a"' }]);
+      if (calls === 1) return json(res, status, { result: null, success: false, errors: [{ code: 10000, message: 'internal' }], messages: [] }, status === 429 ? { 'retry-after': '0' } : {});
+      ok(res, [{ id: 'f'.repeat(32), expression: 'http.host eq "a"' }]);
+    });
+    try {
+      const api = new RulesApi({ baseUrl: url, credentials: token, maxRetries: 2 });
+      const e = await failure(api.createFilters('z', [{ expression: 'http.host eq "a"' }]));
+      assert.equal(e.status, 500);
+      assert.equal(calls, 1);
+      calls = 0;
+      status = 429;
+      const made = await api.createFilters('z', [{ expression: 'http.host eq "a"' }]);
+      assert.equal(made.length, 1);
+      assert.equal(calls, 2);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('firewall rules: PUT sends the whole rule (the API erases what is left out), PATCH sends the priority and reads the one-rule array', async () => {
+    const bodies: unknown[] = [];
+    const rule = { id: 'a'.repeat(32), filter: { id: 'b'.repeat(32), expression: 'true', paused: false }, action: 'bypass', products: ['waf'], priority: 5, paused: false, description: 'd', ref: 'r', created_on: 'x', modified_on: 'y' };
+    const { server, url, seen } = await fake((req, _u, body, res) => {
+      bodies.push(body);
+      if (req.method === 'PATCH') return ok(res, [{ ...rule, priority: (body as { priority: number }).priority }]);
+      ok(res, { ...rule, ...(body as object), filter: rule.filter });
+    });
+    try {
+      const api = new RulesApi({ baseUrl: url, credentials: token, maxRetries: 0 });
+      const paused = await api.updateFirewallRule('z', { ...rule, paused: true });
+      assert.equal(paused.paused, true);
+      assert.deepEqual(bodies[0], { id: rule.id, filter: { id: rule.filter.id }, action: 'bypass', priority: 5, paused: true, description: 'd', ref: 'r', products: ['waf'] });
+      const moved = await api.setFirewallRulePriority('z', rule.id, 1);
+      assert.equal(moved.priority, 1);
+      assert.deepEqual(bodies[1], { id: rule.id, priority: 1 });
+      assert.deepEqual(seen, [`PUT /zones/z/firewall/rules/${rule.id}`, `PATCH /zones/z/firewall/rules/${rule.id}`]);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe('RulesApi against the real local rules service', () => {
   let child: ChildProcess;
   let dir: string;

@@ -18,6 +18,8 @@ export class RulesApiError extends Error {
     readonly status: number,
     readonly errors: readonly ApiMessage[],
     readonly advice: string,
+    /** Seconds the service asked to wait (Retry-After), when it said. */
+    readonly retryAfter?: number,
   ) {
     super(`${errors.length > 0 ? errors.map(formatApiMessage).join('; ') : `HTTP ${status}`}`);
     this.name = 'RulesApiError';
@@ -39,9 +41,14 @@ export function formatApiMessage(e: ApiMessage): string {
   return e.code !== undefined ? `${text} (code ${e.code})` : text;
 }
 
-/** What to do, by status and code. */
-export function adviceFor(status: number, codes: readonly (number | undefined)[], local: boolean): string {
+/** What to do, by status and code (and the Retry-After, or an answer that was not JSON). */
+export function adviceFor(status: number, codes: readonly (number | undefined)[], local: boolean, extra: { retryAfter?: number; notJson?: boolean } = {}): string {
   const has = (c: number) => codes.includes(c);
+  if (extra.notJson) {
+    return local
+      ? 'The local rules service gave an answer that is not the rules API: restart it ("Rulesmith: Restart Local Rules Service").'
+      : 'That is not the rules API answering: check the setting rulesmith.api.baseUrl (e.g. https://api.cloudflare.com/client/v4) and any proxy in between.';
+  }
   if (status === 0) {
     return local
       ? 'The local rules service did not answer: run "Rulesmith: Restart Local Rules Service" and see "Rulesmith: Show Output".'
@@ -54,27 +61,37 @@ export function adviceFor(status: number, codes: readonly (number | undefined)[]
   if (status === 404) return 'It does not exist (any more): refresh the view (it may have been deleted or the zone id is wrong).';
   if (status === 409) return 'Someone changed it at the same time: refresh and try again.';
   if (status === 410) return 'This API has been retired on this service; use the Rulesets API (WAF custom rules) instead.';
-  if (status === 429 || has(971)) return 'Too many requests: wait a minute and try again.';
+  if (status === 429 || has(971)) {
+    return extra.retryAfter !== undefined && extra.retryAfter >= 1 ? `Too many requests: the service asks to wait ${waitText(extra.retryAfter)}; try again after that.` : 'Too many requests: wait a minute and try again.';
+  }
   if (status >= 500) return local ? 'The local rules service failed: see "Rulesmith: Show Output" for its log, then try again.' : 'The service failed: try again in a moment.';
   if (has(7000) || has(7003)) return local ? 'The local rules service does not have this call: rebuild the extension (npm run build) and restart the service.' : 'The service does not have this call: check rulesmith.api.baseUrl (it should end in /client/v4).';
   if (status === 400) return 'Fix what the message names and try again.';
   return 'See "Rulesmith: Show Output" for details.';
 }
 
+function waitText(seconds: number): string {
+  const s = Math.ceil(seconds);
+  return s >= 120 ? `${Math.ceil(s / 60)} minutes` : `${s} s`;
+}
+
+/** The API's messages; `null` (some legacy endpoints), a string code, or a bare string are taken too. */
 function apiMessages(value: unknown): ApiMessage[] {
+  if (typeof value === 'string' && value.trim() !== '') return [{ message: value.trim() }];
   if (!Array.isArray(value)) return [];
   return value
     .filter((e): e is { code?: unknown; message?: unknown; meta?: unknown } => typeof e === 'object' && e !== null)
     .map((e) => ({
-      ...(typeof e.code === 'number' ? { code: e.code } : {}),
+      ...(typeof e.code === 'number' ? { code: e.code } : typeof e.code === 'string' && /^\d+$/.test(e.code) ? { code: Number(e.code) } : {}),
       message: typeof e.message === 'string' ? e.message : JSON.stringify(e),
       ...(typeof e.meta === 'object' && e.meta !== null ? { meta: e.meta as Record<string, unknown> } : {}),
     }));
 }
 
 /** An error envelope (e.g. a `200` with `success: false`, which the SDK does not raise). */
-export function fromEnvelope(operation: string, status: number, errors: unknown, local: boolean): RulesApiError {
-  const msgs = apiMessages(errors);
+export function fromEnvelope(operation: string, status: number, errors: unknown, local: boolean, messages?: unknown): RulesApiError {
+  let msgs = apiMessages(errors);
+  if (msgs.length === 0) msgs = apiMessages(messages);
   const list = msgs.length > 0 ? msgs : [{ message: 'the service answered success: false' }];
   return new RulesApiError(operation, status, list, adviceFor(status === 200 ? 400 : status, list.map((e) => e.code), local));
 }
@@ -92,11 +109,29 @@ export function toApiError(error: unknown, operation: string, local: boolean): R
   }
   if (error instanceof APIError) {
     const status = typeof error.status === 'number' ? error.status : 0;
+    const body = error.error as { errors?: unknown; messages?: unknown; message?: unknown; error?: unknown } | undefined;
     let errors = apiMessages((error as { errors?: unknown }).errors);
-    if (errors.length === 0) errors = apiMessages((error.error as { errors?: unknown } | undefined)?.errors);
-    if (errors.length === 0) errors = [{ message: status ? `HTTP ${status}` : error.message }];
-    return new RulesApiError(operation, status, errors, adviceFor(status, errors.map((e) => e.code), local));
+    // `"errors": null` (legacy endpoints): the messages, or whatever the body says.
+    if (errors.length === 0) errors = apiMessages(body?.errors);
+    if (errors.length === 0) errors = apiMessages(body?.messages);
+    if (errors.length === 0) errors = apiMessages(body?.message ?? body?.error);
+    if (errors.length === 0) errors = [{ message: status ? `HTTP ${status} with no error message` : error.message }];
+    const headers = (error as { headers?: Headers }).headers;
+    const retryAfter = status === 429 || status === 503 ? retryAfterOf(headers) : undefined;
+    const notJson = headers?.get?.('x-rulesmith-not-json') === '1';
+    return new RulesApiError(operation, status, errors, adviceFor(status, errors.map((e) => e.code), local, { ...(retryAfter !== undefined ? { retryAfter } : {}), notJson }), retryAfter);
   }
   const message = error instanceof Error ? error.message : String(error);
   return new RulesApiError(operation, 0, [{ message }], adviceFor(0, [], local));
+}
+
+/** Retry-After in seconds (a number, or an HTTP date), if the answer has one. */
+export function retryAfterOf(headers: Headers | undefined): number | undefined {
+  const ms = headers?.get?.('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Number(ms) / 1000;
+  const ra = headers?.get?.('retry-after');
+  if (!ra) return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(ra)) return Number(ra);
+  const at = Date.parse(ra);
+  return Number.isNaN(at) ? undefined : Math.max(0, (at - Date.now()) / 1000);
 }

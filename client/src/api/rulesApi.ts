@@ -5,14 +5,25 @@
 // (with Retry-After); every failure comes out as a RulesApiError with the API's own
 // message and code and what to do. Credentials are passed explicitly (never read from
 // the environment) and are never logged.
+//
+// What the hosted API does that a client must survive (rules-api §1), handled here:
+//   - lists: page-based (zones, accounts, firewall rules, filters, WAF packages) read to
+//     the last page by `total_pages` or an empty page, never trusting that the server
+//     honoured `per_page`, and never looping on a server that ignores `page`; cursor-based
+//     (ruleset lists) following `result_info.cursor` or `result_info.cursors.after`;
+//   - `errors`/`messages` that are `null`, bodies that are not JSON (a proxy's HTML page,
+//     a wrong base URL), a `success: true` without a `result`;
+//   - 429 with Retry-After: waited for (and logged) up to MAX_RETRY_AFTER_S; a longer
+//     wait fails at once with the time to wait, instead of a silent hang;
+//   - creates (POST) are never retried after the request may have been applied (5xx,
+//     time-outs): only a 429, which the API answers before doing anything, is retried —
+//     a retried create could make a second filter or firewall rule.
 import { createClient } from 'cloudflare/tree-shakable';
-import { BaseAccounts } from 'cloudflare/resources/accounts/accounts';
 import { BaseZones } from 'cloudflare/resources/zones/zones';
 import { BaseTokens } from 'cloudflare/resources/user/tokens/tokens';
 import { Rulesets } from 'cloudflare/resources/rulesets/rulesets';
-import { BaseFilters } from 'cloudflare/resources/filters/filters';
 import type { Rule, Ruleset } from '../../../server/src/rulesets/model';
-import { fromEnvelope, toApiError, RulesApiError } from './errors';
+import { adviceFor, fromEnvelope, retryAfterOf, toApiError, RulesApiError } from './errors';
 
 export type Credentials = { readonly kind: 'token'; readonly token: string } | { readonly kind: 'key'; readonly email: string; readonly key: string };
 
@@ -126,9 +137,66 @@ interface Envelope<T> {
 
 const enc = encodeURIComponent;
 
+/** The longest Retry-After (seconds) the client waits for before retrying. */
+export const MAX_RETRY_AFTER_S = 60;
+/** A header the guarded fetch sets on an answer that was not JSON (errors.ts words the advice). */
+export const NOT_JSON_HEADER = 'x-rulesmith-not-json';
+
+/** A short text for a body that is not JSON: its <title>, else its first words. */
+function summarizeBody(text: string, type: string): string {
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
+  const plain = (title || text.replace(/<[^>]*>/g, ' ')).replace(/\s+/g, ' ').trim();
+  const short = plain.length > 120 ? `${plain.slice(0, 119)}…` : plain;
+  return `the answer was not JSON (${type || 'no content-type'})${short ? `: "${short}"` : ''}`;
+}
+
+/**
+ * fetch for the SDK: logs each non-2xx answer (method, path, status, Retry-After — never
+ * headers or bodies), refuses SDK retries after a Retry-After longer than
+ * MAX_RETRY_AFTER_S, and turns a body that is not JSON into an error envelope that says so.
+ */
+function guardedFetch(log: ((line: string) => void) | undefined): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    const method = (init?.method ?? 'GET').toUpperCase();
+    const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    const path = url.pathname.replace(/^.*?\/client\/v4/, '');
+    const headers = new Headers(res.headers);
+    let changed = false;
+    if (!res.ok) {
+      const ra = retryAfterOf(res.headers);
+      log?.(`${method} ${path} answered HTTP ${res.status}${ra !== undefined ? ` (Retry-After ${Math.ceil(ra)} s)` : ''}`);
+      if (ra !== undefined && ra > MAX_RETRY_AFTER_S) {
+        headers.set('x-should-retry', 'false');
+        changed = true;
+      }
+    }
+    const type = res.headers.get('content-type') ?? '';
+    if (res.status !== 204 && !/[/+]json\b/i.test(type)) {
+      const text = await res.text().catch(() => '');
+      if (res.ok && text.trim() === '') return new Response(null, { status: 204, headers });
+      headers.set('content-type', 'application/json');
+      headers.set(NOT_JSON_HEADER, '1');
+      if (res.ok) headers.set('x-should-retry', 'false');
+      const body = JSON.stringify({ result: null, success: false, errors: [{ message: summarizeBody(text, type) }], messages: [] });
+      return new Response(body, { status: res.ok ? 502 : res.status, statusText: res.statusText, headers });
+    }
+    return changed ? new Response(res.body, { status: res.status, statusText: res.statusText, headers }) : res;
+  };
+}
+
+/** A result the call cannot do without: `null` or missing is an error that says so. */
+function must<T>(value: T | null | undefined, operation: string, local: boolean): T {
+  if (value === null || value === undefined || (typeof value !== 'object' && typeof value !== 'string')) {
+    throw new RulesApiError(operation, 200, [{ message: 'the service answered success without a result' }], adviceFor(502, [], local));
+  }
+  return value;
+}
+
 function makeClient(o: RulesApiOptions) {
   const creds = o.credentials;
   return createClient({
+    fetch: guardedFetch(o.log),
     baseURL: o.baseUrl,
     apiToken: creds.kind === 'token' ? creds.token : null,
     apiEmail: creds.kind === 'key' ? creds.email : null,
@@ -138,7 +206,7 @@ function makeClient(o: RulesApiOptions) {
     maxRetries: o.maxRetries ?? 2,
     // The SDK logs request options (headers included) at debug level: keep it quiet.
     logLevel: 'off',
-    resources: [BaseAccounts, BaseZones, BaseTokens, Rulesets, BaseFilters],
+    resources: [BaseZones, BaseTokens, Rulesets],
   });
 }
 
@@ -153,38 +221,97 @@ export class RulesApi {
     return this.options.baseUrl;
   }
 
-  /** Runs one call, logging it (no secrets) and turning failures into RulesApiError. */
-  private async call<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one call, logging it (no secrets) and turning failures into RulesApiError.
+   * `create`: the call is not idempotent — the SDK does not retry it (see raw()); a 429
+   * (answered before anything is done) is retried here, after its Retry-After.
+   */
+  private async call<T>(operation: string, fn: () => Promise<T>, create = false): Promise<T> {
     const t0 = Date.now();
-    try {
-      const value = await fn();
-      this.options.log?.(`${operation} ok (${Date.now() - t0} ms)`);
-      return value;
-    } catch (e) {
-      const err = toApiError(e, operation, this.options.local === true);
-      this.options.log?.(`${operation} failed (${Date.now() - t0} ms): HTTP ${err.status || '—'} ${err.message}`);
-      throw err;
+    const local = this.options.local === true;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const value = await fn();
+        this.options.log?.(`${operation} ok (${Date.now() - t0} ms)`);
+        return value;
+      } catch (e) {
+        const err = toApiError(e, operation, local);
+        const wait = err.retryAfter ?? 0.5 * 2 ** attempt;
+        if (create && err.status === 429 && attempt < (this.options.maxRetries ?? 2) && wait <= MAX_RETRY_AFTER_S) {
+          this.options.log?.(`${operation}: HTTP 429, retrying in ${wait} s`);
+          await new Promise((r) => setTimeout(r, wait * 1000));
+          continue;
+        }
+        this.options.log?.(`${operation} failed (${Date.now() - t0} ms): HTTP ${err.status || '—'} ${err.message}`);
+        throw err;
+      }
     }
   }
 
-  /** A raw call's `result`; a `200` with `success: false` (which the SDK does not raise) is an error too. */
+  /**
+   * A raw call's `result`; a `200` with `success: false` (which the SDK does not raise) is
+   * an error too. A POST gets no SDK retries (call(…, true) retries its 429s).
+   */
   private async raw<T>(method: 'get' | 'put' | 'post' | 'patch' | 'delete', path: string, opts: { query?: Record<string, unknown>; body?: unknown } = {}): Promise<T> {
-    const env = await this.cf[method]<Envelope<T>>(path, opts as never);
-    if (env && typeof env === 'object' && env.success === false) {
-      throw fromEnvelope(`${method.toUpperCase()} ${path}`, 200, env.errors, this.options.local === true);
+    const env = await this.cf[method]<Envelope<T>>(path, { ...opts, ...(method === 'post' ? { maxRetries: 0 } : {}) } as never);
+    if (!env || typeof env !== 'object') throw new RulesApiError(`${method.toUpperCase()} ${path}`, 200, [{ message: 'the service answered without a body' }], adviceFor(502, [], this.options.local === true));
+    if (env.success === false) {
+      throw fromEnvelope(`${method.toUpperCase()} ${path}`, 200, env.errors, this.options.local === true, (env as { messages?: unknown }).messages);
     }
-    return env.result;
+    return must(env.result, `${method.toUpperCase()} ${path}`, this.options.local === true);
   }
 
-  /** Every item of a page-paginated list (stops on an empty page or the last page). */
-  private async allPages<T>(path: string, query: Record<string, unknown> = {}, perPage = 50, maxPages = 100): Promise<T[]> {
+  /**
+   * Every item of a page-based list: pages 1, 2, … until `total_pages` (when given) or an
+   * empty page. A short page ends the list only when the server says it honoured our
+   * `per_page`. A server that ignores `page` (the same first item again) or a list longer
+   * than `maxPages` is an error, never a silently cut list.
+   */
+  private async allPages<T>(path: string, query: Record<string, unknown> = {}, perPage = 50, maxPages = 500): Promise<T[]> {
     const out: T[] = [];
-    for (let page = 1; page <= maxPages; page++) {
+    let firstOfLast: string | undefined;
+    for (let page = 1; ; page++) {
+      if (page > maxPages) throw new RulesApiError(`GET ${path}`, 200, [{ message: `the list is longer than ${maxPages} pages of ${perPage}` }], 'Narrow it down (e.g. choose an account) or raise the limit; nothing was cut silently.');
       const env = await this.cf.get<Envelope<T[]>>(path, { query: { ...query, page, per_page: perPage } });
-      const items = Array.isArray(env.result) ? env.result : [];
+      if (env && typeof env === 'object' && env.success === false) throw fromEnvelope(`GET ${path}`, 200, env.errors, this.options.local === true);
+      const items = Array.isArray(env?.result) ? env.result : [];
+      if (items.length === 0) break;
+      const first = JSON.stringify((items[0] as { id?: unknown }).id ?? items[0]);
+      if (page > 1 && first === firstOfLast) throw new RulesApiError(`GET ${path}`, 200, [{ message: `page ${page} repeats page ${page - 1} (the service ignores the page parameter)` }], 'Check rulesmith.api.baseUrl: it should be the rules API.');
+      firstOfLast = first;
       out.push(...items);
-      const total = env.result_info?.total_pages;
-      if (items.length === 0 || (typeof total === 'number' && page >= total) || items.length < perPage) break;
+      const info = env.result_info;
+      if (typeof info?.total_pages === 'number') {
+        if (page >= info.total_pages) break;
+        continue;
+      }
+      const served = typeof (info as { per_page?: unknown } | undefined)?.per_page === 'number' ? (info as { per_page: number }).per_page : undefined;
+      if (served !== undefined && items.length < served) break;
+    }
+    return out;
+  }
+
+  /**
+   * Every item of a cursor-based list (ruleset lists): follows `result_info.cursor` (what
+   * the SDK reads) or `result_info.cursors.after` (what the published schema says), until
+   * neither is there; a cursor that comes back again is an error.
+   */
+  private async allCursor<T>(path: string, perPage = 50, maxPages = 200): Promise<T[]> {
+    const out: T[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let n = 0; ; n++) {
+      if (n >= maxPages) throw new RulesApiError(`GET ${path}`, 200, [{ message: `the list is longer than ${maxPages} pages` }], 'Nothing was cut silently; report this.');
+      const env = await this.cf.get<Envelope<T[]> & { result_info?: { cursor?: unknown; cursors?: { after?: unknown } } }>(path, { query: { per_page: perPage, ...(cursor ? { cursor } : {}) } });
+      if (env && typeof env === 'object' && env.success === false) throw fromEnvelope(`GET ${path}`, 200, env.errors, this.options.local === true);
+      const items = Array.isArray(env?.result) ? env.result : [];
+      out.push(...items);
+      const info = env?.result_info;
+      const next = typeof info?.cursor === 'string' && info.cursor ? info.cursor : typeof info?.cursors?.after === 'string' && info.cursors.after ? info.cursors.after : undefined;
+      if (!next || items.length === 0) break;
+      if (seen.has(next)) throw new RulesApiError(`GET ${path}`, 200, [{ message: `the service returned the cursor "${next.slice(0, 40)}" twice` }], 'The list could not be read to its end; try again.');
+      seen.add(next);
+      cursor = next;
     }
     return out;
   }
@@ -196,7 +323,7 @@ export class RulesApi {
     if (this.options.credentials.kind === 'token') {
       let r: { status: string };
       try {
-        r = await this.call('GET /user/tokens/verify', () => this.cf.user.tokens.verify());
+        r = await this.call('GET /user/tokens/verify', async () => must(await this.cf.user.tokens.verify(), 'GET /user/tokens/verify', this.options.local === true));
       } catch (e) {
         // An account-owned token verifies at the account's endpoint instead.
         const account = this.options.accountId;
@@ -215,24 +342,19 @@ export class RulesApi {
 
   // --- Accounts and zones ---------------------------------------------------------------
 
+  // Lists are read with allPages rather than the SDK's iterator, which asks for pages
+  // until one comes back empty (never reading total_pages) and would loop forever on a
+  // server that ignores `page`.
   listAccounts(): Promise<Account[]> {
-    return this.call('GET /accounts', async () => {
-      const out: Account[] = [];
-      for await (const a of this.cf.accounts.list({ per_page: 50 })) out.push({ id: a.id, name: a.name });
-      return out;
-    });
+    return this.call('GET /accounts', async () => (await this.allPages<Account>('/accounts', {}, 50)).map((a) => ({ id: a.id, name: a.name })));
   }
 
   listZones(accountId?: string): Promise<Zone[]> {
-    return this.call(`GET /zones${accountId ? `?account.id=${accountId}` : ''}`, async () => {
-      const out: Zone[] = [];
-      for await (const z of this.cf.zones.list({ per_page: 50, ...(accountId ? { account: { id: accountId } } : {}) })) out.push(z as Zone);
-      return out;
-    });
+    return this.call(`GET /zones${accountId ? `?account.id=${accountId}` : ''}`, () => this.allPages<Zone>('/zones', accountId ? { 'account.id': accountId } : {}, 50));
   }
 
   getZone(zoneId: string): Promise<Zone> {
-    return this.call(`GET /zones/${zoneId}`, async () => (await this.cf.zones.get({ zone_id: zoneId })) as Zone);
+    return this.call(`GET /zones/${zoneId}`, async () => must((await this.cf.zones.get({ zone_id: zoneId })) as Zone, `GET /zones/${zoneId}`, this.options.local === true));
   }
 
   // --- Rulesets -------------------------------------------------------------------------
@@ -241,7 +363,7 @@ export class RulesApi {
   getEntryPoint(zoneId: string, phase: string): Promise<Ruleset | undefined> {
     return this.call(`GET /zones/${zoneId}/rulesets/phases/${phase}/entrypoint`, async () => {
       try {
-        return (await this.cf.rulesets.phases.get(phase as never, { zone_id: zoneId })) as unknown as Ruleset;
+        return must((await this.cf.rulesets.phases.get(phase as never, { zone_id: zoneId })) as unknown as Ruleset, `GET entrypoint ${phase}`, this.options.local === true);
       } catch (e) {
         const err = toApiError(e, '', false);
         if (err.status === 404) return undefined;
@@ -256,7 +378,7 @@ export class RulesApi {
     return this.call(`PUT /zones/${zoneId}/rulesets/phases/${phase}/entrypoint${q}`, async () => {
       const params = { zone_id: zoneId, ...body } as never;
       const options = migration ? { query: { waf_migration: migration, phase_two: 1 } } : undefined;
-      return (await this.cf.rulesets.phases.update(phase as never, params, options)) as unknown as Ruleset;
+      return must((await this.cf.rulesets.phases.update(phase as never, params, options)) as unknown as Ruleset, `PUT entrypoint ${phase}`, this.options.local === true);
     });
   }
 
@@ -264,28 +386,22 @@ export class RulesApi {
   editRule(zoneId: string, rulesetId: string, ruleId: string, rule: Rule): Promise<Ruleset> {
     return this.call(`PATCH /zones/${zoneId}/rulesets/${rulesetId}/rules/${ruleId}`, async () => {
       const { id: _id, version: _v, last_updated: _l, categories: _c, ...body } = rule;
-      return (await this.cf.rulesets.rules.edit(ruleId, { ruleset_id: rulesetId, zone_id: zoneId, ...body } as never)) as unknown as Ruleset;
+      return must((await this.cf.rulesets.rules.edit(ruleId, { ruleset_id: rulesetId, zone_id: zoneId, ...body } as never)) as unknown as Ruleset, `PATCH rule ${ruleId}`, this.options.local === true);
     });
   }
 
   listZoneRulesets(zoneId: string): Promise<RulesetHeader[]> {
-    return this.call(`GET /zones/${zoneId}/rulesets`, async () => {
-      const out: RulesetHeader[] = [];
-      for await (const r of this.cf.rulesets.list({ zone_id: zoneId })) out.push(r as RulesetHeader);
-      return out;
-    });
+    const path = `/zones/${enc(zoneId)}/rulesets`;
+    return this.call(`GET ${path}`, () => this.allCursor<RulesetHeader>(path));
   }
 
   listAccountRulesets(accountId: string): Promise<RulesetHeader[]> {
-    return this.call(`GET /accounts/${accountId}/rulesets`, async () => {
-      const out: RulesetHeader[] = [];
-      for await (const r of this.cf.rulesets.list({ account_id: accountId })) out.push(r as RulesetHeader);
-      return out;
-    });
+    const path = `/accounts/${enc(accountId)}/rulesets`;
+    return this.call(`GET ${path}`, () => this.allCursor<RulesetHeader>(path));
   }
 
   getAccountRuleset(accountId: string, rulesetId: string): Promise<Ruleset> {
-    return this.call(`GET /accounts/${accountId}/rulesets/${rulesetId}`, async () => (await this.cf.rulesets.get(rulesetId, { account_id: accountId })) as unknown as Ruleset);
+    return this.call(`GET /accounts/${accountId}/rulesets/${rulesetId}`, async () => must((await this.cf.rulesets.get(rulesetId, { account_id: accountId })) as unknown as Ruleset, `GET ruleset ${rulesetId}`, this.options.local === true));
   }
 
   // --- WAF migration (not in the SDK) ---------------------------------------------------
@@ -322,13 +438,10 @@ export class RulesApi {
     return this.call(`GET ${path}`, () => this.allPages<Filter>(path, query, 100));
   }
 
-  /** Creates filters (SDK: the Filters API is modelled correctly). */
+  /** Creates filters (not retried but for a 429: a retried create could make a second one). */
   createFilters(zoneId: string, filters: readonly { expression: string; description?: string; paused?: boolean }[]): Promise<Filter[]> {
-    return this.call(`POST /zones/${zoneId}/filters`, async () => {
-      const out: Filter[] = [];
-      for await (const f of this.cf.filters.create({ zone_id: zoneId, body: filters as never })) out.push(f as Filter);
-      return out;
-    });
+    const path = `/zones/${enc(zoneId)}/filters`;
+    return this.call(`POST ${path}`, () => this.raw<Filter[]>('post', path, { body: filters }), true);
   }
 
   /** Creates firewall rules; each `filter` is `{id}` (two-call flow) or an inline filter (single call). */
@@ -337,7 +450,42 @@ export class RulesApi {
     rules: readonly { filter: { id: string } | { expression: string; description?: string }; action: string; description?: string; priority?: number; paused?: boolean; products?: string[] }[],
   ): Promise<FirewallRule[]> {
     const path = `/zones/${enc(zoneId)}/firewall/rules`;
-    return this.call(`POST ${path}`, () => this.raw<FirewallRule[]>('post', path, { body: rules }));
+    return this.call(`POST ${path}`, () => this.raw<FirewallRule[]>('post', path, { body: rules }), true);
+  }
+
+  /** One firewall rule as the zone has it now. */
+  firewallRule(zoneId: string, ruleId: string): Promise<FirewallRule> {
+    const path = `/zones/${enc(zoneId)}/firewall/rules/${enc(ruleId)}`;
+    return this.call(`GET ${path}`, () => this.raw<FirewallRule>('get', path));
+  }
+
+  /**
+   * PUT of one firewall rule: the whole rule (omitted fields are erased by the API, so
+   * every field is sent), its filter by id.
+   */
+  updateFirewallRule(zoneId: string, rule: FirewallRule): Promise<FirewallRule> {
+    const path = `/zones/${enc(zoneId)}/firewall/rules/${enc(rule.id)}`;
+    const body = {
+      id: rule.id,
+      filter: { id: rule.filter.id },
+      action: rule.action,
+      priority: rule.priority ?? null,
+      paused: rule.paused === true,
+      ...(rule.description !== undefined ? { description: rule.description } : {}),
+      ...(rule.ref !== undefined ? { ref: rule.ref } : {}),
+      ...(rule.products?.length ? { products: rule.products } : {}),
+    };
+    return this.call(`PUT ${path}`, () => this.raw<FirewallRule>('put', path, { body }));
+  }
+
+  /** PATCH of one firewall rule's priority (null: none, the rule runs after those with one). */
+  setFirewallRulePriority(zoneId: string, ruleId: string, priority: number | null): Promise<FirewallRule> {
+    const path = `/zones/${enc(zoneId)}/firewall/rules/${enc(ruleId)}`;
+    return this.call(`PATCH ${path}`, async () => {
+      // The API answers an array with the one rule (the SDK types it as a page).
+      const r = await this.raw<FirewallRule | FirewallRule[]>('patch', path, { body: { id: ruleId, priority } });
+      return Array.isArray(r) ? r.find((x) => x.id === ruleId) ?? r[0] : r;
+    });
   }
 
   // --- Trace ----------------------------------------------------------------------------
