@@ -247,8 +247,8 @@ describe('rulesets with the SDK', () => {
     assert.deepEqual([dry.status, dry.body], [204, undefined]);
     assert.equal(((await cf.rulesets.get(custom.id, { account_id: ACCOUNT })) as unknown as AnyRuleset).version, '4');
     await cf.rulesets.delete(custom.id, { account_id: ACCOUNT });
-    await refused('GET', `/accounts/${ACCOUNT}/rulesets/${custom.id}`, {}, 404, [{ code: 10007, message: `ruleset '${custom.id}' not found` }]);
-    await refused('GET', `/accounts/${ACCOUNT}/rulesets/${custom.id}/versions`, {}, 404, [{ code: 10007, message: `ruleset '${custom.id}' not found` }]);
+    await refused('GET', `/accounts/${ACCOUNT}/rulesets/${custom.id}`, {}, 404, [{ code: 10007, message: `could not find ruleset '${custom.id}'` }]);
+    await refused('GET', `/accounts/${ACCOUNT}/rulesets/${custom.id}/versions`, {}, 404, [{ code: 10007, message: `could not find ruleset '${custom.id}'` }]);
   });
 
   it('zone entry points via POST: one per phase (20217 on /kind)', async () => {
@@ -585,9 +585,9 @@ describe('validation errors, in the engine wording', () => {
       { code: 20021, message: "'latest' is not a valid value for ruleset_version: expected a version number such as 1" },
     ]);
     const missing = '34'.repeat(16);
-    await refused('GET', zonePath(ENT, `/${missing}`), {}, 404, [{ code: 10007, message: `ruleset '${missing}' not found` }]);
+    await refused('GET', zonePath(ENT, `/${missing}`), {}, 404, [{ code: 10007, message: `could not find ruleset '${missing}'` }]);
     // A zone's ruleset is not another zone's.
-    await refused('GET', zonePath(BIZ, `/${ep.body.result.id}`), {}, 404, [{ code: 10007, message: `ruleset '${ep.body.result.id}' not found` }]);
+    await refused('GET', zonePath(BIZ, `/${ep.body.result.id}`), {}, 404, [{ code: 10007, message: `could not find ruleset '${ep.body.result.id}'` }]);
     await refused('GET', zonePath(ENT, '/not-an-id'), {}, 400, [
       { code: 7003, message: `Could not route to /zones/${ENT}/rulesets/not-an-id, perhaps your object identifier is invalid?` },
       { code: 7000, message: 'No route for that URI' },
@@ -670,7 +670,7 @@ describe('more edges', () => {
       { code: 20021, message: `'${'56'.repeat(16)}' is not a valid value for id because the rule edited is ${v2.rules[0].id}`, source: { pointer: '/id' } },
     ]);
     const missing = '78'.repeat(16);
-    await refused('POST', `/accounts/${ACCOUNT}/rulesets/${missing}/rules`, { body: { action: 'block', expression: 'true' } }, 404, [{ code: 10007, message: `ruleset '${missing}' not found` }]);
+    await refused('POST', `/accounts/${ACCOUNT}/rulesets/${missing}/rules`, { body: { action: 'block', expression: 'true' } }, 404, [{ code: 10007, message: `could not find ruleset '${missing}'` }]);
     const v4 = (await cf.rulesets.rules.delete(v2.rules[0].id, { account_id: ACCOUNT, ruleset_id: rs.id })) as unknown as AnyRuleset;
     assert.deepEqual([v4.version, v4.rules], ['4', []]);
   });

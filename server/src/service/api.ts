@@ -27,8 +27,10 @@ export const CODES = {
   invalidKeyFormat: 6103,
   noRoute: 7000,
   badObjectId: 7003,
-  /** PLACEHOLDER: method not allowed on a known route. */
+  /** A method the route does not have: `Method PUT not available for that URI.` (real code and text; status 405 is ours). */
   methodNotAllowed: 7001,
+  /** Inside 6003's error_chain: a body sent with a Content-Type other than JSON (real code and text). */
+  invalidContentType: 6105,
   rateLimited: 971,
   unknownKeyOrEmail: 9103,
   missingCredentials: 9106,
@@ -44,6 +46,10 @@ export const CODES = {
   invalidJson: 10026,
   /** PLACEHOLDER: a body over the size limit. */
   bodyTooLarge: 10027,
+  /** PLACEHOLDER: a request the HTTP layer cannot read (headers or URL too large, malformed request line). */
+  badRequest: 10028,
+  /** PLACEHOLDER: a single-valued query parameter given several times with different values. */
+  repeatedParameter: 20022,
   /** PLACEHOLDER: an invalid value in a body or query (expression, action, position …). */
   invalidValue: 20021,
   /** PLACEHOLDER: a ruleset, version, rule, filter or firewall rule that does not exist. */
@@ -70,6 +76,8 @@ export const CODES = {
    * Rulesets write; the write is not refused.
    */
   rulesetWarning: 20040,
+  /** PLACEHOLDER: a ruleset write with more rules than a ruleset may have (MAX_RULES in routes/rulesets.ts). */
+  tooManyRules: 20041,
 } as const;
 
 export class ApiError extends Error {

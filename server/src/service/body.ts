@@ -12,14 +12,75 @@ export function invalidJson(message: string, pointer?: string): ApiError {
   return ApiError.of(400, CODES.invalidJson, `invalid JSON: ${message}`, pointer);
 }
 
+/**
+ * How deep a body may nest (objects and arrays). The deepest body the API takes (an
+ * execute rule's overrides) nests 7 levels; 64 leaves room and keeps every recursive
+ * walk of a body (validation, canonical JSON, pointers) far from the stack's limit.
+ */
+export const MAX_DEPTH = 64;
+
+/** Decodes a body's bytes as UTF-8; invalid bytes are refused (not replaced, which would change the data). */
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    const at = firstInvalidUtf8(bytes);
+    throw invalidJson(`the body is not valid UTF-8 (byte 0x${bytes[at]?.toString(16).padStart(2, '0') ?? '??'} at offset ${at}); send UTF-8 JSON`);
+  }
+}
+
+function firstInvalidUtf8(b: Uint8Array): number {
+  let i = 0;
+  while (i < b.length) {
+    const c = b[i]!;
+    const n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
+    if (n < 0) return i;
+    for (let k = 1; k <= n; k++) if (i + k >= b.length || (b[i + k]! & 0xc0) !== 0x80) return i;
+    i += n + 1;
+  }
+  return Math.max(0, b.length - 1);
+}
+
+/** The nesting depth of a JSON text (strings skipped), without recursion. */
+function depthOf(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
+}
+
 /** Parses a body; an empty body is `undefined`. */
 export function parseJson(text: string): Json | undefined {
   if (text.trim() === '') return undefined;
+  if (depthOf(text) > MAX_DEPTH) throw invalidJson(`exceeded max depth: the body nests objects and arrays more than ${MAX_DEPTH} levels deep`);
   try {
     return JSON.parse(text) as Json;
   } catch (e) {
     throw invalidJson(`${(e as Error).message}; send a JSON document with Content-Type: application/json`);
   }
+}
+
+/**
+ * A copy of an object without its `null` members, at every level of nested objects
+ * (array elements are kept as they are). The hosted API decodes bodies like Go's
+ * encoding/json: `null` for a field is the same as leaving the field out.
+ */
+export function withoutNulls(v: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, val] of Object.entries(v)) {
+    if (val === null) continue;
+    out[k] = typeof val === 'object' && !Array.isArray(val) ? withoutNulls(val) : Array.isArray(val) ? val.map((x) => (x !== null && typeof x === 'object' && !Array.isArray(x) ? withoutNulls(x) : x)) : val;
+  }
+  return out;
 }
 
 function kindOf(v: Json | undefined): string {

@@ -21,7 +21,8 @@
  *   - a filter in use by a firewall rule cannot be deleted (single or bulk delete).
  */
 import type { Plan } from '../language/scheme/types';
-import { checkExpression, type Diagnostic } from '../language/index';
+import type { Diagnostic } from '../language/index';
+import { expressionDiagnostics } from './expressionCheck';
 import { engineReport } from '../language/report';
 import { ApiError, CODES, ID, type ApiMessage } from './api';
 import { expectObject, invalidJson, onlyKeys, optBool, optInt, optString, type Json, type JsonObject } from './body';
@@ -139,12 +140,12 @@ function blocking(d: Diagnostic): boolean {
 
 /** The first problem of an expression in the firewall-rules phase, for a zone on `plan`. */
 export function firstProblem(expression: string, plan?: Plan): Diagnostic | undefined {
-  return checkExpression(expression, { plan, phase: PHASE }).diagnostics.find(blocking);
+  return expressionDiagnostics(expression, { plan, phase: PHASE }).find(blocking);
 }
 
 export function checkFilterExpression(expression: string, plan: Plan): ExpressionCheck {
   if (expression.trim() === '') return { invalid: `'${expression}' is not a valid value for expression because the expression cannot be blank` };
-  const diagnostics = checkExpression(expression, { plan, phase: PHASE }).diagnostics;
+  const diagnostics = expressionDiagnostics(expression, { plan, phase: PHASE });
   const bad = diagnostics.find(blocking);
   if (bad) {
     return {

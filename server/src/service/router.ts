@@ -95,7 +95,8 @@ export class Router {
       pathMatched = true;
       if (route.method === method) return { route, params };
     }
-    if (pathMatched) throw ApiError.of(405, CODES.methodNotAllowed, `Method ${method} not allowed for this route`);
+    // The hosted API's wording (its status is not captured; 405 is what the method error is).
+    if (pathMatched) throw ApiError.of(405, CODES.methodNotAllowed, `Method ${method} not available for that URI.`);
     if (badId !== undefined) {
       throw new ApiError(400, [
         { code: CODES.badObjectId, message: `Could not route to ${badId}, perhaps your object identifier is invalid?` },

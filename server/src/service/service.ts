@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { randomBytes } from 'node:crypto';
 import { ApiError, CODES, envelope, errorEnvelope, type Reply } from './api';
 import { authenticate, type Principal } from './auth';
-import { parseJson } from './body';
+import { decodeUtf8, parseJson } from './body';
 import { Router, type Ctx } from './router';
 import type { Store } from './store';
 import { registerRoutes } from './routes/index';
@@ -60,6 +60,30 @@ export function createService(options: ServiceOptions): RunningService {
   });
   // Keep-alive sockets must not hold shutdown up.
   server.keepAliveTimeout = 5_000;
+  // What Node's HTTP parser refuses before a handler runs (headers or URL over its 16 KB
+  // limit, a malformed request line) still gets the API's JSON envelope.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    // As Node's own handler: answer only if nothing was sent on this socket yet.
+    const pending = (socket as { _httpMessage?: { _headerSent?: boolean } })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || pending?._headerSent) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const text = JSON.stringify(
+      errorEnvelope([
+        {
+          code: CODES.badRequest,
+          message: tooLarge ? 'The request line and headers are larger than 16 KB; shorten the URL (long query parameters) or the headers' : 'Malformed HTTP request',
+        },
+      ]),
+    );
+    log(`${tooLarge ? 'request headers too large' : 'malformed request'} ${status}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    );
+  });
   return {
     server,
     service,
@@ -85,7 +109,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     const path = url.pathname.slice(API_PREFIX.length);
     const method = req.method ?? 'GET';
     const { route, params } = router.match(method, path);
-    const text = await readBody(req, maxBody);
+    const bytes = await readBody(req, maxBody);
     if (route.options.legacy && service.legacy === 'sunset') {
       throw ApiError.of(
         410,
@@ -93,8 +117,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
         `The ${route.options.legacy} API is no longer available (sunset on 2025-06-15). Use the Rulesets API: custom rules in the http_request_firewall_custom phase, managed rules in http_request_firewall_managed.`,
       );
     }
+    if (bytes.length > 0) checkContentType(req.headers['content-type']);
     const principal = route.options.public ? (undefined as unknown as Principal) : authenticate(service.store, req.headers);
-    const body = parseJson(text);
+    checkRepeatedParameters(url.searchParams);
+    const body = parseJson(decodeUtf8(bytes));
     const ctx: Ctx = { method, path, params, query: url.searchParams, body, principal, service, headers: req.headers };
     const reply: Reply = await route.handler(ctx);
     const status = reply.status ?? 200;
@@ -105,6 +131,41 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     send(res, e.status, errorEnvelope(e.errors, e.messages));
+  }
+}
+
+/**
+ * A body must be sent as JSON: the hosted API answers any other media type with 6003 and
+ * this error chain (multipart/form-data is for uploads, which these routes do not take:
+ * such a body then fails as invalid JSON). No Content-Type at all is taken as JSON.
+ */
+function checkContentType(header: string | undefined): void {
+  if (header === undefined) return;
+  const type = header.split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/json' || type.endsWith('+json') || type === 'multipart/form-data') return;
+  throw new ApiError(400, [
+    {
+      code: CODES.invalidRequestHeaders,
+      message: 'Invalid request headers',
+      error_chain: [{ code: CODES.invalidContentType, message: 'Invalid Content-Type header, valid values are application/json,multipart/form-data' }],
+    },
+  ]);
+}
+
+/** Query parameters that may repeat: the ids of a bulk delete (`?id=a&id=b`). */
+const REPEATABLE = new Set(['id']);
+
+/**
+ * A single-valued parameter given twice with different values (`dry_run=true&dry_run=false`)
+ * is refused: which one counts would be a guess, and a wrong guess writes or does not.
+ */
+function checkRepeatedParameters(query: URLSearchParams): void {
+  for (const name of new Set(query.keys())) {
+    if (REPEATABLE.has(name)) continue;
+    const values = new Set(query.getAll(name));
+    if (values.size > 1) {
+      throw ApiError.of(400, CODES.repeatedParameter, `the query parameter ${name} is given ${query.getAll(name).length} times with different values (${[...values].map((v) => `'${v}'`).join(', ')}); give it once`);
+    }
   }
 }
 
@@ -122,7 +183,7 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function readBody(req: IncomingMessage, max: number): Promise<string> {
+function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > max) {
@@ -144,7 +205,7 @@ function readBody(req: IncomingMessage, max: number): Promise<string> {
       chunks.push(c);
     });
     req.on('end', () => {
-      if (!failed) resolve(Buffer.concat(chunks).toString('utf8'));
+      if (!failed) resolve(Buffer.concat(chunks));
     });
     req.on('error', reject);
   });

@@ -39,7 +39,8 @@
  *   with `source.pointer`; they never refuse the write.
  */
 import { findNodeAtLocation, findNodeAtOffset, getNodePath, parseTree } from 'jsonc-parser';
-import { checkExpression, type Diagnostic } from '../../language/index';
+import type { Diagnostic } from '../../language/index';
+import { expressionDiagnostics } from '../expressionCheck';
 import { engineReport } from '../../language/report';
 import { PHASES, type Phase, type Plan } from '../../language/scheme/types';
 import { defaultCatalog } from '../../managed/catalog';
@@ -48,7 +49,7 @@ import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
 import { validateRulesetJson, type RulesetProblem } from '../../rulesets/validate';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import type { PermissionGroup } from '../auth';
-import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, type Json, type JsonObject } from '../body';
+import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, withoutNulls, type Json, type JsonObject } from '../body';
 import { capitalPlan, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
@@ -132,8 +133,12 @@ function invalid(message: string, pointer?: string): ApiError {
   return ApiError.of(400, CODES.invalidValue, message, pointer);
 }
 
+/**
+ * The hosted API's text for a missing ruleset is "could not find ruleset" (Terraform's
+ * cloudflare_ruleset looks for it to drop a ruleset deleted elsewhere from its state).
+ */
 function rulesetNotFound(id: string): ApiError {
-  return notFound(`ruleset '${id}'`);
+  return ApiError.of(404, CODES.notFound, `could not find ruleset '${id}'`);
 }
 
 function managedReadOnly(rs: { name: string; id: string }): ApiError {
@@ -156,6 +161,11 @@ function versionParam(ctx: Ctx): number {
   const v = ctx.params.ruleset_version!;
   if (!/^[0-9]+$/.test(v)) throw invalid(`'${v}' is not a valid value for ruleset_version: expected a version number such as 1`);
   return Number(v);
+}
+
+/** The version of the path as digits (for messages: `1e+23` is not what the user asked for). */
+function versionText(ctx: Ctx): string {
+  return ctx.params.ruleset_version!.replace(/^0+(?=\d)/, '');
 }
 
 const CUSTOM_PHASE: Phase = 'http_request_firewall_custom';
@@ -188,6 +198,15 @@ function noEntryPoint(phase: Phase): ApiError {
 
 // --- Request bodies ----------------------------------------------------------------------
 
+/**
+ * The body of a Rulesets write, an object, with its `null` members dropped at every
+ * level: the hosted API decodes like Go's encoding/json, where `"description": null`
+ * is the same as no description (clients that serialise unset fields as null rely on it).
+ */
+function requestBody(ctx: Ctx): JsonObject {
+  return withoutNulls(expectObject(ctx.body));
+}
+
 /** Keys a rule may carry in a request (`version`/`last_updated` are read-only and ignored). */
 const RULE_KEYS = ['id', 'version', 'action', 'action_parameters', 'expression', 'description', 'enabled', 'ref', 'logging', 'exposed_credential_check', 'ratelimit', 'last_updated'];
 
@@ -209,7 +228,7 @@ function stringField(obj: JsonObject, key: string, pointer: string): string | un
  * id/version/ref dropped. The result is the JSON the validator sees and the store keeps.
  */
 function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly string[] = []): JsonObject {
-  const obj = expectObject(v, pointer);
+  const obj = withoutNulls(expectObject(v, pointer));
   onlyKeys(obj, [...RULE_KEYS, ...extraKeys], pointer);
   const out: JsonObject = {};
   for (const [k, val] of Object.entries(obj)) {
@@ -220,9 +239,22 @@ function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly st
   return out;
 }
 
+/**
+ * The most rules one ruleset may have: the largest per-plan quota of custom rules
+ * (Enterprise). Checked before the rules are validated, so a request cannot make the
+ * service check an unbounded number of expressions.
+ */
+export const MAX_RULES = 1000;
+
+function tooManyRules(count: number, pointer: string): ApiError {
+  return ApiError.of(400, CODES.tooManyRules, `a ruleset may have at most ${MAX_RULES} rules; this one would have ${count}`, pointer);
+}
+
 function decodeRules(v: Json | undefined, pointer = '/rules'): JsonObject[] {
   if (v === undefined || v === null) return [];
-  return expectArray(v, pointer).map((r, i) => decodeRule(r, `${pointer}/${i}`));
+  const list = expectArray(v, pointer);
+  if (list.length > MAX_RULES) throw tooManyRules(list.length, pointer);
+  return list.map((r, i) => decodeRule(r, `${pointer}/${i}`));
 }
 
 /** The stored form's input of a decoded (and validated) rule. */
@@ -252,7 +284,7 @@ type Position = { before: string } | { after: string } | { index: number };
 
 function decodePosition(v: Json | undefined): Position | undefined {
   if (v === undefined) return undefined;
-  const obj = expectObject(v, '/position');
+  const obj = withoutNulls(expectObject(v, '/position'));
   onlyKeys(obj, ['before', 'after', 'index'], '/position');
   const keys = Object.keys(obj);
   if (keys.length !== 1) {
@@ -371,15 +403,18 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
     if (base === undefined) return;
     const at = (key: string, message: ApiMessage, into = errors) => {
       const node = root && findNodeAtLocation(root, ['rules', i, ...key.split('/')]);
-      into.push({ rule: i, order: node ? node.offset : -1, message });
+      // A missing field is reported after the rule's other problems (the API answers a
+      // PATCH of only action_parameters with "action is required…", then 20125).
+      into.push({ rule: i, order: node ? node.offset : Number.MAX_SAFE_INTEGER, message });
     };
     const warn = (key: string, text: string, field: string, ws: readonly Diagnostic[]) => {
       for (const d of ws) at(key, { code: CODES.rulesetWarning, message: expressionWarning(text, field, d), source: { pointer: `${base}/${key}` } }, warnings);
     };
     // expressions
     const expr = r.expression;
-    if (expr === undefined || expr === '') {
-      at('expression', { code: CODES.blankExpression, message: "'' is not a valid value for expression because the expression cannot be blank", source: { pointer: `${base}/expression` } });
+    if (expr === undefined || (typeof expr === 'string' && expr.trim() === '')) {
+      // Blank as the Filters API has it too: nothing but white space.
+      at('expression', { code: CODES.blankExpression, message: `'${expr ?? ''}' is not a valid value for expression because the expression cannot be blank`, source: { pointer: `${base}/expression` } });
     } else if (typeof expr === 'string') {
       const c = expressionCheck(expr, 'expression', target);
       if (c.error) at('expression', { code: CODES.invalidValue, message: c.error, source: { pointer: `${base}/expression` } });
@@ -393,6 +428,10 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
     }
     // the ruleset an execute rule runs must exist, in this phase
     const params = r.action_parameters as JsonObject | undefined;
+    // set_config with `{}` sets nothing: the API's answer is the one for no parameters (tf #2285).
+    if (r.action === 'set_config' && params !== undefined && typeof params === 'object' && !Array.isArray(params) && Object.keys(params).length === 0) {
+      at('action_parameters', { code: CODES.actionParametersRequired, message: 'action parameters are required for the set_config action', source: { pointer: `${base}/action_parameters` } });
+    }
     if (r.action === 'execute' && params && typeof params === 'object' && typeof params.id === 'string' && /^[0-9a-f]{32}$/.test(params.id)) {
       const id = params.id;
       const pointer = `${base}/action_parameters/id`;
@@ -432,13 +471,13 @@ export function expressionError(text: string, field: string, target: { phase?: P
 
 /** The API's refusal of an expression (see expressionError), else the core's warnings about it. */
 function expressionCheck(text: string, field: string, target: { phase?: Phase; where?: { plan?: Plan }; kind?: RulesetKind }): { error?: string; warnings: Diagnostic[] } {
-  const r = checkExpression(text, { plan: target.where?.plan, phase: target.phase, allowManaged: target.kind === 'managed' });
-  const first = (pred: (d: Diagnostic) => boolean) => r.diagnostics.find(pred);
+  const diagnostics = expressionDiagnostics(text, { plan: target.where?.plan, phase: target.phase, allowManaged: target.kind === 'managed' });
+  const first = (pred: (d: Diagnostic) => boolean) => diagnostics.find(pred);
   const err = first((d) => d.severity === 'error');
   if (err) return { error: `'${text}' is not a valid value for ${field} because could not parse filter expression: ${engineReport(text, err, 'Filter parsing error')}`, warnings: [] };
   const refused = first((d) => REFUSED_WARNINGS.has(d.code));
   if (refused) return { error: `'${text}' is not a valid value for ${field} because it uses what this ruleset cannot: ${engineReport(text, refused, 'Filter error')}`, warnings: [] };
-  return { warnings: r.diagnostics.filter((d) => d.severity === 'warning') };
+  return { warnings: diagnostics.filter((d) => d.severity === 'warning') };
 }
 
 /** A warning about an accepted expression, in the engine's layout, with the core's advice. */
@@ -532,13 +571,13 @@ function oneVersion(ctx: Ctx, w: Where): StoredRuleset {
   const m = managedRuleset(id, CATALOG);
   if (m) {
     const mv = rulesetVersion(m, String(v));
-    if (!mv) throw notFound(`version ${v} of ruleset '${id}'`);
+    if (!mv) throw notFound(`version ${versionText(ctx)} of ruleset '${id}'`);
     return managedObject(m, mv)!;
   }
   const found = storedVersion(ctx.service.store, w.scope, w.scopeId, id, v);
   if (found) return found;
   if (!latestRuleset(ctx.service.store, w.scope, w.scopeId, id)) throw rulesetNotFound(id);
-  throw notFound(`version ${v} of ruleset '${id}'`);
+  throw notFound(`version ${versionText(ctx)} of ruleset '${id}'`);
 }
 
 function getVersion(ctx: Ctx): Reply {
@@ -558,7 +597,7 @@ const KINDS: readonly RulesetKind[] = ['managed', 'custom', 'root', 'zone'];
 function create(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
-  const body = expectObject(ctx.body);
+  const body = requestBody(ctx);
   onlyKeys(body, ['name', 'description', 'kind', 'phase', 'rules']);
   const name = stringField(body, 'name', '');
   const description = stringField(body, 'description', '') ?? '';
@@ -612,7 +651,7 @@ function update(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
-  const body = expectObject(ctx.body);
+  const body = requestBody(ctx);
   onlyKeys(body, ['name', 'description', 'kind', 'phase', 'rules']);
   for (const key of ['name', 'kind', 'phase'] as const) {
     const v = stringField(body, key, '');
@@ -703,7 +742,8 @@ function addRule(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
-  const body = expectObject(ctx.body);
+  const body = requestBody(ctx);
+  if (current.rules.length + 1 > MAX_RULES) throw tooManyRules(current.rules.length + 1, '');
   const rule = decodeRule(body, '', ['position']);
   const position = decodePosition(body.position);
   const at = position ? placeAt(current.rules, position) : current.rules.length;
@@ -726,7 +766,7 @@ function editRule(ctx: Ctx): Reply {
   const ruleId = ctx.params.rule_id!;
   const index = current.rules.findIndex((r) => r.id === ruleId);
   if (index < 0) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
-  const body = expectObject(ctx.body);
+  const body = requestBody(ctx);
   const position = decodePosition(body.position);
   const old = current.rules[index]!;
   const others = current.rules.filter((_, i) => i !== index);
@@ -779,8 +819,11 @@ function putEntryPointRoute(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const phase = phaseParam(ctx);
-  const body = expectObject(ctx.body);
-  onlyKeys(body, ['name', 'description', 'rules']);
+  const body = requestBody(ctx);
+  // The WAF migration config (GET …/waf_migration/config) is meant to be sent back as it
+  // is; our config adds `not_migrated` (read-only, ignored here) to what the hosted one has.
+  const migrationConfig = w.scope === 'zone' && phase === MANAGED_PHASE;
+  onlyKeys(body, ['name', 'description', 'rules', ...(migrationConfig ? ['not_migrated'] : [])]);
   const current = entryPoint(ctx.service.store, w.scope, w.scopeId, phase);
   const name = stringField(body, 'name', '');
   if (name === '') throw invalid("'' is not a valid value for name because it cannot be blank", '/name');
@@ -803,7 +846,7 @@ function entryPointVersion(ctx: Ctx): Reply {
   const ep = entryPoint(ctx.service.store, w.scope, w.scopeId, phase);
   if (!ep) throw noEntryPoint(phase);
   const found = storedVersion(ctx.service.store, w.scope, w.scopeId, ep.id, v);
-  if (!found) throw notFound(`version ${v} of the ${phase} entry point`);
+  if (!found) throw notFound(`version ${versionText(ctx)} of the ${phase} entry point`);
   return { result: found };
 }
 

@@ -1,0 +1,51 @@
+/**
+ * The language core's expression check as the service uses it: only its diagnostics, with
+ * two guards for a server that answers everyone from one thread.
+ *
+ * - An expression longer than the API's limit (MAX_EXPRESSION_LENGTH, user rules only) is
+ *   answered with the core's own too-long error without being parsed: parsing is linear
+ *   but not cheap (a megabyte takes seconds), and the answer would be the same refusal.
+ * - Results are cached by (text, plan, phase, managed): they are pure functions of those,
+ *   and a ruleset PUT (Terraform sends the whole list on every apply) or a firewall-rule
+ *   batch re-sends mostly the expressions it sent last time.
+ */
+import { checkExpression, type Diagnostic } from '../language/index';
+import { MAX_EXPRESSION_LENGTH } from '../language/check';
+import { error } from '../language/diagnostics';
+import type { Phase, Plan } from '../language/scheme/types';
+
+export interface ExpressionOptions {
+  readonly plan?: Plan;
+  readonly phase?: Phase;
+  readonly allowManaged?: boolean;
+}
+
+const CACHE_SIZE = 2_000;
+const cache = new Map<string, readonly Diagnostic[]>();
+
+/** The core's diagnostics of an expression (see the file comment). */
+export function expressionDiagnostics(text: string, options: ExpressionOptions): readonly Diagnostic[] {
+  if (text.length > MAX_EXPRESSION_LENGTH && !options.allowManaged) {
+    return [
+      error(
+        'expression-too-long',
+        MAX_EXPRESSION_LENGTH,
+        text.length,
+        `expression is ${text.length} characters long; the limit is ${MAX_EXPRESSION_LENGTH}`,
+        'Shorten it: merge comparisons into sets (`in {…}`), or move values into a list (`in $name`).',
+      ),
+    ];
+  }
+  const key = `${options.plan ?? ''}\u0000${options.phase ?? ''}\u0000${options.allowManaged ? 1 : 0}\u0000${text}`;
+  const hit = cache.get(key);
+  if (hit) {
+    // Most recently used last: Map keeps insertion order.
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit;
+  }
+  const diagnostics = checkExpression(text, { plan: options.plan, phase: options.phase, allowManaged: options.allowManaged }).diagnostics;
+  cache.set(key, diagnostics);
+  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  return diagnostics;
+}
