@@ -22,6 +22,36 @@ export type ListResolver = (name: string, value: Value) => boolean;
 
 export interface EvalContext {
   readonly lists?: ListResolver;
+  /**
+   * Results of the managed-only collection and transformation calls (`crs.*`, `t.*`,
+   * `concat` over `crs.*` fields) for one request, shared by every filter evaluated with
+   * this context: CRS rules apply the same transformation chain to the same variables again
+   * and again (e.g. `t.urlDecodeUni` of ARGS in 920270–920274). Keyed by the call's IR, so
+   * equal chains share a slot; bound to one FieldValues object (other fields reset it).
+   * The engine makes one per evaluation; without one nothing is remembered.
+   */
+  readonly memo?: EvalMemo;
+}
+
+/** A per-request store of call results (see EvalContext.memo). */
+export class EvalMemo {
+  fields: FieldValues | undefined = undefined;
+  values: unknown[] = [];
+}
+
+/** Slots of memoizable calls by their canonical IR text, shared by every compiled filter. */
+const MEMO_SLOTS = new Map<string, number>();
+/** A remembered missing result. */
+const MISSING = Symbol('missing');
+
+/** Whether a call is a pure managed-only collection/transformation worth remembering. */
+function memoizable(n: Extract<IrValue, { k: 'call' }>, key: () => string): boolean {
+  if (n.fn.startsWith('t.') || n.fn.startsWith('crs.')) return true;
+  return n.fn === 'concat' && key().includes('"name":"crs.');
+}
+
+function irKey(n: IrValue): string {
+  return JSON.stringify(n, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Map ? [...(v as Map<unknown, unknown>)] : v));
 }
 
 export interface CompileOptions {
@@ -88,6 +118,8 @@ class Compiler {
         return (f, c) => !x(f, c);
       }
       case 'quantifier': {
+        const direct = this.quantifiedCall(n.q, n.x);
+        if (direct) return direct;
         const x = this.arr(n.x);
         if (n.q === 'any') {
           return (f, c) => {
@@ -389,7 +421,65 @@ class Compiler {
     };
   }
 
+  /**
+   * `any(f(x[*], …))` / `all(f(x[*], …))` over a lifted call (the CRS shape
+   * `any(op.rx(t.…(…)[*], "…"))`): the call runs element by element and stops at the first
+   * element that decides, without building the Array<Bool>. Same result as the general path.
+   */
+  private quantifiedCall(q: 'any' | 'all', x: IrBool): BoolFn | undefined {
+    if (x.k !== 'value' || x.x.k !== 'call' || !x.x.lifted || x.x.each) return undefined;
+    const n = x.x;
+    const first = n.args[0];
+    if (first?.k !== 'val') return undefined;
+    const def = RUNTIME_FUNCTIONS.get(n.fn);
+    if (!def) throw new Error(`unknown function ${n.fn}`);
+    const literals = n.args.map((a) => (a.k === 'literal' ? a.value : undefined));
+    const argTypes = n.args.map((a) => (a.k === 'literal' ? a.type : a.k === 'val' ? a.x.type : undefined));
+    const impl: RuntimeCall = def.prepare(literals, { type: n.type, argTypes });
+    const argFns = n.args.map((a, i) => (i === 0 ? undefined : this.arg(a)));
+    const count = argFns.length;
+    const scratch: (Value | undefined)[] = new Array(count);
+    const env = { fields: undefined as unknown as FieldValues };
+    const stream = this.stream(first.x);
+    const any = q === 'any';
+    return (f, c) => {
+      const items = stream(f, c);
+      for (let i = 1; i < count; i++) scratch[i] = argFns[i]!(f, c);
+      env.fields = f;
+      for (let i = 0; i < items.length; i++) {
+        scratch[0] = items[i];
+        const r = impl(scratch, env);
+        if (r === undefined) continue;
+        if ((r === true) === any) return any;
+      }
+      return !any;
+    };
+  }
+
   private call(n: Extract<IrValue, { k: 'call' }>): ValFn {
+    const inner = this.callUncached(n);
+    let key: string | undefined;
+    const keyOf = () => (key ??= irKey(n));
+    if (!memoizable(n, keyOf)) return inner;
+    let slot = MEMO_SLOTS.get(keyOf());
+    if (slot === undefined) MEMO_SLOTS.set(keyOf(), (slot = MEMO_SLOTS.size));
+    const at = slot;
+    return (f, c) => {
+      const m = c?.memo;
+      if (m === undefined) return inner(f, c);
+      if (m.fields !== f) {
+        m.fields = f;
+        m.values = new Array(MEMO_SLOTS.size);
+      }
+      const hit = m.values[at];
+      if (hit !== undefined) return hit === MISSING ? undefined : (hit as Value);
+      const v = inner(f, c);
+      m.values[at] = v === undefined ? MISSING : v;
+      return v;
+    };
+  }
+
+  private callUncached(n: Extract<IrValue, { k: 'call' }>): ValFn {
     const def = RUNTIME_FUNCTIONS.get(n.fn);
     if (!def) throw new Error(`unknown function ${n.fn}`);
     const literals = n.args.map((a) => (a.k === 'literal' ? a.value : undefined));

@@ -65,7 +65,7 @@
  *   every request through and the trace says so.
  */
 import { compileExpression, type Diagnostic } from '../language/index';
-import type { CompiledFilter, EvalContext, FieldValues } from '../language/evaluate';
+import { EvalMemo, type CompiledFilter, type EvalContext, type FieldValues } from '../language/evaluate';
 import type { Phase, Plan } from '../language/scheme/types';
 import { rulesetVersion, type ManagedCatalog, type ManagedRuleset } from '../managed/types';
 import { LEGACY_ACTIONS, legacyOrder, type LegacyConfig, type LegacyFirewallRule, type SkipProduct } from './legacy';
@@ -852,7 +852,8 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
   const problems = c.problems;
 
   function evaluate(fields: FieldValues, ctx?: EvalContext): Evaluation {
-    const run = new Run(fields, ctx, options);
+    // One memo per evaluation: the CRS rules share their transformed collections (evaluate.ts).
+    const run = new Run(fields, ctx?.memo ? ctx : { ...ctx, memo: new EvalMemo() }, options);
     const finish = (): Evaluation => {
       const ev: Evaluation = {
         decision: run.decision ?? ALLOW,
