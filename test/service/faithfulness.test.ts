@@ -266,6 +266,24 @@ describe('malformed requests: a clear error, nothing changed, still serving', ()
     await stillServing();
   });
 
+  it('a client that closes before its body is complete: no answer, no internal error, nothing written', async () => {
+    const before = snapshot();
+    const { port } = new URL(svc.url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(`PUT /client/v4${entry(BIZ)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${svc.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"rules"`);
+        setTimeout(() => socket.destroy(), 100);
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve());
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(snapshot(), before);
+    assert.ok(svc.log.some((l) => l.startsWith(`PUT /client/v4${entry(BIZ)} aborted by the client`)), svc.log.slice(-3).join('\n'));
+    assert.ok(!svc.log.some((l) => l.startsWith('internal error')), 'no internal error');
+    await stillServing();
+  });
+
   it('more than 1000 rules in a ruleset is refused before any is checked', async () => {
     const many = (n: number) => Array.from({ length: n }, (_, i) => ({ action: 'block', expression: `ip.src eq 10.0.${i >> 8}.${i & 255}` }));
     const started = Date.now();

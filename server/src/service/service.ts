@@ -47,15 +47,22 @@ export function createService(options: ServiceOptions): RunningService {
   const log = options.log ?? (() => {});
   const server = createServer((req, res) => {
     const started = process.hrtime.bigint();
+    let gone = false;
     handle(req, res, router, service, maxBody)
       .catch((e) => {
+        if (e instanceof ClientGone) {
+          // The client closed the connection before its body was complete: nothing to answer.
+          gone = true;
+          res.destroy();
+          return;
+        }
         // A bug, not bad input: answer 500 and keep serving.
         log(`internal error: ${(e as Error).stack ?? e}`);
         send(res, 500, errorEnvelope([{ code: 10001, message: 'Internal server error; see the rules service log' }]));
       })
       .finally(() => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        log(`${req.method} ${req.url} ${res.statusCode} ${ms.toFixed(1)}ms`);
+        log(`${req.method} ${req.url} ${gone ? 'aborted by the client' : res.statusCode} ${ms.toFixed(1)}ms`);
       });
   });
   // Keep-alive sockets must not hold shutdown up.
@@ -207,9 +214,12 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
     req.on('end', () => {
       if (!failed) resolve(Buffer.concat(chunks));
     });
-    req.on('error', reject);
+    req.on('error', () => reject(new ClientGone()));
   });
 }
+
+/** The request's connection closed before its body was read. */
+class ClientGone extends Error {}
 
 function tooLarge(max: number): ApiError {
   return ApiError.of(413, CODES.bodyTooLarge, `The request body is larger than ${max} bytes; split the change into smaller requests`);
