@@ -15,17 +15,24 @@ import { Evaluation } from './evaluation';
 import { ParanoiaPreviewPanel } from './preview';
 import { ZoneTrace } from './zoneTrace';
 import { ServerStatus, type ServerState } from './status';
-import { testing } from './ui';
+import { enableTesting, testing } from './ui';
 import { FirewallView } from './views/firewallView';
 import { ManagedView } from './views/managedView';
 import { MigrationView } from './views/migrationView';
 import { ZonesView } from './views/zonesView';
 
-/** What `extensions.getExtension('rulesmith.rulesmith').exports` gives (used by tests). */
+/**
+ * What `extensions.getExtension('rulesmith.rulesmith').exports` gives: the language
+ * server's state always; the rules-service side and the answer hook only to the in-host
+ * tests (RULESMITH_TEST_HOOKS=1) — never to other extensions, which could otherwise reach
+ * the credentials or answer a confirmation in the user's place.
+ */
 export interface RulesmithApi {
   readonly serverState: () => ServerState;
   readonly onDidChangeServerState: vscode.Event<ServerState>;
-  /** The rules-service side, for the in-host tests. */
+}
+
+export interface RulesmithTestApi extends RulesmithApi {
   readonly connection: Connection;
   readonly views: Ctx['views'];
   readonly preview: ParanoiaPreviewPanel;
@@ -36,7 +43,7 @@ export interface RulesmithApi {
 
 let client: RulesmithClient | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<RulesmithApi> {
+export async function activate(context: vscode.ExtensionContext): Promise<RulesmithApi | RulesmithTestApi> {
   const output = vscode.window.createOutputChannel('Rulesmith', { log: true });
   const status = new ServerStatus();
   client = new RulesmithClient(context, output, status);
@@ -71,7 +78,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
 
   // Start failures are reported by the client (message, status bar), never thrown.
   await client.start();
-  return { serverState: () => status.state, onDidChangeServerState: status.onDidChange, connection, views, preview, deploy, testing };
+  const api: RulesmithApi = { serverState: () => status.state, onDidChangeServerState: status.onDidChange };
+  if (process.env.RULESMITH_TEST_HOOKS !== '1') return api;
+  enableTesting();
+  return { ...api, connection, views, preview, deploy, testing };
 }
 
 export async function deactivate(): Promise<void> {

@@ -1,14 +1,17 @@
-// The questions the commands ask (confirmations, picks, inputs) and the messages they
-// show, in one place. Tests inside the extension host cannot click a modal dialog, so
-// the extension's API lets them queue answers (`testing.answer(...)`); each question
-// takes the next queued answer when there is one and records what it asked. Without
-// queued answers everything goes to VS Code as usual.
+// The questions the commands ask (confirmations, picks, inputs), the messages they show
+// and their progress, in one place. Tests inside the extension host cannot click a modal
+// dialog, so the extension's API lets them queue answers (`testing.answer(...)`); each
+// question takes the next queued answer when there is one and records what it asked.
+// The hook exists only when the extension host was started with RULESMITH_TEST_HOOKS=1
+// (enableTesting): otherwise nothing is recorded and no other extension can answer a
+// confirmation (say, the irreversible migration) in the user's place.
 import * as vscode from 'vscode';
 
-export type Answer = string | undefined | readonly string[];
+/** A button or item label, an input text, undefined for Cancel; or a function run when the question is asked. */
+export type Answer = string | undefined | readonly string[] | ((asked: Asked) => string | undefined | Promise<string | undefined>);
 
 export interface Asked {
-  readonly kind: 'confirm' | 'pick' | 'input' | 'info' | 'warning' | 'error';
+  readonly kind: 'confirm' | 'pick' | 'input' | 'info' | 'warning' | 'error' | 'progress';
   readonly message: string;
   readonly detail?: string;
   readonly items?: readonly string[];
@@ -17,6 +20,16 @@ export interface Asked {
 
 const queue: Answer[] = [];
 const asked: Asked[] = [];
+let enabled = false;
+
+/** Turns the test hook on (activate() does, under RULESMITH_TEST_HOOKS=1 only). */
+export function enableTesting(): void {
+  enabled = true;
+}
+
+function record(a: Asked): void {
+  if (enabled) asked.push(a);
+}
 
 export const testing = {
   /** Queues answers for the next questions (a button or item label, an input text, or undefined for Cancel). */
@@ -40,20 +53,21 @@ export const testing = {
   },
 };
 
-function queued(): { has: boolean; value: Answer } {
-  if (queue.length === 0) return { has: false, value: undefined };
-  return { has: true, value: queue.shift() };
+async function queued(question: Asked): Promise<{ has: boolean; value: string | undefined | readonly string[] }> {
+  if (!enabled || queue.length === 0) return { has: false, value: undefined };
+  const v = queue.shift();
+  return { has: true, value: typeof v === 'function' ? await v(question) : v };
 }
 
 /** A modal confirmation; resolves with the chosen button or undefined (Cancel). */
 export async function confirm(message: string, detail: string, ...buttons: string[]): Promise<string | undefined> {
-  const q = queued();
+  const q = await queued({ kind: 'confirm', message, detail, items: buttons });
   if (q.has) {
     const a = typeof q.value === 'string' && buttons.includes(q.value) ? q.value : undefined;
-    asked.push({ kind: 'confirm', message, detail, items: buttons, answer: a });
+    record({ kind: 'confirm', message, detail, items: buttons, answer: a });
     return a;
   }
-  asked.push({ kind: 'confirm', message, detail, items: buttons });
+  record({ kind: 'confirm', message, detail, items: buttons });
   return vscode.window.showWarningMessage(message, { modal: true, detail }, ...buttons);
 }
 
@@ -63,33 +77,33 @@ export interface PickItem<T> extends vscode.QuickPickItem {
 
 /** A quick pick; a queued answer selects the item whose label (or value) equals it. */
 export async function pick<T>(items: readonly PickItem<T>[], options: vscode.QuickPickOptions & { title: string }): Promise<PickItem<T> | undefined> {
-  const q = queued();
   const labels = items.map((i) => i.label);
+  const q = await queued({ kind: 'pick', message: options.title, items: labels });
   if (q.has) {
     const hit = items.find((i) => i.label === q.value || String(i.value) === q.value);
-    asked.push({ kind: 'pick', message: options.title, items: labels, answer: hit?.label });
+    record({ kind: 'pick', message: options.title, items: labels, answer: hit?.label });
     return hit;
   }
-  asked.push({ kind: 'pick', message: options.title, items: labels });
+  record({ kind: 'pick', message: options.title, items: labels });
   return vscode.window.showQuickPick(items as PickItem<T>[], { ignoreFocusOut: true, ...options });
 }
 
 /** An input box; a queued answer is returned after the validator accepts it. */
 export async function input(options: vscode.InputBoxOptions & { title: string }): Promise<string | undefined> {
-  const q = queued();
+  const q = await queued({ kind: 'input', message: options.title, ...(options.prompt ? { detail: options.prompt } : {}) });
   if (q.has) {
     const v = typeof q.value === 'string' ? q.value : undefined;
     const invalid = v !== undefined && options.validateInput ? await options.validateInput(v) : undefined;
     // Never record what was typed into a password box.
-    asked.push({ kind: 'input', message: options.title, answer: options.password ? '***' : v });
+    record({ kind: 'input', message: options.title, ...(options.prompt ? { detail: options.prompt } : {}), answer: options.password ? '***' : v });
     return invalid ? undefined : v;
   }
-  asked.push({ kind: 'input', message: options.title });
+  record({ kind: 'input', message: options.title, ...(options.prompt ? { detail: options.prompt } : {}) });
   return vscode.window.showInputBox({ ignoreFocusOut: true, ...options });
 }
 
 function shown(kind: 'info' | 'warning' | 'error', message: string, actions: string[]): Thenable<string | undefined> {
-  asked.push({ kind, message, items: actions });
+  record({ kind, message, items: actions });
   const full = `Rulesmith: ${message}`;
   // Notifications are not awaited by commands (a toast never blocks); tests read `asked`.
   if (kind === 'info') return vscode.window.showInformationMessage(full, ...actions);
@@ -100,3 +114,20 @@ function shown(kind: 'info' | 'warning' | 'error', message: string, actions: str
 export const info = (message: string, ...actions: string[]) => shown('info', message, actions);
 export const warn = (message: string, ...actions: string[]) => shown('warning', message, actions);
 export const error = (message: string, ...actions: string[]) => shown('error', message, actions);
+
+/**
+ * Runs `task` under a progress notification titled `title` (or in the status bar with
+ * `window`); `task` may report steps. Recorded for tests as kind 'progress'.
+ */
+export function progress<T>(title: string, task: (report: (message: string) => void) => Promise<T>, where: 'notification' | 'window' = 'notification'): Promise<T> {
+  record({ kind: 'progress', message: title });
+  const location = where === 'window' ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification;
+  return Promise.resolve(
+    vscode.window.withProgress({ location, title }, (p) =>
+      task((message) => {
+        record({ kind: 'progress', message: `${title} ${message}` });
+        p.report({ message });
+      }),
+    ),
+  );
+}

@@ -193,6 +193,8 @@ class Run {
       XDG_CONFIG_HOME: join(this.dir, 'xdg-config'),
       XDG_DATA_HOME: join(this.dir, 'xdg-data'),
       XDG_CACHE_HOME: join(this.dir, 'xdg-cache'),
+      // The extension exports its rules-service side and the answer hook only under this.
+      RULESMITH_TEST_HOOKS: '1',
     });
     this.env = env;
   }

@@ -1,7 +1,10 @@
 // The connection to a rules service: which one (the setting rulesmith.api.baseUrl, or the
 // local service the extension starts when it is empty), with which credentials
 // (SecretStorage only; entered with "Sign In", removed with "Sign Out", verified with
-// /user/tokens/verify, never logged), and the chosen account and zone (settings
+// /user/tokens/verify, never logged; kept together with the base URL they were verified
+// for and never sent anywhere else — a workspace's .vscode/settings.json that points
+// rulesmith.api.baseUrl at another server gets no token, only a Sign In to answer),
+// and the chosen account and zone (settings
 // rulesmith.api.accountId / zoneId). It sets the context keys menus and welcome views use:
 //   rulesmith.ready, rulesmith.signedIn, rulesmith.localService, rulesmith.zoneChosen,
 //   rulesmith.zoneEnterprise, rulesmith.migrationState
@@ -114,6 +117,15 @@ export class Connection implements vscode.Disposable {
     await set('rulesmith.ready', true);
   }
 
+  /** The base URL of the configured (not local) service. */
+  get configuredBaseUrl(): string {
+    return normalizeBaseUrl(setting('baseUrl', ''));
+  }
+
+  /**
+   * The stored credentials, only if they were verified for the configured base URL
+   * (`forUrl` says which URL stored ones are for when they are not used).
+   */
   private async storedCredentials(): Promise<Credentials | undefined> {
     const raw = await this.context.secrets.get(CREDENTIALS_SECRET);
     if (!raw) {
@@ -121,12 +133,20 @@ export class Connection implements vscode.Disposable {
       return env && this.context.globalState.get<boolean>(ENV_SIGNED_OUT) !== true ? { kind: 'token', token: env } : undefined;
     }
     try {
-      const c = JSON.parse(raw) as Credentials;
-      if (c.kind === 'token' && typeof c.token === 'string' && c.token) return c;
-      if (c.kind === 'key' && typeof c.email === 'string' && typeof c.key === 'string' && c.email && c.key) return c;
+      const c = JSON.parse(raw) as Credentials & { baseUrl?: unknown };
+      if (c.baseUrl !== this.configuredBaseUrl) {
+        this.credentialsFor = typeof c.baseUrl === 'string' ? c.baseUrl : undefined;
+        return undefined;
+      }
+      this.credentialsFor = undefined;
+      if (c.kind === 'token' && typeof c.token === 'string' && c.token) return { kind: 'token', token: c.token };
+      if (c.kind === 'key' && typeof c.email === 'string' && typeof c.key === 'string' && c.email && c.key) return { kind: 'key', email: c.email, key: c.key };
     } catch {}
     return undefined;
   }
+
+  /** When the stored credentials are for another base URL than the configured one: that URL. */
+  credentialsFor: string | undefined;
 
   private makeApi(baseUrl: string, credentials: Credentials, local: boolean): RulesApi {
     return new RulesApi({
@@ -191,7 +211,8 @@ export class Connection implements vscode.Disposable {
     if (this.isLocal) {
       throw new RulesApiError('sign in', 0, [{ message: 'the local rules service is used with its own token' }], 'Set rulesmith.api.baseUrl to use another service with these credentials.');
     }
-    await this.context.secrets.store(CREDENTIALS_SECRET, JSON.stringify(credentials));
+    // Bound to the URL they were verified at: never sent to another one.
+    await this.context.secrets.store(CREDENTIALS_SECRET, JSON.stringify({ ...credentials, baseUrl }));
     await this.context.globalState.update(ENV_SIGNED_OUT, undefined);
     this.client = undefined;
     this.signedIn = true;

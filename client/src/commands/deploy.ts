@@ -8,7 +8,7 @@
 //     is written; then a diff (vscode.diff, both sides canonical JSON) and a modal
 //     confirmation with a rule-aligned summary; then the PUT; then the file's `version` and
 //     `last_updated` follow the zone, and the views refresh.
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { applyEdits, modify } from 'jsonc-parser';
 import * as vscode from 'vscode';
@@ -36,6 +36,8 @@ export interface Pulled {
   /** The entry point version pulled (undefined: the zone had none). */
   readonly version?: string;
   readonly baseUrl?: string;
+  /** Which service: "local" (its port changes on restart) or the base URL. */
+  readonly service?: string;
 }
 
 export interface DeployResult {
@@ -80,6 +82,11 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     ];
   }
 
+  private service(): string {
+    const c = this.ctx.connection;
+    return c.isLocal ? 'local' : c.configuredBaseUrl;
+  }
+
   private pulledMap(): Record<string, Pulled> {
     return this.ctx.context.workspaceState.get<Record<string, Pulled>>(PULLED_KEY) ?? {};
   }
@@ -110,15 +117,22 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     const phase = phaseIn ?? (await this.pickPhase());
     if (!phase) return undefined;
     const api = await this.ctx.connection.api();
-    const ruleset = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Pulling ${phase} of ${zone.name}` }, () => api.getEntryPoint(zone.id, phase));
+    const ruleset = await ui.progress(`Rulesmith: pulling ${phase} of ${zone.name}…`, () => api.getEntryPoint(zone.id, phase), 'window');
     const uri = this.fileFor(zone, phase);
+    const name = uri.path.split('/').pop();
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-    if (open?.isDirty) {
-      const a = await ui.confirm(`${uri.path.split('/').pop()} has unsaved changes.`, 'Pulling replaces the file with the zone\'s entry point; your unsaved changes are lost.', 'Replace');
-      if (a !== 'Replace') return undefined;
-    }
     const body: Ruleset = ruleset ?? { name: 'default', kind: 'zone', phase: phase as Phase, rules: [] };
     const text = `${JSON.stringify(body, null, 2)}\n`;
+    // The file may hold edits not deployed yet (saved or not): replace them only when asked.
+    const existing = open ? open.getText() : existsSync(uri.fsPath) ? readFileSync(uri.fsPath, 'utf8') : undefined;
+    if (existing !== undefined && !sameContent(existing, body)) {
+      const a = await ui.confirm(
+        `${name} differs from ${zone.name}'s ${phase} entry point${open?.isDirty ? ' and has unsaved changes' : ''}.`,
+        `Pulling replaces the file with ${ruleset ? `version ${ruleset.version}` : 'an empty entry point'}; the changes in the file that are not deployed are lost. To keep them, deploy the file instead (a changed zone is reported as a conflict), or copy it first.`,
+        'Replace',
+      );
+      if (a !== 'Replace') return undefined;
+    }
     mkdirSync(dirname(uri.fsPath), { recursive: true });
     if (open) {
       const edit = new vscode.WorkspaceEdit();
@@ -126,7 +140,7 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
       await vscode.workspace.applyEdit(edit);
       await open.save();
     } else writeFileSync(uri.fsPath, text);
-    await this.remember(uri, { zoneId: zone.id, zoneName: zone.name, accountId: zone.account?.id, phase, version: ruleset?.version, baseUrl: this.ctx.connection.state().baseUrl });
+    await this.remember(uri, { zoneId: zone.id, zoneName: zone.name, accountId: zone.account?.id, phase, version: ruleset?.version, baseUrl: this.ctx.connection.state().baseUrl, service: this.service() });
     await vscode.window.showTextDocument(uri, { preview: false });
     if (!ruleset) void ui.info(`${zone.name} has no entry point in ${phase} yet: ${uri.path.split('/').pop()} starts empty; deploying creates it.`);
     else void ui.info(`Pulled ${phase} of ${zone.name} (version ${ruleset.version}, ${ruleset.rules?.length ?? 0} rules).`);
@@ -147,15 +161,24 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     const doc = await vscode.workspace.openTextDocument(uri);
     const name = uri.path.split('/').pop() ?? 'the file';
     const text = doc.getText();
-    let parsed: Ruleset;
+    let raw: unknown;
     try {
-      const raw: unknown = JSON.parse(text);
-      parsed = unwrapRuleset(raw) as Ruleset;
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Array.isArray(parsed.rules)) throw new Error('there is no "rules" array');
+      raw = JSON.parse(text);
     } catch (e) {
-      throw new UserError(`${name} is not valid JSON (${e instanceof Error ? e.message : String(e)}); fix it and deploy again.`);
+      throw new UserError(`Not deployed: ${name} is not valid JSON (${e instanceof Error ? e.message : String(e)}); fix it (see the Problems panel) and deploy again.`);
+    }
+    const parsed = unwrapRuleset(raw) as Ruleset;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Array.isArray(parsed.rules)) {
+      throw new UserError(`Not deployed: ${name} is not a ruleset (it has no "rules" array). Deploy a *.ruleset.json, e.g. one made with "Rulesmith: Pull Entry Point".`, [
+        { title: 'Pull Entry Point', run: () => vscode.commands.executeCommand('rulesmith.pullEntryPoint') },
+      ]);
     }
     const pulled = this.pulledOf(uri);
+    if (pulled?.service && pulled.service !== this.service()) {
+      throw new UserError(
+        `Not deployed: ${name} was pulled from ${pulled.zoneName} on ${pulled.service === 'local' ? 'the local rules service' : pulled.service}, but Rulesmith is now connected to ${this.service() === 'local' ? 'the local rules service' : this.service()}. Set rulesmith.api.baseUrl back, or pull the entry point from this service.`,
+      );
+    }
     const zone = pulled ? await this.ctx.connection.zone(pulled.zoneId) : await targetZone(this.ctx, undefined);
     const phase = parsed.phase ?? pulled?.phase ?? (await this.pickPhase());
     if (!phase) return undefined;
@@ -163,9 +186,11 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     if (pulled && parsed.phase && pulled.phase !== parsed.phase) throw new UserError(`${name} was pulled from ${pulled.phase} but now says phase ${parsed.phase}; put the phase back or pull the other phase.`);
     const api = await this.ctx.connection.api();
 
-    // 1. Local validation: errors stop here.
-    const { catalog } = await serviceCatalog(api, zone.account?.id ?? this.ctx.connection.accountId);
-    const problems = validateRulesetJson(text, { catalog, plan: planOf(zone), phase: phase as Phase });
+    // 1. Local validation: errors stop here. 2. The zone's current version.
+    const { problems, current } = await ui.progress(`Rulesmith: checking ${name} and reading ${zone.name}'s ${phase} entry point…`, async () => {
+      const { catalog } = await serviceCatalog(api, zone.account?.id ?? this.ctx.connection.accountId);
+      return { problems: validateRulesetJson(text, { catalog, plan: planOf(zone), phase: phase as Phase }), current: await api.getEntryPoint(zone.id, phase) };
+    });
     const errors = problems.filter((p) => p.severity === 'error');
     if (errors.length > 0) {
       const first = errors[0];
@@ -177,12 +202,11 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
       ]);
     }
 
-    // 2. The zone's current version, and the conflict check.
-    const current = await api.getEntryPoint(zone.id, phase);
+    // The conflict check.
     const base = pulled ? pulled.version : parsed.version;
     if (current && base !== undefined && current.version !== base) {
       throw new UserError(
-        `Conflict: ${zone.name}'s ${phase} entry point changed since ${name} was pulled (pulled version ${base}, now version ${current.version}). Nothing was deployed: pull again and re-apply your edits, or compare first.`,
+        `Conflict: ${zone.name}'s ${phase} entry point changed since ${name} was pulled (pulled version ${base}, now version ${current.version}). Nothing was deployed. Compare with the zone to see what changed there; then copy your edits, pull again (which replaces the file) and re-apply them.`,
         [{ title: 'Compare with Zone', run: () => this.showDiff(zone, phase, current, parsed, name) }],
       );
     }
@@ -206,10 +230,23 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     );
     if (answer !== 'Deploy') return { deployed: false, zone: zone.name, phase, version: current?.version, summary, diff };
 
-    // 4. PUT, then the file follows the zone.
-    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Rulesmith: deploying to ${zone.name}…` }, () => api.putEntryPoint(zone.id, phase, entryPointBody(parsed)));
+    // 4. PUT — unless the zone changed while the question was open (the API has no
+    // conditional write: this re-read narrows the window to one round trip) —, then the
+    // file follows the zone.
+    const result = await ui.progress(`Rulesmith: deploying ${name} to ${zone.name}…`, async (report) => {
+      report('checking that the zone did not change…');
+      const now = await api.getEntryPoint(zone.id, phase);
+      if (now?.version !== current?.version) {
+        throw new UserError(
+          `Conflict: ${zone.name}'s ${phase} entry point changed while the deploy was being confirmed (version ${current?.version ?? 'none'} → ${now?.version ?? 'none'}). Nothing was deployed: compare with the zone, then deploy again.`,
+          [{ title: 'Compare with Zone', run: () => this.showDiff(zone, phase, now, parsed, name) }],
+        );
+      }
+      report('writing…');
+      return api.putEntryPoint(zone.id, phase, entryPointBody(parsed));
+    });
     await this.followVersion(doc, result);
-    await this.remember(uri, { zoneId: zone.id, zoneName: zone.name, accountId: zone.account?.id, phase, version: result.version, baseUrl: this.ctx.connection.state().baseUrl });
+    await this.remember(uri, { zoneId: zone.id, zoneName: zone.name, accountId: zone.account?.id, phase, version: result.version, baseUrl: this.ctx.connection.state().baseUrl, service: this.service() });
     refreshViews(this.ctx);
     this.ctx.output.info(`Deployed ${name} to ${zone.name} ${phase}: version ${current?.version ?? 'none'} → ${result.version} (${summary})`);
     void ui.info(`Deployed to ${zone.name} (${phase}): version ${result.version}. ${summary}.`);
@@ -235,5 +272,15 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     edit.replace(doc.uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), text);
     await vscode.workspace.applyEdit(edit);
     if (doc.uri.scheme === 'file' || existsSync(doc.uri.fsPath)) await doc.save();
+  }
+}
+
+/** Whether a file's text holds what `ruleset` deploys, at its version (formatting aside). */
+function sameContent(text: string, ruleset: Ruleset): boolean {
+  try {
+    const mine = unwrapRuleset(JSON.parse(text)) as Ruleset;
+    return typeof mine === 'object' && mine !== null && Array.isArray(mine.rules) && mine.version === ruleset.version && canonicalJson(mine) === canonicalJson(ruleset);
+  } catch {
+    return false;
   }
 }

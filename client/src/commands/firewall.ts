@@ -7,11 +7,18 @@
 // the filter was made the service's error says how to finish with the two-call flow.
 // The expression is checked with the language core before anything is sent.
 //   executeCommand('rulesmith.createFirewallRule', { expression, action, description, mode: 'two-call' | 'single-call', zone })
+// And, on the Firewall Rules view's items (or a rule picked from the chosen zone's list):
+//   rulesmith.pauseFirewallRule / rulesmith.resumeFirewallRule — PUT of the whole rule as
+//     the zone has it now (read again first: the PUT erases what it leaves out, so a copy
+//     from the tree could undo someone else's change), with `paused` flipped;
+//   rulesmith.setFirewallRulePriority — PATCH of the rule's priority (empty: none).
+//   executeCommand('rulesmith.setFirewallRulePriority', { rule | ruleId, zone?, priority })
 import * as vscode from 'vscode';
 import { checkExpression } from '../../../server/src/language/index';
 import { planOf } from '../api/connection';
 import { RulesApiError } from '../api/errors';
-import type { Filter, FirewallRule } from '../api/rulesApi';
+import type { Filter, FirewallRule, Zone } from '../api/rulesApi';
+import { firewallOrder } from '../views/firewallView';
 import * as ui from '../ui';
 import { refreshViews, runCommand, targetZone, UserError, type Ctx } from './context';
 
@@ -43,8 +50,101 @@ function firstError(expression: string, plan: ReturnType<typeof planOf>): string
   return `${e.message} (at ${line}:${col})`;
 }
 
+const MAX_PRIORITY = 2147483647;
+
+interface RuleArgs {
+  readonly rule?: FirewallRule;
+  readonly ruleId?: string;
+  readonly zone?: unknown;
+  readonly priority?: number | null;
+}
+
+function ruleName(r: FirewallRule): string {
+  const expr = 'expression' in r.filter ? r.filter.expression : '';
+  const name = r.description?.trim() || expr || r.id;
+  return `“${name.length > 60 ? `${name.slice(0, 59)}…` : name}”`;
+}
+
+export interface FirewallRuleChange {
+  readonly rule: FirewallRule;
+  readonly changed: boolean;
+}
+
+/** The zone and the rule a firewall-rule command acts on: the tree item's, the argument's, or one picked. */
+async function targetRule(ctx: Ctx, arg: unknown, verb: string): Promise<{ zone: Zone; ruleId: string } | undefined> {
+  const a = (arg && typeof arg === 'object' ? arg : {}) as RuleArgs & { kind?: string };
+  const zone = await targetZone(ctx, a.zone);
+  const id = a.rule?.id ?? a.ruleId;
+  if (id) return { zone, ruleId: id };
+  const api = await ctx.connection.api();
+  const rules = firewallOrder(await api.firewallRules(zone.id));
+  if (rules.length === 0) throw new UserError(`${zone.name} has no firewall rules.`);
+  const p = await ui.pick(
+    rules.map((r) => ({ label: r.description?.trim() || ('expression' in r.filter ? r.filter.expression : r.id), description: `${r.paused ? 'paused · ' : ''}${r.action} · priority ${r.priority ?? 'none'}`, value: r.id })),
+    { title: `Which firewall rule of ${zone.name} to ${verb}?` },
+  );
+  return p ? { zone, ruleId: p.value } : undefined;
+}
+
 export function registerFirewallCommands(ctx: Ctx): vscode.Disposable[] {
+  async function setPaused(arg: unknown, paused: boolean): Promise<FirewallRuleChange | undefined> {
+    const t = await targetRule(ctx, arg, paused ? 'pause' : 'resume');
+    if (!t) return undefined;
+    const api = await ctx.connection.api();
+    return ui.progress(`Rulesmith: ${paused ? 'pausing' : 'resuming'} the firewall rule on ${t.zone.name}…`, async () => {
+      // The rule as it is now: the PUT replaces it whole.
+      const now = await api.firewallRule(t.zone.id, t.ruleId);
+      if ((now.paused === true) === paused) {
+        ctx.views.firewall.refresh();
+        void ui.info(`The firewall rule ${ruleName(now)} on ${t.zone.name} is already ${paused ? 'paused' : 'active'}.`);
+        return { rule: now, changed: false };
+      }
+      const rule = await api.updateFirewallRule(t.zone.id, { ...now, paused });
+      ctx.views.firewall.refresh();
+      void ui.info(
+        paused
+          ? `Paused the firewall rule ${ruleName(rule)} on ${t.zone.name}: it no longer ${rule.action === 'log' ? 'logs' : 'acts on'} requests until resumed.`
+          : `Resumed the firewall rule ${ruleName(rule)} on ${t.zone.name}: it ${rule.action === 'log' ? 'logs' : 'acts on'} requests again (${rule.action}).`,
+      );
+      return { rule, changed: true };
+    });
+  }
+
   return [
+    vscode.commands.registerCommand('rulesmith.pauseFirewallRule', (arg?: unknown) => runCommand(ctx, 'Pause firewall rule', () => setPaused(arg, true))),
+    vscode.commands.registerCommand('rulesmith.resumeFirewallRule', (arg?: unknown) => runCommand(ctx, 'Resume firewall rule', () => setPaused(arg, false))),
+    vscode.commands.registerCommand('rulesmith.setFirewallRulePriority', (arg?: unknown) =>
+      runCommand(ctx, 'Set firewall rule priority', async (): Promise<FirewallRuleChange | undefined> => {
+        const t = await targetRule(ctx, arg, 'reprioritise');
+        if (!t) return undefined;
+        const api = await ctx.connection.api();
+        const now = await api.firewallRule(t.zone.id, t.ruleId);
+        const given = arg && typeof arg === 'object' && 'priority' in arg ? (arg as RuleArgs).priority : undefined;
+        let priority: number | null;
+        if (given !== undefined) priority = given;
+        else {
+          const v = await ui.input({
+            title: `Priority of the firewall rule ${ruleName(now)}`,
+            value: now.priority === null || now.priority === undefined ? '' : String(now.priority),
+            prompt: 'A whole number from 0 to 2147483647 (lower runs first); empty: no priority (runs after the rules that have one)',
+            validateInput: (s) => (s.trim() === '' || (/^\d+$/.test(s.trim()) && Number(s.trim()) <= MAX_PRIORITY) ? undefined : 'A whole number from 0 to 2147483647, or empty for none'),
+          });
+          if (v === undefined) return undefined;
+          priority = v.trim() === '' ? null : Number(v.trim());
+        }
+        if (priority !== null && (!Number.isInteger(priority) || priority < 0 || priority > MAX_PRIORITY)) throw new UserError(`A priority is a whole number from 0 to ${MAX_PRIORITY}, or none (got ${priority}).`);
+        if ((now.priority ?? null) === priority) {
+          void ui.info(`The firewall rule ${ruleName(now)} already has priority ${priority ?? 'none'}.`);
+          return { rule: now, changed: false };
+        }
+        const rule = await ui.progress(`Rulesmith: changing the priority on ${t.zone.name}…`, () => api.setFirewallRulePriority(t.zone.id, t.ruleId, priority));
+        ctx.views.firewall.refresh();
+        const order = firewallOrder(await api.firewallRules(t.zone.id));
+        const pos = order.findIndex((r) => r.id === rule.id);
+        void ui.info(`The firewall rule ${ruleName(rule)} on ${t.zone.name} has priority ${rule.priority ?? 'none'} (was ${now.priority ?? 'none'}); it is now number ${pos + 1} of ${order.length} in evaluation order.`);
+        return { rule, changed: true };
+      }),
+    ),
     vscode.commands.registerCommand('rulesmith.createFirewallRule', (arg?: unknown) =>
       runCommand(ctx, 'Create firewall rule', async (): Promise<CreateFirewallRuleResult | undefined> => {
         const a: Args = arg && typeof arg === 'object' && !('kind' in arg) ? (arg as Args) : {};

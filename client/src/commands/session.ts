@@ -10,23 +10,26 @@ import { RulesApiError } from '../api/errors';
 import * as ui from '../ui';
 import { pickZone, refreshViews, runCommand, UserError, zoneArg, type Ctx } from './context';
 
-async function askCredentials(): Promise<Credentials | undefined> {
+async function askCredentials(baseUrl: string, otherUrl: string | undefined): Promise<Credentials | undefined> {
   const kind = await ui.pick(
     [
       { label: 'API token', description: 'recommended', detail: 'A token scoped to the accounts and zones it may change (Zone WAF, Firewall Services…)', value: 'token' as const },
       { label: 'Email and Global API key', description: 'legacy', detail: 'Full access to everything the user can do', value: 'key' as const },
     ],
-    { title: 'Sign in to the rules service with…' },
+    {
+      title: `Sign in to ${baseUrl} with…`,
+      ...(otherUrl ? { placeHolder: `Your stored credentials are for ${otherUrl}; they are not sent to another URL.` } : {}),
+    },
   );
   if (!kind) return undefined;
   const notEmpty = (v: string) => (v.trim() === '' ? 'Required' : /\s/.test(v.trim()) ? 'No spaces, please' : undefined);
   if (kind.value === 'token') {
-    const token = await ui.input({ title: 'API token', prompt: 'Paste the API token (kept in VS Code secret storage, never logged)', password: true, validateInput: notEmpty });
+    const token = await ui.input({ title: `API token for ${baseUrl}`, prompt: 'Paste the API token (kept in VS Code secret storage for this URL only, never logged)', password: true, validateInput: notEmpty });
     return token ? { kind: 'token', token: token.trim() } : undefined;
   }
   const email = await ui.input({ title: 'Account email', prompt: 'The email of the user the key belongs to', validateInput: (v) => (/^\S+@\S+$/.test(v.trim()) ? undefined : 'An email address, e.g. user@example.com') });
   if (!email) return undefined;
-  const key = await ui.input({ title: 'Global API key', prompt: 'Paste the Global API key (kept in VS Code secret storage, never logged)', password: true, validateInput: notEmpty });
+  const key = await ui.input({ title: `Global API key for ${baseUrl}`, prompt: 'Paste the Global API key (kept in VS Code secret storage for this URL only, never logged)', password: true, validateInput: notEmpty });
   return key ? { kind: 'key', email: email.trim(), key: key.trim() } : undefined;
 }
 
@@ -44,7 +47,7 @@ export function registerSessionCommands(ctx: Ctx): vscode.Disposable[] {
     vscode.commands.registerCommand('rulesmith.signIn', (arg?: unknown) =>
       runCommand(ctx, 'Sign in', async () => {
         let creds = credentialsArg(arg);
-        if (!c.isLocal && !creds) creds = await askCredentials();
+        if (!c.isLocal && !creds) creds = await askCredentials(c.configuredBaseUrl, c.credentialsFor);
         if (!c.isLocal && !creds) return undefined;
         try {
           const r = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: c.isLocal ? 'Rulesmith: starting the local rules service…' : 'Rulesmith: verifying the credentials…' }, () =>

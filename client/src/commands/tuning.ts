@@ -10,7 +10,7 @@ import * as vscode from 'vscode';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../../../server/src/managed/preview';
 import type { ManagedCatalog } from '../../../server/src/managed/types';
-import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText, type OverrideEditResult } from '../../../server/src/rulesets/editOverrides';
+import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText, type ExecuteRuleAt, type OverrideEditResult } from '../../../server/src/rulesets/editOverrides';
 import type { Rule } from '../../../server/src/rulesets/model';
 import { serviceCatalog } from '../api/catalog';
 import * as ui from '../ui';
@@ -70,12 +70,23 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
     if (!(await vscode.workspace.applyEdit(edit))) throw new UserError('The editor refused the edit (is the file read-only?).');
   }
 
-  /** Changes the zone's scored execute rule with `change` (after a confirmation) by PATCHing it. */
-  async function applyToZone(zoneArg: unknown, what: string, change: (rule: Rule, catalog: ManagedCatalog) => Rule): Promise<{ where: string; version?: string } | undefined> {
+  /**
+   * Changes the zone's scored execute rule with `change` (after a confirmation that says
+   * what it is now and what it becomes) by PATCHing it — unless the entry point changed
+   * while the question was open (re-read first: the PATCH replaces the whole rule).
+   */
+  async function applyToZone(
+    zoneArg: unknown,
+    what: string,
+    change: (rule: Rule, catalog: ManagedCatalog) => Rule,
+    fromTo: (now: ExecuteRuleAt) => string,
+  ): Promise<{ where: string; version?: string } | undefined> {
     const zone = await targetZone(ctx, zoneArg);
     const api = await ctx.connection.api();
-    const { catalog } = await serviceCatalog(api, zone.account?.id ?? ctx.connection.accountId);
-    const ep = await api.getEntryPoint(zone.id, PHASE);
+    const { catalog, ep } = await ui.progress(`Rulesmith: reading ${zone.name}'s managed rules…`, async () => {
+      const { catalog: c } = await serviceCatalog(api, zone.account?.id ?? ctx.connection.accountId);
+      return { catalog: c, ep: await api.getEntryPoint(zone.id, PHASE) };
+    }, 'window');
     const found = ep ? managedExecuteRules(JSON.stringify(ep), catalog).rules.find((r) => r.scored) : undefined;
     if (!ep || !found || !found.rule.id || !ep.id) {
       throw new UserError(`${zone.name} does not deploy the OWASP-based managed ruleset in ${PHASE}; add an execute rule for it (pull the entry point, edit, deploy) first.`, [
@@ -83,9 +94,19 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
       ]);
     }
     const next = change(found.rule, catalog);
-    const answer = await ui.confirm(`${what} on ${zone.name}?`, `This changes the rule "${found.rule.description || found.rule.ref || found.rule.id}" of the ${PHASE} entry point (version ${ep.version}) right away.`, 'Apply');
+    const answer = await ui.confirm(
+      `${what} on ${zone.name}?`,
+      `${fromTo(found)}.\n\nThis changes the rule "${found.rule.description || found.rule.ref || found.rule.id}" of the ${PHASE} entry point (version ${ep.version}) right away, for all traffic of the zone.`,
+      'Apply',
+    );
     if (answer !== 'Apply') return undefined;
-    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Rulesmith: updating ${zone.name}…` }, () => api.editRule(zone.id, ep.id!, found.rule.id!, next));
+    const result = await ui.progress(`Rulesmith: updating ${zone.name}…`, async () => {
+      const now = await api.getEntryPoint(zone.id, PHASE);
+      if (now?.version !== ep.version) {
+        throw new UserError(`Conflict: ${zone.name}'s ${PHASE} entry point changed while the change was being confirmed (version ${ep.version} → ${now?.version ?? 'none'}). Nothing was changed: run the command again to start from the zone's new state.`);
+      }
+      return api.editRule(zone.id, ep.id!, found.rule.id!, next);
+    });
     refreshViews(ctx);
     return { where: zone.name, version: result.version };
   }
@@ -114,7 +135,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
           void ui.info(`Paranoia level ${pl} set in ${editor.document.uri.path.split('/').pop()}; deploy the file to apply it.`);
           return { target: 'file', where: editor.document.uri.toString(), level: pl };
         }
-        const r = await applyToZone(o.zone, `Set paranoia level ${pl}`, (rule) => setParanoiaLevel(rule, pl));
+        const r = await applyToZone(o.zone, `Set paranoia level ${pl}`, (rule) => setParanoiaLevel(rule, pl), (now) => `Paranoia level ${now.level || '?'} → ${pl}`);
         if (!r) return undefined;
         void ui.info(`Paranoia level ${pl} is now in effect on ${r.where} (entry point version ${r.version}).`);
         return { target: 'zone', where: r.where, level: pl, version: r.version };
@@ -149,7 +170,12 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
           void ui.info(`Threshold ${t}${action ? ` (${action})` : ''} set in ${editor.document.uri.path.split('/').pop()}; deploy the file to apply it.`);
           return { target: 'file', where: editor.document.uri.toString(), threshold: t, ...(action ? { action } : {}) };
         }
-        const r = await applyToZone(o.zone, `Set the anomaly score threshold to ${t}${action ? ` with action ${action}` : ''}`, (rule, cat) => setScoreThreshold(rule, t, action, { catalog: cat }));
+        const r = await applyToZone(
+          o.zone,
+          `Set the anomaly score threshold to ${t}${action ? ` with action ${action}` : ''}`,
+          (rule, cat) => setScoreThreshold(rule, t, action, { catalog: cat }),
+          (now) => `Threshold ${now.threshold ?? '?'}${now.action ? ` (${now.action})` : ''} → ${t}${action ? ` (${action})` : now.action ? ` (${now.action})` : ''}`,
+        );
         if (!r) return undefined;
         void ui.info(`Threshold ${t}${action ? ` (${action})` : ''} is now in effect on ${r.where} (entry point version ${r.version}).`);
         return { target: 'zone', where: r.where, threshold: t, ...(action ? { action } : {}), version: r.version };

@@ -45,8 +45,9 @@ export class FirewallView extends BaseProvider<FirewallNode> {
       const item = new vscode.TreeItem(r.description?.trim() || expr, vscode.TreeItemCollapsibleState.None);
       item.id = n.id;
       item.description = `${r.paused ? 'paused · ' : ''}${r.action}${r.products?.length ? ` ${r.products.join(',')}` : ''} · priority ${r.priority ?? 'none'}`;
+      item.accessibilityInformation = { label: `${n.position + 1}. ${typeof item.label === 'string' ? item.label : ''}, ${item.description}` };
       item.iconPath = new vscode.ThemeIcon(r.paused ? 'debug-pause' : 'flame');
-      const md = new vscode.MarkdownString(`**${r.description || r.id}** — ${r.paused ? 'paused' : 'active'}, action \`${r.action}\`, priority ${r.priority ?? 'none'}\n\nrule \`${r.id}\`, filter \`${r.filter.id}\`\n\n`);
+      const md = new vscode.MarkdownString(`**${r.description || r.id}** — ${r.paused ? 'paused (does not act on requests)' : 'active'}, action \`${r.action}\`, priority ${r.priority ?? 'none'}, number ${n.position + 1} in evaluation order\n\nrule \`${r.id}\`, filter \`${r.filter.id}\`\n\n`);
       md.appendCodeblock(expr, 'rulesmith-expression');
       item.tooltip = md;
       item.contextValue = r.paused ? 'firewallRule.paused' : 'firewallRule';

@@ -130,6 +130,18 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
       assert.equal((await kids(api.views.zones))[0].label, 'Rulesmith Demo');
       await vscode.commands.executeCommand('rulesmith.signIn', { token: svc.token });
     }
+    // The credentials are bound to the URL they were verified at: with the setting pointed
+    // elsewhere (say, by a workspace's .vscode/settings.json) they are not used there.
+    await setApi('baseUrl', 'http://127.0.0.1:9/client/v4');
+    await api.connection.refreshState();
+    assert.equal(api.connection.state().signedIn, false, 'not signed in at another URL');
+    api.testing.take();
+    api.testing.answer(undefined);
+    assert.equal(await vscode.commands.executeCommand('rulesmith.signIn'), undefined);
+    assert.equal(api.testing.take().find((a) => a.kind === 'pick').message, 'Sign in to http://127.0.0.1:9/client/v4 with…');
+    await setApi('baseUrl', svc.baseUrl);
+    await api.connection.refreshState();
+    assert.equal(api.connection.state().signedIn, true, 'back at the URL they were verified for');
     assert.deepEqual(Object.keys(zones).sort(), ['business.example.com', 'enterprise.example.com', 'firewall.example.com', 'migrated.example.com', 'overrides.example.com', 'pro.example.com']);
   });
 
@@ -262,6 +274,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const onZone = await vscode.commands.executeCommand('rulesmith.setParanoiaLevel', 1, { target: 'zone', zone: pro });
     assert.ok(onZone, JSON.stringify(api.testing.peek()));
     assert.equal(Number(onZone.version), Number(d.version) + 1);
+    assert.match(api.testing.take().find((a) => a.kind === 'confirm').detail, /^Paranoia level 2 → 1\.\n\nThis changes the rule /);
     await vscode.window.showTextDocument(doc);
     await vscode.commands.executeCommand('rulesmith.setScoreThreshold', 60, { target: 'file' });
     // (The custom rules' entry point too, for the next test.)
@@ -301,6 +314,87 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     await vscode.workspace.applyEdit(edit);
     assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', uri), undefined);
     assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Not deployed: http_request_firewall_custom\.ruleset\.json has 1 error \(line \d+: unknown identifier "http\.hots"\)\. Fix them/);
+  });
+
+  it('a zone changed while a confirmation is open is a conflict (deploy, threshold on the zone); pull asks before replacing edits not deployed', async function () {
+    const pro = zones['pro.example.com'];
+    const phase = 'http_request_firewall_custom';
+    // (The previous test left its unsaved edit in this file: throw it away.)
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(h.workspaceUri(`rulesets/pro.example.com/${phase}.ruleset.json`)));
+    await h.revertActive();
+    const pulled = await vscode.commands.executeCommand('rulesmith.pullEntryPoint', pro, phase);
+    assert.ok(pulled, JSON.stringify(api.testing.peek()));
+    assert.ok(!api.testing.take().some((a) => a.kind === 'confirm'), 'the file was what the zone has: no question');
+    const doc = await vscode.workspace.openTextDocument(pulled.uri);
+    const body = JSON.parse(doc.getText());
+    body.rules = [...(body.rules || []), { ref: 'e2e-race', description: 'e2e race', action: 'block', expression: 'http.request.uri.path eq "/race"' }];
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(doc.uri, new vscode.Range(0, 0, doc.lineCount, 0), JSON.stringify(body, null, 2));
+    await vscode.workspace.applyEdit(edit);
+    await doc.save();
+
+    // While the deploy confirmation is open, someone else writes the entry point.
+    const rulesApi = await api.connection.api();
+    let other;
+    api.testing.answer(async () => {
+      const ep = await rulesApi.getEntryPoint(pro.id, phase);
+      other = await rulesApi.putEntryPoint(pro.id, phase, { rules: [...((ep && ep.rules) || []), { ref: 'someone-else', action: 'block', expression: 'http.host eq "other.example"' }] });
+      return 'Deploy';
+    });
+    assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', doc.uri), undefined);
+    const shown = api.testing.take();
+    assert.ok(shown.some((a) => a.kind === 'progress' && /checking http_request_firewall_custom\.ruleset\.json and reading pro\.example\.com's/.test(a.message)), JSON.stringify(shown));
+    const err = shown.find((a) => a.kind === 'error');
+    assert.match(err.message, new RegExp(`^Conflict: pro\\.example\\.com's ${phase} entry point changed while the deploy was being confirmed \\(version ${pulled.version ?? 'none'} → ${other.version}\\)\\. Nothing was deployed`));
+    const zoneNow = await rulesApi.getEntryPoint(pro.id, phase);
+    assert.equal(zoneNow.version, other.version);
+    assert.ok(!zoneNow.rules.some((r) => r.ref === 'e2e-race'), 'the file was not deployed over the other change');
+
+    // Pulling again would lose the file's edits: it asks; Cancel keeps them.
+    api.testing.answer(undefined);
+    assert.equal(await vscode.commands.executeCommand('rulesmith.pullEntryPoint', pro, phase), undefined);
+    const q = api.testing.take().find((a) => a.kind === 'confirm');
+    assert.match(q.message, /^http_request_firewall_custom\.ruleset\.json differs from pro\.example\.com's http_request_firewall_custom entry point\.$/);
+    assert.match(q.detail, /changes in the file that are not deployed are lost/);
+    assert.ok(JSON.parse(doc.getText()).rules.some((r) => r.ref === 'e2e-race'), 'the edits are still there');
+
+    // The threshold on the zone: the entry point changes while the question is open.
+    api.testing.answer(async (asked) => {
+      assert.match(asked.detail, /^Threshold \d+( \(\w+\))? → 40 \(block\)\./);
+      const ep = await rulesApi.getEntryPoint(pro.id, 'http_request_firewall_managed');
+      const exec = ep.rules.find((r) => r.action === 'execute' && r.action_parameters.id === OWASP);
+      await rulesApi.editRule(pro.id, ep.id, exec.id, exec);
+      return 'Apply';
+    });
+    assert.equal(await vscode.commands.executeCommand('rulesmith.setScoreThreshold', 40, { target: 'zone', zone: pro, action: 'block' }), undefined);
+    assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Conflict: pro\.example\.com's http_request_firewall_managed entry point changed while the change was being confirmed \(version \d+ → \d+\)\. Nothing was changed/);
+  });
+
+  it('deploy refuses a JSON file that is not a ruleset, and a file pulled from another rules service, saying which', async function () {
+    const uri = h.workspaceUri('not-a-ruleset.json');
+    fs.writeFileSync(uri.fsPath, '{ "name": "x" }\n');
+    assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', uri), undefined);
+    assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Not deployed: not-a-ruleset\.json is not a ruleset \(it has no "rules" array\)/);
+    fs.rmSync(uri.fsPath);
+    const broken = h.workspaceUri('broken.ruleset.json');
+    fs.writeFileSync(broken.fsPath, '{ "rules": [ }\n');
+    assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', broken), undefined);
+    assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Not deployed: broken\.ruleset\.json is not valid JSON/);
+    fs.rmSync(broken.fsPath);
+
+    const svc = serviceInfo();
+    const file = h.workspaceUri('rulesets/pro.example.com/http_request_firewall_managed.ruleset.json');
+    await setApi('baseUrl', 'http://127.0.0.1:9/client/v4');
+    try {
+      assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', file), undefined);
+      const e = api.testing.take().find((a) => a.kind === 'error');
+      assert.ok(e, 'refused');
+      // Not signed in there (the credentials are bound to their URL) or pulled elsewhere: either way nothing is sent.
+      assert.match(e.message, /not signed in|was pulled from pro\.example\.com on http:\/\/127\.0\.0\.1:\d+\/client\/v4, but Rulesmith is now connected to http:\/\/127\.0\.0\.1:9\/client\/v4/);
+    } finally {
+      await setApi('baseUrl', svc.baseUrl);
+      await api.connection.refreshState();
+    }
   });
 
   it('traces a sample request on the chosen zone with the rules service (lens, decision, steps)', async function () {
@@ -356,6 +450,56 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.ok(rules.some((r) => r.label === 'e2e two-call' && /block · priority/.test(r.description)), JSON.stringify(rules.map((r) => [r.label, r.description])));
     const filters = await kids(api.views.firewall, sections[1].node);
     assert.ok(filters.some((f) => f.label === 'e2e two-call' && /used by 2 rules/.test(f.description)), JSON.stringify(filters.map((r) => [r.label, r.description])));
+  });
+
+  it('pauses and resumes a firewall rule and changes its priority from the Firewall Rules view (PUT of the whole rule, PATCH of the priority)', async function () {
+    const zone = zones['business.example.com'];
+    await vscode.commands.executeCommand('rulesmith.chooseZone', zone);
+    const ruleItems = async () => kids(api.views.firewall, (await kids(api.views.firewall))[0].node);
+    const find = async (label) => (await ruleItems()).find((r) => r.label === label);
+    const before = await find('e2e two-call');
+    assert.ok(before, JSON.stringify((await ruleItems()).map((r) => r.label)));
+    assert.equal(before.item.contextValue, 'firewallRule');
+
+    api.testing.take();
+    const paused = await vscode.commands.executeCommand('rulesmith.pauseFirewallRule', before.node);
+    assert.ok(paused && paused.changed, JSON.stringify(api.testing.peek()));
+    assert.equal(paused.rule.paused, true);
+    // Nothing else of the rule changed (the PUT sends the whole rule as the zone has it).
+    for (const k of ['action', 'description', 'priority']) assert.deepEqual(paused.rule[k], before.node.rule[k], k);
+    assert.equal(paused.rule.filter.id, before.node.rule.filter.id);
+    const shown = api.testing.take();
+    assert.ok(shown.some((a) => a.kind === 'progress' && /pausing the firewall rule on business\.example\.com/.test(a.message)), JSON.stringify(shown));
+    assert.ok(shown.some((a) => a.kind === 'info' && /^Paused the firewall rule “e2e two-call” on business\.example\.com: it no longer acts on requests until resumed\.$/.test(a.message)), JSON.stringify(shown));
+    const item = await find('e2e two-call');
+    assert.match(item.description, /^paused · block · priority/);
+    assert.equal(item.item.contextValue, 'firewallRule.paused', 'the view offers Resume, not Pause');
+
+    const again = await vscode.commands.executeCommand('rulesmith.pauseFirewallRule', item.node);
+    assert.equal(again.changed, false);
+    assert.match(api.testing.take().find((a) => a.kind === 'info').message, /is already paused/);
+    const resumed = await vscode.commands.executeCommand('rulesmith.resumeFirewallRule', item.node);
+    assert.equal(resumed.rule.paused, false);
+    assert.doesNotMatch((await find('e2e two-call')).description, /paused/);
+
+    // Priority: typed into the input box (prefilled with the current one), then by argument; empty is "none".
+    api.testing.answer('1');
+    const first = await vscode.commands.executeCommand('rulesmith.setFirewallRulePriority', (await find('e2e reuse')).node);
+    assert.ok(first && first.changed, JSON.stringify(api.testing.peek()));
+    assert.equal(first.rule.priority, 1);
+    const asked = api.testing.take();
+    assert.ok(asked.some((a) => a.kind === 'input' && /^Priority of the firewall rule “e2e reuse”$/.test(a.message)), JSON.stringify(asked));
+    assert.ok(asked.some((a) => a.kind === 'info' && /has priority 1 \(was (none|\d+)\); it is now number 1 of \d+ in evaluation order/.test(a.message)), JSON.stringify(asked));
+    const order = await ruleItems();
+    assert.equal(order[0].label, 'e2e reuse', JSON.stringify(order.map((r) => [r.label, r.description])));
+    assert.match(order[0].description, /challenge · priority 1$/);
+    // From the palette: the rule is picked from the zone's list; a bad value is refused.
+    api.testing.answer('e2e reuse', 'not a number');
+    assert.equal(await vscode.commands.executeCommand('rulesmith.setFirewallRulePriority'), undefined);
+    api.testing.answer('e2e reuse', '');
+    const none = await vscode.commands.executeCommand('rulesmith.setFirewallRulePriority');
+    assert.equal(none.rule.priority, null);
+    assert.match((await find('e2e reuse')).description, /^challenge · priority none$/);
   });
 
   it('the firewall view lists 201 firewall rules of firewall.example.com in priority order', async function () {
