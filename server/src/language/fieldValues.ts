@@ -106,6 +106,8 @@ function convert(raw: unknown, type: Type, path: string, problems: string[]): Va
     }
     case 'Array': {
       if (!Array.isArray(raw)) return fail();
+      // The common case first: text items of an Array<Bytes>, without a path per item.
+      if (type.of.kind === 'Bytes' && raw.every((x) => typeof x === 'string')) return (raw as string[]).map(utf8ToBinary);
       const out: Value[] = [];
       let ok = true;
       raw.forEach((item, i) => {
@@ -120,8 +122,20 @@ function convert(raw: unknown, type: Type, path: string, problems: string[]): Va
       if (!entries) return fail();
       const out = new Map<string, Value>();
       let ok = true;
+      const of = type.of;
       for (const [k, item] of entries) {
-        const v = convert(item, type.of, `${path}[${JSON.stringify(k)}]`, problems);
+        // The common cases first (text, or an array of text), without building the item's path.
+        const quick =
+          of.kind === 'Bytes' && typeof item === 'string'
+            ? utf8ToBinary(item)
+            : of.kind === 'Array' && of.of.kind === 'Bytes' && Array.isArray(item) && item.every((x) => typeof x === 'string')
+              ? (item as string[]).map(utf8ToBinary)
+              : undefined;
+        if (quick !== undefined) {
+          out.set(utf8ToBinary(k), quick);
+          continue;
+        }
+        const v = convert(item, of, `${path}[${JSON.stringify(k)}]`, problems);
         if (v === undefined) ok = false;
         else out.set(utf8ToBinary(k), v);
       }

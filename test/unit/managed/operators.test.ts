@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { prepareCrs, registerCrsData } from '../../../server/src/language/runtime/crs';
 import type { Value } from '../../../server/src/language/ir';
 import { parseIpAddr } from '../../../server/src/language/ip';
+import { phraseAutomaton } from '../../../server/src/language/runtime/crs/operators';
 
 const ip = (t: string): Value => {
   const r = parseIpAddr(t);
@@ -117,4 +118,45 @@ describe('CRS collection helpers', () => {
     assert.equal(prepareCrs('crs.join', [undefined, ','])([[], ',']), '');
     assert.equal(prepareCrs('crs.join', [undefined, ','])([undefined, ',']), undefined);
   });
+});
+
+describe('@pm with a long phrase list: the Aho–Corasick automaton', () => {
+  const phrases = ['.htaccess', 'etc/passwd', 'ab', 'abc', 'bca', 'caa', 'xyzzy', 'she', 'he', 'hers', 'his', 'Proc/Self', '<!--', 'ÿþ', 'zz', 'rs.', '/p'];
+  // ModSecurity's @pm: some phrase occurs in the value, ASCII letters compared without case.
+  const reference = (s: string) => phrases.some((p) => s.replace(/[A-Z]/g, (c) => c.toLowerCase()).includes(p.toLowerCase()));
+  const automaton = phraseAutomaton(phrases.map((p) => p.toLowerCase()));
+  const pm = ([s]: (Value | undefined)[]) => automaton(s as string);
+
+  test('agrees with a plain substring search on generated values', () => {
+    const alphabet = ['a', 'b', 'c', 'h', 'e', 'r', 's', 'i', 'X', 'Y', 'Z', 'H', 'E', '.', '/', 'P', 'ÿ', 'þ', '<', '!', '-', ' ', 'y', '\u0100'];
+    let seed = 42;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed % n);
+    for (let i = 0; i < 3000; i++) {
+      let s = '';
+      for (let j = rnd(12); j > 0; j--) s += alphabet[rnd(alphabet.length)];
+      const words = phrases.filter(() => rnd(40) === 0);
+      for (const w of words) s = s.slice(0, rnd(s.length + 1)) + w + s.slice(rnd(s.length + 1));
+      assert.equal(pm([s, undefined]), reference(s), JSON.stringify(s));
+    }
+  });
+
+  test('cases', () => {
+    assert.equal(pm(['GET /.HTACCESS', undefined]), true);
+    assert.equal(pm(['/proc/self/environ', undefined]), true);
+    assert.equal(pm(['bbb', undefined]), false);
+    assert.equal(pm(['shx', undefined]), false);
+    assert.equal(pm(['x\u0100zz', undefined]), true);
+    assert.equal(pm(['z\u0100z', undefined]), false);
+    assert.equal(pm(['ushers', undefined]), true);
+    assert.equal(pm(['', undefined]), false);
+  });
+});
+
+test('@pm over a .data file of 302 phrases (the automaton) finds them without case', () => {
+  const names = Array.from({ length: 300 }, (_, i) => `fn${i}_x`).concat(['passthru', 'Shell_Exec']);
+  registerCrsData('test-long.data', names);
+  const call = prepareCrs('op.pmFromFile', [undefined, 'test-long.data']);
+  for (const [s, expected] of [['a=PASSTHRU(1)', true], ['fn29_', false], ['fn299_x', true], ['shell_exe', false], ['', false]] as const) {
+    assert.equal(call([s, 'test-long.data']), expected, s);
+  }
 });

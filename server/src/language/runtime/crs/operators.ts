@@ -30,9 +30,90 @@ export function crsData(name: string): readonly string[] | undefined {
 export function phraseMatcher(phrases: readonly string[]): (s: string) => boolean {
   const list = [...new Set(phrases.map((p) => asciiLower(p)).filter((p) => p !== ''))];
   if (list.length === 0) return () => false;
+  // A long list (the `.data` files: up to 1,264 phrases) is one automaton that reads each
+  // byte once; a short one is a regex alternation, which V8 scans fast for a few literals.
+  if (list.length >= PM_AUTOMATON_MIN && list.every((p) => !/[^\x00-\xff]/.test(p))) return phraseAutomaton(list);
   // Longest first is not needed for a yes/no answer; one alternation scans once.
   const re = new RegExp(list.map((p) => p.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')).join('|'));
   return (s) => re.test(asciiLower(s));
+}
+
+/**
+ * From this many phrases on, `@pm` uses the automaton. Measured on pieces of the CRS test
+ * corpus (ns per value, regex / automaton): 1,264 phrases 6,873 / 171, 1,090: 5,325 / 410,
+ * 218: 473 / 405, 127: 255 / 336, 16: 261 / 448.
+ */
+const PM_AUTOMATON_MIN = 200;
+
+/**
+ * Aho–Corasick over bytes, ASCII letters folded to lower case, as a full transition table:
+ * the bytes that occur in the (lower-cased) phrases are numbered 1..K-1, every other byte is
+ * class 0, and `next[state * K + class]` is the state after reading a byte. A state is final
+ * when a phrase ends there or at one of its suffix states. Code units above 0xff (not bytes)
+ * read as class 0.
+ */
+export function phraseAutomaton(phrases: readonly string[]): (s: string) => boolean {
+  const cls = new Uint8Array(256);
+  let k = 1;
+  for (const p of phrases) for (let i = 0; i < p.length; i++) if (cls[p.charCodeAt(i)] === 0) cls[p.charCodeAt(i)] = k++;
+  for (let c = 65; c <= 90; c++) cls[c] = cls[c + 32];
+  const K = k;
+  // The trie, with goto edges in a growable table (-1 = no edge).
+  let goto = new Int32Array(64 * K).fill(-1);
+  let states = 1;
+  const finals: boolean[] = [false];
+  for (const p of phrases) {
+    let st = 0;
+    for (let i = 0; i < p.length; i++) {
+      const at = st * K + cls[p.charCodeAt(i)];
+      if (goto[at] < 0) {
+        if ((states + 1) * K > goto.length) {
+          const bigger = new Int32Array(goto.length * 2).fill(-1);
+          bigger.set(goto);
+          goto = bigger;
+        }
+        goto[at] = states++;
+        finals.push(false);
+      }
+      st = goto[at];
+    }
+    finals[st] = true;
+  }
+  // Breadth first: suffix links, then the full transition table.
+  const next = states < 0x10000 ? new Uint16Array(states * K) : new Uint32Array(states * K);
+  const fail = new Int32Array(states);
+  const final = new Uint8Array(states);
+  const queue: number[] = [];
+  for (let c = 0; c < K; c++) {
+    const t = goto[c];
+    if (t > 0) {
+      next[c] = t;
+      fail[t] = 0;
+      queue.push(t);
+    }
+  }
+  final[0] = 0;
+  for (let q = 0; q < queue.length; q++) {
+    const st = queue[q];
+    final[st] = finals[st] || final[fail[st]] === 1 ? 1 : 0;
+    for (let c = 0; c < K; c++) {
+      const t = goto[st * K + c];
+      if (t > 0) {
+        fail[t] = next[fail[st] * K + c];
+        next[st * K + c] = t;
+        queue.push(t);
+      } else next[st * K + c] = next[fail[st] * K + c];
+    }
+  }
+  return (s) => {
+    let st = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      st = next[st * K + (c < 256 ? cls[c] : 0)];
+      if (final[st] === 1) return true;
+    }
+    return false;
+  };
 }
 
 
