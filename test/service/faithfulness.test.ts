@@ -70,6 +70,16 @@ describe('what users of the hosted API notice', () => {
     await refused('PATCH', `/zones/${BIZ}/rulesets`, { body: {} }, 405, [{ code: 7001, message: 'Method PATCH not available for that URI.' }]);
   });
 
+  it('GET /accounts/{id} (cf.accounts.get) answers the account as the list shows it', async () => {
+    const list = await svc.call('GET', '/accounts');
+    const one = await svc.sdk().accounts.get({ account_id: ACCOUNT });
+    assert.deepEqual(one, list.body.result[0]);
+    const zoneToken = svc.credentials.get('pro.example.com WAF')!;
+    assert.equal((await svc.sdk(zoneToken).accounts.get({ account_id: ACCOUNT })).id, ACCOUNT);
+    const missing = '6'.repeat(32);
+    await refused('GET', `/accounts/${missing}`, {}, 404, [{ code: 7003, message: `Could not route to /accounts/${missing}, perhaps your object identifier is invalid?` }]);
+  });
+
   it('a missing ruleset reads "could not find ruleset" (Terraform drops such a ruleset from its state on that text)', async () => {
     const id = '5'.repeat(32);
     await refused('GET', `/zones/${BIZ}/rulesets/${id}`, {}, 404, [{ code: 10007, message: `could not find ruleset '${id}'` }]);

@@ -10,15 +10,21 @@ import { requireZone, ZONE_SELECT, zoneObject, zoneVisible, type AccountRow, typ
 export function accountRoutes(r: Router): void {
   r.get('/accounts', (ctx) => {
     const accounts = ctx.service.store.all<AccountRow>('SELECT id, name, created_on FROM accounts ORDER BY name, id');
-    const zones = ctx.service.store.all<ZoneRow>(`${ZONE_SELECT}`);
-    const seen = accounts.filter(
-      (a) => visible(ctx.principal, { accountId: a.id }) || zones.some((z) => z.account_id === a.id && zoneVisible(ctx, z)),
-    );
     const name = ctx.query.get('name');
-    const list = seen
+    const list = accounts
+      .filter((a) => accountVisible(ctx, a.id))
       .filter((a) => name === null || a.name.toLowerCase().includes(name.toLowerCase()))
-      .map((a) => ({ id: a.id, name: a.name, type: 'standard', settings: { enforce_twofactor: false }, created_on: a.created_on }));
+      .map(accountObject);
     return paginate(list, ctx.query, { defaultPerPage: 20, min: 5, max: 50 });
+  });
+
+  // `cf.accounts.get({account_id})`: an account the credentials may see (as in the list), else 10000.
+  r.get('/accounts/:account_id', (ctx) => {
+    const id = ctx.params.account_id!;
+    const a = ctx.service.store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]);
+    if (!a) throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);
+    if (!accountVisible(ctx, a.id)) throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
+    return { result: accountObject(a) };
   });
 
   r.get('/zones', (ctx) => {
@@ -39,6 +45,16 @@ export function accountRoutes(r: Router): void {
   // Account-owned tokens verify at the account path; same answers.
   r.get('/user/tokens/verify', verifyToken, { public: true });
   r.get('/accounts/:account_id/tokens/verify', verifyToken, { public: true });
+}
+
+/** An account the credentials see: granted on it, or on one of its zones. */
+function accountVisible(ctx: Ctx, accountId: string): boolean {
+  if (visible(ctx.principal, { accountId })) return true;
+  return ctx.service.store.all<ZoneRow>(`${ZONE_SELECT} WHERE z.account_id = ?`, [accountId]).some((z) => zoneVisible(ctx, z));
+}
+
+function accountObject(a: AccountRow): Record<string, unknown> {
+  return { id: a.id, name: a.name, type: 'standard', settings: { enforce_twofactor: false }, created_on: a.created_on };
 }
 
 function verifyToken(ctx: Ctx): Reply {
