@@ -132,6 +132,16 @@ describe('what users of the hosted API notice', () => {
     assert.deepEqual([created.body.result.description, created.body.result.rules], ['', []]);
   });
 
+  it('null = absent in the previous WAF and legacy bodies too', async () => {
+    const pkg = 'a25a9a7e9c00afc1fb2e0245519d725b';
+    const r = await svc.call('PATCH', `/zones/${ENT}/firewall/waf/packages/${pkg}`, { body: { sensitivity: null, action_mode: 'simulate' } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual([r.body.result.sensitivity, r.body.result.action_mode], ['low', 'simulate']);
+    const f = await svc.call('POST', `/zones/${ENT}/filters`, { body: [{ expression: 'ip.src eq 198.51.100.77', description: null, ref: null, paused: null }] });
+    assert.equal(f.status, 200, JSON.stringify(f.body));
+    assert.deepEqual([f.body.result[0].description, f.body.result[0].ref, f.body.result[0].paused], ['', '', false]);
+  });
+
   it('a PATCH of only action_parameters: "action is required for action parameters", then the blank expression (20125)', async () => {
     const ep = await svc.call('PUT', entry(PRO), { body: { rules: [{ action: 'block', expression: 'true' }] } });
     const rs = ep.body.result;

@@ -44,6 +44,7 @@ import {
 } from '../../migration/index';
 import { defaultCatalog } from '../../managed/catalog';
 import { newId, type Reply } from '../api';
+import { withoutNulls } from '../body';
 import { coreError, migrationZone, saveMigrationRecord, saveWafSettings } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
 import { putEntryPoint, type RuleInput } from '../rulesetStore';
@@ -53,6 +54,12 @@ import { toJson } from '../store';
 
 const LEGACY = { legacy: 'previous WAF' } as const;
 const BASE = '/zones/:zone_id/firewall/waf';
+
+/** The body for the core, `null` members dropped (the hosted API decodes like Go: null = absent). */
+function bodyOf(ctx: Ctx): unknown {
+  const b = ctx.body;
+  return b !== null && typeof b === 'object' && !Array.isArray(b) ? withoutNulls(b) : b;
+}
 
 function queryOf(ctx: Ctx): Query {
   const q: Record<string, string> = {};
@@ -93,21 +100,21 @@ export function previousWafRoutes(r: Router): void {
   const pkg = `${BASE}/packages/:package_id`;
   r.get(`${BASE}/packages`, (ctx) => read(ctx, (s) => listPackages(s, queryOf(ctx))), LEGACY);
   r.get(pkg, (ctx) => read(ctx, (s) => getPackage(s, ctx.params.package_id!)), LEGACY);
-  r.patch(pkg, (ctx) => change(ctx, 'write', (s) => patchPackage(s, ctx.params.package_id!, ctx.body)), LEGACY);
+  r.patch(pkg, (ctx) => change(ctx, 'write', (s) => patchPackage(s, ctx.params.package_id!, bodyOf(ctx))), LEGACY);
 
   r.get(`${pkg}/groups`, (ctx) => read(ctx, (s) => listGroups(s, ctx.params.package_id!, queryOf(ctx))), LEGACY);
   r.get(`${pkg}/groups/:group_id`, (ctx) => read(ctx, (s) => getGroup(s, ctx.params.package_id!, ctx.params.group_id!)), LEGACY);
-  r.patch(`${pkg}/groups/:group_id`, (ctx) => change(ctx, 'write', (s) => patchGroup(s, ctx.params.package_id!, ctx.params.group_id!, ctx.body)), LEGACY);
+  r.patch(`${pkg}/groups/:group_id`, (ctx) => change(ctx, 'write', (s) => patchGroup(s, ctx.params.package_id!, ctx.params.group_id!, bodyOf(ctx))), LEGACY);
 
   r.get(`${pkg}/rules`, (ctx) => read(ctx, (s) => listRules(s, ctx.params.package_id!, queryOf(ctx))), LEGACY);
   r.get(`${pkg}/rules/:waf_rule_id`, (ctx) => read(ctx, (s) => getRule(s, ctx.params.package_id!, ctx.params.waf_rule_id!)), LEGACY);
-  r.patch(`${pkg}/rules/:waf_rule_id`, (ctx) => change(ctx, 'write', (s) => patchRule(s, ctx.params.package_id!, ctx.params.waf_rule_id!, ctx.body)), LEGACY);
+  r.patch(`${pkg}/rules/:waf_rule_id`, (ctx) => change(ctx, 'write', (s) => patchRule(s, ctx.params.package_id!, ctx.params.waf_rule_id!, bodyOf(ctx))), LEGACY);
 
   const override = `${BASE}/overrides/:override_id`;
   r.get(`${BASE}/overrides`, (ctx) => read(ctx, (s) => listOverrides(s, queryOf(ctx))), LEGACY);
-  r.post(`${BASE}/overrides`, (ctx) => change(ctx, 'override-write', (s) => createOverride(s, ctx.body, newId())), LEGACY);
+  r.post(`${BASE}/overrides`, (ctx) => change(ctx, 'override-write', (s) => createOverride(s, bodyOf(ctx), newId())), LEGACY);
   r.get(override, (ctx) => read(ctx, (s) => getOverride(s, ctx.params.override_id!)), LEGACY);
-  r.put(override, (ctx) => change(ctx, 'override-write', (s) => updateOverride(s, ctx.params.override_id!, ctx.body)), LEGACY);
+  r.put(override, (ctx) => change(ctx, 'override-write', (s) => updateOverride(s, ctx.params.override_id!, bodyOf(ctx))), LEGACY);
   r.delete(override, (ctx) => change(ctx, 'write', (s) => deleteOverride(s, ctx.params.override_id!)), LEGACY);
 }
 
