@@ -8,11 +8,13 @@
 //   rulesmith.migrate             — a modal confirmation that says it is irreversible, then
 //                                   the PUT with waf_migration=pending, then the new state.
 // Migrate sends the reviewed file when it is there (edits included, after local
-// validation), else the configuration the service proposes.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// validation; which file, per service and zone, is kept across restarts), else the
+// configuration the service proposes; the confirmation says which, and how the file
+// differs from the proposal. Reviewing again asks before replacing edits.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { entryPointBody } from '../../../server/src/rulesets/diff';
+import { diffRulesets, diffSummary, entryPointBody } from '../../../server/src/rulesets/diff';
 import type { Rule, Ruleset } from '../../../server/src/rulesets/model';
 import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 import { serviceCatalog } from '../api/catalog';
@@ -22,6 +24,7 @@ import * as ui from '../ui';
 import { refreshViews, runCommand, targetZone, UserError, type Ctx } from './context';
 
 export const MIGRATION_SCHEME = 'rulesmith-migration';
+const REVIEWED_KEY = 'rulesmith.migration.reviewed';
 const PHASE = 'http_request_firewall_managed';
 
 export interface ReviewResult {
@@ -30,6 +33,8 @@ export interface ReviewResult {
   readonly notes: vscode.Uri;
   readonly notMigrated: readonly NotMigrated[];
   readonly rules: number;
+  /** The earlier review's edited file was kept (not replaced by the proposal). */
+  readonly kept?: boolean;
 }
 
 function reasonsText(check: MigrationCheck): string {
@@ -67,10 +72,25 @@ export function configAsRuleset(zone: Zone, config: MigrationConfig): Ruleset {
 export class MigrationCommands implements vscode.TextDocumentContentProvider {
   /** Markdown of the not-migrated lists, by URI. */
   private readonly notes = new Map<string, string>();
-  /** The reviewed file of each zone. */
-  private readonly reviewed = new Map<string, vscode.Uri>();
-
   constructor(private readonly ctx: Ctx) {}
+
+  private reviewedKey(zoneId: string): string {
+    const c = this.ctx.connection;
+    return `${c.isLocal ? 'local' : c.configuredBaseUrl} ${zoneId}`;
+  }
+
+  /** The reviewed file of a zone (on this service), if it is still there. */
+  private reviewedUri(zoneId: string): vscode.Uri | undefined {
+    const p = this.ctx.context.globalState.get<Record<string, string>>(REVIEWED_KEY)?.[this.reviewedKey(zoneId)];
+    return p && existsSync(p) ? vscode.Uri.file(p) : undefined;
+  }
+
+  private async setReviewed(zoneId: string, uri: vscode.Uri | undefined): Promise<void> {
+    const m = { ...(this.ctx.context.globalState.get<Record<string, string>>(REVIEWED_KEY) ?? {}) };
+    if (uri) m[this.reviewedKey(zoneId)] = uri.fsPath;
+    else delete m[this.reviewedKey(zoneId)];
+    await this.ctx.context.globalState.update(REVIEWED_KEY, m);
+  }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.notes.get(uri.toString()) ?? '# Not available\n\nRun "Rulesmith: Review Migration" again.\n';
@@ -104,16 +124,31 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
   private async review(arg: unknown): Promise<ReviewResult> {
     const zone = await targetZone(this.ctx, arg);
     const api = await this.ctx.connection.api();
-    const config = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Rulesmith: fetching the new configuration of ${zone.name}…` }, () => api.migrationConfig(zone.id));
+    const config = await ui.progress(`Rulesmith: fetching the new configuration of ${zone.name}…`, () => api.migrationConfig(zone.id));
     const dir = join(this.ctx.context.globalStorageUri.fsPath, 'migration');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${zone.name.replace(/[^\w.-]+/g, '_')}.migration.ruleset.json`);
-    writeFileSync(file, `${JSON.stringify(configAsRuleset(zone, config), null, 2)}\n`);
     const uri = vscode.Uri.file(file);
-    this.reviewed.set(zone.id, uri);
+    const proposed = `${JSON.stringify(configAsRuleset(zone, config), null, 2)}\n`;
+    // An earlier review's file may hold the user's edits (saved or not): replace them only when asked.
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    const existing = open ? open.getText() : existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+    let replace = true;
+    if (existing !== undefined && existing !== proposed && this.reviewedUri(zone.id)) {
+      const a = await ui.confirm(
+        `${uri.path.split('/').pop()} has edits${open?.isDirty ? ' (some unsaved)' : ''}: it differs from the configuration the service proposes.`,
+        'Replace it with the proposal (your edits are lost), or keep it as it is (Migrate sends it, after checking it).',
+        'Replace',
+        'Keep My Edits',
+      );
+      if (a === undefined) return { uri, notes: vscode.Uri.from({ scheme: MIGRATION_SCHEME, path: `/${zone.name} — not migrated.md` }), notMigrated: config.not_migrated ?? [], rules: config.rules.length, kept: true };
+      replace = a === 'Replace';
+    }
+    if (replace) writeFileSync(file, proposed);
+    await this.setReviewed(zone.id, uri);
     const doc = await vscode.workspace.openTextDocument(uri);
     // A copy that was open (an earlier review) shows the file as it is now.
-    if (doc.isDirty) await vscode.commands.executeCommand('workbench.action.files.revert', uri);
+    if (replace && doc.isDirty) await vscode.commands.executeCommand('workbench.action.files.revert', uri);
     await vscode.window.showTextDocument(doc, { preview: false });
     const notes = vscode.Uri.from({ scheme: MIGRATION_SCHEME, path: `/${zone.name} — not migrated.md` });
     this.notes.set(notes.toString(), notMigratedMarkdown(zone, config));
@@ -124,14 +159,14 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
     }
     const n = config.not_migrated?.length ?? 0;
     void ui.info(`New configuration of ${zone.name}: ${config.rules.length} rule${config.rules.length === 1 ? '' : 's'}; ${n === 0 ? 'everything is migrated' : `${n} setting${n === 1 ? '' : 's'} will not be migrated (listed beside)`}.`);
-    return { uri, notes, notMigrated: config.not_migrated ?? [], rules: config.rules.length };
+    return { uri, notes, notMigrated: config.not_migrated ?? [], rules: config.rules.length, kept: !replace };
   }
 
   /** The rules to send: the reviewed file (validated) when there is one, else the service's config. */
   private async rulesFor(zone: Zone): Promise<{ rules: readonly Rule[]; from: string; notMigrated: readonly NotMigrated[] }> {
     const api = await this.ctx.connection.api();
     const config = await api.migrationConfig(zone.id);
-    const uri = this.reviewed.get(zone.id);
+    const uri = this.reviewedUri(zone.id);
     if (!uri) return { rules: entryPointBody({ rules: config.rules }).rules, from: 'the configuration the service proposes', notMigrated: config.not_migrated ?? [] };
     const doc = await vscode.workspace.openTextDocument(uri);
     const text = doc.getText();
@@ -143,7 +178,9 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
       ]);
     }
     const parsed = JSON.parse(text) as Ruleset;
-    return { rules: entryPointBody(parsed).rules, from: 'the reviewed file', notMigrated: config.not_migrated ?? [] };
+    const d = diffRulesets(configAsRuleset(zone, config), { ...parsed, rules: entryPointBody(parsed).rules });
+    const how = d.identical ? 'as proposed' : `edited: ${diffSummary(d)}, compared with the proposal`;
+    return { rules: entryPointBody(parsed).rules, from: `the reviewed file ${uri.path.split('/').pop()}, ${how}`, notMigrated: config.not_migrated ?? [] };
   }
 
   private async apply(arg: unknown, mode: MigrationMode): Promise<MigrationStatus | undefined> {
@@ -152,7 +189,7 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
     if (mode === 'validation' && !isEnterprise(zone)) {
       throw new UserError(`Validation mode is for Enterprise zones; ${zone.name} is on ${zone.plan?.name ?? 'another plan'}. Use "Rulesmith: Migrate Zone" instead.`);
     }
-    const check = await api.migrationCheck(zone.id);
+    const check = await ui.progress(`Rulesmith: checking ${zone.name} before ${mode === 'pending' ? 'migrating' : 'validation mode'}…`, () => api.migrationCheck(zone.id), 'window');
     if (check.migration_state === 'complete') {
       void ui.info(`${zone.name} is already migrated; there is nothing to do.`);
       return api.migrationStatus(zone.id);
@@ -162,7 +199,7 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
       void ui.info(`${zone.name} is already in validation mode. Run "Rulesmith: Migrate Zone" to finish.`);
       return api.migrationStatus(zone.id);
     }
-    const { rules, from, notMigrated } = await this.rulesFor(zone);
+    const { rules, from, notMigrated } = await ui.progress(`Rulesmith: preparing the new configuration of ${zone.name}…`, () => this.rulesFor(zone), 'window');
     const lost = notMigrated.length > 0 ? `\n\n${notMigrated.length} setting${notMigrated.length === 1 ? '' : 's'} will not be migrated: ${notMigrated.slice(0, 5).map((n) => n.name ?? n.description ?? n.id ?? n.kind).join('; ')}${notMigrated.length > 5 ? '; …' : ''}.` : '';
     const question =
       mode === 'pending'
@@ -178,12 +215,13 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
           };
     const answer = await ui.confirm(question.message, question.detail, question.button);
     if (answer !== question.button) return undefined;
-    const status = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Rulesmith: ${mode === 'pending' ? 'migrating' : 'starting validation mode on'} ${zone.name}`, cancellable: false }, async (progress) => {
-      progress.report({ message: 'writing the new configuration…' });
+    const status = await ui.progress(`Rulesmith: ${mode === 'pending' ? 'migrating' : 'starting validation mode on'} ${zone.name}`, async (report) => {
+      report('writing the new configuration…');
       await api.putEntryPoint(zone.id, PHASE, { rules }, mode);
-      progress.report({ message: 'reading the new state…' });
+      report('reading the new state…');
       return api.migrationStatus(zone.id);
     });
+    if (status.migration_state === 'complete') await this.setReviewed(zone.id, undefined);
     this.ctx.output.info(`${mode === 'pending' ? 'Migrated' : 'Validation mode on'} ${zone.name}: state ${status.migration_state}, previous ${status.old_waf_status}, new ${status.new_waf_status}`);
     await this.ctx.connection.setMigrationState(zone.id, status.migration_state);
     refreshViews(this.ctx);

@@ -11,6 +11,8 @@ export interface MessageNode {
   readonly kind: 'message';
   readonly id: string;
   readonly text: string;
+  /** Shown after the text (e.g. what to do about an error). */
+  readonly description?: string;
   readonly detail?: string;
   readonly icon?: string;
   readonly command?: vscode.Command;
@@ -40,7 +42,8 @@ export function message(id: string, text: string, icon = 'info', command?: vscod
 /** A failure as a tree item that says what happened and what to do. */
 export function errorNode(id: string, e: unknown): MessageNode {
   if (e instanceof NotSignedInError) return message(id, 'Not signed in', 'account', { command: 'rulesmith.signIn', title: 'Sign In' }, e.message);
-  if (e instanceof RulesApiError) return message(id, e.message, 'error', { command: 'rulesmith.refreshViews', title: 'Refresh' }, `${e.operation}: ${e.display}`);
+  // The label says what failed, the description what to do (the tooltip has both, and the call).
+  if (e instanceof RulesApiError) return { ...message(id, e.message, 'error', { command: 'rulesmith.refreshViews', title: 'Refresh' }, `${e.operation}: ${e.display}\n\nClick to try again.`), description: e.advice };
   return message(id, e instanceof Error ? e.message : String(e), 'error', { command: 'rulesmith.showOutput', title: 'Show Output' });
 }
 
@@ -49,6 +52,7 @@ export function messageItem(n: MessageNode): vscode.TreeItem {
   item.id = n.id;
   if (n.icon) item.iconPath = new vscode.ThemeIcon(n.icon, n.icon === 'error' ? new vscode.ThemeColor('errorForeground') : undefined);
   if (n.command) item.command = n.command;
+  if (n.description) item.description = n.description;
   if (n.detail) item.tooltip = n.detail;
   item.contextValue = 'message';
   return item;

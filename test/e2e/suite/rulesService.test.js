@@ -224,11 +224,29 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
 
   it('migrate: the confirmation says it is irreversible; Cancel changes nothing; Migrate migrates and shows the new state', async function () {
     const pro = zones['pro.example.com'];
+    // Review, edit the file; reviewing again asks before replacing the edits.
+    const rev = await vscode.commands.executeCommand('rulesmith.reviewMigration', pro);
+    assert.ok(rev, JSON.stringify(api.testing.peek()));
+    const doc = await vscode.workspace.openTextDocument(rev.uri);
+    const body = JSON.parse(doc.getText());
+    body.rules[0].description = 'e2e edited';
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(doc.uri, new vscode.Range(0, 0, doc.lineCount, 0), JSON.stringify(body, null, 2));
+    await vscode.workspace.applyEdit(edit);
+    await doc.save();
+    api.testing.take();
+    api.testing.answer('Keep My Edits');
+    const again = await vscode.commands.executeCommand('rulesmith.reviewMigration', pro);
+    assert.equal(again.kept, true);
+    assert.match(api.testing.take().find((a) => a.kind === 'confirm').message, /^pro\.example\.com\.migration\.ruleset\.json has edits: it differs from the configuration the service proposes\.$/);
+    assert.equal(JSON.parse(doc.getText()).rules[0].description, 'e2e edited');
+
     api.testing.answer(undefined);
     assert.equal(await vscode.commands.executeCommand('rulesmith.migrate', pro), undefined);
     const asked = api.testing.take().find((a) => a.kind === 'confirm');
     assert.match(asked.message, /^Migrate pro\.example\.com to the new managed rules\? This is irreversible\.$/);
     assert.match(asked.detail, /no way back/);
+    assert.match(asked.detail, /\(from the reviewed file pro\.example\.com\.migration\.ruleset\.json, edited: 1 rule changed \(description\), compared with the proposal\)/);
     assert.equal((await vscode.commands.executeCommand('rulesmith.checkMigration', pro)).migration_state !== 'complete', true);
 
     api.testing.answer('Migrate');
