@@ -68,6 +68,8 @@ function raw(request: string | Buffer): Promise<{ status: number; body: string }
 describe('what users of the hosted API notice', () => {
   it('a method a route does not have: 7001 "Method … not available for that URI."', async () => {
     await refused('PATCH', `/zones/${BIZ}/rulesets`, { body: {} }, 405, [{ code: 7001, message: 'Method PATCH not available for that URI.' }]);
+    // A CORS preflight gets the same (the hosted API answers OPTIONS so too).
+    await refused('OPTIONS', `/zones/${BIZ}/rulesets`, {}, 405, [{ code: 7001, message: 'Method OPTIONS not available for that URI.' }]);
   });
 
   it('GET /accounts/{id} (cf.accounts.get) answers the account as the list shows it', async () => {
