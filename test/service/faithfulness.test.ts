@@ -273,7 +273,7 @@ describe('malformed requests: a clear error, nothing changed, still serving', ()
     ]);
   });
 
-  it('a URL or headers over 16 KB: 431 with the JSON envelope; a malformed request line: 400', async () => {
+  it('a URL or headers over 16 KB: 431 with the JSON envelope; an unparsable target or request line: 400 (the target was a 500)', async () => {
     const long = await raw(`GET /client/v4/zones/${BIZ}/rulesets?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
     assert.equal(long.status, 431);
     assert.deepEqual(JSON.parse(long.body), {
@@ -282,6 +282,11 @@ describe('malformed requests: a clear error, nothing changed, still serving', ()
       errors: [{ code: 10028, message: 'The request line and headers are larger than 16 KB; shorten the URL (long query parameters) or the headers' }],
       messages: [],
     });
+    for (const target of ['http://[', 'http://a:b:c/']) {
+      const r = await raw(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      assert.equal(r.status, 400, r.body);
+      assert.deepEqual(JSON.parse(r.body).errors, [{ code: 7000, message: 'No route for that URI' }]);
+    }
     const bad = await raw('GARBAGE\r\n\r\n');
     assert.equal(bad.status, 400);
     assert.deepEqual(JSON.parse(bad.body).errors, [{ code: 10028, message: 'Malformed HTTP request' }]);

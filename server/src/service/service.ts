@@ -111,7 +111,7 @@ export function createService(options: ServiceOptions): RunningService {
 
 async function handle(req: IncomingMessage, res: ServerResponse, router: Router, service: Service, maxBody: number): Promise<void> {
   try {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const url = requestUrl(req.url);
     if (!url.pathname.startsWith(`${API_PREFIX}/`)) throw ApiError.of(404, CODES.noRoute, `No route for that URI; the API is under ${API_PREFIX}`);
     const path = url.pathname.slice(API_PREFIX.length);
     const method = req.method ?? 'GET';
@@ -138,6 +138,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     send(res, e.status, errorEnvelope(e.errors, e.messages));
+  }
+}
+
+/** The request target as a URL; one that cannot be parsed (`GET http://[`) is a routing error, not a crash. */
+function requestUrl(target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'http://localhost');
+  } catch {
+    throw ApiError.of(400, CODES.noRoute, 'No route for that URI');
   }
 }
 
