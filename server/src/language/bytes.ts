@@ -109,21 +109,24 @@ export function percentDecode(s: string, options: PercentDecodeOptions = {}): st
   const { plus = false, percentU } = options;
   if (s.indexOf('%') < 0 && (!plus || s.indexOf('+') < 0)) return s;
   let out = '';
+  // Runs of plain bytes are copied whole (`run` is where the current one starts).
+  let run = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 43 && plus) {
-      out += ' ';
+      out += s.slice(run, i) + ' ';
+      run = i + 1;
       continue;
     }
-    if (c !== 37) {
-      out += s[i];
-      continue;
-    }
+    if (c !== 37) continue;
+    out += s.slice(run, i);
+    run = i + 1;
     if (percentU && (s[i + 1] === 'u' || s[i + 1] === 'U')) {
       const u = percentU(s, i);
       if (u) {
         out += u[0];
         i += u[1] - 1;
+        run = i + 1;
         continue;
       }
     }
@@ -132,7 +135,8 @@ export function percentDecode(s: string, options: PercentDecodeOptions = {}): st
     if (h >= 0 && l >= 0) {
       out += String.fromCharCode(h * 16 + l);
       i += 2;
+      run = i + 1;
     } else out += '%';
   }
-  return out;
+  return out + s.slice(run);
 }

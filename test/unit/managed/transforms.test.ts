@@ -85,3 +85,93 @@ describe('CRS transformations', () => {
     }
   });
 });
+
+// The shortcuts (a value with nothing to change is returned as it is; runs of plain bytes
+// copied whole) against the byte-by-byte definitions they replace, on generated values.
+describe('transformation shortcuts agree with the byte-by-byte definitions', () => {
+  const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13);
+  const reference: Record<string, (s: string) => string> = {
+    cmdLine: (s) => {
+      let out = '';
+      let pending = false;
+      for (let i = 0; i < s.length; i++) {
+        let ch = s[i];
+        if (ch === '\\' || ch === '"' || ch === "'" || ch === '^') continue;
+        if (ch === ',' || ch === ';') ch = ' ';
+        const c = ch.charCodeAt(0);
+        if (isSpace(c)) {
+          pending = true;
+          continue;
+        }
+        if (pending && ch !== '/' && ch !== '(') out += ' ';
+        pending = false;
+        out += c >= 65 && c <= 90 ? String.fromCharCode(c + 32) : ch;
+      }
+      return pending ? out + ' ' : out;
+    },
+    normalizePath: (s) => {
+      if (s === '') return s;
+      const absolute = s[0] === '/';
+      const segments = s.split('/');
+      const last = segments[segments.length - 1];
+      const trailing = segments.length > 1 && (last === '' || last === '.' || last === '..');
+      const out: string[] = [];
+      for (const seg of segments) {
+        if (seg === '' || seg === '.') continue;
+        if (seg === '..') {
+          if (out.length > 0 && out[out.length - 1] !== '..') out.pop();
+          else if (!absolute) out.push('..');
+          continue;
+        }
+        out.push(seg);
+      }
+      let r = (absolute ? '/' : '') + out.join('/');
+      if (trailing && out.length > 0) r += '/';
+      return r;
+    },
+    urlDecode: (s) => {
+      let out = '';
+      for (let i = 0; i < s.length; i++) {
+        const c = s[i];
+        if (c === '+') out += ' ';
+        else if (c === '%' && /^[0-9a-fA-F]{2}$/.test(s.slice(i + 1, i + 3))) {
+          out += String.fromCharCode(parseInt(s.slice(i + 1, i + 3), 16));
+          i += 2;
+        } else out += c;
+      }
+      return out;
+    },
+    replaceComments: (s) => {
+      let out = '';
+      for (let i = 0; i < s.length; i++) {
+        if (s[i] === '/' && s[i + 1] === '*') {
+          const end = s.indexOf('*/', i + 2);
+          out += ' ';
+          if (end < 0) return out;
+          i = end + 1;
+        } else out += s[i];
+      }
+      return out;
+    },
+  };
+  const alphabet = ['a', 'B', '/', '.', '%', '2', 'f', 'F', '+', ' ', '\t', '\\', '"', "'", '^', ',', ';', '(', '*', 'Z', '\xe9', '\xc3', '\xa9'];
+  let seed = 7;
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed % n);
+  const values = Array.from({ length: 4000 }, () => {
+    let s = '';
+    for (let j = rnd(14); j > 0; j--) s += alphabet[rnd(alphabet.length)];
+    return s;
+  });
+  for (const [name, ref] of Object.entries(reference)) {
+    test(name, () => {
+      const t = TRANSFORMS.get(name)!;
+      for (const v of values) assert.equal(t(v), ref(v), JSON.stringify(v));
+    });
+  }
+  test('utf8toUnicode: ASCII unchanged, multi-byte sequences after an ASCII run still converted', () => {
+    const t = TRANSFORMS.get('utf8toUnicode')!;
+    assert.equal(t('plain/ascii?x=1'), 'plain/ascii?x=1');
+    assert.equal(t('ab\xc3\xa9c'), 'ab%u00e9c');
+    assert.equal(t('ab\xc3'), 'ab\xc3');
+  });
+});

@@ -145,6 +145,8 @@ export function cssDecode(s: string): string {
 }
 
 export function cmdLine(s: string): string {
+  // Nothing to delete, replace, compress or lower-case: the value as it is.
+  if (!/[\\"'^,;\t-\r A-Z]/.test(s)) return s;
   let out = '';
   let pendingSpace = false;
   for (let i = 0; i < s.length; i++) {
@@ -181,6 +183,7 @@ export function trim(s: string): string {
 }
 
 export function replaceComments(s: string): string {
+  if (s.indexOf('/*') < 0) return s;
   let out = '';
   for (let i = 0; i < s.length; i++) {
     if (s[i] === '/' && s[i + 1] === '*') {
@@ -195,7 +198,8 @@ export function replaceComments(s: string): string {
 
 /** Removes `//`, `./` and `x/../` from a path; a leading `..` of a relative path stays. */
 export function normalizePath(s: string): string {
-  if (s === '') return s;
+  // Without `//` and `.`/`..` segments there is nothing to remove.
+  if (s === '' || !/\/\/|(?:^|\/)\.\.?(?:\/|$)/.test(s)) return s;
   const absolute = s[0] === '/';
   const segments = s.split('/');
   const last = segments[segments.length - 1];
@@ -221,8 +225,11 @@ export function normalizePathWin(s: string): string {
 
 /** UTF-8 multi-byte sequences -> `%uHHHH`; bytes that are not valid UTF-8 stay as they are. */
 export function utf8toUnicode(s: string): string {
-  let out = '';
-  for (let i = 0; i < s.length; i++) {
+  let first = 0;
+  while (first < s.length && s.charCodeAt(first) < 0x80) first++;
+  if (first === s.length) return s;
+  let out = s.slice(0, first);
+  for (let i = first; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c < 0x80) {
       out += s[i];
