@@ -8,7 +8,7 @@
  * Validation is the core's: the body is decoded strictly here (unknown fields, types),
  * then the rules go through `validateRulesetJson` (actions, phase/action matrix,
  * action_parameters, overrides, the managed ruleset an execute rule runs) and every
- * expression through `checkExpression` at the zone's plan and the ruleset's phase. The
+ * expression through the core's `checkExpression` (cached, see expressionCheck.ts) at the zone's plan and the ruleset's phase. The
  * core's problems become API errors in one place (`toApiErrors`, `expressionError`).
  *
  * Decisions where the reference is silent (also in the README's service section):
@@ -17,6 +17,10 @@
  *   read-only and ignored. `""` for `id`, `version` or `ref` (the WAF migration config
  *   has them) means absent. An `id` that names no rule of the ruleset is not taken: the
  *   rule is new and gets a minted id.
+ * - `null` for any field of a body is the same as leaving it out (Go's decoding, which
+ *   the hosted API has). A ruleset has at most MAX_RULES (1000) rules, checked first.
+ * - The zone's http_request_firewall_managed entry-point PUT takes back the
+ *   `not_migrated` our WAF migration config adds (ignored), so the config round-trips.
  * - PATCH of a rule replaces its definition; a body without `ref` keeps the rule's ref.
  * - The entry-point PUT may set the name (the implicit entry point is named "default");
  *   `PUT …/rulesets/{id}` refuses a different name, kind or phase.
