@@ -63,7 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...Object.values(views),
     vscode.window.createTreeView('rulesmith.zones', { treeDataProvider: views.zones, showCollapseAll: true }),
     vscode.window.createTreeView('rulesmith.managedRulesets', { treeDataProvider: views.managed, showCollapseAll: true }),
-    vscode.window.createTreeView('rulesmith.firewallRules', { treeDataProvider: views.firewall }),
+    (views.firewall.treeView = vscode.window.createTreeView('rulesmith.firewallRules', { treeDataProvider: views.firewall })),
     vscode.window.createTreeView('rulesmith.migration', { treeDataProvider: views.migration }),
     ...registerSessionCommands(ctx),
     ...migration.register(),

@@ -51,6 +51,8 @@ export class Connection implements vscode.Disposable {
   private clientKey = '';
   private signedIn = false;
   private zoneCache = new Map<string, Zone>();
+  /** The state as last fired (JSON). */
+  private announced = '';
   private readonly changed = new vscode.EventEmitter<ConnectionState>();
   private readonly disposables: vscode.Disposable[] = [];
   /** Fires on sign in/out, a change of base URL, account or zone. */
@@ -98,12 +100,15 @@ export class Connection implements vscode.Disposable {
 
   /** Works out whether we are signed in (without network calls) and updates the context keys. */
   async refreshState(): Promise<ConnectionState> {
-    const before = JSON.stringify(this.state());
+    // Compared with the state last announced: settings are read live, so a "before" taken
+    // now would already hold the new zone and nothing would fire.
+    const before = this.announced;
     if (this.isLocal) this.signedIn = this.context.globalState.get<boolean>(LOCAL_SIGNED_OUT) !== true;
     else this.signedIn = (await this.storedCredentials()) !== undefined;
     await this.setContext();
     const now = this.state();
     if (JSON.stringify(now) !== before) {
+      this.announced = JSON.stringify(now);
       this.client = undefined;
       this.changed.fire(now);
     }
@@ -171,6 +176,7 @@ export class Connection implements vscode.Disposable {
         this.client = this.makeApi(info.baseUrl, { kind: 'token', token: info.token }, true);
         this.clientKey = key;
         // The state's baseUrl changed (a new port).
+        this.announced = JSON.stringify(this.state());
         this.changed.fire(this.state());
       }
       return this.client;
@@ -230,6 +236,7 @@ export class Connection implements vscode.Disposable {
     this.signedIn = false;
     this.zoneCache.clear();
     await this.refreshState();
+    this.announced = JSON.stringify(this.state());
     this.changed.fire(this.state());
   }
 

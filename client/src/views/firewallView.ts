@@ -25,6 +25,9 @@ export function firewallOrder(rules: readonly FirewallRule[]): FirewallRule[] {
 }
 
 export class FirewallView extends BaseProvider<FirewallNode> {
+  /** The view showing this tree: its description names the zone. */
+  treeView: vscode.TreeView<FirewallNode> | undefined;
+
   constructor(private readonly connection: Connection) {
     super();
   }
@@ -67,10 +70,13 @@ export class FirewallView extends BaseProvider<FirewallNode> {
 
   async getChildren(n?: FirewallNode): Promise<FirewallNode[]> {
     if (n) return n.kind === 'section' ? n.children : [];
+    if (this.treeView) this.treeView.description = undefined;
     if (!this.connection.state().signedIn || !this.connection.zoneId) return [];
     const zoneId = this.connection.zoneId;
     try {
       const api = await this.connection.api();
+      const zone = await this.connection.zone(zoneId);
+      if (this.treeView) this.treeView.description = zone.name;
       const [rules, filters] = await Promise.all([api.firewallRules(zoneId), api.filters(zoneId)]);
       const used = new Map<string, number>();
       for (const r of rules) used.set(r.filter.id, (used.get(r.filter.id) ?? 0) + 1);

@@ -147,6 +147,11 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
 
   it('browses the tree: choosing a zone, its phases, the managed entry point, and the effective state of the managed rules grouped by paranoia level and tag', async function () {
     const zone = zones['migrated.example.com'];
+    // A change of the setting itself (not through the command) is announced too: the
+    // status bar and the views follow it.
+    const announced = h.waitForEvent(api.connection.onDidChange, (st) => st.zoneId === zone.id, () => false, 10_000, 'the zone change to be announced');
+    await setApi('zoneId', zone.id);
+    await announced;
     await vscode.commands.executeCommand('rulesmith.chooseZone', zone);
     assert.equal(api.connection.zoneId, zone.id);
     const account = (await kids(api.views.zones))[0];
@@ -524,6 +529,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     await vscode.commands.executeCommand('rulesmith.chooseZone', zones['firewall.example.com']);
     const sections = await kids(api.views.firewall);
     assert.equal(sections[0].description, '201');
+    assert.equal(api.views.firewall.treeView.description, 'firewall.example.com', 'the view says whose rules it shows');
     const rules = await kids(api.views.firewall, sections[0].node);
     const pri = rules.map((r) => r.node.rule && r.node.rule.priority).filter((p) => typeof p === 'number');
     assert.deepEqual(pri, [...pri].sort((a, b) => a - b));
