@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { html5Tokens } from '../../../server/src/managed/libinjection/html5';
+import { HTML5_START_STATES, html5Tokens } from '../../../server/src/managed/libinjection/html5';
 import { detectXSS, isXssInContext } from '../../../server/src/managed/libinjection/xss';
 
 const DATA = new URL('../../../../shared/libinjection-data/', import.meta.url);
@@ -213,4 +213,16 @@ test('html5Tokens: the starting contexts', () => {
   assert.deepEqual(show('x y=z', 'valueNoQuote'), ['ATTR_VALUE,x', 'ATTR_NAME,y', 'ATTR_VALUE,z']);
   assert.deepEqual(show('x y=z', 'attrName'), ['ATTR_NAME,x', 'ATTR_NAME,y', 'ATTR_VALUE,z']);
   assert.deepEqual(show('a<\0b>', 'data'), ['DATA_TEXT,a', 'TAG_NAME_OPEN,\0b', 'TAG_NAME_CLOSE,>']);
+});
+
+test('detectXSS: without `<` or `=` no context holds a dangerous token (the shortcut)', () => {
+  const alphabet = ['a', 'o', 'n', 'l', 'd', ' ', '"', "'", '`', '/', '!', '-', '?', '>', '&', '#', 'j', 's', ':', 'x', '\0', 'S', 'c', 'r', 'i', 'p', 't', 'e'];
+  let seed = 11;
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff), seed % n);
+  const contexts = HTML5_START_STATES;
+  for (let i = 0; i < 5000; i++) {
+    let s = rnd(3) === 0 ? ['onload ', 'x onclick x', '" style ', 'href javascript:'][rnd(4)] : '';
+    for (let j = rnd(16); j > 0; j--) s += alphabet[rnd(alphabet.length)];
+    for (const c of contexts) assert.equal(isXssInContext(s, c), false, `${c}: ${JSON.stringify(s)}`);
+  }
 });

@@ -195,5 +195,8 @@ export function isXssInContext(input: string, start: Html5StartState): boolean {
 
 /** @detectXSS: true when the input is a likely cross-site-scripting payload. */
 export function detectXSS(input: string): boolean {
+  // Every dangerous token needs a `<` (tags, doctypes, comments) or an attribute value,
+  // which needs a `=`: without either, no context can find one (and most values have neither).
+  if (input.indexOf('<') < 0 && input.indexOf('=') < 0) return false;
   return HTML5_START_STATES.some((start) => isXssInContext(input, start));
 }
