@@ -16,6 +16,8 @@ export interface MigrationSnapshot {
   readonly check?: MigrationCheck;
   readonly packages?: readonly WafPackage[];
   readonly errors: readonly string[];
+  /** What to do about each error (same order). */
+  readonly advice?: readonly string[];
 }
 
 const STATE_TEXT: Readonly<Record<string, string>> = {
@@ -50,18 +52,20 @@ export class MigrationView extends BaseProvider<MigrationNode> {
     const api = await this.connection.api();
     const zone = await this.connection.zone(zoneId);
     const errors: string[] = [];
+    const advice: string[] = [];
     const get = async <T>(p: Promise<T>): Promise<T | undefined> => {
       try {
         return await p;
       } catch (e) {
-        errors.push(e instanceof RulesApiError ? `${e.operation}: ${e.message}` : String(e));
+        errors.push(e instanceof RulesApiError ? `${e.operation}: ${e.message}` : e instanceof Error ? e.message : String(e));
+        advice.push(e instanceof RulesApiError ? e.advice : 'See "Rulesmith: Show Output".');
         return undefined;
       }
     };
     const [status, check] = await Promise.all([get(api.migrationStatus(zoneId)), get(api.migrationCheck(zoneId))]);
     // After migration the previous version's APIs answer an error: do not ask.
     const packages = status?.migration_state === 'complete' ? [] : await get(api.wafPackages(zoneId));
-    this.last = { zone, status, check, packages, errors };
+    this.last = { zone, status, check, packages, errors, advice };
     await this.connection.setMigrationState(zoneId, status?.migration_state ?? check?.migration_state);
     return this.last;
   }
@@ -96,7 +100,10 @@ export class MigrationView extends BaseProvider<MigrationNode> {
         }
       }
       if (s.packages && s.packages.length > 0) out.push({ kind: 'packages', id: 'mig/packages', packages: s.packages });
-      for (const [i, e] of s.errors.entries()) out.push(message(`mig/err${i}`, e, 'error'));
+      for (const [i, e] of s.errors.entries()) {
+        const what = s.advice?.[i];
+        out.push({ ...message(`mig/err${i}`, e, 'error', { command: 'rulesmith.refreshViews', title: 'Refresh' }, `${e}${what ? `\n\n${what}` : ''}`), ...(what ? { description: what } : {}) });
+      }
       return out;
     } catch (e) {
       return [errorNode('mig/error', e)];
