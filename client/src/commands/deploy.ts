@@ -173,6 +173,12 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
         { title: 'Pull Entry Point', run: () => vscode.commands.executeCommand('rulesmith.pullEntryPoint') },
       ]);
     }
+    // Only an entry point goes to a phase's entry point: a custom or managed ruleset's
+    // rules would replace everything the zone runs in that phase.
+    const kind = (parsed as { kind?: unknown }).kind;
+    if (kind !== undefined && kind !== 'zone') {
+      throw new UserError(`Not deployed: ${name} is a ruleset of kind "${String(kind)}", not a zone entry point; deploying it would replace every rule of the zone's ${parsed.phase ?? 'phase'} entry point. Deploy the entry point that executes it (pull it, add an execute rule, deploy).`);
+    }
     const pulled = this.pulledOf(uri);
     if (pulled?.service && pulled.service !== this.service()) {
       throw new UserError(

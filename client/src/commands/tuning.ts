@@ -52,6 +52,25 @@ function activeRulesetFile(catalog: ManagedCatalog): vscode.TextEditor | undefin
   return found.rules.some((r) => r.scored) ? ed : undefined;
 }
 
+/**
+ * The scored execute rule to tune: the only one, or — when the OWASP-based ruleset is
+ * deployed more than once (e.g. PL3 with a challenge and PL4 with log, a documented way to
+ * watch a higher level) — the one the user picks. undefined: none; null: cancelled.
+ */
+async function chooseScored(text: string, catalog: ManagedCatalog, where: string): Promise<ExecuteRuleAt | undefined | null> {
+  const scored = managedExecuteRules(text, catalog).rules.filter((r) => r.scored);
+  if (scored.length <= 1) return scored[0];
+  const p = await ui.pick(
+    scored.map((r) => ({
+      label: `Rule ${r.index + 1}: ${r.rule.description?.trim() || r.rule.ref || r.rulesetName}`,
+      description: `PL${r.level || '?'} · threshold ${r.threshold ?? '?'}${r.action ? ` (${r.action})` : ''}${r.rule.enabled === false ? ' · disabled' : ''}`,
+      value: r,
+    })),
+    { title: `${where} deploys the OWASP-based ruleset ${scored.length} times: which deployment?` },
+  );
+  return p ? p.value : null;
+}
+
 export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
   async function catalogNow(): Promise<ManagedCatalog> {
     if (!ctx.connection.state().signedIn) return defaultCatalog;
@@ -87,7 +106,8 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
       const { catalog: c } = await serviceCatalog(api, zone.account?.id ?? ctx.connection.accountId);
       return { catalog: c, ep: await api.getEntryPoint(zone.id, PHASE) };
     }, 'window');
-    const found = ep ? managedExecuteRules(JSON.stringify(ep), catalog).rules.find((r) => r.scored) : undefined;
+    const found = ep ? await chooseScored(JSON.stringify(ep), catalog, zone.name) : undefined;
+    if (found === null) return undefined;
     if (!ep || !found || !found.rule.id || !ep.id) {
       throw new UserError(`${zone.name} does not deploy the OWASP-based managed ruleset in ${PHASE}; add an execute rule for it (pull the entry point, edit, deploy) first.`, [
         { title: 'Pull Entry Point', run: () => vscode.commands.executeCommand('rulesmith.pullEntryPoint', zone, PHASE) },
@@ -118,9 +138,11 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
         const catalog = await catalogNow();
         const editor = o.target === 'zone' || o.zone ? undefined : activeRulesetFile(catalog);
         if (o.target === 'file' && !editor) throw new UserError('Open a *.ruleset.json with an execute rule of the OWASP-based managed ruleset to set its paranoia level.');
+        const inFile = editor ? await chooseScored(editor.document.getText(), catalog, editor.document.uri.path.split('/').pop() ?? 'The file') : undefined;
+        if (inFile === null) return undefined;
         let level = typeof levelArg === 'number' ? levelArg : undefined;
         if (level === undefined) {
-          const current = editor ? managedExecuteRules(editor.document.getText(), catalog).rules.find((r) => r.scored)?.level : undefined;
+          const current = inFile?.level;
           const p = await ui.pick(
             [1, 2, 3, 4].map((l) => ({ label: `Paranoia level ${l}`, description: l === current ? 'current' : '', detail: LEVEL_TEXT[l], value: l })),
             { title: `Paranoia level ${editor ? `in ${editor.document.uri.path.split('/').pop()}` : 'of the zone'}` },
@@ -131,7 +153,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
         if (![1, 2, 3, 4].includes(level)) throw new UserError(`The paranoia level is 1, 2, 3 or 4 (got ${level}).`);
         const pl = level as ParanoiaLevel;
         if (editor) {
-          await applyToFile(editor, setParanoiaLevelInText(editor.document.getText(), pl, { catalog }));
+          await applyToFile(editor, setParanoiaLevelInText(editor.document.getText(), pl, { catalog, ...(inFile ? { ruleIndex: inFile.index } : {}) }));
           void ui.info(`Paranoia level ${pl} set in ${editor.document.uri.path.split('/').pop()}; deploy the file to apply it.`);
           return { target: 'file', where: editor.document.uri.toString(), level: pl };
         }
@@ -147,6 +169,8 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
         const catalog = await catalogNow();
         const editor = o.target === 'zone' || o.zone ? undefined : activeRulesetFile(catalog);
         if (o.target === 'file' && !editor) throw new UserError('Open a *.ruleset.json with an execute rule of the OWASP-based managed ruleset to set its score threshold.');
+        const inFile = editor ? await chooseScored(editor.document.getText(), catalog, editor.document.uri.path.split('/').pop() ?? 'The file') : undefined;
+        if (inFile === null) return undefined;
         let threshold = typeof thresholdArg === 'number' ? thresholdArg : undefined;
         let action = o.action;
         if (threshold === undefined) {
@@ -166,7 +190,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
         if (action !== undefined && !ACTIONS.includes(action)) throw new UserError(`The action is one of ${ACTIONS.join(', ')} (got ${action}).`);
         const t = threshold;
         if (editor) {
-          await applyToFile(editor, setScoreThresholdInText(editor.document.getText(), t, action, { catalog }));
+          await applyToFile(editor, setScoreThresholdInText(editor.document.getText(), t, action, { catalog, ...(inFile ? { ruleIndex: inFile.index } : {}) }));
           void ui.info(`Threshold ${t}${action ? ` (${action})` : ''} set in ${editor.document.uri.path.split('/').pop()}; deploy the file to apply it.`);
           return { target: 'file', where: editor.document.uri.toString(), threshold: t, ...(action ? { action } : {}) };
         }

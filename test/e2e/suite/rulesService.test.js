@@ -327,6 +327,39 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     await h.revertActive();
   });
 
+  it('the OWASP-based ruleset deployed twice (block at PL1, log at PL4): the command asks which deployment to tune', async function () {
+    const uri = h.workspaceUri('double-owasp.ruleset.json');
+    const body = {
+      name: 'default',
+      kind: 'zone',
+      phase: 'http_request_firewall_managed',
+      rules: [
+        { ref: 'owasp-block', description: 'OWASP block at PL1', action: 'execute', expression: 'true', action_parameters: { id: OWASP } },
+        { ref: 'owasp-log', description: 'OWASP log at PL4', action: 'execute', expression: 'true', action_parameters: { id: OWASP } },
+      ],
+    };
+    fs.writeFileSync(uri.fsPath, `${JSON.stringify(body, null, 2)}\n`);
+    try {
+      const doc = await vscode.workspace.openTextDocument(uri);
+      await vscode.window.showTextDocument(doc);
+      api.testing.answer('Rule 2: OWASP log at PL4');
+      const r = await vscode.commands.executeCommand('rulesmith.setParanoiaLevel', 2, { target: 'file' });
+      assert.ok(r, JSON.stringify(api.testing.peek()));
+      const picked = api.testing.take().find((a) => a.kind === 'pick');
+      assert.equal(picked.message, 'double-owasp.ruleset.json deploys the OWASP-based ruleset 2 times: which deployment?');
+      assert.deepEqual(picked.items, ['Rule 1: OWASP block at PL1', 'Rule 2: OWASP log at PL4']);
+      const after = JSON.parse(doc.getText());
+      assert.equal(after.rules[0].action_parameters.overrides, undefined, 'the other deployment is untouched');
+      const cats = after.rules[1].action_parameters.overrides.categories.filter((c) => c.enabled === false).map((c) => c.category);
+      assert.deepEqual(cats.sort(), ['paranoia-level-3', 'paranoia-level-4']);
+      api.testing.answer(undefined);
+      assert.equal(await vscode.commands.executeCommand('rulesmith.setScoreThreshold', 60, { target: 'file' }), undefined, 'cancelled at the question');
+      await h.revertActive();
+    } finally {
+      fs.rmSync(uri.fsPath, { force: true });
+    }
+  });
+
   it('refuses to deploy a file with errors', async function () {
     const uri = h.workspaceUri('rulesets/pro.example.com/http_request_firewall_custom.ruleset.json');
     const doc = await vscode.workspace.openTextDocument(uri);
@@ -399,6 +432,11 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', uri), undefined);
     assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Not deployed: not-a-ruleset\.json is not a ruleset \(it has no "rules" array\)/);
     fs.rmSync(uri.fsPath);
+    const custom = h.workspaceUri('my-custom.ruleset.json');
+    fs.writeFileSync(custom.fsPath, JSON.stringify({ name: 'mine', kind: 'custom', phase: 'http_request_firewall_custom', rules: [{ action: 'block', expression: 'http.host eq "x"' }] }));
+    assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', custom), undefined);
+    assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Not deployed: my-custom\.ruleset\.json is a ruleset of kind "custom", not a zone entry point; deploying it would replace every rule of the zone's http_request_firewall_custom entry point/);
+    fs.rmSync(custom.fsPath);
     const broken = h.workspaceUri('broken.ruleset.json');
     fs.writeFileSync(broken.fsPath, '{ "rules": [ }\n');
     assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', broken), undefined);
