@@ -134,6 +134,7 @@ export class Connection implements vscode.Disposable {
   private async storedCredentials(): Promise<Credentials | undefined> {
     const raw = await this.context.secrets.get(CREDENTIALS_SECRET);
     if (!raw) {
+      this.credentialsFor = undefined;
       const env = process.env[ENV_TOKEN]?.trim();
       return env && this.context.globalState.get<boolean>(ENV_SIGNED_OUT) !== true ? { kind: 'token', token: env } : undefined;
     }
