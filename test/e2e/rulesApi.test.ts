@@ -284,6 +284,16 @@ describe('RulesApi and the hosted API shape (pagination, odd envelopes, rate lim
       assert.equal(calls, 2, 'a 502 is retried');
       assert.equal(e2.status, 502);
       assert.equal(e2.message, 'the answer was not JSON (text/html): "502 Bad Gateway"');
+      // JSON relabelled by a proxy (text/plain) is still read as JSON.
+      const { server: relabel, url: url2 } = await fake((_req, _u, _b, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end(JSON.stringify({ result: { compatible: true }, success: true, errors: null, messages: null }));
+      });
+      try {
+        assert.deepEqual(await new RulesApi({ baseUrl: url2, credentials: token, maxRetries: 0 }).migrationCheck('z'), { compatible: true });
+      } finally {
+        relabel.close();
+      }
     } finally {
       server.close();
     }

@@ -175,6 +175,12 @@ function guardedFetch(log: ((line: string) => void) | undefined): (input: string
     if (res.status !== 204 && !/[/+]json\b/i.test(type)) {
       const text = await res.text().catch(() => '');
       if (res.ok && text.trim() === '') return new Response(null, { status: 204, headers });
+      // JSON under another content-type (some proxies relabel it): taken as JSON.
+      try {
+        JSON.parse(text);
+        headers.set('content-type', 'application/json');
+        return new Response(text, { status: res.status, statusText: res.statusText, headers });
+      } catch {}
       headers.set('content-type', 'application/json');
       headers.set(NOT_JSON_HEADER, '1');
       if (res.ok) headers.set('x-should-retry', 'false');
@@ -250,10 +256,10 @@ export class RulesApi {
 
   /**
    * A raw call's `result`; a `200` with `success: false` (which the SDK does not raise) is
-   * an error too. A POST gets no SDK retries (call(…, true) retries its 429s).
+   * an error too. A create gets no SDK retries (call(…, true) retries its 429s).
    */
-  private async raw<T>(method: 'get' | 'put' | 'post' | 'patch' | 'delete', path: string, opts: { query?: Record<string, unknown>; body?: unknown } = {}): Promise<T> {
-    const env = await this.cf[method]<Envelope<T>>(path, { ...opts, ...(method === 'post' ? { maxRetries: 0 } : {}) } as never);
+  private async raw<T>(method: 'get' | 'put' | 'post' | 'patch' | 'delete', path: string, opts: { query?: Record<string, unknown>; body?: unknown } = {}, create = false): Promise<T> {
+    const env = await this.cf[method]<Envelope<T>>(path, { ...opts, ...(create ? { maxRetries: 0 } : {}) } as never);
     if (!env || typeof env !== 'object') throw new RulesApiError(`${method.toUpperCase()} ${path}`, 200, [{ message: 'the service answered without a body' }], adviceFor(502, [], this.options.local === true));
     if (env.success === false) {
       throw fromEnvelope(`${method.toUpperCase()} ${path}`, 200, env.errors, this.options.local === true, (env as { messages?: unknown }).messages);
@@ -441,7 +447,7 @@ export class RulesApi {
   /** Creates filters (not retried but for a 429: a retried create could make a second one). */
   createFilters(zoneId: string, filters: readonly { expression: string; description?: string; paused?: boolean }[]): Promise<Filter[]> {
     const path = `/zones/${enc(zoneId)}/filters`;
-    return this.call(`POST ${path}`, () => this.raw<Filter[]>('post', path, { body: filters }), true);
+    return this.call(`POST ${path}`, () => this.raw<Filter[]>('post', path, { body: filters }, true), true);
   }
 
   /** Creates firewall rules; each `filter` is `{id}` (two-call flow) or an inline filter (single call). */
@@ -450,7 +456,7 @@ export class RulesApi {
     rules: readonly { filter: { id: string } | { expression: string; description?: string }; action: string; description?: string; priority?: number; paused?: boolean; products?: string[] }[],
   ): Promise<FirewallRule[]> {
     const path = `/zones/${enc(zoneId)}/firewall/rules`;
-    return this.call(`POST ${path}`, () => this.raw<FirewallRule[]>('post', path, { body: rules }), true);
+    return this.call(`POST ${path}`, () => this.raw<FirewallRule[]>('post', path, { body: rules }, true), true);
   }
 
   /** One firewall rule as the zone has it now. */
