@@ -16,7 +16,8 @@ const ip = (t: string): Value => {
 const CASES: ReadonlyArray<readonly [string, Value, Value | undefined, boolean]> = [
   ['op.rx', 'SELECT * FROM t', '(?i)select.+from', true],
   ['op.rx', 'selectfrom', '(?i)select.+from', false],
-  ['op.rx', 'abc\n', '^abc$', true],
+  ['op.rx', 'abc\n', '^abc$', false], // PCRE_DOLLAR_ENDONLY, as ModSecurity 2 compiles
+  ['op.rx', 'a\nb', '^a.b$', true], // PCRE_DOTALL
   ['op.pm', 'I use WGET here', 'curl wget nikto', true],
   ['op.pm', 'nothing', 'curl wget nikto', false],
   ['op.pm', 'a.b', 'x a.b', true],

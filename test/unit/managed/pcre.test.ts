@@ -5,12 +5,14 @@ import { compilePcre, translatePcre } from '../../../server/src/language/runtime
 
 const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
   // [PCRE, JS source, JS flags]
-  ['(?i)select.+from', '[sS][eE][lL][eE][cC][tT][^\\n]+[fF][rR][oO][mM]', ''],
+  // ModSecurity 2 compiles with PCRE_DOTALL | PCRE_DOLLAR_ENDONLY: `.` is any byte, `$` the very end.
+  ['(?i)select.+from', '[sS][eE][lL][eE][cC][tT][\\s\\S]+[fF][rR][oO][mM]', ''],
+  ['(?-s)a.b', 'a[^\\n]b', ''],
   ['(?is)a.b', '[aA][\\s\\S][bB]', ''],
   ['(?i)a(?-i:b)c', '[aA](?:b)[cC]', ''],
   ['a(?i)b|c', 'a[bB]|[cC]', ''],
   ['(?i)[a-z\\x41\\xc3]', '[\\x61-\\x7a\\x41\\xc3\\x41-\\x5a\\x61]', ''],
-  ['^abc$', '^abc(?=\\n?$)', ''],
+  ['^abc$', '^abc$', ''],
   ['\\Aabc\\Z', '^abc(?=\\n?$)', ''],
   ['abc\\z', 'abc$', ''],
   ['a(?i:bc)d', 'a(?:[bB][cC])d', ''],
@@ -19,7 +21,7 @@ const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
   ['a*+b', '(?=(?<__a1>a*))\\k<__a1>b', ''],
   ['\\s*+;[^;]++', '(?=(?<__a1>[\\t-\\r ]*))\\k<__a1>;(?=(?<__a2>[^\\x3b]+))\\k<__a2>', ''],
   ['(?:ab)?+c{2}+', '(?=(?<__a1>(?:ab)?))\\k<__a1>(?=(?<__a2>c{2}))\\k<__a2>', ''],
-  ['\\?+$', '\\?+(?=\\n?$)', ''],
+  ['\\?+$', '\\?+$', ''],
   ['a*?b+?', 'a*?b+?', ''],
   ['\\x{41}\\x{ff}\\x4', 'A\\xff\\x04', ''],
   ['\\h\\H', '[\\t \\xa0][^\\t \\xa0]', ''],
@@ -32,7 +34,7 @@ const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
   ['(?P<n>a)\\1', '(?<n>a)\\1', ''],
   ['(?i)(?<nm>a)\\k<nm>', '(?<nm>[aA])\\k<nm>', ''],
   ['a(?#note)b', 'ab', ''],
-  ['\\Qa.b\\E.', 'a\\.b[^\\n]', ''],
+  ['\\Qa.b\\E.', 'a\\.b[\\s\\S]', ''],
   ['\\e\\0\\012', '\\x1b\\x00\\x0a', ''],
   ['(?=a)(?!b)(?<=c)(?<!d)', '(?=a)(?!b)(?<=c)(?<!d)', ''],
   ['a/b', 'a\\/b', ''],
@@ -79,10 +81,12 @@ describe('PCRE translation', () => {
   }
 
   const MATCHES: ReadonlyArray<readonly [string, string, boolean]> = [
-    ['^abc$', 'abc\n', true],
+    ['^abc$', 'abc\n', false],
+    ['^abc\\Z', 'abc\n', true],
     ['^abc$', 'abc\n\n', false],
     ['a.c', 'a\rc', true],
-    ['a.c', 'a\nc', false],
+    ['a.c', 'a\nc', true],
+    ['(?-s)a.c', 'a\nc', false],
     ['(?s)a.c', 'a\nc', true],
     ['\\s', '\xa0', false],
     ['\\h', '\xa0', true],

@@ -8,9 +8,10 @@
  *   PCRE's in byte mode: letters become `[aA]` classes and class ranges get their other
  *   case (the JS `i` flag is never used: it would also fold Latin-1 bytes such as
  *   0xC3/0xE3). `.` becomes `[\s\S]` under `(?s)`.
- * - `.` is "any byte but \n" (JS would also exclude \r); `$` is "end, or before a final
- *   \n" (`(?=\n?$)`), `\Z` the same, `\z` and `\A` the absolute ends; with `(?m)`, `^`
- *   and `$` also match after / before each \n.
+ * - Compiled as ModSecurity 2 compiles `@rx` (PCRE_DOTALL | PCRE_DOLLAR_ENDONLY; v3 has
+ *   DOTALL too): `.` is any byte (`[^\n]` after `(?-s)`), `$` the very end; `\Z` is "end,
+ *   or before a final \n" (`(?=\n?$)`), `\z` and `\A` the absolute ends; with `(?m)`,
+ *   `^` and `$` also match after / before each \n.
  * - Possessive quantifiers (`X*+ X++ X?+ X{n,m}+`) and atomic groups `(?>X)` become
  *   `(?=(?<__aN>X*))\k<__aN>` (a JS lookahead is atomic). In a pattern with numbered
  *   back-references (whose numbers the extra groups would shift) they lose their
@@ -97,7 +98,7 @@ class Translator {
   }
 
   run(): PcreResult {
-    const source = this.sequence({ i: false, s: false, m: false }, 0);
+    const source = this.sequence({ i: false, s: true, m: false }, 0);
     if (this.i < this.p.length) throw new Fail(`unmatched ) at offset ${this.i}`);
     return { ok: true, source, flags: '', notes: [...this.notes] };
   }
@@ -146,7 +147,7 @@ class Translator {
         out += scope.m ? '(?<=^|\\n)' : '^';
       } else if (c === '$') {
         this.i++;
-        out += scope.m ? '(?=\\n|$)' : '(?=\\n?$)';
+        out += scope.m ? '(?=\\n|$)' : '$';
       } else if (isQuantifier) {
         const q = this.quantifier();
         if (q.possessive) out = out.slice(0, atomStart) + this.atomicGroup(out.slice(atomStart) + q.text);
