@@ -29,6 +29,8 @@ interface Options {
   readonly target?: 'file' | 'zone';
   readonly zone?: unknown;
   readonly action?: string;
+  /** Which rule of the entry point (a Zones view `execute` rule item gives its index). */
+  readonly index?: number;
 }
 
 export interface TuningResult {
@@ -57,8 +59,9 @@ function activeRulesetFile(catalog: ManagedCatalog): vscode.TextEditor | undefin
  * deployed more than once (e.g. PL3 with a challenge and PL4 with log, a documented way to
  * watch a higher level) — the one the user picks. undefined: none; null: cancelled.
  */
-async function chooseScored(text: string, catalog: ManagedCatalog, where: string): Promise<ExecuteRuleAt | undefined | null> {
+async function chooseScored(text: string, catalog: ManagedCatalog, where: string, index?: number): Promise<ExecuteRuleAt | undefined | null> {
   const scored = managedExecuteRules(text, catalog).rules.filter((r) => r.scored);
+  if (index !== undefined) return scored.find((r) => r.index === index);
   if (scored.length <= 1) return scored[0];
   const p = await ui.pick(
     scored.map((r) => ({
@@ -96,6 +99,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
    */
   async function applyToZone(
     zoneArg: unknown,
+    index: number | undefined,
     what: string,
     change: (rule: Rule, catalog: ManagedCatalog) => Rule,
     fromTo: (now: ExecuteRuleAt) => string,
@@ -106,7 +110,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
       const { catalog: c } = await serviceCatalog(api, zone.account?.id ?? ctx.connection.accountId);
       return { catalog: c, ep: await api.getEntryPoint(zone.id, PHASE) };
     }, 'window');
-    const found = ep ? await chooseScored(JSON.stringify(ep), catalog, zone.name) : undefined;
+    const found = ep ? await chooseScored(JSON.stringify(ep), catalog, zone.name, index) : undefined;
     if (found === null) return undefined;
     if (!ep || !found || !found.rule.id || !ep.id) {
       throw new UserError(`${zone.name} does not deploy the OWASP-based managed ruleset in ${PHASE}; add an execute rule for it (pull the entry point, edit, deploy) first.`, [
@@ -157,7 +161,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
           void ui.info(`Paranoia level ${pl} set in ${editor.document.uri.path.split('/').pop()}; deploy the file to apply it.`);
           return { target: 'file', where: editor.document.uri.toString(), level: pl };
         }
-        const r = await applyToZone(o.zone, `Set paranoia level ${pl}`, (rule) => setParanoiaLevel(rule, pl), (now) => `Paranoia level ${now.level || '?'} → ${pl}`);
+        const r = await applyToZone(o.zone, o.index, `Set paranoia level ${pl}`, (rule) => setParanoiaLevel(rule, pl), (now) => `Paranoia level ${now.level || '?'} → ${pl}`);
         if (!r) return undefined;
         void ui.info(`Paranoia level ${pl} is now in effect on ${r.where} (entry point version ${r.version}).`);
         return { target: 'zone', where: r.where, level: pl, version: r.version };
@@ -196,6 +200,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
         }
         const r = await applyToZone(
           o.zone,
+          o.index,
           `Set the anomaly score threshold to ${t}${action ? ` with action ${action}` : ''}`,
           (rule, cat) => setScoreThreshold(rule, t, action, { catalog: cat }),
           (now) => `Threshold ${now.threshold ?? '?'}${now.action ? ` (${now.action})` : ''} → ${t}${action ? ` (${action})` : now.action ? ` (${now.action})` : ''}`,

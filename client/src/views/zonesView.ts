@@ -105,7 +105,9 @@ export class ZonesView extends BaseProvider<ZonesNode> {
         md.appendCodeblock(r.expression ?? '', 'rulesmith-expression');
         if (r.action_parameters) md.appendCodeblock(JSON.stringify(r.action_parameters, null, 2).slice(0, 2000), 'json');
         item.tooltip = md;
-        item.contextValue = exec ? 'rule.execute' : 'rule';
+        // A deployment of a scored ruleset (the OWASP-based one) offers paranoia level and threshold.
+        const scored = exec && findManagedRuleset(defaultCatalog, (r.action_parameters as ExecuteParameters | undefined)?.id ?? '')?.anomalyRuleId !== undefined;
+        item.contextValue = exec ? (scored ? 'rule.execute.scored' : 'rule.execute') : 'rule';
         item.accessibilityInformation = { label: `${typeof item.label === 'string' ? item.label : ''}, ${item.description}` };
         return item;
       }

@@ -165,6 +165,16 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const rules = await kids(api.views.zones, ep.node);
     const exec = rules.find((r) => r.node.rule && r.node.rule.action === 'execute' && r.node.rule.action_parameters.id === OWASP);
     assert.ok(exec, `an execute rule of the OWASP-based ruleset: ${JSON.stringify(rules.map((r) => [r.label, r.description]))}`);
+    assert.equal(exec.item.contextValue, 'rule.execute.scored', 'its context menu offers paranoia level and threshold');
+    const other = rules.find((r) => r.node.rule && r.node.rule.action === 'execute' && r.node.rule.action_parameters.id !== OWASP);
+    if (other) assert.equal(other.item.contextValue, 'rule.execute');
+    // From the tree item: the zone and the rule are the item's.
+    api.testing.take();
+    api.testing.answer('Paranoia level 2', 'Apply');
+    const fromTree = await vscode.commands.executeCommand('rulesmith.setParanoiaLevel', exec.node);
+    assert.ok(fromTree, JSON.stringify(api.testing.peek()));
+    assert.deepEqual([fromTree.target, fromTree.where, fromTree.level], ['zone', 'migrated.example.com', 2]);
+    assert.match(api.testing.take().find((a) => a.kind === 'confirm').detail, /^Paranoia level \d → 2\./);
     const groups = await kids(api.views.zones, exec.node);
     const pl1 = groups.find((g) => g.label === 'Paranoia level 1');
     assert.ok(pl1, JSON.stringify(groups.map((g) => g.label)));
