@@ -512,7 +512,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     }
   });
 
-  it('UI: the Rulesmith views (zones tree after signing in to the local service), the migration confirmation and the paranoia preview webview', { timeout: 4 * 60_000 }, async (t) => {
+  it('UI: the Rulesmith views (zones tree after signing in to the local service), the migration confirmation, the paranoia preview webview, and pausing a firewall rule from its view', { timeout: 4 * 60_000 }, async (t) => {
     if (skipIfUnavailable(t)) return;
     const page = await newPage('ui-rules');
     mkdirSync(SCREENSHOTS, { recursive: true });
@@ -591,7 +591,24 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       assert.match(body, /Your requests — \d+ requests from \d+ \.http file/);
       await webview.locator('svg').first().waitFor({ timeout: 15_000 });
       await shot('paranoia-preview.png');
-      log(`screenshots: ${['welcome.png', 'zones-tree.png', 'migration-confirmation.png', 'paranoia-preview.png'].map((f) => join(SCREENSHOTS, f)).join(', ')}`);
+
+      // The Firewall Rules view of firewall.example.com: pause a rule with its inline action,
+      // see it paused, resume it.
+      await page.getByRole('treeitem', { name: /firewall\.example\.com/ }).first().click();
+      const fw = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: 'Firewall Rules' }) }).first();
+      const healthRow = fw.locator('.monaco-list-row', { hasText: 'Health checks skip the WAF' }).first();
+      if (!(await healthRow.isVisible())) await fw.locator('.pane-header').click();
+      await healthRow.waitFor({ timeout: 30_000 });
+      await fw.locator('.pane-header .description', { hasText: 'firewall.example.com' }).waitFor({ timeout: 15_000 });
+      await healthRow.hover();
+      await healthRow.getByRole('button', { name: 'Pause Firewall Rule' }).click({ timeout: 15_000 });
+      const pausedRow = fw.locator('.monaco-list-row', { hasText: 'paused · bypass' }).first();
+      await pausedRow.waitFor({ timeout: 30_000 });
+      await shot('firewall-rules.png');
+      await pausedRow.hover();
+      await pausedRow.getByRole('button', { name: 'Resume Firewall Rule' }).click({ timeout: 15_000 });
+      await fw.locator('.monaco-list-row', { hasText: 'Health checks skip the WAF' }).filter({ hasNotText: 'paused' }).first().waitFor({ timeout: 30_000 });
+      log(`screenshots: ${['welcome.png', 'zones-tree.png', 'migration-confirmation.png', 'paranoia-preview.png', 'firewall-rules.png'].map((f) => join(SCREENSHOTS, f)).join(', ')}`);
     } catch (e) {
       await page.screenshot({ path: join(r.dir, 'ui-rules-failure.png') }).catch(() => undefined);
       throw e;
