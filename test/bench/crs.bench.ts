@@ -44,11 +44,13 @@
  * (ModSecurity's logged ids without 949110). The disagreements of each level are written
  * to ~/.cache/rulesmith-bench/crs-disagreements-plN.json for whoever works on the converter.
  * At PL4 (the level the suite is run at) the tests' own `log_contains` / `no_log_contains`
- * of a rule id say which side is right. Most differences are one libmodsecurity3 trait:
- * v3 fills REQUEST_BODY for every body processor, where ModSecurity 2 (which the CRS 3.3.x
- * tests were written against, and our request fields follow) leaves it empty with the
- * JSON, XML and multipart processors — hence 920272/920273 and REQUEST_BODY-targeting 944xxx
- * rules scoring on JSON/XML/multipart bodies only in libmodsecurity3.
+ * of a rule id say which side is right. The differences are libmodsecurity3 traits where
+ * ModSecurity 2 (which the CRS 3.3.x tests were written against, and our request fields and
+ * converter follow) does otherwise: v3 fills REQUEST_BODY for every body processor, where v2
+ * leaves it empty with the JSON, XML and multipart processors — hence 920272/920273, 921110
+ * and REQUEST_BODY-targeting 944xxx rules scoring on those bodies only in libmodsecurity3;
+ * v3's rule parser keeps `\\` in operator arguments where Apache's config reader makes it
+ * `\` (920460, 932200, 941330, 942440); v3 compiles regexes with PCRE_MULTILINE (932150).
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
