@@ -40,6 +40,32 @@ function normalizeBaseUrl(url: string): string {
   return /\/client\/v4$/.test(u) ? u : `${u}/client/v4`;
 }
 
+/** Whether `url` is a loopback address (the token does not leave the machine). */
+export function isLoopback(url: string): boolean {
+  try {
+    const h = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Credentials go only over https, or plain http to this machine: an http:// base URL on
+ * another host would send the token in the clear. Returns why not, or undefined.
+ */
+export function insecureBaseUrl(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `rulesmith.api.baseUrl is not a URL (${url})`;
+  }
+  if (u.protocol === 'https:') return undefined;
+  if (u.protocol === 'http:' && isLoopback(url)) return undefined;
+  return `rulesmith.api.baseUrl (${u.origin}) is not https: the API token would travel unencrypted`;
+}
+
 export class NotSignedInError extends Error {
   constructor() {
     super('You are not signed in to a rules service. Run "Rulesmith: Sign In".');
@@ -189,6 +215,8 @@ export class Connection implements vscode.Disposable {
       throw new NotSignedInError();
     }
     const baseUrl = normalizeBaseUrl(setting('baseUrl', ''));
+    const insecure = insecureBaseUrl(baseUrl);
+    if (insecure) throw new RulesApiError('connect', 0, [{ message: insecure }], 'Use an https:// URL (http:// only for 127.0.0.1 / localhost).');
     const key = `${baseUrl} ${creds.kind}`;
     if (!this.client || this.clientKey !== key) {
       this.client = this.makeApi(baseUrl, creds, false);
@@ -213,6 +241,8 @@ export class Connection implements vscode.Disposable {
     }
     if (!credentials) throw new Error('credentials are needed to sign in to the rules service at rulesmith.api.baseUrl');
     const baseUrl = this.isLocal ? (await this.local.ensure()).baseUrl : normalizeBaseUrl(setting('baseUrl', ''));
+    const insecure = insecureBaseUrl(baseUrl);
+    if (insecure) throw new RulesApiError('sign in', 0, [{ message: insecure }], 'Use an https:// URL (http:// only for 127.0.0.1 / localhost); nothing was sent.');
     const probe = this.makeApi(baseUrl, credentials, this.isLocal);
     const r = await probe.verify();
     if (this.isLocal) {

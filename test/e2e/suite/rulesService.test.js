@@ -105,6 +105,12 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.match(shown[0].message, /Sign-in refused: .*\(code \d+\)\. The credentials were refused: run "Rulesmith: Sign In" again/);
     assert.equal(api.connection.state().signedIn, false);
 
+    // A plain-http URL on another host: refused before anything is sent (the token would travel in the clear).
+    await setApi('baseUrl', 'http://rules.example.invalid/client/v4');
+    assert.equal(await vscode.commands.executeCommand('rulesmith.signIn', { token: 'not-sent' }), undefined);
+    assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Sign-in refused: rulesmith\.api\.baseUrl \(http:\/\/rules\.example\.invalid\) is not https: the API token would travel unencrypted\. Use an https:\/\/ URL/);
+    await setApi('baseUrl', svc.baseUrl);
+
     // Through the prompts, as a person would (the token typed into a password box).
     api.testing.answer('API token', svc.token);
     const ok = await vscode.commands.executeCommand('rulesmith.signIn');
