@@ -130,7 +130,7 @@ export function regexFeatures(pattern: string): string[] {
   if (/\\x\{/.test(p)) out.push('regex: \\x{hh} escape');
   if (/\\[1-9]/.test(p.replace(/\\\\/g, ''))) out.push('regex: back-reference');
   if (/\\[AZzGQE]/.test(p.replace(/\\\\/g, ''))) out.push('regex: PCRE-only escape (\\A \\Z \\z \\G \\Q)');
-  if (/\$/.test(p.replace(/\\./g, '').replace(/\[[^\]]*\]/g, ''))) out.push('regex: $ anchor (PCRE's default also matches before a final newline; ModSecurity 2 compiles with PCRE_DOLLAR_ENDONLY: the very end)');
+  if (/\$/.test(p.replace(/\\./g, '').replace(/\[[^\]]*\]/g, ''))) out.push('regex: $ anchor (PCRE by default also matches before a final newline; ModSecurity 2 compiles with PCRE_DOLLAR_ENDONLY: the very end)');
   try {
     new RegExp(p, flags);
   } catch {
