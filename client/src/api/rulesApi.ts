@@ -23,7 +23,7 @@ import { BaseZones } from 'cloudflare/resources/zones/zones';
 import { BaseTokens } from 'cloudflare/resources/user/tokens/tokens';
 import { Rulesets } from 'cloudflare/resources/rulesets/rulesets';
 import type { Rule, Ruleset } from '../../../server/src/rulesets/model';
-import { adviceFor, fromEnvelope, retryAfterOf, toApiError, RulesApiError } from './errors';
+import { adviceFor, fromEnvelope, retryAfterOf, toApiError, RulesApiError, type ApiMessage } from './errors';
 
 export type Credentials = { readonly kind: 'token'; readonly token: string } | { readonly kind: 'key'; readonly email: string; readonly key: string };
 
@@ -379,12 +379,17 @@ export class RulesApi {
   }
 
   /** PUT of the entry point (whole rules list); `waf_migration` starts or finishes the migration. */
-  putEntryPoint(zoneId: string, phase: string, body: { name?: string; description?: string; rules: readonly Rule[] }, migration?: MigrationMode): Promise<Ruleset> {
+  putEntryPoint(zoneId: string, phase: string, body: { name?: string; description?: string; rules: readonly Rule[] }, migration?: MigrationMode): Promise<Ruleset & { readonly warnings?: readonly ApiMessage[] }> {
+    const path = `/zones/${enc(zoneId)}/rulesets/phases/${enc(phase)}/entrypoint`;
     const q = migration ? `?waf_migration=${migration}&phase_two=1` : '';
-    return this.call(`PUT /zones/${zoneId}/rulesets/phases/${phase}/entrypoint${q}`, async () => {
-      const params = { zone_id: zoneId, ...body } as never;
-      const options = migration ? { query: { waf_migration: migration, phase_two: 1 } } : undefined;
-      return must((await this.cf.rulesets.phases.update(phase as never, params, options)) as unknown as Ruleset, `PUT entrypoint ${phase}`, this.options.local === true);
+    // Raw (the SDK would drop `messages`): the API's warnings (20040, e.g. a deprecated
+    // field) come back beside the result and are shown with it.
+    return this.call(`PUT ${path}${q}`, async () => {
+      const env = await this.cf.put<Envelope<Ruleset> & { messages?: unknown }>(path, { body, ...(migration ? { query: { waf_migration: migration, phase_two: 1 } } : {}) });
+      if (env && typeof env === 'object' && env.success === false) throw fromEnvelope(`PUT ${path}`, 200, env.errors, this.options.local === true, env.messages);
+      const result = must(env?.result, `PUT ${path}`, this.options.local === true);
+      const warnings = Array.isArray(env.messages) ? (env.messages as ApiMessage[]).filter((m) => m && typeof m.message === 'string') : [];
+      return warnings.length ? { ...result, warnings } : result;
     });
   }
 

@@ -442,6 +442,26 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.match(api.testing.take().find((a) => a.kind === 'error').message, /^Conflict: pro\.example\.com's http_request_firewall_managed entry point changed while the change was being confirmed \(version \d+ → \d+\)\. Nothing was changed/);
   });
 
+  it('deploy shows the warnings the service answers with (a deprecated field), beside the new version', async function () {
+    assert.equal(api.connection.zoneId, zones['pro.example.com'].id);
+    const uri = h.workspaceUri('rulesets/warned.ruleset.json');
+    fs.writeFileSync(uri.fsPath, `${JSON.stringify({ name: 'default', kind: 'zone', phase: 'http_request_firewall_custom', rules: [{ ref: 'geo', description: 'e2e geo', action: 'block', expression: 'ip.geoip.country eq "T1"' }] }, null, 2)}\n`);
+    try {
+      api.testing.answer('Deploy');
+      const d = await vscode.commands.executeCommand('rulesmith.deploy', uri);
+      assert.ok(d && d.deployed, JSON.stringify([d, api.testing.peek()]));
+      assert.ok(d.warnings && d.warnings.length > 0, JSON.stringify(d));
+      assert.ok(d.warnings.some((w) => /\(code 20040\)$/.test(w)), JSON.stringify(d.warnings));
+      const shown = api.testing.take();
+      const confirm = shown.find((a) => a.kind === 'confirm');
+      assert.match(confirm.detail, /was not pulled from this zone: deploying replaces version \d+ as shown in the diff/);
+      const warn = shown.find((a) => a.kind === 'warning');
+      assert.match(warn.message, /^Deployed to pro\.example\.com \(http_request_firewall_custom\): version \d+\. .*It is deployed, with \d+ warnings? from the service: .*ip\.geoip\.country.*\(code 20040\)/);
+    } finally {
+      fs.rmSync(uri.fsPath, { force: true });
+    }
+  });
+
   it('deploy refuses a JSON file that is not a ruleset, and a file pulled from another rules service, saying which', async function () {
     const uri = h.workspaceUri('not-a-ruleset.json');
     fs.writeFileSync(uri.fsPath, '{ "name": "x" }\n');
