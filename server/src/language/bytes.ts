@@ -10,9 +10,15 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** True when every code unit is ASCII, the common case that needs no conversion. */
 function isAscii(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
-  return true;
+  // Short strings: a loop; longer ones: the regex engine's native scan is several times faster.
+  if (s.length < 32) {
+    for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+    return true;
+  }
+  return !NON_ASCII_BYTE.test(s);
 }
+
+const NON_ASCII_BYTE = /[^\x00-\x7f]/;
 
 /** Packs bytes into a binary string. */
 export function bytesToBinary(bytes: Uint8Array): string {
