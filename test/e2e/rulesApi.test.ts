@@ -354,6 +354,23 @@ describe('RulesApi and the hosted API shape (pagination, odd envelopes, rate lim
     }
   });
 
+  it('a token scoped to zones (no Account Read): the accounts of its zones stand in, whether /accounts is empty or refused', async () => {
+    for (const accounts of ['empty', 'refused'] as const) {
+      const { server, url } = await fake((_req, u, _b, res) => {
+        if (u.pathname.endsWith('/accounts')) {
+          if (accounts === 'refused') return json(res, 403, { result: null, success: false, errors: [{ code: 10000, message: 'Authentication error' }], messages: [] });
+          return ok(res, [], { page: 1, per_page: 50, total_pages: 0 });
+        }
+        ok(res, [{ ...zone(1), account: { id: 'acc1', name: 'Shop' } }, { ...zone(2), account: { id: 'acc1', name: 'Shop' } }], { page: 1, per_page: 50, total_pages: 1 });
+      });
+      try {
+        assert.deepEqual(await new RulesApi({ baseUrl: url, credentials: token, maxRetries: 0 }).visibleAccounts(), [{ id: 'acc1', name: 'Shop' }], accounts);
+      } finally {
+        server.close();
+      }
+    }
+  });
+
   it('firewall rules: PUT sends the whole rule (the API erases what is left out), PATCH sends the priority and reads the one-rule array', async () => {
     const bodies: unknown[] = [];
     const rule = { id: 'a'.repeat(32), filter: { id: 'b'.repeat(32), expression: 'true', paused: false }, action: 'bypass', products: ['waf'], priority: 5, paused: false, description: 'd', ref: 'r', created_on: 'x', modified_on: 'y' };

@@ -355,6 +355,24 @@ export class RulesApi {
     return this.call('GET /accounts', async () => (await this.allPages<Account>('/accounts', {}, 50)).map((a) => ({ id: a.id, name: a.name })));
   }
 
+  /**
+   * The accounts to show: those the credentials list; a token scoped to zones only (no
+   * Account Read, common for a WAF token) lists none — or is refused (403) — so the
+   * accounts of the zones it sees stand in.
+   */
+  async visibleAccounts(): Promise<Account[]> {
+    let accounts: Account[] = [];
+    try {
+      accounts = await this.listAccounts();
+    } catch (e) {
+      if (!(e instanceof RulesApiError) || e.status !== 403) throw e;
+    }
+    if (accounts.length > 0) return accounts;
+    const byId = new Map<string, Account>();
+    for (const z of await this.listZones()) if (z.account?.id && !byId.has(z.account.id)) byId.set(z.account.id, { id: z.account.id, name: z.account.name || z.account.id });
+    return [...byId.values()];
+  }
+
   listZones(accountId?: string): Promise<Zone[]> {
     return this.call(`GET /zones${accountId ? `?account.id=${accountId}` : ''}`, () => this.allPages<Zone>('/zones', accountId ? { 'account.id': accountId } : {}, 50));
   }

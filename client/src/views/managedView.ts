@@ -35,7 +35,7 @@ export class ManagedView extends BaseProvider<ManagedNode> {
         if (!this.connection.state().signedIn) return [];
         const api = await this.connection.api();
         let accountId = this.connection.accountId;
-        if (!accountId) accountId = (await api.listAccounts())[0]?.id;
+        if (!accountId) accountId = (await api.visibleAccounts())[0]?.id;
         const { catalog, fallback } = await serviceCatalog(api, accountId);
         const out: ManagedNode[] = catalog.rulesets.map((ruleset) => ({ kind: 'ruleset', id: `m:${ruleset.id}`, ruleset }));
         if (fallback) out.unshift(message('m/fallback', `Built-in managed rulesets shown (${fallback})`, 'warning'));

@@ -127,8 +127,8 @@ export class ZonesView extends BaseProvider<ZonesNode> {
       // Empty when signed out: the welcome view says how to sign in.
       if (!this.connection.state().signedIn) return [];
       const api = await this.connection.api();
-      const accounts = await api.listAccounts();
-      if (accounts.length === 0) return [message('no-accounts', 'These credentials see no account', 'warning')];
+      const accounts = await api.visibleAccounts();
+      if (accounts.length === 0) return [message('no-accounts', 'These credentials see no account and no zone', 'warning', undefined, 'Sign in with a token that can read the zones to manage (Zone Read, Zone WAF, Firewall Services).')];
       return accounts.map((account) => ({ kind: 'account', id: `a:${account.id}`, account }));
     }
     switch (n.kind) {
