@@ -284,6 +284,17 @@ describe('RulesApi and the hosted API shape (pagination, odd envelopes, rate lim
       assert.equal(calls, 2, 'a 502 is retried');
       assert.equal(e2.status, 502);
       assert.equal(e2.message, 'the answer was not JSON (text/html): "502 Bad Gateway"');
+      // An empty 503 (a load balancer): the status, and the advice for a failing service.
+      const { server: empty, url: url3 } = await fake((_req, _u, _b, res) => {
+        res.writeHead(503);
+        res.end();
+      });
+      try {
+        const e3 = await failure(new RulesApi({ baseUrl: url3, credentials: token, maxRetries: 0 }).listZones());
+        assert.equal(e3.display, 'HTTP 503 with an empty answer. The service failed: try again in a moment.');
+      } finally {
+        empty.close();
+      }
       // JSON relabelled by a proxy (text/plain) is still read as JSON.
       const { server: relabel, url: url2 } = await fake((_req, _u, _b, res) => {
         res.writeHead(200, { 'content-type': 'text/plain' });

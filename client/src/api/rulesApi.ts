@@ -182,6 +182,11 @@ function guardedFetch(log: ((line: string) => void) | undefined): (input: string
         return new Response(text, { status: res.status, statusText: res.statusText, headers });
       } catch {}
       headers.set('content-type', 'application/json');
+      if (!res.ok && text.trim() === '') {
+        // An empty error (a load balancer's 502/503): the status says enough.
+        const body = JSON.stringify({ result: null, success: false, errors: [{ message: `HTTP ${res.status} with an empty answer` }], messages: [] });
+        return new Response(body, { status: res.status, statusText: res.statusText, headers });
+      }
       headers.set(NOT_JSON_HEADER, '1');
       if (res.ok) headers.set('x-should-retry', 'false');
       const body = JSON.stringify({ result: null, success: false, errors: [{ message: summarizeBody(text, type) }], messages: [] });
