@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RulesApi, type Credentials } from '../../client/src/api/rulesApi';
 import { RulesApiError } from '../../client/src/api/errors';
+import { envTokenAllowed, insecureBaseUrl } from '../../client/src/api/urls';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -402,6 +403,23 @@ describe('RulesApi and the hosted API shape (pagination, odd envelopes, rate lim
     } finally {
       server.close();
     }
+  });
+});
+
+describe('where credentials may go (client/src/api/urls.ts)', () => {
+  it('https anywhere; plain http only to this machine', () => {
+    for (const ok of ['https://api.cloudflare.com/client/v4', 'http://127.0.0.1:8787/client/v4', 'http://localhost:1/client/v4', 'http://[::1]:9/client/v4']) assert.equal(insecureBaseUrl(ok), undefined, ok);
+    assert.equal(insecureBaseUrl('http://rules.example.com/client/v4'), 'rulesmith.api.baseUrl (http://rules.example.com) is not https: the API token would travel unencrypted');
+    assert.equal(insecureBaseUrl('http://127.0.0.1.evil.example/client/v4')?.includes('not https'), true);
+    assert.match(insecureBaseUrl('not a url') ?? '', /is not a URL/);
+  });
+  it('a token from the environment goes to the URL RULESMITH_API_URL names, else only to a loopback service (not to a URL a workspace set)', () => {
+    assert.equal(envTokenAllowed('http://127.0.0.1:8787/client/v4', undefined), true, 'the npm start demo');
+    assert.equal(envTokenAllowed('https://evil.example/client/v4', undefined), false);
+    assert.equal(envTokenAllowed('https://api.cloudflare.com/client/v4', 'https://api.cloudflare.com/client/v4/'), true);
+    assert.equal(envTokenAllowed('https://api.cloudflare.com/client/v4', 'https://api.cloudflare.com'), true);
+    assert.equal(envTokenAllowed('https://evil.example/client/v4', 'https://api.cloudflare.com/client/v4'), false);
+    assert.equal(envTokenAllowed('http://127.0.0.1:8787/client/v4', 'https://api.cloudflare.com/client/v4'), false, 'named: only that URL');
   });
 });
 

@@ -12,15 +12,22 @@ import * as vscode from 'vscode';
 import { RulesApiError } from './errors';
 import { LocalService } from './localService';
 import { RulesApi, type Credentials, type Zone } from './rulesApi';
+import { envTokenAllowed, insecureBaseUrl } from './urls';
+
+export { insecureBaseUrl, isLoopback } from './urls';
 
 const CREDENTIALS_SECRET = 'rulesmith.api.credentials';
 /** The user signed out of the local service: do not sign in to it automatically. */
 const LOCAL_SIGNED_OUT = 'rulesmith.localService.signedOut';
 /**
  * A token in the environment (RULESMITH_API_TOKEN, as the SDK reads CLOUDFLARE_API_TOKEN)
- * is used when nothing is stored — for CI and the `npm start` demo. Signing out ignores it.
+ * is used when nothing is stored — for CI and the `npm start` demo — and only for the URL
+ * in RULESMITH_API_URL, or a loopback service when that is not set (urls.ts). Signing out
+ * ignores it.
  */
 const ENV_TOKEN = 'RULESMITH_API_TOKEN';
+/** The URL that token is for; without it the token goes only to a loopback service (see urls.ts). */
+const ENV_URL = 'RULESMITH_API_URL';
 const ENV_SIGNED_OUT = 'rulesmith.envToken.signedOut';
 
 export interface ConnectionState {
@@ -38,32 +45,6 @@ function setting<T>(name: string, fallback: T): T {
 function normalizeBaseUrl(url: string): string {
   const u = url.trim().replace(/\/+$/, '');
   return /\/client\/v4$/.test(u) ? u : `${u}/client/v4`;
-}
-
-/** Whether `url` is a loopback address (the token does not leave the machine). */
-export function isLoopback(url: string): boolean {
-  try {
-    const h = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Credentials go only over https, or plain http to this machine: an http:// base URL on
- * another host would send the token in the clear. Returns why not, or undefined.
- */
-export function insecureBaseUrl(url: string): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return `rulesmith.api.baseUrl is not a URL (${url})`;
-  }
-  if (u.protocol === 'https:') return undefined;
-  if (u.protocol === 'http:' && isLoopback(url)) return undefined;
-  return `rulesmith.api.baseUrl (${u.origin}) is not https: the API token would travel unencrypted`;
 }
 
 export class NotSignedInError extends Error {
@@ -162,7 +143,8 @@ export class Connection implements vscode.Disposable {
     if (!raw) {
       this.credentialsFor = undefined;
       const env = process.env[ENV_TOKEN]?.trim();
-      return env && this.context.globalState.get<boolean>(ENV_SIGNED_OUT) !== true ? { kind: 'token', token: env } : undefined;
+      const allowed = envTokenAllowed(this.configuredBaseUrl, process.env[ENV_URL]);
+      return env && allowed && this.context.globalState.get<boolean>(ENV_SIGNED_OUT) !== true ? { kind: 'token', token: env } : undefined;
     }
     try {
       const c = JSON.parse(raw) as Credentials & { baseUrl?: unknown };

@@ -1,0 +1,39 @@
+// Where credentials may go (no `vscode` import: tested in plain Node).
+//   - https anywhere, plain http only to this machine (127.0.0.0/8, ::1, localhost);
+//   - a token from the environment (RULESMITH_API_TOKEN) only to the URL named by
+//     RULESMITH_API_URL, or — when that is not set — to a loopback service (the
+//     `npm start` demo): a workspace's settings pointing rulesmith.api.baseUrl at another
+//     server must not collect a token that happens to be in the environment.
+
+/** Whether `url` is a loopback address (the token does not leave the machine). */
+export function isLoopback(url: string): boolean {
+  try {
+    const h = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Credentials go only over https, or plain http to this machine: an http:// base URL on
+ * another host would send the token in the clear. Returns why not, or undefined.
+ */
+export function insecureBaseUrl(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `rulesmith.api.baseUrl is not a URL (${url})`;
+  }
+  if (u.protocol === 'https:') return undefined;
+  if (u.protocol === 'http:' && isLoopback(url)) return undefined;
+  return `rulesmith.api.baseUrl (${u.origin}) is not https: the API token would travel unencrypted`;
+}
+
+/** Whether a token from the environment may be sent to `baseUrl` (see above). */
+export function envTokenAllowed(baseUrl: string, envUrl: string | undefined): boolean {
+  const norm = (u: string) => u.trim().replace(/\/+$/, '');
+  if (envUrl && envUrl.trim() !== '') return norm(envUrl) === norm(baseUrl) || norm(`${norm(envUrl)}/client/v4`) === norm(baseUrl);
+  return isLoopback(baseUrl);
+}
