@@ -156,8 +156,13 @@ export function setup(paths = e2ePaths()) {
     if (v.stdout.trim() !== `v${NODE24_VERSION}`) throw new Error(`${paths.node} --version gave ${v.stdout || v.stderr}`);
 
     log(`installing code-server@${CODE_SERVER_VERSION} (compiles native modules; a few minutes on a cold cache)`);
+    // Under `npm test` the parent npm (Node 20) exported its user agent, node path and
+    // NODE; the child npm would take them as config, and code-server's postinstall reads
+    // the Node version from the user agent, so they go.
+    const inherited = { ...process.env };
+    for (const k of ['npm_config_user_agent', 'npm_node_execpath', 'npm_execpath', 'NODE']) delete inherited[k];
     const env = {
-      ...process.env,
+      ...inherited,
       // npm and every install script run under Node 24…
       PATH: `${join(paths.nodeDir, 'bin')}${delimiter}${process.env.PATH}`,
       // …and node-gyp compiles against its headers instead of downloading them.
