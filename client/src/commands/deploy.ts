@@ -159,6 +159,16 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     await vscode.commands.executeCommand('vscode.diff', left, right, `${zone.name} ${phase}: zone ${current ? `version ${current.version}` : '(none)'} ↔ ${label}`, { preview: true, preserveFocus: true });
   }
 
+  /** The confirmation's diff shows the zone as it was: once deployed it is stale, so it closes. */
+  private async closeDiffs(zone: Zone, phase: string): Promise<void> {
+    const prefix = `/${zone.name}/${phase}.`;
+    const stale = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === ZONE_SCHEME && t.input.original.path.startsWith(prefix));
+    if (stale.length > 0) await vscode.window.tabGroups.close(stale, true);
+    for (const key of [...this.contents.keys()]) if (vscode.Uri.parse(key).path.startsWith(prefix)) this.contents.delete(key);
+  }
+
   async deploy(uri: vscode.Uri | undefined): Promise<DeployResult | undefined> {
     if (!uri || !uri.path.endsWith('.json')) throw new UserError('Open the *.ruleset.json file to deploy (or pull one with "Rulesmith: Pull Entry Point").');
     const doc = await vscode.workspace.openTextDocument(uri);
@@ -254,6 +264,7 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
       report('writing…');
       return api.putEntryPoint(zone.id, phase, entryPointBody(parsed));
     });
+    await this.closeDiffs(zone, phase);
     await this.followVersion(doc, result);
     await this.remember(uri, { zoneId: zone.id, zoneName: zone.name, accountId: zone.account?.id, phase, version: result.version, baseUrl: this.ctx.connection.state().baseUrl, service: this.service() });
     refreshViews(this.ctx);

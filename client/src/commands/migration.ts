@@ -18,6 +18,7 @@ import { diffRulesets, diffSummary, entryPointBody } from '../../../server/src/r
 import type { Rule, Ruleset } from '../../../server/src/rulesets/model';
 import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 import { serviceCatalog } from '../api/catalog';
+import { formatApiMessage } from '../api/errors';
 import { isEnterprise, planOf } from '../api/connection';
 import type { MigrationCheck, MigrationConfig, MigrationMode, MigrationStatus, NotMigrated, Zone } from '../api/rulesApi';
 import * as ui from '../ui';
@@ -183,7 +184,7 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
     return { rules: entryPointBody(parsed).rules, from: `the reviewed file ${uri.path.split('/').pop()}, ${how}`, notMigrated: config.not_migrated ?? [] };
   }
 
-  private async apply(arg: unknown, mode: MigrationMode): Promise<MigrationStatus | undefined> {
+  private async apply(arg: unknown, mode: MigrationMode): Promise<(MigrationStatus & { warnings?: string[] }) | undefined> {
     const zone = await targetZone(this.ctx, arg);
     const api = await this.ctx.connection.api();
     if (mode === 'validation' && !isEnterprise(zone)) {
@@ -215,19 +216,22 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
           };
     const answer = await ui.confirm(question.message, question.detail, question.button);
     if (answer !== question.button) return undefined;
-    const status = await ui.progress(`Rulesmith: ${mode === 'pending' ? 'migrating' : 'starting validation mode on'} ${zone.name}`, async (report) => {
+    const { status, warnings } = await ui.progress(`Rulesmith: ${mode === 'pending' ? 'migrating' : 'starting validation mode on'} ${zone.name}`, async (report) => {
       report('writing the new configuration…');
-      await api.putEntryPoint(zone.id, PHASE, { rules }, mode);
+      const written = await api.putEntryPoint(zone.id, PHASE, { rules }, mode);
       report('reading the new state…');
-      return api.migrationStatus(zone.id);
+      return { status: await api.migrationStatus(zone.id), warnings: (written.warnings ?? []).map(formatApiMessage) };
     });
     if (status.migration_state === 'complete') await this.setReviewed(zone.id, undefined);
     this.ctx.output.info(`${mode === 'pending' ? 'Migrated' : 'Validation mode on'} ${zone.name}: state ${status.migration_state}, previous ${status.old_waf_status}, new ${status.new_waf_status}`);
     await this.ctx.connection.setMigrationState(zone.id, status.migration_state);
     refreshViews(this.ctx);
-    void ui.info(
-      `${zone.name}: migration state ${status.migration_state ?? 'unknown'} — previous managed rules ${status.old_waf_status ?? '?'}, new managed rules ${status.new_waf_status ?? '?'}.`,
-    );
-    return status;
+    const state = `${zone.name}: migration state ${status.migration_state ?? 'unknown'} — previous managed rules ${status.old_waf_status ?? '?'}, new managed rules ${status.new_waf_status ?? '?'}.`;
+    if (warnings.length > 0) {
+      // Done, but the service had something to say (e.g. a deprecated setting): shown, not dropped.
+      this.ctx.output.warn(`${mode === 'pending' ? 'Migration' : 'Validation mode'} of ${zone.name}: the service warned: ${warnings.join('; ')}`);
+      void ui.warn(`${state} The service warned: ${warnings.slice(0, 3).join('; ')}${warnings.length > 3 ? ` (and ${warnings.length - 3} more in the output)` : ''}.`, 'Show Output').then((c) => c && this.ctx.output.show(true));
+    } else void ui.info(state);
+    return warnings.length > 0 ? { ...status, warnings } : status;
   }
 }

@@ -251,6 +251,8 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const doc = await vscode.workspace.openTextDocument(rev.uri);
     const body = JSON.parse(doc.getText());
     body.rules[0].description = 'e2e edited';
+    // A deprecated field: the service migrates and warns (code 20040); the warning is shown.
+    body.rules[0].expression = 'ip.geoip.country ne "T1"';
     const edit = new vscode.WorkspaceEdit();
     edit.replace(doc.uri, new vscode.Range(0, 0, doc.lineCount, 0), JSON.stringify(body, null, 2));
     await vscode.workspace.applyEdit(edit);
@@ -267,14 +269,16 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const asked = api.testing.take().find((a) => a.kind === 'confirm');
     assert.match(asked.message, /^Migrate pro\.example\.com to the new managed rules\? This is irreversible\.$/);
     assert.match(asked.detail, /no way back/);
-    assert.match(asked.detail, /\(from the reviewed file pro\.example\.com\.migration\.ruleset\.json, edited: 1 rule changed \(description\), compared with the proposal\)/);
+    assert.match(asked.detail, /\(from the reviewed file pro\.example\.com\.migration\.ruleset\.json, edited: 1 rule changed \(description, expression\), compared with the proposal\)/);
     assert.equal((await vscode.commands.executeCommand('rulesmith.checkMigration', pro)).migration_state !== 'complete', true);
 
     api.testing.answer('Migrate');
     const s = await vscode.commands.executeCommand('rulesmith.migrate', pro);
     assert.ok(s, JSON.stringify(api.testing.peek()));
     assert.equal(s.migration_state, 'complete');
-    assert.ok(api.testing.take().some((a) => a.kind === 'info' && /pro\.example\.com: migration state complete — previous managed rules disabled, new managed rules enabled/.test(a.message)));
+    assert.ok(s.warnings.some((w) => /ip\.geoip\.country.*\(code 20040\)$/.test(w)), JSON.stringify(s.warnings));
+    const shown = api.testing.take().find((a) => a.kind === 'warning');
+    assert.match(shown.message, /^pro\.example\.com: migration state complete — previous managed rules disabled, new managed rules enabled\. The service warned: .*ip\.geoip\.country.*\(code 20040\)/);
   });
 
   it('pulls the managed entry point, sets the paranoia level and threshold in the file, deploys with a diff; a zone changed meanwhile is a conflict', async function () {
@@ -298,6 +302,14 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.ok(exec.action_parameters.overrides.rules.some((r) => r.score_threshold === 25 && r.action === 'managed_challenge'));
     await doc.save();
 
+    const diffOpen = () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && /^pro\.example\.com http_request_firewall_managed: zone version \d+ ↔/.test(t.label)));
+    // Cancel: nothing deployed, the diff stays open to read.
+    api.testing.answer(undefined);
+    const cancelled = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
+    assert.equal(cancelled.deployed, false);
+    assert.ok(diffOpen(), 'the diff is open');
+    api.testing.take();
+
     api.testing.answer('Deploy');
     const d = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
     assert.ok(d && d.deployed, JSON.stringify([d, api.testing.peek()]));
@@ -305,7 +317,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.match(d.summary, /1 rule changed \(action_parameters\)/);
     const confirm = api.testing.take().find((a) => a.kind === 'confirm');
     assert.match(confirm.message, /^Deploy http_request_firewall_managed\.ruleset\.json to pro\.example\.com \(http_request_firewall_managed\)\?$/);
-    assert.ok(vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && /zone version \d+ ↔/.test(t.label))), 'the diff is open');
+    assert.equal(diffOpen(), false, 'the diff of the version replaced is closed after the deploy');
     assert.equal(JSON.parse(doc.getText()).version, d.version, 'the file follows the deployed version');
 
     // Someone changes the zone (here: the same command on the zone); the file is now stale.
