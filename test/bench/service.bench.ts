@@ -15,11 +15,13 @@
  *     changing its expression every time, so every request validates the rule with the
  *     core, writes a new version of the whole ruleset and commits it durably.
  *
- * Printed: requests, throughput, p50/p99/max latency, and any non-2xx answers (which
- * should be none).
+ * Then the same load against a floor in the same run (service-floor.ts: node:http with
+ * the same GET body; one durable SQLite insert per PATCH), so the figures read as a share
+ * of what this machine can do at all. Printed: requests, throughput, p50/p99/max latency,
+ * any non-2xx answers (which should be none), and throughput as a share of the floor's.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,10 +41,12 @@ interface Service {
   stop(): Promise<void>;
 }
 
-async function startService(dir: string): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/cli/main.ts', 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** `rulesmith serve`, or with `floor` the baseline server of service-floor.ts. */
+async function startService(dir: string, floor?: { getBodyFile: string; token: string }): Promise<Service> {
+  const args = floor
+    ? ['--import', 'tsx', 'test/bench/service-floor.ts', join(dir, 'floor.db'), floor.getBodyFile, floor.token]
+    : ['--import', 'tsx', 'server/src/cli/main.ts', 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let started = false;
   const onData = (d: Buffer) => {
@@ -64,13 +68,14 @@ async function startService(dir: string): Promise<Service> {
     child.stdout.on('data', check);
     child.on('exit', (code) => reject(new Error(`rulesmith serve exited with ${code}:\n${out}`)));
   });
-  const token = /^\s+demo admin\s+.*\s(\S+)$/m.exec(out)?.[1];
+  const token = floor ? floor.token : /^\s+demo admin\s+.*\s(\S+)$/m.exec(out)?.[1];
   if (!token) throw new Error(`no admin token in the seed output:\n${out}`);
   return {
     url: new URL(`${url}/`),
     token,
     stop: () =>
       new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
@@ -180,24 +185,38 @@ async function main(): Promise<void> {
     const put = await call(agent, svc, 'PUT', entry, { rules: Array.from({ length: RULES }, (_, i) => ruleFor(i, 0)) });
     if (put.status !== 200) throw new Error(`entry point PUT failed: ${put.status} ${put.body}`);
     const rs = JSON.parse(put.body).result as { id: string; rules: { id: string }[] };
-    agent.destroy();
 
-    const get = await load(svc, () => ({ method: 'GET', path: entry }));
-    const patch = await load(svc, (client, i) => {
+    const getBody = await call(agent, svc, 'GET', entry);
+    agent.destroy();
+    const patchOf = (client: number, i: number) => {
       const rule = client % RULES;
       // Clients sharing a rule (32 clients, 20 rules) still change it every time.
       return { method: 'PATCH', path: `/zones/${ZONE}/rulesets/${rs.id}/rules/${rs.rules[rule]!.id}`, body: ruleFor(rule, client * 100_000 + i + 1) };
-    });
+    };
+    const get = await load(svc, () => ({ method: 'GET', path: entry }));
+    const patch = await load(svc, patchOf);
+    await svc.stop();
 
-    const widths = [34, 9, 10, 9, 9, 9, 8];
-    console.log(`rules service on loopback, ${CLIENTS} concurrent keep-alive clients, ${RUN_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up; entry point of ${RULES} rules`);
-    console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors'], widths));
+    // The baseline, same run, same clients: what node:http and a durable SQLite write cost alone.
+    const getBodyFile = join(dir, 'get.json');
+    writeFileSync(getBodyFile, getBody.body);
+    const floor = await startService(dir, { getBodyFile, token: 'floor-token' });
+    const floorGet = await load(floor, () => ({ method: 'GET', path: entry }));
+    const floorPatch = await load(floor, patchOf);
+    await floor.stop();
+
+    const widths = [44, 9, 8, 9, 9, 9, 7, 14];
+    console.log(`rules service on loopback, ${CLIENTS} concurrent keep-alive clients, ${RUN_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up; entry point of ${RULES} rules (${getBody.body.length} bytes)`);
+    console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors', 'req/s of floor'], widths));
     const f = (ms: number) => `${ms.toFixed(1)} ms`;
-    for (const [name, r] of [
-      ['GET entry point', get],
-      ['PATCH rule (new version, durable)', patch],
+    for (const [name, r, base] of [
+      ['GET entry point', get, floorGet],
+      ['  floor: node:http, same body', floorGet, undefined],
+      ['PATCH rule (new version, durable)', patch, floorPatch],
+      ['  floor: one durable SQLite insert', floorPatch, undefined],
     ] as const) {
-      console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures)], widths));
+      const share = base ? `${((100 * r.perSecond) / base.perSecond).toFixed(0)}%` : '';
+      console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share], widths));
       if (r.firstFailure) console.log(`  first failure: ${r.firstFailure}`);
     }
   } finally {

@@ -75,6 +75,27 @@ describe('rulesmith serve', () => {
     assert.equal(store.schemaVersion, SCHEMA.length);
     store.close();
   });
+
+  it('a statement whose step failed (a duplicate key) is not reused broken; a failed write leaves nothing', () => {
+    const store = new Store(join(dir, 'statements.db'));
+    try {
+      const insert = 'INSERT INTO meta (key, value) VALUES (?, ?)';
+      store.run(insert, ['a', '1']);
+      assert.throws(() => store.write(() => {
+        store.run(insert, ['b', '2']);
+        store.run(insert, ['a', 'again']);
+      }), /UNIQUE constraint failed: meta\.key/);
+      assert.equal(store.meta('b'), undefined, 'the transaction rolled back');
+      store.run(insert, ['c', '3']);
+      assert.deepEqual(store.all('SELECT key, value FROM meta WHERE key IN (?, ?, ?) ORDER BY key', ['a', 'b', 'c']), [
+        { key: 'a', value: '1' },
+        { key: 'c', value: '3' },
+      ]);
+      assert.equal(store.get('SELECT value FROM meta WHERE key = ?', ['zz']), undefined);
+    } finally {
+      store.close();
+    }
+  });
 });
 
 describe('one service per database', () => {

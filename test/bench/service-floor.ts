@@ -1,0 +1,52 @@
+/**
+ * The floor service.bench.ts measures the rules service against, in the same run: plain
+ * node:http on loopback answering the same GET body, and for a write one durable SQLite
+ * insert per request with the service's library and pragmas (node-sqlite3-wasm,
+ * synchronous=FULL, exclusive locking) — none of the service's own work (credentials,
+ * routing, validation with the core, versions).
+ *
+ *   node --import tsx test/bench/service-floor.ts DB_FILE GET_BODY_FILE TOKEN
+ *
+ * Prints `listening on http://127.0.0.1:PORT/client/v4` when ready.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { Database } from 'node-sqlite3-wasm';
+
+const [dbFile, getBodyFile, token] = process.argv.slice(2);
+if (!dbFile || !getBodyFile || !token) throw new Error('usage: service-floor.ts DB_FILE GET_BODY_FILE TOKEN');
+const getBody = readFileSync(getBodyFile);
+const db = new Database(dbFile);
+db.exec('PRAGMA synchronous = FULL');
+db.exec('PRAGMA locking_mode = EXCLUSIVE');
+db.exec('CREATE TABLE IF NOT EXISTS edits (id INTEGER PRIMARY KEY, path TEXT NOT NULL, body TEXT NOT NULL)');
+
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    if (req.headers.authorization !== `Bearer ${token}`) {
+      res.writeHead(403, { 'content-type': 'application/json' }).end('{"success":false}');
+      return;
+    }
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': getBody.length }).end(getBody);
+      return;
+    }
+    const text = Buffer.concat(chunks).toString();
+    const rule = JSON.parse(text) as unknown;
+    db.run('INSERT INTO edits (path, body) VALUES (?, ?)', [req.url ?? '', text]);
+    const out = JSON.stringify({ result: rule, success: true, errors: [], messages: [] });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) }).end(out);
+  });
+});
+server.listen(0, '127.0.0.1', () => {
+  const a = server.address();
+  if (a && typeof a === 'object') console.log(`listening on http://127.0.0.1:${a.port}/client/v4`);
+});
+const stop = () => server.close(() => {
+  db.close();
+  process.exit(0);
+});
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
