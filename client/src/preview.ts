@@ -12,7 +12,6 @@
 // Content-Security-Policy).
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import * as vscode from 'vscode';
 import { defaultCatalog } from '../../server/src/managed/catalog';
 import { OWASP_RULESET_ID } from '../../server/src/managed/ids';
@@ -21,6 +20,7 @@ import { managedExecuteRules } from '../../server/src/rulesets/editOverrides';
 import type { Rule } from '../../server/src/rulesets/model';
 import { runCommand, type Ctx } from './commands/context';
 import { computePreview, type PreviewInput, type PreviewSet } from './previewCompute';
+import { runPreviewWorker } from './previewRun';
 
 export type { PreviewSet } from './previewCompute';
 
@@ -83,31 +83,11 @@ export class ParanoiaPreviewPanel implements vscode.Disposable {
     return out;
   }
 
-  /** Runs the computation in the worker thread (in-process when the worker is not built). */
-  private compute(input: PreviewInput, progress: (message: string) => void): Promise<PreviewSet[]> {
+  /** Runs the computation in the worker thread (in-process when the worker is not built); undefined when cancelled. */
+  private compute(input: PreviewInput, progress: (message: string) => void, signal: AbortSignal): Promise<PreviewSet[] | undefined> {
     const file = this.ctx.context.asAbsolutePath(join('client', 'out', 'previewWorker.js'));
     if (!existsSync(file)) return Promise.resolve(computePreview(input, progress));
-    return new Promise((resolve, reject) => {
-      const worker = new Worker(file, { workerData: input });
-      let done = false;
-      worker.on('message', (m: { progress?: string; sets?: PreviewSet[]; error?: string }) => {
-        if (m.progress) progress(m.progress);
-        else if (m.sets) {
-          done = true;
-          resolve(m.sets);
-        } else if (m.error) {
-          done = true;
-          reject(new Error(m.error));
-        }
-      });
-      worker.on('error', (e) => {
-        done = true;
-        reject(e);
-      });
-      worker.on('exit', (code) => {
-        if (!done) reject(new Error(`the preview worker exited (code ${code})`));
-      });
-    });
+    return runPreviewWorker(file, input, progress, signal);
   }
 
   private corpusFolder(): string | undefined {
@@ -118,9 +98,11 @@ export class ParanoiaPreviewPanel implements vscode.Disposable {
     return ws ? join(ws, raw) : raw;
   }
 
-  async show(): Promise<PreviewResult> {
+  async show(): Promise<PreviewResult | undefined> {
     const t0 = Date.now();
-    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Rulesmith: paranoia preview' }, async (progress) => {
+    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Rulesmith: paranoia preview', cancellable: true }, async (progress, token) => {
+      const abort = new AbortController();
+      token.onCancellationRequested(() => abort.abort());
       const target = await this.target();
       const dir = this.corpusFolder();
       const input: PreviewInput = {
@@ -130,9 +112,13 @@ export class ParanoiaPreviewPanel implements vscode.Disposable {
         maxCorpusRequests: vscode.workspace.getConfiguration('rulesmith.preview').get<number>('maxCorpusRequests', 1000),
         httpTexts: await this.httpTexts(),
       };
-      const sets = await this.compute(input, (message) => progress.report({ message }));
-      return { target: target.label, sets };
+      const sets = await this.compute(input, (message) => progress.report({ message }), abort.signal);
+      return sets && { target: target.label, sets };
     });
+    if (!result) {
+      this.ctx.output.info('Paranoia preview cancelled');
+      return undefined;
+    }
     const ms = Date.now() - t0;
     const html = renderHtml(result.target, result.sets, ms, this.corpusFolder() === undefined);
     if (!this.panel) {
