@@ -603,7 +603,7 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
     } catch {
       bodyError = true;
     }
-    if (doc !== undefined) jsonLeaves(doc, 'json', jsonArgs);
+    if (doc !== undefined && !jsonLeaves(doc, 'json', jsonArgs)) bodyError = true;
   } else if (/^(?:text\/xml|application\/xml|application\/[\w.+-]*\+xml)$/.test(media)) {
     processor = 'XML';
     const r = xmlText(body);
@@ -670,11 +670,25 @@ function crsFields(req: SampleRequest, target: Target, body: string, media: stri
   return f;
 }
 
-/** The leaves of a JSON document as `[name, value]` pairs (binary strings). */
-function jsonLeaves(v: unknown, name: string, out: [string, string][]): void {
-  if (Array.isArray(v)) v.forEach((x, i) => jsonLeaves(x, `${name}.${i}`, out));
-  else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v as Record<string, unknown>)) jsonLeaves(x, `${name}.${utf8ToBinary(k)}`, out);
-  else out.push([name, v === null ? '' : typeof v === 'string' ? utf8ToBinary(v) : String(v)]);
+/** ModSecurity 3's default SecRequestBodyJsonDepthLimit: a deeper body is a body error. */
+const JSON_DEPTH_LIMIT = 10_000;
+
+/**
+ * The leaves of a JSON document as `[name, value]` pairs (binary strings), in document
+ * order; false when it nests deeper than JSON_DEPTH_LIMIT. A loop with its own stack, not
+ * recursion: a body of a few thousand `[` must not overflow the call stack.
+ */
+function jsonLeaves(doc: unknown, root: string, out: [string, string][]): boolean {
+  const stack: [unknown, string, number][] = [[doc, root, 0]];
+  while (stack.length > 0) {
+    const [v, name, depth] = stack.pop()!;
+    if (v !== null && typeof v === 'object') {
+      if (depth >= JSON_DEPTH_LIMIT) return false;
+      const entries: [string, unknown][] = Array.isArray(v) ? v.map((x, i) => [String(i), x]) : Object.entries(v as Record<string, unknown>).map(([k, x]) => [utf8ToBinary(k), x]);
+      for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${name}.${entries[i]![0]}`, depth + 1]);
+    } else out.push([name, v === null ? '' : typeof v === 'string' ? utf8ToBinary(v) : String(v)]);
+  }
+  return true;
 }
 
 /** Every header line (`Name: value`) of every part of a multipart body. */

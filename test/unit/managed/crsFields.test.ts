@@ -105,6 +105,15 @@ describe('crs.* request fields', () => {
     assert.equal(f['crs.multipart_strict_error'], false);
   });
 
+  test('JSON body nested thousands deep: read without overflowing the stack; deeper than 10,000 is REQBODY_ERROR', () => {
+    const deep = (n: number) => fieldsOf(`POST https://example.com/api\nContent-Type: application/json\n\n${'['.repeat(n)}"x"${']'.repeat(n)}`);
+    const ok = deep(5_000);
+    assert.equal(ok['crs.reqbody_error'], false);
+    assert.deepEqual(ok['crs.args_names'], [`json${'.0'.repeat(5_000)}`]);
+    assert.equal(deep(10_000)['crs.reqbody_error'], false);
+    assert.equal(deep(10_001)['crs.reqbody_error'], true);
+  });
+
   test('multipart without a closing boundary is a strict error', () => {
     const http = ['POST https://example.com/upload', 'Content-Type: multipart/form-data; boundary=XX', '', '--XX', 'Content-Disposition: form-data; name="a"', '', 'x'].join('\r\n');
     const f = fieldsOf(http);
