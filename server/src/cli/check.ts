@@ -5,6 +5,8 @@ import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import { findExpressions } from '../rulesets/expressions';
 import { parseRulesetTree, propsOf, rulesetNodeOf, validateRulesetJson } from '../rulesets/validate';
+import { InputError } from './eval';
+import { fsReason } from './files';
 import { UsageError, type Io, type Parsed } from './main';
 
 /** One finding, as printed by `--format json`. */
@@ -58,7 +60,7 @@ export function runCheck(p: Parsed, io: Io): number {
     try {
       text = io.readFile(file);
     } catch (e) {
-      throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new InputError([`rulesmith: cannot read ${file}: ${fsReason(e)}`]);
     }
     texts.set(file, text);
   }

@@ -43,6 +43,7 @@ import type { SampleRequest } from '../requests/types';
 import type { CompiledZone, Evaluation, TraceEntry } from '../rulesets/engine';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type LoadedZone } from '../rulesets/zoneFile';
 import { checkOptions, outputFormat } from './check';
+import { fsReason } from './files';
 import { UsageError, type Io, type Parsed } from './main';
 
 /** Entry of the `eval` command: parses its own arguments (`--custom` may repeat). */
@@ -70,13 +71,21 @@ export function runEvalCommand(args: readonly string[], io: Io): number {
 
 type OwnValues = Record<string, string | boolean | string[] | undefined>;
 
+/** The command line's options (strict), refusing one given twice unless it may repeat (the last would silently win). */
 export function parseOwn(args: readonly string[], options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>): { values: OwnValues; files: string[] } {
+  let parsed;
   try {
-    const { values, positionals } = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
-    return { values: values as OwnValues, files: positionals };
+    parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true, tokens: true });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
+  const seen = new Set<string>();
+  for (const t of parsed.tokens) {
+    if (t.kind !== 'option' || options[t.name]?.multiple) continue;
+    if (seen.has(t.name)) throw new UsageError(`--${t.name} is given more than once; give it once${t.name === 'expr' ? ' (to check several expressions, put each in a .cfrule file)' : ''}`);
+    seen.add(t.name);
+  }
+  return { values: parsed.values as OwnValues, files: parsed.positionals };
 }
 
 export function runEval(p: Parsed, io: Io): number {
@@ -92,8 +101,8 @@ export function runEval(p: Parsed, io: Io): number {
   try {
     input = JSON.parse(fieldsFile === '-' ? io.readStdin() : io.readFile(fieldsFile));
   } catch (e) {
-    const reason = e instanceof SyntaxError ? `invalid JSON: ${e.message}` : ((e as NodeJS.ErrnoException).code ?? (e as Error).message);
-    throw new UsageError(`cannot read field values from ${fieldsFile}: ${reason}`);
+    const reason = e instanceof SyntaxError ? `invalid JSON: ${e.message}` : fsReason(e);
+    throw new InputError([`rulesmith: cannot read field values from ${fieldsFile}: ${reason}`]);
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new UsageError(`${fieldsFile} must hold a JSON object of field values, e.g. {"http.host": "example.com"}`);
@@ -131,7 +140,7 @@ function readText(io: Io, file: string, what: string): string {
   try {
     return io.readFile(file);
   } catch (e) {
-    throw new InputError([`rulesmith: cannot read ${what} ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`]);
+    throw new InputError([`rulesmith: cannot read ${what} ${file}: ${fsReason(e)}`]);
   }
 }
 

@@ -1,6 +1,8 @@
 /** `rulesmith format`: format .cfrule files in place, or stdin to stdout; `--check` only reports. */
 import { formatExpression } from '../language/index';
 import { engineReport } from '../language/report';
+import { InputError } from './eval';
+import { fsReason } from './files';
 import { UsageError, type Io, type Parsed } from './main';
 
 export function runFormat(p: Parsed, io: Io): number {
@@ -28,7 +30,7 @@ export function runFormat(p: Parsed, io: Io): number {
     try {
       text = io.readFile(file);
     } catch (e) {
-      throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new InputError([`rulesmith: cannot read ${file}: ${fsReason(e)}`]);
     }
     const r = formatExpression(text, options);
     if (r.text === undefined) {
@@ -41,7 +43,13 @@ export function runFormat(p: Parsed, io: Io): number {
       io.out(`${file} is not formatted\n`);
       status = 1;
     } else {
-      io.writeFile(file, formatted);
+      try {
+        io.writeFile(file, formatted);
+      } catch (e) {
+        io.err(`rulesmith: cannot write ${file}: ${fsReason(e)}; it is unchanged\n`);
+        status = 2;
+        continue;
+      }
       io.out(`formatted ${file}\n`);
     }
   }

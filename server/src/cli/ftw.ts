@@ -47,7 +47,8 @@ import { requestValues } from '../requests/fields';
 import { ftwRuleId, parseFtwFile, type FtwStage } from '../requests/ftw';
 import { compileZone, type CompiledZone } from '../rulesets/engine';
 import type { Rule } from '../rulesets/model';
-import { parseOwn } from './eval';
+import { InputError, parseOwn } from './eval';
+import { fsReason } from './files';
 import { UsageError, type Io } from './main';
 
 /** CRS's default inbound anomaly threshold (901100), which the regression tests assume. */
@@ -267,7 +268,7 @@ export function runFtwCommand(args: readonly string[], io: Io): number {
   try {
     paths = findFtwFiles(dir);
   } catch (e) {
-    throw new UsageError(`cannot read ${dir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new InputError([`rulesmith: cannot read ${dir}: ${fsReason(e)}`]);
   }
   if (paths.length === 0) throw new UsageError(`${dir}: no ftw tests (*.yaml) found`);
   const files: FtwFile[] = [];
@@ -275,7 +276,7 @@ export function runFtwCommand(args: readonly string[], io: Io): number {
     try {
       files.push({ path: relative(process.cwd(), path) || path, text: io.readFile(path) });
     } catch (e) {
-      throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new InputError([`rulesmith: cannot read ${path}: ${fsReason(e)}`]);
     }
   }
   const progress = io.errIsTTY === true && files.length > 20;

@@ -3,9 +3,9 @@
  * calls the core, prints, and sets the exit code (0 ok, 1 problems found, 2 bad usage).
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { runCheck } from './check';
-import { InputError, runEvalCommand } from './eval';
+import { InputError, parseOwn, runEvalCommand } from './eval';
+import { readText, writeTextAtomic } from './files';
 import { runFormat } from './format';
 import { runFtwCommand } from './ftw';
 import { runPreviewCommand } from './preview';
@@ -88,17 +88,8 @@ export interface Parsed {
 }
 
 function parse(args: readonly string[], options: Record<string, 'string' | 'boolean'>): Parsed {
-  try {
-    const { values, positionals } = parseArgs({
-      args: [...args],
-      options: Object.fromEntries(Object.entries(options).map(([k, type]) => [k, { type }])),
-      allowPositionals: true,
-      strict: true,
-    });
-    return { values: values as Parsed['values'], files: positionals };
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+  const { values, files } = parseOwn(args, Object.fromEntries(Object.entries(options).map(([k, type]) => [k, { type }])));
+  return { values: values as Parsed['values'], files };
 }
 
 function version(): string {
@@ -109,15 +100,21 @@ function version(): string {
   }
 }
 
-/* c8 ignore next 12 -- process wiring */
+/* c8 ignore next 16 -- process wiring */
 if (require.main === module) {
-  const { writeFileSync } = require('node:fs') as typeof import('node:fs');
+  // Output piped into `head` and the like: stop quietly when the reader has gone.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw e;
+    });
+  }
   const code = main(process.argv.slice(2), {
     out: (s) => process.stdout.write(s),
     err: (s) => process.stderr.write(s),
-    readFile: (p) => readFileSync(p, 'utf8'),
-    writeFile: (p, t) => writeFileSync(p, t),
-    readStdin: () => readFileSync(0, 'utf8'),
+    readFile: (p) => readText(p),
+    writeFile: (p, t) => writeTextAtomic(p, t),
+    readStdin: () => readText(0),
     errIsTTY: process.stderr.isTTY === true,
   });
   process.exitCode = code;

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { previewParanoia, type ParanoiaPreview } from '../managed/preview';
 import { checkOptions, outputFormat } from './check';
 import { compileLoadedZone, InputError, loadRequests, loadZone, parseOwn, type LoadedRequest } from './eval';
+import { fsReason } from './files';
 import { UsageError, type Io, type Parsed } from './main';
 
 const REQUEST_FILE = /\.(http|ya?ml|json)$/i;
@@ -64,14 +65,14 @@ function readRequests(io: Io, path: string): LoadedRequest[] {
     text = io.readFile(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EISDIR') throw new InputError([`rulesmith: cannot read requests ${path}: ${code ?? (e as Error).message}`]);
+    if (code !== 'EISDIR') throw new InputError([`rulesmith: cannot read requests ${path}: ${fsReason(e)}`]);
   }
   if (text !== undefined) return loadRequests(io, path, text);
   let names: string[];
   try {
     names = readdirSync(path).filter((n) => REQUEST_FILE.test(n)).sort();
   } catch (e) {
-    throw new InputError([`rulesmith: cannot list ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`]);
+    throw new InputError([`rulesmith: cannot list ${path}: ${fsReason(e)}`]);
   }
   if (names.length === 0) throw new InputError([`rulesmith: ${path}: no .http, .yaml or .json request files in this directory`]);
   const all: LoadedRequest[] = [];

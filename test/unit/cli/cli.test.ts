@@ -91,7 +91,7 @@ test('bad usage exits 2 with a message', () => {
     assert.equal(r.code, 2, args.join(' '));
   }
   assert.match(run(['check', '--plan', 'gold', '--expr', 'ssl']).err, /--plan must be one of free, pro, business, enterprise \(got "gold"\)/);
-  assert.match(run(['check', 'missing.cfrule']).err, /cannot read missing.cfrule: ENOENT/);
+  assert.match(run(['check', 'missing.cfrule']).err, /^rulesmith: cannot read missing\.cfrule: no such file or folder \(ENOENT\)\n$/);
 });
 
 test('eval prints true/false and JSON', () => {
@@ -127,4 +127,46 @@ test('the built binary runs with the documented exit codes', () => {
   assert.equal(spawnSync(process.execPath, [cli, 'check', '--expr', 'ssl']).status, 0);
   assert.equal(spawnSync(process.execPath, [cli, 'check', '--expr', 'ssl and']).status, 1);
   assert.equal(spawnSync(process.execPath, [cli, 'check']).status, 2);
+});
+
+test('an option given twice is refused, not silently replaced by the last', () => {
+  const r = run(['check', '--expr', 'http.hots eq 1', '--expr', 'true']);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /^rulesmith: --expr is given more than once; give it once \(to check several expressions, put each in a \.cfrule file\)\n/);
+  const e = run(['eval', '--config', 'a.json', '--requests', 'x.http', '--requests', 'y.http']);
+  assert.equal(e.code, 2);
+  assert.match(e.err, /^rulesmith: --requests is given more than once; give it once\n/);
+  // --custom may repeat.
+  assert.doesNotMatch(run(['eval', '--config', 'a.json', '--custom', 'b.json', '--custom', 'c.json', '--requests', 'x.http']).err, /more than once/);
+});
+
+test('format: a file that cannot be written is reported and left as it was (exit 2); the other files are formatted', () => {
+  let out = '';
+  let err = '';
+  const written: string[] = [];
+  const io: Io = {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    readFile: (p) => readFileSync(fixtures + p, 'utf8'),
+    writeFile: (p) => {
+      if (written.length === 0 && !err) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      written.push(p);
+    },
+    readStdin: () => '',
+  };
+  assert.equal(main(['format', 'unformatted.cfrule', 'unformatted.cfrule'], io), 2);
+  assert.equal(err, 'rulesmith: cannot write unformatted.cfrule: no space left on the device (ENOSPC); it is unchanged\n');
+  assert.deepEqual(written, ['unformatted.cfrule']);
+  assert.equal(out, 'formatted unformatted.cfrule\n');
+});
+
+test('the built binary: output into a closed pipe ends quietly (no EPIPE stack trace)', async () => {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [root + 'server/out/cli.js', 'check', '--format', 'json', root + 'examples/zone.ruleset.json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.destroy();
+  let err = '';
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const code = await new Promise((r) => child.on('close', r));
+  assert.equal(err, '');
+  assert.notEqual(code, null);
 });

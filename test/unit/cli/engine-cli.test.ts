@@ -135,7 +135,7 @@ describe('eval --config: unusable input exits 2 and says which file, rule, reque
     },
     { name: 'a ruleset without a phase', args: ['--config', 'no-phase.ruleset.json', '--requests', 'requests.http'], err: /^rulesmith: no-phase\.ruleset\.json: the ruleset has no "phase"/ },
     { name: 'a custom ruleset given as the entry point', args: ['--config', 'api.custom.ruleset.json', '--requests', 'requests.http'], err: /pass it with --custom/ },
-    { name: 'an unreadable file', args: ['--config', 'missing.json', '--requests', 'requests.http'], err: /^rulesmith: cannot read configuration missing\.json: ENOENT\n$/ },
+    { name: 'an unreadable file', args: ['--config', 'missing.json', '--requests', 'requests.http'], err: /^rulesmith: cannot read configuration missing\.json: no such file or folder \(ENOENT\)\n$/ },
     { name: 'a malformed request', args: ['--config', 'zone.json', '--requests', 'bad-requests.http'], err: /^rulesmith: bad-requests\.http:5: .*ip\.src.*not-an-ip/ },
     { name: 'a bad field value in .json requests', args: ['--config', 'zone.json', '--requests', 'bad-expression.ruleset.json'], err: /bad-expression\.ruleset\.json: request 1: phase: unknown field "phase"/ },
     { name: 'the same phase twice', args: ['--config', 'zone.json', '--config', 'custom.entry.ruleset.json', '--requests', 'requests.http'], err: /custom\.entry\.ruleset\.json: a http_request_firewall_custom entry point is already given by zone\.json/ },

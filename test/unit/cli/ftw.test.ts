@@ -139,7 +139,7 @@ describe('rulesmith ftw: one fixture per outcome', () => {
     ['a paranoia level out of range', ['ftw', '--pl', '5', FIXTURES], /--pl must be 1, 2, 3 or 4, not "5"/],
     ['a threshold that is not a number', ['ftw', '--threshold', 'high', FIXTURES], /--threshold must be a positive whole number/],
     ['an unknown format', ['ftw', '--format', 'xml', FIXTURES], /--format must be text or json/],
-    ['a folder that does not exist', ['ftw', 'test/fixtures/no-such-folder'], /cannot read test\/fixtures\/no-such-folder: ENOENT/],
+    ['a folder that does not exist', ['ftw', 'test/fixtures/no-such-folder'], /^rulesmith: cannot read test\/fixtures\/no-such-folder: no such file or folder \(ENOENT\)\n$/],
     ['a folder without tests', ['ftw', 'test/fixtures/cli'], /no ftw tests \(\*\.yaml\) found/],
     ['an unknown option', ['ftw', '--paranoia', '2', FIXTURES], /Unknown option '--paranoia'/],
   ];
