@@ -55,6 +55,23 @@ export const MAX_REGEXES = 64;
 /** Lists Cloudflare manages for every account. */
 export const MANAGED_LISTS = ['cf.open_proxies', 'cf.anonymizer', 'cf.vpn', 'cf.malware', 'cf.botnetcc'];
 
+/**
+ * Beyond this a user expression is not parsed at all, only refused as too long: parsing
+ * megabytes would take seconds (and gigabytes) to say what the length already says.
+ */
+export const PARSE_LIMIT = 16 * MAX_EXPRESSION_LENGTH;
+
+/** The refusal of an expression over MAX_EXPRESSION_LENGTH characters. */
+export function tooLong(text: string): Diagnostic {
+  return error(
+    'expression-too-long',
+    MAX_EXPRESSION_LENGTH,
+    text.length,
+    `expression is ${text.length} characters long; the limit is ${MAX_EXPRESSION_LENGTH}`,
+    'Shorten it: merge comparisons into sets (`in {…}`), or move values into a list (`in $name`).',
+  );
+}
+
 interface Typed {
   readonly ir?: IrValue;
   /** The value's type, or the element type when `each`. Undefined after an error. */
@@ -95,14 +112,7 @@ class Checker {
     this.scheme = options.scheme ?? httpScheme;
     // The 4,096-character limit is the API's for user rules; managed rules (converted CRS
     // regexes alone reach 4 KB) are not subject to it.
-    if (text.length > MAX_EXPRESSION_LENGTH && !options.allowManaged) {
-      this.err(
-        'expression-too-long',
-        { start: MAX_EXPRESSION_LENGTH, end: text.length },
-        `expression is ${text.length} characters long; the limit is ${MAX_EXPRESSION_LENGTH}`,
-        'Shorten it: merge comparisons into sets (`in {…}`), or move values into a list (`in $name`).',
-      );
-    }
+    if (text.length > MAX_EXPRESSION_LENGTH && !options.allowManaged) this.diagnostics.push(tooLong(text));
   }
 
   err(code: DiagnosticCode, span: A.Span, message: string, hint?: string, data?: Record<string, unknown>): void {

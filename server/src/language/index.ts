@@ -2,7 +2,7 @@
  * The Rules language core: the one entry point the language server, the CLI, the
  * rules service and the evaluation engine use. Pure: no I/O.
  */
-import { checkAst, type CheckOptions } from './check';
+import { checkAst, PARSE_LIMIT, tooLong, type CheckOptions } from './check';
 import type { Expr } from './ast';
 import type { Diagnostic } from './diagnostics';
 import { compile, type CompiledFilter, type CompileOptions } from './evaluate';
@@ -39,6 +39,7 @@ export function nameType(scheme: Scheme, name: string): Type | undefined {
 
 /** Parses and checks one filter expression. Never throws. */
 export function checkExpression(text: string, options: CheckOptions & Pick<ParseOptions, 'match'> = {}): CheckResult {
+  if (text.length > PARSE_LIMIT && !options.allowManaged) return { diagnostics: [tooLong(text)] };
   const scheme = options.scheme ?? httpScheme;
   const parsed = parseExpression(text, { typeOf: (n) => nameType(scheme, n), match: options.match });
   if (!parsed.ast) return { diagnostics: parsed.diagnostics };

@@ -125,6 +125,9 @@ test('limits: length, nesting, regex count, replace functions', () => {
   assert.equal(d[0].message, `expression is ${long.length} characters long; the limit is 4096`);
   assert.deepEqual([d[0].range.start, d[0].range.end], [4096, long.length]);
   assert.equal(checkExpression(long, { allowManaged: true }).diagnostics.length, 0, 'managed rules are not limited');
+  // Megabytes are refused as too long without being parsed (a 3 MB string took 17 s and 2.5 GB).
+  const huge = `http.host eq "${'a'.repeat(3_000_000)}" and (`;
+  assert.deepEqual(findings(huge), [`expression-too-long: expression is ${huge.length} characters long; the limit is 4096 [4096,${huge.length}]`]);
 
   const deep = `${'('.repeat(129)}ssl${')'.repeat(129)}`;
   assert.deepEqual(findings(deep), ['nesting-too-deep: maximum nesting depth exceeded (limit: 128) [128,133]']);
