@@ -25,6 +25,7 @@
  * containing a line break is printed as is, including any spaces before that break.
  */
 import type * as A from './ast';
+import { PARSE_LIMIT, tooLong } from './check';
 import { error, type Diagnostic } from './diagnostics';
 import { NESTING_HINT, parseExpression } from './parse';
 
@@ -57,6 +58,7 @@ export const DEFAULT_FORMAT_INDENT = '  ';
 
 /** Formats one filter expression. Returns no text (and the parse diagnostics) when it does not parse. */
 export function formatExpression(text: string, options: FormatOptions = {}): FormatResult {
+  if (text.length > PARSE_LIMIT) return { diagnostics: [tooLong(text)] };
   const parsed = parseExpression(text);
   if (!parsed.ast) return { diagnostics: parsed.diagnostics };
   try {

@@ -287,6 +287,11 @@ test('an unparsable input returns no text and the parse diagnostics', () => {
   }
 });
 
+test('megabytes are refused as too long, not parsed', () => {
+  const huge = `http.host eq "${'a'.repeat(1_000_000)}"`;
+  assert.deepEqual(formatExpression(huge).diagnostics.map((d) => [d.code, d.range.start, d.range.end]), [['expression-too-long', 4096, huge.length]]);
+});
+
 test('formatAst formats an already parsed tree', () => {
   const source = 'http.host==  "a"  and(ssl)';
   const { ast } = parseExpression(source);
