@@ -38,6 +38,8 @@ const common = {
 const entries = [
   { entryPoints: ['server/src/cli/main.ts'], outfile: 'server/out/cli.js', banner: { js: '#!/usr/bin/env node' } },
   { entryPoints: ['server/src/lsp/server.ts'], outfile: 'server/out/server.js' },
+  // The rules service's trace worker thread (a trace that runs too long is stopped).
+  { entryPoints: ['server/src/service/traceWorker.ts'], outfile: 'server/out/traceWorker.js' },
   { entryPoints: ['client/src/extension.ts'], outfile: 'client/out/extension.js', external: ['vscode'] },
   // The paranoia preview's worker thread (the extension host stays responsive meanwhile).
   { entryPoints: ['client/src/previewWorker.ts'], outfile: 'client/out/previewWorker.js' },

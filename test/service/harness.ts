@@ -31,13 +31,13 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startService(options: { legacy?: LegacyMode; seed?: boolean } = {}): Promise<TestService> {
+export async function startService(options: { legacy?: LegacyMode; seed?: boolean; traceTimeoutMs?: number } = {}): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'rulesmith-service-'));
   const store = new Store(join(dir, 'service.db'));
   const seeded = options.seed === false ? undefined : seedDemo(store, demoSeedSteps);
   const credentials = new Map((seeded?.credentials ?? []).map((c: SeededCredential) => [c.name, c.value]));
   const log: string[] = [];
-  const running = createService({ store, legacy: options.legacy, log: (l) => log.push(l) });
+  const running = createService({ store, legacy: options.legacy, log: (l) => log.push(l), ...(options.traceTimeoutMs ? { traceTimeoutMs: options.traceTimeoutMs } : {}) });
   await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
   const url = running.url();
   const adminToken = credentials.get('demo admin') ?? '';

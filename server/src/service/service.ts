@@ -11,6 +11,7 @@ import { decodeUtf8, parseJson } from './body';
 import { Router, type Ctx } from './router';
 import type { Store } from './store';
 import { registerRoutes } from './routes/index';
+import { TraceRunner } from './traceRunner';
 
 export type LegacyMode = 'on' | 'sunset';
 
@@ -22,11 +23,15 @@ export interface ServiceOptions {
   readonly log?: (line: string) => void;
   /** Largest request body accepted, in bytes (default 8 MiB). */
   readonly maxBodyBytes?: number;
+  /** Time limit of one trace, in ms (default TRACE_TIMEOUT_MS). */
+  readonly traceTimeoutMs?: number;
 }
 
 export interface Service {
   readonly store: Store;
   readonly legacy: LegacyMode;
+  /** Trace evaluations, in a worker thread with a time limit. */
+  readonly traces: TraceRunner;
 }
 
 export const API_PREFIX = '/client/v4';
@@ -42,7 +47,7 @@ export interface RunningService {
 export function createService(options: ServiceOptions): RunningService {
   const router = new Router();
   registerRoutes(router);
-  const service: Service = { store: options.store, legacy: options.legacy ?? 'on' };
+  const service: Service = { store: options.store, legacy: options.legacy ?? 'on', traces: new TraceRunner(options.traceTimeoutMs) };
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const log = options.log ?? (() => {});
   const server = createServer((req, res) => {
@@ -101,10 +106,11 @@ export function createService(options: ServiceOptions): RunningService {
       return `http://${host}:${a.port}${API_PREFIX}`;
     },
     close() {
-      return new Promise((resolve) => {
+      const closed = new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
+      return Promise.all([closed, service.traces.close()]).then(() => undefined);
     },
   };
 }

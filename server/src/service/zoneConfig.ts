@@ -26,8 +26,8 @@
  *     "the previous WAF alone". With the zone-wide previous-WAF switch off, neither runs.
  * - Plan: the zone's; catalog: `defaultCatalog`.
  *
- * `deployedZone` caches the compiled zone (`compileZone` with the previous-WAF stand-in)
- * per zone, keyed by everything it is built from, read with a few aggregate queries:
+ * `deploymentKey` digests everything the configuration is built from (the trace keeps zones
+ * compiled under it, traceEval.ts `compiledFor`), read with a few aggregate queries:
  * the (id, latest stored version) of the zone's rulesets and the account's (version
  * numbers are never reused, and a version's body never changes); each firewall rule's id,
  * order and modified_on with its filter's id and modified_on (every write of a rule or
@@ -37,63 +37,23 @@
  * constant of the process.
  */
 import { createHash } from 'node:crypto';
-import { defaultCatalog } from '../managed/catalog';
-import { migrationState, migrationStatus, previousWafStandIn, type MigrationState } from '../migration/index';
-import { compileZone, type CompiledZone, type PreviousWaf, type ZoneConfig } from '../rulesets/engine';
-import type { Ruleset } from '../rulesets/model';
-import type { Phase } from '../language/scheme/types';
+import { zoneConfigOf, type DeployedZone, type ZoneSource } from './deployment';
 import { migrationZone } from './migrationFlow';
-import { ZONE_SELECT, type ZoneRow } from './scope';
 import { zoneRulesets } from './rulesetStore';
+import { ZONE_SELECT, type ZoneRow } from './scope';
 import type { Store } from './store';
 
-export interface DeployedZone {
-  readonly config: ZoneConfig;
-  /** The previous WAF's verdict function, while the previous WAF runs (start with the WAF on, validation). */
-  readonly previousWaf?: PreviousWaf;
-  readonly migrationState: MigrationState;
-  /** The zone's managed entry point exists but does not run (state `start`). */
-  readonly managedEntryPointInactive: boolean;
+export type { DeployedZone, ZoneSource } from './deployment';
+
+export function zoneSource(store: Store, zoneId: string): ZoneSource {
+  const zone = store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [zoneId]);
+  if (!zone) throw new Error(`no zone ${zoneId}`);
+  return { plan: zone.plan, migration: migrationZone(store, zone), rulesets: zoneRulesets(store, zone.id) };
 }
 
 export function zoneConfig(store: Store, zoneId: string): DeployedZone {
-  const zone = store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [zoneId]);
-  if (!zone) throw new Error(`no zone ${zoneId}`);
-  const mz = migrationZone(store, zone);
-  const state = migrationState(mz);
-  const entryPoints: Partial<Record<Phase, Ruleset>> = {};
-  const customRulesets: Ruleset[] = [];
-  for (const rs of zoneRulesets(store, zone.id)) {
-    if (rs.kind === 'zone') entryPoints[rs.phase] = rs as Ruleset;
-    else if (rs.kind === 'custom') customRulesets.push(rs as Ruleset);
-  }
-
-  let previousWaf: PreviousWaf | undefined;
-  let validationMode = false;
-  let managedEntryPointInactive = false;
-  if (state === 'start') {
-    managedEntryPointInactive = entryPoints.http_request_firewall_managed !== undefined;
-    delete entryPoints.http_request_firewall_managed;
-    if (migrationStatus(mz).old_waf_status === 'enabled') {
-      validationMode = true;
-      previousWaf = previousWafStandIn(mz, defaultCatalog).previousWaf;
-    }
-  } else if (state === 'validation') {
-    validationMode = true;
-    previousWaf = previousWafStandIn(mz, defaultCatalog).previousWaf;
-  }
-
-  const config: ZoneConfig = {
-    entryPoints,
-    customRulesets,
-    catalog: defaultCatalog,
-    legacy: { firewallRules: mz.firewallRules ?? [], migrated: false, validationMode },
-    plan: zone.plan,
-  };
-  return { config, ...(previousWaf ? { previousWaf } : {}), migrationState: state, managedEntryPointInactive };
+  return zoneConfigOf(zoneSource(store, zoneId));
 }
-
-// --- The compiled zone, cached -------------------------------------------------------------
 
 /** What a zone's deployed configuration is built from, as one digest (see the header). */
 export function deploymentKey(store: Store, zoneId: string): string {
@@ -117,45 +77,4 @@ export function deploymentKey(store: Store, zoneId: string): string {
   const migration = store.get<{ state: string }>('SELECT state FROM waf_migration WHERE zone_id = ?', [zoneId]);
   const parts = [zone.plan, zone.page_rules, rulesets?.k ?? '', String(firewall?.n ?? 0), firewall?.k ?? '', waf?.settings ?? '-', migration?.state ?? '-'];
   return createHash('sha256').update(parts.join('\u0000')).digest('hex');
-}
-
-export interface CompiledDeployment {
-  readonly deployed: DeployedZone;
-  readonly compiled: CompiledZone;
-  /** True when the compiled zone came from the cache. */
-  readonly cached: boolean;
-}
-
-interface CacheEntry {
-  readonly key: string;
-  readonly deployed: DeployedZone;
-  readonly compiled: CompiledZone;
-}
-
-/** Zones kept compiled per store (least recently used dropped first). */
-const MAX_CACHED_ZONES = 32;
-const caches = new WeakMap<Store, Map<string, CacheEntry>>();
-
-/** Counters for tests and benchmarks: how often a zone was compiled or found compiled. */
-export const deployedZoneStats = { compiles: 0, hits: 0 };
-
-/** The zone's deployed configuration, compiled; recompiled only when what it is built from changed. */
-export function deployedZone(store: Store, zoneId: string): CompiledDeployment {
-  let cache = caches.get(store);
-  if (!cache) caches.set(store, (cache = new Map()));
-  const key = deploymentKey(store, zoneId);
-  const hit = cache.get(zoneId);
-  if (hit && hit.key === key) {
-    deployedZoneStats.hits++;
-    cache.delete(zoneId);
-    cache.set(zoneId, hit);
-    return { deployed: hit.deployed, compiled: hit.compiled, cached: true };
-  }
-  const deployed = zoneConfig(store, zoneId);
-  const compiled = compileZone(deployed.config, deployed.previousWaf ? { previousWaf: deployed.previousWaf } : {});
-  deployedZoneStats.compiles++;
-  cache.delete(zoneId);
-  cache.set(zoneId, { key, deployed, compiled });
-  while (cache.size > MAX_CACHED_ZONES) cache.delete(cache.keys().next().value!);
-  return { deployed, compiled, cached: false };
 }

@@ -1,0 +1,323 @@
+/**
+ * The Trace's evaluation (no I/O): a request against a zone's deployed configuration with
+ * the shared engine, and the steps phase → ruleset → rule the answer shows (see
+ * routes/trace.ts for the request and response). It runs in the trace worker thread
+ * (traceWorker.ts), so a request whose evaluation takes too long can be stopped.
+ */
+import { findManagedRuleset } from '../managed/catalog';
+import { rulesetVersion } from '../managed/types';
+import { requestValues } from '../requests/fields';
+import type { SampleRequest } from '../requests/types';
+import { compileZone, TERMINATING, type CompiledZone, type Decision, type Evaluation, type RuleRef, type TraceEntry, type ZoneConfig } from '../rulesets/engine';
+import type { Rule, Ruleset } from '../rulesets/model';
+import { ApiError, CODES } from './api';
+import { zoneConfigOf, type DeployedZone } from './deployment';
+import type { TraceJob, TraceReply } from './traceRunner';
+
+const CHALLENGES = new Set(['challenge', 'js_challenge', 'managed_challenge']);
+/** How many challenges `skip_challenge` may pass before giving up (each costs one evaluation). */
+const MAX_SKIPPED_CHALLENGES = 16;
+
+
+interface Step {
+  step_name: string;
+  type: 'phase' | 'ruleset' | 'rule';
+  matched: boolean;
+  name?: string;
+  description?: string;
+  kind?: string;
+  action?: string;
+  action_parameters?: unknown;
+  expression?: string;
+  enabled?: boolean;
+  outcome?: string;
+  score_added?: number;
+  score?: number;
+  threshold?: number;
+  skipped_by?: string;
+  overridden_by?: readonly string[];
+  note?: string;
+  trace?: Step[];
+}
+
+interface RulesetInfo {
+  readonly name?: string;
+  readonly kind?: string;
+  readonly description?: string;
+  readonly managed: boolean;
+  readonly rules: ReadonlyMap<string, Rule>;
+}
+
+function rulesetIndex(config: ZoneConfig): (id: string | undefined) => RulesetInfo | undefined {
+  const own = new Map<string, RulesetInfo>();
+  const add = (rs: Ruleset) => {
+    if (!rs.id) return;
+    const rules = new Map<string, Rule>();
+    for (const r of rs.rules ?? []) if (r && r.id) rules.set(r.id, r);
+    own.set(rs.id, { name: rs.name, kind: rs.kind, description: rs.description, managed: false, rules });
+  };
+  for (const rs of Object.values(config.entryPoints)) if (rs) add(rs);
+  for (const rs of config.customRulesets ?? []) add(rs);
+  return (id) => {
+    if (id === undefined) return undefined;
+    const found = own.get(id);
+    if (found) return found;
+    const m = findManagedRuleset(config.catalog, id);
+    if (!m) return undefined;
+    const rules = new Map<string, Rule>();
+    for (const r of rulesetVersion(m)?.rules ?? []) if (r.id) rules.set(r.id, r);
+    const info: RulesetInfo = { name: m.name, kind: m.kind, description: m.description, managed: true, rules };
+    own.set(id, info);
+    return info;
+  };
+}
+
+function refName(r: RuleRef | undefined): string | undefined {
+  return r ? (r.ruleId ?? r.ref ?? r.description) : undefined;
+}
+
+function ruleStep(e: TraceEntry, info: RulesetInfo | undefined, legacyExpr: ReadonlyMap<string, string>, challengeSkipped: boolean): Step {
+  const rule = e.ruleId !== undefined ? info?.rules.get(e.ruleId) : undefined;
+  const step: Step = {
+    step_name: e.ruleId ?? e.ref ?? (e.ruleIndex !== undefined ? String(e.ruleIndex) : e.phase),
+    type: 'rule',
+    // The anomaly rule below its threshold did not act: not matched (its outcome says why).
+    matched: e.matched === true && e.outcome !== 'below-threshold',
+    name: e.ref ?? e.ruleId ?? e.phase,
+  };
+  if (e.description !== undefined) step.description = e.description;
+  if (e.action) step.action = e.action;
+  if (rule && !info?.managed) {
+    if (rule.action_parameters !== undefined) step.action_parameters = rule.action_parameters;
+    if (typeof rule.expression === 'string') step.expression = rule.expression;
+  } else if (e.phase === 'legacy_firewall_rules' && e.ruleId !== undefined && legacyExpr.has(e.ruleId)) {
+    step.expression = legacyExpr.get(e.ruleId)!;
+  }
+  step.enabled = e.enabled;
+  step.outcome = challengeSkipped ? 'challenge-skipped' : e.outcome;
+  if (e.scoreAdded !== undefined) step.score_added = e.scoreAdded;
+  if (e.score !== undefined) step.score = e.score;
+  if (e.threshold !== undefined) step.threshold = e.threshold;
+  if (e.skippedBy) step.skipped_by = refName(e.skippedBy);
+  if (e.overriddenBy?.length) step.overridden_by = e.overriddenBy;
+  if (challengeSkipped) step.note = 'skip_challenge: the challenge counts as solved and the request goes on';
+  else if (e.note !== undefined) step.note = e.note;
+  return step;
+}
+
+/**
+ * The engine's flat trace (depth 0 = entry points and firewall rules, +1 per execute) as
+ * nested steps: phase → ruleset → rule (→ executed ruleset → rule …).
+ */
+export function traceSteps(trace: readonly TraceEntry[], config: ZoneConfig, skippedChallenges: ReadonlySet<TraceEntry> = new Set()): Step[] {
+  const info = rulesetIndex(config);
+  const legacyExpr = new Map<string, string>();
+  for (const fr of config.legacy?.firewallRules ?? []) if (fr.id && typeof fr.filter?.expression === 'string') legacyExpr.set(fr.id, fr.filter.expression);
+  const phases: Step[] = [];
+  const lastRuleAt: Step[] = [];
+  const rulesetStep = (container: Step[], id: string | undefined, name: string | undefined): Step => {
+    const last = container[container.length - 1];
+    const key = id ?? name ?? '';
+    if (last && last.type === 'ruleset' && last.step_name === key) return last;
+    const i = info(id);
+    const s: Step = { step_name: key, type: 'ruleset', matched: false, name: i?.name ?? name ?? key };
+    if (i?.kind) s.kind = i.kind;
+    if (i?.description) s.description = i.description;
+    s.trace = [];
+    container.push(s);
+    return s;
+  };
+  for (const e of trace) {
+    let phase = phases[phases.length - 1];
+    if (e.depth === 0 && (!phase || phase.step_name !== e.phase)) {
+      phase = { step_name: e.phase, type: 'phase', matched: false, name: e.phase, trace: [] };
+      phases.push(phase);
+    }
+    if (!phase) continue;
+    // A skipped phase: one entry without a rule.
+    if (e.depth === 0 && e.ruleIndex === undefined && e.ruleId === undefined && e.phase !== 'previous_waf') {
+      phase.outcome = e.outcome;
+      if (e.skippedBy) phase.skipped_by = refName(e.skippedBy);
+      if (e.note) phase.note = e.note;
+      continue;
+    }
+    let container: Step[];
+    if (e.depth === 0) {
+      container = e.rulesetId !== undefined ? rulesetStep(phase.trace!, e.rulesetId, e.rulesetName).trace! : phase.trace!;
+    } else {
+      const parent = lastRuleAt[e.depth - 1];
+      if (!parent) continue;
+      parent.trace ??= [];
+      container = rulesetStep(parent.trace, e.rulesetId, e.rulesetName).trace!;
+    }
+    const step = ruleStep(e, e.rulesetId !== undefined ? info(e.rulesetId) : undefined, legacyExpr, skippedChallenges.has(e));
+    if (e.phase === 'previous_waf' && step.step_name === 'previous_waf') step.name = 'previous WAF';
+    container.push(step);
+    lastRuleAt[e.depth] = step;
+    lastRuleAt.length = e.depth + 1;
+  }
+  const settle = (s: Step): boolean => {
+    if (s.trace) {
+      const childMatched = s.trace.map(settle).some(Boolean);
+      if (s.type !== 'rule') s.matched = childMatched;
+    }
+    return s.matched;
+  };
+  phases.forEach(settle);
+  return phases;
+}
+
+function decisionObject(d: Decision): Record<string, unknown> {
+  return {
+    action: d.action,
+    ...(d.phase ? { phase: d.phase } : {}),
+    ...(d.rulesetId ? { ruleset_id: d.rulesetId } : {}),
+    ...(d.ruleId ? { rule_id: d.ruleId } : {}),
+    ...(d.ref ? { ref: d.ref } : {}),
+    ...(d.description ? { description: d.description } : {}),
+    ...(d.score !== undefined ? { score: d.score } : {}),
+    ...(d.threshold !== undefined ? { threshold: d.threshold } : {}),
+    ...(d.response ? { response: d.response } : {}),
+    ...(d.via ? { via: { phase: d.via.phase, ...(d.via.rulesetId ? { ruleset_id: d.via.rulesetId } : {}), ...(d.via.ruleId ? { rule_id: d.via.ruleId } : {}) } } : {}),
+  };
+}
+
+function statusCode(d: Decision): number | undefined {
+  if (d.action === 'block') return (d.response as { status_code?: number } | undefined)?.status_code ?? 403;
+  if ((TERMINATING as readonly string[]).includes(d.action)) return 403;
+  return undefined;
+}
+
+/**
+ * Disables the rule that decided (so that a skipped challenge lets evaluation go on):
+ * an entry-point or custom rule gets `enabled: false`; a managed rule gets a rule override
+ * on the execute rule that ran it.
+ */
+function withoutRule(config: ZoneConfig, d: Decision): ZoneConfig | undefined {
+  const disable = (rs: Ruleset, pred: (r: Rule) => boolean, patch: (r: Rule) => Rule): Ruleset => ({ ...rs, rules: (rs.rules ?? []).map((r) => (pred(r) ? patch(r) : r)) });
+  const own = (rs: Ruleset | undefined) => rs?.id !== undefined && rs.id === d.rulesetId;
+  const entryPoints = { ...config.entryPoints };
+  let customRulesets = config.customRulesets ?? [];
+  let changed = false;
+  const target = (rs: Ruleset) => {
+    changed = true;
+    return disable(rs, (r) => r.id === d.ruleId, (r) => ({ ...r, enabled: false }));
+  };
+  const via = d.via;
+  for (const [phase, rs] of Object.entries(entryPoints) as [keyof typeof entryPoints, Ruleset][]) {
+    if (own(rs)) entryPoints[phase] = target(rs);
+    else if (via && rs.id === via.rulesetId && findManagedRuleset(config.catalog, d.rulesetId ?? '')) {
+      changed = true;
+      entryPoints[phase] = disable(
+        rs,
+        (r) => r.id === via.ruleId,
+        (r) => {
+          const p = (r.action_parameters ?? {}) as { overrides?: { rules?: unknown[] } };
+          const overrides = { ...(p.overrides ?? {}), rules: [...(p.overrides?.rules ?? []), { id: d.ruleId, enabled: false }] };
+          return { ...r, action_parameters: { ...p, overrides } };
+        },
+      );
+    }
+  }
+  customRulesets = customRulesets.map((rs) => (own(rs) ? target(rs) : rs));
+  let legacy = config.legacy;
+  if (d.phase === 'legacy_firewall_rules' && legacy) {
+    changed = true;
+    legacy = { ...legacy, firewallRules: legacy.firewallRules.map((fr) => (fr.id === d.ruleId ? { ...fr, paused: true } : fr)) };
+  }
+  if (!changed || d.ruleId === undefined) return undefined;
+  return { ...config, entryPoints, customRulesets, ...(legacy ? { legacy } : {}) };
+}
+
+
+/** The Trace's `result` (without `zone`), or an ApiError for a request context that is not valid. */
+export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean): Record<string, unknown> {
+  const { values, problems: requestProblems } = requestValues(sample);
+  const badContext = requestProblems.filter((p) => /^(ip\.|cf\.)/.test(p) || p.includes('unknown field'));
+  if (badContext.length > 0) throw ApiError.of(400, CODES.invalidValue, `the request's context is not valid: ${badContext.join('; ')}`, '/context');
+
+  let config = deployed.config;
+  let compiled = compiledZone;
+  let ev: Evaluation = compiled.evaluate(values);
+  // skip_challenge: the challenging rule counts as solved. Evaluate again with it out of
+  // the way (a changed copy, compiled for this request only); the rerun's trace is the
+  // same up to that rule (now shown as disabled), so the original challenge entry takes
+  // its place.
+  const replaced = new Map<number, TraceEntry>();
+  const skipped = new Set<TraceEntry>();
+  for (let i = 0; skipChallenge && i < MAX_SKIPPED_CHALLENGES && CHALLENGES.has(ev.decision.action); i++) {
+    const at = ev.trace.findIndex((e) => e.outcome === 'terminated');
+    const next = at < 0 ? undefined : withoutRule(config, ev.decision);
+    if (!next) break;
+    replaced.set(at, ev.trace[at]!);
+    skipped.add(ev.trace[at]!);
+    config = next;
+    compiled = compileZone(config, deployed.previousWaf ? { previousWaf: deployed.previousWaf } : {});
+    const rerun = compiled.evaluate(values);
+    ev = { ...rerun, trace: rerun.trace.map((e, j) => replaced.get(j) ?? e) };
+  }
+
+  const steps = traceSteps(ev.trace, deployed.config, skipped);
+  if (deployed.managedEntryPointInactive) {
+    const at = steps.findIndex((s) => s.step_name === 'previous_waf');
+    steps.splice(at < 0 ? steps.length : at, 0, {
+      step_name: 'http_request_firewall_managed',
+      type: 'phase',
+      matched: false,
+      name: 'http_request_firewall_managed',
+      outcome: 'inactive',
+      note: 'the zone has not migrated to the new WAF Managed Rules: its managed entry point does not run yet (the previous WAF does)',
+    });
+  }
+  const status = statusCode(ev.decision);
+  const problems = [
+    ...compiled.problems.filter((p) => p.severity === 'error').map((p) => `${p.stage}${p.rulesetId ? ` ruleset ${p.rulesetId}` : ''}: ${p.message}`),
+    ...requestProblems,
+  ];
+  return {
+    ...(status !== undefined ? { status_code: status } : {}),
+    trace: steps,
+    decision: decisionObject(ev.decision),
+    ...(ev.validation && deployed.migrationState === 'validation'
+      ? {
+          validation: {
+            new_decision: decisionObject(ev.validation.newDecision),
+            ...(ev.validation.previous ? { previous_waf: { action: ev.validation.previous.action, ...(ev.validation.previous.ruleId ? { rule_id: ev.validation.previous.ruleId } : {}), ...(ev.validation.previous.description ? { description: ev.validation.previous.description } : {}) } } : {}),
+          },
+        }
+      : {}),
+    ...(Object.keys(ev.scores).length ? { scores: ev.scores } : {}),
+    migration_state: deployed.migrationState,
+    ...(problems.length ? { problems } : {}),
+  };
+}
+
+/** Zones kept compiled (least recently used dropped first). */
+const MAX_COMPILED = 32;
+const compiledZones = new Map<string, { key: string; deployed: DeployedZone; compiled: CompiledZone }>();
+
+/** The job's zone compiled, from this thread's cache while its deployment key holds. */
+function compiledFor(job: TraceJob): { deployed: DeployedZone; compiled: CompiledZone; cached: boolean } {
+  const hit = compiledZones.get(job.zoneId);
+  compiledZones.delete(job.zoneId);
+  if (hit && hit.key === job.key) {
+    compiledZones.set(job.zoneId, hit);
+    return { ...hit, cached: true };
+  }
+  const deployed = zoneConfigOf(job.source);
+  const compiled = compileZone(deployed.config, deployed.previousWaf ? { previousWaf: deployed.previousWaf } : {});
+  compiledZones.set(job.zoneId, { key: job.key, deployed, compiled });
+  while (compiledZones.size > MAX_COMPILED) compiledZones.delete(compiledZones.keys().next().value!);
+  return { deployed, compiled, cached: false };
+}
+
+/** One trace job's answer, as the worker posts it (plain data); `compiledNow` is told when the evaluation starts. */
+export function traceReply(job: TraceJob, compiledNow: () => void = () => undefined): TraceReply {
+  try {
+    const { deployed, compiled, cached } = compiledFor(job);
+    compiledNow();
+    return { result: evaluateTrace(deployed, compiled, job.sample, job.skipChallenge), cached };
+  } catch (e) {
+    return e instanceof ApiError ? { apiError: { status: e.status, errors: e.errors } } : { crash: e instanceof Error ? `${e.message}\n${e.stack ?? ''}` : String(e) };
+  }
+}
