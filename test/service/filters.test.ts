@@ -166,6 +166,9 @@ describe('filters: validation', () => {
       ['POST', [{ expression: 'true', id: MISSING }], { code: 10026, message: 'invalid JSON: unknown field "id"', pointer: '/0/id' }],
       ['POST', [{ expression: 'true', description: 'x'.repeat(501) }], { code: 20021, message: "'description' is too long: at most 500 characters, got 501", pointer: '/0/description' }],
       ['POST', [{ expression: 'true', ref: 'x'.repeat(51) }], { code: 20021, message: "'ref' is too long: at most 50 characters, got 51", pointer: '/0/ref' }],
+      // SQLite would cut a stored string at a NUL: refused rather than cut.
+      ['POST', [{ expression: 'http.host eq "nul\u0000tail"' }], { code: 20021, message: "'expression' must not contain a NUL character (U+0000)", pointer: '/0/expression' }],
+      ['POST', [{ expression: 'true', description: 'desc\u0000hidden' }], { code: 20021, message: "'description' must not contain a NUL character (U+0000)", pointer: '/0/description' }],
       ['POST', [{ expression: 'true', paused: 1 }], { code: 10026, message: 'invalid JSON: field "paused" must be true or false, got number', pointer: '/0/paused' }],
       ['POST', { expression: 'true' }, { code: 10026, message: 'invalid JSON: expected an array at the top level, got object', pointer: '/' }],
       ['PUT', { id: MISSING, expression: 'true' }, { code: 10026, message: 'invalid JSON: expected an array at the top level, got object', pointer: '/' }],
