@@ -3,7 +3,8 @@
  * inside the decoded expression back to the document, through JSON escapes (`\"`,
  * `\\`, `\n`, `\u00e9`, …), so a diagnostic lands on the right character.
  */
-import { parseTree, type Node, type ParseError, printParseErrorCode } from 'jsonc-parser';
+import { parseTree, type Node, type ParseError } from 'jsonc-parser';
+import { jsonErrorText } from './jsonErrors';
 
 export interface ExpressionRegion {
   /** Index of the rule in `rules`. */
@@ -65,7 +66,7 @@ function phaseOf(root: Node): string | undefined {
 export function findExpressions(json: string): { regions: ExpressionRegion[]; problems: JsonProblem[]; phase?: string } {
   const errors: ParseError[] = [];
   const root = parseTree(json, errors, { allowTrailingComma: false, disallowComments: true });
-  const problems = errors.map((e) => ({ offset: e.offset, length: e.length, message: `invalid JSON: ${printParseErrorCode(e.error)}` }));
+  const problems = errors.map((e) => ({ offset: e.offset, length: e.length, message: `invalid JSON: ${jsonErrorText(e.error)}` }));
   const regions: ExpressionRegion[] = [];
   const rules = root && rulesNode(root);
   const phase = root && phaseOf(root);

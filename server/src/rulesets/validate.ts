@@ -53,7 +53,8 @@
  *
  * Pure: no I/O, the managed catalog comes in as a value.
  */
-import { parseTree, printParseErrorCode, type JSONPath, type Node, type ParseError } from 'jsonc-parser';
+import { parseTree, type JSONPath, type Node, type ParseError } from 'jsonc-parser';
+import { jsonErrorText } from './jsonErrors';
 import type { Severity } from '../language/diagnostics';
 import { checkExpression } from '../language/index';
 import { planAllows } from '../language/scheme/index';
@@ -1200,7 +1201,7 @@ const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 export function validateRulesetJson(json: string, options: ValidateOptions): RulesetProblem[] {
   const { root, errors } = parseRulesetTree(json);
   const v = new Validator(json, options);
-  for (const e of errors) v.add(e.offset, e.offset + e.length, 'error', 'invalid-json', `invalid JSON: ${printParseErrorCode(e.error)}`);
+  for (const e of errors) v.add(e.offset, e.offset + e.length, 'error', 'invalid-json', `invalid JSON: ${jsonErrorText(e.error)}`);
   if (root) v.document(root);
   if (options.expressions !== false) v.expressions();
   return v.problems.sort((a, b) => a.start - b.start || a.end - b.end);

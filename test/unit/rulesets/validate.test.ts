@@ -276,6 +276,12 @@ test('invalid JSON: reported, and the partial tree is still validated', () => {
   );
   assert.deepEqual(validate('"rules"').map((p) => p.code), ['wrong-type']);
   assert.deepEqual(validate('').map((p) => p.code), ['invalid-json']);
+  // In words, not jsonc-parser's identifiers (ValueExpected, CloseBraceExpected, InvalidSymbol).
+  assert.deepEqual(validate(text).filter((p) => p.code === 'invalid-json').map((p) => p.message), [
+    'invalid JSON: expected a property name in double quotes',
+    'invalid JSON: expected a value (a trailing comma, or nothing where a value belongs)',
+    "invalid JSON: expected '}' (an object is not closed)",
+  ]);
 });
 
 test('never throws on odd shapes', () => {
