@@ -150,7 +150,7 @@ function finding(
 function textBlock(r: Checked): string {
   const f = r.finding;
   const where = f.file === null ? '--expr' : `${f.file}:${f.range.start.line + 1}:${f.range.start.character + 1}`;
-  const rule = f.rule === null ? '' : ` (rule ${f.rule}${r.ruleName ? ` "${r.ruleName}"` : ''})`;
+  const rule = f.rule === null ? '' : ` (rule ${f.rule + 1}${r.ruleName ? ` "${r.ruleName}"` : ''})`;
   const head = `${where}: ${f.severity}[${f.code}]${rule}\n`;
   const body = r.report ?? `${f.message}\n`;
   return `${head}${body}${f.hint ? `hint: ${f.hint}\n` : ''}\n`;

@@ -27,11 +27,11 @@ test('check: a misplaced score_threshold and the action beside it, text output',
   assert.equal(
     r.out,
     [
-      'misplaced-threshold-overrides.ruleset.json:13:11: warning[misplaced-override-action] (rule 0 "owasp")',
+      'misplaced-threshold-overrides.ruleset.json:13:11: warning[misplaced-override-action] (rule 1 "owasp")',
       'this action replaces the score action of every rule of Cloudflare OWASP Core Ruleset: matching rules act on their own instead of adding to the anomaly score',
       'hint: To choose what happens when the anomaly score reaches the threshold, set the action on the anomaly-score rule: `"rules": [{ "id": "6179ae15870a4bb7b2d480d4843b323c", "action": "log" }]`.',
       '',
-      'misplaced-threshold-overrides.ruleset.json:14:11: error[misplaced-score-threshold] (rule 0 "owasp")',
+      'misplaced-threshold-overrides.ruleset.json:14:11: error[misplaced-score-threshold] (rule 1 "owasp")',
       'score_threshold has no effect on the ruleset-wide overrides: only the anomaly-score rule "949110: Inbound Anomaly Score Exceeded" has a threshold',
       'hint: Set it in a rule override: `"rules": [{ "id": "6179ae15870a4bb7b2d480d4843b323c", "score_threshold": 40, "action": "block" }]` (thresholds: 25 High, 40 Medium, 60 Low).',
       '',
@@ -60,7 +60,7 @@ test('check --format json: ruleset and expression findings in document order, no
 test('check: the OWASP-based ruleset deployed bare warns about paranoia levels; warnings alone exit 0', () => {
   const r = run(['check', 'owasp-all-paranoia-levels.ruleset.json']);
   assert.equal(r.code, 0);
-  assert.match(r.out, /^owasp-all-paranoia-levels\.ruleset\.json:6:95: warning\[owasp-all-paranoia-levels\] \(rule 0 "owasp"\)\nCloudflare OWASP Core Ruleset is deployed with no paranoia-level override: all four paranoia levels \(PL1–PL4\) run\n/);
+  assert.match(r.out, /^owasp-all-paranoia-levels\.ruleset\.json:6:95: warning\[owasp-all-paranoia-levels\] \(rule 1 "owasp"\)\nCloudflare OWASP Core Ruleset is deployed with no paranoia-level override: all four paranoia levels \(PL1–PL4\) run\n/);
 });
 
 test('check: --phase is the phase of a file without one; a custom ruleset on the command line is known', () => {
