@@ -98,13 +98,14 @@ export function rulesetProblems(store: DocumentStore, a: Analysed): readonly Rul
   const key = `${a.settings.plan ?? ''}|${a.settings.phase ?? ''}|${customIds.join(',')}`;
   const hit = cache.get(a.doc.uri);
   if (hit && hit.version === a.doc.version && hit.key === key) return hit.problems;
+  // VS Code's JSON support reports syntax errors and duplicate keys itself.
   const problems = validateRulesetJson(a.doc.getText(), {
     catalog: CATALOG,
     plan: a.settings.plan,
     phase: a.settings.phase,
     customRulesetIds: customIds,
     expressions: false,
-  }).filter((p) => p.code !== 'invalid-json' && !(p.schema && schemaCovers(a.doc.uri)));
+  }).filter((p) => p.code !== 'invalid-json' && p.code !== 'duplicate-key' && !(p.schema && schemaCovers(a.doc.uri)));
   cache.set(a.doc.uri, { version: a.doc.version, key, problems });
   return problems;
 }

@@ -67,6 +67,7 @@ import { ACTIONS, SKIP_PRODUCTS, type Action, type RulesetKind } from './model';
 
 export type RulesetProblemCode =
   | 'invalid-json'
+  | 'duplicate-key'
   | 'wrong-type'
   | 'unknown-field'
   | 'missing-field'
@@ -1202,9 +1203,33 @@ export function validateRulesetJson(json: string, options: ValidateOptions): Rul
   const { root, errors } = parseRulesetTree(json);
   const v = new Validator(json, options);
   for (const e of errors) v.add(e.offset, e.offset + e.length, 'error', 'invalid-json', `invalid JSON: ${jsonErrorText(e.error)}`);
-  if (root) v.document(root);
+  if (root) {
+    for (const k of duplicateKeys(root)) v.add(k.offset, k.offset + k.length, 'error', 'duplicate-key', `duplicate key ${JSON.stringify(k.value)}: the API reads the last one and this editor the first; keep one`);
+    v.document(root);
+  }
   if (options.expressions !== false) v.expressions();
   return v.problems.sort((a, b) => a.start - b.start || a.end - b.end);
+}
+
+/** Every key node that repeats an earlier key of the same object (a loop with its own stack). */
+function duplicateKeys(root: Node): Node[] {
+  const out: Node[] = [];
+  const stack = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.type === 'object') {
+      const seen = new Set<string>();
+      for (const p of n.children ?? []) {
+        const key = p.children?.[0];
+        if (key && typeof key.value === 'string') {
+          if (seen.has(key.value)) out.push(key);
+          seen.add(key.value);
+        }
+      }
+    }
+    for (const c of n.children ?? []) stack.push(c);
+  }
+  return out;
 }
 
 /** The effective phase and kind validation uses for a document (for completion and lenses). */

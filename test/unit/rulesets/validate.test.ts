@@ -304,3 +304,12 @@ test('the shipped catalog: the OWASP-based ruleset deployed bare gets the parano
   const problems = validateRulesetJson(text, { catalog: defaultCatalog });
   assert.deepEqual(problems.map((p) => p.code), ['owasp-all-paranoia-levels']);
 });
+
+test('a key given twice in an object is an error on the second (the API reads the last, the editor the first)', () => {
+  const text = '{"rules": [{"expression": "ssl", "action": "block"}], "rules": [{"expression": "http.hots", "action": "block"}]}';
+  const dup = validate(text).filter((p) => p.code === 'duplicate-key');
+  assert.deepEqual(dup.map((p) => [text.slice(p.start, p.end), p.message]), [['"rules"', 'duplicate key "rules": the API reads the last one and this editor the first; keep one']]);
+  assert.equal(dup[0].start, text.lastIndexOf('"rules"'));
+  const inner = '{"rules": [{"expression": "ssl", "action": "block", "action": "log"}]}';
+  assert.deepEqual(validate(inner).filter((p) => p.code === 'duplicate-key').map((p) => p.start), [inner.lastIndexOf('"action"')]);
+});
