@@ -2,7 +2,7 @@
 // and a database from a newer rulesmith refused with a clear message.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -68,6 +68,14 @@ describe('rulesmith serve', () => {
     assert.throws(() => new Store(file), {
       message: `the database ${file} has schema version ${SCHEMA.length + 1}, newer than this rulesmith (${SCHEMA.length}); use a newer rulesmith or another --db file`,
     });
+  });
+
+  it('a file that is not a database is refused and left as it was, with no claim left behind', () => {
+    const file = join(dir, 'notes.txt');
+    writeFileSync(file, 'my notes\n'.repeat(200));
+    assert.throws(() => new Store(file), /file is not a database/);
+    assert.equal(readFileSync(file, 'utf8'), 'my notes\n'.repeat(200));
+    assert.equal(existsSync(`${file}.owner`), false);
   });
 
   it('creates the schema at the current version', () => {

@@ -26,13 +26,21 @@ export class Store {
 
   constructor(readonly file: string) {
     claim(file);
-    this.db = new Database(file);
-    this.db.exec('PRAGMA synchronous = FULL');
-    // The service is the file's only user (see claim()): holding SQLite's lock keeps the
-    // page cache valid between statements instead of re-reading the file on each one.
-    this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
-    this.db.exec('PRAGMA foreign_keys = ON');
-    this.migrate();
+    let db: Database | undefined;
+    try {
+      this.db = db = new Database(file);
+      this.db.exec('PRAGMA synchronous = FULL');
+      // The service is the file's only user (see claim()): holding SQLite's lock keeps the
+      // page cache valid between statements instead of re-reading the file on each one.
+      this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
+      this.db.exec('PRAGMA foreign_keys = ON');
+      this.migrate();
+    } catch (e) {
+      // Not a database (or a newer one): the claim goes, the file stays as it was.
+      if (db?.isOpen) db.close();
+      release(file);
+      throw e;
+    }
   }
 
   /** The schema version this database is at (`PRAGMA user_version`). */
