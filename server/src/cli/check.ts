@@ -71,7 +71,7 @@ export function runCheck(p: Parsed, io: Io): number {
     return p.get('kind')?.value?.value === 'custom' && typeof id === 'string' ? [id] : [];
   });
   for (const [file, text] of texts) {
-    if (file.endsWith('.json')) {
+    if (/\.json$/i.test(file)) {
       const fileResults: Checked[] = [];
       const { regions, problems } = findExpressions(text);
       for (const pr of problems) {

@@ -71,6 +71,11 @@ export function runEvalCommand(args: readonly string[], io: Io): number {
 
 type OwnValues = Record<string, string | boolean | string[] | undefined>;
 
+/** A whole number written as digits only (`1e2`, `0x40`, ` 50` are not), at most 9 of them; else undefined. */
+export function wholeNumber(text: string): number | undefined {
+  return /^\d{1,9}$/.test(text) ? Number(text) : undefined;
+}
+
 /** The command line's options (strict), refusing one given twice unless it may repeat (the last would silently win). */
 export function parseOwn(args: readonly string[], options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>): { values: OwnValues; files: string[] } {
   let parsed;

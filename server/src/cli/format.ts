@@ -1,7 +1,7 @@
 /** `rulesmith format`: format .cfrule files in place, or stdin to stdout; `--check` only reports. */
 import { formatExpression } from '../language/index';
 import { engineReport } from '../language/report';
-import { InputError } from './eval';
+import { InputError, wholeNumber } from './eval';
 import { fsReason } from './files';
 import { UsageError, type Io, type Parsed } from './main';
 
@@ -9,8 +9,8 @@ export function runFormat(p: Parsed, io: Io): number {
   const notation = (p.values.notation as string | undefined) ?? 'preserve';
   if (!['preserve', 'english', 'c-like'].includes(notation)) throw new UsageError(`--notation must be preserve, english or c-like (got "${notation}")`);
   const widthText = p.values.width as string | undefined;
-  const width = widthText === undefined ? undefined : Number(widthText);
-  if (width !== undefined && (!Number.isInteger(width) || width < 20)) throw new UsageError(`--width must be a whole number of at least 20 (got "${widthText}")`);
+  const width = widthText === undefined ? undefined : wholeNumber(widthText);
+  if (widthText !== undefined && (width === undefined || width < 20)) throw new UsageError(`--width must be a whole number of at least 20 (got "${widthText}")`);
   const options = { notation: notation as 'preserve', width };
   const check = p.values.check === true;
 

@@ -47,7 +47,7 @@ import { requestValues } from '../requests/fields';
 import { ftwRuleId, parseFtwFile, type FtwStage } from '../requests/ftw';
 import { compileZone, type CompiledZone } from '../rulesets/engine';
 import type { Rule } from '../rulesets/model';
-import { InputError, parseOwn } from './eval';
+import { InputError, parseOwn, wholeNumber } from './eval';
 import { fsReason } from './files';
 import { UsageError, type Io } from './main';
 
@@ -260,8 +260,8 @@ export function runFtwCommand(args: readonly string[], io: Io): number {
   let threshold: number | undefined;
   if (p.values.threshold !== undefined) {
     const t = p.values.threshold as string;
-    if (!/^\d+$/.test(t) || Number(t) < 1) throw new UsageError(`--threshold must be a positive whole number, not "${t}"`);
-    threshold = Number(t);
+    threshold = wholeNumber(t);
+    if (threshold === undefined || threshold < 1) throw new UsageError(`--threshold must be a positive whole number, not "${t}"`);
   }
   const dir = p.files[0];
   let paths: string[];

@@ -12,7 +12,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { previewParanoia, type ParanoiaPreview } from '../managed/preview';
 import { checkOptions, outputFormat } from './check';
-import { compileLoadedZone, InputError, loadRequests, loadZone, parseOwn, type LoadedRequest } from './eval';
+import { compileLoadedZone, InputError, loadRequests, loadZone, parseOwn, wholeNumber, type LoadedRequest } from './eval';
 import { fsReason } from './files';
 import { UsageError, type Io, type Parsed } from './main';
 
@@ -52,11 +52,11 @@ export function runPreviewCommand(args: readonly string[], io: Io): number {
 function parseThresholds(text: string | undefined): number[] | undefined {
   if (text === undefined) return undefined;
   const parts = text.split(',').map((s) => s.trim());
-  const nums = parts.map(Number);
-  if (parts.some((s) => s === '') || nums.some((n) => !Number.isInteger(n) || n < 0)) {
-    throw new UsageError(`--thresholds must be whole numbers separated by commas, e.g. 25,40,60 (got "${text}")`);
+  const nums = parts.map(wholeNumber);
+  if (nums.some((n) => n === undefined || n < 1)) {
+    throw new UsageError(`--thresholds must be positive whole numbers separated by commas, e.g. 25,40,60 (got "${text}")`);
   }
-  return nums;
+  return nums as number[];
 }
 
 function readRequests(io: Io, path: string): LoadedRequest[] {

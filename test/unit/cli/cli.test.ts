@@ -120,6 +120,7 @@ test('format: stdin to stdout, files in place, --check', () => {
   assert.equal(run(['format', '--check', 'unformatted.cfrule']).code, 1);
   assert.equal(run(['format', '--check', 'valid.cfrule']).code, 0);
   assert.equal(run(['format'], 'http.host eq').code, 1);
+  for (const w of ['1e2', '0x40', ' 50', '19']) assert.match(run(['format', '--width', w], 'ssl').err, /--width must be a whole number of at least 20/, w);
 });
 
 test('the built binary runs with the documented exit codes', () => {

@@ -218,7 +218,8 @@ describe('preview', () => {
     assert.match(none.err, /zone\.json: no execute rule in the http_request_firewall_managed entry point deploys a scored managed ruleset/);
     const bad = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', 'requests.http', '--thresholds', '25,x']);
     assert.equal(bad.code, 2);
-    assert.match(bad.err, /--thresholds must be whole numbers/);
+    assert.match(bad.err, /--thresholds must be positive whole numbers separated by commas, e\.g\. 25,40,60 \(got "25,x"\)/);
+    for (const t of ['1e2', '0', '0x40', '25,,40']) assert.equal(run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', 'requests.http', '--thresholds', t]).code, 2, t);
     const empty = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', `${fixtures}no-requests`]);
     assert.equal(empty.code, 2);
     assert.match(empty.err, /no-requests: no \.http, \.yaml or \.json request files in this directory/);
