@@ -121,7 +121,7 @@ export function runEval(p: Parsed, io: Io): number {
       io.out(`${JSON.stringify({ matched: null, diagnostics: exprErrors, fieldErrors: errors }, null, 2)}\n`);
     } else {
       for (const d of exprErrors) io.err(`${engineReport(expr, d)}${d.hint ? `hint: ${d.hint}\n` : ''}`);
-      for (const e of errors) io.err(`${fieldsFile}: ${e.field}: ${e.message}\n`);
+      for (const e of errors) io.err(`${fieldsFile}: ${e.message}\n`);
     }
     return 2;
   }
