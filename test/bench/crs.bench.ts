@@ -64,6 +64,7 @@ import type { ManagedCatalog, ManagedRule } from '../../server/src/managed/types
 import type { SampleRequest } from '../../server/src/requests/types';
 import type { CompiledZone } from '../../server/src/rulesets/engine';
 import type { Rule } from '../../server/src/rulesets/model';
+import { boundRegexBacktracking } from '../../server/src/regexBudget';
 import { row } from './measure';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -345,6 +346,8 @@ class Harness {
 // --- Main ------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
+  // As every Rulesmith process runs the engine (regexBudget.ts); nothing here reaches the budget.
+  boundRegexBacktracking();
   const loaded = await loadCore();
   core = loaded.core;
   if (!existsSync(TESTS_DIR)) {

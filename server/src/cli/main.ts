@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { runCheck } from './check';
 import { InputError, parseOwn, runEvalCommand } from './eval';
+import { boundRegexBacktracking } from '../regexBudget';
 import { readText, writeTextAtomic } from './files';
 import { runFormat } from './format';
 import { runFtwCommand } from './ftw';
@@ -100,8 +101,9 @@ function version(): string {
   }
 }
 
-/* c8 ignore next 16 -- process wiring */
+/* c8 ignore next 17 -- process wiring */
 if (require.main === module) {
+  boundRegexBacktracking();
   // Output piped into `head` and the like: stop quietly when the reader has gone.
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (e: NodeJS.ErrnoException) => {

@@ -23,6 +23,7 @@ import {
 import { codeActions } from './codeActions';
 import { DEFAULT_DIAGNOSTICS_DELAY_MS, DiagnosticsScheduler } from './diagnostics';
 import { analyse, documentKind, DocumentStore, type Analysed } from './documents';
+import { boundRegexBacktracking } from '../regexBudget';
 import { registerEvaluation } from './evaluate';
 import { codeLenses, rulesetHoverAt } from './executeLens';
 import { foldingRanges } from './folding';
@@ -35,6 +36,7 @@ import { runSafe, runSafeNotification } from './runSafe';
 import { LEGEND, semanticTokens } from './semanticTokens';
 import { SettingsCache } from './settings';
 
+boundRegexBacktracking();
 const connection = createConnection(ProposedFeatures.all);
 const log = connection.console;
 const store = new DocumentStore();

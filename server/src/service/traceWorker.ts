@@ -5,8 +5,12 @@
  * here between jobs (traceEval.ts).
  */
 import { parentPort } from 'node:worker_threads';
+import { boundRegexBacktracking } from '../regexBudget';
 import { traceReply } from './traceEval';
 import type { TraceJob } from './traceRunner';
+
+// Process-wide already when the CLI started the service; a service embedded elsewhere gets it here.
+boundRegexBacktracking();
 
 parentPort?.on('message', (job: TraceJob & { readonly id: number }) => {
   const reply = traceReply(job, () => parentPort?.postMessage({ id: job.id, evaluating: true }));
