@@ -296,16 +296,22 @@ export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone
 const MAX_COMPILED = 32;
 const compiledZones = new Map<string, { key: string; deployed: DeployedZone; compiled: CompiledZone }>();
 
-/** The job's zone compiled, from this thread's cache while its deployment key holds. */
-function compiledFor(job: TraceJob): { deployed: DeployedZone; compiled: CompiledZone; cached: boolean } {
+/**
+ * The job's zone compiled: from this thread's cache while its deployment key holds, else
+ * from the job's source — undefined when the job came without one (the sender reads the
+ * store only when asked: a trace of an unchanged zone reads just the key).
+ */
+function compiledFor(job: TraceJob): { deployed: DeployedZone; compiled: CompiledZone; cached: boolean } | undefined {
   const hit = compiledZones.get(job.zoneId);
-  compiledZones.delete(job.zoneId);
   if (hit && hit.key === job.key) {
+    compiledZones.delete(job.zoneId);
     compiledZones.set(job.zoneId, hit);
     return { ...hit, cached: true };
   }
+  if (!job.source) return undefined;
   const deployed = zoneConfigOf(job.source);
   const compiled = compileZone(deployed.config, deployed.previousWaf ? { previousWaf: deployed.previousWaf } : {});
+  compiledZones.delete(job.zoneId);
   compiledZones.set(job.zoneId, { key: job.key, deployed, compiled });
   while (compiledZones.size > MAX_COMPILED) compiledZones.delete(compiledZones.keys().next().value!);
   return { deployed, compiled, cached: false };
@@ -314,9 +320,10 @@ function compiledFor(job: TraceJob): { deployed: DeployedZone; compiled: Compile
 /** One trace job's answer, as the worker posts it (plain data); `compiledNow` is told when the evaluation starts. */
 export function traceReply(job: TraceJob, compiledNow: () => void = () => undefined): TraceReply {
   try {
-    const { deployed, compiled, cached } = compiledFor(job);
+    const zone = compiledFor(job);
+    if (!zone) return { needSource: true };
     compiledNow();
-    return { result: evaluateTrace(deployed, compiled, job.sample, job.skipChallenge), cached };
+    return { result: evaluateTrace(zone.deployed, zone.compiled, job.sample, job.skipChallenge), cached: zone.cached };
   } catch (e) {
     return e instanceof ApiError ? { apiError: { status: e.status, errors: e.errors } } : { crash: e instanceof Error ? `${e.message}\n${e.stack ?? ''}` : String(e) };
   }

@@ -23,7 +23,8 @@ export interface TraceJob {
   readonly zoneId: string;
   /** The deployment key (zoneConfig.ts deploymentKey): the compiled zone is reused while it holds. */
   readonly key: string;
-  readonly source: ZoneSource;
+  /** What the zone is compiled from; sent only when the worker asks (it has no compiled zone under `key`). */
+  readonly source?: ZoneSource;
   readonly sample: SampleRequest;
   readonly skipChallenge: boolean;
 }
@@ -31,7 +32,8 @@ export interface TraceJob {
 export type TraceReply =
   | { readonly result: Record<string, unknown>; readonly cached: boolean }
   | { readonly apiError: { readonly status: number; readonly errors: readonly ApiMessage[] } }
-  | { readonly crash: string };
+  | { readonly crash: string }
+  | { readonly needSource: true };
 
 /** The default limit for one trace's evaluation. */
 export const TRACE_TIMEOUT_MS = 10_000;
@@ -55,15 +57,21 @@ export class TraceRunner {
     private readonly file = workerFile(),
   ) {}
 
-  /** The Trace's result for `job`; ApiError for a request the evaluation refuses or one that took too long. */
-  run(job: TraceJob): Promise<Record<string, unknown>> {
-    const next = this.queue.then(() => this.dispatch(job));
+  /**
+   * The Trace's result for `job`; ApiError for a request the evaluation refuses or one that
+   * took too long. `source` is read only when the zone is not compiled under `job.key`.
+   */
+  run(job: Omit<TraceJob, 'source'>, source: () => ZoneSource): Promise<Record<string, unknown>> {
+    const next = this.queue.then(() => this.dispatch(job, source));
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  private async dispatch(job: TraceJob): Promise<Record<string, unknown>> {
-    const reply = this.file ? await this.inWorker(job, this.file) : traceReply(job);
+  private async dispatch(job: TraceJob, source: () => ZoneSource): Promise<Record<string, unknown>> {
+    const answer = (j: TraceJob) => (this.file ? this.inWorker(j, this.file) : Promise.resolve(traceReply(j)));
+    let reply = await answer(job);
+    if ('needSource' in reply) reply = await answer({ ...job, source: source() });
+    if ('needSource' in reply) throw new Error('the trace worker asked for the zone it was sent');
     if ('result' in reply) {
       this.stats[reply.cached ? 'hits' : 'compiles']++;
       return reply.result;

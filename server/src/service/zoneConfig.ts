@@ -37,22 +37,17 @@
  * constant of the process.
  */
 import { createHash } from 'node:crypto';
-import { zoneConfigOf, type DeployedZone, type ZoneSource } from './deployment';
+import type { ZoneSource } from './deployment';
 import { migrationZone } from './migrationFlow';
 import { zoneRulesets } from './rulesetStore';
 import { ZONE_SELECT, type ZoneRow } from './scope';
 import type { Store } from './store';
 
-export type { DeployedZone, ZoneSource } from './deployment';
-
+/** What the zone's deployed configuration is built from (deployment.ts builds it). */
 export function zoneSource(store: Store, zoneId: string): ZoneSource {
   const zone = store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [zoneId]);
   if (!zone) throw new Error(`no zone ${zoneId}`);
   return { plan: zone.plan, migration: migrationZone(store, zone), rulesets: zoneRulesets(store, zone.id) };
-}
-
-export function zoneConfig(store: Store, zoneId: string): DeployedZone {
-  return zoneConfigOf(zoneSource(store, zoneId));
 }
 
 /** What a zone's deployed configuration is built from, as one digest (see the header). */

@@ -214,7 +214,9 @@ export function traceRoutes(r: Router): void {
     const zone = zoneForHost(ctx, accountId, req.url.hostname);
     authorize(ctx.principal, { accountId, zoneId: zone.id }, ['Zone WAF'], 'Read');
 
-    const result = await ctx.service.traces.run({ zoneId: zone.id, key: deploymentKey(ctx.service.store, zone.id), source: zoneSource(ctx.service.store, zone.id), sample: req.sample, skipChallenge: req.skipChallenge });
+    const store = ctx.service.store;
+    const job = { zoneId: zone.id, key: deploymentKey(store, zone.id), sample: req.sample, skipChallenge: req.skipChallenge };
+    const result = await ctx.service.traces.run(job, () => zoneSource(store, zone.id));
     return { result: { ...result, zone: { id: zone.id, name: zone.name } } };
   });
 }
