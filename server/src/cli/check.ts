@@ -5,9 +5,8 @@ import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import { findExpressions } from '../rulesets/expressions';
 import { parseRulesetTree, propsOf, rulesetNodeOf, validateRulesetJson } from '../rulesets/validate';
-import { InputError } from './eval';
-import { fsReason } from './files';
-import { UsageError, type Io, type Parsed } from './main';
+import { readInput, UsageError } from './input';
+import type { Io, Parsed } from './main';
 
 /** One finding, as printed by `--format json`. */
 export interface Finding {
@@ -56,13 +55,7 @@ export function runCheck(p: Parsed, io: Io): number {
     results.push(...checkText(expr, null, null, options, (o) => o));
   }
   for (const file of p.files) {
-    let text: string;
-    try {
-      text = io.readFile(file);
-    } catch (e) {
-      throw new InputError([`rulesmith: cannot read ${file}: ${fsReason(e)}`]);
-    }
-    texts.set(file, text);
+    texts.set(file, readInput(io, file));
   }
   // Custom rulesets given on the command line may be executed by the others.
   const customRulesetIds = [...texts.values()].flatMap((t) => {

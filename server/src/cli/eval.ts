@@ -29,7 +29,6 @@
  * or input that cannot be used: an unreadable file, invalid JSON, a configuration with
  * errors (which file, which rule), a malformed request (which file, which request).
  */
-import { parseArgs } from 'node:util';
 import { compileExpression, prepareFields } from '../language/index';
 import type { FieldValues } from '../language/evaluate';
 import { engineReport } from '../language/report';
@@ -44,11 +43,12 @@ import type { CompiledZone, Evaluation, TraceEntry } from '../rulesets/engine';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type LoadedZone } from '../rulesets/zoneFile';
 import { checkOptions, outputFormat } from './check';
 import { fsReason } from './files';
-import { UsageError, type Io, type Parsed } from './main';
+import { InputError, parseOptions, readInput, UsageError, type OptionValues } from './input';
+import type { Io, Parsed } from './main';
 
 /** Entry of the `eval` command: parses its own arguments (`--custom` may repeat). */
 export function runEvalCommand(args: readonly string[], io: Io): number {
-  const p = parseOwn(args, {
+  const p = parseOptions(args, {
     expr: { type: 'string' },
     fields: { type: 'string' },
     format: { type: 'string' },
@@ -67,30 +67,6 @@ export function runEvalCommand(args: readonly string[], io: Io): number {
     if (p.values[k] !== undefined) throw new UsageError(`--${k} goes with --config`);
   }
   return runEval({ values: p.values as Parsed['values'], files: p.files }, io);
-}
-
-type OwnValues = Record<string, string | boolean | string[] | undefined>;
-
-/** A whole number written as digits only (`1e2`, `0x40`, ` 50` are not), at most 9 of them; else undefined. */
-export function wholeNumber(text: string): number | undefined {
-  return /^\d{1,9}$/.test(text) ? Number(text) : undefined;
-}
-
-/** The command line's options (strict), refusing one given twice unless it may repeat (the last would silently win). */
-export function parseOwn(args: readonly string[], options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>): { values: OwnValues; files: string[] } {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true, tokens: true });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const seen = new Set<string>();
-  for (const t of parsed.tokens) {
-    if (t.kind !== 'option' || options[t.name]?.multiple) continue;
-    if (seen.has(t.name)) throw new UsageError(`--${t.name} is given more than once; give it once${t.name === 'expr' ? ' (to check several expressions, put each in a .cfrule file)' : ''}`);
-    seen.add(t.name);
-  }
-  return { values: parsed.values as OwnValues, files: parsed.positionals };
 }
 
 export function runEval(p: Parsed, io: Io): number {
@@ -134,21 +110,6 @@ export function runEval(p: Parsed, io: Io): number {
 // The shapes and their checks are the core's (rulesets/zoneFile.ts, shared with the
 // editor's "Evaluate"); this reads the files and turns problems into exit status 2.
 
-/** Input that cannot be used: reported with exit status 2, without the usage text. */
-export class InputError extends Error {
-  constructor(readonly lines: readonly string[]) {
-    super(lines.join('\n'));
-  }
-}
-
-function readText(io: Io, file: string, what: string): string {
-  try {
-    return io.readFile(file);
-  } catch (e) {
-    throw new InputError([`rulesmith: cannot read ${what} ${file}: ${fsReason(e)}`]);
-  }
-}
-
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export type { LoadedZone };
@@ -159,7 +120,7 @@ export type { LoadedZone };
  */
 export function loadZone(io: Io, configFiles: readonly string[], customFiles: readonly string[], plan: Plan | undefined, catalog: ManagedCatalog = defaultCatalog): LoadedZone {
   try {
-    return loadZoneFiles(configFiles, customFiles, (file, role) => readText(io, file, role), { plan, catalog });
+    return loadZoneFiles(configFiles, customFiles, (file, role) => readInput(io, file, role), { plan, catalog });
   } catch (e) {
     if (e instanceof ZoneFileError) throw new InputError([`rulesmith: ${e.message}`]);
     throw e;
@@ -186,7 +147,7 @@ export interface LoadedRequest {
 }
 
 /** Reads one requests file; malformed requests become an InputError naming file and request. */
-export function loadRequests(io: Io, file: string, text = readText(io, file, 'requests file')): LoadedRequest[] {
+export function loadRequests(io: Io, file: string, text = readInput(io, file, 'requests file')): LoadedRequest[] {
   const problems: string[] = [];
   const out: LoadedRequest[] = [];
   const fromSample = (req: SampleRequest, name: string | undefined, line: number | undefined) => {
@@ -231,7 +192,7 @@ export function loadRequests(io: Io, file: string, text = readText(io, file, 're
 
 // --- eval --config -----------------------------------------------------------------------
 
-function runEvalConfig(p: { values: OwnValues; files: string[] }, io: Io): number {
+function runEvalConfig(p: { values: OptionValues; files: string[] }, io: Io): number {
   const values = p.values as Parsed['values'];
   const format = outputFormat(values);
   const plan = checkOptions(values).plan;

@@ -1,9 +1,9 @@
 /** `rulesmith format`: format .cfrule files in place, or stdin to stdout; `--check` only reports. */
 import { formatExpression } from '../language/index';
 import { engineReport } from '../language/report';
-import { InputError, wholeNumber } from './eval';
 import { fsReason } from './files';
-import { UsageError, type Io, type Parsed } from './main';
+import { readInput, UsageError, wholeNumber } from './input';
+import type { Io, Parsed } from './main';
 
 export function runFormat(p: Parsed, io: Io): number {
   const notation = (p.values.notation as string | undefined) ?? 'preserve';
@@ -26,12 +26,7 @@ export function runFormat(p: Parsed, io: Io): number {
   let status = 0;
   for (const file of p.files) {
     if (!file.endsWith('.cfrule')) throw new UsageError(`format works on .cfrule files (got ${file}); ruleset JSON is formatted by your JSON formatter`);
-    let text: string;
-    try {
-      text = io.readFile(file);
-    } catch (e) {
-      throw new InputError([`rulesmith: cannot read ${file}: ${fsReason(e)}`]);
-    }
+    const text = readInput(io, file);
     const r = formatExpression(text, options);
     if (r.text === undefined) {
       status = Math.max(status, reportUnparsable(file, text, r.diagnostics, io));

@@ -47,9 +47,9 @@ import { requestValues } from '../requests/fields';
 import { ftwRuleId, parseFtwFile, type FtwStage } from '../requests/ftw';
 import { compileZone, type CompiledZone } from '../rulesets/engine';
 import type { Rule } from '../rulesets/model';
-import { InputError, parseOwn, wholeNumber } from './eval';
 import { fsReason } from './files';
-import { UsageError, type Io } from './main';
+import { InputError, parseOptions, readInput, UsageError, wholeNumber } from './input';
+import type { Io } from './main';
 
 /** CRS's default inbound anomaly threshold (901100), which the regression tests assume. */
 export const FTW_DEFAULT_THRESHOLD = 5;
@@ -248,7 +248,7 @@ export function findFtwFiles(dir: string): string[] {
 }
 
 export function runFtwCommand(args: readonly string[], io: Io): number {
-  const p = parseOwn(args, { pl: { type: 'string' }, threshold: { type: 'string' }, format: { type: 'string' } });
+  const p = parseOptions(args, { pl: { type: 'string' }, threshold: { type: 'string' }, format: { type: 'string' } });
   if (p.files.length !== 1) throw new UsageError(p.files.length === 0 ? 'ftw needs a folder (or a file) of ftw YAML tests' : `unexpected argument "${p.files[1]}"`);
   const format = (p.values.format as string | undefined) ?? 'text';
   if (format !== 'text' && format !== 'json') throw new UsageError(`--format must be text or json, not "${format}"`);
@@ -273,11 +273,7 @@ export function runFtwCommand(args: readonly string[], io: Io): number {
   if (paths.length === 0) throw new UsageError(`${dir}: no ftw tests (*.yaml) found`);
   const files: FtwFile[] = [];
   for (const path of paths) {
-    try {
-      files.push({ path: relative(process.cwd(), path) || path, text: io.readFile(path) });
-    } catch (e) {
-      throw new InputError([`rulesmith: cannot read ${path}: ${fsReason(e)}`]);
-    }
+    files.push({ path: relative(process.cwd(), path) || path, text: readInput(io, path) });
   }
   const progress = io.errIsTTY === true && files.length > 20;
   const { results, totals } = runFtwFiles(files, {

@@ -4,10 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { runCheck } from './check';
-import { InputError, parseOwn, runEvalCommand } from './eval';
+import { runEvalCommand } from './eval';
 import { boundRegexBacktracking } from '../regexBudget';
 import { readText, writeTextAtomic } from './files';
 import { runFormat } from './format';
+import { InputError, parseOptions, UsageError } from './input';
 import { runFtwCommand } from './ftw';
 import { runPreviewCommand } from './preview';
 import { runServe, serveOptions } from './serve';
@@ -27,8 +28,6 @@ ENTRY is an entry-point ruleset with its "phase", an object mapping phases to en
 or a zone {"entryPoints", "customRulesets", "legacy", "plan"}. Requests: .http, CRS ftw .yaml,
 or .json field values. eval --config and preview exit 2 on unusable input.
 Exit status: 0 no errors, 1 errors found (or files to format with --check), 2 bad usage.`;
-
-export class UsageError extends Error {}
 
 export interface Io {
   readonly out: (s: string) => void;
@@ -89,7 +88,7 @@ export interface Parsed {
 }
 
 function parse(args: readonly string[], options: Record<string, 'string' | 'boolean'>): Parsed {
-  const { values, files } = parseOwn(args, Object.fromEntries(Object.entries(options).map(([k, type]) => [k, { type }])));
+  const { values, files } = parseOptions(args, Object.fromEntries(Object.entries(options).map(([k, type]) => [k, { type }])));
   return { values: values as Parsed['values'], files };
 }
 

@@ -12,14 +12,15 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { previewParanoia, type ParanoiaPreview } from '../managed/preview';
 import { checkOptions, outputFormat } from './check';
-import { compileLoadedZone, InputError, loadRequests, loadZone, parseOwn, wholeNumber, type LoadedRequest } from './eval';
+import { compileLoadedZone, loadRequests, loadZone, type LoadedRequest } from './eval';
 import { fsReason } from './files';
-import { UsageError, type Io, type Parsed } from './main';
+import { InputError, parseOptions, UsageError, wholeNumber } from './input';
+import type { Io, Parsed } from './main';
 
 const REQUEST_FILE = /\.(http|ya?ml|json)$/i;
 
 export function runPreviewCommand(args: readonly string[], io: Io): number {
-  const p = parseOwn(args, {
+  const p = parseOptions(args, {
     config: { type: 'string', multiple: true },
     custom: { type: 'string', multiple: true },
     requests: { type: 'string' },

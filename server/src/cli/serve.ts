@@ -9,7 +9,8 @@ import { createService, type LegacyMode } from '../service/service';
 import { Store } from '../service/store';
 import { registerServiceToken, seedDemo } from '../service/seed';
 import { demoSeedSteps } from '../service/routes/index';
-import { UsageError, type Io } from './main';
+import { UsageError } from './input';
+import type { Io } from './main';
 
 export interface ServeOptions {
   readonly port: number;
