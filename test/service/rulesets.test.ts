@@ -712,3 +712,11 @@ describe('concurrent writes', () => {
     assert.deepEqual(new Set(final.rules.map((r) => r.ref)), new Set(Array.from({ length: 32 }, (_, i) => `c${i}`)));
   });
 });
+
+describe('a NUL character in a stored string', () => {
+  it('is refused in a ruleset name (its column would cut it), with nothing stored', async () => {
+    await refused('POST', `/accounts/${ACCOUNT}/rulesets`, { body: { name: 'a\u0000b', kind: 'custom', phase: CUSTOM, rules: [] } }, 400, [
+      { code: 20021, message: "'name' must not contain a NUL character (U+0000)", source: { pointer: '/name' } },
+    ]);
+  });
+});

@@ -78,6 +78,16 @@ describe('rulesmith serve', () => {
     assert.equal(existsSync(`${file}.owner`), false);
   });
 
+  it('never stores a text value cut at a NUL: the write is refused and nothing changes', () => {
+    const store = new Store(join(dir, 'nul.db'));
+    try {
+      assert.throws(() => store.setMeta('k', 'before\u0000after'), { message: 'a text value with a NUL character cannot be stored' });
+      assert.equal(store.meta('k'), undefined);
+    } finally {
+      store.close();
+    }
+  });
+
   it('creates the schema at the current version', () => {
     const store = new Store(join(dir, 'fresh.db'));
     assert.equal(store.schemaVersion, SCHEMA.length);

@@ -112,10 +112,20 @@ export function escapePointer(k: string): string {
   return k.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/**
+ * A string field may not hold a NUL character: the store's text columns reach SQLite as C
+ * strings and would silently end there (store.ts refuses such a value outright).
+ */
+export function refuseNul(v: string, key: string, pointer: string): string {
+  if (v.includes('\u0000')) throw ApiError.of(400, CODES.invalidValue, `'${key}' must not contain a NUL character (U+0000)`, `${pointer}/${key}`);
+  return v;
+}
+
 export function optString(obj: JsonObject, key: string, pointer = '', max?: number): string | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string') throw invalidJson(`field "${key}" must be a string, got ${kindOf(v)}`, `${pointer}/${key}`);
+  refuseNul(v, key, pointer);
   if (max !== undefined && v.length > max) {
     throw ApiError.of(400, CODES.invalidValue, `'${key}' is too long: at most ${max} characters, got ${v.length}`, `${pointer}/${key}`);
   }

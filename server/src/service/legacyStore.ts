@@ -29,16 +29,6 @@ import { expectObject, invalidJson, onlyKeys, optBool, optInt, optString, type J
 import { fromJson, type Store } from './store';
 import { PLAN_NAMES } from './scope';
 
-/**
- * A string of the legacy tables' text columns. SQLite takes text here as a C string, so a
- * NUL would silently cut what is stored: it is refused instead.
- */
-function text(obj: JsonObject, key: string, pointer: string, max?: number): string | undefined {
-  const v = optString(obj, key, pointer, max);
-  if (v?.includes('\u0000')) throw ApiError.of(400, CODES.invalidValue, `'${key}' must not contain a NUL character (U+0000)`, `${pointer}/${key}`);
-  return v;
-}
-
 export const PHASE = 'http_request_firewall_custom';
 
 /** Firewall rules per zone, by plan (the hosted service's limits; the reference has none). */
@@ -208,19 +198,19 @@ export const FILTER_KEYS = ['expression', 'paused', 'description', 'ref'] as con
 
 /** A filter body (create, or the writable part of an update): omitted fields take their defaults. */
 export function decodeFilter(obj: JsonObject, pointer: string): FilterInput {
-  const expression = text(obj, 'expression', pointer);
+  const expression = optString(obj, 'expression', pointer);
   if (expression === undefined) throw ApiError.of(400, CODES.invalidValue, 'expression is required', `${pointer}/expression`);
   return {
     expression,
     paused: optBool(obj, 'paused', pointer) ?? false,
-    description: text(obj, 'description', pointer, MAX_DESCRIPTION) ?? '',
-    ref: text(obj, 'ref', pointer, MAX_REF) ?? '',
+    description: optString(obj, 'description', pointer, MAX_DESCRIPTION) ?? '',
+    ref: optString(obj, 'ref', pointer, MAX_REF) ?? '',
   };
 }
 
 /** A 32-hex id field (`id`, `filter.id`). */
 export function decodeId(obj: JsonObject, key: string, pointer: string, what: string): string {
-  const v = text(obj, key, pointer);
+  const v = optString(obj, key, pointer);
   if (v === undefined) throw ApiError.of(400, CODES.invalidValue, `${what} is required`, `${pointer}/${key}`);
   if (!ID.test(v)) throw ApiError.of(400, CODES.invalidValue, `'${v}' is not a valid value for ${what}: expected 32 hexadecimal digits`, `${pointer}/${key}`);
   return v;
@@ -257,8 +247,8 @@ export function decodeRuleFields(obj: JsonObject, pointer: string): RuleFields {
     action,
     priority: optInt(obj, 'priority', pointer, 0, MAX_PRIORITY) ?? null,
     paused: optBool(obj, 'paused', pointer) ?? false,
-    description: text(obj, 'description', pointer, MAX_DESCRIPTION) ?? '',
-    ref: text(obj, 'ref', pointer, MAX_REF) ?? '',
+    description: optString(obj, 'description', pointer, MAX_DESCRIPTION) ?? '',
+    ref: optString(obj, 'ref', pointer, MAX_REF) ?? '',
     products,
   };
 }

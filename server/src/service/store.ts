@@ -80,6 +80,9 @@ export class Store {
   }
 
   run(sql: string, params: readonly SqlValue[] = []): number {
+    // node-sqlite3-wasm binds text as a C string: a NUL would silently cut the stored value.
+    // Request decoding refuses NUL (body.ts refuseNul); this keeps a miss from losing data.
+    if (params.some((v) => typeof v === 'string' && v.includes('\u0000'))) throw new Error('a text value with a NUL character cannot be stored');
     return this.use(sql, (st) => st.run(params as SqlValue[]).changes);
   }
 

@@ -53,7 +53,7 @@ import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
 import { validateRulesetJson, type RulesetProblem } from '../../rulesets/validate';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import type { PermissionGroup } from '../auth';
-import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, withoutNulls, type Json, type JsonObject } from '../body';
+import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
 import { capitalPlan, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
@@ -224,7 +224,7 @@ function stringField(obj: JsonObject, key: string, pointer: string): string | un
   const v = obj[key];
   if (v === undefined) return undefined;
   if (typeof v !== 'string') throw invalidJson(`field "${key}" must be a string, got ${kindOf(v)}`, `${pointer}/${key}`);
-  return v;
+  return refuseNul(v, key, pointer);
 }
 
 /**
