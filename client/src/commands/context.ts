@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { forgetCatalogs } from '../api/catalog';
 import { NotSignedInError, type Connection } from '../api/connection';
-import { RulesApiError } from '../api/errors';
+import { formatApiMessage, RulesApiError, type ApiMessage } from '../api/errors';
 import type { Zone } from '../api/rulesApi';
 import * as ui from '../ui';
 import type { FirewallView } from '../views/firewallView';
@@ -23,6 +23,22 @@ export interface Ctx {
   readonly connection: Connection;
   readonly output: vscode.LogOutputChannel;
   readonly views: Views;
+}
+
+/**
+ * Says that a write succeeded; with the service's warnings (code 20040) as a warning that
+ * lists the first three after `lead(count)` and logs them all. Returns them as text.
+ */
+export function reportWritten(ctx: Ctx, done: string, what: string, warnings: readonly ApiMessage[] | undefined, lead: (count: number) => string): string[] {
+  const list = (warnings ?? []).map(formatApiMessage);
+  if (list.length === 0) {
+    void ui.info(done);
+    return list;
+  }
+  ctx.output.warn(`${what}: the service warned: ${list.join('; ')}`);
+  const more = list.length > 3 ? ` (and ${list.length - 3} more in the output)` : '';
+  void ui.warn(`${done} ${lead(list.length)} ${list.slice(0, 3).join('; ')}${more}.`, 'Show Output').then((c) => c && ctx.output.show(true));
+  return list;
 }
 
 export function refreshViews(ctx: Ctx): void {

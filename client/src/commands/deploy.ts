@@ -19,12 +19,11 @@ import type { Ruleset } from '../../../server/src/rulesets/model';
 import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 import { unwrapRuleset } from '../../../server/src/rulesets/zoneFile';
 import { serviceCatalog } from '../api/catalog';
-import { formatApiMessage } from '../api/errors';
 import { planOf } from '../api/connection';
 import type { Zone } from '../api/rulesApi';
 import * as ui from '../ui';
 import { PHASE_LABELS } from '../views/zonesView';
-import { refreshViews, runCommand, targetZone, UserError, type Ctx } from './context';
+import { refreshViews, reportWritten, runCommand, targetZone, UserError, type Ctx } from './context';
 
 export const ZONE_SCHEME = 'rulesmith-zone';
 const PULLED_KEY = 'rulesmith.pulled';
@@ -269,12 +268,8 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     await this.remember(uri, { zoneId: zone.id, zoneName: zone.name, accountId: zone.account?.id, phase, version: result.version, baseUrl: this.ctx.connection.state().baseUrl, service: this.service() });
     refreshViews(this.ctx);
     this.ctx.output.info(`Deployed ${name} to ${zone.name} ${phase}: version ${current?.version ?? 'none'} → ${result.version} (${summary})`);
-    if (result.warnings?.length) {
-      const list = result.warnings.map(formatApiMessage);
-      this.ctx.output.warn(`Deploy of ${name} to ${zone.name}: the service warned: ${list.join('; ')}`);
-      void ui.warn(`Deployed to ${zone.name} (${phase}): version ${result.version}. ${summary}. It is deployed, with ${list.length} warning${list.length === 1 ? '' : 's'} from the service: ${list.slice(0, 3).join('; ')}${list.length > 3 ? ` (and ${list.length - 3} more in the output)` : ''}.`, 'Show Output').then((c) => c && this.ctx.output.show(true));
-    } else void ui.info(`Deployed to ${zone.name} (${phase}): version ${result.version}. ${summary}.`);
-    return { deployed: true, zone: zone.name, phase, version: result.version, previousVersion: current?.version, summary, diff, ...(result.warnings?.length ? { warnings: result.warnings.map(formatApiMessage) } : {}) };
+    const warnings = reportWritten(this.ctx, `Deployed to ${zone.name} (${phase}): version ${result.version}. ${summary}.`, `Deploy of ${name} to ${zone.name}`, result.warnings, (n) => `It is deployed, with ${n} warning${n === 1 ? '' : 's'} from the service:`);
+    return { deployed: true, zone: zone.name, phase, version: result.version, previousVersion: current?.version, summary, diff, ...(warnings.length ? { warnings } : {}) };
   }
 
   /** Sets the file's `version` and `last_updated` to the deployed ones (minimal edits) and saves it. */

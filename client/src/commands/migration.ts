@@ -18,11 +18,10 @@ import { diffRulesets, diffSummary, entryPointBody } from '../../../server/src/r
 import type { Rule, Ruleset } from '../../../server/src/rulesets/model';
 import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 import { serviceCatalog } from '../api/catalog';
-import { formatApiMessage } from '../api/errors';
 import { isEnterprise, planOf } from '../api/connection';
 import type { MigrationCheck, MigrationConfig, MigrationMode, MigrationStatus, NotMigrated, Zone } from '../api/rulesApi';
 import * as ui from '../ui';
-import { refreshViews, runCommand, targetZone, UserError, type Ctx } from './context';
+import { refreshViews, reportWritten, runCommand, targetZone, UserError, type Ctx } from './context';
 
 export const MIGRATION_SCHEME = 'rulesmith-migration';
 const REVIEWED_KEY = 'rulesmith.migration.reviewed';
@@ -220,18 +219,14 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
       report('writing the new configuration…');
       const written = await api.putEntryPoint(zone.id, PHASE, { rules }, mode);
       report('reading the new state…');
-      return { status: await api.migrationStatus(zone.id), warnings: (written.warnings ?? []).map(formatApiMessage) };
+      return { status: await api.migrationStatus(zone.id), warnings: written.warnings };
     });
     if (status.migration_state === 'complete') await this.setReviewed(zone.id, undefined);
     this.ctx.output.info(`${mode === 'pending' ? 'Migrated' : 'Validation mode on'} ${zone.name}: state ${status.migration_state}, previous ${status.old_waf_status}, new ${status.new_waf_status}`);
     await this.ctx.connection.setMigrationState(zone.id, status.migration_state);
     refreshViews(this.ctx);
     const state = `${zone.name}: migration state ${status.migration_state ?? 'unknown'} — previous managed rules ${status.old_waf_status ?? '?'}, new managed rules ${status.new_waf_status ?? '?'}.`;
-    if (warnings.length > 0) {
-      // Done, but the service had something to say (e.g. a deprecated setting): shown, not dropped.
-      this.ctx.output.warn(`${mode === 'pending' ? 'Migration' : 'Validation mode'} of ${zone.name}: the service warned: ${warnings.join('; ')}`);
-      void ui.warn(`${state} The service warned: ${warnings.slice(0, 3).join('; ')}${warnings.length > 3 ? ` (and ${warnings.length - 3} more in the output)` : ''}.`, 'Show Output').then((c) => c && this.ctx.output.show(true));
-    } else void ui.info(state);
-    return warnings.length > 0 ? { ...status, warnings } : status;
+    const shown = reportWritten(this.ctx, state, `${mode === 'pending' ? 'Migration' : 'Validation mode'} of ${zone.name}`, warnings, () => 'The service warned:');
+    return shown.length > 0 ? { ...status, warnings: shown } : status;
   }
 }
