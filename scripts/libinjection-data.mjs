@@ -1,14 +1,19 @@
 // Generates server/src/managed/libinjection/sqlData.ts from libinjection's SQLi tables
-// (../shared/libinjection-data/sqlparse_data.json): the charmap, the keyword table and the
+// (test/fixtures/libinjection/sqlparse_data.json, vendored): the charmap, the keyword table and the
 // fingerprint set, as a compact TypeScript module so that the core does no I/O at run time.
 //
-//   node scripts/libinjection-data.mjs [path/to/sqlparse_data.json]
+//   node scripts/libinjection-data.mjs [--check] [path/to/sqlparse_data.json]
+//
+// --check writes nothing and exits 1 when the committed module differs from what the data gives.
 //
 // The data is libinjection's (BSD 3-clause, Nick Galbreath and contributors); the licence
 // is kept next to the generated module (server/src/managed/libinjection/COPYING).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
-const src = process.argv[2] ?? new URL('../../shared/libinjection-data/sqlparse_data.json', import.meta.url).pathname;
+const args = process.argv.slice(2);
+const check = args[0] === '--check';
+if (check) args.shift();
+const src = args[0] ?? new URL('../test/fixtures/libinjection/sqlparse_data.json', import.meta.url).pathname;
 const out = new URL('../server/src/managed/libinjection/sqlData.ts', import.meta.url).pathname;
 const data = JSON.parse(readFileSync(src, 'utf8'));
 
@@ -59,5 +64,10 @@ export const KEYWORDS: string =
 export const FINGERPRINTS: string =
   ${wrap(fps.join(' '))};
 `;
+if (check) {
+  const same = existsSync(out) && readFileSync(out, 'utf8') === text;
+  console.log(same ? `${out} is up to date with ${src}` : `${out} differs from what ${src} gives: run node scripts/libinjection-data.mjs`);
+  process.exit(same ? 0 : 1);
+}
 writeFileSync(out, text);
 console.log(`wrote ${out}: ${classes.length} char classes, ${kw.length} keywords, ${fps.length} fingerprints`);

@@ -17,7 +17,7 @@
 // What it does: parses every REQUEST-9xx-*.conf file (seclang.ts) and classifies each
 // logical rule (a chain is one rule):
 //   - detection: carries a `paranoia-level/N` tag and a severity (the definition used for the
-//     counts in ../shared/reference/crs-and-managed-rules.md §1.5); its anomaly increment
+//     counts in CRS's own documentation of the 3.3 anomaly scoring); its anomaly increment
 //     is the severity's (CRITICAL 5, ERROR 4, WARNING 3, NOTICE 2);
 //   - paranoia-skip: `SecRule TX:EXECUTING_PARANOIA_LEVEL "@lt N" …skipAfter:END-…`; the
 //     rules after it (up to the next one) form the file's PL N section;

@@ -6,7 +6,7 @@
  *   node --import tsx test/bench/crs.bench.ts
  *   RULESMITH_BENCH_ROUNDS=9 RULESMITH_BENCH_THRESHOLD=5 node --import tsx test/bench/crs.bench.ts
  *
- * The corpus: every stage of every enabled test in ../shared/crs-3.3.4-regression-tests
+ * The corpus: every stage of every enabled test in test/fixtures/crs-3.3.4-regression-tests
  * (or $CRS_TESTS), read by the project's ftw parser (requests/ftw.ts) into sample requests.
  *
  * Rulesmith: a zone whose managed phase deploys the OWASP-based ruleset with an `execute`
@@ -71,7 +71,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '../..');
 const ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_ROUNDS ?? 5) | 0);
 const THRESHOLD = Math.max(1, Number(process.env.RULESMITH_BENCH_THRESHOLD ?? 5) | 0);
-const TESTS_DIR = process.env.CRS_TESTS ?? join(repo, '../shared/crs-3.3.4-regression-tests');
+const TESTS_DIR = process.env.CRS_TESTS ?? join(repo, 'test/fixtures/crs-3.3.4-regression-tests');
 const CRS_RULES = process.env.CRS_RULES ?? '/usr/share/modsecurity-crs/rules';
 const CRS_SETUP = '/etc/modsecurity/crs/crs-setup.conf';
 const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rulesmith-bench');

@@ -2,7 +2,7 @@
  * The ONE list of known, intended differences between our engine and the wirefilter build
  * shipped by firewalker (wirefilter-ffi 0.7.0 at cloudflare/wirefilter 2334ab15 plus
  * firewalker's patches). A difference belongs here only when our behaviour follows the
- * reference (/work/shared/reference/rules-language.md, section given in `reference`) and
+ * Rules language reference (section given in `reference`) and
  * the old build differs because it predates that behaviour or because firewalker's
  * patches implement a function differently. Anything else is a bug on one side and must
  * fail the differential test.

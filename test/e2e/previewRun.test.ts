@@ -11,7 +11,7 @@ import { runPreviewWorker } from '../../client/src/previewRun';
 
 const ROOT = resolve(__dirname, '../..');
 const WORKER = resolve(ROOT, 'client/out/previewWorker.js');
-const CORPUS = resolve(ROOT, '../shared/crs-3.3.4-regression-tests');
+const CORPUS = resolve(ROOT, 'test/fixtures/crs-3.3.4-regression-tests');
 
 const input = (maxCorpusRequests: number): PreviewInput => ({
   execute: { action: 'execute', expression: 'true', action_parameters: { id: OWASP_RULESET_ID } },

@@ -1,5 +1,5 @@
 // The packaged extension inside a real VS Code: code-server 4.139.1 (VS Code 1.139.1)
-// driven by Playwright and Debian's Chromium, as ../shared/reference/vscode-e2e.md
+// driven by Playwright and Debian's Chromium, as docs/testing.md
 // describes. Two parts:
 //   1. the in-host suite (test/e2e/suite/, mocha, the real `vscode` API inside the
 //      extension host; the same suite @vscode/test-electron would run on a desktop
@@ -31,7 +31,7 @@ const WORKSPACE_FIXTURE = join(ROOT, 'test/fixtures/e2e/workspace');
 const RUNS_DIR = join(tmpdir(), 'rulesmith-e2e-runs');
 const KEEP_RUNS = 3;
 /** The CRS 3.3.4 regression tests, the attack corpus of the paranoia preview. */
-const CRS_CORPUS = resolve(ROOT, '../shared/crs-3.3.4-regression-tests');
+const CRS_CORPUS = resolve(ROOT, 'test/fixtures/crs-3.3.4-regression-tests');
 /** Where the UI screenshots of the extension's views are kept (gitignored). */
 const SCREENSHOTS = join(ROOT, 'test/e2e/screenshots');
 

@@ -1,9 +1,9 @@
 // libinjection SQLi: every token, folding and sqli vector of libinjection's own test suite
-// (../shared/libinjection-data/tests), plus the attack and false-positive samples.
+// (test/fixtures/libinjection/tests, vendored), plus the attack and false-positive samples.
 //
 // Test files are read as binary (latin1) strings: the detector works on bytes.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
   detectSQLi,
@@ -14,10 +14,9 @@ import {
   type Token,
 } from '../../../server/src/managed/libinjection/sqli';
 
-const DATA = new URL('../../../../shared/libinjection-data/', import.meta.url);
+const DATA = new URL('../../fixtures/libinjection/', import.meta.url);
 const TESTS = new URL('tests/', DATA);
 const SAMPLES = new URL('samples/', DATA);
-const HAVE_DATA = existsSync(TESTS);
 
 interface Vector {
   file: string;
@@ -65,7 +64,6 @@ const RUN: Record<string, (input: string) => string> = {
 };
 
 function vectors(kind: string): Vector[] {
-  if (!HAVE_DATA) return [];
   return readdirSync(TESTS)
     .filter((f) => f.startsWith(`test-${kind}-`) && f.endsWith('.txt'))
     .sort()
@@ -80,7 +78,7 @@ const KINDS: [string, number][] = [
 ];
 
 for (const [kind, count] of KINDS) {
-  describe(`libinjection ${kind} vectors`, { skip: HAVE_DATA ? false : 'no ../shared/libinjection-data' }, () => {
+  describe(`libinjection ${kind} vectors`, () => {
     const list = vectors(kind);
     test(`there are ${count} of them`, () => assert.equal(list.length, count));
     for (const v of list) {
@@ -114,7 +112,7 @@ function sampleLines(file: string): string[] {
     .map(urlDecode);
 }
 
-describe('libinjection samples', { skip: HAVE_DATA ? false : 'no ../shared/libinjection-data' }, () => {
+describe('libinjection samples', () => {
   // Figures reached by this implementation, pinned so that any change shows. The samples'
   // README expects "a few outliers". The 18 attack lines missed are double-URL-encoded
   // lines (decoded once, as libinjection's own harness does), fragments without SQL

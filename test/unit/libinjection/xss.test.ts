@@ -1,13 +1,13 @@
 // @detectXSS: the HTML5 tokenizer against every test-html5-* vector of libinjection
-// (../shared/libinjection-data/tests), and the detector against the XSS sample corpora and
-// the false-positive list (../shared/libinjection-data/samples).
+// (test/fixtures/libinjection/tests, vendored), and the detector against the XSS sample corpora and
+// the false-positive list (test/fixtures/libinjection/samples).
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { HTML5_START_STATES, html5Tokens } from '../../../server/src/managed/libinjection/html5';
 import { detectXSS, isXssInContext } from '../../../server/src/managed/libinjection/xss';
 
-const DATA = new URL('../../../../shared/libinjection-data/', import.meta.url);
+const DATA = new URL('../../fixtures/libinjection/', import.meta.url);
 const TESTS = new URL('tests/', DATA).pathname;
 const SAMPLES = new URL('samples/', DATA).pathname;
 

@@ -1,6 +1,6 @@
 // A simplified HTML5 tokenizer for @detectXSS (CRS 941100/941101), written clean-room from
 // the behaviour pinned down by libinjection's test-html5-* vectors
-// (../shared/libinjection-data/tests, BSD 3-clause data: see COPYING in this folder) and
+// (test/fixtures/libinjection/tests, BSD 3-clause data: see COPYING in this folder) and
 // from the HTML5 tokenization rules. It is deliberately forgiving: it never fails, it only
 // splits the input into the pieces a browser would see (text, tag names, attribute names
 // and values, comments, doctypes) so that the XSS check can look at them.
