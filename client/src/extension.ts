@@ -71,7 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...registerTuningCommands(ctx),
     ...registerFirewallCommands(ctx),
     ...preview.register(),
-    ...new ZoneTrace(ctx).register(),
+    ...new ZoneTrace(ctx, client, status).register(),
     connection.onDidChange(() => refreshViews(ctx)),
   );
   await connection.refreshState();

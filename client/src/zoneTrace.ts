@@ -5,42 +5,22 @@
 // command rulesmith.traceOnZone. The request goes to the zone's host (a URL on another
 // host is re-pointed at the zone, as if sent to it); the result — the decision, the
 // steps phase → ruleset → rule with matched flags and outcomes — opens as Markdown beside.
+//
+// The requests are the language server's (rulesmith/httpRequests, rulesmith/httpRequest):
+// numbered as Evaluate numbers them, malformed ones included, so "request 3" is the same
+// request in both lenses.
 import * as vscode from 'vscode';
-import { parseHttpFile } from '../../server/src/requests/http';
-import type { SampleRequest } from '../../server/src/requests/types';
+import { HttpRequestRequest, HttpRequestsRequest, type HttpRequestContent, type HttpRequestInfo } from '../../server/src/protocol';
+import type { RulesmithClient } from './client';
 import { runCommand, targetZone, UserError, type Ctx } from './commands/context';
 import { HTTP_SELECTOR } from './evaluation';
-import type { Zone } from './api/rulesApi';
+import type { TraceResult, TraceStep, Zone } from './api/rulesApi';
+import type { ServerStatus } from './status';
 
 export const ZONE_TRACE_SCHEME = 'rulesmith-zone-trace';
 
-export interface TraceStep {
-  readonly step_name: string;
-  readonly type: 'phase' | 'ruleset' | 'rule';
-  readonly matched: boolean;
-  readonly name?: string;
-  readonly description?: string;
-  readonly action?: string;
-  readonly expression?: string;
-  readonly outcome?: string;
-  readonly score_added?: number;
-  readonly score?: number;
-  readonly threshold?: number;
-  readonly note?: string;
-  readonly trace?: readonly TraceStep[];
-}
-
-export interface ZoneTraceResult {
-  readonly status_code?: number;
-  readonly trace: readonly TraceStep[];
-  readonly decision: { action: string; phase?: string; rule_id?: string; ref?: string; description?: string; score?: number; threshold?: number };
-  readonly zone?: { id: string; name: string };
-  readonly migration_state?: string;
-  readonly problems?: readonly string[];
-}
-
-/** The Trace request body for a sample request sent to `zone`. */
-export function traceBody(req: SampleRequest, zone: Zone): Record<string, unknown> {
+/** The Trace request body for a request of a `.http` file sent to `zone`. */
+export function traceBody(req: HttpRequestContent, zone: Zone): Record<string, unknown> {
   const url = new URL(req.url, `https://${zone.name}`);
   const host = url.hostname.toLowerCase();
   if (host !== zone.name && !host.endsWith(`.${zone.name}`)) url.hostname = zone.name;
@@ -58,7 +38,7 @@ export function traceBody(req: SampleRequest, zone: Zone): Record<string, unknow
     method: req.method,
     ...(req.httpVersion ? { protocol: req.httpVersion } : {}),
     ...(Object.keys(headers).length ? { headers } : {}),
-    ...(req.body !== undefined && req.body !== '' ? { body: { base64: Buffer.from(req.body, 'latin1').toString('base64') } } : {}),
+    ...(req.bodyBase64 ? { body: { base64: req.bodyBase64 } } : {}),
     ...(Object.keys(context).length ? { context } : {}),
   };
 }
@@ -75,7 +55,7 @@ function stepLines(steps: readonly TraceStep[], depth: number, out: string[]): v
   }
 }
 
-export function traceMarkdown(title: string, body: Record<string, unknown>, r: ZoneTraceResult): string {
+export function traceMarkdown(title: string, body: Record<string, unknown>, r: TraceResult): string {
   const d = r.decision;
   const verdict = d.action === 'allow-through' ? 'Passed — no rule acted' : `${d.action}${d.description ? ` by “${d.description}”` : d.ref ? ` by ${d.ref}` : ''}${d.phase ? ` (${d.phase})` : ''}`;
   const lines = [
@@ -98,7 +78,11 @@ export class ZoneTrace implements vscode.CodeLensProvider, vscode.TextDocumentCo
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
 
-  constructor(private readonly ctx: Ctx) {}
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly client: RulesmithClient,
+    private readonly status: ServerStatus,
+  ) {}
 
   register(): vscode.Disposable[] {
     return [
@@ -106,47 +90,65 @@ export class ZoneTrace implements vscode.CodeLensProvider, vscode.TextDocumentCo
       vscode.languages.registerCodeLensProvider(HTTP_SELECTOR, this),
       vscode.workspace.registerTextDocumentContentProvider(ZONE_TRACE_SCHEME, this),
       this.ctx.connection.onDidChange(() => this.lensesChanged.fire()),
+      // Lenses asked for before the server ran came back empty: ask again.
+      this.status.onDidChange((s) => {
+        if (s === 'running') this.lensesChanged.fire();
+      }),
       vscode.commands.registerCommand('rulesmith.traceOnZone', (uri?: unknown, index?: unknown) => runCommand(this.ctx, 'Trace on zone', () => this.trace(uri, typeof index === 'number' ? index : undefined))),
     ];
   }
 
-  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+  private running() {
+    const lc = this.client.languageClient;
+    return lc && lc.isRunning() ? lc : undefined;
+  }
+
+  /** A lens above each request Evaluate would evaluate (a malformed one has Evaluate's warning instead). */
+  async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
     const c = this.ctx.connection;
-    if (!c.state().signedIn || !c.zoneId) return [];
-    const { requests } = parseHttpFile(doc.getText());
-    return requests.map((r, index) => {
-      const line = r.source?.line ?? 0;
-      return new vscode.CodeLens(new vscode.Range(line, 0, line, 0), { title: '⇢ Trace on zone', command: 'rulesmith.traceOnZone', arguments: [doc.uri.toString(), index], tooltip: 'Trace this request against what the chosen zone runs (the rules service\'s Trace)' });
-    });
+    const lc = this.running();
+    if (!c.state().signedIn || !c.zoneId || !lc) return [];
+    let requests: readonly HttpRequestInfo[];
+    try {
+      ({ requests } = await lc.sendRequest(HttpRequestsRequest, { httpUri: doc.uri.toString(), httpText: doc.getText() }, token));
+    } catch (e) {
+      if (!token.isCancellationRequested) this.ctx.output.warn(`Listing the requests of ${doc.uri.fsPath}: ${e instanceof Error ? e.message : String(e)}`);
+      return [];
+    }
+    return requests
+      .filter((r) => r.problems.length === 0)
+      .map((r) => new vscode.CodeLens(new vscode.Range(r.line, 0, r.line, 0), { title: '⇢ Trace on zone', command: 'rulesmith.traceOnZone', arguments: [doc.uri.toString(), r.index], tooltip: 'Trace this request against what the chosen zone runs (the rules service\'s Trace)' }));
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.docs.get(uri.toString()) ?? '# Trace\n\nThis trace is gone: trace the request again.\n';
   }
 
-  async trace(arg: unknown, index: number | undefined): Promise<(ZoneTraceResult & { markdown: string; uri: vscode.Uri }) | undefined> {
+  /** Traces request `index` (0-based, Evaluate's numbering), or the one under the cursor. */
+  async trace(arg: unknown, index: number | undefined): Promise<(TraceResult & { markdown: string; uri: vscode.Uri }) | undefined> {
     const uri = typeof arg === 'string' ? vscode.Uri.parse(arg) : arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
     if (!uri || !uri.path.endsWith('.http')) throw new UserError('Open a .http file and put the cursor in a request to trace it on the zone.');
+    const file = uri.path.split('/').pop();
     const doc = await vscode.workspace.openTextDocument(uri);
-    const { requests } = parseHttpFile(doc.getText());
-    if (requests.length === 0) throw new UserError(`${uri.path.split('/').pop()} has no request to trace.`);
-    if (index === undefined) {
-      const ed = vscode.window.activeTextEditor;
-      const line = ed && ed.document.uri.toString() === uri.toString() ? ed.selection.active.line : 0;
-      const above = requests.map((r, i) => ({ r, i })).filter(({ r }) => (r.source?.line ?? 0) <= line);
-      index = above.length ? above[above.length - 1].i : 0;
-    }
-    const req = requests[index];
-    if (!req) throw new UserError(`There is no request ${index + 1} in ${uri.path.split('/').pop()}.`);
+    const lc = this.running();
+    if (!lc) throw new UserError('The Rulesmith language server is not running, and it reads the requests: see "Rulesmith: Show Output", or reload the window.');
+    const ed = vscode.window.activeTextEditor;
+    const where = index !== undefined ? { index } : { line: ed && ed.document.uri.toString() === uri.toString() ? ed.selection.active.line : 0 };
+    const found = await lc.sendRequest(HttpRequestRequest, { httpUri: uri.toString(), httpText: doc.getText(), ...where });
+    if (found.count === 0) throw new UserError(`${file} has no request to trace.`);
+    const info = found.request;
+    if (!info) throw new UserError(`There is no request ${(index ?? 0) + 1} in ${file}: it has ${found.count}.`);
+    const named = `Request ${info.index + 1}${info.name ? ` "${info.name}"` : ''}`;
+    if (!found.content) throw new UserError(`${named} of ${file} cannot be traced: ${info.problems[0] ?? 'it is malformed'}.`);
     const zone = await targetZone(this.ctx, undefined);
     const accountId = zone.account?.id ?? this.ctx.connection.accountId;
     if (!accountId) throw new UserError(`The account of ${zone.name} is unknown: choose the zone again in the Zones view.`);
-    const body = traceBody(req, zone);
+    const body = traceBody(found.content, zone);
     const api = await this.ctx.connection.api();
-    const result = (await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Tracing on ${zone.name}` }, () => api.trace(accountId, body))) as ZoneTraceResult;
-    const title = `${req.name ?? `Request ${index + 1}`} — traced on ${zone.name}`;
+    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Tracing on ${zone.name}` }, () => api.trace(accountId, body));
+    const title = `${info.name ?? `Request ${info.index + 1}`} — traced on ${zone.name}`;
     const markdown = traceMarkdown(title, body, result);
-    const traceUri = vscode.Uri.from({ scheme: ZONE_TRACE_SCHEME, path: `/${zone.name} — ${uri.path.split('/').pop()} request ${index + 1}.md`, query: `t=${Date.now()}` });
+    const traceUri = vscode.Uri.from({ scheme: ZONE_TRACE_SCHEME, path: `/${zone.name} — ${file} request ${info.index + 1}.md`, query: `t=${Date.now()}` });
     this.docs.set(traceUri.toString(), markdown);
     try {
       await vscode.commands.executeCommand('markdown.showPreviewToSide', traceUri);

@@ -42,6 +42,37 @@ export interface HttpRequestInfo {
   readonly problems: readonly string[];
 }
 
+export interface HttpRequestParams extends HttpFileParams {
+  /** The request by its index (as in HttpRequestInfo.index) … */
+  readonly index?: number;
+  /** … or the one whose block holds this 0-based line (the cursor); the first request when neither is given. */
+  readonly line?: number;
+}
+
+/** A request as written in a `.http` file, to send elsewhere (the zone's Trace). */
+export interface HttpRequestContent {
+  readonly method: string;
+  /** As written: absolute, or a path with a Host header. */
+  readonly url: string;
+  /** `HTTP/1.1` when not written. */
+  readonly httpVersion: string;
+  /** In order, names as written. */
+  readonly headers: readonly (readonly [string, string])[];
+  /** The body's bytes in base64; absent when there is no body. */
+  readonly bodyBase64?: string;
+  /** Field values from metadata comments (`# @ip.src 203.0.113.9`): field name -> text. */
+  readonly meta: Readonly<Record<string, string>>;
+}
+
+export interface HttpRequestResult {
+  /** The block asked for; absent when the file has no such request. */
+  readonly request?: HttpRequestInfo;
+  /** What it sends; absent when it is malformed (`request.problems` says why). */
+  readonly content?: HttpRequestContent;
+  /** How many requests the file has (malformed ones included). */
+  readonly count: number;
+}
+
 export type VerdictAction = 'allow-through' | 'block' | 'challenge' | 'js_challenge' | 'managed_challenge';
 
 /** What the service would do with a request, and which rule decided. */
@@ -123,6 +154,9 @@ export interface EvaluationTraceResult {
 
 /** The request blocks of a `.http` file with their positions and problems (for CodeLens); nothing is evaluated. */
 export const HttpRequestsRequest = new RequestType<HttpFileParams, { readonly requests: readonly HttpRequestInfo[] }, void>('rulesmith/httpRequests');
+
+/** One request of a `.http` file, by index or by a line of its block, with what it sends; nothing is evaluated. */
+export const HttpRequestRequest = new RequestType<HttpRequestParams, HttpRequestResult, void>('rulesmith/httpRequest');
 
 /** Evaluates the requests of a `.http` file against a ruleset: per request the verdict, or an error saying what is missing. */
 export const EvaluateRequestsRequest = new RequestType<EvaluateRequestsParams, EvaluateRequestsResult, void>('rulesmith/evaluateRequests');

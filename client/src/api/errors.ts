@@ -3,12 +3,9 @@
 // carry the response body and headers, not the request's.
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'cloudflare/core/error';
 
-export interface ApiMessage {
-  readonly code?: number;
-  readonly message: string;
-  /** e.g. `{id}` of the existing filter in a 10102 duplicate answer. */
-  readonly meta?: Readonly<Record<string, unknown>>;
-}
+import type { ApiMessage } from '../../../server/src/rulesApi';
+
+export type { ApiMessage };
 
 /** A failed call: the HTTP status (0 when no answer), the API's errors, and advice. */
 export class RulesApiError extends Error {

@@ -22,8 +22,11 @@ import { createClient } from 'cloudflare/tree-shakable';
 import { BaseZones } from 'cloudflare/resources/zones/zones';
 import { BaseTokens } from 'cloudflare/resources/user/tokens/tokens';
 import { Rulesets } from 'cloudflare/resources/rulesets/rulesets';
-import type { Rule, Ruleset } from '../../../server/src/rulesets/model';
+import type { Account, Envelope, Filter, FirewallRule, MigrationCheck, MigrationConfig, MigrationStatus, Rule, Ruleset, RulesetHeader, TraceResult, WafPackage, Zone } from '../../../server/src/rulesApi';
 import { adviceFor, fromEnvelope, retryAfterOf, toApiError, RulesApiError, type ApiMessage } from './errors';
+
+// The wire shapes are the service's (one module for both sides).
+export type { Account, Filter, FirewallRule, MigrationCheck, MigrationConfig, MigrationStatus, NotMigrated, RulesetHeader, TraceResult, TraceStep, WafPackage, Zone } from '../../../server/src/rulesApi';
 
 export type Credentials = { readonly kind: 'token'; readonly token: string } | { readonly kind: 'key'; readonly email: string; readonly key: string };
 
@@ -42,98 +45,7 @@ export interface RulesApiOptions {
   readonly log?: (line: string) => void;
 }
 
-export interface Account {
-  readonly id: string;
-  readonly name: string;
-}
-
-export interface Zone {
-  readonly id: string;
-  readonly name: string;
-  readonly status?: string;
-  readonly plan?: { readonly id?: string; readonly name?: string };
-  readonly account?: { readonly id?: string; readonly name?: string };
-}
-
-export interface MigrationCheck {
-  readonly compatible: boolean;
-  readonly migration_state?: string;
-  readonly reasons?: readonly { readonly code?: string | number; readonly message: string }[];
-}
-
-export interface NotMigrated {
-  readonly kind?: string;
-  readonly id?: string;
-  readonly package_id?: string;
-  readonly name?: string;
-  readonly description?: string;
-  /** The setting it had, e.g. "mode block (default disable)". */
-  readonly was?: string;
-  readonly reason?: string;
-}
-
-export interface MigrationConfig {
-  readonly name?: string;
-  readonly description?: string;
-  readonly rules: readonly Rule[];
-  readonly not_migrated?: readonly NotMigrated[];
-}
-
-export interface MigrationStatus {
-  readonly migration_state?: string;
-  readonly old_waf_status?: string;
-  readonly new_waf_status?: string;
-  readonly source?: string;
-  readonly created?: string;
-}
-
-export interface Filter {
-  readonly id: string;
-  readonly expression: string;
-  readonly paused?: boolean;
-  readonly description?: string;
-  readonly ref?: string;
-}
-
-export interface FirewallRule {
-  readonly id: string;
-  readonly filter: Filter | { readonly id: string; readonly deleted?: boolean };
-  readonly action: string;
-  readonly priority?: number | null;
-  readonly paused?: boolean;
-  readonly description?: string;
-  readonly ref?: string;
-  readonly products?: readonly string[];
-}
-
-export interface WafPackage {
-  readonly id: string;
-  readonly name: string;
-  readonly description?: string;
-  readonly detection_mode?: string;
-  readonly sensitivity?: string;
-  readonly action_mode?: string;
-  readonly status?: string;
-}
-
-export interface RulesetHeader {
-  readonly id: string;
-  readonly name: string;
-  readonly kind: string;
-  readonly phase: string;
-  readonly version?: string;
-  readonly description?: string;
-  readonly last_updated?: string;
-}
-
 export type MigrationMode = 'validation' | 'pending';
-
-interface Envelope<T> {
-  readonly result: T;
-  readonly success?: boolean;
-  readonly errors?: unknown;
-  readonly result_info?: { readonly page?: number; readonly total_pages?: number; readonly count?: number };
-}
 
 const enc = encodeURIComponent;
 
@@ -296,7 +208,7 @@ export class RulesApi {
         if (page >= info.total_pages) break;
         continue;
       }
-      const served = typeof (info as { per_page?: unknown } | undefined)?.per_page === 'number' ? (info as { per_page: number }).per_page : undefined;
+      const served = typeof info?.per_page === 'number' ? info.per_page : undefined;
       if (served !== undefined && items.length < served) break;
     }
     return out;
@@ -313,7 +225,7 @@ export class RulesApi {
     let cursor: string | undefined;
     for (let n = 0; ; n++) {
       if (n >= maxPages) throw new RulesApiError(`GET ${path}`, 200, [{ message: `the list is longer than ${maxPages} pages` }], 'Nothing was cut silently; report this.');
-      const env = await this.cf.get<Envelope<T[]> & { result_info?: { cursor?: unknown; cursors?: { after?: unknown } } }>(path, { query: { per_page: perPage, ...(cursor ? { cursor } : {}) } });
+      const env = await this.cf.get<Envelope<T[]>>(path, { query: { per_page: perPage, ...(cursor ? { cursor } : {}) } });
       if (env && typeof env === 'object' && env.success === false) throw fromEnvelope(`GET ${path}`, 200, env.errors, this.options.local === true);
       const items = Array.isArray(env?.result) ? env.result : [];
       out.push(...items);
@@ -524,8 +436,8 @@ export class RulesApi {
 
   // --- Trace ----------------------------------------------------------------------------
 
-  trace(accountId: string, request: Record<string, unknown>): Promise<unknown> {
+  trace(accountId: string, request: Record<string, unknown>): Promise<TraceResult> {
     const path = `/accounts/${enc(accountId)}/request-tracer/trace`;
-    return this.call(`POST ${path}`, () => this.raw<unknown>('post', path, { body: request }));
+    return this.call(`POST ${path}`, () => this.raw<TraceResult>('post', path, { body: request }));
   }
 }

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { diffRulesets, diffSummary, entryPointBody } from '../../../server/src/rulesets/diff';
-import type { Rule, Ruleset } from '../../../server/src/rulesets/model';
+import type { Rule, Ruleset } from '../../../server/src/rulesApi';
 import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 import { serviceCatalog } from '../api/catalog';
 import { isEnterprise, planOf } from '../api/connection';

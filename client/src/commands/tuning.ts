@@ -11,7 +11,7 @@ import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../../../server/src/managed/preview';
 import type { ManagedCatalog } from '../../../server/src/managed/types';
 import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText, type ExecuteRuleAt, type OverrideEditResult } from '../../../server/src/rulesets/editOverrides';
-import type { Rule } from '../../../server/src/rulesets/model';
+import type { Rule } from '../../../server/src/rulesApi';
 import { serviceCatalog } from '../api/catalog';
 import * as ui from '../ui';
 import { refreshViews, runCommand, targetZone, UserError, type Ctx } from './context';

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { paranoiaLevelOf } from '../../../server/src/managed/catalog';
 import type { EffectiveRule } from '../../../server/src/rulesets/engine';
-import type { Rule } from '../../../server/src/rulesets/model';
+import type { Rule } from '../../../server/src/rulesApi';
 import { RulesApiError } from '../api/errors';
 import { NotSignedInError } from '../api/connection';
 

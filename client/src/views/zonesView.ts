@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { defaultCatalog, findManagedRuleset } from '../../../server/src/managed/catalog';
 import { effectiveRules, WAF_PHASES } from '../../../server/src/rulesets/engine';
-import type { ExecuteParameters, Rule, Ruleset } from '../../../server/src/rulesets/model';
+import type { ExecuteParameters, Rule, Ruleset } from '../../../server/src/rulesApi';
 import { serviceCatalog } from '../api/catalog';
 import type { Connection } from '../api/connection';
 import type { Account, Zone } from '../api/rulesApi';

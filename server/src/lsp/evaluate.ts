@@ -1,6 +1,7 @@
 /**
  * "Evaluate" for `.http` files: the requests `rulesmith/httpRequests`,
- * `rulesmith/evaluateRequests` and `rulesmith/evaluationTrace` (server/src/protocol.ts).
+ * `rulesmith/httpRequest`, `rulesmith/evaluateRequests` and `rulesmith/evaluationTrace`
+ * (server/src/protocol.ts).
  *
  * Which ruleset (the first that applies):
  *   1. the request's `rulesetUri`;
@@ -32,12 +33,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CancellationToken, Connection } from 'vscode-languageserver/node';
 import type { RequestType } from 'vscode-languageserver-protocol';
 import type { FieldValues } from '../language/evaluate';
+import type { SampleRequest } from '../requests/types';
 import { requestSummary, requestValues } from '../requests/fields';
-import { parseHttpFile } from '../requests/http';
+import { parseHttpBlocks } from '../requests/http';
 import { checkZone, loadZoneFiles, rulesetNames, unwrapRuleset, ZoneFileError, type CheckedZone } from '../rulesets/zoneFile';
 import {
   EvaluateRequestsRequest,
   EvaluationTraceRequest,
+  HttpRequestRequest,
   HttpRequestsRequest,
   type EvaluateRequestsParams,
   type EvaluateRequestsResult,
@@ -46,8 +49,11 @@ import {
   type EvaluationTraceResult,
   type HttpFileParams,
   type HttpRequestInfo,
+  type HttpRequestParams,
+  type HttpRequestResult,
   type RequestEvaluation,
 } from '../protocol';
+import { httpRequestAnswer } from './httpRequest';
 import type { DocumentStore } from './documents';
 import { errorMarkdown, traceMarkdown, verdictOf } from './evaluationTrace';
 import { runSafe, type Logger } from './runSafe';
@@ -65,59 +71,36 @@ export interface EvaluationHost {
 const ZONE_CACHE_SIZE = 8;
 /** How many errors an error carries. */
 const MAX_DETAILS = 5;
-/** The `.http` separator, as requests/http.ts reads it. */
-const SEPARATOR = /^\s*#{3,}/;
-const COMMENT = /^\s*(#|\/\/)/;
 const RULESET_FILE = /\.ruleset\.json$/i;
 
-/** One request block of a `.http` file, with its field values when it has no problem. */
+/** One request block of a `.http` file, with the request and its field values when it has one. */
 export interface RequestBlock extends HttpRequestInfo {
   readonly fields?: Record<string, unknown>;
   readonly values?: FieldValues;
+  readonly request?: SampleRequest;
+  /** Its `###` line (0 for the first block). */
+  readonly startLine: number;
 }
 
 /**
- * The request blocks of a `.http` text: each `###`-separated block that holds a request
- * or a problem, with the parser's problems and those of its field values, by line.
+ * The request blocks of a `.http` text, numbered as requests/http.ts numbers them (malformed
+ * ones included), with the parser's problems and those of the field values, by line.
  */
 export function requestBlocks(text: string): RequestBlock[] {
-  const { requests, problems } = parseHttpFile(text);
-  const lines = text.split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
-  const bounds = [-1];
-  lines.forEach((l, i) => {
-    if (SEPARATOR.test(l)) bounds.push(i);
+  const lines = text.split('\n');
+  return parseHttpBlocks(text).map((b) => {
+    const messages = [...b.problems].sort((x, y) => x.line - y.line).map((p) => `line ${p.line + 1}: ${p.message}`);
+    const named = b.name !== undefined ? { name: b.name } : {};
+    if (!b.request) return { index: b.index, ...named, summary: clipped(lines[b.line] ?? ''), line: b.line, problems: messages, startLine: b.startLine };
+    const r = requestValues(b.request);
+    for (const p of r.problems) messages.push(`line ${b.line + 1}: ${p}`);
+    return { index: b.index, ...named, summary: requestSummary(b.request), line: b.line, problems: messages, fields: r.fields, values: r.values, request: b.request, startLine: b.startLine };
   });
-  bounds.push(lines.length);
-  const blocks: RequestBlock[] = [];
-  for (let k = 0; k + 1 < bounds.length; k++) {
-    const first = bounds[k] + 1;
-    const last = bounds[k + 1] - 1;
-    const inBlock = (line: number) => line >= first && line <= last;
-    const req = requests.find((r) => r.source !== undefined && inBlock(r.source.line));
-    const own = problems.filter((p) => inBlock(p.line)).sort((a, b) => a.line - b.line);
-    if (!req && own.length === 0) continue;
-    const messages = own.map((p) => `line ${p.line + 1}: ${p.message}`);
-    const index = blocks.length;
-    if (req) {
-      const line = req.source!.line;
-      const r = requestValues(req);
-      for (const p of r.problems) messages.push(`line ${line + 1}: ${p}`);
-      blocks.push({ index, ...(req.name !== undefined ? { name: req.name } : {}), summary: requestSummary(req), line, problems: messages, fields: r.fields, values: r.values });
-      continue;
-    }
-    // Malformed: the lens goes on the first line that is neither blank nor a comment.
-    let line = own[0].line;
-    for (let i = first; i <= last; i++) {
-      if (lines[i].trim() !== '' && !COMMENT.test(lines[i])) {
-        line = i;
-        break;
-      }
-    }
-    const name = bounds[k] >= 0 ? lines[bounds[k]].replace(SEPARATOR, '').trim() : '';
-    const shown = lines[line].trim();
-    blocks.push({ index, ...(name ? { name } : {}), summary: shown.length > 80 ? `${shown.slice(0, 79)}…` : shown, line, problems: messages });
-  }
-  return blocks;
+}
+
+function clipped(line: string): string {
+  const shown = line.trim();
+  return shown.length > 80 ? `${shown.slice(0, 79)}…` : shown;
 }
 
 function info(b: RequestBlock): HttpRequestInfo {
@@ -385,6 +368,15 @@ export class Evaluator {
     }
   }
 
+  httpRequest(p: HttpRequestParams): HttpRequestResult {
+    try {
+      return httpRequestAnswer(requestBlocks(this.httpText(p)), p);
+    } catch (e) {
+      if (e instanceof Failure) return { count: 0 };
+      throw e;
+    }
+  }
+
   async evaluateRequests(p: EvaluateRequestsParams): Promise<EvaluateRequestsResult> {
     const r = await this.ready(p);
     const head = r.ruleset ? { rulesetUri: r.ruleset.uris[0], rulesetUris: r.ruleset.uris, rulesetFrom: r.ruleset.from } : {};
@@ -428,7 +420,7 @@ export class Evaluator {
 
 const INTERNAL: EvaluationError = { code: 'internal', message: 'The evaluation failed inside the language server: see the Rulesmith output for the details.', details: [] };
 
-/** Registers the three requests on the connection. */
+/** Registers the four requests on the connection. */
 export function registerEvaluation(connection: Connection, store: DocumentStore, getSettings: (uri: string) => Promise<Settings>, log: Logger): Evaluator {
   const evaluator = new Evaluator({
     store,
@@ -448,6 +440,7 @@ export function registerEvaluation(connection: Connection, store: DocumentStore,
   const on = <P, R>(type: RequestType<P, R, void>, what: string, empty: R, work: (p: P) => R | Promise<R>) =>
     connection.onRequest(type.method, (p: P, token: CancellationToken) => runSafe(log, what, token, empty, () => work(p)));
   on(HttpRequestsRequest, 'httpRequests', { requests: [] }, (p) => evaluator.httpRequests(p));
+  on(HttpRequestRequest, 'httpRequest', { count: 0 }, (p) => evaluator.httpRequest(p));
   on(EvaluateRequestsRequest, 'evaluateRequests', { requests: [], error: INTERNAL }, (p) => evaluator.evaluateRequests(p));
   const traceFailed = { markdown: errorMarkdown('Evaluation trace', INTERNAL.message, []), error: INTERNAL };
   on(EvaluationTraceRequest, 'evaluationTrace', traceFailed, (p) => evaluator.evaluationTrace(p));

@@ -134,7 +134,7 @@ connection.onCodeAction((p, token) =>
 );
 connection.onCodeLens((p, token) => forDocument('codeLens', p.textDocument.uri, token, [], (a) => codeLenses(a)));
 
-// Evaluate .http requests: rulesmith/httpRequests, evaluateRequests, evaluationTrace (protocol.ts).
+// Evaluate .http requests: rulesmith/httpRequests, httpRequest, evaluateRequests, evaluationTrace (protocol.ts).
 registerEvaluation(connection, store, getSettings, log);
 
 connection.onShutdown(() => diagnostics.dispose());

@@ -28,7 +28,9 @@
  *   problems, the request is still returned with the text left as written. A body that is
  *   a file reference (`< ./file.json`) is not supported either (the core does no I/O).
  *
- * Never throws. A request with any other problem is skipped and the others are returned.
+ * Never throws. `parseHttpBlocks` returns every block that holds a request or a problem,
+ * malformed ones included, numbered in file order: the one numbering that Evaluate, the
+ * zone trace and the CLI show. `parseHttpFile` keeps the requests that can be sent.
  */
 import { utf8ToBinary } from '../language/bytes';
 import { httpScheme, suggestNames } from '../language/scheme/index';
@@ -77,24 +79,55 @@ const METADATA = /^\s*(?:#|\/\/)\s*@([^\s=]+)\s*(?:=\s*)?(.*)$/;
 const FILE_VARIABLE = /^\s*@[A-Za-z_][\w.-]*\s*=/;
 const VARIABLE = /\{\{\s*([^}]*?)\s*\}\}/;
 
-export function parseHttpFile(text: string): { requests: SampleRequest[]; problems: RequestProblem[] } {
-  const requests: SampleRequest[] = [];
-  const problems: RequestProblem[] = [];
+/** One `###`-separated block of a `.http` file that holds a request or a problem. */
+export interface HttpBlock {
+  /** 0-based, in file order, counting malformed blocks (blocks with neither a request nor a problem are not counted). */
+  readonly index: number;
+  /** 0-based lines of the block: from its `###` line (0 for the first block) to the line before the next `###`. */
+  readonly startLine: number;
+  readonly endLine: number;
+  /** `### name`, or `# @name name` (which wins). */
+  readonly name?: string;
+  /** The request line; in a block without a request, its first line that is neither blank nor a comment (else its first problem's). */
+  readonly line: number;
+  /** The request, unless the block has a problem that stops it (notes such as "variables are not supported" do not). */
+  readonly request?: SampleRequest;
+  /** Problems and notes, as the parser found them. */
+  readonly problems: readonly RequestProblem[];
+}
+
+export function parseHttpBlocks(text: string): HttpBlock[] {
+  const blocks: HttpBlock[] = [];
   const lines = splitLines(typeof text === 'string' ? text : '');
   let blockStart = 0;
   let name: string | undefined;
   for (let i = 0; i <= lines.length; i++) {
     if (i < lines.length && !SEPARATOR.test(lines[i].text)) continue;
-    parseBlock(text, lines.slice(blockStart, i), name, requests, problems);
+    const b = parseBlock(text, lines.slice(blockStart, i), name);
+    // The block's range starts at its own `###` line, so that every line belongs to one block.
+    if (b.request || b.problems.length > 0) blocks.push({ index: blocks.length, startLine: Math.max(0, blockStart - 1), endLine: i - 1, ...b });
     if (i < lines.length) {
       name = lines[i].text.replace(SEPARATOR, '').trim() || undefined;
       blockStart = i + 1;
     }
   }
-  return { requests, problems };
+  return blocks;
 }
 
-function parseBlock(text: string, lines: Line[], separatorName: string | undefined, requests: SampleRequest[], problems: RequestProblem[]): void {
+export function parseHttpFile(text: string): { requests: SampleRequest[]; problems: RequestProblem[] } {
+  const blocks = parseHttpBlocks(text);
+  return { requests: blocks.flatMap((b) => (b.request ? [b.request] : [])), problems: blocks.flatMap((b) => b.problems) };
+}
+
+type ParsedBlock = Pick<HttpBlock, 'name' | 'line' | 'request' | 'problems'>;
+
+/** Where a block without a request is shown: its first line that is neither blank nor a comment. */
+function shownLine(lines: readonly Line[], problems: readonly RequestProblem[]): number {
+  return lines.find((l) => l.text.trim() !== '' && !COMMENT.test(l.text))?.n ?? problems[0]?.line ?? lines[0]?.n ?? 0;
+}
+
+function parseBlock(text: string, lines: Line[], separatorName: string | undefined): ParsedBlock {
+  const problems: RequestProblem[] = [];
   const own: RequestProblem[] = [];
   const notes: RequestProblem[] = [];
   const problem = (line: Line, message: string): void => void own.push({ line: line.n, message });
@@ -131,7 +164,7 @@ function parseBlock(text: string, lines: Line[], separatorName: string | undefin
   if (i >= lines.length) {
     if (hasMeta) problems.push({ line: (first ?? lines[0]).n, message: 'no request line after this metadata (expected METHOD URL)' });
     problems.push(...own, ...notes);
-    return;
+    return { ...(name !== undefined ? { name } : {}), line: shownLine(lines, problems), problems };
   }
 
   // Request line, with REST Client's query continuation lines.
@@ -213,10 +246,11 @@ function parseBlock(text: string, lines: Line[], separatorName: string | undefin
   }
 
   problems.push(...own, ...notes);
-  if (own.length > 0) return;
+  const named = name !== undefined ? { name } : {};
+  if (own.length > 0) return { ...named, line: shownLine(lines, problems), problems };
   const start = first ?? requestLine;
-  requests.push({
-    ...(name !== undefined ? { name } : {}),
+  const request: SampleRequest = {
+    ...named,
     method,
     url,
     httpVersion,
@@ -224,7 +258,8 @@ function parseBlock(text: string, lines: Line[], separatorName: string | undefin
     ...(body !== undefined ? { body: utf8ToBinary(body) } : {}),
     meta,
     source: { start: start.start, end: last.end, line: requestLine.n },
-  });
+  };
+  return { ...named, line: requestLine.n, request, problems };
 }
 
 /**

@@ -3,16 +3,12 @@
  * Route handlers return a Reply or throw an ApiError; the server writes the envelope.
  */
 import { randomBytes } from 'node:crypto';
+import type { ApiMessage as WireMessage, PageInfo } from '../rulesApi';
 
-export interface ApiMessage {
-  readonly code: number;
-  readonly message: string;
-  readonly source?: { readonly pointer: string };
-  readonly error_chain?: readonly ApiMessage[];
-  readonly meta?: Readonly<Record<string, unknown>>;
-  /** Only on `messages` items (token verify): always null. */
-  readonly type?: null;
-}
+export type { PageInfo };
+
+/** The wire's message (rulesApi.ts), always with a code here. */
+export type ApiMessage = WireMessage & { readonly code: number; readonly error_chain?: readonly ApiMessage[] };
 
 /**
  * Error codes. The real service's codes where the reference captured them; where it did
@@ -93,14 +89,6 @@ export class ApiError extends Error {
   static of(status: number, code: number, message: string, pointer?: string): ApiError {
     return new ApiError(status, [{ code, message, ...(pointer !== undefined ? { source: { pointer } } : {}) }]);
   }
-}
-
-export interface PageInfo {
-  readonly page: number;
-  readonly per_page: number;
-  readonly count: number;
-  readonly total_count: number;
-  readonly total_pages: number;
 }
 
 export interface Reply {

@@ -28,6 +28,7 @@ import { ApiError, CODES, ID, type ApiMessage } from './api';
 import { expectObject, invalidJson, onlyKeys, optBool, optInt, optString, type Json, type JsonObject } from './body';
 import { fromJson, type Store } from './store';
 import { PLAN_NAMES } from './scope';
+import type { Filter, FirewallRule } from '../rulesApi';
 
 export const PHASE = 'http_request_firewall_custom';
 
@@ -69,20 +70,15 @@ export interface RuleRow {
   readonly modified_on: string;
 }
 
-export interface FilterObject {
-  readonly id: string;
-  readonly expression: string;
-  readonly paused: boolean;
-  readonly description: string;
-  readonly ref: string;
-}
+/** The API's filter: every field present. */
+export type FilterObject = Required<Filter>;
 
 export function filterObject(f: FilterRow): FilterObject {
   return { id: f.id, expression: f.expression, paused: f.paused === 1, description: f.description, ref: f.ref };
 }
 
 /** The API's firewall rule; a filter deleted under it shows as `{id, deleted: true}`. */
-export function ruleObject(r: RuleRow, f: FilterRow | undefined): Record<string, unknown> {
+export function ruleObject(r: RuleRow, f: FilterRow | undefined): FirewallRule {
   const products = fromJson<string[]>(r.products);
   return {
     id: r.id,
@@ -113,7 +109,7 @@ export function zoneRules(store: Store, zoneId: string): RuleRow[] {
 }
 
 /** Rules as API objects, with their filters, in list order. */
-export function ruleObjects(store: Store, zoneId: string, rules: readonly RuleRow[]): Record<string, unknown>[] {
+export function ruleObjects(store: Store, zoneId: string, rules: readonly RuleRow[]): FirewallRule[] {
   const filters = new Map(zoneFilters(store, zoneId).map((f) => [f.id, f]));
   return rules.map((r) => ruleObject(r, filters.get(r.filter_id)));
 }

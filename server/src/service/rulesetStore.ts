@@ -25,6 +25,7 @@ import type { Phase } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedRulesetVersion } from '../managed/types';
 import type { RulesetKind } from '../rulesets/model';
+import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
 import { fromJson, toJson, type Store } from './store';
 
@@ -49,7 +50,7 @@ export interface StoredRule {
 }
 
 /** A ruleset object as stored in `ruleset_versions.body` and returned by GET. */
-export interface StoredRuleset {
+export interface StoredRuleset extends WireRulesetHeader {
   readonly id: string;
   readonly name: string;
   readonly description: string;

@@ -3,6 +3,7 @@
  * caller's permissions, and rendered as the API's zone/account objects.
  */
 import type { Plan } from '../language/scheme/types';
+import type { Zone } from '../rulesApi';
 import { ApiError, CODES } from './api';
 import { authorize, visible, type Access, type PermissionGroup } from './auth';
 import type { Ctx } from './router';
@@ -63,8 +64,8 @@ export function zoneVisible(ctx: Ctx, zone: Pick<ZoneRow, 'id' | 'account_id'>):
 }
 
 /** The zone object of `GET /zones` (the fields clients read; the rest as the API has them). */
-export function zoneObject(z: ZoneRow): Record<string, unknown> {
-  return {
+export function zoneObject(z: ZoneRow): Zone {
+  const zone = {
     id: z.id,
     name: z.name,
     status: z.status,
@@ -91,4 +92,5 @@ export function zoneObject(z: ZoneRow): Record<string, unknown> {
     },
     meta: { phishing_detected: false },
   };
+  return zone;
 }

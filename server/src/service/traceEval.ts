@@ -10,6 +10,7 @@ import { requestValues } from '../requests/fields';
 import type { SampleRequest } from '../requests/types';
 import { compileZone, TERMINATING, type CompiledZone, type Decision, type Evaluation, type RuleRef, type TraceEntry, type ZoneConfig } from '../rulesets/engine';
 import type { Rule, Ruleset } from '../rulesets/model';
+import type { TraceDecision, TraceResult, TraceStep } from '../rulesApi';
 import { ApiError, CODES } from './api';
 import { zoneConfigOf, type DeployedZone } from './deployment';
 import type { TraceJob, TraceReply } from './traceRunner';
@@ -19,26 +20,8 @@ const CHALLENGES = new Set(['challenge', 'js_challenge', 'managed_challenge']);
 const MAX_SKIPPED_CHALLENGES = 16;
 
 
-interface Step {
-  step_name: string;
-  type: 'phase' | 'ruleset' | 'rule';
-  matched: boolean;
-  name?: string;
-  description?: string;
-  kind?: string;
-  action?: string;
-  action_parameters?: unknown;
-  expression?: string;
-  enabled?: boolean;
-  outcome?: string;
-  score_added?: number;
-  score?: number;
-  threshold?: number;
-  skipped_by?: string;
-  overridden_by?: readonly string[];
-  note?: string;
-  trace?: Step[];
-}
+/** A wire TraceStep (rulesApi.ts) while it is built: filled in, then settled. */
+type Step = { -readonly [K in keyof Omit<TraceStep, 'trace'>]: Omit<TraceStep, 'trace'>[K] } & { trace?: Step[] };
 
 interface RulesetInfo {
   readonly name?: string;
@@ -167,7 +150,7 @@ export function traceSteps(trace: readonly TraceEntry[], config: ZoneConfig, ski
   return phases;
 }
 
-function decisionObject(d: Decision): Record<string, unknown> {
+function decisionObject(d: Decision): TraceDecision {
   return {
     action: d.action,
     ...(d.phase ? { phase: d.phase } : {}),
@@ -231,7 +214,7 @@ function withoutRule(config: ZoneConfig, d: Decision): ZoneConfig | undefined {
 
 
 /** The Trace's `result` (without `zone`), or an ApiError for a request context that is not valid. */
-export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean): Record<string, unknown> {
+export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean): TraceResult {
   const { values, problems: requestProblems } = requestValues(sample);
   const badContext = requestProblems.filter((p) => /^(ip\.|cf\.)/.test(p) || p.includes('unknown field'));
   if (badContext.length > 0) throw ApiError.of(400, CODES.invalidValue, `the request's context is not valid: ${badContext.join('; ')}`, '/context');

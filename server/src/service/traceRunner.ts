@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { SampleRequest } from '../requests/types';
+import type { TraceResult } from '../rulesApi';
 import { ApiError, CODES, type ApiMessage } from './api';
 import type { ZoneSource } from './deployment';
 import { traceReply } from './traceEval';
@@ -30,7 +31,7 @@ export interface TraceJob {
 }
 
 export type TraceReply =
-  | { readonly result: Record<string, unknown>; readonly cached: boolean }
+  | { readonly result: TraceResult; readonly cached: boolean }
   | { readonly apiError: { readonly status: number; readonly errors: readonly ApiMessage[] } }
   | { readonly crash: string }
   | { readonly needSource: true };
@@ -61,13 +62,13 @@ export class TraceRunner {
    * The Trace's result for `job`; ApiError for a request the evaluation refuses or one that
    * took too long. `source` is read only when the zone is not compiled under `job.key`.
    */
-  run(job: Omit<TraceJob, 'source'>, source: () => ZoneSource): Promise<Record<string, unknown>> {
+  run(job: Omit<TraceJob, 'source'>, source: () => ZoneSource): Promise<TraceResult> {
     const next = this.queue.then(() => this.dispatch(job, source));
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  private async dispatch(job: TraceJob, source: () => ZoneSource): Promise<Record<string, unknown>> {
+  private async dispatch(job: TraceJob, source: () => ZoneSource): Promise<TraceResult> {
     const answer = (j: TraceJob) => (this.file ? this.inWorker(j, this.file) : Promise.resolve(traceReply(j)));
     let reply = await answer(job);
     if ('needSource' in reply) reply = await answer({ ...job, source: source() });

@@ -2,6 +2,7 @@
  * `GET /accounts`, `GET /zones`, `GET /zones/{id}` and token verification: what the
  * caller's credentials may see (the extension's zone explorer lists from these).
  */
+import type { Account } from '../../rulesApi';
 import { ApiError, CODES, paginate, type Reply } from '../api';
 import { bearerOf, findToken, tokenStatus, visible } from '../auth';
 import type { Ctx, Router } from '../router';
@@ -53,7 +54,7 @@ function accountVisible(ctx: Ctx, accountId: string): boolean {
   return ctx.service.store.all<ZoneRow>(`${ZONE_SELECT} WHERE z.account_id = ?`, [accountId]).some((z) => zoneVisible(ctx, z));
 }
 
-function accountObject(a: AccountRow): Record<string, unknown> {
+function accountObject(a: AccountRow): Account & Readonly<Record<string, unknown>> {
   return { id: a.id, name: a.name, type: 'standard', settings: { enforce_twofactor: false }, created_on: a.created_on };
 }
 

@@ -18,12 +18,13 @@
  */
 import { checkMigration, migrationConfig, migrationStatus, type NotMigrated } from '../../migration/index';
 import { defaultCatalog } from '../../managed/catalog';
+import type { MigrationCheck, MigrationConfig, MigrationStatus, NotMigrated as NotMigratedObject } from '../../rulesApi';
 import { ApiError } from '../api';
 import { checkPhaseTwo, migrationZone } from '../migrationFlow';
 import type { Router } from '../router';
 import { requireZone } from '../scope';
 
-export function notMigratedObject(n: NotMigrated): Record<string, unknown> {
+export function notMigratedObject(n: NotMigrated): NotMigratedObject {
   return { kind: n.kind, id: n.id, ...(n.packageId ? { package_id: n.packageId } : {}), name: n.name, was: n.was, reason: n.reason };
 }
 
@@ -32,12 +33,11 @@ export function migrationRoutes(r: Router): void {
     const zone = requireZone(ctx, ['Zone WAF'], 'Read');
     checkPhaseTwo(ctx.query);
     const check = checkMigration(migrationZone(ctx.service.store, zone));
-    return {
-      result: {
-        ...check.result,
-        ...(check.result.compatible ? {} : { reasons: check.reasons.map((x) => ({ code: x.code, message: x.message })) }),
-      },
+    const result: MigrationCheck = {
+      ...check.result,
+      ...(check.result.compatible ? {} : { reasons: check.reasons.map((x) => ({ code: x.code, message: x.message })) }),
     };
+    return { result };
   });
 
   r.get('/zones/:zone_id/waf_migration/config', (ctx) => {
@@ -47,11 +47,13 @@ export function migrationRoutes(r: Router): void {
     const blocking = checkMigration(mz).reasons.find((x) => x.code === 'no-previous-waf' || x.code === 'already-migrated');
     if (blocking) throw ApiError.of(400, blocking.errorCode, blocking.message);
     const { config, notMigrated } = migrationConfig(mz, defaultCatalog);
-    return { result: { name: config.name, rules: config.rules, not_migrated: notMigrated.map(notMigratedObject) } };
+    const result: MigrationConfig = { name: config.name, rules: config.rules, not_migrated: notMigrated.map(notMigratedObject) };
+    return { result };
   });
 
   r.get('/zones/:zone_id/waf_migration/status', (ctx) => {
     const zone = requireZone(ctx, ['Zone WAF'], 'Read');
-    return { result: migrationStatus(migrationZone(ctx.service.store, zone)) };
+    const result: MigrationStatus = migrationStatus(migrationZone(ctx.service.store, zone));
+    return { result };
   });
 }
