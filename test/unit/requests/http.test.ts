@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { parseHttpFile } from '../../../server/src/requests/http';
+import { parseHttpBlocks, parseHttpFile } from '../../../server/src/requests/http';
 import type { RequestProblem, SampleRequest } from '../../../server/src/requests/types';
 
 const fixture = (name: string): string => readFileSync(new URL(`../../fixtures/requests/${name}`, import.meta.url), 'utf8');
@@ -290,5 +290,54 @@ describe('parseHttpFile: inline cases', () => {
       const r = parseHttpFile(text);
       assert.ok(Array.isArray(r.requests) && Array.isArray(r.problems), JSON.stringify(text).slice(0, 40));
     }
+  });
+});
+
+describe('parseHttpBlocks: every block, malformed ones included, in one numbering', () => {
+  test('good, empty, malformed, metadata only, good with a note: exact blocks', () => {
+    const text = [
+      '# a comment before any request', //            0: block without request or problem, not counted
+      '### Home', //                                   1
+      'GET https://example.com/', //                   2
+      '###', //                                        3: empty block, not counted
+      '', //                                           4
+      '### Broken', //                                 5
+      '# why it is here', //                           6
+      'GET https://example.com/ HTTP/1.1', //          7
+      'Bad Header: x', //                              8
+      '### Only metadata', //                          9
+      '# @ip.src 203.0.113.9', //                     10
+      '###', //                                       11
+      '# @name token', //                             12
+      'GET https://example.com/', //                  13
+      'Authorization: Bearer {{token}}', //           14
+    ].join('\r\n');
+    const home = parseHttpFile(text).requests[0];
+    const blocks = parseHttpBlocks(text);
+    assert.deepEqual(
+      blocks.map(({ request, ...b }) => ({ ...b, request: request && `${request.method} ${request.url}` })),
+      [
+        { index: 0, startLine: 1, endLine: 2, name: 'Home', line: 2, problems: [], request: 'GET https://example.com/' },
+        {
+          index: 1,
+          startLine: 5,
+          endLine: 8,
+          name: 'Broken',
+          line: 7,
+          problems: [{ line: 8, message: 'bad header name "Bad Header": a header name is letters, digits and !#$%&\'*+.^_`|~- (no spaces)' }],
+          request: undefined,
+        },
+        { index: 2, startLine: 9, endLine: 10, name: 'Only metadata', line: 10, problems: [{ line: 10, message: 'no request line after this metadata (expected METHOD URL)' }], request: undefined },
+        { index: 3, startLine: 11, endLine: 14, name: 'token', line: 13, problems: [{ line: 14, message: 'variables are not supported: {{token}} is left as written' }], request: 'GET https://example.com/' },
+      ],
+    );
+    assert.deepEqual(blocks[0].request, home, 'the request is the one parseHttpFile returns');
+  });
+
+  test('parseHttpFile is the blocks\' requests and problems', () => {
+    const text = 'GET https://a.example/\n###\nGET\n###\nPOST https://a.example/x\n';
+    const blocks = parseHttpBlocks(text);
+    assert.deepEqual(parseHttpFile(text), { requests: blocks.flatMap((b) => (b.request ? [b.request] : [])), problems: blocks.flatMap((b) => b.problems) });
+    assert.deepEqual(blocks.map((b) => [b.index, b.line, b.request?.url ?? null]), [[0, 0, 'https://a.example/'], [1, 2, null], [2, 4, 'https://a.example/x']]);
   });
 });
