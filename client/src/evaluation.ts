@@ -13,6 +13,7 @@ import * as vscode from 'vscode';
 import {
   EvaluateRequestsRequest,
   EvaluationTraceRequest,
+  HttpRequestRequest,
   HttpRequestsRequest,
   type EvaluationError,
   type HttpRequestInfo,
@@ -198,16 +199,13 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
     return [...result.requests];
   }
 
-  /** The request whose block holds the cursor: the last one starting at or above it. */
+  /** The request whose block holds the cursor (the server's rule, as for Trace on zone). */
   private async requestAtCursor(doc: vscode.TextDocument): Promise<number | undefined> {
     const lc = this.running();
     if (!lc) return undefined;
-    const { requests } = await lc.sendRequest(HttpRequestsRequest, { httpUri: doc.uri.toString(), httpText: doc.getText() });
-    if (requests.length === 0) return undefined;
     const editor = vscode.window.activeTextEditor;
     const line = editor && editor.document === doc ? editor.selection.active.line : 0;
-    const above = requests.filter((r) => r.line <= line);
-    return (above.length > 0 ? above[above.length - 1] : requests[0]).index;
+    return (await lc.sendRequest(HttpRequestRequest, { httpUri: doc.uri.toString(), httpText: doc.getText(), line })).request?.index;
   }
 
   /** Opens the trace of a request beside the editor; returns the trace document's URI. */
