@@ -66,7 +66,7 @@ const CORPUS_SETTING_LINK = `command:workbench.action.openSettings?${encodeURICo
 /** Where the attacks come from, and the link to the setting that changes it. */
 function corpusLine(s: PreviewSet): string {
   const link = `<a href="${CORPUS_SETTING_LINK}">rulesmith.preview.attackCorpus</a>`;
-  if (s.error) return `<p class="error">Attack corpus: ${esc(s.error)}. Fix or clear the setting ${link} (empty: the built-in corpus).</p>`;
+  if (s.error) return `<p class="error">${esc(s.error.charAt(0).toUpperCase() + s.error.slice(1))}. Fix the setting ${link}, or clear it to use the built-in corpus.</p>`;
   if (s.builtIn) return `<p class="corpus">Attack corpus: ${esc(s.source)}, ${s.available} requests. To use your own CRS regression tests (ftw YAML), set ${link}.</p>`;
   return `<p class="corpus">Attack corpus: ${esc(s.source)} (setting ${link}), ${s.available} requests. Clear the setting for the built-in corpus.</p>`;
 }

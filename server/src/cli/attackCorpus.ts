@@ -52,6 +52,7 @@ export function loadCorpusFolder(dir: string, shown: string = dir): LoadedCorpus
   try {
     isDir = statSync(dir).isDirectory();
   } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new CorpusError(`the attack corpus folder ${shown} does not exist`);
     throw new CorpusError(`the attack corpus folder ${shown} cannot be read (${fsReason(e)})`);
   }
   if (!isDir) throw new CorpusError(`the attack corpus ${shown} is a file, not a folder of ftw YAML files`);
