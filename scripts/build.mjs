@@ -8,6 +8,10 @@
 // server/out/crs-coverage.md. Without Debian's modsecurity-crs (CRS_RULES_DIR or
 // /usr/share/modsecurity-crs/rules) the committed conversion is used and the report is not
 // written; `node scripts/crs/ensure-crs.mjs` installs the package.
+//
+// The paranoia preview's built-in attack corpus, server/out/crs-attack-corpus.json, is
+// generated from the vendored CRS 3.3.4 regression tests (scripts/attack-corpus.ts); the
+// CLI reads it from beside itself and the extension ships it (package.json "files").
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
@@ -22,6 +26,15 @@ if (existsSync(crsDir)) {
   process.stdout.write(r.stdout.split('\n').filter((l) => l.startsWith('converted ')).join('\n') + '\n');
 } else {
   process.stdout.write(`CRS 3.3.4 rules not found in ${crsDir}: using the committed conversion (server/src/managed/generated/); no coverage report\n`);
+}
+
+{
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/attack-corpus.ts'], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    process.stderr.write(r.stdout + r.stderr);
+    throw new Error('generating the attack corpus failed (scripts/attack-corpus.ts)');
+  }
+  process.stdout.write(r.stdout);
 }
 
 const common = {
@@ -42,7 +55,7 @@ const entries = [
   { entryPoints: ['server/src/service/traceWorker.ts'], outfile: 'server/out/traceWorker.js' },
   { entryPoints: ['client/src/extension.ts'], outfile: 'client/out/extension.js', external: ['vscode'] },
   // The paranoia preview's worker thread (the extension host stays responsive meanwhile).
-  { entryPoints: ['client/src/previewWorker.ts'], outfile: 'client/out/previewWorker.js' },
+  { entryPoints: ['client/src/preview/worker.ts'], outfile: 'client/out/previewWorker.js' },
 ];
 
 await Promise.all(

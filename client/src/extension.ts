@@ -12,7 +12,7 @@ import { MigrationCommands } from './commands/migration';
 import { registerSessionCommands } from './commands/session';
 import { registerTuningCommands } from './commands/tuning';
 import { Evaluation } from './evaluation';
-import { ParanoiaPreviewPanel } from './preview';
+import { ParanoiaPreviewPanel } from './preview/panel';
 import { ZoneTrace } from './zoneTrace';
 import { ServerStatus, type ServerState } from './status';
 import { enableTesting, testing } from './ui';

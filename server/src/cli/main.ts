@@ -18,7 +18,7 @@ const USAGE = `Usage:
   rulesmith check --expr 'EXPRESSION' [--phase PHASE] [--plan PLAN] [--format text|json]
   rulesmith eval --expr 'EXPRESSION' --fields FIELDS.json [--format text|json]
   rulesmith eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE [--format text|json] [--trace]
-  rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE_OR_DIR [--thresholds 25,40,60] [--format text|json]
+  rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] [--requests FILE_OR_DIR] [--attacks DIR] [--max-attacks 1000] [--thresholds 25,40,60] [--format text|json]
   rulesmith ftw DIR [--pl 1|2|3|4] [--threshold T] [--format text|json]   (CRS regression tests against the OWASP ruleset)
   rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset]   (the local rules service)
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
@@ -26,7 +26,8 @@ const USAGE = `Usage:
 FILE is a .cfrule file (one expression) or ruleset JSON (every rule's "expression").
 ENTRY is an entry-point ruleset with its "phase", an object mapping phases to entry points,
 or a zone {"entryPoints", "customRulesets", "legacy", "plan"}. Requests: .http, CRS ftw .yaml,
-or .json field values. eval --config and preview exit 2 on unusable input.
+or .json field values. preview's attacks: the built-in OWASP CRS 3.3.4 regression requests,
+or the ftw YAML under --attacks DIR instead. eval --config and preview exit 2 on unusable input.
 Exit status: 0 no errors, 1 errors found (or files to format with --check), 2 bad usage.`;
 
 export interface Io {

@@ -155,14 +155,45 @@ describe('eval --config: unusable input exits 2 and says which file, rule, reque
 });
 
 describe('preview', () => {
-  test('text: the PL × threshold matrix, the deciding rules and the scores', () => {
-    const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', `${fixtures}requests-dir`, '--thresholds', '5,10']);
+  // A small attack corpus (3 attacks in 2 ftw files) keeps the tests of your requests quick.
+  const ATTACKS = new URL('../../fixtures/attack-corpus', import.meta.url).pathname;
+
+  test('no --attacks: the built-in corpus, the CRS 3.3.4 regression requests, at most --max-attacks spread evenly', () => {
+    const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--max-attacks', '200', '--thresholds', '5,25']);
     assert.equal(r.code, 0, r.err);
     const lines = r.out.split('\n');
-    assert.deepEqual(lines.slice(0, 9), [
+    assert.deepEqual(lines.slice(0, 10), [
       'Cloudflare OWASP Core Ruleset · now PL1 · threshold 5 · action block',
-      '9 requests; each cell: requests acted on at that paranoia level and threshold (score >= threshold)',
+      'each cell: requests acted on at that paranoia level and threshold (score >= threshold)',
       '',
+      'Attacks: 200 of 2169 requests (spread evenly; --max-attacks N for more) from built-in: OWASP CRS 3.3.4 regression tests — more acted on is better (--attacks DIR: your own ftw YAML instead)',
+      '          >=5*     >=25   rules on',
+      'PL1*   173/200    4/200    125/200',
+      'PL2    199/200   25/200    174/200',
+      'PL3    200/200   36/200    193/200',
+      'PL4    200/200   53/200    200/200',
+      '(* = current)',
+    ]);
+    // No --requests: no second set.
+    assert.ok(!r.out.includes('Your requests'));
+  });
+
+  test('text: --attacks DIR replaces the built-in corpus; then your requests with the deciding rules and the scores', () => {
+    const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--attacks', ATTACKS, '--requests', `${fixtures}requests-dir`, '--thresholds', '5,10']);
+    assert.equal(r.code, 0, r.err);
+    const lines = r.out.split('\n');
+    assert.deepEqual(lines.slice(3, 10), [
+      `Attacks: 3 requests from 2 ftw files in ${ATTACKS} — more acted on is better`,
+      '       >=5*   >=10   rules on',
+      'PL1*    3/3    2/3    125/200',
+      'PL2     3/3    3/3    174/200',
+      'PL3     3/3    3/3    193/200',
+      'PL4     3/3    3/3    200/200',
+      '(* = current)',
+    ]);
+    const own = lines.slice(lines.findIndex((l) => l.startsWith('Your requests:')));
+    assert.deepEqual(own.slice(0, 7), [
+      `Your requests: 9 requests from ${fixtures}requests-dir — anything acted on is a likely false positive`,
       '       >=5*   >=10   rules on',
       'PL1*    7/9    3/9    125/200',
       'PL2     7/9    4/9    174/200',
@@ -171,8 +202,8 @@ describe('preview', () => {
       '(* = current)',
     ]);
     // The deciding CRS rules, by their CRS id and message.
-    assert.ok(lines.includes('  PL1 >=5: 911100: Method is not allowed by policy ×4; 920100: Invalid HTTP Request Line ×3; 920280: Request Missing a Host Header ×3; 920430: HTTP protocol version is not allowed by policy ×3; 932130: Remote Command Execution: Unix Shell Expression Found ×2'), lines.join('\n'));
-    const scores = lines.slice(lines.indexOf('scores per request (PL1 PL2 PL3 PL4):') + 1).filter((l) => l !== '');
+    assert.ok(own.includes('  PL1 >=5: 911100: Method is not allowed by policy ×4; 920100: Invalid HTTP Request Line ×3; 920280: Request Missing a Host Header ×3; 920430: HTTP protocol version is not allowed by policy ×3; 932130: Remote Command Execution: Unix Shell Expression Found ×2'), own.join('\n'));
+    const scores = own.slice(own.indexOf('scores per request (PL1 PL2 PL3 PL4):') + 1).filter((l) => l !== '');
     assert.deepEqual(scores, [
       '  #1 Home page: 0 0 0 0',
       // PL2: 920300 Request Missing an Accept Header (NOTICE, 2).
@@ -192,36 +223,58 @@ describe('preview', () => {
     ]);
   });
 
-  test('json, with the default thresholds plus the current one', () => {
-    const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', 'requests.http', '--format', 'json']);
+  test('json: both sets, with the default thresholds plus the current one; attacks name their CRS test and rules', () => {
+    const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--attacks', ATTACKS, '--requests', 'requests.http', '--format', 'json']);
     assert.equal(r.code, 0, r.err);
     const p = JSON.parse(r.out);
-    assert.deepEqual(p.thresholds, [5, 25, 40, 60]);
-    assert.equal(p.currentLevel, 1);
-    assert.equal(p.levels.length, 4);
-    assert.deepEqual(p.requests[4], { index: 4, scores: [5, 32, 37, 45], file: 'requests.http', name: 'SQL injection probe', line: 16 });
+    assert.deepEqual(Object.keys(p), ['attacks', 'yourRequests']);
+    assert.deepEqual([p.attacks.source, p.attacks.builtIn, p.attacks.available, p.attacks.total], [`2 ftw files in ${ATTACKS}`, false, 3, 3]);
+    assert.deepEqual(p.attacks.requests[1], { index: 1, scores: [10, 12, 12, 17], test: '932160-1 (stage 2)', rules: ['932160'] });
+    assert.deepEqual(p.yourRequests.thresholds, [5, 25, 40, 60]);
+    assert.equal(p.yourRequests.currentLevel, 1);
+    assert.equal(p.yourRequests.levels.length, 4);
+    assert.deepEqual(p.yourRequests.requests[4], { index: 4, scores: [5, 32, 37, 45], file: 'requests.http', name: 'SQL injection probe', line: 16 });
   });
 
   test('a zone whose custom rules act counts them too', () => {
-    const r = run(['preview', '--config', 'custom.entry.ruleset.json', '--config', 'owasp-pl1.ruleset.json', '--custom', 'api.custom.ruleset.json', '--requests', 'requests.http', '--thresholds', '5']);
+    const r = run(['preview', '--config', 'custom.entry.ruleset.json', '--config', 'owasp-pl1.ruleset.json', '--custom', 'api.custom.ruleset.json', '--attacks', ATTACKS, '--requests', 'requests.http', '--thresholds', '5']);
     assert.equal(r.code, 0, r.err);
     // Admin (block) and API write (managed_challenge) act everywhere; at PL1 the Log4Shell
     // query scores 5 (932130) and so does the SQLi probe (942100); the health check skips it.
-    assert.ok(r.out.includes('PL1*    4/6    125/200'), r.out);
-    assert.ok(r.out.includes('  PL1 >=5: 932130: Remote Command Execution: Unix Shell Expression Found ×1; 942100: SQL Injection Attack Detected via libinjection ×1; The API is read-only ×1; No admin area from outside ×1'), r.out);
-    assert.ok(r.out.includes('No admin area from outside ×1'));
+    const own = r.out.slice(r.out.indexOf('Your requests:'));
+    assert.ok(own.includes('PL1*    4/6    125/200'), r.out);
+    assert.ok(own.includes('  PL1 >=5: 932130: Remote Command Execution: Unix Shell Expression Found ×1; 942100: SQL Injection Attack Detected via libinjection ×1; The API is read-only ×1; No admin area from outside ×1'), r.out);
   });
 
   test('errors: no scored deployment, bad thresholds, an empty directory', () => {
-    const none = run(['preview', '--config', 'zone.json', '--requests', 'requests.http']);
+    const none = run(['preview', '--config', 'zone.json', '--attacks', ATTACKS, '--requests', 'requests.http']);
     assert.equal(none.code, 2);
     assert.match(none.err, /zone\.json: no execute rule in the http_request_firewall_managed entry point deploys a scored managed ruleset/);
     const bad = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', 'requests.http', '--thresholds', '25,x']);
     assert.equal(bad.code, 2);
     assert.match(bad.err, /--thresholds must be positive whole numbers separated by commas, e\.g\. 25,40,60 \(got "25,x"\)/);
     for (const t of ['1e2', '0', '0x40', '25,,40']) assert.equal(run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', 'requests.http', '--thresholds', t]).code, 2, t);
-    const empty = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--requests', `${fixtures}no-requests`]);
+    const empty = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--attacks', ATTACKS, '--requests', `${fixtures}no-requests`]);
     assert.equal(empty.code, 2);
     assert.match(empty.err, /no-requests: no \.http, \.yaml or \.json request files in this directory/);
+  });
+
+  test('errors: an --attacks folder that is missing, a file, without YAML or without attacks; --max-attacks 0', () => {
+    const cases: [string, string][] = [
+      [`${fixtures}missing`, `rulesmith: --attacks: the attack corpus folder ${fixtures}missing does not exist\n`],
+      [`${fixtures}requests.http`, `rulesmith: --attacks: the attack corpus ${fixtures}requests.http is a file, not a folder of ftw YAML files\n`],
+      [`${fixtures}no-requests`, `rulesmith: --attacks: the attack corpus folder ${fixtures}no-requests holds no .yaml or .yml file (CRS regression tests in the ftw format are expected)\n`],
+      [
+        new URL('../../fixtures/ftw/status', import.meta.url).pathname,
+        `rulesmith: --attacks: the attack corpus folder ${new URL('../../fixtures/ftw/status', import.meta.url).pathname} has 1 YAML file but no attack: no enabled ftw test stage with log_contains naming a rule id\n`,
+      ],
+    ];
+    for (const [dir, err] of cases) {
+      const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--attacks', dir]);
+      assert.deepEqual([r.code, r.out, r.err], [2, '', err], dir);
+    }
+    const zero = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--max-attacks', '0']);
+    assert.equal(zero.code, 2);
+    assert.match(zero.err, /^rulesmith: --max-attacks must be a positive whole number \(got "0"\)\n\nUsage:/);
   });
 });

@@ -1,9 +1,9 @@
-// Runs the paranoia preview in its worker thread (previewWorker.ts) and stops it when
+// Runs the paranoia preview in its worker thread (worker.ts) and stops it when
 // asked: the Cancel button of the progress notification aborts `signal`, and the worker
 // is terminated at once rather than left computing (it never yields to read a message).
 // No vscode import, so plain Node tests drive it.
 import { Worker } from 'node:worker_threads';
-import type { PreviewInput, PreviewSet } from './previewCompute';
+import type { PreviewInput, PreviewSet } from './compute';
 
 /** The sets, or undefined when `signal` aborted first. */
 export function runPreviewWorker(file: string, input: PreviewInput, progress: (message: string) => void, signal?: AbortSignal): Promise<PreviewSet[] | undefined> {

@@ -1,7 +1,7 @@
 // Worker thread of the paranoia preview (bundled to client/out/previewWorker.js): computes
 // the preview sets off the extension host's thread and posts progress, then the result.
 import { parentPort, workerData } from 'node:worker_threads';
-import { computePreview, type PreviewInput } from './previewCompute';
+import { computePreview, type PreviewInput } from './compute';
 
 try {
   const sets = computePreview(workerData as PreviewInput, (message) => parentPort?.postMessage({ progress: message }));

@@ -1,0 +1,31 @@
+// The paranoia preview page (client/src/preview/html.ts) says where the attacks come from
+// and links the setting that changes it; an unusable setting is an error that says how to
+// fix it, in place of the matrix.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { PreviewSet } from '../../../client/src/preview/compute';
+import { renderHtml } from '../../../client/src/preview/html';
+
+const LINK = '<a href="command:workbench.action.openSettings?%22rulesmith.preview.attackCorpus%22">rulesmith.preview.attackCorpus</a>';
+const own: PreviewSet = { name: 'Your requests', source: '0 .http files in the workspace', total: 0, available: 0 };
+const corpusLine = (attacks: PreviewSet): string | undefined => renderHtml('t', [attacks, own], 1).split('\n').find((l) => l.includes('Attack corpus') || l.startsWith('<p class="error">'));
+
+test('built-in corpus: named with its size, and the link to set your own', () => {
+  const attacks: PreviewSet = { name: 'Attacks', source: 'built-in: OWASP CRS 3.3.4 regression tests', builtIn: true, total: 1000, available: 2169 };
+  assert.equal(corpusLine(attacks), `<p class="corpus">Attack corpus: built-in: OWASP CRS 3.3.4 regression tests, 2169 requests. To use your own CRS regression tests (ftw YAML), set ${LINK}.</p><p class="muted">More acted on is better: these are attacks.</p>`);
+});
+
+test("the setting's folder: named, with the link to the setting", () => {
+  const attacks: PreviewSet = { name: 'Attacks', source: '3 ftw files in tests/crs', builtIn: false, total: 12, available: 12 };
+  assert.equal(corpusLine(attacks), `<p class="corpus">Attack corpus: 3 ftw files in tests/crs (setting ${LINK}), 12 requests. Clear the setting for the built-in corpus.</p><p class="muted">More acted on is better: these are attacks.</p>`);
+});
+
+test('an unusable folder: the error and how to fix it, and no matrix', () => {
+  const attacks: PreviewSet = { name: 'Attacks', source: 'tests/crs', builtIn: false, total: 0, available: 0, error: 'the attack corpus folder tests/crs does not exist' };
+  const html = renderHtml('t', [attacks, own], 1);
+  assert.equal(corpusLine(attacks), `<p class="error">The attack corpus folder tests/crs does not exist. Fix the setting ${LINK}, or clear it to use the built-in corpus.</p><p class="muted">More acted on is better: these are attacks.</p>`);
+  const section = html.slice(html.indexOf('<section>'), html.indexOf('</section>'));
+  // The whole section: its heading and the two lines above (no "No requests." matrix stand-in).
+  assert.equal(section.split('\n').length, 3, section);
+  assert.ok(!section.includes('No requests.'), section);
+});
