@@ -4,9 +4,12 @@
 // the built-in corpus or the setting's folder, says when the folder is unusable, and Cancel
 // stops it — no result, no progress after the cancel.
 import assert from 'node:assert/strict';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { before, describe, it } from 'node:test';
+import type { Worker } from 'node:worker_threads';
 import { OWASP_RULESET_ID } from '../../server/src/managed/ids';
 import type { CorpusChoice, PreviewInput } from '../../client/src/preview/compute';
 import { runPreviewWorker } from '../../client/src/preview/run';
@@ -59,15 +62,24 @@ describe('paranoia preview worker', () => {
     assert.equal(sets[1].total, 2);
   });
 
-  it('Cancel: resolves with no result at once and reports no progress after it', async () => {
+  it('Cancel: resolves with no result at once, stops the worker and reports no progress after it', async () => {
     const abort = new AbortController();
     const after: string[] = [];
+    // The worker thread, from Node's 'worker_threads' diagnostics channel: its exit is the
+    // event after which no message (no progress) can arrive.
+    let worker: Worker | undefined;
+    const created = (m: unknown) => (worker = (m as { worker: Worker }).worker);
+    subscribe('worker_threads', created);
     const run = runPreviewWorker(WORKER, input(2000), (m) => {
       if (abort.signal.aborted) after.push(m);
       else abort.abort();
     }, abort.signal);
+    unsubscribe('worker_threads', created);
+    assert.ok(worker, 'a worker thread started');
+    const exited = once(worker, 'exit');
     assert.equal(await run, undefined);
-    await new Promise((r) => setTimeout(r, 200));
+    // Exit code 1: terminated, not finished (a finished worker exits with 0).
+    assert.deepEqual(await exited, [1]);
     assert.deepEqual(after, []);
   });
 

@@ -350,6 +350,8 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     };
     server.stdout!.on('data', collect);
     server.stderr!.on('data', collect);
+    // Polled with a deadline: /healthz answering is code-server's only readiness signal
+    // (its log lines are not a stable interface).
     const deadline = Date.now() + 60_000;
     for (;;) {
       assert.equal(server.exitCode, null, `code-server exited early:\n${r.serverLog}`);

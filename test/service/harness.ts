@@ -24,6 +24,8 @@ export interface TestService {
   readonly adminToken: string;
   /** Request log lines the service wrote. */
   readonly log: string[];
+  /** The first log line (already written or to come) that `match` accepts. */
+  logLine(match: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   /** A raw call: returns status and the parsed body (or text). */
   call(method: string, path: string, options?: { token?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
   /** The official SDK pointed at this service. */
@@ -37,7 +39,12 @@ export async function startService(options: { legacy?: LegacyMode; seed?: boolea
   const seeded = options.seed === false ? undefined : seedDemo(store, demoSeedSteps);
   const credentials = new Map((seeded?.credentials ?? []).map((c: SeededCredential) => [c.name, c.value]));
   const log: string[] = [];
-  const running = createService({ store, legacy: options.legacy, log: (l) => log.push(l), ...(options.traceTimeoutMs ? { traceTimeoutMs: options.traceTimeoutMs } : {}) });
+  const waiting = new Set<(line: string) => void>();
+  const write = (l: string) => {
+    log.push(l);
+    for (const w of waiting) w(l);
+  };
+  const running = createService({ store, legacy: options.legacy, log: write, ...(options.traceTimeoutMs ? { traceTimeoutMs: options.traceTimeoutMs } : {}) });
   await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
   const url = running.url();
   const adminToken = credentials.get('demo admin') ?? '';
@@ -49,6 +56,23 @@ export async function startService(options: { legacy?: LegacyMode; seed?: boolea
     credentials,
     adminToken,
     log,
+    logLine(match, timeoutMs = 10_000) {
+      const found = log.find(match);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiting.delete(w);
+          reject(new Error(`no such log line within ${timeoutMs} ms; the last ones:\n${log.slice(-5).join('\n')}`));
+        }, timeoutMs);
+        const w = (line: string) => {
+          if (!match(line)) return;
+          clearTimeout(timer);
+          waiting.delete(w);
+          resolve(line);
+        };
+        waiting.add(w);
+      });
+    },
     async call(method, path, o = {}) {
       const headers: Record<string, string> = { ...(o.headers ?? {}) };
       const token = o.token === undefined ? adminToken : o.token;

@@ -6,7 +6,11 @@ const assert = require('node:assert/strict');
 const vscode = require('vscode');
 const h = require('./helpers');
 
-/** The document's lenses once `predicate(lenses)` holds (the server may still be starting). */
+/**
+ * The document's lenses once `predicate(lenses)` holds (the server may still be starting).
+ * Polled with a deadline: VS Code gives no event when another extension's lenses change
+ * (onDidChangeCodeLenses belongs to the provider).
+ */
 async function lensesWhen(uri, predicate, what, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   let lenses = [];

@@ -12,6 +12,7 @@ import { formatExpression, type FormatOptions } from '../../../server/src/langua
 import { checkExpression } from '../../../server/src/language/index';
 import { parseExpression } from '../../../server/src/language/parse';
 import { astShape } from './astShape';
+import { GROWTH_BOUND, minCpuTime } from '../../cpuTime';
 
 const RUNS = 300;
 
@@ -404,25 +405,6 @@ function ofLength(n: number): string {
   }
   return parts.join(' or ');
 }
-
-/**
- * The least CPU time of several runs: other test files run in parallel on 2 cores, and
- * the minimum of this process's own CPU time is what load disturbs least.
- */
-function minCpuTime(fn: () => void, runs = 15): number {
-  for (let i = 0; i < 5; i++) fn(); // warm up the JIT
-  let best = Infinity;
-  for (let i = 0; i < runs; i++) {
-    const t0 = process.cpuUsage();
-    fn();
-    const d = process.cpuUsage(t0);
-    best = Math.min(best, d.user + d.system);
-  }
-  return best;
-}
-
-// 8x the input: linear work is ~8x the time, quadratic ~64x. The bound sits between.
-const GROWTH_BOUND = 24;
 
 test('parse time grows linearly with the input length', () => {
   const t1 = minCpuTime(() => assert.ok(parseExpression(ofLength(1000)).ast));

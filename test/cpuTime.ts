@@ -1,0 +1,35 @@
+// How tests bound cost without a wall clock: they compare this process's CPU time for two
+// runs (an input and 8x it, or a cheap path and the costly one it must avoid), never
+// elapsed milliseconds against a constant, which load on a shared machine breaks.
+
+/**
+ * The least CPU time (µs) of several runs of `fn`: other test files run in parallel, and
+ * the minimum of this process's own CPU time is what load disturbs least.
+ */
+export function minCpuTime(fn: () => void, runs = 15, warmups = 5): number {
+  for (let i = 0; i < warmups; i++) fn(); // warm up the JIT
+  let best = Infinity;
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.cpuUsage();
+    fn();
+    const d = process.cpuUsage(t0);
+    best = Math.min(best, d.user + d.system);
+  }
+  return best;
+}
+
+/** As minCpuTime, for work that ends in a promise (a request to an in-process service). */
+export async function minCpuTimeAsync(fn: () => Promise<void>, runs = 5, warmups = 1): Promise<number> {
+  for (let i = 0; i < warmups; i++) await fn();
+  let best = Infinity;
+  for (let i = 0; i < runs; i++) {
+    const t0 = process.cpuUsage();
+    await fn();
+    const d = process.cpuUsage(t0);
+    best = Math.min(best, d.user + d.system);
+  }
+  return best;
+}
+
+/** 8x the input: linear work is ~8x the time, quadratic ~64x. The bound sits between. */
+export const GROWTH_BOUND = 24;
