@@ -127,7 +127,7 @@ describe('waf_migration/check', () => {
     assert.equal(bad.status, 400);
     assert.deepEqual(bad.body.errors, [
       {
-        code: 20603,
+        code: 20021,
         message: "'2' is not a valid value for phase_two: use phase_two=1 (Rulesmith always runs the second phase of the migration, which also converts firewall-rule bypasses and page rules)",
       },
     ]);

@@ -62,7 +62,24 @@ describe('packages', () => {
     assert.deepEqual(d.body.result_info, { page: 1, per_page: 50, count: 2, total_count: 2, total_pages: 1 });
     const bad = await svc.call('GET', waf(PRO, '/packages?per_page=2'));
     assert.equal(bad.status, 400);
-    assert.deepEqual(bad.body.errors, [{ code: 20603, message: "'2' is not a valid value for per_page because per_page is an integer from 5 to 100" }]);
+    assert.deepEqual(bad.body.errors, [{ code: 20021, message: "'2' is not a valid value for per_page: expected an integer from 5 to 100" }]);
+  });
+
+  it('pages as the rest of the service: an empty list has total_pages 1, a bad page is 20021', async () => {
+    const none = await svc.call('GET', waf(ENTERPRISE, '/packages?name=no-such-package'));
+    assert.deepEqual([none.status, none.body.result, none.body.result_info], [200, [], { page: 1, per_page: 50, count: 0, total_count: 0, total_pages: 1 }]);
+    const noFilters = await svc.call('GET', `/zones/${ENTERPRISE}/filters?description=no-such-filter`);
+    assert.deepEqual(noFilters.body.result_info, { page: 1, per_page: 25, count: 0, total_count: 0, total_pages: 1 });
+    const noOverrides = await svc.call('GET', waf(ENTERPRISE, '/overrides'));
+    assert.deepEqual(noOverrides.body.result_info, { page: 1, per_page: 50, count: 0, total_count: 0, total_pages: 1 });
+
+    const page0 = "'0' is not a valid value for page: expected an integer from 1 to 9007199254740991";
+    for (const path of [waf(ENTERPRISE, '/packages?page=0'), waf(ENTERPRISE, `/packages/${OWASP_PACKAGE_ID}/rules?page=0`), waf(ENTERPRISE, '/overrides?page=0'), `/zones/${ENTERPRISE}/filters?page=0`]) {
+      const r = await svc.call('GET', path);
+      assert.deepEqual([r.status, r.body.errors], [400, [{ code: 20021, message: page0 }]], path);
+    }
+    const order = await svc.call('GET', waf(ENTERPRISE, `/packages/${OWASP_PACKAGE_ID}/groups?order=name`));
+    assert.deepEqual([order.status, order.body.errors], [400, [{ code: 20021, message: "'name' is not a valid value for order because it must be one of: mode, rules_count" }]]);
   });
 
   it('patches sensitivity and action_mode of the anomaly package (raw call: the SDK has no method)', async () => {
@@ -76,8 +93,8 @@ describe('packages', () => {
 
   it('refuses bad package patches with the error text, changing nothing', async () => {
     const cases: [string, unknown, number, object][] = [
-      [OWASP_PACKAGE_ID, { sensitivity: 'extreme' }, 400, { code: 20600, message: "'extreme' is not a valid value for sensitivity because it must be one of: high, medium, low, off", source: { pointer: '/sensitivity' } }],
-      [OWASP_PACKAGE_ID, { action_mode: 'log' }, 400, { code: 20600, message: "'log' is not a valid value for action_mode because it must be one of: simulate, block, challenge", source: { pointer: '/action_mode' } }],
+      [OWASP_PACKAGE_ID, { sensitivity: 'extreme' }, 400, { code: 20021, message: "'extreme' is not a valid value for sensitivity because it must be one of: high, medium, low, off", source: { pointer: '/sensitivity' } }],
+      [OWASP_PACKAGE_ID, { action_mode: 'log' }, 400, { code: 20021, message: "'log' is not a valid value for action_mode because it must be one of: simulate, block, challenge", source: { pointer: '/action_mode' } }],
       [OWASP_PACKAGE_ID, { sensitivity: 'low', mode: 'on' }, 400, { code: 20601, message: 'invalid JSON: unknown field "mode" (a package accepts "sensitivity" and "action_mode")', source: { pointer: '/mode' } }],
       [OWASP_PACKAGE_ID, {}, 400, { code: 20602, message: 'nothing to change: send "sensitivity" (high|medium|low|off) and/or "action_mode" (simulate|block|challenge)' }],
       [
@@ -85,7 +102,7 @@ describe('packages', () => {
         { sensitivity: 'low' },
         400,
         {
-          code: 20600,
+          code: 20021,
           message: `package ${CLOUDFLARE_PACKAGE_ID} ("CloudFlare") uses the traditional detection mode: sensitivity and action_mode can only be set on an anomaly package ("OWASP ModSecurity Core Rule Set", ${OWASP_PACKAGE_ID}); change its rule groups and rules instead`,
           source: { pointer: '/sensitivity' },
         },
@@ -135,7 +152,7 @@ describe('groups', () => {
     assert.equal(got.mode, 'off');
     const bad = await svc.call('PATCH', waf(PRO, `/packages/${OWASP_PACKAGE_ID}/groups/${id}`), { body: { mode: 'maybe' } });
     assert.equal(bad.status, 400);
-    assert.deepEqual(bad.body.errors, [{ code: 20600, message: "'maybe' is not a valid value for mode because it must be one of the group's allowed_modes: on, off", source: { pointer: '/mode' } }]);
+    assert.deepEqual(bad.body.errors, [{ code: 20021, message: "'maybe' is not a valid value for mode because it must be one of the group's allowed_modes: on, off", source: { pointer: '/mode' } }]);
     const missing = await svc.call('PATCH', waf(PRO, `/packages/${OWASP_PACKAGE_ID}/groups/${id}`), { body: {} });
     assert.deepEqual(missing.body.errors, [{ code: 20602, message: 'mode is required: one of on, off', source: { pointer: '/mode' } }]);
     const unknown = await svc.call('GET', waf(PRO, `/packages/${OWASP_PACKAGE_ID}/groups/${'a'.repeat(32)}`));
@@ -173,9 +190,9 @@ describe('rules', () => {
     const anomaly = (await cf.firewall.waf.packages.rules.edit('958000', { zone_id: ENTERPRISE, package_id: OWASP_PACKAGE_ID, mode: 'off' })) as { mode?: string };
     assert.equal(anomaly.mode, 'off');
     const cases: [string, string, unknown, object][] = [
-      [OWASP_PACKAGE_ID, '958000', { mode: 'block' }, { code: 20600, message: "'block' is not a valid value for mode because rule 958000 is an anomaly rule: its allowed_modes are on, off", source: { pointer: '/mode' } }],
-      [CLOUDFLARE_PACKAGE_ID, '100015', { mode: 'on' }, { code: 20600, message: "'on' is not a valid value for mode because rule 100015 is a traditional deny rule: its allowed_modes are default, disable, simulate, block, challenge", source: { pointer: '/mode' } }],
-      [CLOUDFLARE_PACKAGE_ID, '100048', { mode: 'disable' }, { code: 20600, message: "'disable' is not a valid value for mode because rule 100048 is a traditional allow rule: its allowed_modes are on, off", source: { pointer: '/mode' } }],
+      [OWASP_PACKAGE_ID, '958000', { mode: 'block' }, { code: 20021, message: "'block' is not a valid value for mode because rule 958000 is an anomaly rule: its allowed_modes are on, off", source: { pointer: '/mode' } }],
+      [CLOUDFLARE_PACKAGE_ID, '100015', { mode: 'on' }, { code: 20021, message: "'on' is not a valid value for mode because rule 100015 is a traditional deny rule: its allowed_modes are default, disable, simulate, block, challenge", source: { pointer: '/mode' } }],
+      [CLOUDFLARE_PACKAGE_ID, '100048', { mode: 'disable' }, { code: 20021, message: "'disable' is not a valid value for mode because rule 100048 is a traditional allow rule: its allowed_modes are on, off", source: { pointer: '/mode' } }],
       [CLOUDFLARE_PACKAGE_ID, '100015', { mode: 'block', priority: 1 }, { code: 20601, message: 'invalid JSON: unknown field "priority" (a rule accepts only "mode")', source: { pointer: '/priority' } }],
     ];
     for (const [pkg, rule, body, error] of cases) {
@@ -188,7 +205,7 @@ describe('rules', () => {
     assert.deepEqual(unknown.body.errors, [{ code: 7003, message: `Could not route to /zones/${ENTERPRISE}/firewall/waf/packages/${CLOUDFLARE_PACKAGE_ID}/rules/999999, perhaps your object identifier is invalid?` }]);
     const bad = await svc.call('GET', waf(ENTERPRISE, `/packages/${CLOUDFLARE_PACKAGE_ID}/rules?mode=XYZ`));
     assert.equal(bad.status, 400);
-    assert.equal(bad.body.errors[0].code, 20603);
+    assert.equal(bad.body.errors[0].code, 20021);
   });
 });
 
@@ -234,10 +251,10 @@ describe('URI-based overrides', () => {
   it('refuses bad override bodies with the error text', async () => {
     const cases: [unknown, object][] = [
       [{ description: 'x' }, { code: 20602, message: 'urls is required: a list of URL patterns such as ["shop.example.com/*"]', source: { pointer: '/urls' } }],
-      [{ urls: [] }, { code: 20600, message: "'[]' is not a valid value for urls because it must be a non-empty list of URL patterns such as [\"shop.example.com/*\"]", source: { pointer: '/urls' } }],
-      [{ urls: ['a/*'], rules: { '100015': 'allow' } }, { code: 20600, message: "'allow' is not a valid value for rules because the value for 100015 must be one of: challenge, block, simulate, disable, default", source: { pointer: '/rules/100015' } }],
-      [{ urls: ['a/*'], groups: { nope: 'block' } }, { code: 20600, message: "'nope' is not a valid value for groups because it is not the id of a rule group of this zone's WAF packages", source: { pointer: '/groups/nope' } }],
-      [{ urls: ['a/*'], priority: 2e9 }, { code: 20600, message: "'2000000000' is not a valid value for priority because it must be an integer from -1000000000 to 1000000000 (lower runs first)", source: { pointer: '/priority' } }],
+      [{ urls: [] }, { code: 20021, message: "'[]' is not a valid value for urls because it must be a non-empty list of URL patterns such as [\"shop.example.com/*\"]", source: { pointer: '/urls' } }],
+      [{ urls: ['a/*'], rules: { '100015': 'allow' } }, { code: 20021, message: "'allow' is not a valid value for rules because the value for 100015 must be one of: challenge, block, simulate, disable, default", source: { pointer: '/rules/100015' } }],
+      [{ urls: ['a/*'], groups: { nope: 'block' } }, { code: 20021, message: "'nope' is not a valid value for groups because it is not the id of a rule group of this zone's WAF packages", source: { pointer: '/groups/nope' } }],
+      [{ urls: ['a/*'], priority: 2e9 }, { code: 20021, message: "'2000000000' is not a valid value for priority because it must be an integer from -1000000000 to 1000000000 (lower runs first)", source: { pointer: '/priority' } }],
       [{ urls: ['a/*'], action: 'block' }, { code: 20601, message: 'invalid JSON: unknown field "action" (an override accepts id, description, urls, priority, paused, groups, rules, rewrite_action)', source: { pointer: '/action' } }],
     ];
     for (const [body, error] of cases) {
@@ -251,7 +268,7 @@ describe('URI-based overrides', () => {
   it('creates overrides on Enterprise only; other plans may still read and delete theirs', async () => {
     const r = await svc.call('POST', waf(BUSINESS, '/overrides'), { body: { urls: ['business.example.com/*'] } });
     assert.equal(r.status, 403);
-    assert.deepEqual(r.body.errors, [{ code: 20600, message: 'URI-based WAF overrides are available on the Enterprise plan only; this zone is on the business plan.' }]);
+    assert.deepEqual(r.body.errors, [{ code: 10208, message: 'URI-based WAF overrides are available on the Enterprise plan only; this zone is on the business plan.' }]);
     assert.equal((await svc.call('GET', waf(BUSINESS, '/overrides'))).status, 200);
   });
 });

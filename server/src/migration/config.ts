@@ -43,21 +43,8 @@ import type { ManagedCatalog } from '../managed/types';
 import { legacyOrder, type LegacyFirewallRule } from '../rulesets/legacy';
 import type { Rule } from '../rulesets/model';
 import { validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
-import {
-  CLOUDFLARE_PACKAGE_ID,
-  OWASP_PACKAGE,
-  OWASP_PACKAGE_ID,
-  PACKAGES,
-  groupMode,
-  packageSettings,
-  ruleMode,
-  type ActionMode,
-  type GroupDef,
-  type PackageDef,
-  type RuleDef,
-  type Sensitivity,
-  type ZoneWafSettings,
-} from './previousWaf';
+import { CLOUDFLARE_PACKAGE_ID, OWASP_PACKAGE, OWASP_PACKAGE_ID, PACKAGES, type ActionMode, type GroupDef, type PackageDef, type RuleDef, type Sensitivity } from './previousWafContent';
+import { groupMode, packageSettings, ruleMode, type ZoneWafSettings } from './previousWafSettings';
 import type { MigrationZone, PageRule } from './zone';
 
 export const MANAGED_PHASE = 'http_request_firewall_managed';

@@ -17,7 +17,6 @@
  * included): our reading — the guide does not say which rules count.
  */
 import type { LegacyFirewallRule } from '../rulesets/legacy';
-import { MIGRATION_CODES } from './errors';
 import { migrationState, type MigrationState, type MigrationZone } from './zone';
 
 export const MAX_FIREWALL_RULES = 200;
@@ -28,8 +27,6 @@ export type ReasonCode = 'no-previous-waf' | 'already-migrated' | 'uri-overrides
 export interface MigrationReason {
   readonly code: ReasonCode;
   readonly message: string;
-  /** The API error code a migration attempt answers with for this reason. */
-  readonly errorCode: number;
   /** What the reason is about: override ids, firewall rule ids. */
   readonly ids?: readonly string[];
 }
@@ -62,7 +59,6 @@ export function checkMigration(zone: MigrationZone): MigrationCheck {
   if (zone.plan === 'free') {
     reasons.push({
       code: 'no-previous-waf',
-      errorCode: MIGRATION_CODES.noPreviousWaf,
       message:
         'This zone is on the Free plan, which never had the previous version of WAF managed rules: there is nothing to migrate. Deploy managed rulesets (the Cloudflare Free Managed Ruleset) with the Rulesets API.',
     });
@@ -71,7 +67,6 @@ export function checkMigration(zone: MigrationZone): MigrationCheck {
     const when = zone.migration?.completedAt ? ` on ${zone.migration.completedAt}` : '';
     reasons.push({
       code: 'already-migrated',
-      errorCode: MIGRATION_CODES.alreadyMigrated,
       message: `This zone was already migrated to the new WAF Managed Rules${when}; the migration is irreversible. Configure the managed rulesets in the http_request_firewall_managed entry point with the Rulesets API.`,
     });
   }
@@ -81,7 +76,6 @@ export function checkMigration(zone: MigrationZone): MigrationCheck {
       const list = overrides.map((o) => `${o.id} (${o.urls.join(', ')})`).join('; ');
       reasons.push({
         code: 'uri-overrides',
-        errorCode: MIGRATION_CODES.uriOverrides,
         ids: overrides.map((o) => o.id),
         message: `This zone has ${overrides.length} URI-based WAF override${overrides.length === 1 ? '' : 's'}, which prevent${overrides.length === 1 ? 's' : ''} the upgrade: ${list}. Delete them (DELETE /zones/${zone.waf.zoneId}/firewall/waf/overrides/{id}) and check again; recreate what they did as exceptions or overrides of the new managed rulesets after migrating.`,
       });
@@ -90,7 +84,6 @@ export function checkMigration(zone: MigrationZone): MigrationCheck {
     if (rules.length > MAX_FIREWALL_RULES) {
       reasons.push({
         code: 'too-many-firewall-rules',
-        errorCode: MIGRATION_CODES.tooManyFirewallRules,
         message: `The number of firewall rules to migrate (${rules.length}) exceeds ${MAX_FIREWALL_RULES}: this migration needs support (contact Cloudflare Support), or reduce the zone's firewall rules to ${MAX_FIREWALL_RULES} or fewer.`,
       });
     }
@@ -100,7 +93,6 @@ export function checkMigration(zone: MigrationZone): MigrationCheck {
     if (long.length > 0) {
       reasons.push({
         code: 'expression-too-long',
-        errorCode: MIGRATION_CODES.expressionTooLong,
         ids: long.map((x) => x.r.id ?? `#${x.i + 1}`),
         message: `${long.map((x) => `${ruleName(x.r, x.i)} has an expression of ${x.bytes} bytes`).join('; ')}: a firewall rule expression longer than 4 KB (${MAX_FIREWALL_EXPRESSION_BYTES} bytes) needs support to migrate (contact Cloudflare Support), or shorten it (an IP list instead of inline addresses, for example).`,
       });

@@ -6,7 +6,9 @@
  */
 export * from './errors';
 export * from './zone';
-export * from './previousWaf';
+export * from './previousWafContent';
+export * from './previousWafSettings';
+export * from './previousWafOverrides';
 export * from './eligibility';
 export * from './config';
 export * from './state';

@@ -15,12 +15,11 @@
  * migration completes on Pro/Business, where every rule must be `"enabled": false`
  * (Enterprise may save enabled rules without migrating).
  *
- * Error codes are the placeholders of errors.ts. HTTP statuses: 400 for everything here
- * (bad parameter, not eligible, not allowed in this state) except `validation` on a plan
- * without it, 403 — our choice; the hosted statuses were never captured.
+ * Errors are the core's `MigrationError` values (errors.ts); the service gives them their
+ * HTTP statuses and API codes.
  */
 import { checkMigration } from './eligibility';
-import { apiError, fail, isRecord, MIGRATION_CODES, type ApiError, type Result } from './errors';
+import { fail, isRecord, migrationError, type MigrationError, type Result } from './errors';
 import { migrationState, type MigrationRecord, type MigrationState, type MigrationZone } from './zone';
 
 export type WafMigrationValue = 'pending' | 'validation';
@@ -34,10 +33,9 @@ export function parseWafMigration(raw: string | undefined | null): Result<{ valu
   const value = WAF_MIGRATION_VALUES[raw];
   if (value) return { ok: true, value };
   return fail(
-    apiError(
-      MIGRATION_CODES.invalidMigrationParameter,
+    migrationError(
+      'invalid-migration-parameter',
       `'${raw}' is not a valid value for waf_migration: use pending (or 1) to migrate, or validation (or 2, Enterprise only) to run both versions side by side`,
-      400,
     ),
   );
 }
@@ -59,10 +57,10 @@ export interface PutOutcome {
 }
 
 /** The error for a migration attempt on a zone that is not eligible. */
-function notEligible(zone: MigrationZone): ApiError | undefined {
+function notEligible(zone: MigrationZone): MigrationError | undefined {
   const reasons = checkMigration(zone).reasons.filter((r) => r.code !== 'already-migrated');
   if (reasons.length === 0) return undefined;
-  return apiError(reasons[0].errorCode, `Migration refused: ${reasons.map((r) => r.message).join(' ')}`, 400);
+  return { code: 'not-eligible', reason: reasons[0].code, message: `Migration refused: ${reasons.map((r) => r.message).join(' ')}` };
 }
 
 function enabledRuleIndex(rules: unknown): number {
@@ -87,10 +85,9 @@ export function migrationPut(zone: MigrationZone, wafMigration: string | undefin
       const i = enabledRuleIndex(rules);
       if (i >= 0) {
         return fail(
-          apiError(
-            MIGRATION_CODES.enabledRulesNeedMigration,
+          migrationError(
+            'enabled-rules-need-migration',
             `Before the WAF migration, a ${zone.plan === 'pro' ? 'Pro' : 'Business'} zone can save the http_request_firewall_managed entry point only with every rule disabled ("enabled": false), and rule ${i + 1} is enabled. Add waf_migration=pending&phase_two=1 to save these rules and migrate, or disable every rule; only Enterprise zones may save enabled rules without migrating.`,
-            400,
             `/rules/${i}/enabled`,
           ),
         );
@@ -107,10 +104,9 @@ export function migrationPut(zone: MigrationZone, wafMigration: string | undefin
   if (param.value === 'validation') {
     if (zone.plan !== 'enterprise') {
       return fail(
-        apiError(
-          MIGRATION_CODES.validationNeedsEnterprise,
+        migrationError(
+          'validation-needs-enterprise',
           `Validation mode (${asked}) needs the Enterprise plan, and this zone is on the ${zone.plan} plan. Use waf_migration=pending to migrate directly: the new WAF Managed Rules are enabled, then the previous version is disabled.`,
-          403,
         ),
       );
     }
@@ -135,13 +131,13 @@ export function migrationPut(zone: MigrationZone, wafMigration: string | undefin
   return { ok: true, migration: next, effect: 'complete', message: 'migrated: the new WAF Managed Rules are enabled and the previous version is disabled (irreversible)' };
 }
 
-function alreadyMigratedError(zone: MigrationZone, asked: string): ApiError {
+function alreadyMigratedError(zone: MigrationZone, asked: string): MigrationError {
   const when = zone.migration?.completedAt ? ` on ${zone.migration.completedAt}` : '';
-  return apiError(
-    MIGRATION_CODES.alreadyMigrated,
-    `This zone was already migrated to the new WAF Managed Rules${when}, and the migration is irreversible: ${asked} cannot be used again. Send the PUT without waf_migration to change the managed rules.`,
-    400,
-  );
+  return {
+    code: 'not-eligible',
+    reason: 'already-migrated',
+    message: `This zone was already migrated to the new WAF Managed Rules${when}, and the migration is irreversible: ${asked} cannot be used again. Send the PUT without waf_migration to change the managed rules.`,
+  };
 }
 
 // --- Status ------------------------------------------------------------------------------------
@@ -183,11 +179,10 @@ export function inValidationMode(zone: Pick<MigrationZone, 'plan' | 'migration'>
 // --- Access to the previous-version APIs ----------------------------------------------------
 
 /** The error the previous-version WAF APIs answer once the zone has migrated. */
-export function previousWafMigratedError(zoneId: string, completedAt?: string): ApiError {
-  return apiError(
-    MIGRATION_CODES.previousWafMigrated,
+export function previousWafMigratedError(zoneId: string, completedAt?: string): MigrationError {
+  return migrationError(
+    'previous-waf-migrated',
     `The previous version of WAF managed rules is no longer available for this zone: it was migrated to the new WAF Managed Rules${completedAt ? ` on ${completedAt}` : ''}. Use the managed rulesets instead: the Rulesets API's http_request_firewall_managed entry point (/zones/${zoneId}/rulesets/phases/http_request_firewall_managed/entrypoint).`,
-    400,
   );
 }
 
@@ -199,14 +194,14 @@ export type PreviousWafOperation = 'read' | 'write' | 'override-write';
  * replacing URI-based overrides needs Enterprise (reading and deleting them stays open,
  * so that any zone can clear the overrides that block its migration).
  */
-export function previousWafAccess(zone: MigrationZone, op: PreviousWafOperation): ApiError | undefined {
+export function previousWafAccess(zone: MigrationZone, op: PreviousWafOperation): MigrationError | undefined {
   const state = migrationState(zone);
   if (state === 'complete') return previousWafMigratedError(zone.waf.zoneId, zone.migration?.completedAt);
   if (zone.plan === 'free') {
-    return apiError(MIGRATION_CODES.noPreviousWaf, 'The previous version of WAF managed rules is available on the Pro, Business and Enterprise plans only; this zone is on the Free plan. Use the managed rulesets (the Cloudflare Free Managed Ruleset) instead.', 403);
+    return migrationError('no-previous-waf', 'The previous version of WAF managed rules is available on the Pro, Business and Enterprise plans only; this zone is on the Free plan. Use the managed rulesets (the Cloudflare Free Managed Ruleset) instead.');
   }
   if (op === 'override-write' && zone.plan !== 'enterprise') {
-    return apiError(MIGRATION_CODES.invalidValue, `URI-based WAF overrides are available on the Enterprise plan only; this zone is on the ${zone.plan} plan.`, 403);
+    return migrationError('overrides-need-enterprise', `URI-based WAF overrides are available on the Enterprise plan only; this zone is on the ${zone.plan} plan.`);
   }
   return undefined;
 }

@@ -5,7 +5,7 @@
  */
 import type { Plan } from '../language/scheme/types';
 import type { LegacyFirewallRule } from '../rulesets/legacy';
-import type { ZoneWafSettings } from './previousWaf';
+import type { ZoneWafSettings } from './previousWafSettings';
 
 /**
  * Migration states (rules-api §3 `migration_state`): `default` — the zone has no previous

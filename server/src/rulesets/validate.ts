@@ -91,7 +91,22 @@ export type RulesetProblemCode =
   | 'duplicate-ref'
   | 'duplicate-execute'
   | 'owasp-all-paranoia-levels'
-  | 'missing-ref';
+  | 'missing-ref'
+  | typeof MISSING_EXPRESSION
+  | typeof ACTION_PARAMETERS_REQUIRED
+  | ExecuteTargetCode;
+
+/** A rule without `expression` (the rules service answers it as a blank expression). */
+export const MISSING_EXPRESSION = 'missing-expression';
+/** `set_config` without action_parameters (the rules service's 20113). */
+export const ACTION_PARAMETERS_REQUIRED = 'action-parameters-required';
+/**
+ * What an execute rule runs, checked against `ValidateOptions.executeTargets`: the ruleset
+ * itself, an id that is neither managed nor a custom ruleset of the account, a custom
+ * ruleset of another phase. `data.rulesetId` is the id; the message says why it is refused.
+ */
+export const EXECUTE_TARGET_CODES = ['execute-self', 'execute-target-unknown', 'execute-target-phase'] as const;
+export type ExecuteTargetCode = (typeof EXECUTE_TARGET_CODES)[number];
 
 export interface RulesetProblem {
   /** Document offsets of the node the problem is about. */
@@ -127,6 +142,12 @@ export interface ValidateOptions {
    * Not taken as complete: outside the managed phases an unknown id is a warning.
    */
   readonly customRulesetIds?: readonly string[];
+  /**
+   * Every custom ruleset of the account (id → phase), taken as complete, and the id of the
+   * ruleset being validated: an execute rule may run only a managed ruleset or one of
+   * these in the same phase, and never the ruleset itself (`EXECUTE_TARGET_CODES`).
+   */
+  readonly executeTargets?: { readonly custom: ReadonlyMap<string, Phase>; readonly self?: string };
   /** Check every rule's expression with the language core (default true). */
   readonly expressions?: boolean;
 }
@@ -619,7 +640,10 @@ class Validator {
     }
     // The expression: its text is the language core's to check (an empty one included).
     const expr = props.get('expression');
-    if (!expr) this.missing(rule, 'a rule needs an "expression"', { rule: index, hint: 'Use `true` for a rule that applies to every request.' });
+    if (!expr) {
+      const [s, e] = this.missingAt(rule);
+      this.add(s, e, 'error', MISSING_EXPRESSION, 'a rule needs an "expression"', { rule: index, schema: true, hint: 'Use `true` for a rule that applies to every request.' });
+    }
     else if (expr.value && expr.value.type !== 'string') this.value(expr.value, 'string', 'expression', scope);
 
     const actionProp = props.get('action');
@@ -633,7 +657,7 @@ class Validator {
     }
     if (paramsProp?.value) this.parameters(paramsProp.value, action, index, rule);
     else if (action === 'set_config') {
-      this.at(actionProp!.value!, 'error', 'missing-field', 'action parameters are required for the set_config action', { rule: index, schema: true });
+      this.at(actionProp!.value!, 'error', ACTION_PARAMETERS_REQUIRED, 'action parameters are required for the set_config action', { rule: index, schema: true });
     } else if (action === 'score' || action === 'execute') {
       this.at(actionProp!.value!, 'error', 'missing-field', `the ${action} action needs action_parameters with ${action === 'score' ? '"increment"' : 'the "id" of the ruleset to run'}`, { rule: index, schema: true });
     }
@@ -852,6 +876,18 @@ class Validator {
     return undefined;
   }
 
+  /** An execute target refused by `executeTargets` (see EXECUTE_TARGET_CODES). */
+  private executeTarget(node: Node, rule: number, id: string, managed: boolean): void {
+    const { custom, self } = this.options.executeTargets!;
+    const phase = custom.get(id);
+    const refuse = (code: ExecuteTargetCode, message: string) => this.at(node, 'error', code, message, { rule, data: { rulesetId: id } });
+    if (id === self) refuse('execute-self', 'a ruleset cannot execute itself');
+    else if (!managed && phase === undefined) {
+      const known = this.options.catalog.rulesets.map((m) => `${m.name} (${m.id})`).join(', ');
+      refuse('execute-target-unknown', `no managed ruleset nor custom ruleset of the account has this id; managed rulesets: ${known}`);
+    } else if (phase !== undefined && this.phase && phase !== this.phase) refuse('execute-target-phase', `that custom ruleset is in phase ${phase}, not ${this.phase}`);
+  }
+
   private executedRuleset(params: Node | undefined): ManagedRuleset | undefined {
     const id = propsOf(params).get('id')?.value?.value;
     return typeof id === 'string' ? managedById(this.options.catalog, id) : undefined;
@@ -871,8 +907,9 @@ class Validator {
     else if (this.value(idProp.value, 'hex32', 'id', scope)) {
       const id = idProp.value!.value as string;
       rs = managedById(this.options.catalog, id);
-      custom = !rs && (this.options.customRulesetIds?.includes(id) ?? false);
-      if (!rs && !custom) {
+      custom = !rs && (this.options.customRulesetIds?.includes(id) || this.options.executeTargets?.custom.has(id) || false);
+      if (this.options.executeTargets) this.executeTarget(idProp.value!, rule, id, !!rs);
+      else if (!rs && !custom) {
         // Managed phases deploy managed rulesets: an unknown id there is a mistake. Elsewhere
         // it may be a custom ruleset of the account that the caller does not know about.
         const strict = this.phase === 'http_request_firewall_managed' || this.phase === 'http_response_firewall_managed';

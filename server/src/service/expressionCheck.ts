@@ -8,6 +8,10 @@
  * - Results are cached by (text, plan, phase, managed): they are pure functions of those,
  *   and a ruleset PUT (Terraform sends the whole list on every apply) or a firewall-rule
  *   batch re-sends mostly the expressions it sent last time.
+ *
+ * And the one policy of what the API refuses (`expressionVerdict`), for rulesets and the
+ * legacy filters alike: the engine's errors, and the warnings an editor shows but the
+ * service, which knows the zone's plan and the phase, cannot accept.
  */
 import { checkExpression, type Diagnostic } from '../language/index';
 import { MAX_EXPRESSION_LENGTH } from '../language/check';
@@ -48,4 +52,39 @@ export function expressionDiagnostics(text: string, options: ExpressionOptions):
   cache.set(key, diagnostics);
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
   return diagnostics;
+}
+
+/**
+ * Warnings of the core that the API refuses: a field or function the phase does not have,
+ * or that the zone's plan lacks (managed-only ones are already errors outside managed rulesets).
+ */
+const REFUSED_WARNINGS: ReadonlySet<string> = new Set(['not-in-phase', 'plan-required']);
+
+export interface ExpressionVerdict {
+  /** The engine's first error: the expression does not parse or does not type-check. */
+  readonly error?: Diagnostic;
+  /** The first refused warning (REFUSED_WARNINGS), in the expression's order. */
+  readonly refused?: Diagnostic;
+  /** The first field or function the phase does not have (refused everywhere). */
+  readonly notInPhase?: Diagnostic;
+  /** The first field or function the zone's plan lacks. */
+  readonly planRequired?: Diagnostic;
+  /** The other warnings, reported with an accepted expression. */
+  readonly warnings: readonly Diagnostic[];
+}
+
+/** What the API makes of an expression's diagnostics (see the file comment). */
+export function expressionVerdict(text: string, options: ExpressionOptions): ExpressionVerdict {
+  const diagnostics = expressionDiagnostics(text, options);
+  const error = diagnostics.find((d) => d.severity === 'error');
+  const refused = diagnostics.find((d) => REFUSED_WARNINGS.has(d.code));
+  const notInPhase = diagnostics.find((d) => d.code === 'not-in-phase');
+  const planRequired = diagnostics.find((d) => d.code === 'plan-required');
+  return {
+    ...(error ? { error } : {}),
+    ...(refused ? { refused } : {}),
+    ...(notInPhase ? { notInPhase } : {}),
+    ...(planRequired ? { planRequired } : {}),
+    warnings: diagnostics.filter((d) => d.severity === 'warning' && !REFUSED_WARNINGS.has(d.code)),
+  };
 }

@@ -22,7 +22,7 @@
  */
 import type { Plan } from '../language/scheme/types';
 import type { Diagnostic } from '../language/index';
-import { expressionDiagnostics } from './expressionCheck';
+import { expressionVerdict } from './expressionCheck';
 import { engineReport } from '../language/report';
 import { ApiError, CODES, ID, type ApiMessage } from './api';
 import { expectObject, invalidJson, onlyKeys, optBool, optInt, optString, type Json, type JsonObject } from './body';
@@ -129,27 +129,31 @@ export interface ExpressionCheck {
   readonly planProblem?: string;
 }
 
-/** Problems that make a filter invalid: the core's errors and fields the phase lacks. */
-function blocking(d: Diagnostic): boolean {
-  return d.severity === 'error' || d.code === 'not-in-phase';
+/**
+ * What makes a filter invalid, by the service's one policy (expressionVerdict): the
+ * engine's error, else a field or function the phase lacks. A feature above the zone's
+ * plan leaves the filter valid: the firewall rule using it is refused (10208).
+ */
+function invalidBy(expression: string, plan?: Plan): { readonly invalid?: Diagnostic; readonly planRequired?: Diagnostic } {
+  const v = expressionVerdict(expression, { plan, phase: PHASE });
+  const invalid = v.error ?? v.notInPhase;
+  return invalid ? { invalid } : v.planRequired ? { planRequired: v.planRequired } : {};
 }
 
 /** The first problem of an expression in the firewall-rules phase, for a zone on `plan`. */
 export function firstProblem(expression: string, plan?: Plan): Diagnostic | undefined {
-  return expressionDiagnostics(expression, { plan, phase: PHASE }).find(blocking);
+  return invalidBy(expression, plan).invalid;
 }
 
 export function checkFilterExpression(expression: string, plan: Plan): ExpressionCheck {
   if (expression.trim() === '') return { invalid: `'${expression}' is not a valid value for expression because the expression cannot be blank` };
-  const diagnostics = expressionDiagnostics(expression, { plan, phase: PHASE });
-  const bad = diagnostics.find(blocking);
-  if (bad) {
+  const { invalid, planRequired } = invalidBy(expression, plan);
+  if (invalid) {
     return {
-      invalid: `'${expression}' is not a valid value for expression because could not parse filter expression: ${engineReport(expression, bad, 'Filter parsing error')}`,
+      invalid: `'${expression}' is not a valid value for expression because could not parse filter expression: ${engineReport(expression, invalid, 'Filter parsing error')}`,
     };
   }
-  const plan_ = diagnostics.find((d) => d.code === 'plan-required');
-  return plan_ ? { planProblem: plan_.message } : {};
+  return planRequired ? { planProblem: planRequired.message } : {};
 }
 
 /** Throws the API's 400 for an invalid filter expression at `pointer`. */

@@ -16,18 +16,17 @@
  *   or `default` on Free).
  * - `zones.page_rules`: the core's `PageRule[]` (zone.ts) as JSON.
  */
-import { ApiError, timestamp } from './api';
+import { ApiError, CODES, timestamp } from './api';
 import {
   defaultWafSettings,
-  MIGRATION_CODES,
   migrationPut,
   migrationStatus,
-  type ApiError as CoreError,
   type MigrationRecord,
   type MigrationZone,
   type PageRule,
   type ZoneWafSettings,
 } from '../migration/index';
+import { migrationApiError } from './migrationErrors';
 import type { LegacyAction, LegacyFirewallRule, SkipProduct } from '../rulesets/legacy';
 import type { ZoneRow } from './scope';
 import { fromJson, toJson, type Store } from './store';
@@ -41,11 +40,6 @@ export interface StoredMigration {
   readonly old_waf_status?: 'enabled' | 'disabled';
   readonly new_waf_status?: 'enabled' | 'disabled';
   readonly source?: 'defaults' | 'zone';
-}
-
-/** A core error value as the service's thrown error. */
-export function coreError(e: CoreError): ApiError {
-  return ApiError.of(e.status, e.code, e.message, e.pointer === '' ? undefined : e.pointer);
 }
 
 export function loadMigrationRecord(store: Store, zoneId: string): MigrationRecord | undefined {
@@ -160,11 +154,11 @@ export function migrationZone(store: Store, zone: ZoneRow): MigrationZone {
 export function checkPhaseTwo(query: URLSearchParams): void {
   const v = query.get('phase_two');
   if (v === null || v === '' || v === '1' || v === 'true') return;
-  throw coreError({
-    code: MIGRATION_CODES.invalidQuery,
-    status: 400,
-    message: `'${v}' is not a valid value for phase_two: use phase_two=1 (Rulesmith always runs the second phase of the migration, which also converts firewall-rule bypasses and page rules)`,
-  });
+  throw ApiError.of(
+    400,
+    CODES.invalidValue,
+    `'${v}' is not a valid value for phase_two: use phase_two=1 (Rulesmith always runs the second phase of the migration, which also converts firewall-rule bypasses and page rules)`,
+  );
 }
 
 /**
@@ -178,6 +172,6 @@ export function managedEntryPointWrite(store: Store, zone: ZoneRow, rules: reado
   checkPhaseTwo(query);
   const mz = migrationZone(store, zone);
   const outcome = migrationPut(mz, query.get('waf_migration'), rules, timestamp());
-  if (!outcome.ok) throw coreError(outcome.error);
+  if (!outcome.ok) throw migrationApiError(outcome.error);
   if (outcome.effect !== 'saved' && outcome.migration) saveMigrationRecord(store, mz, outcome.migration);
 }

@@ -3,14 +3,15 @@ import { describe, test } from 'node:test';
 import type { Plan } from '../../../server/src/language/scheme/types';
 import {
   inValidationMode,
-  MIGRATION_CODES,
   migrationPut,
   migrationStatus,
   parseWafMigration,
   previousWafAccess,
   previousWafMigratedError,
+  type MigrationErrorCode,
   type MigrationRecord,
   type MigrationZone,
+  type ReasonCode,
 } from '../../../server/src/migration/index';
 
 const ZONE_ID = '023e105f4ecef8ad9ca31a8372d0c353';
@@ -36,7 +37,7 @@ describe('parseWafMigration', () => {
     test(`${raw} → error`, () =>
       assert.deepEqual(parseWafMigration(raw), {
         ok: false,
-        error: { code: MIGRATION_CODES.invalidMigrationParameter, status: 400, message: `'${raw}' is not a valid value for waf_migration: use pending (or 1) to migrate, or validation (or 2, Enterprise only) to run both versions side by side` },
+        error: { code: 'invalid-migration-parameter', message: `'${raw}' is not a valid value for waf_migration: use pending (or 1) to migrate, or validation (or 2, Enterprise only) to run both versions side by side` },
       }));
   }
 });
@@ -66,63 +67,57 @@ describe('transitions', () => {
     });
   }
 
-  const errors: { name: string; zone: MigrationZone; param?: string; rules?: unknown; code: number; status: number; message: RegExp; pointer?: string }[] = [
+  const errors: { name: string; zone: MigrationZone; param?: string; rules?: unknown; code: MigrationErrorCode; reason?: ReasonCode; message: RegExp; pointer?: string }[] = [
     {
       name: 'validation on Business → needs Enterprise',
       zone: zone('business'),
       param: 'validation',
-      code: MIGRATION_CODES.validationNeedsEnterprise,
-      status: 403,
+      code: 'validation-needs-enterprise',
       message: /^Validation mode \(waf_migration=validation\) needs the Enterprise plan, and this zone is on the business plan\. Use waf_migration=pending/,
     },
-    { name: 'validation on Pro (alias 2) → needs Enterprise', zone: zone('pro'), param: '2', code: MIGRATION_CODES.validationNeedsEnterprise, status: 403, message: /^Validation mode \(waf_migration=2\) needs the Enterprise plan/ },
-    ...(['pending', '1', 'validation', '2'] as const).map((param) => ({
+    { name: 'validation on Pro (alias 2) → needs Enterprise', zone: zone('pro'), param: '2', code: 'validation-needs-enterprise', message: /^Validation mode \(waf_migration=2\) needs the Enterprise plan/ },
+    ...(['pending', '1', 'validation', '2'] as const).map((param): (typeof errors)[number] => ({
       name: `complete → ${param}: irreversible`,
       zone: zone('enterprise', COMPLETE),
       param,
-      code: MIGRATION_CODES.alreadyMigrated,
-      status: 400,
+      code: 'not-eligible',
+      reason: 'already-migrated',
       message: new RegExp(`^This zone was already migrated to the new WAF Managed Rules on 2026-11-21T09:00:00Z, and the migration is irreversible: waf_migration=${param} cannot be used again`),
     })),
-    { name: 'Free → pending: nothing to migrate', zone: zone('free'), param: 'pending', code: MIGRATION_CODES.noPreviousWaf, status: 400, message: /^Migration refused: This zone is on the Free plan/ },
+    { name: 'Free → pending: nothing to migrate', zone: zone('free'), param: 'pending', code: 'not-eligible', reason: 'no-previous-waf', message: /^Migration refused: This zone is on the Free plan/ },
     {
       name: 'URI overrides → not eligible',
       zone: zone('enterprise', undefined, { waf: { zoneId: ZONE_ID, enabled: true, overrides: [{ id: 'o1', description: null, urls: ['x.example.com/*'], priority: 1, paused: false, groups: {}, rules: {}, rewrite_action: {} }] } }),
       param: 'validation',
-      code: MIGRATION_CODES.uriOverrides,
-      status: 400,
+      code: 'not-eligible', reason: 'uri-overrides',
       message: /^Migration refused: This zone has 1 URI-based WAF override, which prevents the upgrade: o1 \(x\.example\.com\/\*\)/,
     },
     {
       name: 'URI overrides added during validation → pending refused',
       zone: zone('enterprise', VALIDATION, { waf: { zoneId: ZONE_ID, enabled: true, overrides: [{ id: 'o2', description: null, urls: ['y.example.com/*'], priority: 1, paused: false, groups: {}, rules: {}, rewrite_action: {} }] } }),
       param: 'pending',
-      code: MIGRATION_CODES.uriOverrides,
-      status: 400,
+      code: 'not-eligible', reason: 'uri-overrides',
       message: /o2 \(y\.example\.com\/\*\)/,
     },
     {
       name: '201 firewall rules → support needed',
       zone: zone('business', undefined, { firewallRules: Array.from({ length: 201 }, (_, i) => ({ id: `r${i}`, action: 'block' as const, filter: { expression: 'ip.src eq 192.0.2.1' } })) }),
       param: 'pending',
-      code: MIGRATION_CODES.tooManyFirewallRules,
-      status: 400,
+      code: 'not-eligible', reason: 'too-many-firewall-rules',
       message: /^Migration refused: The number of firewall rules to migrate \(201\) exceeds 200: this migration needs support/,
     },
     {
       name: 'a 4 KB+ expression → support needed',
       zone: zone('business', undefined, { firewallRules: [{ id: 'big', action: 'block', filter: { expression: `http.request.uri.path eq "/${'a'.repeat(4100)}"` } }] }),
       param: 'pending',
-      code: MIGRATION_CODES.expressionTooLong,
-      status: 400,
+      code: 'not-eligible', reason: 'expression-too-long',
       message: /firewall rule big has an expression of 4128 bytes: .*needs support/,
     },
     {
       name: 'Pro without the parameter with an enabled rule → refused, pointing at it',
       zone: zone('pro'),
       rules: [...disabledRules, ...enabledRules],
-      code: MIGRATION_CODES.enabledRulesNeedMigration,
-      status: 400,
+      code: 'enabled-rules-need-migration',
       pointer: '/rules/1/enabled',
       message: /^Before the WAF migration, a Pro zone can save the http_request_firewall_managed entry point only with every rule disabled \("enabled": false\), and rule 2 is enabled\. Add waf_migration=pending&phase_two=1 .*only Enterprise zones may save enabled rules without migrating\.$/,
     },
@@ -130,12 +125,11 @@ describe('transitions', () => {
       name: 'Business without the parameter, "enabled": true explicitly → refused',
       zone: zone('business'),
       rules: [{ ...enabledRules[0], enabled: true }],
-      code: MIGRATION_CODES.enabledRulesNeedMigration,
-      status: 400,
+      code: 'enabled-rules-need-migration',
       pointer: '/rules/0/enabled',
       message: /^Before the WAF migration, a Business zone can save/,
     },
-    { name: 'an unknown waf_migration value', zone: zone('enterprise'), param: 'now', code: MIGRATION_CODES.invalidMigrationParameter, status: 400, message: /^'now' is not a valid value for waf_migration/ },
+    { name: 'an unknown waf_migration value', zone: zone('enterprise'), param: 'now', code: 'invalid-migration-parameter', message: /^'now' is not a valid value for waf_migration/ },
   ];
   for (const c of errors) {
     test(c.name, () => {
@@ -143,7 +137,7 @@ describe('transitions', () => {
       assert.equal(r.ok, false);
       if (r.ok) return;
       assert.equal(r.error.code, c.code);
-      assert.equal(r.error.status, c.status);
+      assert.equal(r.error.reason, c.reason);
       assert.equal(r.error.pointer, c.pointer);
       assert.match(r.error.message, c.message);
     });
@@ -182,21 +176,20 @@ describe('status', () => {
 describe('previous-version APIs', () => {
   test('after migration they answer an error that says when and what to use', () => {
     assert.deepEqual(previousWafMigratedError(ZONE_ID, '2026-11-21T09:00:00Z'), {
-      code: MIGRATION_CODES.previousWafMigrated,
-      status: 400,
+      code: 'previous-waf-migrated',
       message:
         'The previous version of WAF managed rules is no longer available for this zone: it was migrated to the new WAF Managed Rules on 2026-11-21T09:00:00Z. Use the managed rulesets instead: the Rulesets API\'s http_request_firewall_managed entry point (/zones/023e105f4ecef8ad9ca31a8372d0c353/rulesets/phases/http_request_firewall_managed/entrypoint).',
     });
     assert.deepEqual(previousWafAccess(zone('business', COMPLETE), 'read'), previousWafMigratedError(ZONE_ID, '2026-11-21T09:00:00Z'));
   });
-  const cases: [string, MigrationZone, 'read' | 'write' | 'override-write', number | undefined][] = [
+  const cases: [string, MigrationZone, 'read' | 'write' | 'override-write', MigrationErrorCode | undefined][] = [
     ['Business read', zone('business'), 'read', undefined],
     ['Business write', zone('business'), 'write', undefined],
-    ['Business override write → Enterprise only', zone('business'), 'override-write', MIGRATION_CODES.invalidValue],
+    ['Business override write → Enterprise only', zone('business'), 'override-write', 'overrides-need-enterprise'],
     ['Enterprise override write', zone('enterprise'), 'override-write', undefined],
     ['Enterprise in validation: still available', zone('enterprise', VALIDATION), 'write', undefined],
-    ['Free read → never had it', zone('free'), 'read', MIGRATION_CODES.noPreviousWaf],
-    ['migrated write', zone('enterprise', COMPLETE), 'write', MIGRATION_CODES.previousWafMigrated],
+    ['Free read → never had it', zone('free'), 'read', 'no-previous-waf'],
+    ['migrated write', zone('enterprise', COMPLETE), 'write', 'previous-waf-migrated'],
   ];
   for (const [name, z, op, code] of cases) test(name, () => assert.equal(previousWafAccess(z, op)?.code, code));
 });

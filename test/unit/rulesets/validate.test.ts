@@ -39,7 +39,7 @@ const CASES: Record<string, Expected[]> = {
   'unknown-field': [['unknown-field', 'error', '"priority"', 'invalid JSON: unknown field "priority"']],
   'missing-field': [
     ['missing-field', 'error', '{', 'a rule needs an "action"', 1],
-    ['missing-field', 'error', '{', 'a rule needs an "expression"', 2],
+    ['missing-expression', 'error', '{', 'a rule needs an "expression"', 2],
   ],
   'invalid-value': [['invalid-value', 'error', '"zones"', "'zones' is not a valid value for kind"]],
   'unknown-action': [['unknown-action', 'error', '"allow"', 'unknown variant for action: allow']],

@@ -19,7 +19,7 @@
 import { checkMigration, migrationConfig, migrationStatus, type NotMigrated } from '../../migration/index';
 import { defaultCatalog } from '../../managed/catalog';
 import type { MigrationCheck, MigrationConfig, MigrationStatus, NotMigrated as NotMigratedObject } from '../../rulesApi';
-import { ApiError } from '../api';
+import { migrationApiError } from '../migrationErrors';
 import { checkPhaseTwo, migrationZone } from '../migrationFlow';
 import type { Router } from '../router';
 import { requireZone } from '../scope';
@@ -45,7 +45,7 @@ export function migrationRoutes(r: Router): void {
     checkPhaseTwo(ctx.query);
     const mz = migrationZone(ctx.service.store, zone);
     const blocking = checkMigration(mz).reasons.find((x) => x.code === 'no-previous-waf' || x.code === 'already-migrated');
-    if (blocking) throw ApiError.of(400, blocking.errorCode, blocking.message);
+    if (blocking) throw migrationApiError({ code: 'not-eligible', reason: blocking.code, message: blocking.message });
     const { config, notMigrated } = migrationConfig(mz, defaultCatalog);
     const result: MigrationConfig = { name: config.name, rules: config.rules, not_migrated: notMigrated.map(notMigratedObject) };
     return { result };

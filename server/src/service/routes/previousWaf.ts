@@ -8,7 +8,9 @@
  *   the zone migrated every call answers that it was migrated on <date> and to use the
  *   managed rulesets; creating or replacing URI-based overrides needs Enterprise (reading
  *   and deleting them stays open, so any zone can clear what blocks its migration).
- * - Page-based pagination (page, per_page 5–100, default 50), `[]` beyond the last page.
+ * - Page-based pagination with the service's pager (page, per_page 5–100, default 50),
+ *   `[]` beyond the last page; the core filters and orders, this file pages.
+ * - The core's errors are answered through migrationErrors.ts (an unknown id: 404 + 7003).
  * - Legacy family 'previous WAF': 410 Gone under `--legacy sunset`.
  *
  * Rule ids of the previous WAF are numeric ("100015"), so the rule route's parameter is
@@ -35,6 +37,7 @@ import {
   OWASP_PACKAGE_ID,
   PACKAGES,
   type ActionMode,
+  type List,
   type PageRule,
   type PreviousWafOperation,
   type Sensitivity,
@@ -43,9 +46,10 @@ import {
   type ZoneWafSettings,
 } from '../../migration/index';
 import { defaultCatalog } from '../../managed/catalog';
-import { newId, type Reply } from '../api';
+import { newId, paginate, type Reply } from '../api';
 import { withoutNulls } from '../body';
-import { coreError, migrationZone, saveMigrationRecord, saveWafSettings } from '../migrationFlow';
+import { migrationApiError } from '../migrationErrors';
+import { migrationZone, saveMigrationRecord, saveWafSettings } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
 import { putEntryPoint, type RuleInput } from '../rulesetStore';
 import { requireZone } from '../scope';
@@ -72,25 +76,29 @@ function settingsFor(ctx: Ctx, op: PreviousWafOperation): ZoneWafSettings {
   const zone = requireZone(ctx, ['Firewall Services'], op === 'read' ? 'Read' : 'Write');
   const mz = migrationZone(ctx.service.store, zone);
   const denied = previousWafAccess(mz, op);
-  if (denied) throw coreError(denied);
+  if (denied) throw migrationApiError(denied, ctx.path);
   return mz.waf;
 }
 
-function unwrap<T>(r: Result<T>): T {
-  if (!r.ok) throw coreError(r.error);
+function unwrap<T>(ctx: Ctx, r: Result<T>): T {
+  if (!r.ok) throw migrationApiError(r.error, ctx.path);
   return r;
 }
 
-/** A read: a page or one object. */
-function read(ctx: Ctx, fn: (s: ZoneWafSettings) => Result<{ result: unknown; result_info?: unknown }>): Reply {
-  const r = unwrap(fn(settingsFor(ctx, 'read')));
-  return r.result_info === undefined ? { result: r.result } : { result: r.result, result_info: r.result_info };
+/** A read of one object. */
+function read(ctx: Ctx, fn: (s: ZoneWafSettings) => Result<{ result: unknown }>): Reply {
+  return { result: unwrap(ctx, fn(settingsFor(ctx, 'read'))).result };
+}
+
+/** A read of a list: the core's items, paged as every page-based list of the service. */
+function list(ctx: Ctx, fn: (s: ZoneWafSettings) => Result<List<unknown>>): Reply {
+  return paginate(unwrap(ctx, fn(settingsFor(ctx, 'read'))).result, ctx.query, { defaultPerPage: 50, min: 5, max: 100 });
 }
 
 /** A change: computed and stored in one transaction. */
 function change(ctx: Ctx, op: PreviousWafOperation, fn: (s: ZoneWafSettings) => Result<{ settings: ZoneWafSettings; result: unknown }>): Reply {
   return ctx.service.store.write(() => {
-    const r = unwrap(fn(settingsFor(ctx, op)));
+    const r = unwrap(ctx, fn(settingsFor(ctx, op)));
     saveWafSettings(ctx.service.store, r.settings);
     return { result: r.result };
   });
@@ -98,20 +106,20 @@ function change(ctx: Ctx, op: PreviousWafOperation, fn: (s: ZoneWafSettings) => 
 
 export function previousWafRoutes(r: Router): void {
   const pkg = `${BASE}/packages/:package_id`;
-  r.get(`${BASE}/packages`, (ctx) => read(ctx, (s) => listPackages(s, queryOf(ctx))), LEGACY);
+  r.get(`${BASE}/packages`, (ctx) => list(ctx, (s) => listPackages(s, queryOf(ctx))), LEGACY);
   r.get(pkg, (ctx) => read(ctx, (s) => getPackage(s, ctx.params.package_id!)), LEGACY);
   r.patch(pkg, (ctx) => change(ctx, 'write', (s) => patchPackage(s, ctx.params.package_id!, bodyOf(ctx))), LEGACY);
 
-  r.get(`${pkg}/groups`, (ctx) => read(ctx, (s) => listGroups(s, ctx.params.package_id!, queryOf(ctx))), LEGACY);
+  r.get(`${pkg}/groups`, (ctx) => list(ctx, (s) => listGroups(s, ctx.params.package_id!, queryOf(ctx))), LEGACY);
   r.get(`${pkg}/groups/:group_id`, (ctx) => read(ctx, (s) => getGroup(s, ctx.params.package_id!, ctx.params.group_id!)), LEGACY);
   r.patch(`${pkg}/groups/:group_id`, (ctx) => change(ctx, 'write', (s) => patchGroup(s, ctx.params.package_id!, ctx.params.group_id!, bodyOf(ctx))), LEGACY);
 
-  r.get(`${pkg}/rules`, (ctx) => read(ctx, (s) => listRules(s, ctx.params.package_id!, queryOf(ctx))), LEGACY);
+  r.get(`${pkg}/rules`, (ctx) => list(ctx, (s) => listRules(s, ctx.params.package_id!, queryOf(ctx))), LEGACY);
   r.get(`${pkg}/rules/:waf_rule_id`, (ctx) => read(ctx, (s) => getRule(s, ctx.params.package_id!, ctx.params.waf_rule_id!)), LEGACY);
   r.patch(`${pkg}/rules/:waf_rule_id`, (ctx) => change(ctx, 'write', (s) => patchRule(s, ctx.params.package_id!, ctx.params.waf_rule_id!, bodyOf(ctx))), LEGACY);
 
   const override = `${BASE}/overrides/:override_id`;
-  r.get(`${BASE}/overrides`, (ctx) => read(ctx, (s) => listOverrides(s, queryOf(ctx))), LEGACY);
+  r.get(`${BASE}/overrides`, (ctx) => list(ctx, (s) => ({ ok: true, ...listOverrides(s) })), LEGACY);
   r.post(`${BASE}/overrides`, (ctx) => change(ctx, 'override-write', (s) => createOverride(s, bodyOf(ctx), newId())), LEGACY);
   r.get(override, (ctx) => read(ctx, (s) => getOverride(s, ctx.params.override_id!)), LEGACY);
   r.put(override, (ctx) => change(ctx, 'override-write', (s) => updateOverride(s, ctx.params.override_id!, bodyOf(ctx))), LEGACY);

@@ -44,13 +44,13 @@
  */
 import { findNodeAtLocation, findNodeAtOffset, getNodePath, parseTree } from 'jsonc-parser';
 import type { Diagnostic } from '../../language/index';
-import { expressionDiagnostics } from '../expressionCheck';
+import { expressionVerdict } from '../expressionCheck';
 import { engineReport } from '../../language/report';
 import { PHASES, type Phase, type Plan } from '../../language/scheme/types';
 import { defaultCatalog } from '../../managed/catalog';
 import { rulesetVersion } from '../../managed/types';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
-import { validateRulesetJson, type RulesetProblem } from '../../rulesets/validate';
+import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetJson, type RulesetProblem } from '../../rulesets/validate';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import type { PermissionGroup } from '../auth';
 import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
@@ -346,10 +346,15 @@ function codeOf(p: RulesetProblem): number {
       return CODES.invalidJson;
     case 'logging-not-allowed':
       return CODES.loggingOnlyWithSkip;
+    case ACTION_PARAMETERS_REQUIRED:
+      return CODES.actionParametersRequired;
     default:
-      return p.message === 'action parameters are required for the set_config action' ? CODES.actionParametersRequired : CODES.invalidValue;
+      return CODES.invalidValue;
   }
 }
+
+/** Problems about the id an execute rule runs, answered as the API's refusal of that id. */
+const EXECUTE_TARGET = new Set<string>(EXECUTE_TARGET_CODES);
 
 /** Core problems the API answers otherwise (or not at all). */
 const HANDLED_HERE = new Set(['duplicate-id', 'duplicate-ref', 'missing-ref', 'unknown-managed-ruleset']);
@@ -367,7 +372,7 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
     catalog: CATALOG,
     plan: target.where.plan,
     phase: target.phase,
-    customRulesetIds: [...custom.keys()],
+    executeTargets: { custom, ...(target.id !== undefined ? { self: target.id } : {}) },
     expressions: false,
   });
   const root = parseTree(text);
@@ -383,11 +388,15 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
     const base = report(rule);
     if (base === undefined) continue;
     // A missing expression reads as the engine's blank expression (rules-api §2.6).
-    if (p.code === 'missing-field' && p.message.startsWith('a rule needs an "expression"')) continue;
+    if (p.code === MISSING_EXPRESSION) continue;
     const pointer = `${base}${path
       .slice(2)
       .map((s) => `/${escapePointer(String(s))}`)
       .join('')}`;
+    if (EXECUTE_TARGET.has(p.code)) {
+      errors.push({ rule, order: p.start, message: { code: CODES.invalidValue, message: `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`, source: { pointer } } });
+      continue;
+    }
     if (entitlement) {
       // A managed ruleset the zone's plan is not entitled to: the whole write fails.
       const message = `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`;
@@ -430,24 +439,10 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
       if (c.error) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: c.error, source: { pointer: `${base}/ratelimit/counting_expression` } });
       else warn('ratelimit/counting_expression', counting, 'counting_expression', c.warnings);
     }
-    // the ruleset an execute rule runs must exist, in this phase
     const params = r.action_parameters as JsonObject | undefined;
     // set_config with `{}` sets nothing: the API's answer is the one for no parameters (tf #2285).
     if (r.action === 'set_config' && params !== undefined && typeof params === 'object' && !Array.isArray(params) && Object.keys(params).length === 0) {
       at('action_parameters', { code: CODES.actionParametersRequired, message: 'action parameters are required for the set_config action', source: { pointer: `${base}/action_parameters` } });
-    }
-    if (r.action === 'execute' && params && typeof params === 'object' && typeof params.id === 'string' && /^[0-9a-f]{32}$/.test(params.id)) {
-      const id = params.id;
-      const pointer = `${base}/action_parameters/id`;
-      const phase = custom.get(id);
-      if (id === target.id) {
-        at('action_parameters/id', { code: CODES.invalidValue, message: `'${id}' is not a valid value for id because a ruleset cannot execute itself`, source: { pointer } });
-      } else if (!managedRuleset(id, CATALOG) && phase === undefined) {
-        const known = CATALOG.rulesets.map((m) => `${m.name} (${m.id})`).join(', ');
-        at('action_parameters/id', { code: CODES.invalidValue, message: `'${id}' is not a valid value for id because no managed ruleset nor custom ruleset of the account has this id; managed rulesets: ${known}`, source: { pointer } });
-      } else if (phase !== undefined && phase !== target.phase) {
-        at('action_parameters/id', { code: CODES.invalidValue, message: `'${id}' is not a valid value for id because that custom ruleset is in phase ${phase}, not ${target.phase}`, source: { pointer } });
-      }
     }
   });
   if (errors.length === 0) {
@@ -461,9 +456,6 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
   );
 }
 
-/** Diagnostics the API refuses although the core reports them as warnings for editors. */
-const REFUSED_WARNINGS = new Set(['plan-required', 'not-in-phase', 'managed-only']);
-
 /**
  * The API's message for an expression it refuses, or undefined: the first error in the
  * engine's wording and layout (rules-api §1.6), else a feature the zone's plan or the
@@ -475,13 +467,10 @@ export function expressionError(text: string, field: string, target: { phase?: P
 
 /** The API's refusal of an expression (see expressionError), else the core's warnings about it. */
 function expressionCheck(text: string, field: string, target: { phase?: Phase; where?: { plan?: Plan }; kind?: RulesetKind }): { error?: string; warnings: Diagnostic[] } {
-  const diagnostics = expressionDiagnostics(text, { plan: target.where?.plan, phase: target.phase, allowManaged: target.kind === 'managed' });
-  const first = (pred: (d: Diagnostic) => boolean) => diagnostics.find(pred);
-  const err = first((d) => d.severity === 'error');
-  if (err) return { error: `'${text}' is not a valid value for ${field} because could not parse filter expression: ${engineReport(text, err, 'Filter parsing error')}`, warnings: [] };
-  const refused = first((d) => REFUSED_WARNINGS.has(d.code));
-  if (refused) return { error: `'${text}' is not a valid value for ${field} because it uses what this ruleset cannot: ${engineReport(text, refused, 'Filter error')}`, warnings: [] };
-  return { warnings: diagnostics.filter((d) => d.severity === 'warning') };
+  const v = expressionVerdict(text, { plan: target.where?.plan, phase: target.phase, allowManaged: target.kind === 'managed' });
+  if (v.error) return { error: `'${text}' is not a valid value for ${field} because could not parse filter expression: ${engineReport(text, v.error, 'Filter parsing error')}`, warnings: [] };
+  if (v.refused) return { error: `'${text}' is not a valid value for ${field} because it uses what this ruleset cannot: ${engineReport(text, v.refused, 'Filter error')}`, warnings: [] };
+  return { warnings: [...v.warnings] };
 }
 
 /** A warning about an accepted expression, in the engine's layout, with the core's advice. */
