@@ -21,10 +21,13 @@
  * `.http` file's `rulesmith.plan`.
  *
  * Files are read from the editor when open there (unsaved edits count), else from disk;
- * the `.http` text comes with the request (the client does not sync `.http` files). A
- * zone is compiled once per set of file texts (a small LRU cache), so evaluating again
- * after editing a request costs only the evaluation. A ruleset with errors is not
- * evaluated (as `rulesmith eval` refuses it): the error lists the first ones.
+ * the `.http` text comes with the request (the client does not sync `.http` files). The
+ * files are read here; compiling and evaluating run in the evaluation worker thread
+ * (evaluationJob.ts) with a time limit per request, so a pathological request cannot
+ * stall the server. A zone is compiled once per set of file texts (a small LRU cache in
+ * the worker), so evaluating again after editing a request costs only the evaluation. A
+ * ruleset with errors is not evaluated (as `rulesmith eval` refuses it): the error lists
+ * the first ones and says where the first is.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
