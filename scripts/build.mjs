@@ -53,6 +53,8 @@ const entries = [
   { entryPoints: ['server/src/lsp/server.ts'], outfile: 'server/out/server.js' },
   // The rules service's trace worker thread (a trace that runs too long is stopped).
   { entryPoints: ['server/src/service/traceWorker.ts'], outfile: 'server/out/traceWorker.js' },
+  // The language server's evaluation worker thread (an evaluation that runs too long is stopped).
+  { entryPoints: ['server/src/lsp/evaluationWorker.ts'], outfile: 'server/out/evaluationWorker.js' },
   { entryPoints: ['client/src/extension.ts'], outfile: 'client/out/extension.js', external: ['vscode'] },
   // The paranoia preview's worker thread (the extension host stays responsive meanwhile).
   { entryPoints: ['client/src/preview/worker.ts'], outfile: 'client/out/previewWorker.js' },

@@ -12,9 +12,10 @@
 // once into ~/.cache/rulesmith-e2e by scripts/e2e-setup.mjs (the e2e tests share it).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { makeDemoWorkspace } from './demo-workspace.mjs';
 import { e2ePaths } from './e2e-setup.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -63,8 +64,7 @@ const paths = e2ePaths();
 
 // The demo folder: profile dirs, the workspace (once), the extension package.
 for (const d of ['home', 'tmp', 'xdg-config', 'xdg-data', 'xdg-cache', 'user-data/User', 'extensions']) mkdirSync(join(DEMO, d), { recursive: true });
-const workspace = join(DEMO, 'workspace');
-if (!existsSync(workspace)) cpSync(join(ROOT, 'examples'), workspace, { recursive: true });
+const workspace = makeDemoWorkspace(join(DEMO, 'workspace'));
 const vsix = join(DEMO, 'rulesmith.vsix');
 run(process.execPath, ['node_modules/@vscode/vsce/vsce', 'package', '--no-dependencies', '--allow-missing-repository', '-o', vsix]);
 

@@ -9,6 +9,12 @@
 // editor's text. Verdicts are kept per document version: editing the file, a ruleset
 // (any JSON document) or the evaluation settings forgets them, and the lens goes back to
 // "▶ Evaluate" rather than show a verdict that may no longer hold.
+//
+// While the server evaluates, the lenses of the requests concerned read "Evaluating…",
+// and after a second a progress notification shows. When evaluation cannot run, the lens
+// and the notification offer the way out: open the ruleset's first error, or pick which
+// of several entry points to evaluate against (written to rulesmith.evaluation.ruleset
+// for the workspace folder), or open the setting.
 import * as vscode from 'vscode';
 import {
   EvaluateRequestsRequest,
@@ -25,6 +31,8 @@ import type { ServerStatus } from './status';
 export const TRACE_SCHEME = 'rulesmith-trace';
 export const HTTP_SELECTOR: vscode.DocumentSelector = [{ pattern: '**/*.http' }];
 const SETTING = 'rulesmith.evaluation.ruleset';
+/** How long an evaluation runs before a progress notification shows. */
+const PROGRESS_AFTER_MS = 1000;
 
 interface FileState {
   readonly version: number;
@@ -46,6 +54,8 @@ function targetDocument(arg: unknown): Thenable<vscode.TextDocument> | vscode.Te
 export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly states = new Map<string, FileState>();
   private readonly traces = new Map<string, string>();
+  /** The requests being evaluated, per `.http` URI (`all` for the whole file). */
+  private readonly evaluating = new Map<string, Set<number | 'all'>>();
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   private readonly traceChanged = new vscode.EventEmitter<vscode.Uri>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -65,6 +75,9 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
       vscode.commands.registerCommand('rulesmith.evaluateRequest', (uri?: unknown, index?: unknown) => this.evaluateCommand(uri, typeof index === 'number' ? index : undefined, false)),
       vscode.commands.registerCommand('rulesmith.evaluateAllRequests', (uri?: unknown) => this.evaluateCommand(uri, undefined, true)),
       vscode.commands.registerCommand('rulesmith.showEvaluationTrace', (uri?: unknown, index?: unknown) => this.showTrace(uri, typeof index === 'number' ? index : undefined)),
+      // The lens's way out of an error (not in the palette: they need the error).
+      vscode.commands.registerCommand('rulesmith.openFirstEvaluationError', (uri?: unknown) => this.openFirstError(typeof uri === 'string' ? this.states.get(uri)?.error : undefined)),
+      vscode.commands.registerCommand('rulesmith.chooseEvaluationRuleset', (uri?: unknown) => (typeof uri === 'string' ? this.chooseRuleset(uri, this.states.get(uri)?.error) : undefined)),
       vscode.workspace.onDidChangeTextDocument((e) => {
         if (e.contentChanges.length === 0) return;
         if (this.states.delete(e.document.uri.toString())) this.lensesChanged.fire();
@@ -130,6 +143,8 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
     const uri = doc.uri.toString();
     const state = this.states.get(uri);
     const current = state && state.version === doc.version ? state : undefined;
+    const running = this.evaluating.get(uri);
+    const error = current?.error;
     const lenses: vscode.CodeLens[] = [];
     for (const r of requests) {
       const range = new vscode.Range(r.line, 0, r.line, 0);
@@ -139,13 +154,21 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
         lens(`⚠ Malformed: ${clip(r.problems[0], 90)}`, 'rulesmith.showEvaluationTrace', [uri, r.index], r.problems.join('\n'));
         continue;
       }
+      if (running && (running.has('all') || running.has(r.index))) {
+        lens('$(sync~spin) Evaluating…', 'rulesmith.showEvaluationTrace', [uri, r.index], 'The language server is evaluating this request');
+        continue;
+      }
       const result = current?.results.get(r.index);
       if (result?.verdict) {
         const v = result.verdict;
         const tip = [v.description, v.rulesetName, 'Click for the trace.'].filter(Boolean).join('\n');
         lens(v.title, 'rulesmith.showEvaluationTrace', [uri, r.index], tip);
-      } else if (current?.error) {
-        lens(`⚠ ${clip(current.error.message, 100)}`, 'workbench.action.openSettings', [SETTING], [current.error.message, ...current.error.details].join('\n'));
+      } else if (error && error.code === 'timeout') {
+        if (error.index === r.index) lens('⚠ Stopped: took longer than the time limit', 'rulesmith.showOutput', [], error.message);
+      } else if (error) {
+        const fix = fixOf(error);
+        lens(`⚠ ${clip(error.message, 100)}`, fix.command, fix.command === 'workbench.action.openSettings' ? [SETTING] : [uri], [error.message, ...error.details].join('\n'));
+        lens(fix.title, fix.command, fix.command === 'workbench.action.openSettings' ? [SETTING] : [uri]);
       }
       lens('▶ Evaluate', 'rulesmith.evaluateRequest', [uri, r.index], `Evaluate ${r.summary} against the ruleset`);
       if (r.index === 0 && requests.length > 1) lens('▶ Evaluate all', 'rulesmith.evaluateAllRequests', [uri], 'Evaluate every request of this file');
@@ -174,9 +197,12 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
       }
     }
     const version = doc.version;
+    const name = doc.uri.path.slice(doc.uri.path.lastIndexOf('/') + 1);
     let result;
     try {
-      result = await lc.sendRequest(EvaluateRequestsRequest, { httpUri, httpText, ...(all ? {} : { index }) });
+      result = await this.withProgress(httpUri, all ? 'all' : index!, `Rulesmith: evaluating ${all ? 'the requests' : `request ${index! + 1}`} of ${name}…`, () =>
+        lc.sendRequest(EvaluateRequestsRequest, { httpUri, httpText, ...(all ? {} : { index }) }),
+      );
     } catch (e) {
       this.output.error(`Evaluating ${doc.uri.fsPath}: ${messageOf(e)}`);
       void vscode.window.showErrorMessage(`Rulesmith: the evaluation failed: ${messageOf(e)}`);
@@ -186,9 +212,10 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
     const settings = settingsKey(doc.uri);
     if (!state || state.version !== version || state.settings !== settings) this.states.set(httpUri, (state = { version, settings, results: new Map() }));
     state.error = result.error;
-    if (result.error) this.showError(result.error);
+    // A request stopped by the time limit leaves the verdicts of those before it.
+    for (const r of result.requests) if (r.verdict) state.results.set(r.index, r);
+    if (result.error) this.showError(result.error, httpUri);
     else {
-      for (const r of result.requests) if (r.verdict) state.results.set(r.index, r);
       const malformed = result.requests.filter((r) => r.problems.length > 0 && (all || r.index === index));
       if (malformed.length > 0) {
         const r = malformed[0];
@@ -222,13 +249,14 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
     const httpUri = doc.uri.toString();
     let result;
     try {
-      result = await lc.sendRequest(EvaluationTraceRequest, { httpUri, httpText: doc.getText(), index });
+      const httpText = doc.getText();
+      result = await this.withProgress(httpUri, index, `Rulesmith: tracing request ${index + 1}…`, () => lc.sendRequest(EvaluationTraceRequest, { httpUri, httpText, index }));
     } catch (e) {
       this.output.error(`Tracing request ${index + 1} of ${doc.uri.fsPath}: ${messageOf(e)}`);
       void vscode.window.showErrorMessage(`Rulesmith: the trace failed: ${messageOf(e)}`);
       return undefined;
     }
-    if (result.error) this.showError(result.error);
+    if (result.error) this.showError(result.error, httpUri);
     const name = doc.uri.path.slice(doc.uri.path.lastIndexOf('/') + 1) || 'requests';
     const uri = vscode.Uri.from({ scheme: TRACE_SCHEME, path: `/${name} — request ${index + 1}.md`, query: httpUri });
     this.traces.set(uri.toString(), result.markdown);
@@ -247,14 +275,78 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
     return this.traces.get(uri.toString()) ?? '# Evaluation trace\n\nThis trace is gone: evaluate the request again (Rulesmith: Show Evaluation Trace).\n';
   }
 
-  private showError(error: EvaluationError): void {
+  /**
+   * Runs `work` with the lenses of `which` reading "Evaluating…", and a progress
+   * notification once it has taken longer than a second.
+   */
+  private async withProgress<T>(httpUri: string, which: number | 'all', title: string, work: () => Thenable<T>): Promise<T> {
+    let set = this.evaluating.get(httpUri);
+    if (!set) this.evaluating.set(httpUri, (set = new Set()));
+    set.add(which);
+    this.lensesChanged.fire();
+    const pending = Promise.resolve(work());
+    const timer = setTimeout(() => {
+      void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title }, () => pending.catch(() => undefined));
+    }, PROGRESS_AFTER_MS);
+    try {
+      return await pending;
+    } finally {
+      clearTimeout(timer);
+      set.delete(which);
+      if (set.size === 0) this.evaluating.delete(httpUri);
+      this.lensesChanged.fire();
+    }
+  }
+
+  private showError(error: EvaluationError, httpUri: string): void {
     this.output.warn(`Evaluation: ${error.message}${error.details.map((d) => `\n  ${d}`).join('')}`);
     const detail = error.details.length > 0 ? ` ${error.details[0]}${error.details.length > 1 ? ` (and ${error.details.length - 1} more in the output)` : ''}` : '';
-    const actions = error.rulesetUri && (error.code === 'ruleset-invalid' || error.code === 'unreadable') ? ['Open Ruleset', 'Open Setting'] : ['Open Setting'];
-    void vscode.window.showErrorMessage(`Rulesmith: ${error.message}${detail}`, ...actions).then(async (choice) => {
+    const fix = fixOf(error);
+    const actions = [fix.title, ...(fix.title !== 'Open Setting' && error.code !== 'timeout' ? ['Open Setting'] : [])];
+    const show = error.code === 'timeout' ? vscode.window.showWarningMessage : vscode.window.showErrorMessage;
+    void show(`Rulesmith: ${error.message}${detail}`, ...actions).then(async (choice) => {
       if (choice === 'Open Setting') await vscode.commands.executeCommand('workbench.action.openSettings', SETTING);
-      else if (choice === 'Open Ruleset' && error.rulesetUri) await vscode.window.showTextDocument(vscode.Uri.parse(error.rulesetUri));
+      else if (choice === fix.title) {
+        if (fix.command === 'rulesmith.openFirstEvaluationError') await this.openFirstError(error);
+        else if (fix.command === 'rulesmith.chooseEvaluationRuleset') await this.chooseRuleset(httpUri, error);
+        else if (fix.command === 'rulesmith.showOutput') this.output.show(true);
+      }
     });
+  }
+
+  /** Opens the ruleset at its first error (or the ruleset, when the error has no position). */
+  private async openFirstError(error: EvaluationError | undefined): Promise<void> {
+    const at = error?.location;
+    const uri = at?.uri ?? error?.rulesetUri;
+    if (!uri) return;
+    const position = new vscode.Position(at?.line ?? 0, at?.character ?? 0);
+    await vscode.window.showTextDocument(vscode.Uri.parse(uri), { selection: new vscode.Range(position, position) });
+  }
+
+  /**
+   * Several entry points of one phase: a quick pick of them; the one chosen is written to
+   * rulesmith.evaluation.ruleset of the `.http` file's workspace folder (relative to it),
+   * and the file is evaluated again. Returns the value written.
+   */
+  private async chooseRuleset(httpUri: string, error: EvaluationError | undefined): Promise<string | undefined> {
+    const http = vscode.Uri.parse(httpUri);
+    const folder = vscode.workspace.getWorkspaceFolder(http);
+    const candidates = (error?.candidates ?? []).map((c) => vscode.Uri.parse(c));
+    if (!folder || candidates.length === 0) {
+      await vscode.commands.executeCommand('workbench.action.openSettings', SETTING);
+      return undefined;
+    }
+    const items = candidates.map((uri) => ({ label: uri.path.slice(uri.path.lastIndexOf('/') + 1), description: vscode.workspace.asRelativePath(uri, false), uri }));
+    const picked = await vscode.window.showQuickPick(items, {
+      title: 'Evaluate the requests against which ruleset?',
+      placeHolder: `Written to ${SETTING} for the folder ${folder.name}`,
+    });
+    if (!picked) return undefined;
+    const base = folder.uri.path.endsWith('/') ? folder.uri.path : `${folder.uri.path}/`;
+    const value = picked.uri.path.startsWith(base) ? picked.uri.path.slice(base.length) : picked.uri.fsPath;
+    await vscode.workspace.getConfiguration('rulesmith', folder.uri).update('evaluation.ruleset', value, vscode.ConfigurationTarget.WorkspaceFolder);
+    void this.evaluateCommand(httpUri, undefined, true);
+    return value;
   }
 
   private notRunning(): undefined {
@@ -268,6 +360,15 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
   dispose(): void {
     for (const d of this.disposables.splice(0)) d.dispose();
   }
+}
+
+/** What helps with an error: its command and the button's title. */
+function fixOf(error: EvaluationError): { title: string; command: string } {
+  if (error.code === 'ruleset-invalid' && (error.location || error.rulesetUri)) return { title: 'Open first error', command: 'rulesmith.openFirstEvaluationError' };
+  if (error.code === 'unreadable' && error.rulesetUri) return { title: 'Open Ruleset', command: 'rulesmith.openFirstEvaluationError' };
+  if (error.code === 'ambiguous-ruleset' && error.candidates?.length) return { title: 'Choose ruleset…', command: 'rulesmith.chooseEvaluationRuleset' };
+  if (error.code === 'timeout' || error.code === 'internal') return { title: 'Show Output', command: 'rulesmith.showOutput' };
+  return { title: 'Open Setting', command: 'workbench.action.openSettings' };
 }
 
 /** The settings that decide a file's verdicts, as one string to compare. */

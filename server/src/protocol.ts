@@ -109,6 +109,8 @@ export type EvaluationErrorCode =
   | 'unreadable'
   /** The ruleset has errors (invalid JSON, wrong shape, validation errors). */
   | 'ruleset-invalid'
+  /** A request's evaluation took longer than the time limit and was stopped (`index` says which). */
+  | 'timeout'
   /** The server failed; the log has the details. */
   | 'internal';
 
@@ -120,6 +122,12 @@ export interface EvaluationError {
   readonly details: readonly string[];
   /** The ruleset concerned, when one was found. */
   readonly rulesetUri?: string;
+  /** `ruleset-invalid`: where the first error is (0-based; line 0 when only the file is known), for "Open first error". */
+  readonly location?: { readonly uri: string; readonly line: number; readonly character: number };
+  /** `ambiguous-ruleset`: the clashing entry-point files, one of which the setting can name. */
+  readonly candidates?: readonly string[];
+  /** `timeout`: the request that was stopped (0-based). */
+  readonly index?: number;
 }
 
 export interface EvaluateRequestsResult {
@@ -131,7 +139,10 @@ export interface EvaluateRequestsResult {
   readonly rulesetFrom?: 'parameter' | 'setting' | 'nearest';
   /** Every request of the file, evaluated or not; present even with an error. */
   readonly requests: readonly RequestEvaluation[];
-  /** Set when nothing could be evaluated; `requests` then carry no verdict. */
+  /**
+   * Set when nothing could be evaluated (`requests` then carry no verdict), or, with code
+   * `timeout`, when a request was stopped: those evaluated before it keep their verdicts.
+   */
   readonly error?: EvaluationError;
 }
 

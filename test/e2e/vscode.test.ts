@@ -23,6 +23,7 @@ import { dirname, join, resolve } from 'node:path';
 import { format } from 'node:util';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { makeDemoWorkspace } from '../../scripts/demo-workspace.mjs';
 import { e2ePaths } from '../../scripts/e2e-setup.mjs';
 
 const ROOT = resolve(__dirname, '../..');
@@ -397,9 +398,9 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
 
   const remote = (p: string) => `vscode-remote://127.0.0.1:${r.port}${p}`;
 
-  it('the in-host suite passes (diagnostics, completion, hover, format, quick fix, restart, evaluate; zones, migration, deploy, firewall rules, preview against a real rules service)', { timeout: 6 * 60_000 }, async (t) => {
-    if (skipIfUnavailable(t)) return;
-    const page = await newPage('in-host');
+  /** Runs an in-host suite (`testsPath`, mocha inside the extension host) in a window on `folder`; fails with its output when a test fails. */
+  async function inHostSuite(name: string, folder: string, testsPath: string): Promise<void> {
+    const page = await newPage(name);
     const lines: string[] = [];
     let inSuite = false;
     let exit!: (v: { code: number; logs: unknown }) => void;
@@ -416,9 +417,9 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     await page.exposeFunction('codeAutomationExit', (code: number, logs?: unknown) => exit({ code, logs }));
     const payload = JSON.stringify([
       ['extensionDevelopmentPath', remote(SUITE_DIR)],
-      ['extensionTestsPath', remote(join(SUITE_DIR, 'index.js'))],
+      ['extensionTestsPath', remote(testsPath)],
     ]);
-    const url = `http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}&payload=${encodeURIComponent(payload)}`;
+    const url = `http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(payload)}`;
     const started = Date.now();
     await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
     const timeout = new Promise<never>((_, rej) => setTimeout(() => rej(new Error('the in-host suite did not finish within 5 minutes')), 5 * 60_000).unref());
@@ -426,19 +427,30 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     try {
       result = await Promise.race([exited, timeout]);
     } finally {
-      writeFileSync(join(r.dir, 'in-host.log'), lines.join('\n'));
-      await page.screenshot({ path: join(r.dir, 'in-host.png') }).catch(() => undefined);
+      writeFileSync(join(r.dir, `${name}.log`), lines.join('\n'));
+      await page.screenshot({ path: join(r.dir, `${name}.png`) }).catch(() => undefined);
     }
     if (Array.isArray(result.logs)) {
       for (const l of result.logs as { relativePath: string; contents: string }[]) {
-        const f = join(r.dir, 'in-host-logs', l.relativePath);
+        const f = join(r.dir, `${name}-logs`, l.relativePath);
         mkdirSync(dirname(f), { recursive: true });
         writeFileSync(f, l.contents);
       }
     }
-    log(`in-host suite finished with exit code ${result.code} in ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${join(r.dir, 'in-host.log')})`);
+    log(`${name} suite finished with exit code ${result.code} in ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${join(r.dir, `${name}.log`)})`);
     await page.context().close();
     assert.equal(result.code, 0, `in-host suite failed; its output:\n${lines.filter((l) => !/ENOTFOUND|marketplace|open-vsx/i.test(l)).slice(-80).join('\n')}`);
+  }
+
+  it('the in-host suite passes (diagnostics, completion, hover, format, quick fix, restart, evaluate; zones, migration, deploy, firewall rules, preview against a real rules service)', { timeout: 6 * 60_000 }, async (t) => {
+    if (skipIfUnavailable(t)) return;
+    await inHostSuite('in-host', r.workspace, join(SUITE_DIR, 'index.js'));
+  });
+
+  it('the demo workspace, made as `npm start` makes it: every request of its .http files shows a verdict on the first ▶ Evaluate', { timeout: 6 * 60_000 }, async (t) => {
+    if (skipIfUnavailable(t)) return;
+    const demo = makeDemoWorkspace(join(r.dir, 'demo-workspace'));
+    await inHostSuite('in-host-demo', demo, join(SUITE_DIR, 'demo/index.js'));
   });
 
   it('UI: the error shows as a squiggle and in the Problems panel, the status bar shows the server running, JSON expressions get the grammar', { timeout: 3 * 60_000 }, async (t) => {

@@ -201,6 +201,10 @@ describe('evaluateRequests', () => {
       assert.equal(r.error?.rulesetUri, uriOf(`${dir}bad.ruleset.json`));
       assert.equal(r.error?.details.length, 1);
       assert.match(r.error!.details[0], /^bad\.ruleset\.json:8:\d+: error\[[a-z-]+\] \(rule 1 "typo"\): unknown identifier/);
+      // Where "Open first error" goes: the expression's `http.hots`, 0-based.
+      const column = Number(/^bad\.ruleset\.json:8:(\d+):/.exec(r.error!.details[0])![1]);
+      assert.deepEqual(r.error?.location, { uri: uriOf(`${dir}bad.ruleset.json`), line: 7, character: column - 1 });
+      assert.equal(readFileSync(`${dir}bad.ruleset.json`, 'utf8').split('\n')[7].slice(column - 1, column - 1 + 'http.hots'.length), 'http.hots');
       const t = await trace(uriOf(`${dir}requests.http`), 0);
       assert.equal(t.error?.code, 'ruleset-invalid');
       assert.match(t.markdown, /has 1 error/);
@@ -222,9 +226,12 @@ describe('evaluateRequests', () => {
       assert.equal(r.error?.code, 'ruleset-invalid');
       assert.equal(r.error?.message, 'The ruleset broken.ruleset.json cannot be used.');
       assert.match(r.error!.details[0], /^broken\.ruleset\.json: invalid JSON: /);
+      assert.deepEqual(r.error?.location, { uri: uriOf(`${dir}broken.ruleset.json`), line: 0, character: 0 });
       const a = await evaluate({ httpUri: uriOf(`${two}requests.http`) });
       assert.equal(a.error?.code, 'ambiguous-ruleset');
       assert.match(a.error!.message, /^Several rulesets in .* \(a\.ruleset\.json, b\.ruleset\.json\) and 2 are http_request_firewall_custom entry points: choose what to evaluate against with the setting rulesmith\.evaluation\.ruleset\.$/);
+      // The files the client offers in its quick pick (the setting then names one).
+      assert.deepEqual(a.error?.candidates, [uriOf(`${two}a.ruleset.json`), uriOf(`${two}b.ruleset.json`)]);
     } finally {
       folders = [DIR];
     }

@@ -22,21 +22,21 @@
  * `.http` file's `rulesmith.plan`.
  *
  * Files are read from the editor when open there (unsaved edits count), else from disk;
- * the `.http` text comes with the request (the client does not sync `.http` files). A
- * zone is compiled once per set of file texts (a small LRU cache), so evaluating again
- * after editing a request costs only the evaluation. A ruleset with errors is not
- * evaluated (as `rulesmith eval` refuses it): the error lists the first ones.
+ * the `.http` text comes with the request (the client does not sync `.http` files). The
+ * files are read here; compiling and evaluating run in the evaluation worker thread
+ * (evaluationJob.ts) with a time limit per request, so a pathological request cannot
+ * stall the server. A zone is compiled once per set of file texts (a small LRU cache in
+ * the worker), so evaluating again after editing a request costs only the evaluation. A
+ * ruleset with errors is not evaluated (as `rulesmith eval` refuses it): the error lists
+ * the first ones and says where the first is.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CancellationToken, Connection } from 'vscode-languageserver/node';
 import type { RequestType } from 'vscode-languageserver-protocol';
-import type { FieldValues } from '../language/evaluate';
-import type { SampleRequest } from '../requests/types';
-import { requestSummary, requestValues } from '../requests/fields';
-import { parseHttpBlocks } from '../requests/http';
-import { checkZone, loadZoneFiles, rulesetNames, unwrapRuleset, ZoneFileError, type CheckedZone } from '../rulesets/zoneFile';
+import { unwrapRuleset } from '../rulesets/zoneFile';
+import { TimedWorker, WorkerTimeout } from '../timedWorker';
 import {
   EvaluateRequestsRequest,
   EvaluationTraceRequest,
@@ -52,10 +52,13 @@ import {
   type HttpRequestParams,
   type HttpRequestResult,
   type RequestEvaluation,
+  type Verdict,
 } from '../protocol';
 import { httpRequestAnswer } from './httpRequest';
 import type { DocumentStore } from './documents';
-import { errorMarkdown, traceMarkdown, verdictOf } from './evaluationTrace';
+import { evaluationReply, type EvaluationJob, type EvaluationProgress, type EvaluationReply, type ZoneTexts } from './evaluationJob';
+import { errorMarkdown } from './evaluationTrace';
+import { info, requestBlocks, type RequestBlock } from './httpBlocks';
 import { runSafe, type Logger } from './runSafe';
 import type { Settings } from './settings';
 
@@ -67,45 +70,13 @@ export interface EvaluationHost {
   readonly workspaceFolders: () => Promise<readonly string[]>;
 }
 
-/** How many compiled zones are kept (one per set of ruleset texts). */
-const ZONE_CACHE_SIZE = 8;
+/** The default limit for one request's evaluation (the service's Trace has the same). */
+export const EVALUATION_TIMEOUT_MS = 10_000;
+/** What compiling a zone may take on top (bounded by the rulesets' limits, and cached). */
+const COMPILE_TIMEOUT_MS = 60_000;
 /** How many errors an error carries. */
 const MAX_DETAILS = 5;
 const RULESET_FILE = /\.ruleset\.json$/i;
-
-/** One request block of a `.http` file, with the request and its field values when it has one. */
-export interface RequestBlock extends HttpRequestInfo {
-  readonly fields?: Record<string, unknown>;
-  readonly values?: FieldValues;
-  readonly request?: SampleRequest;
-  /** Its `###` line (0 for the first block). */
-  readonly startLine: number;
-}
-
-/**
- * The request blocks of a `.http` text, numbered as requests/http.ts numbers them (malformed
- * ones included), with the parser's problems and those of the field values, by line.
- */
-export function requestBlocks(text: string): RequestBlock[] {
-  const lines = text.split('\n');
-  return parseHttpBlocks(text).map((b) => {
-    const messages = [...b.problems].sort((x, y) => x.line - y.line).map((p) => `line ${p.line + 1}: ${p.message}`);
-    const named = b.name !== undefined ? { name: b.name } : {};
-    if (!b.request) return { index: b.index, ...named, summary: clipped(lines[b.line] ?? ''), line: b.line, problems: messages, startLine: b.startLine };
-    const r = requestValues(b.request);
-    for (const p of r.problems) messages.push(`line ${b.line + 1}: ${p}`);
-    return { index: b.index, ...named, summary: requestSummary(b.request), line: b.line, problems: messages, fields: r.fields, values: r.values, request: b.request, startLine: b.startLine };
-  });
-}
-
-function clipped(line: string): string {
-  const shown = line.trim();
-  return shown.length > 80 ? `${shown.slice(0, 79)}…` : shown;
-}
-
-function info(b: RequestBlock): HttpRequestInfo {
-  return { index: b.index, ...(b.name !== undefined ? { name: b.name } : {}), summary: b.summary, line: b.line, problems: b.problems };
-}
 
 /** The path of a `file:` URI, or undefined. */
 function filePath(uri: string): string | undefined {
@@ -132,32 +103,29 @@ interface Found {
   readonly from: 'parameter' | 'setting' | 'nearest';
 }
 
-interface Prepared {
-  readonly checked?: CheckedZone;
-  readonly names?: ReadonlyMap<string, string>;
-  readonly error?: EvaluationError;
-}
-
 interface Ready {
   readonly http: { readonly path?: string; readonly name: string; readonly blocks: readonly RequestBlock[] };
   readonly ruleset?: { readonly uris: readonly string[]; readonly names: readonly string[]; readonly from: Found['from'] };
-  readonly zone?: { readonly checked: CheckedZone; readonly names: ReadonlyMap<string, string> };
+  /** The zone's files, and each shown name's file (to turn the worker's answers into URIs). */
+  readonly zone?: { readonly texts: ZoneTexts; readonly paths: ReadonlyMap<string, string> };
   readonly error?: EvaluationError;
 }
+
+/** Runs a job: in the worker with the time limit, or inline (no built worker). */
+export type EvaluationRunner = (job: EvaluationJob, onProgress: (p: EvaluationProgress) => void) => Promise<EvaluationReply>;
 
 class Failure {
   constructor(readonly error: EvaluationError) {}
 }
 
-const fail = (code: EvaluationError['code'], message: string, details: readonly string[] = [], rulesetUri?: string): Failure =>
-  new Failure({ code, message, details: details.slice(0, MAX_DETAILS), ...(rulesetUri ? { rulesetUri } : {}) });
+const fail = (code: EvaluationError['code'], message: string, details: readonly string[] = [], rulesetUri?: string, extra: Partial<EvaluationError> = {}): Failure =>
+  new Failure({ code, message, details: details.slice(0, MAX_DETAILS), ...(rulesetUri ? { rulesetUri } : {}), ...extra });
 
 export class Evaluator {
-  private readonly zones = new Map<string, Prepared>();
-  /** Compilations so far (the cache's misses), for tests. */
-  compilations = 0;
-
-  constructor(private readonly host: EvaluationHost) {}
+  constructor(
+    private readonly host: EvaluationHost,
+    private readonly runJob: EvaluationRunner = async (job, onProgress) => evaluationReply(job, onProgress),
+  ) {}
 
   /** The `.http` text: the request's, else the open document's, else the file's. */
   private httpText(p: HttpFileParams): string {
@@ -231,6 +199,9 @@ export class Evaluator {
       throw fail(
         'ambiguous-ruleset',
         `Several rulesets in ${dir} (${which.map((f) => basename(f)).join(', ')}) and ${why}: choose what to evaluate against with the setting rulesmith.evaluation.ruleset.`,
+        [],
+        undefined,
+        { candidates: which.map((f) => pathToFileURL(f).href) },
       );
     }
     return entries;
@@ -278,59 +249,27 @@ export class Evaluator {
     throw fail('no-ruleset', `No ruleset to evaluate against: no *.ruleset.json ${where}. Add one, or set rulesmith.evaluation.ruleset.`);
   }
 
-  /** Reads, checks and compiles (or takes from the cache) the zone of the entry-point files. */
-  private prepare(found: Found, display: (path: string) => string, plan: Settings['plan']): Prepared {
+  /** Reads the zone's files: the entry points and the custom rulesets beside them. */
+  private zoneTexts(found: Found, display: (path: string) => string, plan: Settings['plan']): { texts: ZoneTexts; paths: Map<string, string> } {
     const entries: [string, string][] = [];
-    const firstUri = pathToFileURL(found.paths[0]).href;
+    const paths = new Map<string, string>();
     for (const path of found.paths) {
       const text = this.fileText(path);
-      if (text === undefined) return { error: fail('unreadable', `Cannot read the ruleset ${display(path)}: the file does not exist or is not readable.`, [], pathToFileURL(path).href).error };
+      if (text === undefined) throw fail('unreadable', `Cannot read the ruleset ${display(path)}: the file does not exist or is not readable.`, [], pathToFileURL(path).href);
       entries.push([display(path), text]);
+      paths.set(display(path), path);
     }
     const customs: [string, string][] = [];
     for (const f of this.rulesetFilesIn(found.dir)) {
       if (found.paths.includes(f)) continue;
       const k = this.look(f);
       const text = this.fileText(f);
-      if (text !== undefined && k?.kind === 'custom' && typeof k.id === 'string' && k.id !== '') customs.push([display(f), text]);
+      if (text !== undefined && k?.kind === 'custom' && typeof k.id === 'string' && k.id !== '') {
+        customs.push([display(f), text]);
+        paths.set(display(f), f);
+      }
     }
-    const key = [plan ?? '', ...entries.flat(), '', ...customs.flat()].join('\u0000');
-    const hit = this.zones.get(key);
-    if (hit) {
-      this.zones.delete(key);
-      this.zones.set(key, hit);
-      return hit;
-    }
-    const prepared = this.compile(entries, firstUri, customs, plan);
-    this.zones.set(key, prepared);
-    if (this.zones.size > ZONE_CACHE_SIZE) this.zones.delete(this.zones.keys().next().value as string);
-    return prepared;
-  }
-
-  private compile(entries: readonly [string, string][], entryUri: string, customs: readonly [string, string][], plan: Settings['plan']): Prepared {
-    this.compilations++;
-    const texts = new Map<string, string>([...entries, ...customs]);
-    const shown = entries.map(([n]) => n).join(' + ');
-    let loaded;
-    try {
-      loaded = loadZoneFiles(
-        entries.map(([n]) => n),
-        customs.map(([n]) => n),
-        (f) => texts.get(f) ?? '',
-      );
-    } catch (e) {
-      if (!(e instanceof ZoneFileError)) throw e;
-      return { error: fail('ruleset-invalid', `The ruleset ${shown} cannot be used.`, [e.message], entryUri).error };
-    }
-    if (loaded.zone.plan === undefined && plan !== undefined) loaded = { ...loaded, zone: { ...loaded.zone, plan } };
-    const checked = checkZone(loaded);
-    if (checked.errors.length > 0) {
-      const n = checked.errors.length;
-      return {
-        error: fail('ruleset-invalid', `The ruleset ${shown} has ${n} error${n === 1 ? '' : 's'}: fix ${n === 1 ? 'it' : 'them'} to evaluate requests.`, checked.errors.map((e) => e.message), entryUri).error,
-      };
-    }
-    return { checked, names: rulesetNames(loaded.zone) };
+    return { texts: { entries, customs, ...(plan !== undefined ? { plan } : {}) }, paths };
   }
 
   /** Everything an evaluation needs; `error` says what is missing. */
@@ -338,6 +277,7 @@ export class Evaluator {
     const httpPath = filePath(p.httpUri);
     const httpName = httpPath ? basename(httpPath) : p.httpUri;
     let blocks: RequestBlock[] = [];
+    let ruleset: Ready['ruleset'];
     try {
       blocks = requestBlocks(this.httpText(p));
       const [folders, settings] = await Promise.all([this.host.workspaceFolders(), this.host.getSettings(p.httpUri)]);
@@ -348,15 +288,50 @@ export class Evaluator {
         return base && isInside(path, base) ? relative(base, path).split(sep).join('/') : path;
       };
       const found = await this.findRuleset(p.httpUri, httpPath, folder, settings, p.rulesetUri);
-      const prepared = this.prepare(found, display, settings.plan);
-      const ruleset = { uris: found.paths.map((f) => pathToFileURL(f).href), names: found.paths.map(display), from: found.from };
-      const http = { path: httpPath, name: httpName, blocks };
-      if (prepared.error) return { http, ruleset, error: prepared.error };
-      return { http, ruleset, zone: { checked: prepared.checked!, names: prepared.names! } };
+      ruleset = { uris: found.paths.map((f) => pathToFileURL(f).href), names: found.paths.map(display), from: found.from };
+      return { http: { path: httpPath, name: httpName, blocks }, ruleset, zone: this.zoneTexts(found, display, settings.plan) };
     } catch (e) {
-      if (e instanceof Failure) return { http: { path: httpPath, name: httpName, blocks }, error: e.error };
+      if (e instanceof Failure) return { http: { path: httpPath, name: httpName, blocks }, ...(ruleset ? { ruleset } : {}), error: e.error };
       throw e;
     }
+  }
+
+  /** Runs the job; a zone problem, a timeout or a crash becomes the error. */
+  private async run(r: Ready, job: EvaluationJob, onProgress: (p: EvaluationProgress) => void = () => undefined): Promise<{ reply?: EvaluationReply; error?: EvaluationError }> {
+    const zone = r.zone!;
+    const entryUri = r.ruleset!.uris[0];
+    let last: EvaluationProgress | undefined;
+    let reply: EvaluationReply;
+    try {
+      reply = await this.runJob(job, (p) => {
+        last = p;
+        onProgress(p);
+      });
+    } catch (e) {
+      if (!(e instanceof WorkerTimeout)) throw e;
+      const s = e.limitMs / 1000;
+      const index = last && 'start' in last ? last.start : undefined;
+      const block = index !== undefined ? r.http.blocks.find((b) => b.index === index) : undefined;
+      if (!block) return { error: { code: 'timeout', message: `Compiling the ruleset ${r.ruleset!.names.join(' + ')} did not finish in time and was stopped.`, details: [], rulesetUri: entryUri } };
+      const which = `Request ${block.index + 1}${block.name ? ` "${block.name}"` : ''}`;
+      return {
+        error: {
+          code: 'timeout',
+          message: `${which} did not finish within ${s} s and was stopped: evaluating it against the ruleset takes too long (a large URL, header or body can make the OWASP-based ruleset's regular expressions backtrack). Shorten the request.`,
+          details: [],
+          rulesetUri: entryUri,
+          index: block.index,
+        },
+      };
+    }
+    if ('crash' in reply) throw new Error(`the evaluation failed: ${reply.crash}`);
+    if ('zoneProblem' in reply) {
+      const z = reply.zoneProblem;
+      const path = z.file !== undefined ? zone.paths.get(z.file) : undefined;
+      const location = path ? { uri: pathToFileURL(path).href, line: z.line ?? 0, character: z.character ?? 0 } : undefined;
+      return { error: { code: 'ruleset-invalid', message: z.message, details: z.details, rulesetUri: entryUri, ...(location ? { location } : {}) } };
+    }
+    return { reply };
   }
 
   httpRequests(p: HttpFileParams): { requests: HttpRequestInfo[] } {
@@ -381,12 +356,17 @@ export class Evaluator {
     const r = await this.ready(p);
     const head = r.ruleset ? { rulesetUri: r.ruleset.uris[0], rulesetUris: r.ruleset.uris, rulesetFrom: r.ruleset.from } : {};
     if (r.error || !r.zone) return { ...head, requests: r.http.blocks.map(info), error: r.error };
-    const { checked, names } = r.zone;
-    const requests: RequestEvaluation[] = r.http.blocks.map((b) => {
-      if ((p.index !== undefined && b.index !== p.index) || b.problems.length > 0 || !b.values) return info(b);
-      return { ...info(b), verdict: verdictOf(checked.compiled.evaluate(b.values), names) };
+    // Verdicts as they come: a request stopped by the limit keeps those before it.
+    const verdicts = new Map<number, Verdict>();
+    const { reply, error } = await this.run(r, { kind: 'evaluate', zone: r.zone.texts, httpText: this.httpText(p), ...(p.index !== undefined ? { index: p.index } : {}) }, (pr) => {
+      if ('done' in pr) verdicts.set(pr.done, pr.verdict);
     });
-    return { ...head, requests };
+    if (reply && 'verdicts' in reply) for (const [i, v] of reply.verdicts) verdicts.set(i, v);
+    const requests: RequestEvaluation[] = r.http.blocks.map((b) => {
+      const verdict = verdicts.get(b.index);
+      return verdict ? { ...info(b), verdict } : info(b);
+    });
+    return { ...head, requests, ...(error ? { error } : {}) };
   }
 
   async evaluationTrace(p: EvaluationTraceParams): Promise<EvaluationTraceResult> {
@@ -401,27 +381,51 @@ export class Evaluator {
     if (block.problems.length > 0 || !block.values) {
       return { markdown: errorMarkdown(title, `This request is malformed and was not evaluated (${r.http.name}, line ${block.line + 1}):`, block.problems) };
     }
-    const { checked, names } = r.zone;
-    const evaluation = checked.compiled.evaluate(block.values);
-    const verdict = verdictOf(evaluation, names);
-    const markdown = traceMarkdown({
+    const job: EvaluationJob = {
+      kind: 'trace',
+      zone: r.zone.texts,
+      httpText: this.httpText(p),
+      index: p.index,
       title,
-      summary: block.summary,
       where: `${r.http.name}, line ${block.line + 1}`,
       ruleset: r.ruleset!.names.join(' + '),
-      fields: block.fields ?? {},
-      evaluation,
-      verdict,
-      names,
-    });
-    return { markdown, verdict };
+    };
+    const { reply, error } = await this.run(r, job);
+    if (error) return { markdown: errorMarkdown(title, error.message, error.details), error };
+    if (!reply || !('markdown' in reply)) throw new Error('the evaluation worker answered a trace without one');
+    return { markdown: reply.markdown, verdict: reply.verdict };
   }
 }
 
 const INTERNAL: EvaluationError = { code: 'internal', message: 'The evaluation failed inside the language server: see the Rulesmith output for the details.', details: [] };
 
-/** Registers the four requests on the connection. */
-export function registerEvaluation(connection: Connection, store: DocumentStore, getSettings: (uri: string) => Promise<Settings>, log: Logger): Evaluator {
+/** Where the built worker is: beside the server's bundle, or server/out when running from source. */
+function workerFile(): string | undefined {
+  return [join(__dirname, 'evaluationWorker.js'), resolve(__dirname, '../../out/evaluationWorker.js')].find((f) => existsSync(f));
+}
+
+/**
+ * Jobs in the evaluation worker with the time limit `timeoutMs()` (asked at the first job:
+ * the server learns it at initialize); inline without the built worker (no limit then).
+ */
+function workerRunner(timeoutMs: () => number): EvaluationRunner {
+  const file = workerFile();
+  if (!file) return async (job, onProgress) => evaluationReply(job, onProgress);
+  let worker: TimedWorker<EvaluationJob, EvaluationReply, EvaluationProgress> | undefined;
+  return (job, onProgress) => {
+    worker ??= new TimedWorker(file, { timeoutMs: timeoutMs(), prepareMs: COMPILE_TIMEOUT_MS });
+    return worker.run(job, onProgress);
+  };
+}
+
+/** Registers the four requests on the connection; `timeoutMs` is the limit of one request's evaluation. */
+export function registerEvaluation(
+  connection: Connection,
+  store: DocumentStore,
+  getSettings: (uri: string) => Promise<Settings>,
+  log: Logger,
+  timeoutMs: () => number = () => EVALUATION_TIMEOUT_MS,
+): Evaluator {
   const evaluator = new Evaluator({
     store,
     getSettings,
@@ -433,7 +437,7 @@ export function registerEvaluation(connection: Connection, store: DocumentStore,
         return [];
       }
     },
-  });
+  }, workerRunner(timeoutMs));
   // By method name: the server's vscode-languageserver bundles its own copy of the protocol
   // package, whose RequestType is not the type-checker's same class as protocol.ts's (the
   // client's copy); the handlers stay typed by protocol.ts's request types.

@@ -8,6 +8,7 @@
  *
  * Initialization options (all optional):
  *   - `diagnosticsDelay`: debounce of diagnostics in ms (default 150; tests use 0).
+ *   - `evaluationTimeout`: the time limit of one request's evaluation in ms (default 10,000).
  */
 import { WorkspaceNames, type Names } from './workspaceNames';
 import {
@@ -24,7 +25,7 @@ import { codeActions } from './codeActions';
 import { DEFAULT_DIAGNOSTICS_DELAY_MS, DiagnosticsScheduler } from './diagnostics';
 import { analyse, documentKind, DocumentStore, type Analysed } from './documents';
 import { boundRegexBacktracking } from '../regexBudget';
-import { registerEvaluation } from './evaluate';
+import { EVALUATION_TIMEOUT_MS, registerEvaluation } from './evaluate';
 import { codeLenses, rulesetHoverAt } from './executeLens';
 import { foldingRanges } from './folding';
 import { completion, COMPLETION_TRIGGERS, hoverAt, SIGNATURE_RETRIGGERS, SIGNATURE_TRIGGERS, signatureHelpAt } from './embedded';
@@ -53,6 +54,7 @@ function workspaceNames(a: Analysed): Names {
 }
 
 let configurationSupported = false;
+let evaluationTimeout = EVALUATION_TIMEOUT_MS;
 let dynamicConfigurationChange = false;
 const settings = new SettingsCache(async (uri) => {
   if (!configurationSupported) return undefined;
@@ -65,7 +67,8 @@ connection.onInitialize((params): InitializeResult => {
   const caps = params.capabilities;
   configurationSupported = caps.workspace?.configuration === true;
   dynamicConfigurationChange = caps.workspace?.didChangeConfiguration?.dynamicRegistration === true;
-  const options = (params.initializationOptions ?? {}) as { diagnosticsDelay?: unknown };
+  const options = (params.initializationOptions ?? {}) as { diagnosticsDelay?: unknown; evaluationTimeout?: unknown };
+  if (typeof options.evaluationTimeout === 'number' && options.evaluationTimeout > 0) evaluationTimeout = options.evaluationTimeout;
   const delay = typeof options.diagnosticsDelay === 'number' && options.diagnosticsDelay >= 0 ? options.diagnosticsDelay : DEFAULT_DIAGNOSTICS_DELAY_MS;
   diagnostics = new DiagnosticsScheduler(connection, store, getSettings, log, delay);
   return {
@@ -135,7 +138,7 @@ connection.onCodeAction((p, token) =>
 connection.onCodeLens((p, token) => forDocument('codeLens', p.textDocument.uri, token, [], (a) => codeLenses(a)));
 
 // Evaluate .http requests: rulesmith/httpRequests, httpRequest, evaluateRequests, evaluationTrace (protocol.ts).
-registerEvaluation(connection, store, getSettings, log);
+registerEvaluation(connection, store, getSettings, log, () => evaluationTimeout);
 
 connection.onShutdown(() => diagnostics.dispose());
 

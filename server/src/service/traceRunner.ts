@@ -1,5 +1,6 @@
 /**
- * Runs Trace evaluations in a worker thread (traceWorker.ts) with a time limit. The
+ * Runs Trace evaluations in a worker thread (traceWorker.ts) with a time limit
+ * (timedWorker.ts, shared with the language server's Evaluate). The
  * service answers every request on one thread; a trace of a large request can keep the
  * engine busy for seconds (CRS's regular expressions backtrack, as PCRE does without
  * ModSecurity's match limits), and without the limit one request would stall every
@@ -8,14 +9,15 @@
  * On timeout the thread is terminated (a new one starts with the next job) and the
  * client gets a clear error.
  *
+ * Jobs of one trace may be interleaved with others' (the worker's zone cache is keyed).
  * Without the built worker (server/out/traceWorker.js: run `npm run build`) traces run
  * inline (traceEval.ts `traceReply`), without the limit.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import type { SampleRequest } from '../requests/types';
 import type { TraceResult } from '../rulesApi';
+import { TimedWorker, WorkerTimeout } from '../timedWorker';
 import { ApiError, CODES, type ApiMessage } from './api';
 import type { ZoneSource } from './deployment';
 import { traceReply } from './traceEval';
@@ -47,31 +49,25 @@ function workerFile(): string | undefined {
 }
 
 export class TraceRunner {
-  private worker: Worker | undefined;
-  private nextId = 1;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly worker: TimedWorker<TraceJob, TraceReply, true> | undefined;
   /** Counters for tests: compiles and cache hits of the zones traced. */
   readonly stats = { compiles: 0, hits: 0, timeouts: 0 };
 
   constructor(
     private readonly timeoutMs = TRACE_TIMEOUT_MS,
-    private readonly file = workerFile(),
-  ) {}
+    file = workerFile(),
+  ) {
+    // The worker reports once the zone is compiled (bounded work, cached): the limit is for the evaluation.
+    this.worker = file ? new TimedWorker(file, { timeoutMs, prepareMs: COMPILE_TIMEOUT_MS }) : undefined;
+  }
 
   /**
    * The Trace's result for `job`; ApiError for a request the evaluation refuses or one that
    * took too long. `source` is read only when the zone is not compiled under `job.key`.
    */
-  run(job: Omit<TraceJob, 'source'>, source: () => ZoneSource): Promise<TraceResult> {
-    const next = this.queue.then(() => this.dispatch(job, source));
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
-  private async dispatch(job: TraceJob, source: () => ZoneSource): Promise<TraceResult> {
-    const answer = (j: TraceJob) => (this.file ? this.inWorker(j, this.file) : Promise.resolve(traceReply(j)));
-    let reply = await answer(job);
-    if ('needSource' in reply) reply = await answer({ ...job, source: source() });
+  async run(job: Omit<TraceJob, 'source'>, source: () => ZoneSource): Promise<TraceResult> {
+    let reply = await this.answer(job);
+    if ('needSource' in reply) reply = await this.answer({ ...job, source: source() });
     if ('needSource' in reply) throw new Error('the trace worker asked for the zone it was sent');
     if ('result' in reply) {
       this.stats[reply.cached ? 'hits' : 'compiles']++;
@@ -81,62 +77,22 @@ export class TraceRunner {
     throw new Error(`the trace failed: ${reply.crash}`);
   }
 
-  private inWorker(job: TraceJob, file: string): Promise<TraceReply> {
-    if (!this.worker) {
-      this.worker = new Worker(file);
-      // An idle trace thread must not keep the process alive.
-      this.worker.unref();
+  private async answer(job: TraceJob): Promise<TraceReply> {
+    if (!this.worker) return traceReply(job);
+    try {
+      return await this.worker.run(job);
+    } catch (e) {
+      if (!(e instanceof WorkerTimeout)) throw e;
+      this.stats.timeouts++;
+      throw ApiError.of(
+        422,
+        CODES.invalidValue,
+        `the trace did not finish within ${this.timeoutMs / 1000} s and was stopped: evaluating this request against the zone's rules takes too long (a large URL, header or body makes the OWASP-based ruleset's regular expressions backtrack). Trace a shorter request.`,
+      );
     }
-    const worker = this.worker;
-    const id = this.nextId++;
-    return new Promise<TraceReply>((resolvePromise, reject) => {
-      const done = () => {
-        clearTimeout(timer);
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
-      };
-      const onMessage = (m: (TraceReply & { id: number }) | { id: number; evaluating: true }) => {
-        if (m.id !== id) return;
-        if ('evaluating' in m) {
-          // The zone is compiled (bounded work, cached): the limit is for the evaluation.
-          clearTimeout(timer);
-          timer = setTimeout(onTimeout, this.timeoutMs);
-          return;
-        }
-        done();
-        resolvePromise(m);
-      };
-      const onError = (e: Error) => {
-        done();
-        this.worker = undefined;
-        reject(e);
-      };
-      const onExit = (code: number) => onError(new Error(`the trace worker exited (code ${code})`));
-      const onTimeout = () => {
-        done();
-        this.worker = undefined;
-        this.stats.timeouts++;
-        void worker.terminate();
-        reject(
-          ApiError.of(
-            422,
-            CODES.invalidValue,
-            `the trace did not finish within ${this.timeoutMs / 1000} s and was stopped: evaluating this request against the zone's rules takes too long (a large URL, header or body makes the OWASP-based ruleset's regular expressions backtrack). Trace a shorter request.`,
-          ),
-        );
-      };
-      let timer = setTimeout(onTimeout, COMPILE_TIMEOUT_MS + this.timeoutMs);
-      worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.on('exit', onExit);
-      worker.postMessage({ ...job, id });
-    });
   }
 
   async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = undefined;
-    if (w) await w.terminate();
+    await this.worker?.close();
   }
 }

@@ -4,15 +4,12 @@
  * this thread (traceRunner.ts) while the service goes on answering. Zones stay compiled
  * here between jobs (traceEval.ts).
  */
-import { parentPort } from 'node:worker_threads';
 import { boundRegexBacktracking } from '../regexBudget';
+import { serveJobs } from '../timedWorker';
 import { traceReply } from './traceEval';
-import type { TraceJob } from './traceRunner';
+import type { TraceJob, TraceReply } from './traceRunner';
 
 // Process-wide already when the CLI started the service; a service embedded elsewhere gets it here.
 boundRegexBacktracking();
 
-parentPort?.on('message', (job: TraceJob & { readonly id: number }) => {
-  const reply = traceReply(job, () => parentPort?.postMessage({ id: job.id, evaluating: true }));
-  parentPort?.postMessage({ id: job.id, ...reply });
-});
+serveJobs<TraceJob, TraceReply, true>((job, progress) => traceReply(job, () => progress(true)));

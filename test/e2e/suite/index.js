@@ -11,12 +11,13 @@ const Mocha = require('mocha/lib/mocha.cjs');
 const BEGIN = '--- rulesmith in-host suite: begin ---';
 const END = '--- rulesmith in-host suite: end ---';
 
-exports.run = function run() {
+/** Runs the `*.test.js` files of `dir` (this folder; demo/ has its own entry, demo/index.js). */
+function runIn(dir) {
   const mocha = new Mocha({ ui: 'bdd', reporter: 'spec', color: false, timeout: 60_000, slow: 5_000 });
   const grep = process.env.RULESMITH_E2E_GREP;
   if (grep) mocha.grep(grep);
-  for (const name of fs.readdirSync(__dirname).sort()) {
-    if (name.endsWith('.test.js')) mocha.addFile(path.join(__dirname, name));
+  for (const name of fs.readdirSync(dir).sort()) {
+    if (name.endsWith('.test.js')) mocha.addFile(path.join(dir, name));
   }
   // The driver prints what comes between these markers (the workbench logs through the
   // same channel).
@@ -32,4 +33,7 @@ exports.run = function run() {
       reject(error);
     }
   });
-};
+}
+
+exports.runIn = runIn;
+exports.run = () => runIn(__dirname);

@@ -1,0 +1,118 @@
+/**
+ * Jobs in a worker thread with a time limit: the rules service's Trace and the language
+ * server's Evaluate. Both answer everything on one thread, and an evaluation of a large
+ * request can keep the engine busy for seconds (CRS's regular expressions backtrack, as
+ * PCRE does without ModSecurity's match limits): without a limit one request would stall
+ * every other one. Jobs run one at a time in one thread; a job may report progress (each
+ * report restarts the limit: the work before the first one — compiling, bounded and
+ * cached — has `prepareMs` on top). On timeout the thread is terminated (a new one starts
+ * with the next job) and the job rejects with WorkerTimeout, carrying the last progress so
+ * that the caller can say what was stopped.
+ */
+import { parentPort, Worker } from 'node:worker_threads';
+
+export interface TimedWorkerOptions {
+  /** The limit for the work after each progress report. */
+  readonly timeoutMs: number;
+  /** What the work before the first progress report may take on top of `timeoutMs`. */
+  readonly prepareMs: number;
+}
+
+/** A job that ran out of time; `progress` is its last report (undefined: it was still preparing). */
+export class WorkerTimeout<P = unknown> extends Error {
+  constructor(
+    readonly limitMs: number,
+    readonly progress: P | undefined,
+  ) {
+    super(`the job did not finish within ${limitMs} ms and was stopped`);
+    this.name = 'WorkerTimeout';
+  }
+}
+
+type FromWorker<R, P> = { readonly id: number; readonly progress: P } | { readonly id: number; readonly reply: R };
+
+export class TimedWorker<J, R, P = unknown> {
+  private worker: Worker | undefined;
+  private nextId = 1;
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Jobs stopped by the limit, for tests. */
+  timeouts = 0;
+
+  constructor(
+    private readonly file: string,
+    private readonly options: TimedWorkerOptions,
+  ) {}
+
+  /** The worker's reply to `job`, after the jobs before it; `onProgress` sees each report. */
+  run(job: J, onProgress?: (p: P) => void): Promise<R> {
+    const next = this.queue.then(() => this.inWorker(job, onProgress));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private inWorker(job: J, onProgress?: (p: P) => void): Promise<R> {
+    if (!this.worker) {
+      this.worker = new Worker(this.file);
+      // An idle thread must not keep the process alive.
+      this.worker.unref();
+    }
+    const worker = this.worker;
+    const id = this.nextId++;
+    const { timeoutMs, prepareMs } = this.options;
+    return new Promise<R>((resolvePromise, reject) => {
+      let last: P | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+      };
+      const onMessage = (m: FromWorker<R, P>) => {
+        if (m.id !== id) return;
+        if ('progress' in m) {
+          last = m.progress;
+          clearTimeout(timer);
+          timer = setTimeout(onTimeout, timeoutMs);
+          onProgress?.(m.progress);
+          return;
+        }
+        done();
+        resolvePromise(m.reply);
+      };
+      const onError = (e: Error) => {
+        done();
+        if (this.worker === worker) this.worker = undefined;
+        reject(e);
+      };
+      const onExit = (code: number) => onError(new Error(`the worker thread exited (code ${code})`));
+      const onTimeout = () => {
+        done();
+        if (this.worker === worker) this.worker = undefined;
+        this.timeouts++;
+        void worker.terminate();
+        reject(new WorkerTimeout<P>(timeoutMs, last));
+      };
+      let timer = setTimeout(onTimeout, prepareMs + timeoutMs);
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+      worker.postMessage({ id, job });
+    });
+  }
+
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) await w.terminate();
+  }
+}
+
+/** The worker thread's side: answers each job with `work`, which reports progress through its second argument. */
+export function serveJobs<J, R, P>(work: (job: J, progress: (p: P) => void) => R): void {
+  const port = parentPort;
+  if (!port) throw new Error('serveJobs runs in a worker thread');
+  port.on('message', ({ id, job }: { id: number; job: J }) => {
+    const reply = work(job, (progress) => port.postMessage({ id, progress }));
+    port.postMessage({ id, reply });
+  });
+}
