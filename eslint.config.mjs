@@ -1,10 +1,11 @@
 // `npm run lint` (also run by `npm test`): eslint's and typescript-eslint's recommended
 // rules (syntax only, no type information, so it stays fast; `tsc` does the type-check).
 import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-export default tseslint.config(
+export default defineConfig(
   {
     // Generated (build output, the ohm bundle, the CRS conversion) and vendored files.
     ignores: [
@@ -18,7 +19,7 @@ export default tseslint.config(
     ],
   },
   js.configs.recommended,
-  ...tseslint.configs.recommended,
+  tseslint.configs.recommended,
   {
     languageOptions: { globals: { ...globals.node } },
     rules: {
