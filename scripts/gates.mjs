@@ -3,9 +3,20 @@
 // linter (eslint.config.mjs). Each can be run alone with the npm script it names.
 import { spawnSync } from 'node:child_process';
 
+// Both keep what they learnt about unchanged files in node_modules/.cache/ (a rerun takes
+// seconds instead of about 45 s of CPU; npm ci wipes it).
+const CACHE = 'node_modules/.cache/rulesmith';
 export const GATES = [
-  { name: 'type-check', args: ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit'], alone: 'npm run check-types' },
-  { name: 'lint', args: ['node_modules/eslint/bin/eslint.js', '--max-warnings', '0', '.'], alone: 'npm run lint' },
+  {
+    name: 'type-check',
+    args: ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit', '--incremental', '--tsBuildInfoFile', `${CACHE}/tsc.tsbuildinfo`],
+    alone: 'npm run check-types',
+  },
+  {
+    name: 'lint',
+    args: ['node_modules/eslint/bin/eslint.js', '--max-warnings', '0', '--cache', '--cache-location', `${CACHE}/eslint`, '.'],
+    alone: 'npm run lint',
+  },
 ];
 
 /**
