@@ -15,6 +15,7 @@
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { checkEntryPoints } from './entry-points.mjs';
 
 const crsDir = process.env.CRS_RULES_DIR || '/usr/share/modsecurity-crs/rules';
 if (existsSync(crsDir)) {
@@ -60,9 +61,13 @@ const entries = [
   { entryPoints: ['client/src/preview/worker.ts'], outfile: 'client/out/previewWorker.js' },
 ];
 
-await Promise.all(
-  entries.filter((e) => existsSync(e.entryPoints[0])).map((e) => build({ ...common, ...e })),
-);
+try {
+  checkEntryPoints(entries);
+} catch (e) {
+  console.error(`build: ${e.message}`);
+  process.exit(1);
+}
+await Promise.all(entries.map((e) => build({ ...common, ...e })));
 
 // The service's SQLite is WebAssembly: the bundled CLI loads the .wasm from beside itself.
 mkdirSync('server/out', { recursive: true });

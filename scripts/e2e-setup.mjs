@@ -20,7 +20,6 @@ import { fileURLToPath } from 'node:url';
 
 export const CODE_SERVER_VERSION = '4.139.1';
 export const NODE24_VERSION = '24.15.0';
-const APT_PACKAGES = ['chromium', 'libkrb5-dev'];
 
 /** Where everything lives. Pure: no I/O. */
 export function e2ePaths(env = process.env) {

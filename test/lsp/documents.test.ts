@@ -133,7 +133,7 @@ test('random edits through the store: patched slices always equal a full re-pars
     seed = (seed * 1103515245 + 12345) % 2147483648;
     return seed % n;
   };
-  const json = JSON.stringify({ rules: Array.from({ length: 6 }, (_, i) => ({ ref: `r${i}`, expression: `http.host eq "a\\b\"${i}é😀" and ip.src in {192.0.2.${i}}` })) }, null, 1);
+  const json = JSON.stringify({ rules: Array.from({ length: 6 }, (_, i) => ({ ref: `r${i}`, expression: `http.host eq "a\\b"${i}é😀" and ip.src in {192.0.2.${i}}` })) }, null, 1);
   const store = new DocumentStore();
   const uri = 'file:///random.ruleset.json';
   store.open(uri, 'json', 1, json);

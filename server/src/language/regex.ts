@@ -163,8 +163,6 @@ type Node =
   | { readonly t: 'cap'; readonly sub: Node }
   | { readonly t: 'look'; readonly k: Look };
 
-const EMPTY: Node = { t: 'seq', items: [] };
-
 class RegexError extends Error {
   constructor(
     message: string,
@@ -285,9 +283,9 @@ class Parser {
     const c = this.p[this.pos++];
     let min: number;
     let max: number;
-    if (c === '*') (min = 0), (max = -1);
-    else if (c === '+') (min = 1), (max = -1);
-    else if (c === '?') (min = 0), (max = 1);
+    if (c === '*') [min, max] = [0, -1];
+    else if (c === '+') [min, max] = [1, -1];
+    else if (c === '?') [min, max] = [0, 1];
     else {
       this.skipSpace();
       const a = this.decimal();
@@ -426,7 +424,7 @@ class Parser {
     while (!this.eof() && this.p[this.pos] !== '>') {
       const ch = this.p[this.pos];
       const first = this.pos === start;
-      const ok = /[A-Za-z_]/.test(ch) || (!first && /[0-9.\[\]]/.test(ch));
+      const ok = /[A-Za-z_]/.test(ch) || (!first && /[0-9.[\]]/.test(ch));
       if (!ok) throw this.error('invalid capture group character');
       this.pos++;
     }
@@ -1090,7 +1088,11 @@ function hex2(b: number): string {
 function emitSet(s: Uint8Array): string {
   let count = 0;
   let only = -1;
-  for (let b = 0; b < 256; b++) if (s[b]) (count++, (only = b));
+  for (let b = 0; b < 256; b++) {
+    if (!s[b]) continue;
+    count++;
+    only = b;
+  }
   if (count === 0) return '[^\\x00-\\x{10ffff}]';
   if (count === 1) return /[0-9A-Za-z]/.test(String.fromCharCode(only)) ? String.fromCharCode(only) : hex2(only);
   let out = '[';

@@ -749,7 +749,7 @@ function xmlText(body: string): { text: string; attributes: string[] } | undefin
       const tag = body.slice(lt + 1, e);
       const m = /^(\/?)([^\s/>]+)/.exec(tag);
       if (!m) return undefined;
-      if (!m[1]) for (const a of tag.slice(m[0].length).matchAll(/[^\s=\/>]+\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) attributes.push(decodeXmlEntities(a[1] ?? a[2]));
+      if (!m[1]) for (const a of tag.slice(m[0].length).matchAll(/[^\s=/>]+\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) attributes.push(decodeXmlEntities(a[1] ?? a[2]));
       if (m[1]) {
         if (stack.pop() !== m[2]) return undefined;
       } else if (!tag.endsWith('/')) {

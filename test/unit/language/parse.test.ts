@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseExpression } from '../../../server/src/language/parse';
+import { parseExpression, rulesGrammar } from '../../../server/src/language/parse';
 import { BOOL, BYTES, INT, IP } from '../../../server/src/language/types';
 import { sexpr } from './sexpr';
 
@@ -126,7 +126,6 @@ test('pathological nesting is reported, not thrown', () => {
 });
 
 test('an incremental matcher gives the same tree as a fresh parse after edits', () => {
-  const { rulesGrammar } = require('../../../server/src/language/parse') as typeof import('../../../server/src/language/parse');
   const m = rulesGrammar.matcher();
   let current = '';
   const match = (input: string) => {

@@ -168,7 +168,7 @@ describe('921180: HTTP Parameter Pollution (an argument name given twice)', () =
 
   test('agrees with the counters on generated names', () => {
     fc.assert(
-      fc.property(fc.array(fc.stringMatching(/^[aAb_\[\]\n]{0,3}$/), { maxLength: 6 }), (names) => {
+      fc.property(fc.array(fc.stringMatching(/^[aAb_[\]\n]{0,3}$/), { maxLength: 6 }), (names) => {
         assert.equal(matches({ 'crs.args_names': names }), reference(names), JSON.stringify(names));
       }),
       { numRuns: 400, seed: 921180 },

@@ -1,0 +1,49 @@
+// `npm run lint` (also run by `npm test`): eslint's and typescript-eslint's recommended
+// rules (syntax only, no type information, so it stays fast; `tsc` does the type-check).
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  {
+    // Generated (build output, the ohm bundle, the CRS conversion) and vendored files.
+    ignores: [
+      '**/out/',
+      '**/*.ohm-bundle.*',
+      'server/src/managed/generated/',
+      'test/fixtures/',
+      '.vscode-test/',
+      'tmp/',
+      '.demo/',
+    ],
+  },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      // The code's own conventions: a leading _ marks a deliberately unused name, and an
+      // empty `catch {}` is a deliberately ignored failure (best-effort clean-up).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-empty': ['error', { allowEmptyCatch: true }],
+      // `cond ? a() : b()` as a statement is used on purpose (rulesets/engine.ts).
+      '@typescript-eslint/no-unused-expressions': ['error', { allowTernary: true }],
+      // Matching, escaping and refusing control characters is much of what the code does.
+      'no-control-regex': 'off',
+      // The code compares with === everywhere; the two exact number/bigint == say so.
+      eqeqeq: 'error',
+    },
+  },
+  {
+    // Tests read the service's JSON answers loosely.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // The in-host VS Code suite: plain CommonJS run by mocha.
+    files: ['test/e2e/suite/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { ...globals.node, ...globals.mocha } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);
