@@ -10,6 +10,7 @@ import { requestValues } from '../requests/fields';
 import type { SampleRequest } from '../requests/types';
 import { compileZone, TERMINATING, type CompiledZone, type Decision, type Evaluation, type RuleRef, type TraceEntry, type ZoneConfig } from '../rulesets/engine';
 import type { Rule, Ruleset } from '../rulesets/model';
+import { describeRule } from '../rulesets/ruleNames';
 import { ApiError, CODES } from './api';
 import { zoneConfigOf, type DeployedZone } from './deployment';
 import type { TraceJob, TraceReply } from './traceRunner';
@@ -73,7 +74,7 @@ function rulesetIndex(config: ZoneConfig): (id: string | undefined) => RulesetIn
 }
 
 function refName(r: RuleRef | undefined): string | undefined {
-  return r ? (r.ruleId ?? r.ref ?? r.description) : undefined;
+  return r ? describeRule(r, 'handle') : undefined;
 }
 
 function ruleStep(e: TraceEntry, info: RulesetInfo | undefined, legacyExpr: ReadonlyMap<string, string>, challengeSkipped: boolean): Step {
