@@ -34,7 +34,7 @@
  *   (no inspection limit is applied). `body.form*` for an
  *   `application/x-www-form-urlencoded` body, split like the query and not decoded (docs:
  *   "No decoding performed"); `body.multipart*` for `multipart/form-data` with a boundary
- * *   (multipart.ts; parsed leniently: an unterminated last part still counts). Other bodies give empty
+ *   (multipart.ts; parsed leniently: an unterminated last part still counts). Other bodies give empty
  *   maps and arrays. `body.mime` is sniffed from the body bytes (the docs: "detected from
  *   the request body"), see sniff.ts.
  * - Edge defaults: `ip.src` is 192.0.2.1 (TEST-NET-1, RFC 5737) and the request time is
