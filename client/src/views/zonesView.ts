@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { defaultCatalog, findManagedRuleset } from '../../../server/src/managed/catalog';
 import { effectiveRules, WAF_PHASES } from '../../../server/src/rulesets/engine';
 import type { ExecuteParameters, Rule, Ruleset } from '../../../server/src/rulesApi';
+import { describeRule } from '../../../server/src/rulesets/ruleNames';
 import { serviceCatalog } from '../api/catalog';
 import type { Connection } from '../api/connection';
 import type { Account, Zone } from '../api/rulesApi';
@@ -30,13 +31,9 @@ export const PHASE_LABELS: Readonly<Record<string, string>> = {
 
 /** A rule's name in the tree: its description, else what it runs or matches. */
 function ruleLabel(r: Rule, index: number): string {
-  if (r.description?.trim()) return r.description.trim();
-  if (r.action === 'execute') {
-    const id = (r.action_parameters as ExecuteParameters | undefined)?.id ?? '';
-    return `Execute ${findManagedRuleset(defaultCatalog, id)?.name ?? id}`;
-  }
-  if (r.expression) return r.expression.length > 60 ? `${r.expression.slice(0, 59)}…` : r.expression;
-  return r.ref || `Rule ${index + 1}`;
+  const executed = r.action === 'execute' ? ((r.action_parameters as ExecuteParameters | undefined)?.id ?? '') : undefined;
+  const executes = executed === undefined ? undefined : (findManagedRuleset(defaultCatalog, executed)?.name ?? executed);
+  return describeRule({ ruleId: r.id, ref: r.ref, description: r.description, expression: r.expression, index, executes }, 'title')!;
 }
 
 export class ZonesView extends BaseProvider<ZonesNode> {

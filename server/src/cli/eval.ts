@@ -40,6 +40,7 @@ import { requestValues } from '../requests/fields';
 import { parseHttpFile } from '../requests/http';
 import type { SampleRequest } from '../requests/types';
 import type { CompiledZone, Evaluation, TraceEntry } from '../rulesets/engine';
+import { describeRule, type RuleNaming } from '../rulesets/ruleNames';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type LoadedZone } from '../rulesets/zoneFile';
 import { checkOptions, outputFormat } from './check';
 import { fsReason } from './files';
@@ -244,12 +245,9 @@ function jsonResult(r: LoadedRequest, ev: Evaluation, trace: boolean) {
 
 const short = (id: string | undefined) => (id === undefined ? '' : id.length === 32 ? `${id.slice(0, 8)}…` : id);
 
-export function ruleLabel(t: { ruleId?: string; ref?: string; description?: string }): string {
-  const parts: string[] = [];
-  if (t.ref && t.ref !== t.ruleId) parts.push(t.ref);
-  if (t.ruleId) parts.push(`id ${t.ruleId}`);
-  if (t.description) parts.push(`"${t.description}"`);
-  return parts.join(' ') || '(unnamed rule)';
+/** A rule by every handle it has (ref, id, description), for a line a person may search with. */
+function ruleLabel(t: RuleNaming): string {
+  return describeRule(t, 'full') ?? '(unnamed rule)';
 }
 
 function textResult(r: LoadedRequest, ev: Evaluation, trace: boolean, names: Map<string, string>): string {
@@ -298,7 +296,7 @@ function actionOutcome(action: string | undefined): string {
 
 function traceText(t: TraceEntry, names: Map<string, string>): string {
   const where = `[${t.phase}${t.rulesetId ? ` ${names.get(t.rulesetId) ?? short(t.rulesetId)}` : ''}]`;
-  const what = t.ruleId || t.ref || t.description ? ruleLabel(t) : '(whole phase)';
+  const what = describeRule(t, 'full') ?? '(whole phase)';
   const bits = [`${t.outcome}`];
   if (t.action) bits.push(`action ${t.action}`);
   if (!t.enabled && t.outcome !== 'disabled') bits.push('disabled');

@@ -30,6 +30,7 @@ import { NESTING_HINT } from './parse';
 import { compileRegex } from './regex';
 import { httpScheme, phaseAllows, planAllows, suggestNames } from './scheme/index';
 import { managedOnlyMessage } from './scheme/managed';
+import { isDiscouraged, isStringOnly, operatorsFor } from './scheme/operators';
 import type { FunctionDef, ParamDef, Phase, Plan, Scheme, TypePattern } from './scheme/types';
 import { BOOL, BYTES, INT, IP, arrayOf, sameType, typeToString, type Type } from './types';
 import { parseWildcard } from './wildcard';
@@ -237,7 +238,7 @@ class Checker {
     const test = this.test(e, t, lhs, depth);
     if (!test || !lhs.ir) return { array: lhs.each };
     lintComparison(this.scheme, e, test, this.text, (d) => this.diagnostics.push(d));
-    if (t.kind === 'Ip' && ['lt', 'le', 'gt', 'ge'].includes(op.op)) {
+    if (isDiscouraged(op.op, t)) {
       this.warn('ip-ordering', op.span, 'ordering comparisons on IP addresses are not supported by Cloudflare\'s documentation', 'Use a range or CIDR in a set instead: `ip.src in {192.0.2.0..192.0.2.127}`. IPv4 and IPv6 never compare.');
     }
     return { ir: { k: 'compare', lhs: lhs.ir, test, array: lhs.each }, array: lhs.each };
@@ -725,16 +726,7 @@ function emptySegment(name: string): number {
 }
 
 function allowedOps(t: Type): readonly A.ComparisonOp[] {
-  switch (t.kind) {
-    case 'Bytes':
-      return ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'contains', 'matches', 'wildcard', 'strict wildcard', 'in'];
-    case 'Int':
-      return ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'bitwise_and', 'in'];
-    case 'Ip':
-      return ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'in'];
-    default:
-      return [];
-  }
+  return operatorsFor(t).map((o) => o.op);
 }
 
 function opHint(t: Type, op: A.ComparisonOp): string {
@@ -743,7 +735,7 @@ function opHint(t: Type, op: A.ComparisonOp): string {
       ? 'Pick a value first: `["key"][0]`, or test every value with `any(…[*] … )`.'
       : 'Pick an element with `[0]`, or test every element with `any(…[*] …)`.';
   }
-  if (op === 'contains' || op === 'matches' || op === 'wildcard' || op === 'strict wildcard') {
+  if (isStringOnly(op)) {
     return `\`${op}\` works on strings; this value is ${typeToString(t)}.${t.kind === 'Ip' ? ' Use `in {192.0.2.0/24}` for networks.' : ''}`;
   }
   return `${typeToString(t)} supports: ${allowedOps(t).join(', ')}.`;

@@ -28,6 +28,7 @@ import type * as A from './ast';
 import { PARSE_LIMIT, tooLong } from './check';
 import { error, type Diagnostic } from './diagnostics';
 import { NESTING_HINT, parseExpression } from './parse';
+import { LOGICAL_OPERATORS, OPERATOR_BY_OP } from './scheme/operators';
 
 export interface FormatOptions {
   /** Maximum line width before a construct is broken over several lines. Default 100. */
@@ -91,22 +92,6 @@ function sanitizeIndent(indent: string): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// Operator spelling
-
-const ENGLISH: Readonly<Record<A.ComparisonOp, string>> = {
-  eq: 'eq', ne: 'ne', lt: 'lt', le: 'le', gt: 'gt', ge: 'ge', contains: 'contains', matches: 'matches',
-  wildcard: 'wildcard', 'strict wildcard': 'strict wildcard', in: 'in', bitwise_and: 'bitwise_and',
-};
-
-const C_LIKE: Readonly<Record<A.ComparisonOp, string>> = {
-  eq: '==', ne: '!=', lt: '<', le: '<=', gt: '>', ge: '>=', contains: 'contains', matches: '~',
-  wildcard: 'wildcard', 'strict wildcard': 'strict wildcard', in: 'in', bitwise_and: '&',
-};
-
-const LOGICAL_ENGLISH: Readonly<Record<A.LogicalOp, string>> = { and: 'and', xor: 'xor', or: 'or' };
-const LOGICAL_C_LIKE: Readonly<Record<A.LogicalOp, string>> = { and: '&&', xor: '^^', or: '||' };
-
-// ---------------------------------------------------------------------------------------
 // Documents (a small Wadler/Prettier-style pretty printer)
 
 type Doc = string | Concat | Line | Indent | Group | Fill;
@@ -163,9 +148,9 @@ class AstPrinter {
   }
 
   private logicalOp(op: A.LogicalOp, token: A.Token | undefined): string {
-    if (this.notation === 'english') return LOGICAL_ENGLISH[op];
-    if (this.notation === 'c-like') return LOGICAL_C_LIKE[op];
-    return token?.text ?? LOGICAL_ENGLISH[op];
+    if (this.notation === 'c-like') return LOGICAL_OPERATORS[op].clike;
+    if (this.notation === 'english') return op;
+    return token?.text ?? op;
   }
 
   private not(e: A.NotExpr): Doc {
@@ -180,8 +165,9 @@ class AstPrinter {
   }
 
   private comparisonOp(op: A.OperatorToken): string {
-    if (this.notation === 'english') return ENGLISH[op.op];
-    if (this.notation === 'c-like') return C_LIKE[op.op];
+    const def = OPERATOR_BY_OP[op.op];
+    if (this.notation === 'english') return def.english;
+    if (this.notation === 'c-like') return def.clike ?? def.english;
     return op.text;
   }
 

@@ -10,6 +10,7 @@ import type { MatchResult, Node as OhmNode } from 'ohm-js';
 import grammar from './rules.ohm-bundle';
 import type * as A from './ast';
 import { error, type Diagnostic, type DiagnosticCode } from './diagnostics';
+import { operatorOf } from './scheme/operators';
 import { unterminatedStringStart } from './scan';
 import type { Type } from './types';
 
@@ -43,13 +44,6 @@ function token(node: OhmNode): A.Token {
   return { text: node.sourceString, span: span(node) };
 }
 
-const OPS: Record<string, A.ComparisonOp> = {
-  eq: 'eq', '==': 'eq', ne: 'ne', '!=': 'ne', lt: 'lt', '<': 'lt', le: 'le', '<=': 'le',
-  gt: 'gt', '>': 'gt', ge: 'ge', '>=': 'ge', contains: 'contains', matches: 'matches',
-  '~': 'matches', wildcard: 'wildcard', 'strict wildcard': 'strict wildcard', in: 'in',
-  bitwise_and: 'bitwise_and', '&': 'bitwise_and',
-};
-
 /** Builds a flattened logical node from `first (op next)*`, or returns `first` alone. */
 function logical(node: OhmNode, op: A.LogicalOp, first: OhmNode, ops: OhmNode, rest: OhmNode): A.Expr {
   const head = first.toAST() as A.Expr;
@@ -77,7 +71,8 @@ function comparison(node: OhmNode, value: OhmNode, test: OhmNode): A.ComparisonE
 
 function test(opNode: OhmNode, rhsNode: OhmNode): { op: A.OperatorToken; rhs: A.Rhs } {
   const text = opNode.sourceString;
-  return { op: { op: OPS[text], text, span: span(opNode) }, rhs: rhsNode.toAST() as A.Rhs };
+  // The grammar accepts only the table's spellings.
+  return { op: { op: operatorOf(text)!, text, span: span(opNode) }, rhs: rhsNode.toAST() as A.Rhs };
 }
 
 semantics.addOperation<unknown>('toAST', {

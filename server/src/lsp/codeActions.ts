@@ -25,10 +25,14 @@ import { forEachOutsideStrings } from '../language/scan';
 import { CodeActionKind, type CodeAction, type CodeActionContext, type Range as LspRange, type TextEdit } from 'vscode-languageserver/node';
 import * as A from '../language/ast';
 import type { Diagnostic } from '../language/diagnostics';
+import { LOGICAL_OPERATORS, OPERATORS } from '../language/scheme/operators';
 import { toLspDiagnostic } from './diagnostics';
 import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
 
-const TO_C: Record<string, string> = { and: '&&', or: '||', xor: '^^', not: '!', eq: '==', ne: '!=', lt: '<', le: '<=', gt: '>', ge: '>=', matches: '~', bitwise_and: '&' };
+/** English spelling to C-like, for every operator (logical or comparison) that has both. */
+const TO_C: Record<string, string> = Object.fromEntries(
+  [...Object.values(LOGICAL_OPERATORS), ...OPERATORS].flatMap((o) => (o.clike ? [[o.english, o.clike]] : [])),
+);
 const TO_ENGLISH: Record<string, string> = Object.fromEntries(Object.entries(TO_C).map(([k, v]) => [v, k]));
 
 /** The operator tokens of an expression, in source order. */

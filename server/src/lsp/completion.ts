@@ -22,8 +22,8 @@ import {
   type Command,
   type CompletionItem,
 } from 'vscode-languageserver';
-import type { ComparisonOp } from '../language/ast';
 import { phaseAllows, planAllows } from '../language/scheme/index';
+import { LOGICAL_OPERATORS, OPERATORS, OPERATOR_BY_OP, isDiscouraged, operatorsFor, type OperatorDef } from '../language/scheme/operators';
 import type { FieldDef, FunctionDef, ParamDef, TypePattern } from '../language/scheme/types';
 import { typeToString, type Type } from '../language/types';
 import {
@@ -37,12 +37,11 @@ import {
   type ValueInfo,
 } from './context';
 import {
-  LOGICAL_DOCS,
   MANAGED_LIST_DOCS,
-  OPERATOR_DOCS,
   fieldMarkdown,
   functionMarkdown,
   operatorMarkdown,
+  planLabel,
   planRequirement,
   quantifierMarkdown,
   quote,
@@ -98,19 +97,6 @@ const HEADER_MAPS: Readonly<Record<string, readonly string[]>> = {
   'http.request.headers': COMMON_REQUEST_HEADERS,
   'http.response.headers': COMMON_RESPONSE_HEADERS,
   'raw.http.response.headers': COMMON_RESPONSE_HEADERS,
-};
-
-/** Operators offered per left-hand type, in this order. */
-const OPERATORS_BY_TYPE: Readonly<Record<'Bytes' | 'Int' | 'Ip', readonly string[]>> = {
-  Bytes: ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'contains', 'matches', 'wildcard', 'strict wildcard', 'in'],
-  Int: ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'in', '&', 'bitwise_and'],
-  Ip: ['eq', 'ne', 'in', 'lt', 'le', 'gt', 'ge'],
-};
-const ALL_OPERATORS = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'contains', 'matches', 'wildcard', 'strict wildcard', 'in', '&', 'bitwise_and'];
-const IP_ORDERING = new Set(['lt', 'le', 'gt', 'ge']);
-const OP_BY_SPELLING: Readonly<Record<string, ComparisonOp>> = {
-  eq: 'eq', ne: 'ne', lt: 'lt', le: 'le', gt: 'gt', ge: 'ge', contains: 'contains', matches: 'matches',
-  wildcard: 'wildcard', 'strict wildcard': 'strict wildcard', in: 'in', '&': 'bitwise_and', bitwise_and: 'bitwise_and',
 };
 
 const isWordTok = (t: Tok): boolean => t.kind === 'ident' || t.kind === 'list' || t.kind === 'bare';
@@ -219,7 +205,7 @@ function itemsFor(analysis: Analysis, place: Place, ctx: ExpressionContext, only
     case 'value':
       if (state.strictPending) {
         const sp = state.strictPending;
-        return operatorItems(['strict wildcard'], { ...place, range: { start: sp.start, end: place.range.end }, needsSpace: false }, ctx, state.value);
+        return operatorItems([OPERATOR_BY_OP['strict wildcard']], { ...place, range: { start: sp.start, end: place.range.end }, needsSpace: false }, ctx, state.value);
       }
       return afterValueItems(state.value, place, ctx);
     case 'operator':
@@ -392,7 +378,7 @@ function keywordItems(place: Place, ctx: ExpressionContext): OffsetCompletionIte
       textEdit: edit(place, newText),
     });
   };
-  add('not', 'not ', operatorMarkdown(LOGICAL_DOCS.not, 'not', ctx, 'logical operator'), false, 1);
+  add('not', 'not ', operatorMarkdown(LOGICAL_OPERATORS.not, 'not', ctx, 'logical operator'), false, 1);
   add('any(', 'any(${1})', quantifierMarkdown('any'), true, 2);
   add('all(', 'all(${1})', quantifierMarkdown('all'), true, 3);
   add('(', '(${1})', 'Group conditions: `(a or b) and c`.', true, 4);
@@ -405,7 +391,7 @@ function keywordItems(place: Place, ctx: ExpressionContext): OffsetCompletionIte
 function afterValueItems(value: ValueInfo, place: Place, ctx: ExpressionContext): OffsetCompletionItem[] {
   if (value.literal) return [];
   const t = value.type;
-  if (!t) return operatorItems(ALL_OPERATORS, place, ctx, value);
+  if (!t) return operatorItems(OPERATORS, place, ctx, value);
   if (t.kind === 'Bool') return logicalItems(place);
   if (t.kind === 'Map' || t.kind === 'Array') {
     // `[` must follow the value without space: replace any space typed since.
@@ -413,31 +399,33 @@ function afterValueItems(value: ValueInfo, place: Place, ctx: ExpressionContext)
     const indexPlace: Place = { ...place, range, needsSpace: false };
     return indexFormItems(t, indexPlace, value, ctx);
   }
-  return operatorItems(OPERATORS_BY_TYPE[t.kind], place, ctx, value);
+  // The operators that are not recommended for the type come last.
+  const ops = operatorsFor(t);
+  return operatorItems([...ops.filter((o) => !isDiscouraged(o.op, t)), ...ops.filter((o) => isDiscouraged(o.op, t))], place, ctx, value);
 }
 
 /**
- * The operators in `labels` for the left-hand value `lhs`. Each inserts the operator and a
- * space, and asks for completion again when there is something to offer next (a set or
- * list after `in`, the field's values after the others).
+ * The operators `ops` for the left-hand value `lhs`, by their English spelling (and the
+ * C-like one too where the table asks for it). Each inserts the operator and a space, and
+ * asks for completion again when there is something to offer next (a set or list after
+ * `in`, the field's values after the others).
  */
-function operatorItems(labels: readonly string[], place: Place, ctx: ExpressionContext, lhs: ValueInfo): OffsetCompletionItem[] {
+function operatorItems(ops: readonly OperatorDef[], place: Place, ctx: ExpressionContext, lhs: ValueInfo): OffsetCompletionItem[] {
   const spaceAfter = /^\s/.test(place.after) ? '' : ' ';
-  const type = lhs.type?.kind;
   const hasValues = (lhs.valuesOf?.values?.length ?? 0) > 0;
-  return labels.map((label, i) => {
-    const op = OP_BY_SPELLING[label];
-    const doc = OPERATOR_DOCS[op];
+  const spelled = ops.flatMap((doc) => (doc.completeClike && doc.clike ? [[doc.clike, doc] as const, [doc.english, doc] as const] : [[doc.english, doc] as const]));
+  return spelled.map(([label, doc], i) => {
+    const op = doc.op;
     let detail = doc.title;
     const other = label === doc.clike ? doc.english : doc.clike;
     if (other) detail += ` (also ${other})`;
     let group = 10;
-    if (type === 'Ip' && IP_ORDERING.has(label)) {
-      detail += ' — not recommended for IP addresses';
+    if (lhs.type && isDiscouraged(op, lhs.type)) {
+      detail += ' — not recommended for IP addresses'; // the only discouraged use in the table
       group = 20;
     }
-    if (op === 'matches' && ctx.plan && !planAllows('business', ctx.plan)) {
-      detail += ' — needs the Business plan';
+    if (doc.plan && ctx.plan && !planAllows(doc.plan, ctx.plan)) {
+      detail += ` — needs the ${planLabel(doc.plan)} plan`;
       group = 30;
     }
     const item: OffsetCompletionItem = {
@@ -457,7 +445,7 @@ function operatorItems(labels: readonly string[], place: Place, ctx: ExpressionC
 function logicalItems(place: Place): OffsetCompletionItem[] {
   const spaceAfter = /^\s/.test(place.after) ? '' : ' ';
   return (['and', 'or', 'xor'] as const).map((w, i) => {
-    const doc = LOGICAL_DOCS[w];
+    const doc = LOGICAL_OPERATORS[w];
     return {
       label: w,
       kind: CompletionItemKind.Keyword,

@@ -11,6 +11,7 @@
  * not fit is skipped rather than reported (diagnostics are the checker's job).
  */
 import type { ComparisonOp } from '../language/ast';
+import { LOGICAL_SPELLINGS, operatorOf, type LogicalWord } from '../language/scheme/operators';
 import type { FieldDef, FunctionDef, Phase, Plan, Scheme } from '../language/scheme/types';
 import type { Type } from '../language/types';
 
@@ -142,53 +143,17 @@ export function tokenize(text: string): Tok[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// Operator words
-
-/** Comparison operators by spelling (both notations). `strict wildcard` is two words. */
-export const COMPARISON_SPELLINGS: Readonly<Record<string, ComparisonOp>> = {
-  eq: 'eq',
-  '==': 'eq',
-  ne: 'ne',
-  '!=': 'ne',
-  lt: 'lt',
-  '<': 'lt',
-  le: 'le',
-  '<=': 'le',
-  gt: 'gt',
-  '>': 'gt',
-  ge: 'ge',
-  '>=': 'ge',
-  contains: 'contains',
-  matches: 'matches',
-  '~': 'matches',
-  wildcard: 'wildcard',
-  in: 'in',
-  bitwise_and: 'bitwise_and',
-  '&': 'bitwise_and',
-};
-
-export type LogicalWord = 'and' | 'or' | 'xor' | 'not';
-
-export const LOGICAL_SPELLINGS: Readonly<Record<string, LogicalWord>> = {
-  and: 'and',
-  '&&': 'and',
-  or: 'or',
-  '||': 'or',
-  xor: 'xor',
-  '^^': 'xor',
-  not: 'not',
-  '!': 'not',
-};
+// Operator words (spellings from the operator table)
 
 export function comparisonOf(tok: Tok): ComparisonOp | undefined {
   if (tok.kind !== 'ident' && tok.kind !== 'op') return undefined;
-  return Object.hasOwn(COMPARISON_SPELLINGS, tok.text) ? COMPARISON_SPELLINGS[tok.text] : undefined;
+  return operatorOf(tok.text);
 }
 
 /** `and`/`or`/`xor` in either notation (not `not`). */
 export function binaryLogicalOf(tok: Tok): LogicalWord | undefined {
   if (tok.kind !== 'ident' && tok.kind !== 'op') return undefined;
-  const w = Object.hasOwn(LOGICAL_SPELLINGS, tok.text) ? LOGICAL_SPELLINGS[tok.text] : undefined;
+  const w = LOGICAL_SPELLINGS.get(tok.text);
   return w === 'not' ? undefined : w;
 }
 

@@ -3,35 +3,11 @@
  * (`Blocked by vendor:log4shell-uri (http_request_firewall_managed)`) and the Markdown
  * trace of the read-only view. Pure formatting of the engine's Evaluation.
  */
-import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../managed/ids';
 import type { Decision, Evaluation, RuleRef, TraceEntry } from '../rulesets/engine';
+import { describeRule } from '../rulesets/ruleNames';
 import type { Verdict, VerdictAction } from '../protocol';
 
-/** Short names of the built-in managed rulesets, as prefixes of their rules' names. */
-const SHORT_RULESET: Readonly<Record<string, string>> = { [VENDOR_RULESET_ID]: 'vendor', [OWASP_RULESET_ID]: 'owasp' };
-
-const HEX_ID = /^[0-9a-f]{32}$/i;
-
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-
-/**
- * A rule's short name: its `ref` (`log4shell-uri`, `block-admin`), or the CRS number that
- * starts its description (`949110`), or its description, or its id shortened; prefixed
- * with `vendor:` / `owasp:` inside the built-in managed rulesets.
- */
-export function ruleShortName(r: Pick<RuleRef, 'rulesetId' | 'ruleId' | 'ref' | 'description'>): string | undefined {
-  let name: string | undefined;
-  if (r.ref && !HEX_ID.test(r.ref)) name = r.ref;
-  else if (r.description && /^\d{3,}\b/.test(r.description)) name = /^\d+/.exec(r.description)![0];
-  else if (r.description) name = `"${clip(r.description, 48)}"`;
-  else {
-    const id = r.ref ?? r.ruleId;
-    if (id) name = HEX_ID.test(id) ? `${id.slice(0, 8)}…` : id;
-  }
-  if (name === undefined) return undefined;
-  const prefix = r.rulesetId ? SHORT_RULESET[r.rulesetId] : undefined;
-  return prefix ? `${prefix}:${name}` : name;
-}
 
 const ACTION_WORDS: Readonly<Record<Exclude<VerdictAction, 'allow-through'>, string>> = {
   block: 'Blocked',
@@ -60,7 +36,7 @@ export function verdictOf(ev: Evaluation, names: ReadonlyMap<string, string>): V
     const score = s ? ` · anomaly score ${s.score}${s.threshold !== undefined ? ` < ${s.threshold}` : ''}` : '';
     return { action: d.action, title: `Passed — no rule acted${score}`, ...(s ? { score: s.score, ...(s.threshold !== undefined ? { threshold: s.threshold } : {}) } : {}) };
   }
-  const rule = ruleShortName(d) ?? 'an unnamed rule';
+  const rule = describeRule(d, 'short') ?? 'an unnamed rule';
   const where = d.phase ? ` (${d.phase})` : '';
   const score = d.score !== undefined ? ` · anomaly score ${d.score} ≥ ${d.threshold}` : '';
   const rulesetName = d.rulesetId ? names.get(d.rulesetId) : undefined;
@@ -115,8 +91,9 @@ const OUTCOME_WORDS: Partial<Record<TraceEntry['outcome'], string>> = {
   'validation-only': 'validation only',
 };
 
-function describeRule(t: Omit<RuleRef, 'phase'>): string {
-  const name = ruleShortName(t);
+/** A trace table's rule cell: the short name as code, then the description when the name does not already show it. */
+function ruleCell(t: Omit<RuleRef, 'phase'>): string {
+  const name = describeRule(t, 'short');
   const desc = t.description && !(name ?? '').includes(t.description) ? t.description : '';
   if (!name) return desc ? cell(desc) : '(whole phase)';
   return `${code(name)}${desc ? ` ${cell(desc)}` : ''}`;
@@ -131,7 +108,7 @@ function scoreCell(t: TraceEntry): string {
 function notesCell(t: TraceEntry): string {
   const notes: string[] = [];
   if (!t.enabled && t.outcome !== 'disabled') notes.push('disabled');
-  if (t.skippedBy) notes.push(`skipped by ${ruleShortName(t.skippedBy) ?? 'a skip rule'}`);
+  if (t.skippedBy) notes.push(`skipped by ${describeRule(t.skippedBy, 'short') ?? 'a skip rule'}`);
   if (t.overriddenBy && t.overriddenBy.length > 0) notes.push(`overridden by ${t.overriddenBy.join(', ')}`);
   if (t.note) notes.push(t.note);
   return cell(notes.join('; '));
@@ -160,10 +137,10 @@ export function traceMarkdown(input: TraceInput): string {
   out.push(`- Ruleset: ${code(input.ruleset)}`);
   if (verdict.action !== 'allow-through') {
     const d = ev.decision;
-    const bits = [describeRule(d)];
+    const bits = [ruleCell(d)];
     if (d.ruleId) bits.push(`id ${code(d.ruleId)}`);
     if (d.rulesetId) bits.push(`in ${cell(names.get(d.rulesetId) ?? d.rulesetId)}`);
-    if (d.via) bits.push(`run by ${describeRule(d.via)}`);
+    if (d.via) bits.push(`run by ${ruleCell(d.via)}`);
     out.push(`- Deciding rule: ${bits.join(', ')}`);
     if (d.response) out.push(`- Response: ${d.response.status_code ?? ''} ${cell(d.response.content_type ?? '')}`.trimEnd());
   }
@@ -198,20 +175,20 @@ export function traceMarkdown(input: TraceInput): string {
     const matched = t.matched === true ? 'yes' : t.matched === false ? 'no' : '—';
     const outcome = OUTCOME_WORDS[t.outcome] ?? t.outcome;
     const n = t.ruleIndex !== undefined ? String(t.ruleIndex + 1) : '';
-    out.push(`| ${n} | ${describeRule(t)} | ${matched} | ${cell(t.action ?? '')} | ${outcome} | ${scoreCell(t)} | ${notesCell(t)} |`);
+    out.push(`| ${n} | ${ruleCell(t)} | ${matched} | ${cell(t.action ?? '')} | ${outcome} | ${scoreCell(t)} | ${notesCell(t)} |`);
   }
   gap();
   out.push('## Decision', '');
   if (verdict.action === 'allow-through') out.push('**Passed**: no rule blocked or challenged the request.');
-  else out.push(`**${verdict.action}** by ${describeRule(ev.decision)}${ev.decision.phase ? ` in ${code(ev.decision.phase)}` : ''}.`);
+  else out.push(`**${verdict.action}** by ${ruleCell(ev.decision)}${ev.decision.phase ? ` in ${code(ev.decision.phase)}` : ''}.`);
   const scores = Object.entries(ev.scores);
   if (scores.length > 0) out.push('', ...scores.map(([id, total]) => `- Anomaly score: ${total} (${cell(names.get(id) ?? id)})`));
-  if (ev.logs.length > 0) out.push('', ...ev.logs.map((l) => `- Logged: ${describeRule(l)} (${cell(l.action)})`));
+  if (ev.logs.length > 0) out.push('', ...ev.logs.map((l) => `- Logged: ${ruleCell(l)} (${cell(l.action)})`));
   const skipped = Object.entries(ev.skippedProducts);
-  if (skipped.length > 0) out.push('', ...skipped.map(([p, by]) => `- Product ${code(p)} skipped by ${describeRule(by)}`));
+  if (skipped.length > 0) out.push('', ...skipped.map(([p, by]) => `- Product ${code(p)} skipped by ${ruleCell(by)}`));
   if (ev.validation) {
     const nd = ev.validation.newDecision;
-    out.push('', `- Validation mode: the new managed rules would ${nd.action === 'allow-through' ? 'let it through' : `${nd.action} (${describeRule(nd)})`}`);
+    out.push('', `- Validation mode: the new managed rules would ${nd.action === 'allow-through' ? 'let it through' : `${nd.action} (${ruleCell(nd)})`}`);
   }
   out.push('');
   return out.join('\n');

@@ -13,13 +13,11 @@ import { parseExpression } from '../language/parse';
 import { phaseAllows, planAllows } from '../language/scheme/index';
 import type { FieldDef, FunctionDef, Plan } from '../language/scheme/types';
 import { typeToString } from '../language/types';
+import { LOGICAL_OPERATORS, LOGICAL_SPELLINGS, OPERATOR_BY_OP, operatorOf, type LogicalWord, type OperatorDoc } from '../language/scheme/operators';
 import {
-  COMPARISON_SPELLINGS,
-  LOGICAL_SPELLINGS,
   stringContent,
   tokenize,
   type ExpressionContext,
-  type LogicalWord,
   type OffsetRange,
   type Tok,
 } from './context';
@@ -32,117 +30,7 @@ export interface OffsetHover {
 // ---------------------------------------------------------------------------------------
 // Reference texts
 
-export interface OperatorDoc {
-  /** English spelling. */
-  readonly english: string;
-  /** C-like spelling, when there is one. */
-  readonly clike?: string;
-  readonly title: string;
-  readonly lines: readonly string[];
-}
-
-const ORDERING_NOTE =
-  'Strings compare in byte order (case-sensitive), integers numerically. On IP addresses it compares within one family only (IPv4 with IPv4): not recommended.';
-
-export const OPERATOR_DOCS: Readonly<Record<A.ComparisonOp, OperatorDoc>> = {
-  eq: {
-    english: 'eq',
-    clike: '==',
-    title: 'equal',
-    lines: [
-      'True when the value equals the right-hand side.',
-      'Strings compare byte for byte: exact and case-sensitive (`"GET"` is not `"get"`; use `lower(…)` or `wildcard` to ignore case).',
-    ],
-  },
-  ne: {
-    english: 'ne',
-    clike: '!=',
-    title: 'not equal',
-    lines: [
-      'True when the value differs from the right-hand side.',
-      'Strings compare byte for byte (case-sensitive). A missing value (an absent header, an index out of range) makes the comparison false.',
-    ],
-  },
-  lt: { english: 'lt', clike: '<', title: 'less than', lines: ['True when the value is less than the right-hand side.', ORDERING_NOTE] },
-  le: { english: 'le', clike: '<=', title: 'less than or equal', lines: ['True when the value is less than or equal to the right-hand side.', ORDERING_NOTE] },
-  gt: { english: 'gt', clike: '>', title: 'greater than', lines: ['True when the value is greater than the right-hand side.', ORDERING_NOTE] },
-  ge: { english: 'ge', clike: '>=', title: 'greater than or equal', lines: ['True when the value is greater than or equal to the right-hand side.', ORDERING_NOTE] },
-  contains: {
-    english: 'contains',
-    title: 'substring',
-    lines: ['True when the string contains the right-hand side as a substring.', 'Case-sensitive, byte for byte. Strings only; there is no C-like notation.'],
-  },
-  matches: {
-    english: 'matches',
-    clike: '~',
-    title: 'regular expression match',
-    lines: [
-      'True when the regular expression matches anywhere in the value (anchor it with `^` and `$`).',
-      'RE2 / Rust `regex` syntax: no look-around, no backreferences. Case-sensitive unless the pattern starts with `(?i)`. Prefer raw strings: `r"\\d+"`.',
-      'Strings only. Requires the Business or Enterprise plan.',
-    ],
-  },
-  wildcard: {
-    english: 'wildcard',
-    title: 'wildcard match, case-insensitive',
-    lines: [
-      'True when the whole value matches the pattern; `*` matches any sequence of characters (write `\\\\*` in a quoted string, `\\*` in a raw string, for a literal star).',
-      'Case-insensitive (ASCII letters); use `strict wildcard` to match case. Strings only.',
-    ],
-  },
-  'strict wildcard': {
-    english: 'strict wildcard',
-    title: 'wildcard match, case-sensitive',
-    lines: [
-      'True when the whole value matches the pattern; `*` matches any sequence of characters (write `\\\\*` in a quoted string, `\\*` in a raw string, for a literal star).',
-      'Case-sensitive; use `wildcard` to ignore case. Strings only.',
-    ],
-  },
-  in: {
-    english: 'in',
-    title: 'set or list membership',
-    lines: [
-      'True when the value is an item of the set `{…}` or of the list `$name`.',
-      'Set items are separated by spaces, not commas. Strings compare exactly (case-sensitive); integers may be ranges `a..b`; IP addresses may be CIDRs `10.0.0.0/8` or ranges `a..b`.',
-    ],
-  },
-  bitwise_and: {
-    english: 'bitwise_and',
-    clike: '&',
-    title: 'bitwise test',
-    lines: ['True when the value and the right-hand side have a bit in common (`value & n` is not zero).', 'Integers only.'],
-  },
-};
-
-export const LOGICAL_DOCS: Readonly<Record<LogicalWord, OperatorDoc>> = {
-  and: {
-    english: 'and',
-    clike: '&&',
-    title: 'logical and',
-    lines: ['True when both sides are true.', 'Binds tighter than `xor` and `or`: `a or b and c` is `a or (b and c)`. Lower case only.'],
-  },
-  or: {
-    english: 'or',
-    clike: '||',
-    title: 'logical or',
-    lines: ['True when either side is true.', 'Binds loosest: `a or b and c` is `a or (b and c)`. Lower case only.'],
-  },
-  xor: {
-    english: 'xor',
-    clike: '^^',
-    title: 'logical exclusive or',
-    lines: ['True when exactly one side is true (with more operands: an odd number of them).', 'Binds tighter than `or` and looser than `and`. Lower case only.'],
-  },
-  not: {
-    english: 'not',
-    clike: '!',
-    title: 'logical not',
-    lines: [
-      'Negates the simple expression that follows it.',
-      '`not http.host eq "a"` is `not (http.host eq "a")`; `not a and b` is `(not a) and b`. Lower case only.',
-    ],
-  },
-};
+// Operator texts live in the scheme's operator table (language/scheme/operators.ts).
 
 export const QUANTIFIER_DOCS: Readonly<Record<'any' | 'all', { signature: string; lines: readonly string[] }>> = {
   any: {
@@ -292,7 +180,7 @@ export function operatorMarkdown(doc: OperatorDoc, written: string, ctx: Express
   const sections = [`(${kind}) \`${written}\` — ${doc.title}`];
   if (doc.clike) sections.push(written === doc.clike ? `Same as \`${doc.english}\`.` : `Same as \`${doc.clike}\`.`);
   sections.push(...doc.lines);
-  if (doc.english === 'matches' && ctx.plan && !planAllows('business', ctx.plan)) {
+  if (doc.plan && ctx.plan && !planAllows(doc.plan, ctx.plan)) {
     sections.push(`Not included in the ${planLabel(ctx.plan)} plan.`);
   }
   return sections.join('\n\n');
@@ -334,7 +222,7 @@ function findInExpr(e: A.Expr | A.Argument | A.Rhs, offset: number): Target | un
   switch (e.kind) {
     case 'logical':
       for (const t of e.ops) {
-        if (within(t.span, offset)) return { kind: 'logical', word: LOGICAL_SPELLINGS[t.text] ?? e.op, text: t.text, span: t.span };
+        if (within(t.span, offset)) return { kind: 'logical', word: LOGICAL_SPELLINGS.get(t.text) ?? e.op, text: t.text, span: t.span };
       }
       for (const item of e.items) {
         const r = findInExpr(item, offset);
@@ -410,8 +298,10 @@ function findInTokens(tokens: readonly Tok[], offset: number, ctx: ExpressionCon
       return { kind: 'name', name: tok.text, span, call: followedByParen };
     }
   }
-  if (Object.hasOwn(COMPARISON_SPELLINGS, tok.text)) return { kind: 'operator', op: COMPARISON_SPELLINGS[tok.text], text: tok.text, span };
-  if (Object.hasOwn(LOGICAL_SPELLINGS, tok.text)) return { kind: 'logical', word: LOGICAL_SPELLINGS[tok.text], text: tok.text, span };
+  const op = operatorOf(tok.text);
+  if (op) return { kind: 'operator', op, text: tok.text, span };
+  const word = LOGICAL_SPELLINGS.get(tok.text);
+  if (word) return { kind: 'logical', word, text: tok.text, span };
   return undefined;
 }
 
@@ -425,9 +315,9 @@ function render(target: Target, ctx: ExpressionContext): string | undefined {
       return undefined;
     }
     case 'operator':
-      return operatorMarkdown(OPERATOR_DOCS[target.op], target.text, ctx);
+      return operatorMarkdown(OPERATOR_BY_OP[target.op], target.text, ctx);
     case 'logical':
-      return operatorMarkdown(LOGICAL_DOCS[target.word], target.text, ctx, 'logical operator');
+      return operatorMarkdown(LOGICAL_OPERATORS[target.word], target.text, ctx, 'logical operator');
     case 'quantifier':
       return quantifierMarkdown(target.name);
     case 'list':

@@ -22,7 +22,8 @@ import { rulesetVersion, type ManagedRule, type ManagedRuleset } from '../manage
 import { ACTIONS, SKIP_PRODUCTS } from '../rulesets/model';
 import { ACTION_DOCS, actionsFor, OVERRIDE_ACTIONS, parseRulesetTree, rulesetContext, rulesPathOf } from '../rulesets/validate';
 import type { Analysed } from './documents';
-import { executeRulesOf, managedRuleHover } from './executeLens';
+import { executeRulesOf } from './executeLens';
+import { managedRuleHover } from './rulesetHover';
 import { CATALOG } from './rulesetDiagnostics';
 
 interface Candidate {

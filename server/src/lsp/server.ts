@@ -26,7 +26,8 @@ import { DEFAULT_DIAGNOSTICS_DELAY_MS, DiagnosticsScheduler } from './diagnostic
 import { analyse, documentKind, DocumentStore, type Analysed } from './documents';
 import { boundRegexBacktracking } from '../regexBudget';
 import { EVALUATION_TIMEOUT_MS, registerEvaluation } from './evaluate';
-import { codeLenses, rulesetHoverAt } from './executeLens';
+import { codeLenses } from './executeLens';
+import { rulesetHoverAt } from './rulesetHover';
 import { foldingRanges } from './folding';
 import { completion, COMPLETION_TRIGGERS, hoverAt, SIGNATURE_RETRIGGERS, SIGNATURE_TRIGGERS, signatureHelpAt } from './embedded';
 import { formatDocument, formatRange } from './formatting';

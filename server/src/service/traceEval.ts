@@ -11,6 +11,7 @@ import type { SampleRequest } from '../requests/types';
 import { compileZone, TERMINATING, type CompiledZone, type Decision, type Evaluation, type RuleRef, type TraceEntry, type ZoneConfig } from '../rulesets/engine';
 import type { Rule, Ruleset } from '../rulesets/model';
 import type { TraceDecision, TraceResult, TraceStep } from '../rulesApi';
+import { describeRule } from '../rulesets/ruleNames';
 import { ApiError, CODES } from './api';
 import { zoneConfigOf, type DeployedZone } from './deployment';
 import type { TraceJob, TraceReply } from './traceRunner';
@@ -56,7 +57,7 @@ function rulesetIndex(config: ZoneConfig): (id: string | undefined) => RulesetIn
 }
 
 function refName(r: RuleRef | undefined): string | undefined {
-  return r ? (r.ruleId ?? r.ref ?? r.description) : undefined;
+  return r ? describeRule(r, 'handle') : undefined;
 }
 
 function ruleStep(e: TraceEntry, info: RulesetInfo | undefined, legacyExpr: ReadonlyMap<string, string>, challengeSkipped: boolean): Step {

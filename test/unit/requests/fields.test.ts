@@ -5,13 +5,9 @@ import { prepareFields } from '../../../server/src/language/index';
 import {
   DEFAULT_CLIENT_IP,
   DEFAULT_TIMESTAMP_SEC,
-  headerParams,
   metaFieldValue,
-  parseMultipart,
   requestFields,
   requestSummary,
-  sniffMime,
-  splitPairs,
 } from '../../../server/src/requests/fields';
 import { parseHttpFile } from '../../../server/src/requests/http';
 import type { SampleRequest } from '../../../server/src/requests/types';
@@ -396,54 +392,6 @@ describe('requestFields: metadata', () => {
 });
 
 describe('helpers', () => {
-  test('splitPairs', () => {
-    assert.deepEqual(splitPairs(''), []);
-    assert.deepEqual(splitPairs('a=1&b&&c==2&=v&'), [['a', '1'], ['b', ''], ['c', '=2'], ['', 'v']]);
-  });
-
-  test('headerParams', () => {
-    assert.deepEqual(headerParams('form-data; name="a\\"b;c"; filename=x.txt ;Boundary = "q" ; empty='), [
-      ['name', 'a"b;c'],
-      ['filename', 'x.txt'],
-      ['boundary', 'q'],
-      ['empty', ''],
-    ]);
-    assert.deepEqual(headerParams('text/plain'), []);
-  });
-
-  test('parseMultipart: no delimiter, no parts; close delimiter ends parsing; LF only', () => {
-    assert.deepEqual(parseMultipart('just text', 'b'), []);
-    assert.deepEqual(parseMultipart('--b--\r\n', 'b'), []);
-    const parts = parseMultipart('--b\nContent-Disposition: form-data; name=a\n\n1\n--b--\n--b\nContent-Disposition: form-data; name=z\n\n2', 'b');
-    assert.deepEqual(parts.map((p) => [p.names, p.value]), [[['a'], '1']]);
-  });
-
-  const MIME: readonly [string, string][] = [
-    ['', ''],
-    ['\xff\xd8\xff\xe0\x00\x10JFIF', 'image/jpeg'],
-    ['\x89PNG\r\n\x1a\n\x00', 'image/png'],
-    ['GIF89a\x01\x00', 'image/gif'],
-    ['RIFF\x00\x00\x00\x00WEBPVP8 ', 'image/webp'],
-    ['RIFF\x00\x00\x00\x00WAVEfmt ', 'audio/wav'],
-    ['%PDF-1.7\n', 'application/pdf'],
-    ['PK\x03\x04\x14\x00', 'application/zip'],
-    ['\x1f\x8b\x08\x00', 'application/gzip'],
-    ['ID3\x04\x00', 'audio/mpeg'],
-    ['\x00\x00\x00\x18ftypmp42', 'video/mp4'],
-    ['OggS\x00\x02', 'audio/ogg'],
-    ['  <!DOCTYPE html><html>', 'text/html'],
-    ['<html>', 'text/html'],
-    ['<?xml version="1.0"?><a/>', 'text/xml'],
-    [' {"a": [1, 2]}\n', 'application/json'],
-    ['[1,2', 'text/plain'],
-    ['\xef\xbb\xbf{"a":1}', 'application/json'],
-    ['user=admin&pass=x', 'text/plain'],
-    ['caf\xc3\xa9\r\n\ttab', 'text/plain'],
-    ['a\x00b', 'application/octet-stream'],
-    ['\xac\xed\x00\x05', 'application/octet-stream'],
-  ];
-  for (const [body, mime] of MIME) test(`sniffMime ${JSON.stringify(body).slice(0, 30)}`, () => assert.equal(sniffMime(body), mime));
-
   test('requestSummary', () => {
     assert.equal(requestSummary(req({ method: 'POST', url: 'https://example.com/login?next=%2F' })), 'POST /login?next=%2F');
     assert.equal(requestSummary(req({ url: 'https://example.com' })), 'GET /');

@@ -1,0 +1,34 @@
+/**
+ * Bytes as the JSON-like values `prepareFields` (language/fieldValues.ts) accepts: text
+ * when the bytes are UTF-8, else `{"hex": …}`; map keys as text, with U+FFFD and a problem
+ * for bytes that are not UTF-8.
+ */
+import { binaryToBytes, binaryToUtf8 } from '../language/bytes';
+
+/** A map without a prototype, so that any key (even `__proto__`) is an own entry. */
+export function emptyMap(): Record<string, unknown[]> {
+  return Object.create(null) as Record<string, unknown[]>;
+}
+
+const lossy = new TextDecoder('utf-8');
+
+function toHex(b: string): string {
+  let out = '';
+  for (let i = 0; i < b.length; i++) out += (b.charCodeAt(i) & 0xff).toString(16).padStart(2, '0');
+  return out;
+}
+
+/** A Bytes value prepareFields turns back into exactly these bytes. */
+export function bytes(b: string): string | { hex: string } {
+  const text = binaryToUtf8(b);
+  return text !== undefined ? text : { hex: toHex(b) };
+}
+
+/** A map key (text); bytes that are not UTF-8 become U+FFFD and a problem. */
+export function mapKey(b: string, what: string, problems: string[]): string {
+  const text = binaryToUtf8(b);
+  if (text !== undefined) return text;
+  const approx = lossy.decode(binaryToBytes(b));
+  problems.push(`${what} ${JSON.stringify(approx)} is not valid UTF-8; as a map key its bad bytes read as U+FFFD (the name arrays keep the exact bytes)`);
+  return approx;
+}
