@@ -16,7 +16,7 @@ import * as vscode from 'vscode';
 import { defaultCatalog } from '../../server/src/managed/catalog';
 import { OWASP_RULESET_ID } from '../../server/src/managed/ids';
 import { PREVIEW_THRESHOLDS } from '../../server/src/managed/preview';
-import { managedExecuteRules } from '../../server/src/rulesets/editOverrides';
+import { managedExecuteRules } from '../../server/src/managed/editOverrides';
 import type { Rule } from '../../server/src/rulesets/model';
 import { runCommand, type Ctx } from './commands/context';
 import { computePreview, type PreviewInput, type PreviewSet } from './previewCompute';

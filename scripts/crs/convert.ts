@@ -73,7 +73,7 @@ import { ANOMALY_INCREMENT, analyzeCrs, DEFAULT_CRS_DIR, MISSING_CRS_HELP, rende
 import type { Operator, Rule, RuleLink, Variable } from './seclang';
 import { mintId } from '../../server/src/managed/ids';
 import { OWASP_LAST_UPDATED, OWASP_VERSION } from '../../server/src/managed/owasp';
-import type { ManagedRule } from '../../server/src/managed/types';
+import type { ManagedRule } from '../../server/src/rulesets/catalog';
 
 // ---------------------------------------------------------------------------------------
 // Tables

@@ -9,8 +9,8 @@
 import * as vscode from 'vscode';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../../../server/src/managed/preview';
-import type { ManagedCatalog } from '../../../server/src/managed/types';
-import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText, type ExecuteRuleAt, type OverrideEditResult } from '../../../server/src/rulesets/editOverrides';
+import type { ManagedCatalog } from '../../../server/src/rulesets/catalog';
+import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText, type ExecuteRuleAt, type OverrideEditResult } from '../../../server/src/managed/editOverrides';
 import type { Rule } from '../../../server/src/rulesets/model';
 import { serviceCatalog } from '../api/catalog';
 import * as ui from '../ui';

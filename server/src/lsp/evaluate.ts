@@ -32,6 +32,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CancellationToken, Connection } from 'vscode-languageserver/node';
 import type { RequestType } from 'vscode-languageserver-protocol';
 import type { FieldValues } from '../language/evaluate';
+import { defaultCatalog } from '../managed/catalog';
 import { requestSummary, requestValues } from '../requests/fields';
 import { parseHttpFile } from '../requests/http';
 import { checkZone, loadZoneFiles, rulesetNames, unwrapRuleset, ZoneFileError, type CheckedZone } from '../rulesets/zoneFile';
@@ -334,6 +335,7 @@ export class Evaluator {
         entries.map(([n]) => n),
         customs.map(([n]) => n),
         (f) => texts.get(f) ?? '',
+        { catalog: defaultCatalog },
       );
     } catch (e) {
       if (!(e instanceof ZoneFileError)) throw e;

@@ -18,10 +18,9 @@
  */
 import { findNodeAtOffset, getNodePath, getNodeValue, type JSONPath, type Node } from 'jsonc-parser';
 import type { CodeLens, Hover, MarkupContent, Position } from 'vscode-languageserver/node';
-import { findManagedRuleset, paranoiaLevelOf, tagsOf } from '../managed/catalog';
 import { OWASP_THRESHOLDS } from '../managed/owasp';
 import { currentParanoiaLevel, currentThreshold } from '../managed/preview';
-import { rulesetVersion, type ManagedCatalog, type ManagedRule, type ManagedRuleset, type ManagedRulesetVersion } from '../managed/types';
+import { findManagedRuleset, paranoiaLevelOf, rulesetVersion, tagsOf, type ManagedCatalog, type ManagedRule, type ManagedRuleset, type ManagedRulesetVersion } from '../rulesets/catalog';
 import { effectiveRules, resolveOverrides } from '../rulesets/engine';
 import type { CategoryOverride, Overrides, Rule, RuleOverride } from '../rulesets/model';
 import { parseRulesetTree, propsOf, rulesPathOf } from '../rulesets/validate';

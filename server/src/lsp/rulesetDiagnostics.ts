@@ -13,7 +13,7 @@
 import { DiagnosticSeverity, type Diagnostic as LspDiagnostic } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { defaultCatalog } from '../managed/catalog';
-import type { ManagedCatalog } from '../managed/types';
+import type { ManagedCatalog } from '../rulesets/catalog';
 import { parseRulesetTree, propsOf, rulesetNodeOf, validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
 import { documentKind, type Analysed, type DocumentStore } from './documents';
 

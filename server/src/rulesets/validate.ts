@@ -59,9 +59,7 @@ import type { Severity } from '../language/diagnostics';
 import { checkExpression } from '../language/index';
 import { planAllows } from '../language/scheme/index';
 import { PHASES, type Phase, type Plan } from '../language/scheme/types';
-import { findManagedRuleset, paranoiaLevelOf } from '../managed/catalog';
-import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../managed/ids';
-import { rulesetVersion, type ManagedCatalog, type ManagedRule, type ManagedRuleset, type ManagedRulesetVersion } from '../managed/types';
+import { findManagedRuleset, paranoiaLevelOf, rulesetVersion, type ManagedCatalog, type ManagedRule, type ManagedRuleset, type ManagedRulesetVersion } from './catalog';
 import { findExpressions } from './expressions';
 import { ACTIONS, SKIP_PRODUCTS, type Action, type RulesetKind } from './model';
 
@@ -143,19 +141,6 @@ export interface MisplacedData {
   /** The properties a fix moves to the anomaly rule's override. */
   readonly properties: readonly ('score_threshold' | 'action')[];
 }
-
-/**
- * The plan a zone needs to deploy a managed ruleset (rules-api §2.2: deploying one the
- * zone is not entitled to fails the whole entry-point write). The hosted service's
- * entitlements: the Cloudflare Managed Ruleset and the OWASP Core Ruleset from Pro up;
- * a ruleset not listed is on every plan. Reported as `plan-required` (a warning, like the
- * core's other plan findings: the editor's plan is a setting; the rules service, which
- * knows the zone's plan, refuses it) with `data: { plan, rulesetId }`.
- */
-export const MANAGED_RULESET_PLANS: Readonly<Record<string, Plan>> = {
-  [VENDOR_RULESET_ID]: 'pro',
-  [OWASP_RULESET_ID]: 'pro',
-};
 
 const HEX32 = /^[0-9a-f]{32}$/;
 const DIGITS = /^[0-9]+$/;
@@ -879,7 +864,9 @@ class Validator {
         this.knownRuleset(idProp.value!, rule, strict ? 'error' : 'warning');
       }
       if (rs) {
-        const needs = MANAGED_RULESET_PLANS[rs.id];
+        // The entry's entitlement. A warning, like the core's other plan findings: the
+        // editor's plan is a setting; the rules service, which knows the zone's plan, refuses it.
+        const needs = rs.plan;
         const plan = this.options.plan;
         if (needs && plan && !planAllows(needs, plan)) {
           this.at(idProp.value!, 'warning', 'plan-required', `${rs.name} (${rs.id}) requires the ${cap(needs)} plan or above; this zone is on the ${cap(plan)} plan`, {

@@ -9,7 +9,7 @@ export { defaultCatalog } from '../../../server/src/managed/catalog';
 export { OWASP_RULESET_ID } from '../../../server/src/managed/ids';
 export { owaspRuleset } from '../../../server/src/managed/owasp';
 export { PARANOIA_LEVELS, setParanoiaLevel, setScoreThreshold } from '../../../server/src/managed/preview';
-export { rulesetVersion } from '../../../server/src/managed/types';
+export { rulesetVersion } from '../../../server/src/rulesets/catalog';
 export { DEFAULT_CLIENT_IP, requestValues } from '../../../server/src/requests/fields';
 export { ftwRuleId, parseFtwFile } from '../../../server/src/requests/ftw';
 export { compileZone } from '../../../server/src/rulesets/engine';

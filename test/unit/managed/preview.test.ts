@@ -15,7 +15,7 @@ import {
 } from '../../../server/src/managed/preview';
 import { parseHttpFile } from '../../../server/src/requests/http';
 import { requestFields } from '../../../server/src/requests/fields';
-import type { ManagedCatalog, ManagedRule } from '../../../server/src/managed/types';
+import type { ManagedCatalog, ManagedRule } from '../../../server/src/rulesets/catalog';
 import type { ExecuteParameters, Rule } from '../../../server/src/rulesets/model';
 
 const RS = '1'.repeat(32);

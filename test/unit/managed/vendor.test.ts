@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { checkExpression, compileExpression, prepareFields } from '../../../server/src/language/index';
 import { fnv1a128, isRuleId, mintId, VENDOR_RULESET_ID } from '../../../server/src/managed/ids';
-import { rulesetVersion } from '../../../server/src/managed/types';
+import { rulesetVersion } from '../../../server/src/rulesets/catalog';
 import { VENDOR_RULES, VENDOR_VERSIONS, vendorRuleset } from '../../../server/src/managed/vendor';
 import { parseHttpFile } from '../../../server/src/requests/http';
 import { requestFields } from '../../../server/src/requests/fields';

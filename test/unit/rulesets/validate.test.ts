@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import type { ManagedCatalog } from '../../../server/src/managed/types';
+import type { ManagedCatalog } from '../../../server/src/rulesets/catalog';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { actionsFor, validateRulesetJson, type RulesetProblem, type ValidateOptions } from '../../../server/src/rulesets/validate';
 
