@@ -23,7 +23,7 @@ import { currentParanoiaLevel, currentThreshold } from '../managed/preview';
 import { findManagedRuleset, paranoiaLevelOf, rulesetVersion, tagsOf, type ManagedCatalog, type ManagedRule, type ManagedRuleset, type ManagedRulesetVersion } from '../rulesets/catalog';
 import { effectiveRules, resolveOverrides } from '../rulesets/engine';
 import type { CategoryOverride, Overrides, Rule, RuleOverride } from '../rulesets/model';
-import { parseRulesetTree, propsOf, rulesPathOf } from '../rulesets/validate';
+import { parseRulesetTree, propsOf, rulesPathOf } from '../rulesets/jsonTree';
 import type { Analysed } from './documents';
 import { CATALOG } from './rulesetDiagnostics';
 

@@ -9,7 +9,7 @@ import { applyEdits, findNodeAtLocation, getNodeValue, modify, type Edit, type J
 import type { ManagedCatalog } from '../rulesets/catalog';
 import { executedManagedRuleset } from '../rulesets/engine';
 import type { ExecuteParameters, Rule } from '../rulesets/model';
-import { parseRulesetTree, rulesPathOf } from '../rulesets/validate';
+import { parseRulesetTree, rulesPathOf } from '../rulesets/jsonTree';
 import { currentParanoiaLevel, currentThreshold, setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from './preview';
 
 export interface ExecuteRuleAt {

@@ -96,7 +96,7 @@ export function tagsOf(ruleset: ManagedRuleset, version?: string): TagCount[] {
   return [...counts].map(([tag, c]) => ({ tag, count: c.count, enabled: c.enabled }));
 }
 
-const PARANOIA_TAG = /^paranoia-level-([1-4])$/;
+export const PARANOIA_TAG = /^paranoia-level-([1-4])$/;
 
 /** The rule's paranoia level from its `paranoia-level-N` tag (the lowest if several), or undefined. */
 export function paranoiaLevelOf(rule: Pick<ManagedRule, 'categories'>): 1 | 2 | 3 | 4 | undefined {
