@@ -160,6 +160,18 @@ test('the core parts use no VS Code, LSP or node: package (they do no I/O)', () 
   }
 });
 
+test('ARCHITECTURE.md states the table: every folder and every allowed package is in its Layers section', () => {
+  const doc = readFileSync(join(ROOT, 'ARCHITECTURE.md'), 'utf8');
+  const layers = doc.slice(doc.indexOf('## Layers'), doc.indexOf('## Code map'));
+  const folder = (p: Part) => (p === 'client' ? 'client/' : p === 'protocol' || p === 'regexBudget' ? `${p}.ts` : p === 'language/base' ? 'value modules' : `${p.replace('language/', '')}/`);
+  const missing = [
+    ...(Object.keys(ALLOWED) as Part[]).filter((p) => !layers.includes(folder(p))),
+    ...[...new Set(Object.values(PACKAGES).flat())].filter((name) => !layers.includes(`\`${name.replace(/^vscode-languageserver.*/, 'vscode-languageserver')}`)),
+    ...LANGUAGE_BASE.filter((m) => !layers.includes(`\`${m}\``)),
+  ];
+  assert.deepEqual(missing, []);
+});
+
 test('the table has no cycle between folders', () => {
   const seen = new Set<Part>();
   const visiting = new Set<Part>();
