@@ -1,6 +1,6 @@
 // Tuning the OWASP-based managed ruleset: rulesmith.setParanoiaLevel and
 // rulesmith.setScoreThreshold (threshold and action). In the open `*.ruleset.json` they
-// edit the execute rule's overrides as text (server/src/rulesets/editOverrides.ts; the
+// edit the execute rule's overrides as text (server/src/managed/editOverrides.ts; the
 // file is then deployed as usual); otherwise they change the chosen zone's managed entry
 // point directly — after a confirmation — by PATCHing that one rule with the overrides
 // the core computes (setParanoiaLevel / setScoreThreshold).
