@@ -3,8 +3,8 @@
 //
 // The OWASP-based ruleset is converted from CRS 3.3.4 first (scripts/crs/convert.ts, about
 // half a second): it rewrites server/src/managed/generated/ (owasp-rules.json,
-// owasp-unconverted.json, crs-data.ts; committed, and the output only depends on the CRS
-// files, so a rebuild gives no diff) and writes the coverage report
+// owasp-unconverted.json) and server/src/language/runtime/crs/crs-data.ts (committed, and
+// the output only depends on the CRS files, so a rebuild gives no diff) and writes the coverage report
 // server/out/crs-coverage.md. Without Debian's modsecurity-crs (CRS_RULES_DIR or
 // /usr/share/modsecurity-crs/rules) the committed conversion is used and the report is not
 // written; `node scripts/crs/ensure-crs.mjs` installs the package.

@@ -1,4 +1,4 @@
-// Generates server/src/managed/libinjection/sqlData.ts from libinjection's SQLi tables
+// Generates server/src/language/runtime/crs/libinjection/sqlData.ts from libinjection's SQLi tables
 // (test/fixtures/libinjection/sqlparse_data.json, vendored): the charmap, the keyword table and the
 // fingerprint set, as a compact TypeScript module so that the core does no I/O at run time.
 //
@@ -7,14 +7,14 @@
 // --check writes nothing and exits 1 when the committed module differs from what the data gives.
 //
 // The data is libinjection's (BSD 3-clause, Nick Galbreath and contributors); the licence
-// is kept next to the generated module (server/src/managed/libinjection/COPYING).
+// is kept next to the generated module (server/src/language/runtime/crs/libinjection/COPYING).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
 const check = args[0] === '--check';
 if (check) args.shift();
 const src = args[0] ?? new URL('../test/fixtures/libinjection/sqlparse_data.json', import.meta.url).pathname;
-const out = new URL('../server/src/managed/libinjection/sqlData.ts', import.meta.url).pathname;
+const out = new URL('../server/src/language/runtime/crs/libinjection/sqlData.ts', import.meta.url).pathname;
 const data = JSON.parse(readFileSync(src, 'utf8'));
 
 // charmap: 256 class names -> one letter per byte, with the letter legend.

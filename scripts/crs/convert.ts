@@ -1,10 +1,12 @@
 // CRS 3.3.4 -> managed rules of the OWASP-based ruleset (issue 5). Build-time only.
 //
 // Usage (from the repository root):
-//   node --import tsx scripts/crs/convert.ts [--crs DIR] [--out DIR] [--report FILE]
+//   node --import tsx scripts/crs/convert.ts [--crs DIR] [--out DIR] [--data FILE] [--report FILE]
 //     --crs DIR     the CRS rules folder (default: $CRS_RULES_DIR, else Debian's
 //                   /usr/share/modsecurity-crs/rules, CRS 3.3.4)
-//     --out DIR     where the generated files go (default server/src/managed/generated)
+//     --out DIR     where the rule files go (default server/src/managed/generated)
+//     --data FILE   the phrase-list module (default server/src/language/runtime/crs/crs-data.ts:
+//                   the operators read it, and the language does not import managed/)
 //     --report FILE the coverage report (default server/out/crs-coverage.md, git-ignored)
 // Writes `owasp-rules.json` (the converted detection rules, sorted by CRS id; the output
 // only depends on the CRS files, so re-running gives no diff) and `crs-data.ts` (the
@@ -69,9 +71,9 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ANOMALY_INCREMENT, analyzeCrs, DEFAULT_CRS_DIR, MISSING_CRS_HELP, renderCoverage, type Analysis, type RuleInfo } from './analyze';
 import type { Operator, Rule, RuleLink, Variable } from './seclang';
-import { mintId } from '../../server/src/managed/ids';
+import { mintId } from '../../server/src/rulesets/managedIds';
 import { OWASP_LAST_UPDATED, OWASP_VERSION } from '../../server/src/managed/owasp';
-import type { ManagedRule } from '../../server/src/managed/types';
+import type { ManagedRule } from '../../server/src/rulesets/catalog';
 
 // ---------------------------------------------------------------------------------------
 // Tables
@@ -744,14 +746,16 @@ export function renderReport(a: Analysis, c: Conversion): string {
 function main(argv: string[]): number {
   let dir = process.env.CRS_RULES_DIR || DEFAULT_CRS_DIR;
   let outDir = 'server/src/managed/generated';
+  let dataFile = 'server/src/language/runtime/crs/crs-data.ts';
   let report = 'server/out/crs-coverage.md';
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--crs' && argv[i + 1]) dir = argv[++i];
     else if (a === '--out' && argv[i + 1]) outDir = argv[++i];
+    else if (a === '--data' && argv[i + 1]) dataFile = argv[++i];
     else if (a === '--report' && argv[i + 1]) report = argv[++i];
     else {
-      console.error(`unknown argument ${a}\nusage: node --import tsx scripts/crs/convert.ts [--crs DIR] [--out DIR] [--report FILE]`);
+      console.error(`unknown argument ${a}\nusage: node --import tsx scripts/crs/convert.ts [--crs DIR] [--out DIR] [--data FILE] [--report FILE]`);
       return 2;
     }
   }
@@ -764,7 +768,8 @@ function main(argv: string[]): number {
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'owasp-rules.json'), JSON.stringify(c.rules, null, 1) + '\n');
   writeFileSync(join(outDir, 'owasp-unconverted.json'), JSON.stringify(unconvertedList(c), null, 1) + '\n');
-  writeFileSync(join(outDir, 'crs-data.ts'), renderDataModule(readDataFiles(dir)));
+  mkdirSync(dirname(dataFile), { recursive: true });
+  writeFileSync(dataFile, renderDataModule(readDataFiles(dir)));
   mkdirSync(dirname(report), { recursive: true });
   writeFileSync(report, renderReport(analysis, c) + '\n');
   const perFile = analysis.files

@@ -11,7 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { defaultCatalog } from '../../server/src/managed/catalog';
-import { OWASP_RULESET_ID } from '../../server/src/managed/ids';
+import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { boundRegexBacktracking } from '../../server/src/regexBudget';
 import { requestValues } from '../../server/src/requests/fields';
 import { compileZone } from '../../server/src/rulesets/engine';

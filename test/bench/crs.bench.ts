@@ -60,7 +60,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import type { FieldValues } from '../../server/src/language/evaluate';
 import type { ParanoiaLevel } from '../../server/src/managed/preview';
-import type { ManagedCatalog, ManagedRule } from '../../server/src/managed/types';
+import type { ManagedCatalog, ManagedRule } from '../../server/src/rulesets/catalog';
 import type { SampleRequest } from '../../server/src/requests/types';
 import type { CompiledZone } from '../../server/src/rulesets/engine';
 import type { Rule } from '../../server/src/rulesets/model';

@@ -17,8 +17,8 @@
 import { compileExpression, prepareFields } from '../../server/src/language/index';
 import type { CompiledFilter, FieldValues } from '../../server/src/language/evaluate';
 import { defaultCatalog } from '../../server/src/managed/catalog';
-import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../server/src/managed/ids';
-import { rulesetVersion } from '../../server/src/managed/types';
+import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../server/src/rulesets/managedIds';
+import { rulesetVersion } from '../../server/src/rulesets/catalog';
 import { requestFields } from '../../server/src/requests/fields';
 import type { SampleRequest } from '../../server/src/requests/types';
 import { compileZone, resolveOverrides, type ZoneConfig } from '../../server/src/rulesets/engine';

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { before, describe, it } from 'node:test';
 import type { Worker } from 'node:worker_threads';
-import { OWASP_RULESET_ID } from '../../server/src/managed/ids';
+import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import type { CorpusChoice, PreviewInput } from '../../client/src/preview/compute';
 import { runPreviewWorker } from '../../client/src/preview/run';
 

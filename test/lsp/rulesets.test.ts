@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { CodeAction, CodeLens, CompletionList, Diagnostic, Hover, MarkupContent } from 'vscode-languageserver-protocol';
-import { defaultCatalog, paranoiaLevelOf } from '../../server/src/managed/catalog';
-import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../server/src/managed/ids';
-import { rulesetVersion } from '../../server/src/managed/types';
+import { defaultCatalog } from '../../server/src/managed/catalog';
+import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../server/src/rulesets/managedIds';
+import { paranoiaLevelOf, rulesetVersion } from '../../server/src/rulesets/catalog';
 import { applyWorkspaceEdit, caret, LspClient, positionAt, rangeText } from './client';
 
 const O = OWASP_RULESET_ID;

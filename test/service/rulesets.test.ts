@@ -3,7 +3,7 @@
 // bad bodies, each of which must leave the store as it was.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../server/src/managed/ids';
+import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
 

@@ -4,7 +4,7 @@
 // the core's warnings in `messages` of successful writes.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../server/src/managed/ids';
+import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
 

@@ -2,9 +2,9 @@
 // understands (effective state after overrides, validation, tags). The hosted API lists
 // managed rules without expressions; that is enough for effective state and tags. When
 // the service cannot be asked, the built-in catalog stands in (and says so).
-import { defaultCatalog, findManagedRuleset } from '../../../server/src/managed/catalog';
-import { OWASP_ANOMALY_RULE_ID } from '../../../server/src/managed/ids';
-import type { ManagedCatalog, ManagedRule, ManagedRuleset } from '../../../server/src/managed/types';
+import { defaultCatalog } from '../../../server/src/managed/catalog';
+import { OWASP_ANOMALY_RULE_ID } from '../../../server/src/rulesets/managedIds';
+import { findManagedRuleset, type ManagedCatalog, type ManagedRule, type ManagedRuleset } from '../../../server/src/rulesets/catalog';
 import type { RulesApi } from './rulesApi';
 
 export interface ServiceCatalog {
@@ -61,6 +61,8 @@ async function load(api: RulesApi, accountId: string): Promise<ServiceCatalog> {
       phase: 'http_request_firewall_managed',
       versions: [{ version: full.version ?? h.version ?? '1', last_updated: full.last_updated ?? '', rules }],
       ...(anomalyRuleId ? { anomalyRuleId } : {}),
+      // The entitlement is not in the API's listing: the built-in entry's, by id.
+      ...(builtIn?.plan ? { plan: builtIn.plan } : {}),
     });
   }
   if (rulesets.length === 0) return { catalog: defaultCatalog, fallback: 'the account lists no managed rulesets' };

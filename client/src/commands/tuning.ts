@@ -1,6 +1,6 @@
 // Tuning the OWASP-based managed ruleset: rulesmith.setParanoiaLevel and
 // rulesmith.setScoreThreshold (threshold and action). In the open `*.ruleset.json` they
-// edit the execute rule's overrides as text (server/src/rulesets/editOverrides.ts; the
+// edit the execute rule's overrides as text (server/src/managed/editOverrides.ts; the
 // file is then deployed as usual); otherwise they change the chosen zone's managed entry
 // point directly — after a confirmation — by PATCHing that one rule with the overrides
 // the core computes (setParanoiaLevel / setScoreThreshold).
@@ -9,8 +9,8 @@
 import * as vscode from 'vscode';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../../../server/src/managed/preview';
-import type { ManagedCatalog } from '../../../server/src/managed/types';
-import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText, type ExecuteRuleAt, type OverrideEditResult } from '../../../server/src/rulesets/editOverrides';
+import type { ManagedCatalog } from '../../../server/src/rulesets/catalog';
+import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText, type ExecuteRuleAt, type OverrideEditResult } from '../../../server/src/managed/editOverrides';
 import type { Rule } from '../../../server/src/rulesApi';
 import { serviceCatalog } from '../api/catalog';
 import * as ui from '../ui';

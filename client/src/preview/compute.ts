@@ -4,7 +4,7 @@
 // set. Runs in a worker thread (worker.ts) so that the extension host stays responsive;
 // in-process when the worker is not built.
 import type { FieldValues } from '../../../server/src/language/evaluate';
-import { CorpusError, loadBuiltInCorpus, loadCorpusFolder, type LoadedCorpus } from '../../../server/src/cli/attackCorpus';
+import { CorpusError, loadBuiltInCorpus, loadCorpusFolder, type LoadedCorpus } from '../../../server/src/corpusFiles';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { previewParanoia, type ParanoiaPreview } from '../../../server/src/managed/preview';
 import { sampleEvenly } from '../../../server/src/requests/attackCorpus';

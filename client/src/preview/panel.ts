@@ -13,11 +13,11 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import * as vscode from 'vscode';
-import { BUILT_IN_CORPUS_FILE } from '../../../server/src/cli/attackCorpus';
+import { BUILT_IN_CORPUS_FILE } from '../../../server/src/corpusFiles';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
-import { OWASP_RULESET_ID } from '../../../server/src/managed/ids';
+import { OWASP_RULESET_ID } from '../../../server/src/rulesets/managedIds';
 import { PREVIEW_THRESHOLDS } from '../../../server/src/managed/preview';
-import { managedExecuteRules } from '../../../server/src/rulesets/editOverrides';
+import { managedExecuteRules } from '../../../server/src/managed/editOverrides';
 import type { Rule } from '../../../server/src/rulesets/model';
 import { runCommand, type Ctx } from '../commands/context';
 import { computePreview, type CorpusChoice, type PreviewInput, type PreviewSet } from './compute';

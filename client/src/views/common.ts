@@ -1,7 +1,7 @@
 // Pieces the tree views share: a message item (errors say what to do), the grouping of
 // managed rules by paranoia level and by tag, and a base provider with refresh.
 import * as vscode from 'vscode';
-import { paranoiaLevelOf } from '../../../server/src/managed/catalog';
+import { paranoiaLevelOf } from '../../../server/src/rulesets/catalog';
 import type { EffectiveRule } from '../../../server/src/rulesets/engine';
 import type { Rule } from '../../../server/src/rulesApi';
 import { RulesApiError } from '../api/errors';

@@ -2,8 +2,8 @@
 // paranoia level and by tag, with descriptions and scores (as the ruleset defines them,
 // before any deployment's overrides; the Zones view shows those).
 import * as vscode from 'vscode';
-import { rulesetVersion } from '../../../server/src/managed/types';
-import type { ManagedRuleset } from '../../../server/src/managed/types';
+import { rulesetVersion } from '../../../server/src/rulesets/catalog';
+import type { ManagedRuleset } from '../../../server/src/rulesets/catalog';
 import { serviceCatalog } from '../api/catalog';
 import type { Connection } from '../api/connection';
 import { BaseProvider, errorNode, groupItem, groupManagedRules, managedRuleItem, message, messageItem, type GroupNode, type ManagedRuleNode, type MessageNode } from './common';

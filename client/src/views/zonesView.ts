@@ -4,7 +4,8 @@
 // effectiveRules), grouped by paranoia level and by tag. Clicking a zone chooses it for
 // the commands and the other views.
 import * as vscode from 'vscode';
-import { defaultCatalog, findManagedRuleset } from '../../../server/src/managed/catalog';
+import { defaultCatalog } from '../../../server/src/managed/catalog';
+import { findManagedRuleset } from '../../../server/src/rulesets/catalog';
 import { effectiveRules, WAF_PHASES } from '../../../server/src/rulesets/engine';
 import type { ExecuteParameters, Rule, Ruleset } from '../../../server/src/rulesApi';
 import { describeRule } from '../../../server/src/rulesets/ruleNames';

@@ -4,7 +4,8 @@ import { engineReport, positionAt, type Position } from '../language/report';
 import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import { findExpressions } from '../rulesets/expressions';
-import { parseRulesetTree, propsOf, rulesetNodeOf, validateRulesetJson } from '../rulesets/validate';
+import { parseRulesetTree, propsOf, rulesetNodeOf } from '../rulesets/jsonTree';
+import { validateRulesetJson } from '../rulesets/validate';
 import { readInput, UsageError } from './input';
 import type { Io, Parsed } from './main';
 

@@ -34,7 +34,7 @@ import type { FieldValues } from '../language/evaluate';
 import { engineReport } from '../language/report';
 import type { Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
-import type { ManagedCatalog } from '../managed/types';
+import type { ManagedCatalog } from '../rulesets/catalog';
 import { parseFtwFile } from '../requests/ftw';
 import { requestValues } from '../requests/fields';
 import { parseHttpFile } from '../requests/http';

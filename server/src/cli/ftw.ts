@@ -38,11 +38,11 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { FieldValues } from '../language/evaluate';
-import { defaultCatalog, paranoiaLevelOf } from '../managed/catalog';
-import { OWASP_RULESET_ID } from '../managed/ids';
+import { defaultCatalog } from '../managed/catalog';
+import { OWASP_RULESET_ID } from '../rulesets/managedIds';
 import { OWASP_UNCONVERTED_RULES } from '../managed/owaspCrs';
 import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../managed/preview';
-import { rulesetVersion, type ManagedCatalog } from '../managed/types';
+import { paranoiaLevelOf, rulesetVersion, type ManagedCatalog } from '../rulesets/catalog';
 import { requestValues } from '../requests/fields';
 import { ftwRuleId, parseFtwFile, type FtwStage } from '../requests/ftw';
 import { compileZone, type CompiledZone } from '../rulesets/engine';

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { previewParanoia, type ParanoiaPreview } from '../managed/preview';
 import { sampleEvenly } from '../requests/attackCorpus';
 import { requestValues } from '../requests/fields';
-import { CorpusError, loadBuiltInCorpus, loadCorpusFolder, type LoadedCorpus } from './attackCorpus';
+import { CorpusError, loadBuiltInCorpus, loadCorpusFolder, type LoadedCorpus } from '../corpusFiles';
 import { checkOptions, outputFormat } from './check';
 import { compileLoadedZone, loadRequests, loadZone, type LoadedRequest } from './eval';
 import { fsReason } from './files';

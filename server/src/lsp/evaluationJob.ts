@@ -10,6 +10,7 @@
  */
 import type { Plan } from '../language/scheme/types';
 import type { Verdict } from '../protocol';
+import { defaultCatalog } from '../managed/catalog';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type CheckedZone } from '../rulesets/zoneFile';
 import { verdictOf, traceMarkdown } from './evaluationTrace';
 import { requestBlocks } from './httpBlocks';
@@ -70,6 +71,7 @@ function compile(zone: ZoneTexts): Prepared {
       entries.map(([n]) => n),
       customs.map(([n]) => n),
       (f) => texts.get(f) ?? '',
+      { catalog: defaultCatalog },
     );
   } catch (e) {
     if (!(e instanceof ZoneFileError)) throw e;

@@ -11,13 +11,12 @@
  */
 import { getNodeValue, type JSONPath, type Node } from 'jsonc-parser';
 import type { CodeLens } from 'vscode-languageserver/node';
-import { findManagedRuleset, paranoiaLevelOf } from '../managed/catalog';
 import { OWASP_THRESHOLDS } from '../managed/owasp';
 import { currentParanoiaLevel, currentThreshold } from '../managed/preview';
-import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedRulesetVersion } from '../managed/types';
+import { findManagedRuleset, paranoiaLevelOf, rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedRulesetVersion } from '../rulesets/catalog';
 import { effectiveRules } from '../rulesets/engine';
 import type { CategoryOverride, Overrides, Rule, RuleOverride } from '../rulesets/model';
-import { parseRulesetTree, propsOf, rulesPathOf } from '../rulesets/validate';
+import { parseRulesetTree, propsOf, rulesPathOf } from '../rulesets/jsonTree';
 import type { Analysed } from './documents';
 import { CATALOG } from './rulesetDiagnostics';
 

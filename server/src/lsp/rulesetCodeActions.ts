@@ -22,7 +22,9 @@ import { CodeActionKind, type CodeAction, type CodeActionContext, type Range as 
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { setParanoiaLevel, type ParanoiaLevel } from '../managed/preview';
 import type { CategoryOverride, Rule } from '../rulesets/model';
-import { OVERRIDE_ACTIONS, parseRulesetTree, propsOf, type MisplacedData, type RulesetProblem } from '../rulesets/validate';
+import { OVERRIDE_ACTIONS } from '../rulesets/actions';
+import { parseRulesetTree, propsOf } from '../rulesets/jsonTree';
+import type { MisplacedData, RulesetProblem } from '../rulesets/validate';
 import type { Analysed, DocumentStore } from './documents';
 import { rulesetProblems, toRulesetDiagnostic } from './rulesetDiagnostics';
 

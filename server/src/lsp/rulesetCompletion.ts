@@ -17,10 +17,11 @@
  */
 import { findNodeAtLocation, getLocation, type JSONPath, type Node } from 'jsonc-parser';
 import { CompletionItemKind, MarkupKind, type CompletionItem, type CompletionList, type Position } from 'vscode-languageserver/node';
-import { findManagedRuleset, paranoiaLevelOf, tagsOf } from '../managed/catalog';
-import { rulesetVersion, type ManagedRule, type ManagedRuleset } from '../managed/types';
+import { findManagedRuleset, paranoiaLevelOf, rulesetVersion, tagsOf, type ManagedRule, type ManagedRuleset } from '../rulesets/catalog';
 import { ACTIONS, SKIP_PRODUCTS } from '../rulesets/model';
-import { ACTION_DOCS, actionsFor, OVERRIDE_ACTIONS, parseRulesetTree, rulesetContext, rulesPathOf } from '../rulesets/validate';
+import { ACTION_DOCS, actionsFor, OVERRIDE_ACTIONS } from '../rulesets/actions';
+import { parseRulesetTree, rulesPathOf } from '../rulesets/jsonTree';
+import { rulesetContext } from '../rulesets/validate';
 import type { Analysed } from './documents';
 import { executeRulesOf } from './executeLens';
 import { managedRuleHover } from './rulesetHover';

@@ -13,8 +13,9 @@
 import { DiagnosticSeverity, type Diagnostic as LspDiagnostic } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { defaultCatalog } from '../managed/catalog';
-import type { ManagedCatalog } from '../managed/types';
-import { parseRulesetTree, propsOf, rulesetNodeOf, validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
+import type { ManagedCatalog } from '../rulesets/catalog';
+import { parseRulesetTree, propsOf, rulesetNodeOf } from '../rulesets/jsonTree';
+import { validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
 import { documentKind, type Analysed, type DocumentStore } from './documents';
 
 /** The catalog the editor validates against (the shipped managed rulesets). */

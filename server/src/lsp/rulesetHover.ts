@@ -10,11 +10,10 @@
  */
 import { findNodeAtOffset, getNodePath } from 'jsonc-parser';
 import type { Hover, MarkupContent, Position } from 'vscode-languageserver/node';
-import { findManagedRuleset, paranoiaLevelOf, tagsOf } from '../managed/catalog';
-import { rulesetVersion, type ManagedRule, type ManagedRuleset } from '../managed/types';
+import { findManagedRuleset, paranoiaLevelOf, rulesetVersion, tagsOf, type ManagedRule, type ManagedRuleset } from '../rulesets/catalog';
 import { resolveOverrides } from '../rulesets/engine';
 import type { Overrides, Rule } from '../rulesets/model';
-import { parseRulesetTree, rulesPathOf } from '../rulesets/validate';
+import { parseRulesetTree, rulesPathOf } from '../rulesets/jsonTree';
 import type { Analysed } from './documents';
 import { executeRulesOf, executeSummary, thresholdLabel, type ExecuteRule } from './executeLens';
 import { CATALOG } from './rulesetDiagnostics';

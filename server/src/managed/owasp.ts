@@ -8,8 +8,8 @@
  * `generated/owasp-unconverted.json`, the CRS detection rules left out and why); this module
  * holds no generated data, since the converter itself imports its constants.
  */
-import { OWASP_ANOMALY_RULE_ID, OWASP_ANOMALY_RULE_REF, OWASP_RULESET_ID } from './ids';
-import type { ManagedRule, ManagedRuleset } from './types';
+import { OWASP_ANOMALY_RULE_ID, OWASP_ANOMALY_RULE_REF, OWASP_RULESET_ID } from '../rulesets/managedIds';
+import type { ManagedRule, ManagedRuleset } from '../rulesets/catalog';
 
 /** The hosted ruleset's default threshold: "Medium", 40 and higher. */
 export const OWASP_DEFAULT_THRESHOLD = 40;
@@ -52,6 +52,8 @@ export function owaspRuleset(rules: readonly ManagedRule[] = []): ManagedRuleset
     phase: 'http_request_firewall_managed',
     versions: [{ version: OWASP_VERSION, last_updated: OWASP_LAST_UPDATED, rules: [...rules.filter((r) => r.id !== OWASP_ANOMALY_RULE_ID), OWASP_ANOMALY_RULE] }],
     anomalyRuleId: OWASP_ANOMALY_RULE_ID,
+    // The hosted service's entitlement: from Pro up.
+    plan: 'pro',
   };
 }
 

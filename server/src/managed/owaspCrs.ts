@@ -8,7 +8,7 @@
  */
 import OWASP_GENERATED_RULES from './generated/owasp-rules.json';
 import OWASP_GENERATED_UNCONVERTED from './generated/owasp-unconverted.json';
-import type { ManagedRule } from './types';
+import type { ManagedRule } from '../rulesets/catalog';
 
 /** The converted CRS 3.3.4 detection rules as `score` rules, in CRS id order (949110 not included). */
 export const OWASP_CRS_RULES: readonly ManagedRule[] = OWASP_GENERATED_RULES as readonly ManagedRule[];

@@ -26,8 +26,8 @@ import {
   type ZoneConfig,
 } from '../rulesets/engine';
 import type { CategoryOverride, ExecuteParameters, Overrides, Rule, RuleOverride, Ruleset } from '../rulesets/model';
-import { OWASP_ANOMALY_RULE_ID } from './ids';
-import type { ManagedCatalog, ManagedRuleset } from './types';
+import { OWASP_ANOMALY_RULE_ID } from '../rulesets/managedIds';
+import type { ManagedCatalog, ManagedRuleset } from '../rulesets/catalog';
 
 export type ParanoiaLevel = 1 | 2 | 3 | 4;
 export const PARANOIA_LEVELS: readonly ParanoiaLevel[] = [1, 2, 3, 4];

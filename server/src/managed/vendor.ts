@@ -18,8 +18,8 @@
  * Each rule has a test request that triggers it and one that does not, in
  * `test/fixtures/vendor/<ref>.http`.
  */
-import { mintId, VENDOR_RULESET_ID } from './ids';
-import type { ManagedRule, ManagedRuleset, ManagedRulesetVersion } from './types';
+import { mintId, VENDOR_RULESET_ID } from '../rulesets/managedIds';
+import type { ManagedRule, ManagedRuleset, ManagedRulesetVersion } from '../rulesets/catalog';
 
 // Where to look, decoded and lower-cased.
 /** Path and query string. */
@@ -663,4 +663,6 @@ export const vendorRuleset: ManagedRuleset = {
   kind: 'managed',
   phase: 'http_request_firewall_managed',
   versions: VENDOR_VERSIONS.map(versionOf),
+  // The hosted service's entitlement: from Pro up.
+  plan: 'pro',
 };

@@ -37,9 +37,9 @@
  */
 import { checkExpression } from '../language/index';
 import { defaultCatalog } from '../managed/catalog';
-import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../managed/ids';
+import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../rulesets/managedIds';
 import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../managed/preview';
-import type { ManagedCatalog } from '../managed/types';
+import type { ManagedCatalog } from '../rulesets/catalog';
 import { legacyOrder, type LegacyFirewallRule } from '../rulesets/legacy';
 import type { Rule } from '../rulesets/model';
 import { validateRulesetJson, type RulesetProblem } from '../rulesets/validate';

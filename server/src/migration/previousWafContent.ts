@@ -14,7 +14,7 @@
  * Ids are the same for every zone (as the real package and group ids were); the group id
  * `ea8687e5…` is the one the documented override example names for Magento.
  */
-import { mintId } from '../managed/ids';
+import { mintId } from '../rulesets/managedIds';
 
 // --- Vocabulary --------------------------------------------------------------------------
 

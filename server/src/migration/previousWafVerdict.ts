@@ -20,8 +20,8 @@
  */
 import type { EvalContext, FieldValues } from '../language/evaluate';
 import { defaultCatalog } from '../managed/catalog';
-import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID } from '../managed/ids';
-import type { ManagedCatalog } from '../managed/types';
+import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID } from '../rulesets/managedIds';
+import type { ManagedCatalog } from '../rulesets/catalog';
 import { compileZone, type EngineProblem, type PreviousWaf, type PreviousWafVerdict } from '../rulesets/engine';
 import type { Ruleset } from '../rulesets/model';
 import { migrationConfig } from './config';

@@ -67,7 +67,7 @@
 import { compileExpression, type Diagnostic } from '../language/index';
 import { EvalMemo, type CompiledFilter, type EvalContext, type FieldValues } from '../language/evaluate';
 import type { Phase, Plan } from '../language/scheme/types';
-import { rulesetVersion, type ManagedCatalog, type ManagedRuleset } from '../managed/types';
+import { rulesetVersion, type ManagedCatalog, type ManagedRuleset } from './catalog';
 import { LEGACY_ACTIONS, legacyOrder, type LegacyConfig, type LegacyFirewallRule, type SkipProduct } from './legacy';
 import type { BlockParameters, BlockResponse, ExecuteParameters, Overrides, Rule, Ruleset, ScoreParameters, SkipParameters } from './model';
 

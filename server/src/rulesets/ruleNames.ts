@@ -2,7 +2,7 @@
  * How a rule is named for people, in one place: the CLI's lines, the editor's CodeLens and
  * trace, the rules service's trace steps and the extension's trees all name rules here.
  */
-import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../managed/ids';
+import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from './managedIds';
 
 /** What a rule can be named by. An engine `RuleRef` or `Decision` has this shape. */
 export interface RuleNaming {

@@ -19,8 +19,7 @@
  */
 import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
 import { positionAt } from '../language/report';
-import { defaultCatalog } from '../managed/catalog';
-import type { ManagedCatalog } from '../managed/types';
+import type { ManagedCatalog } from './catalog';
 import { compileZone, type CompiledZone, type EngineProblem, type ZoneConfig } from './engine';
 import type { LegacyConfig } from './legacy';
 import type { Rule, Ruleset } from './model';
@@ -50,7 +49,8 @@ export interface LoadedZone {
 export interface LoadZoneOptions {
   /** The zone's plan; a zone file's own `plan` applies when this is not given. */
   readonly plan?: Plan;
-  readonly catalog?: ManagedCatalog;
+  /** The managed rulesets `execute` rules deploy (the adapters pass managed/'s built-in one). */
+  readonly catalog: ManagedCatalog;
 }
 
 /** Which file is read, for the caller's messages. */
@@ -80,9 +80,9 @@ export function loadZoneFiles(
   configFiles: readonly string[],
   customFiles: readonly string[],
   read: (file: string, role: ZoneFileRole) => string,
-  options: LoadZoneOptions = {},
+  options: LoadZoneOptions,
 ): LoadedZone {
-  const catalog = options.catalog ?? defaultCatalog;
+  const catalog = options.catalog;
   const parts = configFiles.map((f) => loadConfigFile(f, read(f, 'configuration'), options.plan));
   const entryPoints: Partial<Record<Phase, Ruleset>> = {};
   const from = new Map<Phase, string>();

@@ -23,7 +23,7 @@
  */
 import type { Phase } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
-import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedRulesetVersion } from '../managed/types';
+import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedRulesetVersion } from '../rulesets/catalog';
 import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';

@@ -4,8 +4,7 @@
  * routes/trace.ts for the request and response). It runs in the trace worker thread
  * (traceWorker.ts), so a request whose evaluation takes too long can be stopped.
  */
-import { findManagedRuleset } from '../managed/catalog';
-import { rulesetVersion } from '../managed/types';
+import { findManagedRuleset, rulesetVersion } from '../rulesets/catalog';
 import { requestValues } from '../requests/fields';
 import type { SampleRequest } from '../requests/types';
 import { compileZone, TERMINATING, type CompiledZone, type Decision, type Evaluation, type RuleRef, type TraceEntry, type ZoneConfig } from '../rulesets/engine';

@@ -6,10 +6,10 @@
  * corpus that makes request+eval about 20–25% slower than the shipped bundle.)
  */
 export { defaultCatalog } from '../../../server/src/managed/catalog';
-export { OWASP_RULESET_ID } from '../../../server/src/managed/ids';
+export { OWASP_RULESET_ID } from '../../../server/src/rulesets/managedIds';
 export { owaspRuleset } from '../../../server/src/managed/owasp';
 export { PARANOIA_LEVELS, setParanoiaLevel, setScoreThreshold } from '../../../server/src/managed/preview';
-export { rulesetVersion } from '../../../server/src/managed/types';
+export { rulesetVersion } from '../../../server/src/rulesets/catalog';
 export { DEFAULT_CLIENT_IP, requestValues } from '../../../server/src/requests/fields';
 export { ftwRuleId, parseFtwFile } from '../../../server/src/requests/ftw';
 export { compileZone } from '../../../server/src/rulesets/engine';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { analyzeCrs } from '../../../scripts/crs/analyze';
 import { categoryOfTag, convertAnalysis, lit, readDataFiles, unconvertedList, type Conversion } from '../../../scripts/crs/convert';
-import { mintId } from '../../../server/src/managed/ids';
+import { mintId } from '../../../server/src/rulesets/managedIds';
 import { checkExpression } from '../../../server/src/language/index';
 
 const INIT = String.raw`

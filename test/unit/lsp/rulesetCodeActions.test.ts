@@ -2,7 +2,7 @@
 // put by mistake, layouts (one-line objects, tabs, CRLF), and the member helpers.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { OWASP_ANOMALY_RULE_ID as A, OWASP_RULESET_ID as O } from '../../../server/src/managed/ids';
+import { OWASP_ANOMALY_RULE_ID as A, OWASP_RULESET_ID as O } from '../../../server/src/rulesets/managedIds';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { appendItem, formattingOf, moveToAnomalyRule, removeMember, setMember, withParanoiaLevel, withRef } from '../../../server/src/lsp/rulesetCodeActions';
 import { validateRulesetJson, type MisplacedData } from '../../../server/src/rulesets/validate';

@@ -3,15 +3,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkExpression } from '../../../server/src/language/index';
-import { defaultCatalog, findManagedRuleset, managedRuleById, paranoiaLevelOf, paranoiaTag, tagsOf } from '../../../server/src/managed/catalog';
-import { isRuleId, mintId, OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/managed/ids';
+import { defaultCatalog } from '../../../server/src/managed/catalog';
+import { isRuleId, mintId, OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/rulesets/managedIds';
 import { OWASP_ANOMALY_RULE, owaspRuleset } from '../../../server/src/managed/owasp';
 import { OWASP_CRS_RULES, OWASP_UNCONVERTED_RULES } from '../../../server/src/managed/owaspCrs';
 import { parseHttpFile } from '../../../server/src/requests/http';
 import { requestValues } from '../../../server/src/requests/fields';
 import { compileZone } from '../../../server/src/rulesets/engine';
 import { setParanoiaLevel } from '../../../server/src/managed/preview';
-import { rulesetVersion, type ManagedRule } from '../../../server/src/managed/types';
+import { findManagedRuleset, managedRuleById, paranoiaLevelOf, paranoiaTag, rulesetVersion, tagsOf, type ManagedRule } from '../../../server/src/rulesets/catalog';
 import { VENDOR_RULES, vendorRuleset } from '../../../server/src/managed/vendor';
 
 const CHECK = { allowManaged: true, plan: 'enterprise', phase: 'http_request_firewall_managed' } as const;

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { prepareFields } from '../../../server/src/language/index';
 import type { FieldValues } from '../../../server/src/language/evaluate';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
-import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID } from '../../../server/src/managed/ids';
+import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID } from '../../../server/src/rulesets/managedIds';
 import {
   currentParanoiaLevel,
   currentThreshold,
@@ -15,7 +15,7 @@ import {
 } from '../../../server/src/managed/preview';
 import { parseHttpFile } from '../../../server/src/requests/http';
 import { requestFields } from '../../../server/src/requests/fields';
-import type { ManagedCatalog, ManagedRule } from '../../../server/src/managed/types';
+import type { ManagedCatalog, ManagedRule } from '../../../server/src/rulesets/catalog';
 import type { ExecuteParameters, Rule } from '../../../server/src/rulesets/model';
 
 const RS = '1'.repeat(32);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { checkExpression, compileExpression, prepareFields } from '../../../server/src/language/index';
-import { mintId, OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/managed/ids';
+import { mintId, OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/rulesets/managedIds';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { compileZone } from '../../../server/src/rulesets/engine';
 import { validateRulesetJson } from '../../../server/src/rulesets/validate';

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { FieldValues } from '../../../server/src/language/evaluate';
 import { prepareFields } from '../../../server/src/language/index';
 import { owaspRuleset } from '../../../server/src/managed/owasp';
-import type { ManagedCatalog, ManagedRule } from '../../../server/src/managed/types';
+import type { ManagedCatalog, ManagedRule } from '../../../server/src/rulesets/catalog';
 import { vendorRuleset } from '../../../server/src/managed/vendor';
 import { compileZone } from '../../../server/src/rulesets/engine';
 import {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
-import { BUILT_IN_CORPUS_FILE, loadBuiltInCorpus, loadCorpusFolder } from '../../../server/src/cli/attackCorpus';
+import { BUILT_IN_CORPUS_FILE, loadBuiltInCorpus, loadCorpusFolder } from '../../../server/src/corpusFiles';
 import { attackEntries, decodeAttackCorpus, encodeAttackCorpus, sampleEvenly } from '../../../server/src/requests/attackCorpus';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));

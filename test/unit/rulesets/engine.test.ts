@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { prepareFields } from '../../../server/src/language/index';
 import type { FieldValues } from '../../../server/src/language/evaluate';
-import type { ManagedCatalog, ManagedRule } from '../../../server/src/managed/types';
+import type { ManagedCatalog, ManagedRule } from '../../../server/src/rulesets/catalog';
 import {
   compileZone,
   effectiveRules,

@@ -5,8 +5,8 @@
 // it into its error.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { defaultCatalog } from '../../../server/src/managed/catalog';
-import { MANAGED_RULESET_PLANS, validateRulesetJson } from '../../../server/src/rulesets/validate';
+import { defaultCatalog, MANAGED_RULESET_PLANS } from '../../../server/src/managed/catalog';
+import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 
 const V = 'efb7b8c949ac4650a09736fc376e9aee';
 const O = '4814384a9e5d4991b9815dcfc25d2f1f';

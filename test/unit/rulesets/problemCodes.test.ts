@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
-import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/managed/ids';
+import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/rulesets/managedIds';
 import { ACTION_PARAMETERS_REQUIRED, MISSING_EXPRESSION, validateRulesetJson, type ValidateOptions } from '../../../server/src/rulesets/validate';
 
 const SELF = 'a'.repeat(32);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/managed/ids';
+import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/rulesets/managedIds';
 import { describeRule, shortId } from '../../../server/src/rulesets/ruleNames';
 
 const ID = '0123456789abcdef0123456789abcdef';

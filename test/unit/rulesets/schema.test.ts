@@ -8,9 +8,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import Ajv from 'ajv';
 import { PHASES } from '../../../server/src/language/scheme/types';
-import type { ManagedCatalog } from '../../../server/src/managed/types';
+import type { ManagedCatalog } from '../../../server/src/rulesets/catalog';
 import { ACTIONS, SKIP_PRODUCTS } from '../../../server/src/rulesets/model';
-import { OVERRIDE_ACTIONS, validateRulesetJson } from '../../../server/src/rulesets/validate';
+import { OVERRIDE_ACTIONS } from '../../../server/src/rulesets/actions';
+import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const schema = JSON.parse(readFileSync(`${root}client/schemas/ruleset.schema.json`, 'utf8'));

@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import type { ManagedCatalog } from '../../../server/src/managed/types';
+import type { ManagedCatalog } from '../../../server/src/rulesets/catalog';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
-import { actionsFor, validateRulesetJson, type RulesetProblem, type ValidateOptions } from '../../../server/src/rulesets/validate';
+import { actionsFor } from '../../../server/src/rulesets/actions';
+import { validateRulesetJson, type RulesetProblem, type ValidateOptions } from '../../../server/src/rulesets/validate';
 
 const dir = new URL('../../fixtures/rulesets/', import.meta.url).pathname;
 const catalog = JSON.parse(readFileSync(`${dir}catalog.json`, 'utf8')) as ManagedCatalog;

@@ -5,8 +5,8 @@
  */
 import type { IpAddr, Value } from '../ir';
 import { ipInRanges } from '../ip';
-import { detectSQLi } from '../../managed/libinjection/sqli';
-import { detectXSS } from '../../managed/libinjection/xss';
+import { detectSQLi } from './crs/libinjection/sqli';
+import { detectXSS } from './crs/libinjection/xss';
 import { asciiLower } from '../bytes';
 import type { RuntimeCall, RuntimeFunction } from './functions';
 import {
@@ -87,7 +87,7 @@ entries.push(
     bytesOp((file) => {
       const phrases = splitPhrases(file).map((f) => {
         const data = crsData(f);
-        if (!data) throw new Error(`op.pmFromFile: no CRS data file ${JSON.stringify(f)} is registered (scripts/crs/convert.ts generates managed/generated/crs-data.ts)`);
+        if (!data) throw new Error(`op.pmFromFile: no CRS data file ${JSON.stringify(f)} is registered (scripts/crs/convert.ts generates runtime/crs/crs-data.ts)`);
         return data;
       });
       return phraseMatcher(phrases.flat());

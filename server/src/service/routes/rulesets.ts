@@ -28,7 +28,7 @@
  *   core reports it as a warning for editors; the API is where it is enforced).
  * - The latest version cannot be deleted while an execute rule deploys the ruleset,
  *   nor can the only version: delete the ruleset instead.
- * - Managed-ruleset entitlements (the core's `MANAGED_RULESET_PLANS`: the Cloudflare
+ * - Managed-ruleset entitlements (each catalog entry's `plan`: the Cloudflare
  *   Managed Ruleset and the OWASP Core Ruleset from Pro up): a zone write whose rules
  *   deploy one the plan lacks is refused as a whole, 400 + 10208 at
  *   `/rules/<i>/action_parameters/id` (only the rules the request writes are judged: an
@@ -48,7 +48,7 @@ import { expressionVerdict } from '../expressionCheck';
 import { engineReport } from '../../language/report';
 import { PHASES, type Phase, type Plan } from '../../language/scheme/types';
 import { defaultCatalog } from '../../managed/catalog';
-import { rulesetVersion } from '../../managed/types';
+import { rulesetVersion } from '../../rulesets/catalog';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
 import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetJson, type RulesetProblem } from '../../rulesets/validate';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';

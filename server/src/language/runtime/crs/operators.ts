@@ -7,7 +7,7 @@ import { asciiLower } from '../../bytes';
 import { binaryToUtf8 } from '../../bytes';
 import { parseIpAddr } from '../../ip';
 import type { IpAddr, IpRange } from '../../ir';
-import { CRS_DATA as GENERATED_CRS_DATA } from '../../../managed/generated/crs-data';
+import { CRS_DATA as GENERATED_CRS_DATA } from './crs-data';
 import { compilePcre } from './pcre';
 
 /** Phrases of the `.data` files `@pmFromFile` reads, by file name (registered ones first). */
@@ -15,7 +15,7 @@ const CRS_DATA = new Map<string, readonly string[]>();
 
 /**
  * Registers the phrases of a CRS `.data` file (one phrase per entry, comments and empty
- * lines already removed), overriding the generated module `managed/generated/crs-data.ts`
+ * lines already removed), overriding the generated module `crs-data.ts`
  * (written by scripts/crs/convert.ts), which is the default source.
  */
 export function registerCrsData(name: string, phrases: readonly string[]): void {

@@ -12,9 +12,9 @@ import {
   FLAG_SQL_ANSI,
   tokenize,
   type Token,
-} from '../../../server/src/managed/libinjection/sqli';
+} from '../../../../server/src/language/runtime/crs/libinjection/sqli';
 
-const DATA = new URL('../../fixtures/libinjection/', import.meta.url);
+const DATA = new URL('../../../fixtures/libinjection/', import.meta.url);
 const TESTS = new URL('tests/', DATA);
 const SAMPLES = new URL('samples/', DATA);
 

@@ -6,11 +6,11 @@
  * other rules — as written. Pure: text in, edits and text out.
  */
 import { applyEdits, findNodeAtLocation, getNodeValue, modify, type Edit, type JSONPath } from 'jsonc-parser';
-import { currentParanoiaLevel, currentThreshold, setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../managed/preview';
-import type { ManagedCatalog } from '../managed/types';
-import { executedManagedRuleset } from './engine';
-import type { ExecuteParameters, Rule } from './model';
-import { parseRulesetTree, rulesPathOf } from './validate';
+import type { ManagedCatalog } from '../rulesets/catalog';
+import { executedManagedRuleset } from '../rulesets/engine';
+import type { ExecuteParameters, Rule } from '../rulesets/model';
+import { parseRulesetTree, rulesPathOf } from '../rulesets/jsonTree';
+import { currentParanoiaLevel, currentThreshold, setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from './preview';
 
 export interface ExecuteRuleAt {
   /** Index in the rules array. */

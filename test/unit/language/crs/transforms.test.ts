@@ -1,8 +1,8 @@
 // CRS transformations (t.*): examples from ModSecurity's reference manual and edge cases.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TRANSFORMS, hexEncode, sha1 } from '../../../server/src/language/runtime/crs/transforms';
-import { prepareCrs } from '../../../server/src/language/runtime/crs';
+import { TRANSFORMS, hexEncode, sha1 } from '../../../../server/src/language/runtime/crs/transforms';
+import { prepareCrs } from '../../../../server/src/language/runtime/crs';
 
 const CASES: ReadonlyArray<readonly [string, string, string]> = [
   ['urlDecode', '%41%42+c', 'AB c'],

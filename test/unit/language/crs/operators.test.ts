@@ -1,10 +1,10 @@
 // CRS operators (op.*) and collection helpers (crs.*), called through their runtime.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { prepareCrs, registerCrsData } from '../../../server/src/language/runtime/crs';
-import type { Value } from '../../../server/src/language/ir';
-import { parseIpAddr } from '../../../server/src/language/ip';
-import { phraseAutomaton } from '../../../server/src/language/runtime/crs/operators';
+import { prepareCrs, registerCrsData } from '../../../../server/src/language/runtime/crs';
+import type { Value } from '../../../../server/src/language/ir';
+import { parseIpAddr } from '../../../../server/src/language/ip';
+import { phraseAutomaton } from '../../../../server/src/language/runtime/crs/operators';
 
 const ip = (t: string): Value => {
   const r = parseIpAddr(t);

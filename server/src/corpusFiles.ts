@@ -7,12 +7,16 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { attackEntries, decodeAttackCorpus, type AttackCorpus } from '../requests/attackCorpus';
-import { fsReason } from './files';
+import { attackEntries, decodeAttackCorpus, type AttackCorpus } from './requests/attackCorpus';
 
 export const BUILT_IN_CORPUS_FILE = 'crs-attack-corpus.json';
 
 export class CorpusError extends Error {}
+
+/** The system's error code (ENOENT, EACCES, …), else the message. */
+function reason(e: unknown): string {
+  return (e as NodeJS.ErrnoException)?.code ?? (e instanceof Error ? e.message : String(e));
+}
 
 export interface LoadedCorpus extends AttackCorpus {
   /** For people: `built-in: OWASP CRS 3.3.4 regression tests`, or `178 ftw files in DIR`. */
@@ -21,10 +25,10 @@ export interface LoadedCorpus extends AttackCorpus {
 
 /**
  * Where the built-in corpus is: beside the bundled CLI (server/out/), or, running from
- * source (server/src/cli/), in the build output server/out/.
+ * source (server/src/), in the build output server/out/.
  */
 export function builtInCorpusPath(): string {
-  const candidates = [join(__dirname, BUILT_IN_CORPUS_FILE), join(__dirname, '..', '..', 'out', BUILT_IN_CORPUS_FILE)];
+  const candidates = [join(__dirname, BUILT_IN_CORPUS_FILE), join(__dirname, '..', 'out', BUILT_IN_CORPUS_FILE)];
   return candidates.find((p) => existsSync(p)) ?? candidates[0];
 }
 
@@ -33,7 +37,7 @@ export function loadBuiltInCorpus(path: string = builtInCorpusPath()): LoadedCor
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw new CorpusError(`the built-in attack corpus ${path} cannot be read (${fsReason(e)}): \`npm run build\` generates it`);
+    throw new CorpusError(`the built-in attack corpus ${path} cannot be read (${reason(e)}): \`npm run build\` generates it`);
   }
   try {
     const corpus = decodeAttackCorpus(text);
@@ -53,7 +57,7 @@ export function loadCorpusFolder(dir: string, shown: string = dir): LoadedCorpus
     isDir = statSync(dir).isDirectory();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new CorpusError(`the attack corpus folder ${shown} does not exist`);
-    throw new CorpusError(`the attack corpus folder ${shown} cannot be read (${fsReason(e)})`);
+    throw new CorpusError(`the attack corpus folder ${shown} cannot be read (${reason(e)})`);
   }
   if (!isDir) throw new CorpusError(`the attack corpus ${shown} is a file, not a folder of ftw YAML files`);
   const paths = yamlFiles(dir);

@@ -1,7 +1,7 @@
 // PCRE (as CRS writes it) -> JavaScript RegExp on binary strings.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compilePcre, translatePcre } from '../../../server/src/language/runtime/crs/pcre';
+import { compilePcre, translatePcre } from '../../../../server/src/language/runtime/crs/pcre';
 
 const TRANSLATIONS: ReadonlyArray<readonly [string, string, string]> = [
   // [PCRE, JS source, JS flags]
@@ -119,7 +119,7 @@ describe('PCRE translation', () => {
 // Every @rx pattern and every /regex/ selector of the CRS 3.3.4 request rules (Debian's
 // modsecurity-crs, which `npm test` installs) translates and compiles.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { parseSecLang, rulesOf } from '../../../scripts/crs/seclang';
+import { parseSecLang, rulesOf } from '../../../../scripts/crs/seclang';
 
 const CRS_RULES = '/usr/share/modsecurity-crs/rules';
 

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { HTML5_START_STATES, html5Tokens } from '../../../server/src/managed/libinjection/html5';
-import { detectXSS, isXssInContext } from '../../../server/src/managed/libinjection/xss';
+import { HTML5_START_STATES, html5Tokens } from '../../../../server/src/language/runtime/crs/libinjection/html5';
+import { detectXSS, isXssInContext } from '../../../../server/src/language/runtime/crs/libinjection/xss';
 
-const DATA = new URL('../../fixtures/libinjection/', import.meta.url);
+const DATA = new URL('../../../fixtures/libinjection/', import.meta.url);
 const TESTS = new URL('tests/', DATA).pathname;
 const SAMPLES = new URL('samples/', DATA).pathname;
 

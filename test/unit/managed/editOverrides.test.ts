@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
-import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/managed/ids';
-import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText } from '../../../server/src/rulesets/editOverrides';
+import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/rulesets/managedIds';
+import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText } from '../../../server/src/managed/editOverrides';
 
 const catalog = defaultCatalog;
 const doc = (overrides?: unknown) =>
