@@ -467,7 +467,8 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       const quickInput = page.locator('.quick-input-widget');
       await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
       await page.keyboard.type('unknown-field.cfrule');
-      await quickInput.locator('.monaco-list-row', { hasText: 'unknown-field.cfrule' }).first().waitFor({ timeout: 15_000 });
+      // The file search indexes the workspace first: slow on a busy machine.
+      await quickInput.locator('.monaco-list-row', { hasText: 'unknown-field.cfrule' }).first().waitFor({ timeout: 60_000 });
       await page.keyboard.press('Enter');
       await page.locator('.tab', { hasText: 'unknown-field.cfrule' }).waitFor({ timeout: 15_000 });
 
