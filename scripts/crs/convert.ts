@@ -112,6 +112,7 @@ export const VARIABLES: Readonly<Record<string, VarKind>> = {
   ARGS_COMBINED_SIZE: 'int',
   FILES_COMBINED_SIZE: 'int',
   REQBODY_ERROR: 'bool',
+  INBOUND_DATA_ERROR: 'bool',
   MULTIPART_STRICT_ERROR: 'bool',
   REMOTE_ADDR: 'ip',
 };

@@ -64,6 +64,7 @@ describe('crs.* request fields', () => {
       'crs.request_protocol': 'HTTP/1.1',
       'crs.files': [],
       'crs.files_names': [],
+      'crs.inbound_data_error': false,
       'crs.files_combined_size': 0,
       'crs.multipart_part_headers': [],
       'crs.xml': [],

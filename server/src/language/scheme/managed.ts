@@ -52,6 +52,7 @@ export const MANAGED_FIELDS: readonly FieldDef[] = [
   f('reqbody_error', 'Bool', 'REQBODY_ERROR: the body could not be parsed by its processor.'),
   f('multipart_strict_error', 'Bool', 'MULTIPART_STRICT_ERROR: the multipart body is malformed or ambiguous.'),
   f('remote_addr', 'Ip', 'REMOTE_ADDR: the client address.'),
+  f('inbound_data_error', 'Bool', 'INBOUND_DATA_ERROR: the body was larger than the inspection limit; the body variables hold only its start.'),
 ];
 
 const BYTES_P: readonly TypePattern[] = [BYTES];
