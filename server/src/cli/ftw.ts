@@ -1,6 +1,6 @@
 /**
  * `rulesmith ftw DIR [--pl N] [--threshold T] [--format text|json]`: runs OWASP CRS
- * regression tests (ftw YAML, the 3.3.x format) against the engine with the OWASP-based
+ * regression tests (ftw YAML: the 3.3.x format, and go-ftw's of CRS v4, requests/goFtw.ts) against the engine with the OWASP-based
  * managed ruleset deployed.
  *
  * How a test is judged (the CRS harness conventions, `crs-3.3.4-regression-tests/README.md`):
