@@ -26,6 +26,7 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { boundRegexBacktracking } from '../../server/src/regexBudget';
 import { FIREWALKER_FIELDS, type FieldType } from '../diff/wirefilter';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -243,6 +244,8 @@ function table(rows: string[][]): void {
 }
 
 async function main(): Promise<void> {
+  // As every Rulesmith process runs the engine (regexBudget.ts).
+  boundRegexBacktracking();
   const { core, how } = await loadCore();
   const ours = CASES.map((c) => {
     const compiled = core.compileExpression(c.expr);

@@ -171,7 +171,8 @@ class Generator<C> {
       case 'matches': {
         const r = compileRegex(t.pattern);
         if (!r.ok) return { expr: 'false', falseOnMissing: true }; // the checker rejects invalid patterns
-        return { expr: `${isStr} && ${this.constant(() => r.regex)}.test(${v})`, falseOnMissing: true };
+        // V8's own RegExp when the pattern allows it (regex.ts), else the re2js search.
+        return { expr: `${isStr} && ${this.constant(() => r.regex.native ?? r.regex)}.test(${v})`, falseOnMissing: true };
       }
       case 'wildcard': {
         const w = parseWildcard(t.pattern);
