@@ -11,4 +11,6 @@ import { setFlagsFromString } from 'node:v8';
 
 export function boundRegexBacktracking(): void {
   setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
+  // Tells the language (regex.ts) that user regexes may now run on irregexp too.
+  (globalThis as Record<symbol, unknown>)[Symbol.for('rulesmith.regexLinearFallback')] = true;
 }
