@@ -103,6 +103,16 @@ async function revertActive() {
   if (doc) await waitForEvent(vscode.workspace.onDidChangeTextDocument, () => !doc.isDirty, () => !doc.isDirty, 30_000, `${doc.uri.path} to be reverted`);
 }
 
+/**
+ * Saves `doc` until it is clean: on a busy machine VS Code aborts slow save participants
+ * (other extensions' onWillSaveTextDocument, after 1.75 s) and the first save can leave the
+ * document dirty. Fails if three saves do not.
+ */
+async function saveDocument(doc) {
+  for (let i = 0; i < 3 && doc.isDirty; i++) await doc.save();
+  if (doc.isDirty) throw new Error(`${doc.uri.path} is still unsaved after three saves`);
+}
+
 /** Closes every editor without saving (no "Save changes?" dialog for untitled ones). */
 async function closeAllWithoutSaving() {
   for (let i = 0; i < 20 && vscode.window.visibleTextEditors.length > 0; i++) {
@@ -111,4 +121,4 @@ async function closeAllWithoutSaving() {
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 }
 
-module.exports = { EXTENSION_ID, workspaceUri, activateExtension, codeOf, waitForDiagnostics, waitForEvent, rangeJson, untitled, applyTextEdits, revertActive, closeAllWithoutSaving };
+module.exports = { EXTENSION_ID, workspaceUri, activateExtension, codeOf, waitForDiagnostics, waitForEvent, rangeJson, untitled, applyTextEdits, revertActive, saveDocument, closeAllWithoutSaving };

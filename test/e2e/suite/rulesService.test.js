@@ -256,7 +256,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const edit = new vscode.WorkspaceEdit();
     edit.replace(doc.uri, new vscode.Range(0, 0, doc.lineCount, 0), JSON.stringify(body, null, 2));
     await vscode.workspace.applyEdit(edit);
-    await doc.save();
+    await h.saveDocument(doc);
     api.testing.take();
     api.testing.answer('Keep My Edits');
     const again = await vscode.commands.executeCommand('rulesmith.reviewMigration', pro);
@@ -300,7 +300,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const cats = exec.action_parameters.overrides.categories.filter((c) => /^paranoia-level-/.test(c.category) && c.enabled === false).map((c) => c.category);
     assert.deepEqual(cats.sort(), ['paranoia-level-3', 'paranoia-level-4']);
     assert.ok(exec.action_parameters.overrides.rules.some((r) => r.score_threshold === 25 && r.action === 'managed_challenge'));
-    await doc.save();
+    await h.saveDocument(doc);
 
     const diffOpen = () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && /^pro\.example\.com http_request_firewall_managed: zone version \d+ ↔/.test(t.label)));
     // Cancel: nothing deployed, the diff stays open to read.
@@ -415,7 +415,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const edit = new vscode.WorkspaceEdit();
     edit.replace(doc.uri, new vscode.Range(0, 0, doc.lineCount, 0), JSON.stringify(body, null, 2));
     await vscode.workspace.applyEdit(edit);
-    await doc.save();
+    await h.saveDocument(doc);
 
     // While the deploy confirmation is open, someone else writes the entry point.
     const rulesApi = await api.connection.api();
