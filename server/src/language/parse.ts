@@ -171,7 +171,7 @@ semantics.addOperation<unknown>('toAST', {
   listRef(_dollar, _name): A.ListRef {
     return { kind: 'list', name: this.sourceString.slice(1), span: span(this) };
   },
-  bareLiteral(_first, _rest) {
+  bareLiteral(_first, _rest, _end) {
     return literal('bare', this);
   },
   quotedString(_o, _a, _b, _c) {
