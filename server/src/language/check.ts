@@ -28,6 +28,7 @@ import {
 import { lintComparison, lintMapKey } from './lints';
 import { binaryToUtf8 } from './bytes';
 import { NESTING_HINT } from './parse';
+import { unknownOperator } from './operatorTypo';
 import { compileRegex } from './regex';
 import { httpScheme, phaseAllows, planAllows, suggestNames } from './scheme/index';
 import { managedOnlyMessage } from './scheme/managed';
@@ -254,6 +255,12 @@ class Checker {
     const op = e.op!.op;
     const rhs = e.rhs!;
     if (rhs.kind === 'field' || rhs.kind === 'call' || rhs.kind === 'index') {
+      // `http.host equals`: the grammar read `eq` then the name `uals`.
+      if (rhs.span.start === e.op!.span.end && /^[a-z_]+$/i.test(e.op!.text)) {
+        const end = e.op!.span.start + (/^[A-Za-z_]+/.exec(this.text.slice(e.op!.span.start))?.[0].length ?? 0);
+        const typo = unknownOperator(this.text, e.op!.span.start, end, t);
+        if (typo) return this.diagnostics.push(typo), undefined;
+      }
       if (this.options.dynamicComparisons === false) {
         this.err('dynamic-comparison-disabled', rhs.span, this.expectedLiteralMessage(t), 'Comparing a field with another field is turned off (setting `rulesmith.dynamicComparisons`).');
         return undefined;
