@@ -15,7 +15,7 @@
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
-import { checkEntryPoints } from './entry-points.mjs';
+import { checkEntryPoints, ENTRY_POINTS } from './entry-points.mjs';
 
 const crsDir = process.env.CRS_RULES_DIR || '/usr/share/modsecurity-crs/rules';
 if (existsSync(crsDir)) {
@@ -49,17 +49,7 @@ const common = {
   mainFields: ['module', 'main'],
 };
 
-const entries = [
-  { entryPoints: ['server/src/cli/main.ts'], outfile: 'server/out/cli.js', banner: { js: '#!/usr/bin/env node' } },
-  { entryPoints: ['server/src/lsp/server.ts'], outfile: 'server/out/server.js' },
-  // The rules service's trace worker thread (a trace that runs too long is stopped).
-  { entryPoints: ['server/src/service/traceWorker.ts'], outfile: 'server/out/traceWorker.js' },
-  // The language server's evaluation worker thread (an evaluation that runs too long is stopped).
-  { entryPoints: ['server/src/lsp/evaluationWorker.ts'], outfile: 'server/out/evaluationWorker.js' },
-  { entryPoints: ['client/src/extension.ts'], outfile: 'client/out/extension.js', external: ['vscode'] },
-  // The paranoia preview's worker thread (the extension host stays responsive meanwhile).
-  { entryPoints: ['client/src/preview/worker.ts'], outfile: 'client/out/previewWorker.js' },
-];
+const entries = ENTRY_POINTS;
 
 try {
   checkEntryPoints(entries);

@@ -3,13 +3,30 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
+/**
+ * What `npm run build` bundles. Each entry that evaluates requests (every one but the
+ * extension's main module, whose preview runs in previewWorker) starts the regex safeguards
+ * first (server/src/regexBudget.ts; test/unit/regexBudget.test.ts checks each of them).
+ */
+export const ENTRY_POINTS = [
+  { entryPoints: ['server/src/cli/main.ts'], outfile: 'server/out/cli.js', banner: { js: '#!/usr/bin/env node' } },
+  { entryPoints: ['server/src/lsp/server.ts'], outfile: 'server/out/server.js' },
+  // The rules service's trace worker thread (a trace that runs too long is stopped).
+  { entryPoints: ['server/src/service/traceWorker.ts'], outfile: 'server/out/traceWorker.js' },
+  // The language server's evaluation worker thread (an evaluation that runs too long is stopped).
+  { entryPoints: ['server/src/lsp/evaluationWorker.ts'], outfile: 'server/out/evaluationWorker.js' },
+  { entryPoints: ['client/src/extension.ts'], outfile: 'client/out/extension.js', external: ['vscode'] },
+  // The paranoia preview's worker thread (the extension host stays responsive meanwhile).
+  { entryPoints: ['client/src/preview/worker.ts'], outfile: 'client/out/previewWorker.js' },
+];
+
 /** Throws, naming each missing one, unless every entry point of `entries` exists under `root`. */
 export function checkEntryPoints(entries, root = '.') {
   const missing = entries.flatMap((e) => e.entryPoints).filter((p) => !existsSync(join(root, p)));
   if (missing.length > 0) {
     throw new Error(
       `entry point${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')} ` +
-        '(listed in scripts/build.mjs: fix the path there, or remove the entry)',
+        '(listed in scripts/entry-points.mjs: fix the path there, or remove the entry)',
     );
   }
 }

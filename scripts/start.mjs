@@ -66,7 +66,7 @@ const paths = e2ePaths();
 for (const d of ['home', 'tmp', 'xdg-config', 'xdg-data', 'xdg-cache', 'user-data/User', 'extensions']) mkdirSync(join(DEMO, d), { recursive: true });
 const workspace = makeDemoWorkspace(join(DEMO, 'workspace'));
 const vsix = join(DEMO, 'rulesmith.vsix');
-run(process.execPath, ['node_modules/@vscode/vsce/vsce', 'package', '--no-dependencies', '--allow-missing-repository', '-o', vsix]);
+run(process.execPath, ['scripts/package.mjs', '-o', vsix]);
 
 const env = { ...process.env };
 for (const k of Object.keys(env)) if (k.startsWith('VSCODE_') || k === 'ELECTRON_RUN_AS_NODE') delete env[k];

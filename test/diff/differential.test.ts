@@ -13,6 +13,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { boundRegexBacktracking } from '../../server/src/regexBudget';
 import { loadWirefilter, FIREWALKER_FIELDS, type Wirefilter } from './wirefilter';
 import { generateCases, generateFieldSets, type GeneratedCase, type PoolField } from './generate';
 import { explain, KNOWN_DIFFERENCES, type Outcome } from './known-differences';
@@ -39,6 +40,8 @@ function envInt(name: string, fallback: number): number {
   return n;
 }
 
+// As every Rulesmith process runs the engine: user regexes run on irregexp where they can.
+boundRegexBacktracking();
 const loaded = loadWirefilter();
 
 if ('unavailable' in loaded) {

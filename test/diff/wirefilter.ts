@@ -2,7 +2,7 @@
  * A small typed wrapper over the wirefilter engine that the `firewalker` package ships
  * (`lib/libwirefilter_ffi.so`, wirefilter-ffi 0.7.0 at cloudflare/wirefilter commit
  * 2334ab15 plus firewalker's three patches), used as the oracle of the differential
- * tests and the benchmark.
+ * tests and of check.bench.ts's parse timing (evaluate.bench.ts calls the library from C).
  *
  * We do not go through firewalker's `Firewall` class: it builds a whole execution context
  * from an HTTP request, reads the engine's error text as a NUL-terminated C string (the
@@ -136,7 +136,7 @@ export const FIREWALKER_FUNCTIONS: ReadonlyArray<{ readonly name: string; readon
 
 export type ParseOutcome = { readonly ok: true } | { readonly ok: false; readonly message: string };
 
-/** A compiled filter, for callers (the benchmark) that want to time matching alone. */
+/** A compiled filter, run on a prepared execution context. */
 export interface WirefilterFilter {
   /** Runs the filter on a prepared context. Throws WirefilterError on an engine error. */
   matchContext(ctx: WirefilterContext): boolean;
@@ -178,11 +178,6 @@ export interface Wirefilter {
    * (empty) list stores, which costs a few FFI calls; only filters using `$list` need them.
    */
   context(fields: Readonly<Record<string, unknown>>, options?: { readonly lists?: boolean }): WirefilterContext;
-  /**
-   * An FFI call that does no work (`wirefilter_get_version`, returning a static string),
-   * to measure the cost of one call through the FFI layer.
-   */
-  noop(): void;
   /** Frees every cached filter. The wrapper must not be used afterwards. */
   close(): void;
 }
@@ -687,9 +682,6 @@ function load(): Wirefilter {
     },
     compile,
     context,
-    noop(): void {
-      f.version.call();
-    },
     close(): void {
       if (closed) return;
       closed = true;

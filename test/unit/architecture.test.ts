@@ -43,7 +43,7 @@ const CORE: readonly Part[] = ['migration', 'managed', 'rulesets', 'requests', .
 
 /** The allowed imports between parts (a part may always import itself). */
 const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
-  client: ['protocol', 'rulesApi', 'corpusFiles', ...CORE],
+  client: ['protocol', 'rulesApi', 'regexBudget', 'corpusFiles', ...CORE],
   lsp: ['protocol', 'regexBudget', 'timedWorker', ...CORE],
   cli: ['service', 'regexBudget', 'corpusFiles', ...CORE],
   service: ['rulesApi', 'regexBudget', 'timedWorker', ...CORE],

@@ -19,10 +19,10 @@ test('the build accepts entry points that exist and names each one that does not
   const real = { entryPoints: ['server/src/cli/main.ts'] };
   checkEntryPoints([real], ROOT);
   assert.throws(() => checkEntryPoints([real, { entryPoints: ['server/src/cli/gone.ts'] }], ROOT), {
-    message: 'entry point not found: server/src/cli/gone.ts (listed in scripts/build.mjs: fix the path there, or remove the entry)',
+    message: 'entry point not found: server/src/cli/gone.ts (listed in scripts/entry-points.mjs: fix the path there, or remove the entry)',
   });
   assert.throws(() => checkEntryPoints([{ entryPoints: ['a.ts'] }, real, { entryPoints: ['b/c.ts'] }], ROOT), {
-    message: 'entry points not found: a.ts, b/c.ts (listed in scripts/build.mjs: fix the path there, or remove the entry)',
+    message: 'entry points not found: a.ts, b/c.ts (listed in scripts/entry-points.mjs: fix the path there, or remove the entry)',
   });
 });
 

@@ -3,6 +3,7 @@
 // fallback this runs for longer than the universe has existed).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
 test('a catastrophic regex gives its answer instead of hanging the process', () => {
@@ -13,4 +14,33 @@ test('a catastrophic regex gives its answer instead of hanging the process', () 
   const r = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.error, undefined, 'the child finished');
   assert.equal(r.stdout, 'false');
+});
+
+// Every bundle that evaluates starts the safeguards when it loads: the CLI (and the service
+// it serves), the language server, and the worker threads of traces, evaluations and the
+// paranoia preview. The extension's main module evaluates nothing itself (its preview runs
+// in previewWorker), and it shares the extension host with other extensions.
+test('every built entry point that evaluates calls boundRegexBacktracking() when it loads', async () => {
+  const { ENTRY_POINTS } = (await import('../../scripts/entry-points.mjs')) as { ENTRY_POINTS: { entryPoints: string[] }[] };
+  const sources = ENTRY_POINTS.flatMap((e) => e.entryPoints).filter((p) => p !== 'client/src/extension.ts');
+  assert.deepEqual(sources, [
+    'server/src/cli/main.ts',
+    'server/src/lsp/server.ts',
+    'server/src/service/traceWorker.ts',
+    'server/src/lsp/evaluationWorker.ts',
+    'client/src/preview/worker.ts',
+  ]);
+  const ts = (await import('typescript')).default;
+  const without = sources.filter((file) => {
+    const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    let found = false;
+    const visit = (node: import('typescript').Node, inFunction: boolean): void => {
+      const fnLike = inFunction || ts.isFunctionLike(node);
+      if (!fnLike && ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'boundRegexBacktracking') found = true;
+      ts.forEachChild(node, (c) => visit(c, fnLike));
+    };
+    visit(sf, false);
+    return !found;
+  });
+  assert.deepEqual(without, [], 'these entry points do not call boundRegexBacktracking() at load (server/src/regexBudget.ts)');
 });

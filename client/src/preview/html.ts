@@ -3,7 +3,7 @@
 // matrix (hover a cell for the deciding rules) and a chart of requests acted on against the
 // threshold, one line per level. For the attacks, a link opens the corpus setting (the
 // panel allows only that command). No vscode import, so plain Node tests render it.
-import { PREVIEW_THRESHOLDS } from '../../../server/src/managed/preview';
+import { PREVIEW_THRESHOLDS, SCORE_COUNTING_NOTE } from '../../../server/src/managed/preview';
 import type { PreviewSet } from './compute';
 
 /** The thresholds the chart plots (the computation must include them). */
@@ -95,5 +95,6 @@ svg text{fill:var(--vscode-foreground);font-size:11px}.grid{stroke:var(--vscode-
 <h1>Paranoia preview</h1>
 <p>Deployment: <b>${esc(target)}</b>. Each cell counts the requests the OWASP-based ruleset would act on at that paranoia level and anomaly score threshold (hover for the rules that decide). Computed in ${ms} ms.</p>
 ${sections}
+<p class="muted">Note: ${esc(SCORE_COUNTING_NOTE)}</p>
 </body></html>`;
 }

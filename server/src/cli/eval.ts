@@ -5,7 +5,7 @@
  *     evaluates one expression against field values given as JSON.
  *
  *   eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE
- *        [--format text|json] [--trace] [--plan PLAN]
+ *        [--format text|json] [--trace] [--plan PLAN] [--body-limit BYTES]
  *     runs every request of FILE through a zone's WAF configuration with the engine
  *     (rulesets/engine.ts) and prints, per request, the final action, the deciding rule,
  *     the rules that matched and the anomaly score; `--trace` adds every rule looked at.
@@ -23,7 +23,8 @@
  *
  * `--requests` reads a `.http` file (REST-Client style, `###` between requests), a CRS ftw
  * `.yaml`/`.yml` file (every stage of every test), or `.json` field values (one object, or
- * an array of objects).
+ * an array of objects). `--body-limit` is how many bytes of each body become field values
+ * (default 131072, 128 KiB; at most 67108864); a `< ./file` body is read only that far.
  *
  * Exit status: 0 when every request was evaluated (whatever the verdicts), 2 for bad usage
  * or input that cannot be used: an unreadable file, invalid JSON, a configuration with
@@ -35,6 +36,8 @@ import { engineReport } from '../language/report';
 import type { Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import type { ManagedCatalog } from '../rulesets/catalog';
+import { dirname, isAbsolute, join } from 'node:path';
+import { DEFAULT_BODY_LIMIT, parseBodyLimit, withBodyFiles } from '../requests/body';
 import { parseFtwFile } from '../requests/ftw';
 import { requestValues } from '../requests/fields';
 import { parseHttpFile } from '../requests/http';
@@ -43,7 +46,7 @@ import type { CompiledZone, Evaluation, TraceEntry } from '../rulesets/engine';
 import { describeRule, type RuleNaming } from '../rulesets/ruleNames';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type LoadedZone } from '../rulesets/zoneFile';
 import { checkOptions, outputFormat } from './check';
-import { fsReason } from './files';
+import { fsReason, readHead } from './files';
 import { InputError, parseOptions, readInput, UsageError, type OptionValues } from './input';
 import type { Io, Parsed } from './main';
 
@@ -59,12 +62,13 @@ export function runEvalCommand(args: readonly string[], io: Io): number {
     custom: { type: 'string', multiple: true },
     requests: { type: 'string' },
     trace: { type: 'boolean' },
+    'body-limit': { type: 'string' },
   });
   if (p.values.config !== undefined) {
     if (p.values.expr !== undefined || p.values.fields !== undefined) throw new UsageError('give either --config with --requests, or --expr with --fields');
     return runEvalConfig(p, io);
   }
-  for (const k of ['custom', 'requests', 'trace'] as const) {
+  for (const k of ['custom', 'requests', 'trace', 'body-limit'] as const) {
     if (p.values[k] !== undefined) throw new UsageError(`--${k} goes with --config`);
   }
   return runEval({ values: p.values as Parsed['values'], files: p.files }, io);
@@ -147,14 +151,36 @@ export interface LoadedRequest {
   readonly fields: FieldValues;
 }
 
-/** Reads one requests file; malformed requests become an InputError naming file and request. */
-export function loadRequests(io: Io, file: string, text = readInput(io, file, 'requests file')): LoadedRequest[] {
+/** `--body-limit BYTES` (body.ts): the inspection limit, or the default. */
+export function bodyLimitOption(values: OptionValues): number {
+  const text = values['body-limit'];
+  if (text === undefined) return DEFAULT_BODY_LIMIT;
+  const r = parseBodyLimit(String(text), '--body-limit');
+  if ('error' in r) throw new UsageError(r.error);
+  return r.limit;
+}
+
+/**
+ * Reads one requests file; malformed requests become an InputError naming file and request.
+ * A `.http` body file (`< ./upload.bin`) is read relative to the file, up to `bodyLimit`.
+ */
+export function loadRequests(io: Io, file: string, text = readInput(io, file, 'requests file'), bodyLimit = DEFAULT_BODY_LIMIT): LoadedRequest[] {
   const problems: string[] = [];
   const out: LoadedRequest[] = [];
-  const fromSample = (req: SampleRequest, name: string | undefined, line: number | undefined) => {
+  const readBodyFile = (path: string, maxBytes: number) => {
+    const where = isAbsolute(path) ? path : join(dirname(file), path);
+    try {
+      return (io.readHead ?? readHead)(where, maxBytes);
+    } catch (e) {
+      throw new Error(`${fsReason(e)} (looked for ${where}: a relative path is from the requests file's folder)`);
+    }
+  };
+  const fromSample = (sample: SampleRequest, name: string | undefined, line: number | undefined) => {
     const index = out.length;
     const label = `${file}: request ${index + 1}${name ? ` "${name}"` : ''}${line !== undefined ? ` (line ${line})` : ''}`;
-    const { values, problems: found } = requestValues(req);
+    const read = withBodyFiles(sample, bodyLimit, readBodyFile);
+    for (const p of read.problems) problems.push(`${file}:${p.line + 1}: ${p.message}`);
+    const { values, problems: found } = requestValues(read.request, { bodyLimit });
     for (const p of found) problems.push(`${label}: ${p}`);
     out.push({ file, index, name, line, fields: values });
   };
@@ -205,7 +231,7 @@ function runEvalConfig(p: { values: OptionValues; files: string[] }, io: Io): nu
   const trace = p.values.trace === true;
   const loaded = loadZone(io, config, (p.values.custom as string[] | undefined) ?? [], plan);
   const zone = compileLoadedZone(loaded, io);
-  const requests = loadRequests(io, requestsFile);
+  const requests = loadRequests(io, requestsFile, undefined, bodyLimitOption(p.values));
   const results = requests.map((r) => ({ request: r, ev: zone.evaluate(r.fields) }));
   const names = rulesetNames(loaded.zone);
   if (format === 'json') {

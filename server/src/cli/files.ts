@@ -2,7 +2,7 @@
  * The CLI's file access (the core does no I/O): text read as strict UTF-8, files rewritten
  * atomically, and file errors in words.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** A file that is not UTF-8: reading it as UTF-8 would replace bytes (and `format` would write them back changed). */
@@ -20,6 +20,45 @@ export function readText(path: string | number): string {
     if (i < bytes.length) throw new NotUtf8Error(`not UTF-8 (byte 0x${bytes[i]!.toString(16).padStart(2, '0')} at offset ${i}); save it as UTF-8`);
   }
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * A file's first `maxBytes` bytes as a binary string (one code unit per byte) and its whole
+ * size: a request body file is read only as far as it is inspected, however big it is.
+ */
+export function readHead(path: string, maxBytes: number): { head: string; size: number } {
+  const fd = openSync(path, 'r');
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isFile()) {
+      const buf = Buffer.allocUnsafe(Math.min(maxBytes, stat.size));
+      let n = 0;
+      while (n < buf.length) {
+        const got = readSync(fd, buf, n, buf.length - n, n);
+        if (got === 0) break;
+        n += got;
+      }
+      return { head: buf.subarray(0, n).toString('latin1'), size: stat.size };
+    }
+    // A pipe or a device has no size: stream it through one chunk, keeping only the head.
+    const chunk = Buffer.allocUnsafe(1 << 16);
+    const head: string[] = [];
+    let kept = 0;
+    let size = 0;
+    for (;;) {
+      const got = readSync(fd, chunk, 0, chunk.length, null);
+      if (got === 0) break;
+      size += got;
+      if (kept < maxBytes) {
+        const take = Math.min(got, maxBytes - kept);
+        head.push(chunk.subarray(0, take).toString('latin1'));
+        kept += take;
+      }
+    }
+    return { head: head.join(''), size };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * `rulesmith ftw DIR [--pl N] [--threshold T] [--format text|json]`: runs OWASP CRS
- * regression tests (ftw YAML, the 3.3.x format) against the engine with the OWASP-based
+ * regression tests (ftw YAML: the 3.3.x format, and go-ftw's of CRS v4, requests/goFtw.ts) against the engine with the OWASP-based
  * managed ruleset deployed.
  *
  * How a test is judged (the CRS harness conventions, `crs-3.3.4-regression-tests/README.md`):
@@ -8,9 +8,12 @@
  *   `raw_request`, `encoded_request`) becomes field values and is evaluated by the engine,
  *   with the ruleset deployed by one `execute` rule whose overrides set the paranoia level
  *   (category overrides `paranoia-level-N`, as a user would) and 949110's `score_threshold`.
- * - `log_contains: id "N"`: CRS rule N must match (its converted rule scored);
- *   `no_log_contains: id "N"`: it must not. ftw greps the ModSecurity log; the log lists the
- *   rules that matched, which is what the engine's trace gives.
+ * - `log_contains: id "N"` (go-ftw: `log.expect_ids: [N]`, `log.match_regex: id "N"`): CRS
+ *   rule N must match (its converted rule scored); `no_log_contains: id "N"` (go-ftw:
+ *   `log.no_expect_ids`, `log.no_match_regex`): it must not. ftw greps the ModSecurity log;
+ *   the log lists the rules that matched, which is what the engine's trace gives. A pattern
+ *   that names no rule id, a key Rulesmith does not run (`response_contains`, go-ftw's
+ *   `isolated`, `uris`, …) or a stage that expects nothing checkable is skipped, saying so.
  * - A request an HTTP server rejects with 400 before the WAF runs (`serverRejection` in
  *   requests/ftw.ts: a malformed version, a line break inside a header) logs nothing: it
  *   meets `no_log_contains`, `status` lists holding 400 and `expect_error`, and fails
@@ -132,7 +135,7 @@ export function runFtwFiles(files: readonly FtwFile[], options: FtwRunOptions = 
     for (const test of parsed.tests) {
       const line = test.stages[0]?.request.source ? test.stages[0].request.source.line + 1 : undefined;
       const ruleIds = test.stages.map((s) => stageRule(s)).filter((x): x is string => x !== undefined);
-      const rule = ruleIds[0];
+      const rule = test.rule ?? ruleIds[0];
       const ruleLevel = rule ? (levelOfRef.get(rule) ?? clampLevel(unconverted.get(rule)?.paranoiaLevel)) : undefined;
       const pl = options.pl ?? ruleLevel ?? 4;
       const base = { file: file.path, ...(line !== undefined ? { line } : {}), title: test.title, ...(rule ? { rule } : {}), paranoiaLevel: pl };
@@ -163,7 +166,21 @@ function clampLevel(n: number | undefined): ParanoiaLevel | undefined {
 }
 
 function stageRule(s: FtwStage): string | undefined {
-  return (s.output.logContains && ftwRuleId(s.output.logContains)) || (s.output.noLogContains && ftwRuleId(s.output.noLogContains)) || undefined;
+  const o = s.output;
+  return o.expectIds?.[0] ?? o.noExpectIds?.[0] ?? ([o.logContains, o.noLogContains, o.matchRegex, o.noMatchRegex].map((p) => p && ftwRuleId(p)).find((id) => id) || undefined);
+}
+
+/** The rule ids a stage expects in the log and not in it, or the pattern that names none. */
+function logExpectations(o: FtwStage['output']): { expect: string[]; forbid: string[]; unreadable?: string } {
+  const expect = [...(o.expectIds ?? [])];
+  const forbid = [...(o.noExpectIds ?? [])];
+  for (const [key, pattern, list] of [['log_contains', o.logContains, expect], ['no_log_contains', o.noLogContains, forbid], ['log.match_regex', o.matchRegex, expect], ['log.no_match_regex', o.noMatchRegex, forbid]] as const) {
+    if (pattern === undefined) continue;
+    const id = ftwRuleId(pattern);
+    if (id === undefined) return { expect, forbid, unreadable: `${key} ${JSON.stringify(pattern)} names no rule id (only id "N" patterns are supported)` };
+    if (!list.includes(id)) list.push(id);
+  }
+  return { expect, forbid };
 }
 
 /** Statuses the WAF itself gives: 403 when it blocks, 200 when it lets the request through. */
@@ -179,9 +196,14 @@ function judgeStage(
   threshold: number,
 ): { result: FtwResultKind; reason?: string; matched?: readonly string[] } {
   const o = stage.output;
+  if (stage.unsupported !== undefined) return { result: 'skipped', reason: `uses ${stage.unsupported.join(', ')}, which Rulesmith does not run` };
+  const log = logExpectations(o);
+  const judgesLog = log.expect.length > 0 || log.forbid.length > 0 || log.unreadable !== undefined;
+  if (!judgesLog && o.status === undefined && o.expectError === undefined) return { result: 'skipped', reason: 'the stage expects nothing Rulesmith can check (no log expectation, status or expect_error)' };
+  if (log.unreadable !== undefined) return { result: 'skipped', reason: log.unreadable };
   if (stage.rejected !== undefined) {
     // The web server answers 400 and the WAF never sees the request.
-    if (o.logContains !== undefined) return { result: 'failed', reason: `expected ${o.logContains} in the log, but ${stage.rejected} before the WAF runs`, matched: [] };
+    if (log.expect.length > 0) return { result: 'failed', reason: `expected rule ${log.expect.join(', ')} in the log, but ${stage.rejected} before the WAF runs`, matched: [] };
     if (o.status !== undefined && o.status.length > 0 && !o.status.includes(400) && o.expectError !== true) {
       return { result: 'failed', reason: `expected status ${o.status.join(' or ')}, but ${stage.rejected}`, matched: [] };
     }
@@ -202,21 +224,15 @@ function judgeStage(
     return u ? `it is not in the ruleset (not converted: ${u.reason})` : 'it is not in the ruleset';
   };
   const checks: string[] = [];
-  if (o.logContains !== undefined) {
-    const id = ftwRuleId(o.logContains);
-    if (id === undefined) return { result: 'skipped', reason: `log_contains ${JSON.stringify(o.logContains)} names no rule id (only id "N" patterns are supported)`, matched };
+  for (const id of log.expect) {
     if (!matched.includes(id)) {
       const level = levelOfRef.get(id);
       const why = notInRuleset(id) ?? (level !== undefined && level > pl ? `it is paranoia level ${level}, above the level run (${pl})` : 'it did not');
       checks.push(`expected rule ${id} to match, but ${why} (matched: ${matchedText})`);
     }
   }
-  if (o.noLogContains !== undefined) {
-    const id = ftwRuleId(o.noLogContains);
-    if (id === undefined) return { result: 'skipped', reason: `no_log_contains ${JSON.stringify(o.noLogContains)} names no rule id (only id "N" patterns are supported)`, matched };
-    if (matched.includes(id)) checks.push(`expected rule ${id} not to match, but it did (matched: ${matchedText})`);
-  }
-  if (o.status !== undefined && o.status.length > 0 && o.logContains === undefined && o.noLogContains === undefined) {
+  for (const id of log.forbid) if (matched.includes(id)) checks.push(`expected rule ${id} not to match, but it did (matched: ${matchedText})`);
+  if (o.status !== undefined && o.status.length > 0 && !judgesLog) {
     const status = blocked ? 403 : 200;
     if (!o.status.includes(status)) {
       if (!o.status.some((s) => WAF_STATUSES.has(s))) {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { runCheck } from './check';
 import { runEvalCommand } from './eval';
 import { boundRegexBacktracking } from '../regexBudget';
-import { readText, writeTextAtomic } from './files';
+import { readHead, readText, writeTextAtomic } from './files';
 import { runFormat } from './format';
 import { InputError, parseOptions, UsageError } from './input';
 import { runFtwCommand } from './ftw';
@@ -17,10 +17,10 @@ const USAGE = `Usage:
   rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json] FILE...
   rulesmith check --expr 'EXPRESSION' [--phase PHASE] [--plan PLAN] [--format text|json]
   rulesmith eval --expr 'EXPRESSION' --fields FIELDS.json [--format text|json]
-  rulesmith eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE [--format text|json] [--trace]
+  rulesmith eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE [--format text|json] [--trace] [--body-limit BYTES]
   rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] [--requests FILE_OR_DIR] [--attacks DIR] [--max-attacks 1000] [--thresholds 25,40,60] [--format text|json]
   rulesmith ftw DIR [--pl 1|2|3|4] [--threshold T] [--format text|json]   (CRS regression tests against the OWASP ruleset)
-  rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset]   (the local rules service)
+  rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset] [--body-limit BYTES]   (the local rules service)
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
 
 FILE is a .cfrule file (one expression) or ruleset JSON (every rule's "expression").
@@ -36,6 +36,8 @@ export interface Io {
   readonly readFile: (path: string) => string;
   readonly writeFile: (path: string, text: string) => void;
   readonly readStdin: () => string;
+  /** A file's first `maxBytes` bytes (binary string) and its size, for body files (default: files.ts readHead). */
+  readonly readHead?: (path: string, maxBytes: number) => { head: string; size: number };
   /** Whether stderr is a terminal (progress is shown only then). */
   readonly errIsTTY?: boolean;
 }
@@ -55,7 +57,7 @@ export function main(argv: readonly string[], io: Io): number {
       case 'format':
         return runFormat(parse(rest, { check: 'boolean', notation: 'string', width: 'string' }), io);
       case 'serve':
-        return runServe(serveOptions(parse(rest, { port: 'string', host: 'string', db: 'string', seed: 'string', legacy: 'string' }).values), io);
+        return runServe(serveOptions(parse(rest, { port: 'string', host: 'string', db: 'string', seed: 'string', legacy: 'string', 'body-limit': 'string' }).values), io);
       case '--version':
       case 'version':
         io.out(`${version()}\n`);
@@ -117,6 +119,7 @@ if (require.main === module) {
     readFile: (p) => readText(p),
     writeFile: (p, t) => writeTextAtomic(p, t),
     readStdin: () => readText(0),
+    readHead,
     errIsTTY: process.stderr.isTTY === true,
   });
   process.exitCode = code;

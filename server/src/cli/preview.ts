@@ -15,7 +15,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { previewParanoia, type ParanoiaPreview } from '../managed/preview';
+import { previewParanoia, SCORE_COUNTING_NOTE, type ParanoiaPreview } from '../managed/preview';
 import { sampleEvenly } from '../requests/attackCorpus';
 import { requestValues } from '../requests/fields';
 import { CorpusError, loadBuiltInCorpus, loadCorpusFolder, type LoadedCorpus } from '../corpusFiles';
@@ -129,6 +129,7 @@ function headerText(p: ParanoiaPreview): string {
   return [
     `${p.rulesetName ?? p.rulesetId} · now PL${p.currentLevel} · threshold ${p.currentThreshold} · action ${p.anomalyAction ?? 'block'}`,
     'each cell: requests acted on at that paranoia level and threshold (score >= threshold)',
+    `note: ${SCORE_COUNTING_NOTE}`,
     '',
   ].join('\n') + '\n';
 }

@@ -5,6 +5,7 @@
  * SIGTERM/SIGINT. With RULESMITH_SERVICE_TOKEN set, that token gets full access.
  */
 import { resolve } from 'node:path';
+import { parseBodyLimit } from '../requests/body';
 import { createService, type LegacyMode } from '../service/service';
 import { Store } from '../service/store';
 import { registerServiceToken, seedDemo } from '../service/seed';
@@ -18,6 +19,8 @@ export interface ServeOptions {
   readonly db: string;
   readonly seed?: 'demo';
   readonly legacy: LegacyMode;
+  /** `--body-limit BYTES`: how much of a traced body is inspected. */
+  readonly bodyLimit?: number;
 }
 
 export function serveOptions(values: Record<string, string | boolean | undefined>): ServeOptions {
@@ -27,7 +30,14 @@ export function serveOptions(values: Record<string, string | boolean | undefined
   if (seed !== undefined && seed !== 'demo') throw new UsageError(`--seed takes "demo", got "${seed}"`);
   const legacy = (values.legacy as string | undefined) ?? 'on';
   if (legacy !== 'on' && legacy !== 'sunset') throw new UsageError(`--legacy takes "on" or "sunset", got "${legacy}"`);
+  let bodyLimit: number | undefined;
+  if (values['body-limit'] !== undefined) {
+    const r = parseBodyLimit(String(values['body-limit']), '--body-limit');
+    if ('error' in r) throw new UsageError(r.error);
+    bodyLimit = r.limit;
+  }
   return {
+    ...(bodyLimit !== undefined ? { bodyLimit } : {}),
     port,
     host: (values.host as string | undefined) ?? '127.0.0.1',
     db: resolve((values.db as string | undefined) ?? 'rulesmith-service.db'),
@@ -53,7 +63,7 @@ export function runServe(options: ServeOptions, io: Io): number {
   }
   const serviceToken = process.env.RULESMITH_SERVICE_TOKEN;
   if (serviceToken) registerServiceToken(store, serviceToken);
-  const running = createService({ store, legacy: options.legacy, log: (l) => io.out(`${l}\n`) });
+  const running = createService({ store, legacy: options.legacy, ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}), log: (l) => io.out(`${l}\n`) });
   running.server.on('error', (e) => {
     io.err(`rulesmith serve: cannot listen on ${options.host}:${options.port}: ${e.message}\n`);
     store.close();

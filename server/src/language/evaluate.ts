@@ -11,6 +11,7 @@
  * Array<Bool> operand of `and`/`or`/`xor`/`not` counts as empty.
  */
 import type { IntValue, IpAddr, IrArg, IrBool, IrTest, IrValue, Value } from './ir';
+import { generateFilter } from './codegen';
 import { compareIp, ipInRanges } from './ip';
 import { compileRegex } from './regex';
 import { RUNTIME_FUNCTIONS, type CallEnv, type RuntimeCall } from './runtime/functions';
@@ -80,8 +81,25 @@ const EMPTY: readonly never[] = [];
 
 /** Compiles a filter. Throws only on IR that violates the contract (unknown function). */
 export function compile(ir: IrBool, options: CompileOptions = {}): CompiledFilter {
-  const c = new Compiler(options.nilNotEqual === true);
-  const root = c.bool(ir);
+  const nilNotEqual = options.nilNotEqual === true;
+  const c = new Compiler(nilNotEqual);
+  // One generated function per filter (codegen.ts), with this compiler for the rest.
+  const generated = generateFilter<Ctx>(ir, nilNotEqual, {
+    bool: (n) => c.bool(n),
+    value: (n) => c.value(n),
+    test: (t) => c.test(t),
+    arg: (a) => c.arg(a),
+    memoized: (n) => c.memoized(n),
+  });
+  return generated ? { matches: generated } : compileClosures(ir, options);
+}
+
+/**
+ * The closure tree alone, without generated code: what runs where code generation is
+ * forbidden, and the reference the generated code is tested against.
+ */
+export function compileClosures(ir: IrBool, options: CompileOptions = {}): CompiledFilter {
+  const root = new Compiler(options.nilNotEqual === true).bool(ir);
   return { matches: (fields, ctx) => root(fields, ctx) };
 }
 
@@ -456,6 +474,11 @@ class Compiler {
     };
   }
 
+  /** Whether a call's result goes through the per-request memo. */
+  memoized(n: Extract<IrValue, { k: 'call' }>): boolean {
+    return memoizable(n, () => irKey(n));
+  }
+
   private call(n: Extract<IrValue, { k: 'call' }>): ValFn {
     const inner = this.callUncached(n);
     let key: string | undefined;
@@ -514,7 +537,7 @@ class Compiler {
     };
   }
 
-  private arg(a: IrArg): ValFn {
+  arg(a: IrArg): ValFn {
     switch (a.k) {
       case 'literal': {
         const v = a.value;

@@ -38,6 +38,11 @@ export interface CompiledRegex {
   replaceFirst(binary: string, replacement: string): string;
   /** Number of capture groups. */
   readonly groups: number;
+  /**
+   * The same search as `test` on V8's own engine, when the pattern allows it (see
+   * nativeTest); `test` uses it. Exposed so that generated filter code can call it directly.
+   */
+  readonly native?: RegExp;
 }
 
 export type RegexResult =
@@ -100,17 +105,22 @@ function compileUncached(pattern: string): RegexResult {
     // Our emitter only produces valid RE2; anything else is re2js's own wording.
     return { ok: false, message: msg.replace(/^error parsing regexp: /, '') };
   }
-  return { ok: true, regex: new Re2Regex(re, groups) };
+  return { ok: true, regex: new Re2Regex(re, groups, nativeTest(tree)) };
 }
 
 class Re2Regex implements CompiledRegex {
+  readonly native: RegExp | undefined;
+
   constructor(
     private readonly re: RE2JS,
     readonly groups: number,
-  ) {}
+    native: RegExp | undefined,
+  ) {
+    this.native = native;
+  }
 
   test(binary: string): boolean {
-    return this.re.test(binary);
+    return this.native ? this.native.test(binary) : this.re.test(binary);
   }
 
   replaceFirst(binary: string, replacement: string): string {
@@ -1104,4 +1114,91 @@ function emitSet(s: Uint8Array): string {
     b = e;
   }
   return out + ']';
+}
+
+// ---------------------------------------------------------------------------------------
+// The same byte-level tree as a JavaScript regex, for `test`
+
+/**
+ * Whether V8's linear-time fallback is on in this process (server/src/regexBudget.ts
+ * marks it): only then may a user regex run on irregexp, which backtracks. Read through a
+ * global symbol so that the core imports nothing of the adapters.
+ */
+function linearFallbackOn(): boolean {
+  return (globalThis as Record<symbol, unknown>)[Symbol.for('rulesmith.regexLinearFallback')] === true;
+}
+
+/**
+ * The tree as a JavaScript RegExp for unanchored search (`test`), or undefined when it must
+ * stay on re2js. Same language: every set is an explicit byte class (no flags, so no case
+ * folding or Unicode), and JS without the `m` flag reads `^`/`$` as \A/\z, `\b`/`\B` as
+ * ASCII word boundaries, like the engine with Unicode off. Whether a search finds a match
+ * does not depend on match priorities, so only the language matters. Multi-line anchors
+ * would need lookbehind, which V8's linear engine lacks, so those stay on re2js; so do
+ * patterns whose counted repetitions the linear engine refuses (V8 11: counts up to 16, the
+ * product of nested counts up to 16): a pattern that backtracks too much must be one the
+ * linear engine takes over. `force` skips the process check (tests).
+ */
+function nativeTest(tree: Node, force = false): RegExp | undefined {
+  if (!force && !linearFallbackOn()) return undefined;
+  const source = emitJs(tree, 1);
+  return source === undefined ? undefined : new RegExp(source);
+}
+
+/** Largest count, and product of nested counts, V8's linear engine accepts. */
+const LINEAR_REPLICATION = 16;
+
+function emitJs(n: Node, replication: number): string | undefined {
+  switch (n.t) {
+    case 'set':
+      return emitJsSet(n.s);
+    case 'look':
+      return n.k === '\\A' ? '^' : n.k === '\\z' ? '$' : n.k === '\\b' || n.k === '\\B' ? n.k : undefined;
+    case 'cap':
+      return emitJs(n.sub, replication);
+    case 'seq':
+    case 'alt': {
+      const parts: string[] = [];
+      for (const x of n.items) {
+        const p = emitJs(x, replication);
+        if (p === undefined) return undefined;
+        parts.push(`(?:${p})`);
+      }
+      return parts.join(n.t === 'seq' ? '' : '|');
+    }
+    case 'rep': {
+      if (n.min > LINEAR_REPLICATION || n.max > LINEAR_REPLICATION) return undefined;
+      // As V8 counts (an upper bound of it): a finite repetition copies its body max times.
+      const local = n.max < 0 ? n.min + 1 : n.max;
+      if (replication * local > LINEAR_REPLICATION) return undefined;
+      const sub = emitJs(n.sub, replication * local);
+      return sub === undefined ? undefined : `(?:${sub})${repOp(n.min, n.max, n.greedy)}`;
+    }
+  }
+}
+
+function emitJsSet(s: Uint8Array): string {
+  let out = '[';
+  for (let b = 0; b < 256; b++) {
+    if (!s[b]) continue;
+    let e = b;
+    while (e + 1 < 256 && s[e + 1]) e++;
+    out += e === b ? hex2(b) : `${hex2(b)}-${hex2(e)}`;
+    b = e;
+  }
+  return out + ']';
+}
+
+/** Both engines for one pattern, uncached (tests compare them). */
+export function regexEngines(pattern: string): { re2: (s: string) => boolean; native: ((s: string) => boolean) | undefined } | undefined {
+  let tree: Node;
+  try {
+    tree = new Parser(pattern).parse();
+  } catch (e) {
+    if (e instanceof RegexError) return undefined;
+    throw e;
+  }
+  const re = RE2JS.compile(emit(tree, 'top', true));
+  const native = nativeTest(tree, true);
+  return { re2: (s) => re.test(s), native: native && ((s) => native.test(s)) };
 }

@@ -31,6 +31,11 @@ import type { ManagedCatalog, ManagedRuleset } from '../rulesets/catalog';
 
 export type ParanoiaLevel = 1 | 2 | 3 | 4;
 export const PARANOIA_LEVELS: readonly ParanoiaLevel[] = [1, 2, 3, 4];
+/**
+ * How the preview's scores compare with ModSecurity's, for the CLI and the webview to say
+ * wherever they show scores: a rule scores once, as the hosted ruleset's boolean rules do.
+ */
+export const SCORE_COUNTING_NOTE = 'Scores add each matching rule once, as the hosted OWASP ruleset does; ModSecurity adds a rule once per matched variable, so its score for the same request can be higher.';
 /** The named thresholds: High 25, Medium 40, Low 60. */
 export const PREVIEW_THRESHOLDS: readonly number[] = [25, 40, 60];
 const TOP_DECIDERS = 5;

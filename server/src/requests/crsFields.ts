@@ -23,9 +23,10 @@ import type { SampleRequest } from './types';
  * - Cookies: split on `;`, leading white space trimmed, names and values as sent.
  * - REQUEST_BODY: the raw body with the URLENCODED processor or none; empty with XML,
  *   JSON and MULTIPART (REQUEST_BODY_LENGTH is always the body's length).
- * - XML (`text/xml`, `application/xml`, `…+xml`): the text content of the document
- *   (`XML:/*`), then each attribute value (`XML://@*`); CDATA and the five XML entities
- *   and numeric references decoded.
+ * - XML (`text/xml`, `application/xml`, `…+xml`): `crs.xml` is the root element's text
+ *   content (`XML:/*`, one value: the text of every descendant, no attribute values),
+ *   `crs.xml_attributes` each attribute value in document order (`XML://@*`); CDATA and the
+ *   five XML entities and numeric references decoded.
  * - REQBODY_ERROR: a JSON or XML body that does not parse, a multipart body without a
  *   boundary or parts. MULTIPART_STRICT_ERROR (approximation): a multipart error, content
  *   before the first boundary, no closing boundary, or a part without a name.
@@ -54,6 +55,7 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
   let bodyError = false;
   let strictError = false;
   let xml: string[] = [];
+  let xmlAttributes: string[] = [];
 
   if (media === 'application/x-www-form-urlencoded') {
     processor = 'URLENCODED';
@@ -93,7 +95,7 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
     processor = 'XML';
     const r = xmlText(body);
     if (r === undefined) bodyError = true;
-    else xml = [r.text, ...r.attributes];
+    else [xml, xmlAttributes] = [[r.text], r.attributes];
   }
 
   const args = [...getArgs, ...postArgs, ...jsonArgs];
@@ -149,6 +151,7 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
   f['crs.files_combined_size'] = filesSize;
   f['crs.multipart_part_headers'] = partHeaders.map(bytes);
   f['crs.xml'] = xml.map(bytes);
+  f['crs.xml_attributes'] = xmlAttributes.map(bytes);
   f['crs.reqbody_processor'] = processor;
   f['crs.reqbody_error'] = bodyError;
   f['crs.multipart_strict_error'] = strictError;
@@ -178,8 +181,13 @@ function jsonLeaves(doc: unknown, root: string, out: [string, string][]): boolea
 
 const XML_ENTITIES: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
+/** The body is bytes (a binary string): a character reference becomes its code point's UTF-8 bytes, as libxml2 gives. */
 const decodeXmlEntities = (s: string): string =>
-  s.replace(/&(#x[0-9A-Fa-f]+|#\d+|lt|gt|amp|quot|apos);/g, (_m, e: string) => (e[0] === '#' ? String.fromCharCode(parseInt(e[1] === 'x' ? e.slice(2) : e.slice(1), e[1] === 'x' ? 16 : 10) & 0xff) : XML_ENTITIES[e]));
+  s.replace(/&(#x[0-9A-Fa-f]+|#\d+|lt|gt|amp|quot|apos);/g, (m, e: string) => {
+    if (e[0] !== '#') return XML_ENTITIES[e];
+    const n = e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+    return n > 0 && n <= 0x10ffff && (n < 0xd800 || n > 0xdfff) ? utf8ToBinary(String.fromCodePoint(n)) : m;
+  });
 
 /**
  * The text content of an XML document (`XML:/*`) and its attribute values in document order

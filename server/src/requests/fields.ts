@@ -30,8 +30,11 @@
  *   when the header is absent. `http.request.headers.truncated` is false.
  * - `http.request.cookies`: pairs split on `;`, trimmed; names percent-decoded (docs),
  *   values as written; repeated names merge their values in order.
- * - Body: `body.raw` is the body bytes, `body.size` its length, `body.truncated` false
- *   (no inspection limit is applied). `body.form*` for an
+ * - Body: only the first `options.bodyLimit` bytes (default 128 KiB, body.ts) become field
+ *   values, as a WAF inspects a body: `body.raw` is those bytes, `body.size` the whole
+ *   body's size and `body.truncated` true when it was cut; form, multipart, mime and the
+ *   `crs.*` body fields read the same bytes (a multipart part past the limit is not seen,
+ *   one across it is cut). `body.form*` for an
  *   `application/x-www-form-urlencoded` body, split like the query and not decoded (docs:
  *   "No decoding performed"); `body.multipart*` for `multipart/form-data` with a boundary
  *   (multipart.ts; parsed leniently: an unterminated last part still counts). Other bodies give empty
@@ -39,7 +42,9 @@
  *   the request body"), see sniff.ts.
  * - Edge defaults: `ip.src` is 192.0.2.1 (TEST-NET-1, RFC 5737) and the request time is
  *   1700000000 s (2023-11-14T22:13:20Z) with 0 ms, so that evaluations are repeatable.
- * - The managed-only `crs.*` fields: ModSecurity's view of the request, see crsFields.ts.
+ * - The managed-only `crs.*` fields: ModSecurity's view of the request, see crsFields.ts,
+ *   as with `SecRequestBodyLimitAction ProcessPartial`: REQUEST_BODY_LENGTH is the length
+ *   read, and `crs.inbound_data_error` (INBOUND_DATA_ERROR) is true when the body was cut.
  * - Every `meta` entry (`# @field value`) is converted to its field's type and replaces the
  *   computed value; unknown fields and bad values are problems ("did you mean" included).
  */
@@ -49,6 +54,7 @@ import { convertFieldValue, prepareFields } from '../language/fieldValues';
 import { EDGE_CONTEXT_FIELDS } from '../language/runtime/functions';
 import { httpScheme, suggestNames } from '../language/scheme/index';
 import type { Type } from '../language/types';
+import { bodyWithoutFiles, DEFAULT_BODY_LIMIT, inspectedBody } from './body';
 import { crsFields } from './crsFields';
 import { bytes, emptyMap, mapKey } from './fieldBytes';
 import { headerParams, parseMultipart } from './multipart';
@@ -65,6 +71,8 @@ export const DEFAULT_TIMESTAMP_SEC = 1_700_000_000;
 export interface RequestFieldsOptions {
   /** The zone's URL normalization type; default `cloudflare`. */
   readonly normalization?: UrlNormalization;
+  /** Bytes of the body that become field values (the inspection limit); default DEFAULT_BODY_LIMIT. */
+  readonly bodyLimit?: number;
 }
 
 export function requestFields(req: SampleRequest, options: RequestFieldsOptions = {}): { fields: Record<string, unknown>; problems: string[] } {
@@ -125,10 +133,12 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['http.x_forwarded_for'] = headerValues(headers, 'x-forwarded-for').join(', ');
 
   // Body.
-  const body = req.body ?? '';
+  const unread = bodyWithoutFiles(req);
+  if (unread.problem) problems.push(unread.problem);
+  const { body, size: bodySize, truncated } = inspectedBody({ ...req, body: unread.body }, options.bodyLimit ?? DEFAULT_BODY_LIMIT);
   f['http.request.body.raw'] = bytes(body);
-  f['http.request.body.size'] = body.length;
-  f['http.request.body.truncated'] = false;
+  f['http.request.body.size'] = bodySize;
+  f['http.request.body.truncated'] = truncated;
   f['http.request.body.mime'] = sniffMime(body);
   const contentType = headerValues(headers, 'content-type')[0] ?? '';
   const media = asciiLower(contentType.split(';')[0].trim());
@@ -160,6 +170,7 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   // ModSecurity's variables for the managed OWASP ruleset (managed-only `crs.*` fields).
   Object.assign(f, crsFields(req, target, body, media, contentType));
   f['crs.remote_addr'] = meta['ip.src']?.trim() || DEFAULT_CLIENT_IP;
+  f['crs.inbound_data_error'] = truncated;
 
   for (const [name, text] of Object.entries(meta)) {
     const r = metaFieldValue(name, text);
@@ -287,8 +298,8 @@ function parseJson(t: string): unknown {
  * A sample request as runtime field values for the engine, with every problem found on
  * the way (from reading the request and from typing its values), worded for a user.
  */
-export function requestValues(req: SampleRequest): { fields: Record<string, unknown>; values: FieldValues; problems: string[] } {
-  const f = requestFields(req);
+export function requestValues(req: SampleRequest, options: RequestFieldsOptions = {}): { fields: Record<string, unknown>; values: FieldValues; problems: string[] } {
+  const f = requestFields(req, options);
   const { values, errors } = prepareFields(f.fields, httpScheme);
   return { fields: f.fields, values, problems: [...f.problems, ...errors.map((e) => `${e.field}: ${e.message}`)] };
 }

@@ -1,7 +1,9 @@
 /**
  * OWASP CRS regression tests in the ftw 1.x format of CRS 3.3.x (`meta`, `tests[].test_title`,
  * `stages[].stage.input/output`, `log_contains`), turned into sample requests and
- * expected outcomes.
+ * expected outcomes. CRS v4's go-ftw format (`rule_id`, `output.log.expect_ids`, its own
+ * request defaults) is read too: requests/goFtw.ts. A stage key neither format's runner
+ * here honours is listed in the stage's `unsupported`, so it is never passed unchecked.
  *
  * How a stage's `input` becomes a request, following the Python ftw client those tests
  * were written for (ftw/ruleset.py `Input`, ftw/http.py `build_request`) and the suite's
@@ -44,12 +46,16 @@
 import { LineCounter, parseDocument, type Node } from 'yaml';
 import { binaryToUtf8, utf8ToBinary } from '../language/bytes';
 import { base64Decode } from '../language/runtime/functions';
+import { goFtwInputRequest, goFtwLog, isGoFtw, unsupportedKeys, type FtwFormat } from './goFtw';
+import { formQuote, messageBody } from './httpWire';
 import type { RequestProblem, SampleRequest } from './types';
 
 export interface FtwTest {
   readonly title: string;
   readonly description?: string;
   readonly stages: FtwStage[];
+  /** The rule the file tests (go-ftw's top-level `rule_id`). */
+  readonly rule?: string;
   /** False when the file's `meta.enabled` or the test's `enabled` is false (ftw skips it). */
   readonly enabled?: boolean;
 }
@@ -67,7 +73,21 @@ export interface FtwStage {
    * ftw's `expect_error` tests expect), when it does not.
    */
   readonly incomplete?: string;
-  readonly output: { logContains?: string; noLogContains?: string; status?: number[]; expectError?: boolean };
+  readonly output: FtwOutput;
+  /** Keys of the stage that Rulesmith does not run (`input.uris`, `output.isolated`, …): the stage is not judged. */
+  readonly unsupported?: string[];
+}
+
+export interface FtwOutput {
+  logContains?: string;
+  noLogContains?: string;
+  status?: number[];
+  expectError?: boolean;
+  /** go-ftw's `output.log`: rule ids that must / must not be logged, log regexes. */
+  expectIds?: string[];
+  noExpectIds?: string[];
+  matchRegex?: string;
+  noMatchRegex?: string;
 }
 
 export interface FtwMeta {
@@ -77,13 +97,13 @@ export interface FtwMeta {
   readonly name?: string;
 }
 
-export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: RequestProblem[]; meta?: FtwMeta } {
+export function parseFtwFile(yamlText: string, version: '1.1' | '1.2' = '1.1'): { tests: FtwTest[]; problems: RequestProblem[]; meta?: FtwMeta; format?: FtwFormat } {
   const tests: FtwTest[] = [];
   const problems: RequestProblem[] = [];
   const lineCounter = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
   try {
-    doc = parseDocument(typeof yamlText === 'string' ? yamlText : '', { version: '1.1', lineCounter, uniqueKeys: false, prettyErrors: false });
+    doc = parseDocument(typeof yamlText === 'string' ? yamlText : '', { version, lineCounter, uniqueKeys: false, prettyErrors: false });
   } catch (e) {
     problems.push({ line: 0, message: `not a YAML file: ${e instanceof Error ? e.message : String(e)}` });
     return { tests, problems };
@@ -110,6 +130,10 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
     problems.push({ line: 0, message: 'expected a mapping with "meta" and "tests"' });
     return { tests, problems };
   }
+  const format: FtwFormat = isGoFtw(data) ? 'goFtw' : 'ftw';
+  // go-ftw reads YAML 1.2 (`yes` is a string there), ftw 1.x YAML 1.1 (PyYAML).
+  if (format === 'goFtw' && version === '1.1') return parseFtwFile(yamlText, '1.2');
+  const fileRule = format === 'goFtw' && Number.isInteger(data.rule_id) ? String(data.rule_id) : undefined;
   const metaIn = isRecord(data.meta) ? data.meta : {};
   const meta: FtwMeta = {
     ...(metaIn.author !== undefined ? { author: pyStr(metaIn.author) } : {}),
@@ -119,7 +143,7 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
   };
   if (!Array.isArray(data.tests)) {
     problems.push({ line: nodeLine(['tests']), message: 'expected a list of tests under "tests"' });
-    return { tests, problems, meta };
+    return { tests, problems, meta, format };
   }
 
   data.tests.forEach((t: unknown, ti: number) => {
@@ -128,7 +152,8 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
       problems.push({ line: nodeLine(at()), message: `test ${ti + 1}: expected a mapping with test_title and stages` });
       return;
     }
-    const title = t.test_title ?? t.test_id;
+    // go-ftw names a test `<rule_id>-<test_id>`, the test id defaulting to its position.
+    const title = t.test_title ?? (fileRule !== undefined ? `${fileRule}-${t.test_id ?? ti + 1}` : t.test_id);
     if (title === undefined || title === null || title === '') {
       problems.push({ line: nodeLine(at()), message: `test ${ti + 1}: no test_title` });
       return;
@@ -152,7 +177,7 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
         return;
       }
       const stageName = stageList.length > 1 ? `${name} (stage ${si + 1})` : name;
-      const built = ftwInputRequest(stage.input);
+      const built = ftwInputRequest(stage.input, format);
       if (!built.request) {
         problems.push({ line: nodeLine([...stagePath, 'input']), message: `test ${name}, stage ${si + 1}: ${built.problem}` });
         failed = true;
@@ -165,9 +190,16 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
         wire: true,
         ...(range ? { source: { start: range[0], end: range[1], line: lineOf(range[0]) } } : {}),
       };
+      const output = ftwOutput(stage.output);
+      if (typeof output === 'string') {
+        problems.push({ line: nodeLine([...stagePath, 'output']), message: `test ${name}, stage ${si + 1}: ${output}` });
+        failed = true;
+        return;
+      }
       const rejected = serverRejection(request);
       const incomplete = incompleteBody(request);
-      stages.push({ request, ...(rejected ? { rejected } : {}), ...(incomplete ? { incomplete } : {}), output: ftwOutput(stage.output) });
+      const unsupported = unsupportedKeys(format, stage.input, stage.output);
+      stages.push({ request, ...(rejected ? { rejected } : {}), ...(incomplete ? { incomplete } : {}), output, ...(unsupported.length > 0 ? { unsupported } : {}) });
     });
     if (failed) return;
     const enabled = meta.enabled !== false && t.enabled !== false;
@@ -175,10 +207,11 @@ export function parseFtwFile(yamlText: string): { tests: FtwTest[]; problems: Re
       title: name,
       ...(t.desc !== undefined && t.desc !== null ? { description: pyStr(t.desc) } : {}),
       stages,
+      ...(fileRule !== undefined ? { rule: fileRule } : {}),
       enabled,
     });
   });
-  return { tests, problems, meta };
+  return { tests, problems, meta, format };
 }
 
 /**
@@ -228,9 +261,12 @@ export function ftwRuleId(pattern: string): string | undefined {
   return /^\s*(?:id\s*[:\s]\s*)?"?(\d+)"?\s*$/.exec(pattern)?.[1];
 }
 
-function ftwOutput(o: unknown): FtwStage['output'] {
+/** A stage's `output` (both formats), or a problem. */
+function ftwOutput(o: unknown): FtwOutput | string {
   if (!isRecord(o)) return {};
-  const out: { logContains?: string; noLogContains?: string; status?: number[]; expectError?: boolean } = {};
+  const log = goFtwLog(o.log);
+  if (log.problem !== undefined) return log.problem;
+  const out: FtwOutput = { ...log.log };
   if (o.log_contains !== undefined && o.log_contains !== null) out.logContains = pyStr(o.log_contains);
   if (o.no_log_contains !== undefined && o.no_log_contains !== null) out.noLogContains = pyStr(o.no_log_contains);
   if (o.status !== undefined && o.status !== null) {
@@ -242,7 +278,7 @@ function ftwOutput(o: unknown): FtwStage['output'] {
 }
 
 /** A stage's `input` as the request the server receives (see the file comment). */
-export function ftwInputRequest(input: Record<string, unknown>): { request?: SampleRequest; problem?: string } {
+export function ftwInputRequest(input: Record<string, unknown>, format: FtwFormat = 'ftw'): { request?: SampleRequest; problem?: string } {
   const meta: Record<string, string> = {};
   if (typeof input.protocol === 'string' && input.protocol.toLowerCase() === 'https') meta['ssl'] = 'true';
   if (Number.isInteger(input.port) && (input.port as number) > 0 && (input.port as number) <= 65535) meta['cf.edge.server_port'] = String(input.port);
@@ -261,6 +297,10 @@ export function ftwInputRequest(input: Record<string, unknown>): { request?: Sam
     return r.request ? { request: { ...r.request, meta } } : { problem: `raw_request: ${r.problem}` };
   }
 
+  if (format === 'goFtw') {
+    const r = goFtwInputRequest(input);
+    return r.request ? { request: { ...r.request, meta } } : { problem: r.problem };
+  }
   const method = input.method === undefined || input.method === null ? 'GET' : pyStr(input.method);
   const uri = input.uri === undefined || input.uri === null ? '/' : pyStr(input.uri);
   const version = input.version === undefined || input.version === null ? 'HTTP/1.1' : pyStr(input.version);
@@ -298,20 +338,7 @@ export function ftwFormReencode(data: string): string {
     pairs.push([piece.slice(0, eq).replace(/\+/g, ' '), value.replace(/\+/g, ' ')]);
   }
   if (pairs.length === 0) return data;
-  return pairs.map(([n, v]) => `${quotePlus(n)}=${quotePlus(v)}`).join('&');
-}
-
-/** Python 3.7+ `urllib.parse.quote_plus(s)`: UTF-8, `A-Za-z0-9_.-~` kept, space as `+`. */
-function quotePlus(s: string): string {
-  const b = utf8ToBinary(s);
-  let out = '';
-  for (let i = 0; i < b.length; i++) {
-    const c = b.charCodeAt(i);
-    if ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2e || c === 0x2d || c === 0x7e) out += b[i];
-    else if (c === 0x20) out += '+';
-    else out += '%' + c.toString(16).toUpperCase().padStart(2, '0');
-  }
-  return out;
+  return pairs.map(([n, v]) => `${formQuote(utf8ToBinary(n))}=${formQuote(utf8ToBinary(v))}`).join('&');
 }
 
 /**
@@ -361,41 +388,6 @@ export function parseRawRequest(raw: string): { request?: SampleRequest; problem
       meta: {},
     },
   };
-}
-
-/** The body a server reads after the headers (RFC 9112 §6.3). */
-function messageBody(headers: readonly (readonly [string, string])[], wire: string): string {
-  const values = (name: string): string[] => headers.filter(([k]) => k.toLowerCase() === name).map(([, v]) => v.trim());
-  const te = values('transfer-encoding').join(',');
-  if (te !== '') {
-    if (/(^|,)\s*chunked\s*$/i.test(te)) return dechunk(wire) ?? wire;
-    return wire; // another coding: read to the end of the connection
-  }
-  const cl = [...new Set(values('content-length'))];
-  if (cl.length === 0) return '';
-  if (cl.length === 1 && /^\d+$/.test(cl[0])) return wire.slice(0, Number(cl[0]));
-  return wire; // invalid or conflicting Content-Length: keep what was sent
-}
-
-/** Decodes a chunked body; undefined when it is malformed. Trailers are ignored. */
-function dechunk(wire: string): string | undefined {
-  let pos = 0;
-  let out = '';
-  for (;;) {
-    const eol = wire.indexOf('\n', pos);
-    if (eol < 0) return undefined;
-    const sizeText = wire.slice(pos, eol).replace(/\r$/, '').split(';')[0].trim();
-    if (!/^[0-9A-Fa-f]+$/.test(sizeText)) return undefined;
-    const size = parseInt(sizeText, 16);
-    pos = eol + 1;
-    if (size === 0) return out;
-    if (pos + size > wire.length) return undefined;
-    out += wire.slice(pos, pos + size);
-    pos += size;
-    if (wire.startsWith('\r\n', pos)) pos += 2;
-    else if (wire.startsWith('\n', pos)) pos += 1;
-    else return undefined;
-  }
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -25,8 +25,10 @@
  *   with trailing empty lines and the final line break removed; CRLF or LF kept as written;
  *   stored as UTF-8 bytes.
  * - `{{variables}}` and `@name = value` file variables are not supported: reported as
- *   problems, the request is still returned with the text left as written. A body that is
- *   a file reference (`< ./file.json`) is not supported either (the core does no I/O).
+ *   problems, the request is still returned with the text left as written.
+ * - A body line `< ./upload.bin` (or `<@ ./file`) stands for that file's bytes: the request
+ *   then has `bodySegments` instead of `body`, and the adapter (CLI, language server) reads
+ *   the files relative to the .http file, only up to the inspection limit (body.ts).
  *
  * Never throws. `parseHttpBlocks` returns every block that holds a request or a problem,
  * malformed ones included, numbered in file order: the one numbering that Evaluate, the
@@ -35,7 +37,7 @@
 import { utf8ToBinary } from '../language/bytes';
 import { httpScheme, suggestNames } from '../language/scheme/index';
 import { metaFieldType, metaFieldValue } from './fields';
-import type { RequestProblem, SampleRequest } from './types';
+import type { BodySegment, RequestProblem, SampleRequest } from './types';
 
 /** REST Client's request metadata that is not a field. */
 const REST_CLIENT_DIRECTIVES = new Set(['note', 'no-redirect', 'no-cookie-jar', 'no-log', 'prompt']);
@@ -223,10 +225,11 @@ function parseBlock(text: string, lines: Line[], separatorName: string | undefin
   let bodyEnd = lines.length;
   while (bodyEnd > i && lines[bodyEnd - 1].text.trim() === '') bodyEnd--;
   let body: string | undefined;
+  let bodySegments: BodySegment[] | undefined;
   if (bodyEnd > i) {
     body = text.slice(lines[i].start, lines[bodyEnd - 1].end);
     last = lines[bodyEnd - 1];
-    if (/^<@?\s+\S/.test(lines[i].text)) problem(lines[i], 'file references in the body (< path) are not supported: paste the body here instead');
+    bodySegments = fileSegments(text, lines.slice(i, bodyEnd));
   }
 
   // The URL.
@@ -255,11 +258,34 @@ function parseBlock(text: string, lines: Line[], separatorName: string | undefin
     url,
     httpVersion,
     headers,
-    ...(body !== undefined ? { body: utf8ToBinary(body) } : {}),
+    ...(bodySegments ? { bodySegments } : body !== undefined ? { body: utf8ToBinary(body) } : {}),
     meta,
     source: { start: start.start, end: last.end, line: requestLine.n },
   };
   return { ...named, line: requestLine.n, request, problems };
+}
+
+const FILE_REFERENCE = /^<@?[ \t]+(\S.*?)\s*$/;
+
+/**
+ * The body as text and file references when a line of it is `< path` (REST Client's file
+ * body; `<@ path` too, its variables are not processed): the line stands for the file's
+ * bytes, the line breaks around it stay. Undefined when no line names a file.
+ */
+function fileSegments(text: string, body: readonly Line[]): BodySegment[] | undefined {
+  if (!body.some((l) => FILE_REFERENCE.test(l.text))) return undefined;
+  const segments: BodySegment[] = [];
+  let from = body[0].start;
+  for (const l of body) {
+    const m = FILE_REFERENCE.exec(l.text);
+    if (!m) continue;
+    if (l.start > from) segments.push(utf8ToBinary(text.slice(from, l.start)));
+    segments.push({ file: m[1], line: l.n });
+    from = l.end;
+  }
+  const end = body[body.length - 1].end;
+  if (end > from) segments.push(utf8ToBinary(text.slice(from, end)));
+  return segments;
 }
 
 /**

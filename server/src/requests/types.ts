@@ -15,6 +15,17 @@ export interface SampleRequest {
   readonly headers: readonly (readonly [string, string])[];
   /** Body bytes as a binary string (one code unit per byte), or undefined. */
   readonly body?: string;
+  /**
+   * The body's whole size in bytes when `body` holds only its first bytes (read up to the
+   * inspection limit from a file or a stream, see body.ts); else the size is body.length.
+   */
+  readonly bodySize?: number;
+  /**
+   * A body that names files (`< ./upload.bin` lines in a `.http` file), before an adapter
+   * reads them (body.ts `withBodyFiles`, which sets `body` and `bodySize`): text as binary
+   * strings and file references in order.
+   */
+  readonly bodySegments?: readonly BodySegment[];
   /** Edge fields from metadata comments (`# @ip.src 203.0.113.9`): field name -> text. */
   readonly meta: Readonly<Record<string, string>>;
   /**
@@ -26,6 +37,9 @@ export interface SampleRequest {
   /** Where the request starts and ends in its source (UTF-16 offsets), for CodeLens and errors. */
   readonly source?: { readonly start: number; readonly end: number; readonly line: number };
 }
+
+/** A piece of a body that names files: text (binary string), or a file with its path as written and 0-based line. */
+export type BodySegment = string | { readonly file: string; readonly line: number };
 
 export interface RequestProblem {
   /** 0-based line in the source. */

@@ -25,6 +25,8 @@ export interface ServiceOptions {
   readonly maxBodyBytes?: number;
   /** Time limit of one trace, in ms (default TRACE_TIMEOUT_MS). */
   readonly traceTimeoutMs?: number;
+  /** Bytes of a traced request's body that become field values (requests/body.ts; default 128 KiB). */
+  readonly bodyLimit?: number;
 }
 
 export interface Service {
@@ -32,6 +34,8 @@ export interface Service {
   readonly legacy: LegacyMode;
   /** Trace evaluations, in a worker thread with a time limit. */
   readonly traces: TraceRunner;
+  /** Bytes of a traced body that are inspected (default DEFAULT_BODY_LIMIT). */
+  readonly bodyLimit?: number;
 }
 
 export const API_PREFIX = '/client/v4';
@@ -47,7 +51,7 @@ export interface RunningService {
 export function createService(options: ServiceOptions): RunningService {
   const router = new Router();
   registerRoutes(router);
-  const service: Service = { store: options.store, legacy: options.legacy ?? 'on', traces: new TraceRunner(options.traceTimeoutMs) };
+  const service: Service = { store: options.store, legacy: options.legacy ?? 'on', traces: new TraceRunner(options.traceTimeoutMs), ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}) };
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const log = options.log ?? (() => {});
   const server = createServer((req, res) => {

@@ -214,8 +214,8 @@ function withoutRule(config: ZoneConfig, d: Decision): ZoneConfig | undefined {
 
 
 /** The Trace's `result` (without `zone`), or an ApiError for a request context that is not valid. */
-export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean): TraceResult {
-  const { values, problems: requestProblems } = requestValues(sample);
+export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean, bodyLimit?: number): TraceResult {
+  const { values, problems: requestProblems } = requestValues(sample, bodyLimit !== undefined ? { bodyLimit } : {});
   const badContext = requestProblems.filter((p) => /^(ip\.|cf\.)/.test(p) || p.includes('unknown field'));
   if (badContext.length > 0) throw ApiError.of(400, CODES.invalidValue, `the request's context is not valid: ${badContext.join('; ')}`, '/context');
 
@@ -306,7 +306,7 @@ export function traceReply(job: TraceJob, compiledNow: () => void = () => undefi
     const zone = compiledFor(job);
     if (!zone) return { needSource: true };
     compiledNow();
-    return { result: evaluateTrace(zone.deployed, zone.compiled, job.sample, job.skipChallenge), cached: zone.cached };
+    return { result: evaluateTrace(zone.deployed, zone.compiled, job.sample, job.skipChallenge, job.bodyLimit), cached: zone.cached };
   } catch (e) {
     return e instanceof ApiError ? { apiError: { status: e.status, errors: e.errors } } : { crash: e instanceof Error ? `${e.message}\n${e.stack ?? ''}` : String(e) };
   }

@@ -30,6 +30,8 @@ export interface TraceJob {
   readonly source?: ZoneSource;
   readonly sample: SampleRequest;
   readonly skipChallenge: boolean;
+  /** Bytes of the body that become field values; the sample's body is already cut to it. */
+  readonly bodyLimit?: number;
 }
 
 export type TraceReply =

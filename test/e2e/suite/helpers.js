@@ -97,7 +97,10 @@ async function applyTextEdits(doc, edits) {
 
 /** Throws away the unsaved changes of the active editor. */
 async function revertActive() {
+  const doc = vscode.window.activeTextEditor?.document;
   await vscode.commands.executeCommand('workbench.action.files.revert');
+  // The command can return before the document is clean on a busy machine: wait for it.
+  if (doc) await waitForEvent(vscode.workspace.onDidChangeTextDocument, () => !doc.isDirty, () => !doc.isDirty, 30_000, `${doc.uri.path} to be reverted`);
 }
 
 /** Closes every editor without saving (no "Save changes?" dialog for untitled ones). */

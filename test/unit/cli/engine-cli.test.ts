@@ -162,9 +162,10 @@ describe('preview', () => {
     const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--max-attacks', '200', '--thresholds', '5,25']);
     assert.equal(r.code, 0, r.err);
     const lines = r.out.split('\n');
-    assert.deepEqual(lines.slice(0, 10), [
+    assert.deepEqual(lines.slice(0, 11), [
       'Cloudflare OWASP Core Ruleset · now PL1 · threshold 5 · action block',
       'each cell: requests acted on at that paranoia level and threshold (score >= threshold)',
+      'note: Scores add each matching rule once, as the hosted OWASP ruleset does; ModSecurity adds a rule once per matched variable, so its score for the same request can be higher.',
       '',
       'Attacks: 200 of 2169 requests (spread evenly; --max-attacks N for more) from built-in: OWASP CRS 3.3.4 regression tests — more acted on is better (--attacks DIR: your own ftw YAML instead)',
       '          >=5*     >=25   rules on',
@@ -182,7 +183,7 @@ describe('preview', () => {
     const r = run(['preview', '--config', 'owasp-pl1.ruleset.json', '--attacks', ATTACKS, '--requests', `${fixtures}requests-dir`, '--thresholds', '5,10']);
     assert.equal(r.code, 0, r.err);
     const lines = r.out.split('\n');
-    assert.deepEqual(lines.slice(3, 10), [
+    assert.deepEqual(lines.slice(4, 11), [
       `Attacks: 3 requests from 2 ftw files in ${ATTACKS} — more acted on is better`,
       '       >=5*   >=10   rules on',
       'PL1*    3/3    2/3    125/200',

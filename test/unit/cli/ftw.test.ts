@@ -157,6 +157,33 @@ describe('rulesmith ftw: one fixture per outcome', () => {
 // 2,438): at least 95% must pass. Its speed is measured by test/bench/crs.bench.ts.
 const SUITE = resolve(REPO, 'test/fixtures/crs-3.3.4-regression-tests');
 
+describe('rulesmith ftw: the go-ftw (CRS v4) format', () => {
+  test('expect_ids, no_expect_ids and a match_regex naming a rule are judged; unsupported keys and unreadable regexes are skipped by name', () => {
+    const r = run(['ftw', 'test/fixtures/ftw-go']);
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.out,
+      [
+        'FAIL 941100-1 (test/fixtures/ftw-go/expect-ids-not-met.yaml:10, PL1): expected rule 941100 to match, but it did not (matched: none)',
+        'SKIP 942100-1 (test/fixtures/ftw-go/unsupported-keys.yaml:11): uses output.isolated, which Rulesmith does not run',
+        'SKIP 942100-2 (test/fixtures/ftw-go/unsupported-keys.yaml:22): uses input.uris, output.response_contains, which Rulesmith does not run',
+        'SKIP 942100-3 (test/fixtures/ftw-go/unsupported-keys.yaml:31): log.match_regex "SQL Injection" names no rule id (only id "N" patterns are supported)',
+        '3 passed, 1 failed, 3 skipped',
+        '',
+      ].join('\n'),
+    );
+    const j = JSON.parse(run(['ftw', '--format', 'json', 'test/fixtures/ftw-go/942100.yaml']).out);
+    assert.deepEqual(
+      j.tests.map((t: { title: string; rule: string; result: string; matched: string[] }) => [t.title, t.rule, t.result, t.matched]),
+      [
+        ['942100-1', '942100', 'passed', ['942100']],
+        ['942100-2', '942100', 'passed', []],
+        ['942100-3', '942100', 'passed', ['942100']],
+      ],
+    );
+  });
+});
+
 describe('rulesmith ftw over the CRS 3.3.4 regression suite', () => {
   test('at least 95% of the tests pass', () => {
     const r = run(['ftw', '--format', 'json', SUITE], { tty: true });

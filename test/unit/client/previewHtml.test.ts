@@ -29,3 +29,9 @@ test('an unusable folder: the error and how to fix it, and no matrix', () => {
   assert.equal(section.split('\n').length, 3, section);
   assert.ok(!section.includes('No requests.'), section);
 });
+
+test('the page says how its scores compare with ModSecurity\'s (once per rule, not per matched variable)', () => {
+  const attacks: PreviewSet = { name: 'Attacks', source: 'built-in', builtIn: true, total: 0, available: 0 };
+  const notes = renderHtml('t', [attacks, own], 1).split('\n').filter((l) => l.startsWith('<p class="muted">Note:'));
+  assert.deepEqual(notes, ['<p class="muted">Note: Scores add each matching rule once, as the hosted OWASP ruleset does; ModSecurity adds a rule once per matched variable, so its score for the same request can be higher.</p>']);
+});

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { analyzeCrs } from '../../../scripts/crs/analyze';
-import { categoryOfTag, convertAnalysis, lit, readDataFiles, unconvertedList, type Conversion } from '../../../scripts/crs/convert';
+import { APPROXIMATIONS, categoryOfTag, convertAnalysis, lit, readDataFiles, renderReport, unconvertedList, type Conversion } from '../../../scripts/crs/convert';
 import { mintId } from '../../../server/src/rulesets/managedIds';
 import { checkExpression } from '../../../server/src/language/index';
 
@@ -53,6 +53,12 @@ SecRule ARGS "@rx \$\(" \
 SecRule &TX:MAX_NUM_ARGS "@eq 1" \
     "id:920380,phase:2,block,msg:'Too many arguments in request',tag:'paranoia-level/1',severity:'CRITICAL',chain"
     SecRule &ARGS "@gt %{tx.max_num_args}" "t:none,${score(1)}"
+
+SecRule ARGS|XML:/*|XML://@* "@rx java\.lang" \
+    "id:944999,phase:2,block,t:none,msg:'Java',tag:'paranoia-level/1',severity:'CRITICAL',${score(1)}"
+
+SecRule XML://b "@rx x" \
+    "id:944998,phase:2,block,t:none,msg:'an XPath other than /* and //@*',tag:'paranoia-level/1',severity:'CRITICAL',${score(1)}"
 
 SecRule REQUEST_HEADERS:Range "@rx (\d+)-(\d+)" \
     "id:920191,phase:2,block,capture,msg:'Range: Invalid Last Byte Value (a rule without a hand rewrite)',tag:'paranoia-level/1',severity:'WARNING',chain"
@@ -125,8 +131,21 @@ describe('convert: snippets', () => {
     assert.deepEqual(rule('932998').action_parameters, { increment: 4 });
   });
 
+  test('XML:/* is the text content (crs.xml), XML://@* the attribute values (crs.xml_attributes)', () => {
+    assert.equal(rule('944999').expression, 'any(op.rx(concat(crs.values(crs.args), crs.xml, crs.xml_attributes)[*], r"java\\.lang"))');
+  });
+
+  test('the coverage report lists every ruleset-wide approximation, the score counting first', () => {
+    const report = renderReport(analyzeCrs(dir!), c);
+    const section = report.slice(report.indexOf('## Approximations'));
+    assert.equal(section.split('\n').filter((l) => l.startsWith('- ')).length, APPROXIMATIONS.length);
+    assert.match(section, /^## Approximations\n\nRuleset-wide:\n\n- Anomaly scores: a converted rule adds its severity's score once when it matches, .*ModSecurity adds it once per matched variable/);
+    assert.match(section, /\n- XML bodies: .*`XML:\/\*` \(`crs\.xml`\) is the root element's text content, `XML:\/\/@\*` \(`crs\.xml_attributes`\) each attribute value/);
+  });
+
   test('rules that cannot be converted are listed with the reason, not dropped', () => {
-    assert.deepEqual([...c.leftOut.keys()].sort(), ['920191', '920380']);
+    assert.deepEqual([...c.leftOut.keys()].sort(), ['920191', '920380', '944998']);
+    assert.equal(c.leftOut.get('944998')!.reason, 'variable selector: XML://b (only XML:/* and XML://@*)');
     assert.equal(c.leftOut.get('920380')!.kind, 'disabled-by-defaults');
     assert.match(c.leftOut.get('920380')!.reason, /MAX_NUM_ARGS/);
     assert.equal(c.leftOut.get('920191')!.kind, 'unsupported');

@@ -64,9 +64,11 @@ describe('crs.* request fields', () => {
       'crs.request_protocol': 'HTTP/1.1',
       'crs.files': [],
       'crs.files_names': [],
+      'crs.inbound_data_error': false,
       'crs.files_combined_size': 0,
       'crs.multipart_part_headers': [],
       'crs.xml': [],
+      'crs.xml_attributes': [],
       'crs.reqbody_processor': 'URLENCODED',
       'crs.reqbody_error': false,
       'crs.multipart_strict_error': false,
@@ -132,9 +134,16 @@ describe('crs.* request fields', () => {
     assert.deepEqual(bad['crs.args_post'], {});
   });
 
-  test('XML body: the text content (XML:/*), then the attribute values (XML://@*); unbalanced tags are REQBODY_ERROR', () => {
+  test('XML body: the root element\'s text content (XML:/*) and, apart, the attribute values (XML://@*); unbalanced tags are REQBODY_ERROR', () => {
     const ok = fieldsOf('POST https://example.com/soap\nContent-Type: text/xml\n\n<?xml version="1.0"?><a x="1"><b>one &amp; two</b><![CDATA[<c>]]><d y=\'&lt;2\' z = "3"/></a>');
-    assert.deepEqual(ok['crs.xml'], ['one & two<c>', '1', '<2', '3']);
+    assert.deepEqual(ok['crs.xml'], ['one & two<c>']);
+    assert.deepEqual(ok['crs.xml_attributes'], ['1', '<2', '3']);
+    // An attribute-only document has an empty text content: XML:/* rules (941100, 941110, …) see no script.
+    const attr = fieldsOf('POST https://example.com/soap\nContent-Type: text/xml\n\n<a p="&lt;script&gt;alert(1)&lt;/script&gt;"/>');
+    assert.deepEqual(attr['crs.xml'], ['']);
+    assert.deepEqual(attr['crs.xml_attributes'], ['<script>alert(1)</script>']);
+    // A character reference is its code point in UTF-8 (the fields are bytes).
+    assert.deepEqual(fieldsOf('POST https://example.com/\nContent-Type: text/xml\n\n<a>&#x3c0;&#60;</a>')['crs.xml'], ['π<']);
     // With the XML processor REQUEST_BODY is empty (the body is read as XML, not as text).
     assert.equal(ok['crs.request_body'], '');
     assert.equal(ok['crs.request_body_length'], 91);
@@ -144,6 +153,7 @@ describe('crs.* request fields', () => {
     assert.equal(ok['crs.reqbody_processor'], 'XML');
     const bad = fieldsOf('POST https://example.com/soap\nContent-Type: application/xml\n\n<a><b></a>');
     assert.deepEqual(bad['crs.xml'], []);
+    assert.deepEqual(bad['crs.xml_attributes'], []);
     assert.equal(bad['crs.reqbody_error'], true);
   });
 

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { prepareFields } from '../../../server/src/language/index';
 import { requestFields } from '../../../server/src/requests/fields';
 import { ftwFormReencode, ftwInputRequest, ftwRuleId, parseFtwFile, parseRawRequest, serverRejection, incompleteBody } from '../../../server/src/requests/ftw';
+import { goFormEncode, goFtwInputRequest } from '../../../server/src/requests/goFtw';
 import type { SampleRequest } from '../../../server/src/requests/types';
 
 const b64 = (binary: string): string => Buffer.from(binary, 'latin1').toString('base64');
@@ -414,5 +415,64 @@ describe('what a web server does before the WAF sees a request', () => {
     const r = parseFtwFile('tests:\n  - test_title: t\n    stages:\n      - stage:\n          input: {version: "1.1"}\n          output: {status: [400]}\n      - stage:\n          input: {stop_magic: true, headers: {Content-Length: "50"}}\n          output: {expect_error: true}\n');
     assert.deepEqual(r.problems, []);
     assert.deepEqual(r.tests[0].stages.map((s) => [s.rejected !== undefined, s.incomplete !== undefined]), [[true, false], [false, true]]);
+  });
+});
+
+describe('go-ftw (CRS v4) format', () => {
+  test('rule_id and test_id name the tests; unwrapped stages; output.log read; YAML 1.2 (yes is a string)', () => {
+    const text = [
+      'meta: { author: someone }',
+      'rule_id: 942100',
+      'tests:',
+      '  - test_id: 7',
+      '    stages:',
+      '      - input: { uri: "/?a=1", headers: { X-Flag: yes, X-On: true } }',
+      '        output: { log: { expect_ids: [942100, 942110], no_expect_ids: [920350] }, retry_once: true }',
+      '  - stages:',
+      '      - input: { uri: "/b" }',
+      '        output: { log: { match_regex: "id \\"942100\\"", no_match_regex: x } }',
+      '',
+    ].join('\n');
+    const r = parseFtwFile(text);
+    assert.deepEqual(r.problems, []);
+    assert.equal(r.format, 'goFtw');
+    assert.deepEqual(r.tests.map((t) => [t.title, t.rule]), [['942100-7', '942100'], ['942100-2', '942100']]);
+    assert.deepEqual(r.tests[0].stages[0].request.headers, [['Connection', 'close'], ['X-Flag', 'yes'], ['X-On', 'true']]);
+    assert.deepEqual(r.tests[0].stages[0].output, { expectIds: ['942100', '942110'], noExpectIds: ['920350'] });
+    assert.equal(r.tests[0].stages[0].unsupported, undefined);
+    assert.deepEqual(r.tests[1].stages[0].output, { matchRegex: 'id "942100"', noMatchRegex: 'x' });
+  });
+
+  test('keys Rulesmith does not run are listed per stage; a bad expect_ids is a problem with its line', () => {
+    const r = parseFtwFile(['rule_id: 1', 'tests:', '  - stages:', '      - input: { uris: ["/a"], save_cookie: true }', '        output: { isolated: true, response_contains: a, log: { expect_ids: [1], foo: 1 } }', ''].join('\n'));
+    assert.deepEqual(r.tests[0].stages[0].unsupported, ['input.uris', 'input.save_cookie', 'output.isolated', 'output.response_contains', 'output.log.foo']);
+    const bad = parseFtwFile(['rule_id: 1', 'tests:', '  - stages:', '      - input: {}', '        output: { log: { expect_ids: ["942100"] } }', ''].join('\n'));
+    assert.deepEqual(bad.problems, [{ line: 4, message: 'test 1-1, stage 1: output.log.expect_ids must be a list of rule ids (e.g. [942100]), not ["942100"]' }]);
+    // The 3.3.x format refuses keys it does not run too (a typo is never passed unchecked).
+    const old = parseFtwFile(['tests:', '  - test_title: t', '    stages:', '      - stage:', '          input: {}', '          output: { log_contain: x }', ''].join('\n'));
+    assert.deepEqual(old.tests[0].stages[0].unsupported, ['output.log_contain']);
+  });
+
+  test('the request go-ftw sends: defaults, Content-Type and re-encoding for form data, Connection, Content-Length, headers sorted', () => {
+    assert.deepEqual(goFtwInputRequest({ data: 'a=1 2&b&c=x/y&' }).request, {
+      method: 'GET',
+      url: '/',
+      httpVersion: 'HTTP/1.1',
+      headers: [['Connection', 'close'], ['Content-Length', '15'], ['Content-Type', 'application/x-www-form-urlencoded']],
+      body: 'a=1+2&b&c=x%2Fy',
+    });
+    // Data holding `%` or `+` is sent as written; another Content-Type too.
+    assert.equal(goFtwInputRequest({ method: 'POST', data: 'a=1+2 3' }).request!.body, 'a=1+2 3');
+    assert.equal(goFtwInputRequest({ method: 'POST', headers: { 'Content-Type': 'application/json' }, data: '{"a": "b c"}' }).request!.body, '{"a": "b c"}');
+    // A POST without data still gets Content-Length: 0; autocomplete_headers: false adds nothing.
+    assert.deepEqual(goFtwInputRequest({ method: 'POST' }).request!.headers, [['Connection', 'close'], ['Content-Length', '0']]);
+    assert.deepEqual(goFtwInputRequest({ method: 'POST', autocomplete_headers: false, headers: { 'Content-Length': '3' }, data: 'a b' }).request, { method: 'POST', url: '/', httpVersion: 'HTTP/1.1', headers: [['Content-Length', '3']], body: 'a b' });
+    // Multipart data: every LF becomes CRLF.
+    assert.equal(goFtwInputRequest({ method: 'POST', headers: { 'Content-Type': 'multipart/form-data; boundary=x' }, data: '--x\nContent-Disposition: form-data; name="a"\n\n1\n--x--\n' }).request!.body, '--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--\r\n');
+    assert.deepEqual(goFtwInputRequest({ data: ['a', 'b'] }), { problem: 'input.data must be a string (go-ftw reads it as one), not ["a","b"]' });
+  });
+
+  test('goFormEncode: pieces without `=` are escaped whole and kept, a final `&` dropped (bytes in, as UTF-8 on the wire)', () => {
+    assert.equal(goFormEncode('x=<a b>&fl ag&&y=\xc3\xa9&'), 'x=%3Ca+b%3E&fl+ag&&y=%C3%A9');
   });
 });

@@ -89,10 +89,9 @@ describe('parseHttpFile: fixtures', () => {
       { line: 21, message: 'metadata: cf.bot_management.score: expected an integer, got "high"' },
       { line: 25, message: 'the URL "/path" is a path: add a Host header or write the full URL (https://host/path)' },
       { line: 28, message: 'unknown HTTP version "HTTP/x" (expected e.g. HTTP/1.1)' },
-      { line: 34, message: 'file references in the body (< path) are not supported: paste the body here instead' },
-      { line: 37, message: 'invalid URL "https://example.com/a b": spaces must be percent-encoded (%20)' },
-      { line: 41, message: 'bad header name "Bad Header": a header name is letters, digits and !#$%&\'*+.^_`|~- (no spaces)' },
-      { line: 44, message: 'variables are not supported: {{host}} is left as written' },
+      { line: 31, message: 'invalid URL "https://example.com/a b": spaces must be percent-encoded (%20)' },
+      { line: 35, message: 'bad header name "Bad Header": a header name is letters, digits and !#$%&\'*+.^_`|~- (no spaces)' },
+      { line: 38, message: 'variables are not supported: {{host}} is left as written' },
     ];
     assert.deepEqual(r.problems, expectedProblems);
     assert.deepEqual(r.requests, [
@@ -103,7 +102,7 @@ describe('parseHttpFile: fixtures', () => {
         httpVersion: 'HTTP/1.1',
         headers: [],
         meta: {},
-        source: span(text, 'GET https://{{host}}', 'id={{id}}', 44),
+        source: span(text, 'GET https://{{host}}', 'id={{id}}', 38),
       },
       {
         name: 'Good',
@@ -112,7 +111,7 @@ describe('parseHttpFile: fixtures', () => {
         httpVersion: 'HTTP/1.1',
         headers: [],
         meta: {},
-        source: span(text, 'DELETE https', '/items/1', 47),
+        source: span(text, 'DELETE https', '/items/1', 41),
       },
     ]);
     // Every problem line is inside the file and points at a non-empty line.

@@ -47,11 +47,13 @@ export const MANAGED_FIELDS: readonly FieldDef[] = [
   f('files_names', 'Array<Bytes>', 'FILES_NAMES: form field names of the uploaded files.'),
   f('files_combined_size', 'Int', 'FILES_COMBINED_SIZE: total size of the uploaded files.'),
   f('multipart_part_headers', 'Array<Bytes>', 'MULTIPART_PART_HEADERS: every header line of every multipart part.'),
-  f('xml', 'Array<Bytes>', 'XML:/*: the text content of an XML body (one element), empty when the body is not XML.'),
+  f('xml', 'Array<Bytes>', 'XML:/*: the text content of an XML body\'s root element (one value, no attribute values), empty when the body is not XML.'),
+  f('xml_attributes', 'Array<Bytes>', 'XML://@*: every attribute value of an XML body, in document order, empty when the body is not XML.'),
   f('reqbody_processor', 'Bytes', 'REQBODY_PROCESSOR: URLENCODED, MULTIPART, JSON, XML or empty.'),
   f('reqbody_error', 'Bool', 'REQBODY_ERROR: the body could not be parsed by its processor.'),
   f('multipart_strict_error', 'Bool', 'MULTIPART_STRICT_ERROR: the multipart body is malformed or ambiguous.'),
   f('remote_addr', 'Ip', 'REMOTE_ADDR: the client address.'),
+  f('inbound_data_error', 'Bool', 'INBOUND_DATA_ERROR: the body was larger than the inspection limit; the body variables hold only its start.'),
 ];
 
 const BYTES_P: readonly TypePattern[] = [BYTES];

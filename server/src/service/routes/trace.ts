@@ -48,6 +48,7 @@
  * that zone (an account-wide grant covers it).
  */
 import { Buffer } from 'node:buffer';
+import { DEFAULT_BODY_LIMIT } from '../../requests/body';
 import type { SampleRequest } from '../../requests/types';
 import { ApiError, CODES } from '../api';
 import { authorize, visible } from '../auth';
@@ -215,7 +216,11 @@ export function traceRoutes(r: Router): void {
     authorize(ctx.principal, { accountId, zoneId: zone.id }, ['Zone WAF'], 'Read');
 
     const store = ctx.service.store;
-    const job = { zoneId: zone.id, key: deploymentKey(store, zone.id), sample: req.sample, skipChallenge: req.skipChallenge };
+    // Only the inspected start of the body goes to the worker (requests/body.ts); the size stays.
+    const bodyLimit = ctx.service.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    const body = req.sample.body;
+    const sample = body !== undefined && body.length > bodyLimit ? { ...req.sample, body: body.slice(0, bodyLimit), bodySize: body.length } : req.sample;
+    const job = { zoneId: zone.id, key: deploymentKey(store, zone.id), sample, skipChallenge: req.skipChallenge, bodyLimit };
     const result = await ctx.service.traces.run(job, () => zoneSource(store, zone.id));
     return { result: { ...result, zone: { id: zone.id, name: zone.name } } };
   });

@@ -90,6 +90,18 @@ for (const [kind, count] of KINDS) {
   });
 }
 
+// The project's own cases, each derived from the C library's published algorithm (see the
+// README there): they run like the vendored vectors.
+const EXTRA = new URL('../../../fixtures/libinjection-extra/', import.meta.url);
+describe('libinjection cases beyond the vendored tests (test/fixtures/libinjection-extra)', () => {
+  const files = readdirSync(EXTRA).filter((f) => /^test-(tokens|folding|sqli)-\d+\.txt$/.test(f)).sort();
+  test('there are 4 of them', () => assert.equal(files.length, 4));
+  for (const f of files) {
+    const v = parseVector(f, readFileSync(new URL(f, EXTRA), 'latin1'));
+    test(`${f}: ${v.name}`, () => assert.equal(normalise(RUN[/^test-(\w+)-/.exec(f)![1]](v.input)), v.expected, `input: ${JSON.stringify(v.input)}`));
+  }
+});
+
 /** URL-decodes a sample line into a binary string ('+' is a space, %XX a byte). */
 function urlDecode(s: string): string {
   let out = '';

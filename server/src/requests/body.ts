@@ -1,0 +1,95 @@
+/**
+ * Request bodies: how much of a body becomes field values (the inspection limit), and
+ * bodies that name files (`< ./upload.bin` in a `.http` file), read by an adapter only as
+ * far as the limit reaches.
+ *
+ * A WAF inspects the start of a body, not all of it: the hosted service reads 128 KB on
+ * Enterprise plans (more on others), ModSecurity `SecRequestBodyLimit` bytes. Here every
+ * body field is computed from the first `limit` bytes; `http.request.body.size` is the
+ * real size and `http.request.body.truncated` says when the two differ. So a 1 GB upload
+ * costs what 128 KB costs, and content past the limit is never read or copied.
+ */
+import type { BodySegment, SampleRequest } from './types';
+
+/** Bytes of a body that are inspected when nothing else is set: 128 KiB, as the hosted service on Enterprise plans. */
+export const DEFAULT_BODY_LIMIT = 128 * 1024;
+/** The largest limit accepted (64 MiB): field values of a bigger body would not fit comfortably in memory. */
+export const MAX_BODY_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * A limit written by a user (`--body-limit 131072`): a whole number of bytes from 0 to
+ * MAX_BODY_LIMIT, digits only. `where` names the setting in the error.
+ */
+export function parseBodyLimit(text: string, where: string): { limit: number } | { error: string } {
+  const t = text.trim();
+  if (!/^\d+$/.test(t)) return { error: `${where}: expected a whole number of bytes (e.g. ${DEFAULT_BODY_LIMIT} for 128 KiB), got ${JSON.stringify(text)}` };
+  const n = Number(t);
+  if (n > MAX_BODY_LIMIT) return { error: `${where}: ${t} bytes is more than the largest limit, ${MAX_BODY_LIMIT} (64 MiB)` };
+  return { limit: n };
+}
+
+/** The first `limit` bytes of the body (a copy, not a view that would keep the whole alive) and its real size. */
+export function inspectedBody(req: SampleRequest, limit: number): { body: string; size: number; truncated: boolean } {
+  const whole = req.body ?? '';
+  const body = whole.length > limit ? copyOfStart(whole, limit) : whole;
+  const size = Math.max(req.bodySize ?? whole.length, whole.length);
+  return { body, size, truncated: size > body.length };
+}
+
+/** What an adapter reads of one body file: its first `maxBytes` bytes (binary string) and its whole size. */
+export type ReadBodyFile = (path: string, maxBytes: number) => { head: string; size: number };
+
+/**
+ * A request whose body names files (`bodySegments`) with its `body` read: the text and the
+ * files in order up to `limit` bytes, and `bodySize` the whole. `read` is asked for no more
+ * than the bytes still wanted, so a file past the limit is only measured. A file that
+ * cannot be read is a problem (with the line of its reference) and counts as empty.
+ */
+export function withBodyFiles(req: SampleRequest, limit: number, read: ReadBodyFile): { request: SampleRequest; problems: { line: number; message: string }[] } {
+  if (!req.bodySegments) return { request: req, problems: [] };
+  const problems: { line: number; message: string }[] = [];
+  let body = '';
+  let size = 0;
+  for (const seg of req.bodySegments) {
+    const want = Math.max(0, limit - body.length);
+    if (typeof seg === 'string') {
+      body += seg.length > want ? seg.slice(0, want) : seg;
+      size += seg.length;
+      continue;
+    }
+    try {
+      const { head, size: fileSize } = read(seg.file, want);
+      body += head.length > want ? head.slice(0, want) : head;
+      size += fileSize;
+    } catch (e) {
+      problems.push({ line: seg.line, message: `cannot read the body file ${JSON.stringify(seg.file)}: ${e instanceof Error ? e.message : String(e)}` });
+    }
+  }
+  const { bodySegments: _read, ...rest } = req;
+  return { request: { ...rest, body, bodySize: size }, problems };
+}
+
+/** The body of a request whose files were not read: its text only, and a problem naming the first file. */
+export function bodyWithoutFiles(req: SampleRequest): { body: string; problem?: string } {
+  if (!req.bodySegments || req.body !== undefined) return { body: req.body ?? '' };
+  const file = req.bodySegments.find((s): s is Exclude<BodySegment, string> => typeof s !== 'string');
+  const text = req.bodySegments.filter((s): s is string => typeof s === 'string').join('');
+  return { body: text, ...(file ? { problem: `the body file ${JSON.stringify(file.file)} (line ${file.line + 1}) was not read here; its content counts as empty` } : {}) };
+}
+
+/**
+ * `s.slice(0, n)` as a string of its own: V8 makes a slice a view on its parent, and field
+ * values holding such a view would keep a 1 GB body in memory for as long as they live.
+ */
+function copyOfStart(s: string, n: number): string {
+  const CHUNK = 8192;
+  const codes: number[] = new Array<number>(CHUNK);
+  let out = '';
+  for (let i = 0; i < n; i += CHUNK) {
+    const len = Math.min(CHUNK, n - i);
+    codes.length = len;
+    for (let j = 0; j < len; j++) codes[j] = s.charCodeAt(i + j);
+    out += String.fromCharCode(...codes);
+  }
+  return out;
+}

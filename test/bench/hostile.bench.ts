@@ -1,0 +1,111 @@
+/**
+ * The OWASP-based ruleset on hostile requests — long runs of one character, invalid UTF-8,
+ * many arguments, deep JSON, a large multipart part — at two sizes, paranoia levels 1–4,
+ * side by side with libmodsecurity3 running CRS 3.3.4 (when installed; see crs.bench.ts for
+ * the config and modsec/harness.c). What it shows: how each request's cost grows with its
+ * size (linear work is ~10× for 10× the size, quadratic ~100×) and where Rulesmith is
+ * slower than ModSecurity on the same request.
+ *
+ *   node --import tsx test/bench/hostile.bench.ts
+ *   RULESMITH_HOSTILE_SIZES=10000,100000 RULESMITH_BENCH_ROUNDS=1 node --import tsx test/bench/hostile.bench.ts
+ *
+ * Each request is a full request (sample request -> field values -> engine), with the
+ * process's regex safeguards on as in every Rulesmith process; the core is bundled by esbuild
+ * as the CLI ships it. Per request the median over R rounds (RULESMITH_BENCH_ROUNDS, default
+ * 3) after an untimed one; per level the p50, p99 and max of those over the set.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { boundRegexBacktracking } from '../../server/src/regexBudget';
+import type { SampleRequest } from '../../server/src/requests/types';
+import { HOSTILE } from '../hostileRequests';
+import type { Rule } from '../../server/src/rulesets/model';
+import { row } from './measure';
+import { corpusBytes, harness, Harness, modsecConfig } from './modsec/modsec';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_ROUNDS ?? 3) | 0);
+const SIZES = (process.env.RULESMITH_HOSTILE_SIZES ?? '2000,20000').split(',').map(Number);
+const CRS_RULES = process.env.CRS_RULES ?? '/usr/share/modsecurity-crs/rules';
+const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rulesmith-bench');
+const THRESHOLD = 5;
+
+type Core = typeof import('./modsec/rulesmith-core');
+
+function loadCore(): Core {
+  // Bundled with scripts/build.mjs's options (tsx's keepNames would slow the engine).
+  const { buildSync } = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+  const outfile = join(CACHE, 'rulesmith-core.cjs');
+  mkdirSync(CACHE, { recursive: true });
+  buildSync({ entryPoints: [join(here, 'modsec/rulesmith-core.ts')], outfile, bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning', mainFields: ['module', 'main'] });
+  return createRequire(import.meta.url)(outfile) as Core;
+}
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const pct = (xs: readonly number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const msText = (ns: number | undefined): string => (ns === undefined ? '-' : `${(ns / 1e6).toFixed(ns < 1e7 ? 2 : 0)} ms`);
+
+async function main(): Promise<void> {
+  boundRegexBacktracking();
+  const core = loadCore();
+  const catalog = core.defaultCatalog;
+  const requests: { name: string; size: number; request: SampleRequest }[] = [];
+  for (const h of HOSTILE) for (const size of SIZES) requests.push({ name: h.name, size, request: h.make(size) });
+  const h = harness(CACHE, CRS_RULES);
+  const corpusFile = join(CACHE, 'hostile-corpus.bin');
+  if (h.bin) writeFileSync(corpusFile, corpusBytes(requests.map((r) => r.request), core.DEFAULT_CLIENT_IP));
+  console.log(`node ${process.version}; ${requests.length} hostile requests (sizes ${SIZES.join(', ')} bytes); ${ROUNDS} timed rounds per side after an untimed one; anomaly threshold ${THRESHOLD}`);
+  if (!h.bin) console.log(`ModSecurity: not measured — ${h.why}`);
+  const widths = [30, 7, 11, 11, 8, 9];
+  const [small, large] = [SIZES[0], SIZES[SIZES.length - 1]];
+  for (const level of core.PARANOIA_LEVELS) {
+    let execute: Rule = { ref: 'deploy-owasp', expression: 'true', action: 'execute', action_parameters: { id: core.OWASP_RULESET_ID } };
+    execute = core.setScoreThreshold(core.setParanoiaLevel(execute, level), THRESHOLD, undefined, { catalog });
+    const z = core.compileZone({ catalog, entryPoints: { http_request_firewall_managed: { id: 'e'.repeat(32), phase: 'http_request_firewall_managed', rules: [execute] } } });
+    let run: Harness | undefined;
+    if (h.bin) {
+      const conf = join(CACHE, `hostile-pl${level}.conf`);
+      writeFileSync(conf, modsecConfig(CRS_RULES, level, THRESHOLD));
+      run = new Harness(h.bin, conf, corpusFile);
+    }
+    let sink = 0;
+    const one = (i: number): number => {
+      const t = process.hrtime.bigint();
+      sink += z.evaluate(core.requestValues(requests[i].request).values).trace.length;
+      return Number(process.hrtime.bigint() - t);
+    };
+    requests.forEach((_, i) => one(i));
+    if (run) await run.verdicts(requests.length);
+    const ours: number[][] = requests.map(() => []);
+    const theirs: number[][] = requests.map(() => []);
+    for (let r = 0; r < ROUNDS; r++) {
+      requests.forEach((_, i) => ours[i].push(one(i)));
+      if (run) (await run.round()).forEach((ns, i) => theirs[i].push(ns));
+    }
+    run?.end();
+    if (sink < 0) console.log(sink);
+    const oursMed = ours.map(median);
+    const theirsMed = run ? theirs.map(median) : undefined;
+    console.log(`\nPL${level}`);
+    console.log(row(['request', 'bytes', 'Rulesmith', 'ModSec', 'ratio', 'growth'], widths));
+    requests.forEach((q, i) => {
+      const growth = q.size === large && large !== small ? `${(oursMed[i] / oursMed[requests.findIndex((p) => p.name === q.name && p.size === small)]).toFixed(1)}×` : '';
+      const ratio = theirsMed ? `${(theirsMed[i] / oursMed[i]).toFixed(2)}×` : '-';
+      console.log(row([q.name, String(q.size), msText(oursMed[i]), msText(theirsMed?.[i]), ratio, growth], widths));
+    });
+    const summary = (xs: readonly number[] | undefined) => (xs ? `p50 ${msText(pct(xs, 50))}, p99 ${msText(pct(xs, 99))}, max ${msText(Math.max(...xs))}` : '-');
+    console.log(`  over the set: Rulesmith ${summary(oursMed)}; ModSecurity ${summary(theirsMed)}`);
+  }
+  console.log(`\n  ratio = ModSecurity ÷ Rulesmith (below 1: Rulesmith slower); growth = Rulesmith's time at ${large} bytes ÷ at ${small} (linear ≈ ${(large / small).toFixed(0)}×).`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exitCode = 1;
+});
