@@ -77,6 +77,8 @@ export interface Zone {
 export interface RulesetHeader {
   readonly id: string;
   readonly name: string;
+  /** Managed rulesets only: who provides it (`firewall_managed`). */
+  readonly source?: string;
   readonly kind: string;
   readonly phase: string;
   readonly version?: string;

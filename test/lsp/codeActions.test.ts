@@ -99,3 +99,8 @@ test('ruleset JSON: edits are mapped through escapes and JSON-escaped', async ()
   const wrapped = await apply('{"rules": [{"expression": "http.request.headers.names[*] eq \\"\\u00e9\\""}]}', 'Wrap in any(…)', { languageId: 'json' });
   assert.equal(wrapped, '{"rules": [{"expression": "any(http.request.headers.names[*] eq \\"é\\")"}]}');
 });
+
+test('a mistyped operator -> the operator meant, in the notation written', async () => {
+  assert.equal(await apply('http.host equals "a"', 'Change to `eq`'), 'http.host eq "a"');
+  assert.equal(await apply('http.host === "a"', 'Change to `==`'), 'http.host == "a"');
+});

@@ -210,6 +210,8 @@ test('hover: the execute rule\'s ruleset id, an override\'s rule id and category
       '',
       `\`${A}\` · rule of Cloudflare OWASP Core Ruleset · ref \`ad0beb2fce9f149e565ee78d6e659d47\``,
       '',
+      'Tags: `application-multi`, `language-multi`, `platform-multi`, `attack-generic`',
+      '',
       'Default: block when the anomaly score reaches 40 (Medium) · on',
       '',
       'Here: log when the anomaly score reaches 60 (Low) · on (overridden by rule)',

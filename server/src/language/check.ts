@@ -22,11 +22,13 @@ import {
   parseIntSetItems,
   parseHexBytesItems,
   validateListName,
+  type LitError,
   type LitResult,
 } from './literals';
 import { lintComparison, lintMapKey } from './lints';
 import { binaryToUtf8 } from './bytes';
 import { NESTING_HINT } from './parse';
+import { unknownOperator } from './operatorTypo';
 import { compileRegex } from './regex';
 import { httpScheme, phaseAllows, planAllows, suggestNames } from './scheme/index';
 import { managedOnlyMessage } from './scheme/managed';
@@ -253,6 +255,12 @@ class Checker {
     const op = e.op!.op;
     const rhs = e.rhs!;
     if (rhs.kind === 'field' || rhs.kind === 'call' || rhs.kind === 'index') {
+      // `http.host equals`: the grammar read `eq` then the name `uals`.
+      if (rhs.span.start === e.op!.span.end && /^[a-z_]+$/i.test(e.op!.text)) {
+        const end = e.op!.span.start + (/^[A-Za-z_]+/.exec(this.text.slice(e.op!.span.start))?.[0].length ?? 0);
+        const typo = unknownOperator(this.text, e.op!.span.start, end, t);
+        if (typo) return this.diagnostics.push(typo), undefined;
+      }
       if (this.options.dynamicComparisons === false) {
         this.err('dynamic-comparison-disabled', rhs.span, this.expectedLiteralMessage(t), 'Comparing a field with another field is turned off (setting `rulesmith.dynamicComparisons`).');
         return undefined;
@@ -409,8 +417,20 @@ class Checker {
       return undefined;
     }
     const r = parseHexBytes(l.text, after);
-    if (!r.ok) return this.litError(r, l, hint ?? 'Strings need double quotes: `"value"`. Unquoted values are read as hex bytes (`41:42`).'), undefined;
+    if (!r.ok) return this.litError(r, l, this.gluedHint(r, l) ?? hint ?? 'Strings need double quotes: `"value"`. Unquoted values are read as hex bytes (`41:42`).'), undefined;
     return r.value;
+  }
+
+  /** A bare literal's value; an error that reaches into a glued keyword says so. */
+  private bareLit<T>(r: LitResult<T>, l: A.Literal): T | undefined {
+    if (!r.ok) return this.litError(r, l, this.gluedHint(r, l)), undefined;
+    return r.value;
+  }
+
+  private gluedHint(r: LitError, l: A.Literal): string | undefined {
+    if (r.end <= l.text.length || this.gluedAfter(l) === '') return undefined;
+    const word = /^[a-z]+/i.exec(this.gluedAfter(l))?.[0] ?? '';
+    return `The value runs into \`${word}\`: the engine reads on while the characters fit the value. Put a space before \`${word}\`.`;
   }
 
   private intLiteral(l: A.Literal): Value & (number | bigint) | undefined {
@@ -418,7 +438,7 @@ class Checker {
       this.err('invalid-integer', l.span, 'expected digit', 'This field is a number: write it without quotes, e.g. `443`.');
       return undefined;
     }
-    return this.lit(parseInt64(l.text), l);
+    return this.bareLit(parseInt64(l.text, this.gluedAfter(l)), l);
   }
 
   private ipLiteral(l: A.Literal) {
@@ -426,7 +446,12 @@ class Checker {
       this.err('invalid-ip', l.span, 'expected IP address character', 'Write the address without quotes, e.g. `ip.src eq 192.0.2.1`.');
       return undefined;
     }
-    return this.lit(parseIpAddr(l.text), l);
+    return this.bareLit(parseIpAddr(l.text, this.gluedAfter(l)), l);
+  }
+
+  /** The source after a bare literal that a keyword is glued to (`5or ssl`), else ''. */
+  private gluedAfter(l: A.Literal): string {
+    return /^[A-Za-z]/.test(this.text.charAt(l.span.end)) ? this.text.slice(l.span.end) : '';
   }
 
   private literalTypeName(l: A.Literal): string {
@@ -538,6 +563,13 @@ class Checker {
     const def = this.scheme.functions.get(v.name);
     if (def?.managedOnly && !this.options.allowManaged) {
       this.err('managed-only', v.nameSpan, managedOnlyMessage(v.name), 'Managed rulesets (the OWASP Core Ruleset) use it; in your own rules use the public functions, e.g. `lower`, `url_decode`, `matches`.');
+      for (const a of v.args) this.arg(a, depth + 1);
+      return { each: false };
+    }
+    if (!def && /^[0-9]/.test(v.name)) {
+      // `5or(ssl)`: a value glued to a keyword where a condition starts, not a function.
+      const hint = `\`${v.name}\` is not a name (names start with a letter), and a condition cannot start with a value: compare a field with it, e.g. \`ip.src.asnum eq 5 or (…)\`.`;
+      this.err('unknown-identifier', v.nameSpan, 'unknown identifier', hint);
       for (const a of v.args) this.arg(a, depth + 1);
       return { each: false };
     }

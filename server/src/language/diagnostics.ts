@@ -17,6 +17,7 @@ export type DiagnosticCode =
   // lexing and syntax (the engine's LexErrorKind)
   | 'syntax-error' // expected literal ")" etc.
   | 'expected-comparison-op'
+  | 'unknown-operator' // `equals`, `===`: the engine's text, and the operator meant
   | 'unrecognised-input'
   | 'tab-character'
   | 'unterminated-string'

@@ -151,8 +151,15 @@ function parseCidrAddr(s: string): IpAddr | undefined {
 /**
  * A single address (RHS of `eq`, `lt`, … and function arguments): std syntax only. A
  * CIDR or a range here is the engine's address error with a hint that it belongs in a set.
+ * `after` is the source after the token when a keyword is glued to it.
  */
-export function parseIpAddr(text: string): LitResult<IpAddr> {
+export function parseIpAddr(text: string, after = ''): LitResult<IpAddr> {
+  // A glued keyword (`1.2.3.4and`): the engine's token runs on over its hex letters.
+  const glued = ipRun(after, 0);
+  if (glued > 0) {
+    const r = parseIpAddr(text + after.slice(0, glued));
+    return r.ok ? fail('unrecognised-input', 'unrecognised input', text.length + glued, text.length + after.length) : r;
+  }
   const end = ipRun(text, 0);
   if (end === 0) return fail('invalid-ip', 'expected IP address character', 0, text.length);
   const chunk = text.slice(0, end);

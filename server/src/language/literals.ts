@@ -354,11 +354,16 @@ function intLeftover(text: string, end: number): LitError {
   return leftover(end, text.length, hint);
 }
 
-/** An integer literal (i64): a safe-integer number, else a bigint. */
-export function parseInt64(text: string): LitResult<IntValue> {
-  const r = lexInt(text, 0);
+/**
+ * An integer literal (i64): a safe-integer number, else a bigint. `after` is given when a
+ * keyword is glued to the literal (`1and`): the engine's lexer reads hex digits on into it.
+ */
+export function parseInt64(text: string, after = ''): LitResult<IntValue> {
+  const s = text + after;
+  const r = lexInt(s, 0);
   if (!r.ok) return r;
   if (r.end < text.length) return intLeftover(text, r.end);
+  if (r.end > text.length) return leftover(r.end, s.length);
   return ok(toIntValue(r.value));
 }
 
@@ -456,6 +461,8 @@ export function parseHexBytes(text: string, after = ''): LitResult<string> {
     const r = lexHexBytes(s, 0, hint);
     if (!r.ok) return r;
     if (r.end < text.length) return leftover(r.end, text.length);
+    // Read on into a glued keyword (`61:6and` is 61:6a, then `nd`).
+    if (r.end > text.length) return leftover(r.end, s.length);
     return ok(r.value);
   });
 }

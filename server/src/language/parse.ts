@@ -11,6 +11,7 @@ import grammar from './rules.ohm-bundle';
 import type * as A from './ast';
 import { error, type Diagnostic, type DiagnosticCode } from './diagnostics';
 import { operatorOf } from './scheme/operators';
+import { mistypedOperatorAt, operandBefore } from './operatorTypo';
 import { unterminatedStringStart } from './scan';
 import type { Type } from './types';
 
@@ -171,7 +172,7 @@ semantics.addOperation<unknown>('toAST', {
   listRef(_dollar, _name): A.ListRef {
     return { kind: 'list', name: this.sourceString.slice(1), span: span(this) };
   },
-  bareLiteral(_first, _rest) {
+  bareLiteral(_first, _rest, _end) {
     return literal('bare', this);
   },
   quotedString(_o, _a, _b, _c) {
@@ -269,6 +270,8 @@ function describeFailure(text: string, result: MatchResult, options: ParseOption
     );
   }
 
+  const typo = mistypedOperatorAt(text, pos, options.typeOf);
+  if (typo) return typo;
   const w = wording(text, pos, expected, options);
   const isTab = text[pos] === '\t';
   let end = w.toEnd ? Math.max(pos + 1, text.trimEnd().length) : tokenEnd(text, pos);
@@ -338,24 +341,6 @@ function wording(text: string, pos: number, expected: Set<string>, options: Pars
 }
 
 const IDENT = /[A-Za-z0-9_.]/;
-
-/** The identifier that ends just before `pos` (skipping spaces), if any. */
-function operandBefore(text: string, pos: number): string | undefined {
-  let end = pos;
-  while (end > 0 && (text[end - 1] === ' ' || text[end - 1] === '\n' || text[end - 1] === '\r' || text[end - 1] === '\t')) end--;
-  if (text[end - 1] === ')') {
-    // A function call: name its function (its return type words the message).
-    let depth = 0;
-    for (let i = end - 1; i >= 0; i--) {
-      if (text[i] === ')') depth++;
-      else if (text[i] === '(' && --depth === 0) return operandBefore(text, i);
-    }
-    return undefined;
-  }
-  let start = end;
-  while (start > 0 && IDENT.test(text[start - 1])) start--;
-  return start < end ? text.slice(start, end) : undefined;
-}
 
 /** The identifier before the operator that ends before `pos`: `tcp.port eq ` -> `tcp.port`. */
 function lhsBeforeOperator(text: string, pos: number): string | undefined {

@@ -7,7 +7,7 @@
  *   - unknown field or function -> "Change to `x`" for each suggestion;
  *   - `ip.src == 192.0.2.0/24` (cidr-outside-set) -> `ip.src in {192.0.2.0/24}`;
  *   - a tab (tab-character) -> spaces, everywhere outside strings in the expression;
- *   - a deprecated field -> its replacement;
+ *   - a deprecated field -> its replacement; a mistyped operator (`equals`) -> the one meant;
  *   - a literal that can never match (never-matches, method-not-uppercase,
  *     header-key-not-lowercase, path-without-slash) -> the `replacement`;
  * refactorings (refactor.rewrite)
@@ -162,6 +162,7 @@ function quickFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnost
       if (replacement) action(`Replace with \`${replacement}\``, CodeActionKind.QuickFix, at(replacement), d, true);
       return;
     case 'never-matches':
+    case 'unknown-operator':
     case 'method-not-uppercase':
     case 'header-key-not-lowercase':
     case 'path-without-slash':

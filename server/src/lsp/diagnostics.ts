@@ -31,7 +31,7 @@ const DOC_PAGES: Partial<Record<DiagnosticCode, string>> = {};
 for (const [page, codes] of Object.entries({
   'fields/': ['unknown-identifier', 'unknown-field', 'deprecated-field', 'managed-only', 'not-in-phase', 'plan-required', 'invalid-index', 'invalid-index-access', 'invalid-map-each', 'header-key-not-lowercase', 'method-not-uppercase', 'path-without-slash', 'never-matches'],
   'functions/': ['unknown-function', 'argument-count', 'argument-kind', 'argument-type', 'argument-value', 'replace-function-limit'],
-  'operators/': ['operator-type-mismatch', 'expected-comparison-op', 'ip-ordering', 'dynamic-comparison-disabled'],
+  'operators/': ['operator-type-mismatch', 'expected-comparison-op', 'unknown-operator', 'ip-ordering', 'dynamic-comparison-disabled'],
   'values/': ['unterminated-string', 'invalid-escape', 'invalid-raw-string', 'invalid-integer', 'invalid-ip', 'invalid-hex-bytes', 'cidr-outside-set', 'incompatible-range-bounds', 'invalid-regex', 'invalid-wildcard', 'unknown-list', 'invalid-list-name'],
 } as Record<string, DiagnosticCode[]>)) {
   for (const c of codes) DOC_PAGES[c] = page;

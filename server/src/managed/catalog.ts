@@ -6,13 +6,17 @@
  */
 import type { Plan } from '../language/scheme/types';
 import type { ManagedCatalog } from '../rulesets/catalog';
+import { freeRuleset } from './free';
 import { owaspRuleset } from './owasp';
 import { OWASP_CRS_RULES } from './owaspCrs';
 import { vendorRuleset } from './vendor';
 
-/** The vendor ruleset and the OWASP-based ruleset (CRS 3.3.4, converted at build time). */
+/**
+ * The vendor ruleset, the OWASP-based ruleset (CRS 3.3.4, converted at build time) and the
+ * Free Managed Ruleset (a subset of the vendor one, for every plan).
+ */
 export const defaultCatalog: ManagedCatalog = {
-  rulesets: [vendorRuleset, owaspRuleset(OWASP_CRS_RULES)],
+  rulesets: [vendorRuleset, owaspRuleset(OWASP_CRS_RULES), freeRuleset],
 };
 
 /** Each built-in ruleset that needs a plan, by id: the entitlement each entry carries (`plan`). */

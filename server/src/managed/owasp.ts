@@ -33,8 +33,10 @@ export const OWASP_ANOMALY_RULE: ManagedRule = {
   action: 'block',
   enabled: true,
   score_threshold: OWASP_DEFAULT_THRESHOLD,
-  // No paranoia-level tag: choosing a paranoia level must never switch off the deciding rule.
-  categories: [],
+  // CRS 3.3.4's tags of 949110, as the converter makes categories of every other rule's tags
+  // (the API shows at least one). No paranoia-level tag: choosing a paranoia level must
+  // never switch off the deciding rule.
+  categories: ['application-multi', 'language-multi', 'platform-multi', 'attack-generic'],
   last_updated: OWASP_LAST_UPDATED,
 };
 

@@ -1,7 +1,7 @@
 /**
  * Stable ids of the managed rulesets and their rules.
  *
- * The two ruleset ids are the hosted service's own (reference crs-and-managed-rules §4.1),
+ * The three ruleset ids are the hosted service's own (reference crs-and-managed-rules §4.1),
  * so an `execute` rule written for it (`"id": "efb7b8c9…"`) deploys the same ruleset here.
  * The anomaly-score rule of the OWASP-based ruleset keeps its documented id and ref. Every
  * other rule id is ours: minted from a name with `mintId` (a 128-bit FNV-1a hash, then a
@@ -13,6 +13,8 @@
 export const VENDOR_RULESET_ID = 'efb7b8c949ac4650a09736fc376e9aee';
 /** Cloudflare OWASP Core Ruleset. */
 export const OWASP_RULESET_ID = '4814384a9e5d4991b9815dcfc25d2f1f';
+/** Cloudflare Free Managed Ruleset. */
+export const FREE_RULESET_ID = '77454fe2d30c4220b5701f6fdfb893ba';
 /** `949110: Inbound Anomaly Score Exceeded`, the last rule of the OWASP-based ruleset. */
 export const OWASP_ANOMALY_RULE_ID = '6179ae15870a4bb7b2d480d4843b323c';
 export const OWASP_ANOMALY_RULE_REF = 'ad0beb2fce9f149e565ee78d6e659d47';

@@ -47,6 +47,8 @@ export interface StoredRule {
   readonly ratelimit?: Readonly<Record<string, unknown>>;
   /** Managed rules only (never stored: the catalog's). */
   readonly categories?: readonly string[];
+  /** The anomaly-score rule of a scored managed ruleset only: the score at which it acts. */
+  readonly score_threshold?: number;
 }
 
 /** A ruleset object as stored in `ruleset_versions.body` and returned by GET. */
@@ -221,6 +223,9 @@ export function deploymentsOf(store: Store, accountId: string, rulesetId: string
 
 // --- Managed rulesets (the catalog) ------------------------------------------------------
 
+/** The `source` the hosted API gives every WAF managed ruleset (crs-and-managed-rules §4.1). */
+export const MANAGED_SOURCE = 'firewall_managed';
+
 export function managedRuleset(id: string, catalog: ManagedCatalog = defaultCatalog): ManagedRuleset | undefined {
   return catalog.rulesets.find((r) => r.id === id);
 }
@@ -239,7 +244,8 @@ export function managedObject(rs: ManagedRuleset, v: ManagedRulesetVersion | und
       version: v.version,
       action: r.action,
       ...(r.action_parameters ? { action_parameters: r.action_parameters as Record<string, unknown> } : {}),
-      // `categories` has at least one item when present (the anomaly-score rule has none).
+      ...(r.score_threshold !== undefined ? { score_threshold: r.score_threshold } : {}),
+      // `categories` has at least one item when present.
       ...(r.categories.length > 0 ? { categories: r.categories } : {}),
       description: r.description,
       last_updated: v.last_updated,
@@ -250,7 +256,16 @@ export function managedObject(rs: ManagedRuleset, v: ManagedRulesetVersion | und
 }
 
 export function managedHeader(rs: ManagedRuleset, v: ManagedRulesetVersion | undefined = rulesetVersion(rs)): RulesetHeader {
-  return { id: rs.id, name: rs.name, description: rs.description, kind: 'managed', version: v?.version ?? '1', last_updated: v?.last_updated ?? '', phase: rs.phase };
+  return {
+    id: rs.id,
+    name: rs.name,
+    description: rs.description,
+    source: MANAGED_SOURCE,
+    kind: 'managed',
+    version: v?.version ?? '1',
+    last_updated: v?.last_updated ?? '',
+    phase: rs.phase,
+  };
 }
 
 // --- Writing -----------------------------------------------------------------------------

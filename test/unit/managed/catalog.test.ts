@@ -20,10 +20,11 @@ const v2Only = VENDOR_RULES.find((r) => r.version === '2')!;
 const v1Rule = VENDOR_RULES.find((r) => r.version === '1')!;
 
 describe('catalog: lookups', () => {
-  test('the default catalog: the vendor ruleset and the OWASP-based ruleset', () => {
+  test('the default catalog: the vendor ruleset, the OWASP-based ruleset and the Free Managed Ruleset', () => {
     assert.deepEqual(defaultCatalog.rulesets.map((r) => [r.id, r.name]), [
       ['efb7b8c949ac4650a09736fc376e9aee', 'Cloudflare Managed Ruleset'],
       ['4814384a9e5d4991b9815dcfc25d2f1f', 'Cloudflare OWASP Core Ruleset'],
+      ['77454fe2d30c4220b5701f6fdfb893ba', 'Cloudflare Free Managed Ruleset'],
     ]);
     for (const r of defaultCatalog.rulesets) {
       assert.equal(r.kind, 'managed');
@@ -35,7 +36,8 @@ describe('catalog: lookups', () => {
     assert.equal(findManagedRuleset(defaultCatalog, VENDOR_RULESET_ID), vendorRuleset);
     assert.equal(findManagedRuleset(defaultCatalog, VENDOR_RULESET_ID.toUpperCase()), vendorRuleset);
     assert.equal(findManagedRuleset(defaultCatalog, OWASP_RULESET_ID)?.anomalyRuleId, OWASP_ANOMALY_RULE_ID);
-    assert.equal(findManagedRuleset(defaultCatalog, '77454fe2d30c4220b5701f6fdfb893ba'), undefined);
+    assert.equal(findManagedRuleset(defaultCatalog, '77454fe2d30c4220b5701f6fdfb893ba')?.name, 'Cloudflare Free Managed Ruleset');
+    assert.equal(findManagedRuleset(defaultCatalog, 'c2e184081120413c86c3ab7e14069605'), undefined);
     assert.equal(findManagedRuleset(defaultCatalog, ''), undefined);
     assert.equal(findManagedRuleset({ rulesets: [] }, VENDOR_RULESET_ID), undefined);
   });

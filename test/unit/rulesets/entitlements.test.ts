@@ -10,12 +10,18 @@ import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 
 const V = 'efb7b8c949ac4650a09736fc376e9aee';
 const O = '4814384a9e5d4991b9815dcfc25d2f1f';
+const F = '77454fe2d30c4220b5701f6fdfb893ba';
 
 const entryPoint = (...ids: string[]) =>
   JSON.stringify({ kind: 'zone', phase: 'http_request_firewall_managed', rules: ids.map((id) => ({ action: 'execute', action_parameters: { id }, expression: 'true' })) }, null, 2);
 
-test('the entitlement table: both Cloudflare managed rulesets from Pro up', () => {
-  assert.deepEqual(MANAGED_RULESET_PLANS, { [V]: 'pro', [O]: 'pro' });
+test('the entitlement table: the Managed and OWASP rulesets from Pro up, the Free Managed Ruleset on every plan', () => {
+  assert.deepEqual(MANAGED_RULESET_PLANS, { [V]: 'pro', [O]: 'pro', [F]: 'free' });
+});
+
+test('a Free zone deploying the Free Managed Ruleset: no plan finding', () => {
+  const found = validateRulesetJson(entryPoint(F), { catalog: defaultCatalog, plan: 'free', expressions: false });
+  assert.deepEqual(found.map((p) => p.code), ['missing-ref']);
 });
 
 test('a Free zone deploying either managed ruleset: plan-required at the id, with the plan needed', () => {

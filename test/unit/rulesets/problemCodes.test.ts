@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
-import { OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/rulesets/managedIds';
+import { FREE_RULESET_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../../../server/src/rulesets/managedIds';
 import { ACTION_PARAMETERS_REQUIRED, MISSING_EXPRESSION, validateRulesetJson, type ValidateOptions } from '../../../server/src/rulesets/validate';
 
 const SELF = 'a'.repeat(32);
@@ -35,7 +35,7 @@ test('execute targets: itself, an unknown id and a custom ruleset of another pha
     {
       code: 'execute-target-unknown',
       severity: 'error',
-      message: `no managed ruleset nor custom ruleset of the account has this id; managed rulesets: Cloudflare Managed Ruleset (${VENDOR_RULESET_ID}), Cloudflare OWASP Core Ruleset (${OWASP_RULESET_ID})`,
+      message: `no managed ruleset nor custom ruleset of the account has this id; managed rulesets: Cloudflare Managed Ruleset (${VENDOR_RULESET_ID}), Cloudflare OWASP Core Ruleset (${OWASP_RULESET_ID}), Cloudflare Free Managed Ruleset (${FREE_RULESET_ID})`,
       data: { rulesetId: UNKNOWN },
     },
     { code: 'execute-target-phase', severity: 'error', message: 'that custom ruleset is in phase http_ratelimit, not http_request_firewall_custom', data: { rulesetId: RATELIMIT_RS } },

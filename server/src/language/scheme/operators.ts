@@ -6,6 +6,7 @@
 import type { ComparisonOp } from '../ast';
 import type { Type } from '../types';
 import type { Plan } from './types';
+import { editDistance } from './index';
 
 /** The left-hand types a comparison operator can apply to. */
 export type OperandKind = 'Bytes' | 'Int' | 'Ip';
@@ -145,6 +146,35 @@ export const OPERATOR_SPELLINGS: ReadonlyMap<string, ComparisonOp> = new Map(
 /** The operator a spelling stands for, or undefined. */
 export function operatorOf(spelling: string): ComparisonOp | undefined {
   return OPERATOR_SPELLINGS.get(spelling);
+}
+
+/** Operators as other languages spell them, to the one that is meant. */
+const OPERATOR_ALIASES: ReadonlyMap<string, ComparisonOp> = new Map<string, ComparisonOp>([
+  ['=', 'eq'], ['===', 'eq'], ['equals', 'eq'], ['equal', 'eq'], ['is', 'eq'],
+  ['!==', 'ne'], ['<>', 'ne'], ['=!', 'ne'], ['neq', 'ne'], ['not_eq', 'ne'], ['not_equal', 'ne'], ['notequals', 'ne'],
+  ['=>', 'ge'], ['gte', 'ge'], ['=<', 'le'], ['lte', 'le'],
+  ['=~', 'matches'], ['~=', 'matches'], ['match', 'matches'], ['matching', 'matches'], ['regex', 'matches'],
+  ['like', 'wildcard'], ['contain', 'contains'], ['includes', 'contains'], ['include', 'contains'], ['has', 'contains'],
+  ['inside', 'in'], ['within', 'in'],
+]);
+
+/**
+ * The operator a mistyped spelling (`equals`, `===`, `EQ`, `contians`) probably means,
+ * written in the same notation (a symbol gets the C-like spelling where there is one);
+ * undefined for a real operator or keyword, or when nothing is close.
+ */
+export function suggestOperator(written: string): string | undefined {
+  if (OPERATOR_SPELLINGS.has(written) || LOGICAL_SPELLINGS.has(written)) return undefined;
+  const lower = written.toLowerCase();
+  const symbolic = !/[a-z]/.test(lower);
+  let op = OPERATOR_ALIASES.get(lower) ?? OPERATOR_SPELLINGS.get(lower);
+  if (!op && !symbolic && lower.length >= 4) {
+    const limit = lower.length >= 7 ? 2 : 1;
+    op = OPERATORS.find((o) => editDistance(lower, o.english, limit) <= limit)?.op;
+  }
+  if (!op) return undefined;
+  const def = OPERATOR_BY_OP[op];
+  return symbolic && def.clike ? def.clike : def.english;
 }
 
 function operandKind(t: Type): OperandKind | undefined {

@@ -22,6 +22,8 @@
  * - The zone's http_request_firewall_managed entry-point PUT takes back the
  *   `not_migrated` our WAF migration config adds (ignored), so the config round-trips.
  * - PATCH of a rule replaces its definition; a body without `ref` keeps the rule's ref.
+ * - An execute rule written without `action_parameters.version` is stored and returned
+ *   with `version: "latest"`, as the hosted API returns it.
  * - The entry-point PUT may set the name (the implicit entry point is named "default");
  *   `PUT …/rulesets/{id}` refuses a different name, kind or phase.
  * - Field or function not available at the zone's plan or in the phase: refused (the
@@ -268,7 +270,7 @@ function ruleInput(r: JsonObject): RuleInput {
     ...(typeof r.id === 'string' ? { id: r.id } : {}),
     ...(typeof r.ref === 'string' ? { ref: r.ref } : {}),
     action: r.action as string,
-    ...(params !== undefined ? { action_parameters: r.action === 'skip' ? canonicalSkip(params) : params } : {}),
+    ...(params !== undefined ? { action_parameters: r.action === 'skip' ? canonicalSkip(params) : r.action === 'execute' ? withVersion(params) : params } : {}),
     expression: r.expression as string,
     ...(typeof r.description === 'string' ? { description: r.description } : {}),
     ...(typeof r.enabled === 'boolean' ? { enabled: r.enabled } : {}),
@@ -276,6 +278,13 @@ function ruleInput(r: JsonObject): RuleInput {
     ...(r.exposed_credential_check !== undefined ? { exposed_credential_check: r.exposed_credential_check as Record<string, unknown> } : {}),
     ...(r.ratelimit !== undefined ? { ratelimit: r.ratelimit as Record<string, unknown> } : {}),
   };
+}
+
+/** An execute rule deployed without a version runs the newest one: the API says so, `version: "latest"`. */
+function withVersion(p: Record<string, unknown>): Record<string, unknown> {
+  if (p.version !== undefined) return p;
+  const { id, ...rest } = p;
+  return { id, version: 'latest', ...rest };
 }
 
 /** Skip products are accepted in any case and echoed in the API's camelCase (rules-api §2.5). */
