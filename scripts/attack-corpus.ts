@@ -11,10 +11,11 @@
 // Prints `attack corpus: N requests from M files -> FILE`. The output depends only on the
 // YAML files (read in path order), so a rebuild writes the same bytes. A YAML problem
 // fails the build: the vendored tests all parse.
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, relative, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { attackEntries, encodeAttackCorpus } from '../server/src/requests/attackCorpus';
+import { yamlFiles } from '../server/src/corpusFiles';
 
 const { values } = parseArgs({
   options: {
@@ -23,15 +24,6 @@ const { values } = parseArgs({
     source: { type: 'string', default: 'OWASP CRS 3.3.4 regression tests' },
   },
 });
-
-function yamlFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir).sort()) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) yamlFiles(p, out);
-    else if (/\.ya?ml$/i.test(name)) out.push(p);
-  }
-  return out;
-}
 
 const files = yamlFiles(values.tests).map((p) => ({ path: relative(values.tests, p).split(sep).join('/'), text: readFileSync(p, 'utf8') }));
 const { entries, problems } = attackEntries(files);

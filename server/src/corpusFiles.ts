@@ -70,7 +70,8 @@ export function loadCorpusFolder(dir: string, shown: string = dir): LoadedCorpus
   return { source: `${files.length} ftw file${files.length === 1 ? '' : 's'} in ${shown}`, label: `${files.length} ftw file${files.length === 1 ? '' : 's'} in ${shown}`, entries };
 }
 
-function yamlFiles(dir: string, out: string[] = []): string[] {
+/** Every ftw YAML file below `dir`, recursively, in a stable order. */
+export function yamlFiles(dir: string, out: string[] = []): string[] {
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) yamlFiles(p, out);
