@@ -20,12 +20,13 @@
  * samples, the ratio of the medians (ours / wirefilter: below 1 is faster), and the
  * median of the per-round ratios.
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LineChild } from './lineChild';
 import { boundRegexBacktracking } from '../../server/src/regexBudget';
 import { FIREWALKER_FIELDS, type FieldType } from '../diff/wirefilter';
 
@@ -144,42 +145,9 @@ function harnessInput(cases: readonly Case[]): string {
   return lines.join('\n') + '\n';
 }
 
-class Harness {
-  private readonly child: ChildProcessWithoutNullStreams;
-  private buffer = '';
-  private readonly waiting: ((line: string) => void)[] = [];
-  private readonly lines: string[] = [];
-  private stderr = '';
-
+class Harness extends LineChild {
   constructor(bin: string, lib: string) {
-    this.child = spawn(bin, [lib], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.stdout.setEncoding('utf8');
-    this.child.stdout.on('data', (d: string) => {
-      this.buffer += d;
-      let nl: number;
-      while ((nl = this.buffer.indexOf('\n')) >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        const w = this.waiting.shift();
-        if (w) w(line);
-        else this.lines.push(line);
-      }
-    });
-    this.child.stderr.on('data', (d: Buffer) => void (this.stderr += d.toString()));
-    this.child.on('exit', (code) => {
-      for (const w of this.waiting.splice(0)) w(`exit ${code} ${this.stderr.slice(0, 2000)}`);
-    });
-  }
-
-  line(): Promise<string> {
-    const l = this.lines.shift();
-    if (l !== undefined) return Promise.resolve(l);
-    if (this.child.exitCode !== null) return Promise.resolve(`exit ${this.child.exitCode} ${this.stderr.slice(0, 2000)}`);
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  send(text: string): void {
-    this.child.stdin.write(text);
+    super(bin, [lib]);
   }
 
   /** Reads `case` lines up to `ready`: each case's match result and parse / compile ns. */

@@ -3,10 +3,11 @@
  * (harness.c, built with `cc -O2 … -lmodsecurity` when the headers are installed), its
  * config per paranoia level, the corpus file it reads, and a running harness's protocol.
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LineChild } from '../lineChild';
 import type { SampleRequest } from '../../../server/src/requests/types';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -98,38 +99,9 @@ export function modsecConfig(CRS_RULES: string, level: number, THRESHOLD: number
 }
 
 /** A running harness for one level: its verdicts, and timed rounds on request. */
-export class Harness {
-  private readonly child: ChildProcessWithoutNullStreams;
-  private buffer = '';
-  private waiting: ((line: string) => void)[] = [];
-  private lines: string[] = [];
-  private stderr = '';
-
+export class Harness extends LineChild {
   constructor(bin: string, conf: string, corpusFile: string) {
-    this.child = spawn(bin, [conf, corpusFile], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.stdout.setEncoding('utf8');
-    this.child.stdout.on('data', (d: string) => {
-      this.buffer += d;
-      let nl: number;
-      while ((nl = this.buffer.indexOf('\n')) >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        const w = this.waiting.shift();
-        if (w) w(line);
-        else this.lines.push(line);
-      }
-    });
-    this.child.stderr.on('data', (d: Buffer) => void (this.stderr += d.toString()));
-    this.child.on('exit', (code) => {
-      for (const w of this.waiting.splice(0)) w(`exit ${code} ${this.stderr.slice(0, 2000)}`);
-    });
-  }
-
-  private line(): Promise<string> {
-    const l = this.lines.shift();
-    if (l !== undefined) return Promise.resolve(l);
-    if (this.child.exitCode !== null) return Promise.resolve(`exit ${this.child.exitCode} ${this.stderr.slice(0, 2000)}`);
-    return new Promise((resolve) => this.waiting.push(resolve));
+    super(bin, [conf, corpusFile]);
   }
 
   /** Reads the load time and the verdict round, up to `ready`. */
