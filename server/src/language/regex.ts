@@ -121,7 +121,7 @@ class SizedLru<V> {
 }
 
 const checks = new SizedLru<Parsed>(CHECK_CACHE_BUDGET);
-const programs = new SizedLru<RegexResult>(REGEX_CACHE_BUDGET);
+let programs = new SizedLru<RegexResult>(REGEX_CACHE_BUDGET);
 
 /**
  * Whether the engine accepts a pattern (the checker's question): parsed and its compiled
@@ -146,6 +146,11 @@ export function compileRegex(pattern: string): RegexResult {
 /** The bytes the compiled-program cache holds now (estimated), for tests and benchmarks. */
 export function regexCacheBytes(): number {
   return programs.bytes;
+}
+
+/** Empties the compiled-program cache and sets its budget (tests use a small one). */
+export function resetRegexCache(budget = REGEX_CACHE_BUDGET): void {
+  programs = new SizedLru<RegexResult>(budget);
 }
 
 function parsed(pattern: string): Parsed {
