@@ -46,6 +46,8 @@ export interface CompiledRegex {
   replaceFirst(binary: string, replacement: string): string;
   /** Number of capture groups. */
   readonly groups: number;
+  /** The program's estimated heap size in bytes. */
+  readonly bytes: number;
 }
 
 export type RegexResult =
@@ -138,9 +140,39 @@ export function compileRegex(pattern: string): RegexResult {
   if (hit) return hit;
   const p = parsed(pattern);
   if (!p.check.ok || !p.tree) return p.check as RegexResult;
-  const r = compileTree(p.tree, p.check.groups);
-  programs.set(pattern, r, r.ok ? size(p.tree) * BYTES_PER_UNIT + 2 * pattern.length : 2 * pattern.length + 64);
+  const r = compileTree(p.tree, p.check.groups, size(p.tree) * BYTES_PER_UNIT + 2 * pattern.length);
+  programs.set(pattern, r, r.ok ? r.regex.bytes : 2 * pattern.length + 64);
   return r;
+}
+
+/** What a compiled filter may hold on to itself; larger programs live only in the cache. */
+const HOLD_BYTES = 64 * 1024;
+
+/** A regex as the evaluator holds it: `undefined` from each method when the pattern does not compile. */
+export interface LazyRegex {
+  test(binary: string): boolean | undefined;
+  replaceFirst(binary: string, replacement: string): string | undefined;
+}
+
+/**
+ * The evaluator's regex: compiled at first use (a rule never reached costs nothing, and
+ * the cost of a large program falls in the evaluation, which runs in a worker with a time
+ * limit), held when small, and otherwise asked of the cache at each use, so that compiled
+ * filters hold at most HOLD_BYTES per regex and the cache's budget bounds the rest.
+ */
+export function lazyRegex(pattern: string): LazyRegex {
+  let held: CompiledRegex | undefined;
+  const get = (): CompiledRegex | undefined => {
+    if (held) return held;
+    const r = compileRegex(pattern);
+    if (!r.ok) return undefined;
+    if (r.regex.bytes <= HOLD_BYTES) held = r.regex;
+    return r.regex;
+  };
+  return {
+    test: (binary) => get()?.test(binary),
+    replaceFirst: (binary, replacement) => get()?.replaceFirst(binary, replacement),
+  };
 }
 
 /** The bytes the compiled-program cache holds now (estimated), for tests and benchmarks. */
@@ -178,7 +210,7 @@ function parseAndCheck(pattern: string): Parsed {
   return { check: { ok: true, groups }, tree };
 }
 
-function compileTree(tree: Node, groups: number): RegexResult {
+function compileTree(tree: Node, groups: number, bytes: number): RegexResult {
   const source = emit(tree, 'top', true);
   let re: RE2JS;
   try {
@@ -190,7 +222,7 @@ function compileTree(tree: Node, groups: number): RegexResult {
     // Our emitter only produces valid RE2; anything else is re2js's own wording.
     return { ok: false, message: msg.replace(/^error parsing regexp: /, '') };
   }
-  return { ok: true, regex: new Re2Regex(re, groups) };
+  return { ok: true, regex: new Re2Regex(re, groups, bytes) };
 }
 
 /** Formats an error the way regex-syntax prints it (used in the engine's message). */
@@ -205,6 +237,7 @@ class Re2Regex implements CompiledRegex {
   constructor(
     private readonly re: RE2JS,
     readonly groups: number,
+    readonly bytes: number,
   ) {}
 
   test(binary: string): boolean {

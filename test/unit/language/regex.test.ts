@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkRegex, compileRegex, formatRegexError, regexCacheBytes, resetRegexCache, type CompiledRegex } from '../../../server/src/language/regex';
+import { checkRegex, compileRegex, formatRegexError, lazyRegex, regexCacheBytes, resetRegexCache, type CompiledRegex } from '../../../server/src/language/regex';
 
 function re(pattern: string): CompiledRegex {
   const r = compileRegex(pattern);
@@ -285,6 +285,41 @@ describe('the compiled-program cache is bounded by bytes', () => {
     assert.equal(a.ok, true);
     assert.equal(regexCacheBytes(), 0);
     assert.notEqual(compileRegex('a{1000}'), a);
+    resetRegexCache();
+  });
+});
+
+describe('the evaluator’s regexes (lazyRegex)', () => {
+  test('compiled at first use, not before', () => {
+    resetRegexCache();
+    const re = lazyRegex('a{1000}');
+    assert.equal(regexCacheBytes(), 0);
+    assert.equal(re.test('a'.repeat(1000)), true);
+    assert.ok(regexCacheBytes() > 0);
+  });
+
+  test('a large program is not held by the filter: after the cache drops it, it is compiled again', () => {
+    resetRegexCache();
+    const re = lazyRegex('b{1000}');
+    assert.equal(re.test('b'.repeat(999)), false);
+    resetRegexCache();
+    assert.equal(re.test('b'.repeat(1000)), true);
+    assert.ok(regexCacheBytes() > 0);
+  });
+
+  test('a small program is held: the cache is not asked again', () => {
+    resetRegexCache();
+    const re = lazyRegex('ab+c');
+    assert.equal(re.test('xabbbc'), true);
+    resetRegexCache();
+    assert.equal(re.replaceFirst('xabcx', '-'), 'x-x');
+    assert.equal(regexCacheBytes(), 0);
+  });
+
+  test('a pattern that does not compile gives no answer', () => {
+    const re = lazyRegex('a{327680}');
+    assert.equal(re.test('a'), undefined);
+    assert.equal(re.replaceFirst('a', 'b'), undefined);
     resetRegexCache();
   });
 });
