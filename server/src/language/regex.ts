@@ -31,7 +31,7 @@
  * pattern held as Bytes (regex_replace's argument) must be decoded from UTF-8 first.
  */
 import { RE2JS } from 're2js';
-import { compiledSize, REGEX_SIZE_LIMIT, utf8Sequences, type Look, type RegexNode as Node, type Utf8Seq } from './regexSize';
+import { compiledSize, REGEX_SIZE_LIMIT, utf8Sequences, type Look, type RegexNode as Node, type Utf8Seqs } from './regexSize';
 
 export { REGEX_SIZE_LIMIT };
 
@@ -122,7 +122,7 @@ class SizedLru<V> {
   }
 }
 
-const checks = new SizedLru<Parsed>(CHECK_CACHE_BUDGET);
+const checks = new SizedLru<RegexCheck>(CHECK_CACHE_BUDGET);
 let programs = new SizedLru<RegexResult>(REGEX_CACHE_BUDGET);
 
 /**
@@ -138,7 +138,8 @@ export function checkRegex(pattern: string): RegexCheck {
 export function compileRegex(pattern: string): RegexResult {
   const hit = programs.get(pattern);
   if (hit) return hit;
-  const p = parsed(pattern);
+  let p = parsed(pattern);
+  if (p.check.ok && !p.tree) p = parseAndCheck(pattern);
   if (!p.check.ok || !p.tree) return p.check as RegexResult;
   const r = compileTree(p.tree, p.check.groups, size(p.tree) * BYTES_PER_UNIT + 2 * pattern.length);
   programs.set(pattern, r, r.ok ? r.regex.bytes : 2 * pattern.length + 64);
@@ -187,11 +188,10 @@ export function resetRegexCache(budget = REGEX_CACHE_BUDGET): void {
 
 function parsed(pattern: string): Parsed {
   const hit = checks.get(pattern);
-  if (hit) return hit;
+  if (hit) return { check: hit };
   const p = parseAndCheck(pattern);
-  // The tree is kept with the check (the evaluator compiles what the checker just accepted);
-  // it is linear in the pattern, as is its share of the budget.
-  checks.set(pattern, p, 64 + 16 * pattern.length);
+  // Only the verdict is kept (a tree can be much larger than its pattern); compiling parses again.
+  checks.set(pattern, p.check, 128 + 2 * pattern.length);
   return p;
 }
 
@@ -883,23 +883,46 @@ function toPairs(r: Ranges): [number, number][] {
   return out;
 }
 
+/** a or b, both sorted and disjoint: merged in one pass. */
 function union(a: Ranges, b: Ranges): Ranges {
-  return normalize([...toPairs(a), ...toPairs(b)]);
+  if (a.length === 0) return b;
+  if (b.length === 0) return a;
+  const out: Ranges = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    let lo: number;
+    let hi: number;
+    if (j >= b.length || (i < a.length && a[i] <= b[j])) {
+      [lo, hi] = [a[i], a[i + 1]];
+      i += 2;
+    } else {
+      [lo, hi] = [b[j], b[j + 1]];
+      j += 2;
+    }
+    const n = out.length;
+    if (n > 0 && lo <= out[n - 1] + 1) out[n - 1] = Math.max(out[n - 1], hi);
+    else out.push(lo, hi);
+  }
+  return out;
 }
 
+/** a minus b, both sorted and disjoint: one pass over each. */
 function subtract(a: Ranges, b: Ranges): Ranges {
-  const out: [number, number][] = [];
-  for (const [lo0, hi] of toPairs(a)) {
-    let lo = lo0;
-    for (const [blo, bhi] of toPairs(b)) {
-      if (bhi < lo || blo > hi) continue;
-      if (blo > lo) out.push([lo, blo - 1]);
-      lo = bhi + 1;
+  const out: Ranges = [];
+  let j = 0;
+  for (let i = 0; i < a.length; i += 2) {
+    let lo = a[i];
+    const hi = a[i + 1];
+    while (j < b.length && b[j + 1] < lo) j += 2;
+    for (let k = j; k < b.length && b[k] <= hi; k += 2) {
+      if (b[k] > lo) out.push(lo, b[k] - 1);
+      lo = Math.max(lo, b[k + 1] + 1);
       if (lo > hi) break;
     }
-    if (lo <= hi) out.push([lo, hi]);
+    if (lo <= hi) out.push(lo, hi);
   }
-  return normalize(out);
+  return out;
 }
 
 function intersect(a: Ranges, b: Ranges): Ranges {
@@ -988,8 +1011,10 @@ function unicodeTable(name: string): Ranges {
 
 /** Rust's Unicode `\w`: Alphabetic, marks, decimal digits, connector punctuation, joiners. */
 function unicodeWord(): Ranges {
-  return union(union(union(unicodeTable('Alphabetic'), unicodeTable('M')), union(unicodeTable('Nd'), unicodeTable('Pc'))), [0x200c, 0x200d]);
+  return (unicodeWordRanges ??= union(union(union(unicodeTable('Alphabetic'), unicodeTable('M')), union(unicodeTable('Nd'), unicodeTable('Pc'))), [0x200c, 0x200d]));
 }
+
+let unicodeWordRanges: Ranges | undefined;
 
 /** Unicode simple case folding of a set (re2js's orbit tables). */
 function unicodeFold(r: Ranges): Ranges {
@@ -1038,14 +1063,34 @@ function lookupProperty(raw: string): Ranges | undefined {
 // ---------------------------------------------------------------------------------------
 // UTF-8 byte sequences for a code point set
 
+/**
+ * A Unicode class as a node: its UTF-8 sequences only (the byte-level alternation is
+ * spelled out when emitted). Shared between equal classes, so that `(?u)\\w` written
+ * 1,000 times is one set of sequences (nodes are immutable).
+ */
 function utf8Node(r: Ranges): Node {
+  const same = classNodesByRanges.get(r);
+  if (same) return same;
+  const key = r.join(',');
+  const hit = classNodes.get(key);
+  if (hit) {
+    classNodesByRanges.set(r, hit);
+    return hit;
+  }
   const scalars = subtract(r, SURROGATES);
-  const seqs: Utf8Seq[] = [];
+  const seqs: Utf8Seqs = { count: 0, data: [] };
   for (let i = 0; i < scalars.length; i += 2) utf8Sequences(scalars[i], scalars[i + 1], seqs);
-  const alts = seqs.map((q) => seqOf(Array.from({ length: q.length / 2 }, (_, k): Node => ({ t: 'set', s: byteSet([q[2 * k], q[2 * k + 1]]) }))));
-  const bytes: Node = alts.length === 1 ? alts[0] : alts.length === 0 ? { t: 'set', s: new Uint8Array(256) } : { t: 'alt', items: alts };
-  return { t: 'class', seqs, bytes };
+  const node: Node = { t: 'class', seqs };
+  if (classNodes.size >= CLASS_NODES_MAX) classNodes.clear();
+  classNodes.set(key, node);
+  classNodesByRanges.set(r, node);
+  return node;
 }
+
+const classNodes = new Map<string, Node>();
+/** The same, by the ranges' identity (the Perl classes' ranges are computed once). */
+const classNodesByRanges = new WeakMap<Ranges, Node>();
+const CLASS_NODES_MAX = 256;
 
 // ---------------------------------------------------------------------------------------
 // Size estimate (RE2 program units, like re2js's calcSize) and emission
@@ -1056,7 +1101,8 @@ function size(n: Node): number {
     case 'look':
       return 1;
     case 'class':
-      return size(n.bytes);
+      // An alternation of the sequences, one unit per byte range.
+      return Math.max(1, (n.seqs.data.length - n.seqs.count) / 2 + n.seqs.count - 1);
     case 'seq':
       return Math.max(1, n.items.reduce((a, x) => a + size(x), 0));
     case 'alt':
@@ -1107,7 +1153,7 @@ function emit(n: Node, ctx: Ctx, caps: boolean): string {
     case 'set':
       return emitSet(n.s);
     case 'class':
-      return emit(n.bytes, ctx, caps);
+      return emitClass(n.seqs, ctx);
     case 'look':
       return ctx === 'rep' ? `(?:${n.k})` : n.k;
     case 'cap':
@@ -1163,6 +1209,20 @@ function emitRep(n: Extract<Node, { t: 'rep' }>, caps: boolean): string {
     }
   }
   return parts.length === 1 ? parts[0] : `(?:${parts.join('')})`;
+}
+
+function emitClass(seqs: Utf8Seqs, ctx: Ctx): string {
+  if (seqs.count === 0) return emitSet(new Uint8Array(256));
+  const alts: string[] = [];
+  const d = seqs.data;
+  for (let p = 0; p < d.length; p += 1 + 2 * d[p]) {
+    let out = '';
+    for (let k = p + 1; k < p + 1 + 2 * d[p]; k += 2) out += emitSet(byteSet([d[k], d[k + 1]]));
+    alts.push(d[p] > 1 && ctx === 'rep' && seqs.count === 1 ? `(?:${out})` : out);
+  }
+  if (alts.length === 1) return alts[0];
+  const s = alts.join('|');
+  return ctx === 'top' ? s : `(?:${s})`;
 }
 
 function hex2(b: number): string {

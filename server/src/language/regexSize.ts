@@ -20,8 +20,14 @@
  * for the class's first copy only.
  */
 
-/** A UTF-8 byte sequence of a Unicode class: [lo0, hi0, lo1, hi1, …], one pair per byte. */
-export type Utf8Seq = readonly number[];
+/**
+ * The UTF-8 byte sequences of a Unicode class, in order, flat (a class has thousands):
+ * for each, its length n (1–4), then n byte ranges lo, hi.
+ */
+export interface Utf8Seqs {
+  count: number;
+  readonly data: number[];
+}
 
 export type Look = '\\A' | '\\z' | '(?m:^)' | '(?m:$)' | '\\b' | '\\B';
 
@@ -34,8 +40,8 @@ export type RegexNode =
   | { readonly t: 'rep'; readonly sub: RegexNode; readonly min: number; readonly max: number; readonly greedy: boolean; readonly counted?: boolean }
   | { readonly t: 'cap'; readonly sub: RegexNode }
   | { readonly t: 'look'; readonly k: Look }
-  /** A Unicode class or character: its UTF-8 sequences in order, and the same as a byte-level tree. */
-  | { readonly t: 'class'; readonly seqs: readonly Utf8Seq[]; readonly bytes: RegexNode };
+  /** A Unicode class or character: its UTF-8 sequences, in order. */
+  | { readonly t: 'class'; readonly seqs: Utf8Seqs };
 
 /** The engine's default `size_limit` (bytes of compiled program). */
 export const REGEX_SIZE_LIMIT = 10 * 1024 * 1024;
@@ -150,11 +156,17 @@ function byteRanges(s: Uint8Array): number {
 // ---------------------------------------------------------------------------------------
 // Unicode classes in a byte-based program
 
-const FNV_OFFSET = 14695981039346656037n;
-const FNV_PRIME = 1099511628211n;
-const U64 = (1n << 64n) - 1n;
-const USIZE_MAX = U64;
-const SUFFIX_CACHE_SLOTS = 1000n;
+const SUFFIX_CACHE_SLOTS = 1000;
+
+/** Class sizes by class and direction (computed for the first place a class is met). */
+const classSizes = new WeakMap<Utf8Seqs, { forward?: number; reverse?: number }>();
+
+function utf8ClassSize(seqs: Utf8Seqs, reverse: boolean, at: number): number {
+  let sizes = classSizes.get(seqs);
+  if (!sizes) classSizes.set(seqs, (sizes = {}));
+  const dir = reverse ? 'reverse' : 'forward';
+  return (sizes[dir] ??= simulateClass(seqs, reverse, at));
+}
 
 /**
  * A Unicode class compiles to its UTF-8 sequences, alternated (a split before each but
@@ -162,38 +174,55 @@ const SUFFIX_CACHE_SLOTS = 1000n;
  * (reverse), reusing an instruction already emitted for the same range with the same
  * successor when a 1,000-slot table (FNV-1a of successor, start, end) still holds it.
  */
-function utf8ClassSize(seqs: readonly Utf8Seq[], reverse: boolean, at: number): number {
-  const table = new Map<bigint, { key: string; pc: number }>();
+function simulateClass(seqs: Utf8Seqs, reverse: boolean, at: number): number {
+  // Slot -> (successor, start, end) packed in one number, and the instruction it names.
+  const keys = new Float64Array(SUFFIX_CACHE_SLOTS).fill(NaN);
+  const pcs = new Float64Array(SUFFIX_CACHE_SLOTS);
+  const d = seqs.data;
   let pc = at;
-  seqs.forEach((seq, i) => {
-    if (i < seqs.length - 1) pc++; // split
-    let from = USIZE_MAX;
-    const pairs = seq.length / 2;
+  for (let i = 0, p = 0; i < seqs.count; i++) {
+    const pairs = d[p];
+    const first = p + 1;
+    p = first + 2 * pairs;
+    if (i < seqs.count - 1) pc++; // split
+    let from = -1; // usize::MAX: no successor yet
     for (let j = 0; j < pairs; j++) {
-      const k = reverse ? j : pairs - 1 - j;
-      const lo = seq[2 * k];
-      const hi = seq[2 * k + 1];
-      const key = `${from}:${lo}:${hi}`;
-      const slot = fnv(from, lo, hi);
-      const e = table.get(slot);
-      if (e && e.key === key) {
-        from = BigInt(e.pc);
+      const k = first + 2 * (reverse ? j : pairs - 1 - j);
+      const lo = d[k];
+      const hi = d[k + 1];
+      const key = (from + 1) * 65536 + lo * 256 + hi;
+      const slot = fnvSlot(from, lo, hi);
+      if (keys[slot] === key) {
+        from = pcs[slot];
         continue;
       }
-      table.set(slot, { key, pc });
-      from = BigInt(pc);
+      keys[slot] = key;
+      pcs[slot] = pc;
+      from = pc;
       pc++;
     }
-  });
+  }
   return pc - at;
 }
 
-function fnv(from: bigint, lo: number, hi: number): bigint {
-  let h = FNV_OFFSET;
-  h = ((h ^ from) * FNV_PRIME) & U64;
-  h = ((h ^ BigInt(lo)) * FNV_PRIME) & U64;
-  h = ((h ^ BigInt(hi)) * FNV_PRIME) & U64;
-  return h % SUFFIX_CACHE_SLOTS;
+/** FNV-1a over three u64 words (from, start, end), mod 1,000, computed in 32-bit halves. */
+function fnvSlot(from: number, lo: number, hi: number): number {
+  // The offset basis 0xcbf29ce484222325; `from` -1 stands for usize::MAX.
+  let h1 = (0xcbf29ce4 ^ (from < 0 ? 0xffffffff : Math.floor(from / 2 ** 32))) >>> 0;
+  let h0 = (0x84222325 ^ (from < 0 ? 0xffffffff : from >>> 0)) >>> 0;
+  [h1, h0] = fnvMul(h1, h0);
+  h0 = (h0 ^ lo) >>> 0;
+  [h1, h0] = fnvMul(h1, h0);
+  h0 = (h0 ^ hi) >>> 0;
+  [h1, h0] = fnvMul(h1, h0);
+  // 2^32 mod 1000 = 296
+  return ((h1 % 1000) * 296 + (h0 % 1000)) % 1000;
+}
+
+/** × 0x100000001b3 mod 2^64: the product with 0x1b3, plus the low word shifted 40 bits into the high one. */
+function fnvMul(h1: number, h0: number): [number, number] {
+  const low = h0 * 0x1b3;
+  return [(Math.imul(h1, 0x1b3) + Math.floor(low / 2 ** 32) + ((h0 & 0xffffff) << 8)) >>> 0, low >>> 0];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -262,43 +291,57 @@ function allAssertions(n: RegexNode): boolean {
 // UTF-8 sequences of a code point range, split as the engine's `Utf8Sequences` splits them
 
 /** Appends the UTF-8 sequences of scalar values lo..hi (no surrogates inside) to `out`, in order. */
-export function utf8Sequences(lo: number, hi: number, out: Utf8Seq[]): void {
-  // Split where the encoded length changes.
-  for (const b of [0x7f, 0x7ff, 0xffff]) {
-    if (lo <= b && hi > b) {
-      utf8Sequences(lo, b, out);
-      utf8Sequences(b + 1, hi, out);
-      return;
-    }
-  }
-  if (hi <= 0x7f) {
-    out.push([lo, hi]);
-    return;
-  }
-  // Split until every continuation byte spans its full range or the ranges align.
-  for (let i = 1; i < 4; i++) {
-    const m = (1 << (6 * i)) - 1;
-    if ((lo & ~m) !== (hi & ~m)) {
-      if ((lo & m) !== 0) {
-        utf8Sequences(lo, lo | m, out);
-        utf8Sequences((lo | m) + 1, hi, out);
-        return;
+export function utf8Sequences(lo: number, hi: number, out: Utf8Seqs): void {
+  // As the engine's iterator: take a range, split off its upper part onto the stack until
+  // the rest encodes as one sequence of byte ranges, emit it, take the next.
+  const stack = [lo, hi];
+  while (stack.length > 0) {
+    let end = stack.pop()!;
+    const start = stack.pop()!;
+    split: for (;;) {
+      // Where the encoded length changes.
+      for (const max of ENCODED_MAX) {
+        if (start <= max && end > max) {
+          stack.push(max + 1, end);
+          end = max;
+          continue split;
+        }
       }
-      if ((hi & m) !== m) {
-        utf8Sequences(lo, (hi & ~m) - 1, out);
-        utf8Sequences(hi & ~m, hi, out);
-        return;
+      if (end <= 0x7f) break;
+      // Until every continuation byte spans its full range or the ranges align.
+      for (let i = 1; i < 4; i++) {
+        const m = (1 << (6 * i)) - 1;
+        if ((start & ~m) !== (end & ~m)) {
+          if ((start & m) !== 0) {
+            stack.push((start | m) + 1, end);
+            end = start | m;
+            continue split;
+          }
+          if ((end & m) !== m) {
+            stack.push(end & ~m, end);
+            end = (end & ~m) - 1;
+            continue split;
+          }
+        }
       }
+      break;
     }
+    pushEncoded(start, end, out);
   }
-  const a = utf8Bytes(lo);
-  const b = utf8Bytes(hi);
-  out.push(a.flatMap((x, k) => [x, b[k]]));
 }
 
-export function utf8Bytes(cp: number): number[] {
-  if (cp <= 0x7f) return [cp];
-  if (cp <= 0x7ff) return [0xc0 | (cp >> 6), 0x80 | (cp & 0x3f)];
-  if (cp <= 0xffff) return [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)];
-  return [0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)];
+const ENCODED_MAX = [0x7f, 0x7ff, 0xffff] as const;
+
+/** Appends the sequence of `start`..`end` (one encoded length): the bytes of each, paired. */
+function pushEncoded(start: number, end: number, out: Utf8Seqs): void {
+  const d = out.data;
+  out.count++;
+  if (end <= 0x7f) d.push(1, start, end);
+  else if (end <= 0x7ff) d.push(2, 0xc0 | (start >> 6), 0xc0 | (end >> 6), 0x80 | (start & 0x3f), 0x80 | (end & 0x3f));
+  else if (end <= 0xffff) {
+    d.push(3, 0xe0 | (start >> 12), 0xe0 | (end >> 12), 0x80 | ((start >> 6) & 0x3f), 0x80 | ((end >> 6) & 0x3f), 0x80 | (start & 0x3f), 0x80 | (end & 0x3f));
+  } else {
+    d.push(4, 0xf0 | (start >> 18), 0xf0 | (end >> 18), 0x80 | ((start >> 12) & 0x3f), 0x80 | ((end >> 12) & 0x3f));
+    d.push(0x80 | ((start >> 6) & 0x3f), 0x80 | ((end >> 6) & 0x3f), 0x80 | (start & 0x3f), 0x80 | (end & 0x3f));
+  }
 }
