@@ -29,7 +29,7 @@ import { lintComparison, lintMapKey } from './lints';
 import { binaryToUtf8 } from './bytes';
 import { NESTING_HINT } from './parse';
 import { unknownOperator } from './operatorTypo';
-import { compileRegex } from './regex';
+import { checkRegex } from './regex';
 import { httpScheme, phaseAllows, planAllows, suggestNames } from './scheme/index';
 import { managedOnlyMessage } from './scheme/managed';
 import { isDiscouraged, isStringOnly, operatorsFor } from './scheme/operators';
@@ -285,9 +285,9 @@ class Checker {
         // A raw string after `matches` is regex source as written; a quoted one is lexed as a regex literal.
         const src = rhs.form === 'raw' ? (this.lit(decodeRaw(rhs.text), rhs) === undefined ? undefined : rawText(rhs)) : this.lit(decodeRegexQuoted(rhs.text), rhs);
         if (src === undefined) return undefined;
-        const re = compileRegex(src);
+        const re = checkRegex(src);
         if (!re.ok) {
-          this.err('invalid-regex', rhs.span, re.message, 'Cloudflare uses Rust regex syntax (RE2-like): no look-around, no backreferences. Test the pattern with the Rust flavour of regex101.');
+          this.err('invalid-regex', rhs.span, re.message, re.hint ?? 'Cloudflare uses Rust regex syntax (RE2-like): no look-around, no backreferences. Test the pattern with the Rust flavour of regex101.');
           return undefined;
         }
         return { k: 'matches', pattern: src };
@@ -660,9 +660,9 @@ class Checker {
   private patternArgument(fn: string, a: A.Argument, bytes: string, i: number): boolean {
     if (fn === 'regex_replace') {
       this.regexCount++;
-      const re = compileRegex(binaryToUtf8(bytes) ?? bytes);
+      const re = checkRegex(binaryToUtf8(bytes) ?? bytes);
       if (!re.ok) {
-        this.err('invalid-regex', a.span, `invalid value of argument #${i}: ${re.message}`, 'The pattern is a string first and a regex second: write `\\\\d` (or `r"\\d"`) for the regex `\\d`.');
+        this.err('invalid-regex', a.span, `invalid value of argument #${i}: ${re.message}`, re.hint ?? 'The pattern is a string first and a regex second: write `\\\\d` (or `r"\\d"`) for the regex `\\d`.');
         return false;
       }
     }

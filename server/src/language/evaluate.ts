@@ -13,7 +13,7 @@
 import type { IntValue, IpAddr, IrArg, IrBool, IrTest, IrValue, Value } from './ir';
 import { generateFilter } from './codegen';
 import { compareIp, ipInRanges } from './ip';
-import { compileRegex } from './regex';
+import { lazyRegex } from './regex';
 import { RUNTIME_FUNCTIONS, type CallEnv, type RuntimeCall } from './runtime/functions';
 import { matchWildcard, parseWildcard } from './wildcard';
 
@@ -286,10 +286,9 @@ class Compiler {
         return (v) => typeof v === 'string' && v.includes(needle);
       }
       case 'matches': {
-        const r = compileRegex(t.pattern);
-        if (!r.ok) return () => false; // the checker rejects invalid patterns
-        const re = r.regex;
-        return (v) => typeof v === 'string' && re.test(v);
+        // Compiled at first use; an invalid pattern (the checker refuses it) never matches.
+        const re = lazyRegex(t.pattern);
+        return (v) => typeof v === 'string' && re.test(v) === true;
       }
       case 'wildcard': {
         const w = parseWildcard(t.pattern);

@@ -18,14 +18,22 @@
  * Known differences: `\<`, `\>`, `\b{start}`-style boundaries are rejected; under
  * `(?u)`, `\b`/`\B` stay ASCII; `(?R)` only affects `.` (not `^`/`$`); `\p{…}` names are
  * resolved by re2js's tables (general categories, scripts, a few binary properties) with
- * loose matching of case, `_`, `-` and spaces; the compiled-size limit is estimated
- * (about 16 bytes per RE2 program unit); counted repetitions beyond re2js's limit of 1000
- * are split into equivalent chunks (only the last copy keeps its capture groups).
+ * loose matching of case, `_`, `-` and spaces; counted repetitions beyond re2js's limit
+ * of 1000 are split into equivalent chunks (only the last copy keeps its capture groups).
+ *
+ * Checking a pattern (`checkRegex`: what the checker, the service and the editor ask)
+ * parses it and models the engine's compiled-size limit (regexSize.ts); it builds no
+ * program, so it costs time linear in the pattern whatever its repetition counts. Only
+ * evaluation compiles (`compileRegex`), in the evaluation workers, with a cache bounded
+ * by bytes.
  *
  * The pattern is text (a JS string), as the engine reads it from the expression; a
  * pattern held as Bytes (regex_replace's argument) must be decoded from UTF-8 first.
  */
 import { RE2JS } from 're2js';
+import { compiledSize, REGEX_SIZE_LIMIT, utf8Sequences, type Look, type RegexNode as Node, type Utf8Seqs } from './regexSize';
+
+export { REGEX_SIZE_LIMIT };
 
 export interface CompiledRegex {
   /** Unanchored search in a binary string. */
@@ -43,6 +51,8 @@ export interface CompiledRegex {
    * nativeTest); `test` uses it. Exposed so that generated filter code can call it directly.
    */
   readonly native?: RegExp;
+  /** The program's estimated heap size in bytes. */
+  readonly bytes: number;
 }
 
 export type RegexResult =
@@ -54,25 +64,170 @@ export type RegexResult =
       /** Where in the pattern (UTF-16 offsets), when known. */
       readonly start?: number;
       readonly end?: number;
+      /** How to fix it, when there is more to say than the engine's message. */
+      readonly hint?: string;
     };
 
-/** wirefilter's default `regex_compiled_size_limit`. */
-export const REGEX_SIZE_LIMIT = 10 * 1024 * 1024;
 const SIZE_MESSAGE = `Compiled regex exceeds size limit of ${REGEX_SIZE_LIMIT} bytes.`;
-/** Estimated bytes of the engine's NFA per RE2 program unit (calibration, not exact). */
-const BYTES_PER_UNIT = 16;
+const SIZE_HINT =
+  'The engine compiles a counted repetition by copying its body: `x{1000}` is 1,000 copies of `x`, and nested counts multiply. ' +
+  'Use a smaller count, `+` or `*` instead of a large upper bound, or a shorter body (Unicode classes such as `(?u)\\w` are hundreds of instructions each).';
 
-const cache = new Map<string, RegexResult>();
-const CACHE_MAX = 512;
+/**
+ * Caches. A check (parse and size estimate, no program) is kept by the pattern's length;
+ * a compiled program by its estimated heap size (measured: about BYTES_PER_UNIT bytes per
+ * RE2 program unit), least recently used first out past the budget, so that distinct
+ * large patterns cannot grow a long-running process (the language server, `serve`'s
+ * trace worker) without bound. A program larger than the whole budget is not kept.
+ */
+export const REGEX_CACHE_BUDGET = 64 * 1024 * 1024;
+const CHECK_CACHE_BUDGET = 8 * 1024 * 1024;
+const BYTES_PER_UNIT = 80;
 
-/** Compiles a pattern given as text (the checker passes the decoded regex source). Never throws. */
+/** A pattern's validity as the engine decides it, without building a program. */
+export type RegexCheck =
+  | { readonly ok: true; readonly groups: number }
+  | Extract<RegexResult, { ok: false }>;
+
+interface Parsed {
+  readonly check: RegexCheck;
+  readonly tree?: Node;
+}
+
+/** A map that forgets its least recently used entries past a budget of estimated bytes. */
+class SizedLru<V> {
+  private readonly map = new Map<string, { readonly value: V; readonly bytes: number }>();
+  bytes = 0;
+
+  constructor(private readonly budget: number) {}
+
+  get(key: string): V | undefined {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    // Most recently used last: a Map keeps insertion order.
+    this.map.delete(key);
+    this.map.set(key, e);
+    return e.value;
+  }
+
+  set(key: string, value: V, bytes: number): void {
+    if (bytes > this.budget) return;
+    const old = this.map.get(key);
+    if (old) {
+      this.map.delete(key);
+      this.bytes -= old.bytes;
+    }
+    while (this.bytes + bytes > this.budget) {
+      const [k, e] = this.map.entries().next().value!;
+      this.map.delete(k);
+      this.bytes -= e.bytes;
+    }
+    this.map.set(key, { value, bytes });
+    this.bytes += bytes;
+  }
+}
+
+const checks = new SizedLru<RegexCheck>(CHECK_CACHE_BUDGET);
+let programs = new SizedLru<RegexResult>(REGEX_CACHE_BUDGET);
+
+/**
+ * Whether the engine accepts a pattern (the checker's question): parsed and its compiled
+ * size estimated (regexSize.ts), in time linear in the pattern whatever its repetition
+ * counts. Never throws.
+ */
+export function checkRegex(pattern: string): RegexCheck {
+  return parsed(pattern).check;
+}
+
+/** Compiles a pattern given as text (the evaluator's question). Never throws. */
 export function compileRegex(pattern: string): RegexResult {
-  const hit = cache.get(pattern);
+  const hit = programs.get(pattern);
   if (hit) return hit;
-  const r = compileUncached(pattern);
-  if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
-  cache.set(pattern, r);
+  let p = parsed(pattern);
+  if (p.check.ok && !p.tree) p = parseAndCheck(pattern);
+  if (!p.check.ok || !p.tree) return p.check as RegexResult;
+  const r = compileTree(p.tree, p.check.groups, size(p.tree) * BYTES_PER_UNIT + 2 * pattern.length);
+  programs.set(pattern, r, r.ok ? r.regex.bytes : 2 * pattern.length + 64);
   return r;
+}
+
+/** What a compiled filter may hold on to itself; larger programs live only in the cache. */
+const HOLD_BYTES = 64 * 1024;
+
+/** A regex as the evaluator holds it: `undefined` from each method when the pattern does not compile. */
+export interface LazyRegex {
+  test(binary: string): boolean | undefined;
+  replaceFirst(binary: string, replacement: string): string | undefined;
+}
+
+/**
+ * The evaluator's regex: compiled at first use (a rule never reached costs nothing, and
+ * the cost of a large program falls in the evaluation, which runs in a worker with a time
+ * limit), held when small, and otherwise asked of the cache at each use, so that compiled
+ * filters hold at most HOLD_BYTES per regex and the cache's budget bounds the rest.
+ */
+export function lazyRegex(pattern: string): LazyRegex {
+  let held: CompiledRegex | undefined;
+  const get = (): CompiledRegex | undefined => {
+    if (held) return held;
+    const r = compileRegex(pattern);
+    if (!r.ok) return undefined;
+    if (r.regex.bytes <= HOLD_BYTES) held = r.regex;
+    return r.regex;
+  };
+  return {
+    test: (binary) => get()?.test(binary),
+    replaceFirst: (binary, replacement) => get()?.replaceFirst(binary, replacement),
+  };
+}
+
+/** The bytes the compiled-program cache holds now (estimated), for tests and benchmarks. */
+export function regexCacheBytes(): number {
+  return programs.bytes;
+}
+
+/** Empties the compiled-program cache and sets its budget (tests use a small one). */
+export function resetRegexCache(budget = REGEX_CACHE_BUDGET): void {
+  programs = new SizedLru<RegexResult>(budget);
+}
+
+function parsed(pattern: string): Parsed {
+  const hit = checks.get(pattern);
+  if (hit) return { check: hit };
+  const p = parseAndCheck(pattern);
+  // Only the verdict is kept (a tree can be much larger than its pattern); compiling parses again.
+  checks.set(pattern, p.check, 128 + 2 * pattern.length);
+  return p;
+}
+
+function parseAndCheck(pattern: string): Parsed {
+  let tree: Node;
+  let groups: number;
+  try {
+    const p = new Parser(pattern);
+    tree = p.parse();
+    groups = p.captures;
+  } catch (e) {
+    if (e instanceof RegexError) return { check: { ok: false, message: e.message, start: e.start, end: e.end } };
+    throw e;
+  }
+  if (compiledSize(tree) > REGEX_SIZE_LIMIT) return { check: { ok: false, message: SIZE_MESSAGE, hint: SIZE_HINT } };
+  return { check: { ok: true, groups }, tree };
+}
+
+function compileTree(tree: Node, groups: number, bytes: number): RegexResult {
+  const source = emit(tree, 'top', true);
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(source);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    // re2js's own limits (beyond the engine's: a pattern the checker accepted).
+    if (/expression too large|invalid repeat count/.test(msg)) return { ok: false, message: SIZE_MESSAGE, hint: SIZE_HINT };
+    // Our emitter only produces valid RE2; anything else is re2js's own wording.
+    return { ok: false, message: msg.replace(/^error parsing regexp: /, '') };
+  }
+  return { ok: true, regex: new Re2Regex(re, groups, bytes, nativeTest(tree)) };
 }
 
 /** Formats an error the way regex-syntax prints it (used in the engine's message). */
@@ -83,37 +238,13 @@ export function formatRegexError(pattern: string, err: { message: string; start?
   return lines.join('\n');
 }
 
-function compileUncached(pattern: string): RegexResult {
-  let tree: Node;
-  let groups: number;
-  try {
-    const p = new Parser(pattern);
-    tree = p.parse();
-    groups = p.captures;
-  } catch (e) {
-    if (e instanceof RegexError) return { ok: false, message: e.message, start: e.start, end: e.end };
-    throw e;
-  }
-  if (size(tree) * BYTES_PER_UNIT > REGEX_SIZE_LIMIT) return { ok: false, message: SIZE_MESSAGE };
-  const source = emit(tree, 'top', true);
-  let re: RE2JS;
-  try {
-    re = RE2JS.compile(source);
-  } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
-    if (/expression too large|invalid repeat count/.test(msg)) return { ok: false, message: SIZE_MESSAGE };
-    // Our emitter only produces valid RE2; anything else is re2js's own wording.
-    return { ok: false, message: msg.replace(/^error parsing regexp: /, '') };
-  }
-  return { ok: true, regex: new Re2Regex(re, groups, nativeTest(tree)) };
-}
-
 class Re2Regex implements CompiledRegex {
   readonly native: RegExp | undefined;
 
   constructor(
     private readonly re: RE2JS,
     readonly groups: number,
+    readonly bytes: number,
     native: RegExp | undefined,
   ) {
     this.native = native;
@@ -161,17 +292,6 @@ class Re2Regex implements CompiledRegex {
 
 // ---------------------------------------------------------------------------------------
 // Tree
-
-type Look = '\\A' | '\\z' | '(?m:^)' | '(?m:$)' | '\\b' | '\\B';
-
-/** A byte-level regex: `set` matches one byte (256 flags). */
-type Node =
-  | { readonly t: 'set'; readonly s: Uint8Array }
-  | { readonly t: 'seq'; readonly items: readonly Node[] }
-  | { readonly t: 'alt'; readonly items: readonly Node[] }
-  | { readonly t: 'rep'; readonly sub: Node; readonly min: number; readonly max: number; readonly greedy: boolean }
-  | { readonly t: 'cap'; readonly sub: Node }
-  | { readonly t: 'look'; readonly k: Look };
 
 class RegexError extends Error {
   constructor(
@@ -325,7 +445,7 @@ class Parser {
       this.pos++;
     }
     if (this.flags.U) greedy = !greedy;
-    return { t: 'rep', sub, min, max, greedy };
+    return { t: 'rep', sub, min, max, greedy, counted: c === '{' };
   }
 
   private decimal(): number | undefined {
@@ -773,23 +893,46 @@ function toPairs(r: Ranges): [number, number][] {
   return out;
 }
 
+/** a or b, both sorted and disjoint: merged in one pass. */
 function union(a: Ranges, b: Ranges): Ranges {
-  return normalize([...toPairs(a), ...toPairs(b)]);
+  if (a.length === 0) return b;
+  if (b.length === 0) return a;
+  const out: Ranges = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    let lo: number;
+    let hi: number;
+    if (j >= b.length || (i < a.length && a[i] <= b[j])) {
+      [lo, hi] = [a[i], a[i + 1]];
+      i += 2;
+    } else {
+      [lo, hi] = [b[j], b[j + 1]];
+      j += 2;
+    }
+    const n = out.length;
+    if (n > 0 && lo <= out[n - 1] + 1) out[n - 1] = Math.max(out[n - 1], hi);
+    else out.push(lo, hi);
+  }
+  return out;
 }
 
+/** a minus b, both sorted and disjoint: one pass over each. */
 function subtract(a: Ranges, b: Ranges): Ranges {
-  const out: [number, number][] = [];
-  for (const [lo0, hi] of toPairs(a)) {
-    let lo = lo0;
-    for (const [blo, bhi] of toPairs(b)) {
-      if (bhi < lo || blo > hi) continue;
-      if (blo > lo) out.push([lo, blo - 1]);
-      lo = bhi + 1;
+  const out: Ranges = [];
+  let j = 0;
+  for (let i = 0; i < a.length; i += 2) {
+    let lo = a[i];
+    const hi = a[i + 1];
+    while (j < b.length && b[j + 1] < lo) j += 2;
+    for (let k = j; k < b.length && b[k] <= hi; k += 2) {
+      if (b[k] > lo) out.push(lo, b[k] - 1);
+      lo = Math.max(lo, b[k + 1] + 1);
       if (lo > hi) break;
     }
-    if (lo <= hi) out.push([lo, hi]);
+    if (lo <= hi) out.push(lo, hi);
   }
-  return normalize(out);
+  return out;
 }
 
 function intersect(a: Ranges, b: Ranges): Ranges {
@@ -878,8 +1021,10 @@ function unicodeTable(name: string): Ranges {
 
 /** Rust's Unicode `\w`: Alphabetic, marks, decimal digits, connector punctuation, joiners. */
 function unicodeWord(): Ranges {
-  return union(union(union(unicodeTable('Alphabetic'), unicodeTable('M')), union(unicodeTable('Nd'), unicodeTable('Pc'))), [0x200c, 0x200d]);
+  return (unicodeWordRanges ??= union(union(union(unicodeTable('Alphabetic'), unicodeTable('M')), union(unicodeTable('Nd'), unicodeTable('Pc'))), [0x200c, 0x200d]));
 }
+
+let unicodeWordRanges: Ranges | undefined;
 
 /** Unicode simple case folding of a set (re2js's orbit tables). */
 function unicodeFold(r: Ranges): Ranges {
@@ -928,55 +1073,34 @@ function lookupProperty(raw: string): Ranges | undefined {
 // ---------------------------------------------------------------------------------------
 // UTF-8 byte sequences for a code point set
 
+/**
+ * A Unicode class as a node: its UTF-8 sequences only (the byte-level alternation is
+ * spelled out when emitted). Shared between equal classes, so that `(?u)\\w` written
+ * 1,000 times is one set of sequences (nodes are immutable).
+ */
 function utf8Node(r: Ranges): Node {
+  const same = classNodesByRanges.get(r);
+  if (same) return same;
+  const key = r.join(',');
+  const hit = classNodes.get(key);
+  if (hit) {
+    classNodesByRanges.set(r, hit);
+    return hit;
+  }
   const scalars = subtract(r, SURROGATES);
-  const alts: Node[] = [];
-  for (let i = 0; i < scalars.length; i += 2) utf8Split(scalars[i], scalars[i + 1], alts);
-  if (alts.length === 1) return alts[0];
-  if (alts.length === 0) return { t: 'set', s: new Uint8Array(256) };
-  return { t: 'alt', items: alts };
+  const seqs: Utf8Seqs = { count: 0, data: [] };
+  for (let i = 0; i < scalars.length; i += 2) utf8Sequences(scalars[i], scalars[i + 1], seqs);
+  const node: Node = { t: 'class', seqs };
+  if (classNodes.size >= CLASS_NODES_MAX) classNodes.clear();
+  classNodes.set(key, node);
+  classNodesByRanges.set(r, node);
+  return node;
 }
 
-function utf8Split(lo: number, hi: number, out: Node[]): void {
-  // Split where the encoded length changes.
-  for (const b of [0x7f, 0x7ff, 0xffff]) {
-    if (lo <= b && hi > b) {
-      utf8Split(lo, b, out);
-      utf8Split(b + 1, hi, out);
-      return;
-    }
-  }
-  if (hi <= 0x7f) {
-    out.push({ t: 'set', s: byteSet([lo, hi]) });
-    return;
-  }
-  // Split until every continuation byte spans its full range or the ranges align.
-  for (let i = 1; i < 4; i++) {
-    const m = (1 << (6 * i)) - 1;
-    if ((lo & ~m) !== (hi & ~m)) {
-      if ((lo & m) !== 0) {
-        utf8Split(lo, lo | m, out);
-        utf8Split((lo | m) + 1, hi, out);
-        return;
-      }
-      if ((hi & m) !== m) {
-        utf8Split(lo, (hi & ~m) - 1, out);
-        utf8Split(hi & ~m, hi, out);
-        return;
-      }
-    }
-  }
-  const a = utf8Bytes(lo);
-  const b = utf8Bytes(hi);
-  out.push(seqOf(a.map((x, k) => ({ t: 'set', s: byteSet([x, b[k]]) }) as Node)));
-}
-
-function utf8Bytes(cp: number): number[] {
-  if (cp <= 0x7f) return [cp];
-  if (cp <= 0x7ff) return [0xc0 | (cp >> 6), 0x80 | (cp & 0x3f)];
-  if (cp <= 0xffff) return [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)];
-  return [0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f)];
-}
+const classNodes = new Map<string, Node>();
+/** The same, by the ranges' identity (the Perl classes' ranges are computed once). */
+const classNodesByRanges = new WeakMap<Ranges, Node>();
+const CLASS_NODES_MAX = 256;
 
 // ---------------------------------------------------------------------------------------
 // Size estimate (RE2 program units, like re2js's calcSize) and emission
@@ -986,6 +1110,9 @@ function size(n: Node): number {
     case 'set':
     case 'look':
       return 1;
+    case 'class':
+      // An alternation of the sequences, one unit per byte range.
+      return Math.max(1, (n.seqs.data.length - n.seqs.count) / 2 + n.seqs.count - 1);
     case 'seq':
       return Math.max(1, n.items.reduce((a, x) => a + size(x), 0));
     case 'alt':
@@ -1007,6 +1134,7 @@ function repeatValid(n: Node, limit: number): boolean {
   switch (n.t) {
     case 'set':
     case 'look':
+    case 'class':
       return true;
     case 'seq':
     case 'alt':
@@ -1034,6 +1162,8 @@ function emit(n: Node, ctx: Ctx, caps: boolean): string {
   switch (n.t) {
     case 'set':
       return emitSet(n.s);
+    case 'class':
+      return emitClass(n.seqs, ctx);
     case 'look':
       return ctx === 'rep' ? `(?:${n.k})` : n.k;
     case 'cap':
@@ -1089,6 +1219,20 @@ function emitRep(n: Extract<Node, { t: 'rep' }>, caps: boolean): string {
     }
   }
   return parts.length === 1 ? parts[0] : `(?:${parts.join('')})`;
+}
+
+function emitClass(seqs: Utf8Seqs, ctx: Ctx): string {
+  if (seqs.count === 0) return emitSet(new Uint8Array(256));
+  const alts: string[] = [];
+  const d = seqs.data;
+  for (let p = 0; p < d.length; p += 1 + 2 * d[p]) {
+    let out = '';
+    for (let k = p + 1; k < p + 1 + 2 * d[p]; k += 2) out += emitSet(byteSet([d[k], d[k + 1]]));
+    alts.push(d[p] > 1 && ctx === 'rep' && seqs.count === 1 ? `(?:${out})` : out);
+  }
+  if (alts.length === 1) return alts[0];
+  const s = alts.join('|');
+  return ctx === 'top' ? s : `(?:${s})`;
 }
 
 function hex2(b: number): string {

@@ -5,6 +5,9 @@
  * - An expression longer than the API's limit (MAX_EXPRESSION_LENGTH, user rules only) is
  *   answered with the core's own too-long error without being parsed: parsing is linear
  *   but not cheap (a megabyte takes seconds), and the answer would be the same refusal.
+ * - A regex is checked, never compiled, here (the core's checkRegex: parsed and its size
+ *   estimated, linear in the pattern): a pattern near the engine's size limit takes
+ *   seconds and 20 MB to compile, which only the trace worker does, under its time limit.
  * - Results are cached by (text, plan, phase, managed): they are pure functions of those,
  *   and a ruleset PUT (Terraform sends the whole list on every apply) or a firewall-rule
  *   batch re-sends mostly the expressions it sent last time.

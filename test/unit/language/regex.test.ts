@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileRegex, formatRegexError, type CompiledRegex } from '../../../server/src/language/regex';
+import { checkRegex, compileRegex, formatRegexError, lazyRegex, regexCacheBytes, resetRegexCache, type CompiledRegex } from '../../../server/src/language/regex';
 
 function re(pattern: string): CompiledRegex {
   const r = compileRegex(pattern);
@@ -248,7 +248,78 @@ describe('errors (regex-syntax wording)', () => {
   });
 
   test('large but within the limit', () => {
-    assert.equal(compileRegex('.{4079,65535}').ok, true);
-    assert.equal(compileRegex('a{100000}').ok, true);
+    assert.equal(checkRegex('.{4079,65535}').ok, true);
+    assert.equal(checkRegex('a{100000}').ok, true);
+    assert.equal(compileRegex('a{5000}').ok, true);
+  });
+});
+
+describe('the compiled-program cache is bounded by bytes', () => {
+  test('checking a pattern builds and keeps no program', () => {
+    resetRegexCache();
+    assert.equal(checkRegex('a{300000}').ok, true);
+    assert.equal(regexCacheBytes(), 0);
+  });
+
+  test('past its budget the least recently used programs go; the ones in use stay', () => {
+    const budget = 1024 * 1024;
+    resetRegexCache(budget);
+    const kept = compileRegex('kept{1000}');
+    const first = compileRegex('x0y{1000}');
+    let most = 0;
+    for (let i = 1; i < 200; i++) {
+      compileRegex(`x${i}y{1000}`);
+      assert.equal(compileRegex('kept{1000}'), kept, `evicted after ${i} others`);
+      most = Math.max(most, regexCacheBytes());
+    }
+    assert.ok(most <= budget, `${most} > ${budget}`);
+    assert.ok(most > budget / 2, `the cache stayed small: ${most}`);
+    // The first of the others went long ago: asking again compiles a new program.
+    assert.notEqual(compileRegex('x0y{1000}'), first);
+    resetRegexCache();
+  });
+
+  test('a program larger than the whole budget is compiled but not kept', () => {
+    resetRegexCache(1000);
+    const a = compileRegex('a{1000}');
+    assert.equal(a.ok, true);
+    assert.equal(regexCacheBytes(), 0);
+    assert.notEqual(compileRegex('a{1000}'), a);
+    resetRegexCache();
+  });
+});
+
+describe('the evaluator’s regexes (lazyRegex)', () => {
+  test('compiled at first use, not before', () => {
+    resetRegexCache();
+    const re = lazyRegex('a{1000}');
+    assert.equal(regexCacheBytes(), 0);
+    assert.equal(re.test('a'.repeat(1000)), true);
+    assert.ok(regexCacheBytes() > 0);
+  });
+
+  test('a large program is not held by the filter: after the cache drops it, it is compiled again', () => {
+    resetRegexCache();
+    const re = lazyRegex('b{1000}');
+    assert.equal(re.test('b'.repeat(999)), false);
+    resetRegexCache();
+    assert.equal(re.test('b'.repeat(1000)), true);
+    assert.ok(regexCacheBytes() > 0);
+  });
+
+  test('a small program is held: the cache is not asked again', () => {
+    resetRegexCache();
+    const re = lazyRegex('ab+c');
+    assert.equal(re.test('xabbbc'), true);
+    resetRegexCache();
+    assert.equal(re.replaceFirst('xabcx', '-'), 'x-x');
+    assert.equal(regexCacheBytes(), 0);
+  });
+
+  test('a pattern that does not compile gives no answer', () => {
+    const re = lazyRegex('a{327680}');
+    assert.equal(re.test('a'), undefined);
+    assert.equal(re.replaceFirst('a', 'b'), undefined);
+    resetRegexCache();
   });
 });

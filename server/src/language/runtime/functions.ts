@@ -17,7 +17,7 @@
 import type { IpAddr, Value } from '../ir';
 import { asciiLower, asciiUpper, binaryToUtf8, hex4At, percentDecode, utf8ToBinary } from '../bytes';
 import { formatIp } from '../ip';
-import { compileRegex, type CompiledRegex } from '../regex';
+import { lazyRegex, type LazyRegex } from '../regex';
 import { parseWildcard, wildcardCaptures } from '../wildcard';
 import { BOOL, mapOf, type Type } from '../types';
 import { CRS_RUNTIME_FUNCTIONS } from './crs';
@@ -633,20 +633,17 @@ export const RUNTIME_FUNCTIONS: ReadonlyMap<string, RuntimeFunction> = new Map<s
     'regex_replace',
     fn((lits) => {
       // The pattern literal is Bytes; the engine reads it as UTF-8 text.
-      const compileArg = (p: Value | undefined): CompiledRegex | undefined => {
+      const compileArg = (p: Value | undefined): LazyRegex | undefined => {
         if (!isBytes(p)) return undefined;
         const text = binaryToUtf8(p);
-        if (text === undefined) return undefined;
-        const r = compileRegex(text);
-        return r.ok ? r.regex : undefined;
+        return text === undefined ? undefined : lazyRegex(text);
       };
       const fixed = lits[1] !== undefined ? compileArg(lits[1]) : undefined;
       return (args) => {
         const [s, p, rep] = args;
         if (!isBytes(s) || !isBytes(rep) || p === undefined) return undefined;
         const re = lits[1] !== undefined ? fixed : compileArg(p);
-        if (!re) return undefined;
-        return re.replaceFirst(s, rep);
+        return re?.replaceFirst(s, rep);
       };
     }),
   ],
