@@ -1296,6 +1296,18 @@ function emitJs(n: Node, replication: number): string | undefined {
   switch (n.t) {
     case 'set':
       return emitJsSet(n.s);
+    case 'class': {
+      // A Unicode class: one alternative per UTF-8 sequence of byte classes.
+      if (n.seqs.count === 0) return emitJsSet(new Uint8Array(256));
+      const alts: string[] = [];
+      const d = n.seqs.data;
+      for (let p = 0; p < d.length; p += 1 + 2 * d[p]) {
+        let out = '';
+        for (let k = p + 1; k < p + 1 + 2 * d[p]; k += 2) out += emitJsSet(byteSet([d[k], d[k + 1]]));
+        alts.push(out);
+      }
+      return `(?:${alts.join('|')})`;
+    }
     case 'look':
       return n.k === '\\A' ? '^' : n.k === '\\z' ? '$' : n.k === '\\b' || n.k === '\\B' ? n.k : undefined;
     case 'cap':
