@@ -40,14 +40,16 @@ describe('search-equivalent rewrites of op.rx patterns', () => {
 });
 
 describe('required literals', () => {
-  const FACTORS: ReadonlyArray<readonly [string, readonly string[] | undefined]> = [
-    ['[\\t-\\r ]*[hH][aA][vV][iI][nN][gG]\\b', ['having']],
-    ['(?:[aA][lL][tT][eE][rR]|[uU][nN][iI][oO][nN])[\\t-\\r ]+', ['alter', 'union']],
-    ['\\.(?:php\\d*|phtml)', ['php', 'phtml']], // the longer of the two factors
-    ['Select', ['select']], // folded: sound for a case-sensitive part too
+  const FACTORS: ReadonlyArray<readonly [string, readonly (readonly string[])[] | undefined]> = [
+    ['[\\t-\\r ]*[hH][aA][vV][iI][nN][gG]\\b', [['having']]],
+    ['(?:[aA][lL][tT][eE][rR]|[uU][nN][iI][oO][nN])[\\t-\\r ]+', [['alter', 'union'], ['\t', '\n', '\v', '\f', '\r', ' ']]],
+    ['\\.(?:php\\d*|phtml)', [['php', 'phtml'], ['.']]], // the longer of the two factors
+    ['Select', [['select']]], // folded: sound for a case-sensitive part too
     ['a|b*', undefined], // the empty string matches
-    ['^\\d+$', undefined],
-    ['[\\x22\\x27](?:[oO][rR]|x)', ['"or', '"x', "'or", "'x"]],
+    ['^\\d+$', [['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']]],
+    ['^[a-z]+$', undefined], // a class of more than ten characters
+    ['[\\x22\\x27][\\t-\\r ]*\\d', [['"', "'"], ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9']]], // all must be there
+    ['[\\x22\\x27](?:[oO][rR]|x)', [['"or', '"x', "'or", "'x"]]],
   ];
   for (const [source, factors] of FACTORS) {
     test(`/${source}/ requires ${JSON.stringify(factors)}`, () => {
@@ -56,11 +58,14 @@ describe('required literals', () => {
   }
 
   test('factorTest folds ASCII letters only', () => {
-    const t = factorTest(['having', '\xe9']);
+    const t = factorTest([['having', '\xe9']]);
     assert.equal(t('x HAVING y'), true);
     assert.equal(t('\xc9'), false);
     assert.equal(t('\xe9'), true);
     assert.equal(t('havin g'), false);
+    const both = factorTest([['a'], ['1', '2']]);
+    assert.equal(both('A2'), true);
+    assert.equal(both('A'), false);
   });
 });
 

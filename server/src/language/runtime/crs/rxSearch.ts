@@ -18,10 +18,10 @@
  *   Rules 1–3 look inside a leading group only when it is not repeated; none touches a loop
  *   holding a capture group or back-reference, nor anything inside a capture group that a
  *   back-reference reads.
- * - A required-literal prefilter (`requiredFactors`): a set of strings, one of which every
- *   match contains (ASCII letters folded to lower case, so it is sound for case-sensitive
- *   and case-insensitive parts alike). A value containing none of them cannot match, and is
- *   answered without running the regex.
+ * - A required-literal prefilter (`requiredFactors`): up to three sets of strings such that
+ *   every match contains a string of each (ASCII letters folded to lower case, so it is
+ *   sound for case-sensitive and case-insensitive parts alike). A value missing a set
+ *   cannot match, and is answered without running the regex.
  */
 
 type Node =
@@ -296,65 +296,66 @@ export function searchRewrite(source: string): string {
 // ---------------------------------------------------------------------------------------
 // Required factors
 
-type Info = { exact?: Set<string>; required?: Set<string> };
+/** exact: the node's whole language (a small set); required: sets each of which some string of every match is in. */
+type Info = { exact?: Set<string>; required?: Set<string>[] };
 const MAX_SET = 16;
 const lowerByte = (c: number): number => (c >= 65 && c <= 90 ? c + 32 : c);
 
 function setStrings(set: Uint8Array): Set<string> | undefined {
   const out = new Set<string>();
   for (let c = 0; c < 256; c++) if (set[c]) out.add(String.fromCharCode(lowerByte(c)));
-  return out.size <= 4 ? out : undefined;
+  return out.size <= 10 ? out : undefined;
 }
 
 const minLen = (s: Set<string>): number => Math.min(...[...s].map((x) => x.length));
-/** The more selective of two factor sets: longer shortest string, then fewer strings. */
-const better = (a: Set<string> | undefined, b: Set<string> | undefined): Set<string> | undefined => {
-  if (!a || minLen(a) === 0) return b && minLen(b) > 0 ? b : undefined;
-  if (!b || minLen(b) === 0) return a;
-  const la = minLen(a);
-  const lb = minLen(b);
-  return lb > la || (lb === la && b.size < a.size) ? b : a;
-};
+const useful = (s: Set<string> | undefined): s is Set<string> => s !== undefined && s.size > 0 && minLen(s) > 0;
+/** Sorts factor sets most selective first: longer shortest string, then fewer strings. */
+const bySelectivity = (a: Set<string>, b: Set<string>): number => minLen(b) - minLen(a) || a.size - b.size;
 const cross = (a: Set<string>, b: Set<string>): Set<string> | undefined => {
   if (a.size * b.size > MAX_SET) return undefined;
   const out = new Set<string>();
   for (const x of a) for (const y of b) out.add(x + y);
   return out;
 };
+const factorsOf = (i: Info): Set<string>[] => (useful(i.exact) ? [i.exact] : (i.required ?? []));
 
 function seqInfo(seq: readonly Node[]): Info {
-  let run: Set<string> | undefined = new Set(['']);
-  let best: Set<string> | undefined;
+  let run: Set<string> = new Set(['']);
+  const all: Set<string>[] = [];
   let exact = true;
   for (const n of seq) {
     const info = nodeInfo(n);
-    const joined: Set<string> | undefined = info.exact && run ? cross(run, info.exact) : undefined;
+    const joined = info.exact ? cross(run, info.exact) : undefined;
     if (joined) {
       run = joined;
       continue;
     }
-    // The run ends here: it (or this element's factors) may be the best so far.
-    best = better(better(best, run), info.exact ?? info.required);
+    // The run ends here: it and this element's factors are all required.
+    if (useful(run)) all.push(run);
+    if (!info.exact) all.push(...factorsOf(info));
     exact = false;
     run = info.exact ?? new Set(['']);
   }
   if (exact) return { exact: run };
-  return { required: better(best, run) };
+  if (useful(run)) all.push(run);
+  return { required: all.sort(bySelectivity) };
 }
 
 function altsInfo(alts: readonly (readonly Node[])[]): Info {
   const infos = alts.map(seqInfo);
+  if (infos.length === 1) return infos[0];
   if (infos.every((i) => i.exact)) {
     const all = new Set(infos.flatMap((i) => [...i.exact!]));
     if (all.size <= MAX_SET) return { exact: all };
   }
+  // One string of one alternative's best set is in every match.
   const req = new Set<string>();
   for (const i of infos) {
-    const f = i.exact ?? i.required;
-    if (!f || minLen(f) === 0) return {};
-    for (const x of f) req.add(x);
+    const best = factorsOf(i)[0];
+    if (!best) return {};
+    for (const x of best) req.add(x);
   }
-  return req.size <= 4 * MAX_SET ? { required: req } : {};
+  return req.size <= 4 * MAX_SET ? { required: [req] } : {};
 }
 
 function nodeInfo(n: Node): Info {
@@ -373,25 +374,32 @@ function nodeInfo(n: Node): Info {
       const inner = nodeInfo(n.node);
       if (n.min === 0) return {};
       if (n.min === 1 && n.max === 1) return inner;
-      return { required: inner.exact ?? inner.required };
+      return { required: factorsOf(inner) };
     }
   }
 }
 
+/** At most this many factor sets are checked (the most selective ones). */
+const MAX_CHECKS = 3;
+
 /**
- * Strings (ASCII letters in lower case) one of which every match of `source` contains, or
- * undefined when there is no such useful set.
+ * Sets of strings (ASCII letters in lower case), each of which every match of `source`
+ * contains one string of, most selective first; undefined when there is none.
  */
-export function requiredFactors(source: string): readonly string[] | undefined {
+export function requiredFactors(source: string): readonly (readonly string[])[] | undefined {
   const alts = parse(source);
   if (!alts) return undefined;
-  const info = altsInfo(alts);
-  const f = info.exact ?? info.required;
-  return f && f.size > 0 && minLen(f) > 0 ? [...f] : undefined;
+  const sets = factorsOf(altsInfo(alts)).slice(0, MAX_CHECKS);
+  return sets.length > 0 ? sets.map((s) => [...s]) : undefined;
 }
 
-/** A case-folding test for "contains one of `factors`" (letters as `[xX]`, the rest as `\\xhh`). */
-export function factorTest(factors: readonly string[]): (s: string) => boolean {
+/** A case-folding test for "contains one string of each set" (letters as `[xX]`, the rest as `\\xhh`). */
+export function factorTest(sets: readonly (readonly string[])[]): (s: string) => boolean {
+  const tests = sets.map(oneOf);
+  return (s) => tests.every((t) => t(s));
+}
+
+function oneOf(factors: readonly string[]): (s: string) => boolean {
   const lit = (f: string): string =>
     [...f].map((ch) => {
       const c = ch.charCodeAt(0);
