@@ -8,7 +8,8 @@ import { binaryToUtf8 } from '../../bytes';
 import { parseIpAddr } from '../../ip';
 import type { IpAddr, IpRange } from '../../ir';
 import { CRS_DATA as GENERATED_CRS_DATA } from './crs-data';
-import { compilePcre } from './pcre';
+import { translatePcre } from './pcre';
+import { factorTest, requiredFactors, searchRewrite } from './rxSearch';
 
 /** Phrases of the `.data` files `@pmFromFile` reads, by file name (registered ones first). */
 const CRS_DATA = new Map<string, readonly string[]>();
@@ -198,10 +199,25 @@ export function bytesToNumber(s: string): number {
   return m ? Number(m[1]) : 0;
 }
 
-/** `@rx`: the compiled matcher for a PCRE pattern (flag `i` forced when `caseless`). */
+/**
+ * `@rx`: the compiled matcher for a PCRE pattern (flag `i` forced when `caseless`). It runs
+ * the pattern's search-equivalent rewrite, and on values of PREFILTER_MIN bytes or more
+ * first checks that one of the literals every match contains is there (rxSearch.ts).
+ */
 export function rxMatcher(pattern: string, caseless = false): { ok: true; test: (s: string) => boolean } | { ok: false; message: string } {
-  const r = compilePcre(caseless ? `(?i)${pattern}` : pattern);
-  if (!r.ok) return r;
-  const re = r.regex;
-  return { ok: true, test: (s) => re.test(s) };
+  const t = translatePcre(caseless ? `(?i)${pattern}` : pattern);
+  if (!t.ok) return t;
+  let re: RegExp;
+  try {
+    re = new RegExp(searchRewrite(t.source), t.flags);
+  } catch (e) {
+    return { ok: false, message: `the translated pattern does not compile: ${(e as Error).message}` };
+  }
+  const factors = requiredFactors(t.source);
+  if (!factors) return { ok: true, test: (s) => re.test(s) };
+  const present = factorTest(factors);
+  return { ok: true, test: (s) => (s.length < PREFILTER_MIN || present(s)) && re.test(s) };
 }
+
+/** Below this length a value goes straight to the regex (the prefilter would not pay). */
+const PREFILTER_MIN = 64;
