@@ -13,13 +13,13 @@
  * its patterns (regexSize.ts), so the GET figures should not move and memory should not
  * grow; test/service/regexHostile.test.ts holds the growth ratio as a test.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { demoZoneId } from '../../server/src/service/seed';
 import { row } from './measure';
+import { startService, type Service } from './serviceProcess';
 
 const GET_CLIENTS = 8;
 const WARMUP_MS = 1_000;
@@ -34,49 +34,6 @@ const hostile = (k: number) => (k % 2 === 0 ? `a{${300_000 + (k % 27_000)}}z${k}
 /** The same writes with small patterns: what a PUT costs anyway (validation, a durable SQLite commit). */
 const bounded = (k: number) => `bounded-${k}-[a-z]{3}`;
 
-interface Service {
-  readonly url: string;
-  readonly token: string;
-  readonly pid: number;
-  stop(): Promise<void>;
-}
-
-async function startService(dir: string): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/cli/main.ts', 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let started = false;
-  const onData = (d: Buffer) => {
-    if (!started) out += d.toString();
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`rulesmith serve did not start:\n${out}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m && !started) {
-        clearTimeout(timer);
-        started = true;
-        resolve(m[1]!);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`rulesmith serve exited with ${code}:\n${out}`)));
-  });
-  const token = /demo admin +every zone, read and write +(\S+)/.exec(out)?.[1];
-  if (!token) throw new Error(`no admin token in the seed output:\n${out}`);
-  return {
-    url,
-    token,
-    pid: child.pid!,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
 /** Resident memory of a process in MiB (Linux /proc), or undefined elsewhere. */
 function rssMiB(pid: number): number | undefined {
   const status = `/proc/${pid}/status`;
@@ -86,7 +43,7 @@ function rssMiB(pid: number): number | undefined {
 }
 
 async function call(svc: Service, method: string, path: string, body?: unknown): Promise<number> {
-  const res = await fetch(svc.url + path, {
+  const res = await fetch(new URL(path, svc.url), {
     method,
     headers: { authorization: `Bearer ${svc.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -20,7 +20,6 @@
  * of what this machine can do at all. Printed: requests, throughput, p50/p99/max latency,
  * any non-2xx answers (which should be none), and throughput as a share of the floor's.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -28,59 +27,13 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { demoZoneId } from '../../server/src/service/seed';
 import { row } from './measure';
+import { startService, type Service } from './serviceProcess';
 
 const CLIENTS = 32;
 const WARMUP_MS = 1_500;
 const RUN_MS = 6_000;
 const RULES = 20;
 const ZONE = demoZoneId('enterprise.example.com');
-
-interface Service {
-  readonly url: URL;
-  readonly token: string;
-  stop(): Promise<void>;
-}
-
-/** `rulesmith serve`, or with `floor` the baseline server of service-floor.ts. */
-async function startService(dir: string, floor?: { getBodyFile: string; token: string }): Promise<Service> {
-  const args = floor
-    ? ['--import', 'tsx', 'test/bench/service-floor.ts', join(dir, 'floor.db'), floor.getBodyFile, floor.token]
-    : ['--import', 'tsx', 'server/src/cli/main.ts', 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let started = false;
-  const onData = (d: Buffer) => {
-    // Keep only what the start needs; the request log is drained and dropped.
-    if (!started) out += d.toString();
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`rulesmith serve did not start:\n${out}`)), 30_000);
-    const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        started = true;
-        resolve(m[1]!);
-      }
-    };
-    child.stdout.on('data', check);
-    child.on('exit', (code) => reject(new Error(`rulesmith serve exited with ${code}:\n${out}`)));
-  });
-  const token = floor ? floor.token : /^\s+demo admin\s+.*\s(\S+)$/m.exec(out)?.[1];
-  if (!token) throw new Error(`no admin token in the seed output:\n${out}`);
-  return {
-    url: new URL(`${url}/`),
-    token,
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 interface Answer {
   readonly status: number;
