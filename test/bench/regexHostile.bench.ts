@@ -43,7 +43,7 @@ function rssMiB(pid: number): number | undefined {
 }
 
 async function call(svc: Service, method: string, path: string, body?: unknown): Promise<number> {
-  const res = await fetch(new URL(path, svc.url), {
+  const res = await fetch(new URL(path.slice(1), svc.url), {
     method,
     headers: { authorization: `Bearer ${svc.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

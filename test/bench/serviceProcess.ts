@@ -1,0 +1,54 @@
+// Starts `rulesmith serve` (seeded with the demo data, on a free port, its database in `dir`)
+// or, with `floor`, the bare node:http baseline of service-floor.ts, for the benchmarks that
+// load the service: its URL, the admin token, its pid, and a stop that waits for the exit.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+export interface Service {
+  readonly url: URL;
+  readonly token: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+/** `rulesmith serve`, or with `floor` the baseline server of service-floor.ts. */
+export async function startService(dir: string, floor?: { getBodyFile: string; token: string }): Promise<Service> {
+  const args = floor
+    ? ['--import', 'tsx', 'test/bench/service-floor.ts', join(dir, 'floor.db'), floor.getBodyFile, floor.token]
+    : ['--import', 'tsx', 'server/src/cli/main.ts', 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let started = false;
+  const onData = (d: Buffer) => {
+    // Keep only what the start needs; the request log is drained and dropped.
+    if (!started) out += d.toString();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`rulesmith serve did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        started = true;
+        resolve(m[1]!);
+      }
+    };
+    child.stdout.on('data', check);
+    child.on('exit', (code) => reject(new Error(`rulesmith serve exited with ${code}:\n${out}`)));
+  });
+  const token = floor ? floor.token : /^\s+demo admin\s+.*\s(\S+)$/m.exec(out)?.[1];
+  if (!token) throw new Error(`no admin token in the seed output:\n${out}`);
+  return {
+    url: new URL(`${url}/`),
+    token,
+    pid: child.pid!,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
