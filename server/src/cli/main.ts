@@ -44,6 +44,12 @@ export interface Io {
 
 export function main(argv: readonly string[], io: Io): number {
   const [command, ...rest] = argv;
+  // `rulesmith eval --help`: the usage, as with `rulesmith --help` (not after `--`, where it is a file).
+  const end = rest.indexOf('--');
+  if (command !== undefined && (end < 0 ? rest : rest.slice(0, end)).some((a) => a === '--help' || a === '-h')) {
+    io.out(`${USAGE}\n`);
+    return 0;
+  }
   try {
     switch (command) {
       case 'check':

@@ -172,3 +172,16 @@ test('the built binary: output into a closed pipe ends quietly (no EPIPE stack t
   assert.equal(err, '');
   assert.notEqual(code, null);
 });
+
+test('--help after a command prints the usage and exits 0; after `--` it is a file name', () => {
+  for (const args of [['--help'], ['eval', '--help'], ['check', '-h'], ['serve', '--port', '1', '--help']]) {
+    const r = run(args);
+    assert.equal(r.code, 0, args.join(' '));
+    assert.match(r.out, /^Usage:\n  rulesmith check /, args.join(' '));
+    assert.equal(r.err, '');
+  }
+  const r = run(['check', '--', '--help']);
+  assert.equal(r.code, 2);
+  assert.equal(r.out, '');
+  assert.match(r.err, /--help/);
+});
