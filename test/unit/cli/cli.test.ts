@@ -177,7 +177,7 @@ test('--help after a command prints the usage and exits 0; after `--` it is a fi
   for (const args of [['--help'], ['eval', '--help'], ['check', '-h'], ['serve', '--port', '1', '--help']]) {
     const r = run(args);
     assert.equal(r.code, 0, args.join(' '));
-    assert.match(r.out, /^Usage:\n  rulesmith check /, args.join(' '));
+    assert.match(r.out, /^Usage:\n {2}rulesmith check /, args.join(' '));
     assert.equal(r.err, '');
   }
   const r = run(['check', '--', '--help']);
