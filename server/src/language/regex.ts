@@ -1333,27 +1333,15 @@ function emitJs(n: Node, replication: number): string | undefined {
   }
 }
 
+/** A byte class in JS syntax: RE2's, but for the empty class (RE2 has no `[]`). */
 function emitJsSet(s: Uint8Array): string {
-  let out = '[';
-  for (let b = 0; b < 256; b++) {
-    if (!s[b]) continue;
-    let e = b;
-    while (e + 1 < 256 && s[e + 1]) e++;
-    out += e === b ? hex2(b) : `${hex2(b)}-${hex2(e)}`;
-    b = e;
-  }
-  return out + ']';
+  return s.some((x) => x) ? emitSet(s) : '[]';
 }
 
 /** Both engines for one pattern, uncached (tests compare them). */
 export function regexEngines(pattern: string): { re2: (s: string) => boolean; native: ((s: string) => boolean) | undefined } | undefined {
-  let tree: Node;
-  try {
-    tree = new Parser(pattern).parse();
-  } catch (e) {
-    if (e instanceof RegexError) return undefined;
-    throw e;
-  }
+  const { tree } = parseAndCheck(pattern);
+  if (!tree) return undefined;
   const re = RE2JS.compile(emit(tree, 'top', true));
   const native = nativeTest(tree, true);
   return { re2: (s) => re.test(s), native: native && ((s) => native.test(s)) };
