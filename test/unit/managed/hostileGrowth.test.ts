@@ -21,7 +21,7 @@ const execute = setParanoiaLevel({ ref: 'owasp', expression: 'true', action: 'ex
 const zone = compileZone({ catalog: defaultCatalog, entryPoints: { http_request_firewall_managed: { id: 'e'.repeat(32), phase: 'http_request_firewall_managed', rules: [execute] } } });
 
 /** Still quadratic (see the header); every other request must stay linear. */
-const QUADRATIC = new Set<string>(["query of '"]);
+const QUADRATIC = new Set<string>([]);
 
 for (const { name, make } of HOSTILE.filter((h) => !QUADRATIC.has(h.name))) {
   test(`the OWASP-based ruleset's time on a ${name} grows linearly with its size`, () => {

@@ -157,6 +157,8 @@ describe('921180: HTTP Parameter Pollution (an argument name given twice)', () =
     [['a', 'ab', 'b', 'ba'], false],
     [['x[]', 'x[]'], true],
     [['', ''], false],
+    [['\n', '\n'], false],
+    [['a\x00b', 'b'], false], // a NUL byte is part of one name (the joined-with-NUL pattern saw two)
     [[], false],
   ];
   for (const [names, fires] of cases) {

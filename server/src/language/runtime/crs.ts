@@ -171,6 +171,22 @@ entries.push(
     }),
   ],
   [
+    'crs.has_repeat',
+    fn(() => (args) => {
+      const values = args[0];
+      if (!Array.isArray(values)) return undefined;
+      // A hash set: linear in the number of values (a back-reference pattern over the
+      // joined names was quadratic: 10,000 arguments took seconds).
+      const seen = new Set<string>();
+      for (const v of values as readonly Value[]) {
+        if (!isBytes(v) || /^\n*$/.test(v)) continue;
+        if (seen.has(v)) return true;
+        seen.add(v);
+      }
+      return false;
+    }),
+  ],
+  [
     'crs.values',
     fn(() => (args) => {
       const m = args[0];

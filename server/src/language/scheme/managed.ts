@@ -166,11 +166,21 @@ export const MANAGED_FUNCTIONS: readonly FunctionDef[] = [
   {
     name: 'crs.join',
     signature: 'crs.join(values: Array<Bytes>, separator: Bytes) -> Bytes',
-    doc: 'The values joined with the separator, in order (`join` of the transform phases, for managed rules: 921180 looks for a repeated argument name in them).',
+    doc: 'The values joined with the separator, in order (`join` of the transform phases, for managed rules).',
     params: [p('values', [arrayOf(BYTES)], 'field'), p('separator', BYTES_P, 'literal')],
     minArgs: 2,
     maxArgs: 2,
     returns: ret(BYTES),
+    managedOnly: true,
+  },
+  {
+    name: 'crs.has_repeat',
+    signature: 'crs.has_repeat(values: Array<Bytes>) -> Bool',
+    doc: 'True when a value occurs twice, values made only of line feeds aside (921180: an argument name given twice, as 921170 counts the names that `.` matches).',
+    params: [p('values', [arrayOf(BYTES)], 'field')],
+    minArgs: 1,
+    maxArgs: 1,
+    returns: ret(BOOL),
     managedOnly: true,
   },
   {

@@ -114,6 +114,15 @@ describe('CRS collection helpers', () => {
     assert.equal(prepareCrs('crs.values', [undefined])([undefined]), undefined);
   });
 
+  test('crs.has_repeat: a value given twice, line-feed-only values aside; missing stays missing', () => {
+    const repeats = prepareCrs('crs.has_repeat', [undefined]);
+    assert.equal(repeats([['id', 'q', 'id']]), true);
+    assert.equal(repeats([['id', 'ID', 'q']]), false); // the rule lower-cases first
+    assert.equal(repeats([['\n', '\n', 'a']]), false);
+    assert.equal(repeats([[]]), false);
+    assert.equal(repeats([undefined]), undefined);
+  });
+
   test('crs.join joins the values in order with the separator; missing stays missing', () => {
     assert.equal(prepareCrs('crs.join', [undefined, '\x00'])([['id', 'q', 'id'], '\x00']), 'id\x00q\x00id');
     assert.equal(prepareCrs('crs.join', [undefined, ','])([[], ',']), '');

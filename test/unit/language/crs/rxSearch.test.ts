@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { factorTest, requiredFactors, searchRewrite } from '../../../../server/src/language/runtime/crs/rxSearch';
 import { rxMatcher } from '../../../../server/src/language/runtime/crs/operators';
+import { translatePcre } from '../../../../server/src/language/runtime/crs/pcre';
+import { OWASP_CRS_RULES } from '../../../../server/src/managed/owaspCrs';
 import { minCpuTime } from '../../../cpuTime';
 
 /** [rule, translated source in, source out] */
@@ -28,6 +30,28 @@ const REWRITES: ReadonlyArray<readonly [string, string, string]> = [
   ['4: C+ Y*? with Y ⊆ C is C+', '^[\\W\\d]+[\\t-\\r ]*?(?:alter|union)', '^[\\W\\d]+(?:alter|union)'],
   ['4: Y* C{2,} with Y ⊆ C is C{2,}', '^x[ab]*?[abc]{2,}y', '^x[abc]{2,}y'],
   ['4: not when the loops overlap without inclusion', '^[ab]+[bc]*y', '^[ab]+[bc]*y'],
+  ['4: X{m,} Y*? with X ⊆ Y is X{m} Y*?', '^a[\\x2b\\x3d]+\\W*?y', '^a[\\x2b\\x3d]\\W*?y'],
+  [
+    '4: Y*? before overlapping loops in a group: Y* ends at its last character outside the loop',
+    '^a[\\x22\\x27\\x5c]*?(?:[^\\x22\\x27]+\\x22|[\\d\\x22\\x27]+)y',
+    '^a(?:(?:[\\x22\\x27\\x5c]*?[\\x22\\x27])?[^\\x22\\x27]+\\x22|(?:[\\x22\\x27\\x5c]*?[\\x5c])?[\\d\\x22\\x27]+)y',
+  ],
+  ['5: after a leading quote, a Y*? over a class holding it loses the quote', '\\x27\\W*?[\\x2b\\x3d]x', '\\x27[\\x00-\\x26\\x28-\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\xff]*?[\\x2b\\x3d]x'],
+  ['5: and X+ becomes [X∖C]*X', '\\x27\\W+[\\w\\x2d]+=', '\\x27[\\x00-\\x26\\x28-\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\xff]*\\W[\\w\\x2d]+='],
+  [
+    '5: a possessive X++ becomes [X∖C]*X(?!X)',
+    '\\x27(?=(?<__a1>[^\\w\\t-\\r ]+))\\k<__a1>\\w',
+    '\\x27[\\x00-\\x08\\x0e-\\x1f\\x21-\\x26\\x28-\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\xff]*[\\x00-\\x08\\x0e-\\x1f\\x21-\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\xff](?![\\x00-\\x08\\x0e-\\x1f\\x21-\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\xff])\\w',
+  ],
+  ['5: past loops that cannot take C, into a group', '\\x27[\\t-\\r ]*?(?:a|\\W*b)', '\\x27[\\t-\\r ]*?(?:a|[\\x00-\\x26\\x28-\\x2f\\x3a-\\x40\\x5b-\\x5e\\x60\\x7b-\\xff]*b)'],
+  ['5: not into a repeated group', '\\x27(?:\\W*b)+c', '\\x27(?:\\W*b)+c'],
+  ['5: not past an optional group', '\\x27(?:[\\s\\S]*x)?\\W*y', '\\x27(?:[\\s\\S]*x)?\\W*y'],
+  ['5: not a bounded loop', '\\x27\\W{2,5}y', '\\x27\\W{2,5}y'],
+  [
+    '6: after `<\\w`, a loop over everything stops before the next `<\\w`',
+    '<\\w[\\s\\S]*[\\t-\\r \\x2f]on',
+    '<\\w(?:(?:[\\x00-\\x3b\\x3d-\\xff]|[\\x3c]+[\\x00-\\x2f\\x3a\\x3b\\x3d-\\x40\\x5b-\\x5e\\x60\\x7b-\\xff])*[\\x3c]*)[\\t-\\r \\x2f]on',
+  ],
   ['an unparsable source is returned as it is', 'a\\pb*', 'a\\pb*'],
 ];
 
@@ -71,7 +95,7 @@ describe('required literals', () => {
 
 // Original and rewritten source agree on match / no-match, and the prefilter never says no
 // where the pattern matches: random strings over the characters the patterns talk about.
-const ALPHABET = ['a', 'b', 'c', 'x', 'y', ' ', '\t', "'", '"', '(', '0', '1', 'A', 'B', '-', '\n', 'h', 'v', 'i', 'n', 'g', 'e', 'r'];
+const ALPHABET = ['a', 'b', 'c', 'x', 'y', ' ', '\t', "'", '"', '(', '0', '1', 'A', 'B', '-', '\n', 'h', 'v', 'i', 'n', 'g', 'e', 'r', '<', '+', '=', '\\', '/', 'o'];
 const PROPERTY_PATTERNS = [
   ...REWRITES.map(([, input]) => input).filter((s) => !s.includes('\\p')),
   '\\W+\\d*?[\\t-\\r ]*?[hH][aA][vV][iI][nN][gG][\\t-\\r ]*?[^\\t-\\r \\x2d]',
@@ -98,6 +122,35 @@ describe('rewritten patterns and prefilters agree with the originals', () => {
         }),
         { numRuns: 3000 },
       );
+    });
+  }
+});
+
+// The CRS patterns that rules 4–6 were written for (runs of `'`, `<a `), on strings of
+// pieces they look for.
+describe('CRS patterns rewritten by rules 4–6 agree with their originals', () => {
+  const PIECES = [...ALPHABET, ' or ', ' and ', ' like ', 'between', 'select', ' is ', 'div', ' onload=', '<a ', '<a/', '--', '#', '@', '||', '%', '\\x27', ' in (', '*', "'", "' ", '1=1', '=', ')'];
+  const text = fc.array(fc.constantFrom(...PIECES), { maxLength: 10 }).map((a) => a.join(''));
+  for (const id of ['941160', '942180', '942260', '942330', '942340']) {
+    const rule = OWASP_CRS_RULES.find((r) => r.ref === id);
+    const pcre = /r(#*)"([\s\S]*?)"\1\)/.exec(rule?.expression ?? '')?.[2];
+    test(`${id}`, () => {
+      assert.ok(pcre, `${id} has an op.rx pattern`);
+      const t = translatePcre(pcre);
+      assert.ok(t.ok);
+      assert.notEqual(searchRewrite(t.source), t.source, 'a rule applies');
+      const original = new RegExp(t.source, t.flags);
+      const rewritten = new RegExp(searchRewrite(t.source), t.flags);
+      let matched = 0;
+      fc.assert(
+        fc.property(text, (s) => {
+          const expected = original.test(s);
+          if (expected) matched++;
+          assert.equal(rewritten.test(s), expected, JSON.stringify(s));
+        }),
+        { numRuns: 5000 },
+      );
+      assert.ok(matched >= 10 && matched <= 4990, `both answers seen (${matched} of 5,000 match)`);
     });
   }
 });

@@ -213,11 +213,27 @@ export function rxMatcher(pattern: string, caseless = false): { ok: true; test: 
   } catch (e) {
     return { ok: false, message: `the translated pattern does not compile: ${(e as Error).message}` };
   }
+  const source = re.source;
+  let roomy: RegExp | undefined;
+  const search = (s: string): boolean => (s.length < ROOMY_MIN ? re : (roomy ??= roomyRegex(source, t.flags))).test(s);
   const factors = requiredFactors(t.source);
-  if (!factors) return { ok: true, test: (s) => re.test(s) };
+  if (!factors) return { ok: true, test: search };
   const present = factorTest(factors);
-  return { ok: true, test: (s) => (s.length < PREFILTER_MIN || present(s)) && re.test(s) };
+  return { ok: true, test: (s) => (s.length < PREFILTER_MIN || present(s)) && search(s) };
 }
 
 /** Below this length a value goes straight to the regex (the prefilter would not pay). */
 const PREFILTER_MIN = 64;
+/** From this length on, op.rx searches with a copy compiled with a larger backtrack budget. */
+const ROOMY_MIN = 4096;
+/** That budget: a few backtracks per byte of values up to the inspection limit and beyond (~20 ns each). */
+const ROOMY_BACKTRACKS = 2_000_000;
+
+/**
+ * The process's roomy-budget regex maker (regexBudget.ts registers it where V8's fallback
+ * is on); elsewhere the regex as it is.
+ */
+function roomyRegex(source: string, flags: string): RegExp {
+  const make = (globalThis as Record<symbol, unknown>)[Symbol.for('rulesmith.roomyRegex')] as ((s: string, f: string, b: number) => RegExp) | undefined;
+  return make ? make(source, flags, ROOMY_BACKTRACKS) : new RegExp(source, flags);
+}

@@ -12,9 +12,17 @@
  *   2. a leading `X+` / `X{n,}` / `X{n,m}` becomes `X{n}` (the last n copies are there);
  *   3. after a leading single-character `C` or `C{n}`, a loop `Y*` over a class Y ⊆ C is
  *      dropped and `Y+` becomes `Y` (the last n characters before the rest are all in C);
+ *   5. after a leading single character `C`, the loops that follow it (each `Y*`, `Y?` or
+ *      `Y{0,m}`, then one `X{m,}`, into the alternatives of a group that is not repeated)
+ *      lose C: `[Y∖C]*` and `[X∖C]*X{m}`, and a possessive `X{m,}+` (pcre.ts's
+ *      `(?=(?<__aN>X{m,}))\k<__aN>`) becomes `[X∖C]*X{m}(?!X)`. If the original matches
+ *      from a C at i, the same path matches from the last C before the loops' last m
+ *      characters (a possessive loop ends where the run of X ends from either start), and
+ *      no C lies between that start and them: on a run of quotes each start then fails at
+ *      once instead of scanning to the end of the run.
  *   and anywhere outside look-arounds:
  *   4. `C{m,}` next to `Y*` (either side, greedy or lazy) with Y ⊆ C is `C{m,}`: the same
- *      strings.
+ *      strings; and `X{m,}` next to `Y*` with X ⊆ Y is `X{m}` next to `Y*`.
  *   Rules 1–3 look inside a leading group only when it is not repeated; none touches a loop
  *   holding a capture group or back-reference, nor anything inside a capture group that a
  *   back-reference reads.
@@ -210,7 +218,7 @@ const holdsGroupOrBackref = (n: Node): boolean =>
 const setOf = (n: Node): Uint8Array | undefined => (n.t === 'set' ? n.set : undefined);
 const withQ = (node: Node, min: number, max: number): Node => {
   if (min === 1 && max === 1) return node;
-  const q = min === max ? `{${min}}` : max === Infinity ? (min === 0 ? '*' : min === 1 ? '+' : `{${min},}`) : `{${min},${max}}`;
+  const q = min === max ? `{${min}}` : min === 0 && max === 1 ? '?' : max === Infinity ? (min === 0 ? '*' : min === 1 ? '+' : `{${min},}`) : `{${min},${max}}`;
   return { t: 'quant', node, min, max, q };
 };
 
@@ -228,10 +236,32 @@ function mergeLoops(seq: Node[]): Node[] {
       out[out.length - 1] = n; // Y* C{m,} -> C{m,}
       continue;
     }
+    const p = prev as { min: number; node: Node };
+    const q = n as { min: number; node: Node };
+    if (a && b && q.min === 0 && p.min >= 1 && subset(a, b)) out[out.length - 1] = withQ(p.node, p.min, p.min); // X{m,} Y* -> X{m} Y*
+    if (a && b && p.min === 0 && q.min >= 1 && subset(b, a)) {
+      out.push(withQ(q.node, q.min, q.min)); // Y* X{m,} -> Y* X{m}
+      continue;
+    }
+    if (a && b && p.min === 0 && q.min >= 1 && intersects(a, b)) {
+      // Y* X{m,} -> (?:Y*[Y∖X])?X{m,}: Y* ends where the last character outside X is
+      out[out.length - 1] = { t: 'group', open: '(?:', body: [[prev, setNode(minus(a, b))]] };
+      out.push(withQ(out[out.length - 1], 0, 1), n);
+      out.splice(out.length - 3, 1);
+      continue;
+    }
+    if (a && p.min === 0 && n.t === 'group' && n.open === '(?:' && n.body.some((alt) => overlapsHead(a, alt[0]))) {
+      out[out.length - 1] = { ...n, body: n.body.map((alt) => mergeLoops([prev, ...alt])) }; // Y*(?:A|B) -> (?:Y*A|Y*B)
+      continue;
+    }
     out.push(n);
   }
   return out;
 }
+
+/** True when `head` is a loop `X{m,}` (m ≥ 1) over a class that shares characters with `y` without being a subset of it. */
+const overlapsHead = (y: Uint8Array, head: Node | undefined): boolean =>
+  head?.t === 'quant' && head.min >= 1 && head.max === Infinity && head.node.t === 'set' && intersects(y, head.node.set) && !subset(y, head.node.set) && !subset(head.node.set, y);
 
 /** Rules 4 everywhere outside look-arounds. */
 function mergeEverywhere(alts: Node[][]): Node[][] {
@@ -263,6 +293,11 @@ function trimLeading(seq: Node[], backrefs: boolean): Node[] {
     headSet = setOf(first.node);
   } else if (first.t === 'quant') return s;
   const rest = s.slice(1);
+  // 6. after two leading characters C1 C2, a loop over everything C1 is in stops before the next C1 C2
+  const pair = head.t === 'set' && rest[0]?.t === 'set' ? afterPair(head.set, rest[0].set, rest[1]) : undefined;
+  if (pair) return [head, rest[0], pair, ...rest.slice(2)];
+  // 5. after a single leading character C, the following loops lose C
+  if (headSet && head.t === 'set') return [head, ...lastStart(rest, headSet, backrefs)];
   // 3. after a leading class C{n}, loops over Y ⊆ C: Y* dropped, Y+ -> Y
   if (headSet) {
     while (rest.length > 0) {
@@ -277,6 +312,87 @@ function trimLeading(seq: Node[], backrefs: boolean): Node[] {
     }
   }
   return [head, ...rest];
+}
+
+const intersects = (a: Uint8Array, b: Uint8Array): boolean => a.some((x, c) => x === 1 && b[c] === 1);
+const minus = (a: Uint8Array, b: Uint8Array): Uint8Array => a.map((x, c) => (x === 1 && b[c] === 0 ? 1 : 0));
+
+/** A class for a byte set: `[\x41-\x5a…]`. */
+function setNode(set: Uint8Array): Node {
+  let src = '';
+  for (let c = 0; c < 256; c++) {
+    if (!set[c]) continue;
+    let e = c;
+    while (e < 255 && set[e + 1]) e++;
+    const hex = (x: number): string => '\\x' + x.toString(16).padStart(2, '0');
+    src += e === c ? hex(c) : e === c + 1 ? hex(c) + hex(e) : `${hex(c)}-${hex(e)}`;
+    c = e;
+  }
+  return { t: 'set', src: `[${src}]`, set };
+}
+
+/** A loop's own quantifier suffix kept lazy when it was (`*?`), for readability only: the answer is the same. */
+const lazy = (q: string): string => (q.endsWith('?') && q.length > 1 ? '?' : '');
+
+/** pcre.ts's possessive `X{m,}+`: `(?=(?<__aN>X{m,}))` followed by `\k<__aN>`, as [X, m]. */
+function possessive(look: Node, next: Node | undefined): { x: Uint8Array; min: number } | undefined {
+  if (look.t !== 'group' || look.open !== '(?=' || look.body.length !== 1 || look.body[0].length !== 1) return undefined;
+  const g = look.body[0][0];
+  const name = g.t === 'group' ? /^\(\?<(__a\d+)>$/.exec(g.open)?.[1] : undefined;
+  if (!name || g.t !== 'group' || g.body.length !== 1 || g.body[0].length !== 1) return undefined;
+  const loop = g.body[0][0];
+  if (loop.t !== 'quant' || loop.max !== Infinity || loop.node.t !== 'set' || next?.t !== 'backref' || next.src !== `\\k<${name}>`) return undefined;
+  return { x: loop.node.set, min: loop.min };
+}
+
+/**
+ * Rule 6: `C1 C2 X*` (C1 ⊆ X, C1 and C2 disjoint) → `C1 C2 (?:[X∖C1]|C1+[X∖(C1∪C2)])*C1*`, the
+ * strings of X* in which no C1 is followed by a C2. From the last C1 C2 before the loop's end
+ * the rest of the original match is such a string; on `<a <a <a …` each start then scans to
+ * the next `<a` instead of to the end.
+ */
+function afterPair(c1: Uint8Array, c2: Uint8Array, loop: Node | undefined): Node | undefined {
+  if (loop?.t !== 'quant' || loop.min !== 0 || loop.max !== Infinity || loop.node.t !== 'set' || intersects(c1, c2) || !subset(c1, loop.node.set)) return undefined;
+  const x = loop.node.set;
+  const lone = minus(x, c1);
+  const after = minus(lone, c2);
+  const c1Node = setNode(c1);
+  const body: Node[][] = [[setNode(lone)], ...(after.some((b) => b === 1) ? [[withQ(c1Node, 1, Infinity), setNode(after)]] : [])];
+  return { t: 'group', open: '(?:', body: [[withQ({ t: 'group', open: '(?:', body }, 0, Infinity), withQ(c1Node, 0, Infinity)]] };
+}
+
+/** Rule 5 on what follows a leading single character `c`. */
+function lastStart(seq: readonly Node[], c: Uint8Array, backrefs: boolean): Node[] {
+  const out: Node[] = [];
+  for (let i = 0; i < seq.length; i++) {
+    const n = seq[i];
+    const rest = seq.slice(i + 1);
+    if (n.t === 'quant' && n.node.t === 'set' && intersects(n.node.set, c)) {
+      const y = minus(n.node.set, c);
+      const free = y.some((b) => b === 1) ? [withQ(setNode(y), 0, n.min === 0 ? n.max : Infinity)] : [];
+      if (free.length > 0 && free[0].t === 'quant') free[0] = { ...free[0], q: free[0].q + lazy(n.q) };
+      if (n.min === 0) {
+        out.push(...free);
+        continue;
+      }
+      if (n.max !== Infinity) return [...out, ...seq.slice(i)];
+      return [...out, ...free, withQ(n.node, n.min, n.min), ...rest];
+    }
+    if (n.t === 'quant' && n.min === 0 && n.node.t === 'set') {
+      out.push(n); // a loop that cannot take c: its characters are not c anyway
+      continue;
+    }
+    const poss = possessive(n, seq[i + 1]);
+    if (poss && intersects(poss.x, c)) {
+      const y = minus(poss.x, c);
+      const free = y.some((b) => b === 1) ? [withQ(setNode(y), 0, Infinity)] : [];
+      const end: Node = { t: 'group', open: '(?!', body: [[setNode(poss.x)]] };
+      return [...out, ...free, withQ(setNode(poss.x), poss.min, poss.min), end, ...seq.slice(i + 2)];
+    }
+    if (n.t === 'group' && (n.open === '(?:' || (isCapture(n.open) && !backrefs))) return [...out, { ...n, body: n.body.map((a) => lastStart(a, c, backrefs)) }, ...rest];
+    return [...out, ...seq.slice(i)];
+  }
+  return out;
 }
 
 /**
