@@ -116,3 +116,19 @@ export function serveJobs<J, R, P>(work: (job: J, progress: (p: P) => void) => R
     port.postMessage({ id, reply });
   });
 }
+
+/**
+ * For the tests of the time limits only: when the environment variable
+ * RULESMITH_TEST_SLOW_REQUEST holds the 0-based index of the request a worker is about to
+ * evaluate, the worker spins (for up to a minute) as an evaluation that does not end would,
+ * and the limit has to stop it. No real request is reliably slow any more (issue 20: cost
+ * linear in size), so the tests cannot use one.
+ */
+export function slowForTests(index: number): void {
+  const at = process.env['RULESMITH_TEST_SLOW_REQUEST'];
+  if (at === undefined || Number(at) !== index) return;
+  const end = Date.now() + 60_000;
+  while (Date.now() < end) {
+    // Busy: terminating the thread stops it, as it would stop a slow evaluation.
+  }
+}

@@ -12,6 +12,7 @@ import type { Plan } from '../language/scheme/types';
 import type { Verdict } from '../protocol';
 import { defaultCatalog } from '../managed/catalog';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type CheckedZone } from '../rulesets/zoneFile';
+import { slowForTests } from '../timedWorker';
 import { verdictOf, traceMarkdown } from './evaluationTrace';
 import { requestBlocks } from './httpBlocks';
 
@@ -123,6 +124,7 @@ export function evaluationReply(job: EvaluationJob, progress: (p: EvaluationProg
       const block = blocks.find((b) => b.index === job.index);
       if (!block?.values) return { crash: `request ${job.index + 1} has no field values` };
       progress({ start: block.index });
+      slowForTests(block.index);
       const evaluation = checked.compiled.evaluate(block.values);
       const verdict = verdictOf(evaluation, names);
       const markdown = traceMarkdown({ title: job.title, summary: block.summary, where: job.where, ruleset: job.ruleset, fields: block.fields ?? {}, evaluation, verdict, names });
@@ -132,6 +134,7 @@ export function evaluationReply(job: EvaluationJob, progress: (p: EvaluationProg
     for (const b of blocks) {
       if ((job.index !== undefined && b.index !== job.index) || b.problems.length > 0 || !b.values) continue;
       progress({ start: b.index });
+      slowForTests(b.index);
       const verdict = verdictOf(checked.compiled.evaluate(b.values), names);
       verdicts.push([b.index, verdict]);
       progress({ done: b.index, verdict });

@@ -10,6 +10,7 @@ import type { SampleRequest } from '../requests/types';
 import { compileZone, TERMINATING, type CompiledZone, type Decision, type Evaluation, type RuleRef, type TraceEntry, type ZoneConfig } from '../rulesets/engine';
 import type { Rule, Ruleset } from '../rulesets/model';
 import type { TraceDecision, TraceResult, TraceStep } from '../rulesApi';
+import { slowForTests } from '../timedWorker';
 import { describeRule } from '../rulesets/ruleNames';
 import { ApiError, CODES } from './api';
 import { zoneConfigOf, type DeployedZone } from './deployment';
@@ -306,6 +307,7 @@ export function traceReply(job: TraceJob, compiledNow: () => void = () => undefi
     const zone = compiledFor(job);
     if (!zone) return { needSource: true };
     compiledNow();
+    slowForTests(0);
     return { result: evaluateTrace(zone.deployed, zone.compiled, job.sample, job.skipChallenge, job.bodyLimit), cached: zone.cached };
   } catch (e) {
     return e instanceof ApiError ? { apiError: { status: e.status, errors: e.errors } } : { crash: e instanceof Error ? `${e.message}\n${e.stack ?? ''}` : String(e) };
