@@ -69,6 +69,75 @@ export function withBodyFiles(req: SampleRequest, limit: number, read: ReadBodyF
   return { request: { ...rest, body, bodySize: size }, problems };
 }
 
+/** A body that arrives in chunks (a file being read, a request being proxied): its bytes in order. */
+export type BodyStream = AsyncIterable<Uint8Array>;
+
+/** What `takeBodyHead` read of a stream. */
+export interface BodyHead {
+  /** The first `limit` bytes (or all of them, when fewer) as a binary string: what becomes field values. */
+  readonly head: string;
+  /** The chunks pulled from the stream, whole (the last may reach past the limit): forward them first. */
+  readonly consumed: readonly Uint8Array[];
+  /** Bytes pulled: at least head.length, more when the last chunk crossed the limit. */
+  readonly read: number;
+  /** True when the stream ended within what was read: then `read` is the body's size. */
+  readonly ended: boolean;
+  /** The same stream, positioned after `consumed` (a proxy forwards the rest from here; nothing else pulls it). */
+  readonly rest: AsyncIterator<Uint8Array>;
+}
+
+/**
+ * Pulls chunks from a streamed body until `limit` bytes are in hand (or it ends), and no
+ * further: a 1 GB upload costs what its first chunks cost. The head becomes `body`, and
+ * `bodySize` is the declared size (Content-Length, a file's size) when known, else what was
+ * read, which already says the body is larger than the limit when it is (see
+ * `streamedRequest`).
+ */
+export async function takeBodyHead(stream: BodyStream, limit: number): Promise<BodyHead> {
+  const it = stream[Symbol.asyncIterator]();
+  const consumed: Uint8Array[] = [];
+  const pieces: string[] = [];
+  let read = 0;
+  let kept = 0;
+  let ended = false;
+  while (read <= limit) {
+    const step = await it.next();
+    if (step.done) {
+      ended = true;
+      break;
+    }
+    const chunk = step.value;
+    consumed.push(chunk);
+    read += chunk.length;
+    if (kept < limit) {
+      const take = Math.min(chunk.length, limit - kept);
+      pieces.push(bytesToBinary(chunk.subarray(0, take)));
+      kept += take;
+    }
+  }
+  return { head: pieces.join(''), consumed, read, ended, rest: it };
+}
+
+/**
+ * A request whose body comes from a stream: `body` is its first `limit` bytes and
+ * `bodySize` the declared size when given (else the bytes read, more than the limit when
+ * the body is), so `http.request.body.truncated` and `crs.inbound_data_error` say it was
+ * cut. Returns what was read too, for a caller that forwards the body.
+ */
+export async function streamedRequest(req: Omit<SampleRequest, 'body' | 'bodySize'>, stream: BodyStream, limit: number, declaredSize?: number): Promise<{ request: SampleRequest; read: BodyHead }> {
+  const read = await takeBodyHead(stream, limit);
+  const size = read.ended ? read.read : Math.max(declaredSize ?? 0, read.read);
+  return { request: { ...req, body: read.head, bodySize: size }, read };
+}
+
+/** Bytes as a binary string (one code unit per byte), in slices small enough for fromCharCode. */
+function bytesToBinary(b: Uint8Array): string {
+  const SLICE = 8192;
+  let out = '';
+  for (let i = 0; i < b.length; i += SLICE) out += String.fromCharCode.apply(null, b.subarray(i, i + SLICE) as unknown as number[]);
+  return out;
+}
+
 /** The body of a request whose files were not read: its text only, and a problem naming the first file. */
 export function bodyWithoutFiles(req: SampleRequest): { body: string; problem?: string } {
   if (!req.bodySegments || req.body !== undefined) return { body: req.body ?? '' };

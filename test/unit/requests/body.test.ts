@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { compileExpression } from '../../../server/src/language/index';
-import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, parseBodyLimit, withBodyFiles } from '../../../server/src/requests/body';
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT, parseBodyLimit, streamedRequest, takeBodyHead, withBodyFiles } from '../../../server/src/requests/body';
 import { requestFields, requestValues } from '../../../server/src/requests/fields';
 import { parseHttpFile } from '../../../server/src/requests/http';
 import type { SampleRequest } from '../../../server/src/requests/types';
+import { minCpuTime } from '../../cpuTime';
 
 const MiB = 1024 * 1024;
 
@@ -106,6 +107,15 @@ describe('request bodies: the inspection limit', () => {
     assert.deepEqual([f['http.request.body.raw'], f['http.request.body.size'], f['http.request.body.truncated']], ['abc', 1073741824, true]);
   });
 
+  test('time: the field values of a 32 MiB binary upload cost what those of a 1 MiB one cost', () => {
+    const big = upload(32 * MiB);
+    const small = upload(1 * MiB);
+    const t1 = minCpuTime(() => void requestValues(small), 3, 1);
+    const t32 = minCpuTime(() => void requestValues(big), 3, 1);
+    // 32x the body; reading it all would cost ~32x, the 128 KiB inspected ~1x.
+    assert.ok(t32 / t1 < 3, `1 MiB: ${t1} us, 32 MiB: ${t32} us`);
+  });
+
   test('memory: the field values of a 32 MiB upload hold no more than those of a 4 MiB one', () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
@@ -125,6 +135,60 @@ describe('request bodies: the inspection limit', () => {
     const big = retained(32 * MiB);
     // 28 MiB more body; holding it (or a view of it) would add at least that.
     assert.ok(big - small < 2 * MiB, `4 MiB: ${small} bytes kept, 32 MiB: ${big} bytes kept`);
+  });
+});
+
+describe('streamed bodies (a proxy, a file read in chunks)', () => {
+  /** A stream of `total` bytes in chunks of `chunk` (all 0xff), counting the chunks pulled. */
+  function counted(total: number, chunk: number): { stream: AsyncIterable<Uint8Array>; pulled: () => number } {
+    let pulled = 0;
+    const block = new Uint8Array(chunk).fill(0xff);
+    async function* gen(): AsyncGenerator<Uint8Array> {
+      for (let sent = 0; sent < total; sent += chunk) {
+        pulled++;
+        yield sent + chunk <= total ? block : block.subarray(0, total - sent);
+      }
+    }
+    return { stream: gen(), pulled: () => pulled };
+  }
+
+  test('takeBodyHead stops once the limit is in hand: the head, the chunks read whole, the rest left in the stream', async () => {
+    const src = counted(100, 16);
+    const r = await takeBodyHead(src.stream, 40);
+    assert.equal(r.head, '\xff'.repeat(40));
+    assert.deepEqual([r.read, r.ended, r.consumed.length, src.pulled()], [48, false, 3, 3]);
+    // The rest is still there for whoever forwards the body.
+    let rest = 0;
+    for (let s = await r.rest.next(); !s.done; s = await r.rest.next()) rest += s.value.length;
+    assert.equal(r.read + rest, 100);
+  });
+
+  test('a stream shorter than the limit is read to its end', async () => {
+    const r = await takeBodyHead(counted(20, 16).stream, 40);
+    assert.deepEqual([r.head.length, r.read, r.ended], [20, 20, true]);
+  });
+
+  test('a 1 GiB streamed upload: only the chunks up to the limit are read, and the fields say it was cut', async () => {
+    const GiB = 1024 * MiB;
+    const src = counted(GiB, 64 * 1024);
+    const head = `--b\r\nContent-Disposition: form-data; name="f"; filename="x.bin"\r\n\r\n`;
+    const parts = async function* (): AsyncGenerator<Uint8Array> {
+      yield new TextEncoder().encode(head);
+      yield* src.stream;
+    };
+    const req = { method: 'POST', url: 'https://example.com/upload', httpVersion: 'HTTP/1.1', headers: [['Content-Type', 'multipart/form-data; boundary=b']] as [string, string][], meta: {} };
+    const { request } = await streamedRequest(req, parts(), DEFAULT_BODY_LIMIT, head.length + GiB + 8);
+    const f = requestFields(request).fields;
+    assert.equal(src.pulled(), 2, 'the 128 KiB limit is in the first two 64 KiB chunks after the part header');
+    assert.deepEqual([f['http.request.body.size'], f['http.request.body.truncated'], f['crs.inbound_data_error']], [head.length + GiB + 8, true, true]);
+    assert.deepEqual(f['http.request.body.multipart.filenames'], [['x.bin']]);
+  });
+
+  test('without a declared size, a body cut at the limit still reads as truncated', async () => {
+    const req = { method: 'POST', url: 'https://example.com/', httpVersion: 'HTTP/1.1', headers: [] as [string, string][], meta: {} };
+    const { request } = await streamedRequest(req, counted(1000, 100).stream, 250);
+    const f = requestFields(request, { bodyLimit: 250 }).fields;
+    assert.deepEqual([f['http.request.body.size'], f['http.request.body.truncated']], [300, true]);
   });
 });
 

@@ -34,9 +34,21 @@ export function phraseMatcher(phrases: readonly string[]): (s: string) => boolea
   // A long list (the `.data` files: up to 1,264 phrases) is one automaton that reads each
   // byte once; a short one is a regex alternation, which V8 scans fast for a few literals.
   if (list.length >= PM_AUTOMATON_MIN && list.every((p) => !/[^\x00-\xff]/.test(p))) return phraseAutomaton(list);
-  // Longest first is not needed for a yes/no answer; one alternation scans once.
-  const re = new RegExp(list.map((p) => p.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')).join('|'));
-  return (s) => re.test(asciiLower(s));
+  // Longest first is not needed for a yes/no answer; one alternation scans once. Letters
+  // match both cases (`[aA]`), so the value is not lower-cased first (a copy of a 128 KiB
+  // body per rule).
+  const re = new RegExp(list.map(caselessLiteral).join('|'));
+  return (s) => re.test(s);
+}
+
+/** A lower-case phrase as regex source matching it in any ASCII case (the JS `i` flag would fold Latin-1 letters too). */
+function caselessLiteral(phrase: string): string {
+  let out = '';
+  for (const ch of phrase) {
+    if (ch >= 'a' && ch <= 'z') out += `[${ch}${ch.toUpperCase()}]`;
+    else out += ch.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+  }
+  return out;
 }
 
 /**
