@@ -34,7 +34,7 @@ export interface Service {
   readonly legacy: LegacyMode;
   /** Trace evaluations, in a worker thread with a time limit. */
   readonly traces: TraceRunner;
-  /** Bytes of a traced body that are inspected (default DEFAULT_BODY_LIMIT). */
+  /** Bytes of a traced body that are inspected, for zones without their own setting (routes/zoneSettings.ts; default DEFAULT_BODY_LIMIT). */
   readonly bodyLimit?: number;
 }
 

@@ -33,7 +33,7 @@ const BOUND_FOR = new Map([['args a<i>=1', 30]]);
 const SMALL = 10_020; // a multiple of 60, as the hostile requests want
 const LARGE = 10 * SMALL;
 
-for (const level of [1, 2, 3, 4]) {
+for (const level of [1, 2, 3, 4] as const) {
   describe(`paranoia level ${level}`, () => {
     const execute = setParanoiaLevel({ ref: 'owasp', expression: 'true', action: 'execute', action_parameters: { id: OWASP_RULESET_ID } }, level);
     const zone = compileZone({ catalog: defaultCatalog, entryPoints: { http_request_firewall_managed: { id: 'e'.repeat(32), phase: 'http_request_firewall_managed', rules: [execute] } } });

@@ -48,7 +48,6 @@
  * that zone (an account-wide grant covers it).
  */
 import { Buffer } from 'node:buffer';
-import { DEFAULT_BODY_LIMIT } from '../../requests/body';
 import type { SampleRequest } from '../../requests/types';
 import { ApiError, CODES } from '../api';
 import { authorize, visible } from '../auth';
@@ -56,6 +55,7 @@ import { expectObject, invalidJson, onlyKeys, optBool, type Json, type JsonObjec
 import type { Ctx, Router } from '../router';
 import { ZONE_SELECT, zoneVisible, type ZoneRow } from '../scope';
 import { deploymentKey, zoneSource } from '../zoneConfig';
+import { zoneBodyLimit } from './zoneSettings';
 
 const TOP_KEYS = ['url', 'method', 'protocol', 'headers', 'cookies', 'body', 'context', 'skip_response', 'skip_challenge'];
 const CONTEXT_KEYS = ['bot_score', 'threat_score', 'geoloc', 'skip_challenge', 'ip', 'country'];
@@ -217,7 +217,7 @@ export function traceRoutes(r: Router): void {
 
     const store = ctx.service.store;
     // Only the inspected start of the body goes to the worker (requests/body.ts); the size stays.
-    const bodyLimit = ctx.service.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    const bodyLimit = zoneBodyLimit(ctx.service, zone.id);
     const body = req.sample.body;
     const sample = body !== undefined && body.length > bodyLimit ? { ...req.sample, body: body.slice(0, bodyLimit), bodySize: body.length } : req.sample;
     const job = { zoneId: zone.id, key: deploymentKey(store, zone.id), sample, skipChallenge: req.skipChallenge, bodyLimit };
