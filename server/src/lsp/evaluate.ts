@@ -109,6 +109,8 @@ interface Ready {
   /** The zone's files, and each shown name's file (to turn the worker's answers into URIs). */
   readonly zone?: { readonly texts: ZoneTexts; readonly paths: ReadonlyMap<string, string> };
   readonly error?: EvaluationError;
+  /** The inspection limit for bodies (setting rulesmith.evaluation.bodyLimit), when not the default. */
+  readonly bodyLimit?: number;
 }
 
 /** Runs a job: in the worker with the time limit, or inline (no built worker). */
@@ -289,7 +291,8 @@ export class Evaluator {
       };
       const found = await this.findRuleset(p.httpUri, httpPath, folder, settings, p.rulesetUri);
       ruleset = { uris: found.paths.map((f) => pathToFileURL(f).href), names: found.paths.map(display), from: found.from };
-      return { http: { path: httpPath, name: httpName, blocks }, ruleset, zone: this.zoneTexts(found, display, settings.plan) };
+      const limit = settings.evaluationBodyLimit !== undefined ? { bodyLimit: settings.evaluationBodyLimit } : {};
+      return { http: { path: httpPath, name: httpName, blocks }, ruleset, zone: this.zoneTexts(found, display, settings.plan), ...limit };
     } catch (e) {
       if (e instanceof Failure) return { http: { path: httpPath, name: httpName, blocks }, ...(ruleset ? { ruleset } : {}), error: e.error };
       throw e;
@@ -358,7 +361,7 @@ export class Evaluator {
     if (r.error || !r.zone) return { ...head, requests: r.http.blocks.map(info), error: r.error };
     // Verdicts as they come: a request stopped by the limit keeps those before it.
     const verdicts = new Map<number, Verdict>();
-    const { reply, error } = await this.run(r, { kind: 'evaluate', zone: r.zone.texts, httpText: this.httpText(p), ...(p.index !== undefined ? { index: p.index } : {}) }, (pr) => {
+    const { reply, error } = await this.run(r, { kind: 'evaluate', zone: r.zone.texts, httpText: this.httpText(p), ...(p.index !== undefined ? { index: p.index } : {}), ...(r.bodyLimit !== undefined ? { bodyLimit: r.bodyLimit } : {}) }, (pr) => {
       if ('done' in pr) verdicts.set(pr.done, pr.verdict);
     });
     if (reply && 'verdicts' in reply) for (const [i, v] of reply.verdicts) verdicts.set(i, v);
@@ -389,6 +392,7 @@ export class Evaluator {
       title,
       where: `${r.http.name}, line ${block.line + 1}`,
       ruleset: r.ruleset!.names.join(' + '),
+      ...(r.bodyLimit !== undefined ? { bodyLimit: r.bodyLimit } : {}),
     };
     const { reply, error } = await this.run(r, job);
     if (error) return { markdown: errorMarkdown(title, error.message, error.details), error };

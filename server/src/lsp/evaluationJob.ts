@@ -26,6 +26,8 @@ export interface ZoneTexts {
 export type EvaluationJob = {
   readonly zone: ZoneTexts;
   readonly httpText: string;
+  /** Bytes of each body that become field values (setting rulesmith.evaluation.bodyLimit); default 128 KiB. */
+  readonly bodyLimit?: number;
 } & (
   | { readonly kind: 'evaluate'; /** Only this request; every request when absent. */ readonly index?: number }
   | { readonly kind: 'trace'; readonly index: number; readonly title: string; readonly where: string; readonly ruleset: string }
@@ -119,7 +121,7 @@ export function evaluationReply(job: EvaluationJob, progress: (p: EvaluationProg
     if (zone.problem) return { zoneProblem: zone.problem };
     const checked = zone.checked!;
     const names = zone.names!;
-    const blocks = requestBlocks(job.httpText);
+    const blocks = requestBlocks(job.httpText, job.bodyLimit);
     if (job.kind === 'trace') {
       const block = blocks.find((b) => b.index === job.index);
       if (!block?.values) return { crash: `request ${job.index + 1} has no field values` };

@@ -22,13 +22,13 @@ export interface RequestBlock extends HttpRequestInfo {
  * The request blocks of a `.http` text, numbered as requests/http.ts numbers them (malformed
  * ones included), with the parser's problems and those of the field values, by line.
  */
-export function requestBlocks(text: string): RequestBlock[] {
+export function requestBlocks(text: string, bodyLimit?: number): RequestBlock[] {
   const lines = text.split('\n');
   return parseHttpBlocks(text).map((b) => {
     const messages = [...b.problems].sort((x, y) => x.line - y.line).map((p) => `line ${p.line + 1}: ${p.message}`);
     const named = b.name !== undefined ? { name: b.name } : {};
     if (!b.request) return { index: b.index, ...named, summary: clipped(lines[b.line] ?? ''), line: b.line, problems: messages, startLine: b.startLine };
-    const r = requestValues(b.request);
+    const r = requestValues(b.request, bodyLimit !== undefined ? { bodyLimit } : {});
     for (const p of r.problems) messages.push(`line ${b.line + 1}: ${p}`);
     return { index: b.index, ...named, summary: requestSummary(b.request), line: b.line, problems: messages, fields: r.fields, values: r.values, request: b.request, startLine: b.startLine };
   });

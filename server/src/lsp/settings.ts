@@ -6,6 +6,7 @@
  * `workspace/didChangeConfiguration` (the client then gets asked again).
  */
 import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
+import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT } from '../requests/body';
 
 export type Notation = 'preserve' | 'english' | 'c-like';
 
@@ -23,6 +24,11 @@ export interface Settings {
    * against (a path, relative to the workspace folder); absent: the nearest `*.ruleset.json`.
    */
   readonly evaluationRuleset?: string;
+  /**
+   * `rulesmith.evaluation.bodyLimit`: how many bytes of each request's body become field
+   * values in Evaluate (the inspection limit, requests/body.ts); absent: 128 KiB.
+   */
+  readonly evaluationBodyLimit?: number;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
@@ -52,6 +58,7 @@ export function parseSettings(raw: unknown): Settings {
   const globs = r.rulesetFiles;
   const evaluation = isRecord(r.evaluation) ? r.evaluation : {};
   const ruleset = pick(evaluation.ruleset, r['evaluation.ruleset']);
+  const bodyLimit = pick(evaluation.bodyLimit, r['evaluation.bodyLimit']);
   return {
     plan: typeof plan === 'string' && (PLANS as readonly string[]).includes(plan) ? (plan as Plan) : DEFAULT_SETTINGS.plan,
     phase: typeof phase === 'string' && (PHASES as readonly string[]).includes(phase) ? (phase as Phase) : phase === '' ? undefined : DEFAULT_SETTINGS.phase,
@@ -63,6 +70,7 @@ export function parseSettings(raw: unknown): Settings {
     },
     // Only when set, so that settings without it compare equal to the defaults.
     ...(typeof ruleset === 'string' && ruleset.trim() !== '' ? { evaluationRuleset: ruleset.trim() } : {}),
+    ...(typeof bodyLimit === 'number' && Number.isInteger(bodyLimit) && bodyLimit >= 0 && bodyLimit <= MAX_BODY_LIMIT && bodyLimit !== DEFAULT_BODY_LIMIT ? { evaluationBodyLimit: bodyLimit } : {}),
   };
 }
 
