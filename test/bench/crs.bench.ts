@@ -185,6 +185,19 @@ function round(n: number, one: (i: number) => void): number[] {
   return out;
 }
 
+/** Each request's median time over the rounds, in ns. */
+function medians(rounds: readonly number[][]): number[] {
+  return rounds[0].map((_, i) => median(rounds.map((r) => r[i])));
+}
+
+/** p50 / p99 / max of per-request times (ns), as text in µs. */
+function tail(ns: readonly number[]): string {
+  const s = [...ns].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.ceil(p * s.length) - 1)];
+  const us = (x: number) => `${(x / 1000).toFixed(0)}`;
+  return `p50 ${us(at(0.5))} / p99 ${us(at(0.99))} / max ${us(s[s.length - 1])} µs`;
+}
+
 /** The mean over requests of each request's median time over the rounds, in ns. */
 function perRequest(rounds: readonly number[][]): number {
   const n = rounds[0].length;
@@ -311,6 +324,14 @@ async function main(): Promise<void> {
       same = `${(((n - ruleDiff) / n) * 100).toFixed(1)}% (${ruleDiff})`;
       ratio = `${(ms.nsPerRequest / fullNs).toFixed(1)}×`;
       evalRatio = `${(ms.nsPerRequest / evalNs).toFixed(1)}×`;
+      // The tail, side by side, and the requests on which ModSecurity is faster.
+      const ourTimes = medians(fullRounds);
+      const theirTimes = medians(modsecRounds);
+      const slower = ourTimes.map((t, i) => ({ i, ratio: t / theirTimes[i] })).filter((x) => x.ratio > 1).sort((a, b) => b.ratio - a.ratio);
+      notes.push(
+        `  PL${level} per request (request+eval): Rulesmith ${tail(ourTimes)}; ModSecurity ${tail(theirTimes)}; Rulesmith slower on ${slower.length} of ${n}` +
+          (slower.length > 0 ? ` (most: ${slower.slice(0, 5).map((x) => `${entries[x.i].name} ${x.ratio.toFixed(1)}×`).join(', ')})` : ''),
+      );
       const top = (m: Map<string, number>) => [...m].sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0])).slice(0, 8).map(([id, c]) => `${id}×${c}`).join(' ') || 'none';
       notes.push(`  PL${level} rules scored only by ModSecurity: ${top(onlyTheirs)}; only by Rulesmith: ${top(onlyOurs)}`);
     }
