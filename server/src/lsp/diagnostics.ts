@@ -20,6 +20,7 @@ import type { Diagnostic, Severity } from '../language/diagnostics';
 import { docsFor } from '../language/diagnosticDocs';
 import { analyse, type Analysed, type DocumentStore, type ExpressionSlice } from './documents';
 import { rulesetDiagnostics } from './rulesetDiagnostics';
+import { terraformDiagnostics } from './terraform';
 import { describe, type Logger } from './runSafe';
 import type { Settings } from './settings';
 
@@ -136,7 +137,12 @@ export class DiagnosticsScheduler {
         this.dropped++;
         return;
       }
-      const diagnostics = documentDiagnostics(this.store, a);
+      const diagnostics = a.kind === 'terraform' ? await terraformDiagnostics(this.store, a) : documentDiagnostics(this.store, a);
+      // HashiCorp's parser answers asynchronously: the document may have moved on meanwhile.
+      if (this.store.get(uri)?.version !== version) {
+        this.dropped++;
+        return;
+      }
       if (diagnostics.length) this.withProblems.add(uri);
       else this.withProblems.delete(uri);
       void this.connection.sendDiagnostics({ uri, version, diagnostics });
