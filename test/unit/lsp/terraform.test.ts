@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { TextDocument } from 'vscode-languageserver-textdocument';
 import { documentKind, DocumentStore, type Analysed } from '../../../server/src/lsp/documents';
 import { completion, hoverAt } from '../../../server/src/lsp/embedded';
 import { DEFAULT_SETTINGS } from '../../../server/src/lsp/settings';
