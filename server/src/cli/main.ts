@@ -12,6 +12,7 @@ import { InputError, parseOptions, UsageError } from './input';
 import { runFtwCommand } from './ftw';
 import { runPreviewCommand } from './preview';
 import { runServe, serveOptions } from './serve';
+import { runTerraformCommand } from './terraform';
 
 const USAGE = `Usage:
   rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json|sarif|github] FILE...
@@ -22,6 +23,8 @@ const USAGE = `Usage:
   rulesmith ftw DIR [--pl 1|2|3|4] [--threshold T] [--format text|json]   (CRS regression tests against the OWASP ruleset)
   rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset] [--body-limit BYTES]   (the local rules service)
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
+  rulesmith terraform export --zone ZONE_ID [--api URL] [--provider 4|5]   (token: RULESMITH_API_TOKEN)
+  rulesmith terraform import FILE.tf [--out DIR]   (cloudflare_ruleset resources -> ruleset JSON)
 
 FILE is a .cfrule file (one expression), ruleset JSON (every rule's "expression") or Terraform .tf
 (the expressions and rulesets of cloudflare_ruleset, cloudflare_filter, cloudflare_firewall_rule).
@@ -62,7 +65,9 @@ export function run(argv: readonly string[], io: Io): number | Promise<number> {
   try {
     switch (command) {
       case 'check':
-        return runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string' }), io, version());
+        return settle(runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string' }), io, version()), io);
+      case 'terraform':
+        return settle(runTerraformCommand(rest, io), io);
       case 'eval':
         return runEvalCommand(rest, io);
       case 'preview':
@@ -87,17 +92,27 @@ export function run(argv: readonly string[], io: Io): number | Promise<number> {
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`rulesmith: ${e.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    // Unusable input (a file, a rule, a request): the reasons, without the usage text.
-    if (e instanceof InputError) {
-      for (const l of e.lines) io.err(`${l}\n`);
-      return 2;
-    }
-    throw e;
+    return failed(e, io);
   }
+}
+
+/** Bad usage or unusable input: exit 2 (anything else is a bug, thrown on). */
+function failed(e: unknown, io: Io): number {
+  if (e instanceof UsageError) {
+    io.err(`rulesmith: ${e.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  // Unusable input (a file, a rule, a request): the reasons, without the usage text.
+  if (e instanceof InputError) {
+    for (const l of e.lines) io.err(`${l}\n`);
+    return 2;
+  }
+  throw e;
+}
+
+/** An asynchronous command's errors end it as a synchronous one's do. */
+function settle(code: number | Promise<number>, io: Io): number | Promise<number> {
+  return typeof code === 'number' ? code : code.catch((e: unknown) => failed(e, io));
 }
 
 export interface Parsed {
