@@ -13,6 +13,7 @@
 import { join } from 'node:path';
 import { exportTerraform, type ExportedRuleset, type ProviderVersion } from '../terraform/export';
 import { parseHcl } from '../terraform/hcl';
+import { locate } from '../terraform/locate';
 import { importIds, resourcesOf, toRuleset, type ImportedRuleset } from '../terraform/rulesetJson';
 import { InputError, parseOptions, readInput, UsageError } from './input';
 import type { Io } from './main';
@@ -58,9 +59,13 @@ async function importFile(file: string, text: string, io: Io, out: string | unde
     throw new InputError([`${file}:${line}: ${parsed.error.message}`]);
   }
   const ids = importIds(parsed.json);
-  const imported = resourcesOf(parsed.json, 'cloudflare_ruleset').map((r) => toRuleset(r, ids));
+  // In the file's order (hcl2json sorts resources by name).
+  const order = locate(text).rulesets.map((r) => r.resource);
+  const imported = resourcesOf(parsed.json, 'cloudflare_ruleset')
+    .map((r) => toRuleset(r, ids))
+    .sort((a, b) => order.indexOf(a.resource) - order.indexOf(b.resource));
   if (imported.length === 0) throw new InputError([`${file}: no cloudflare_ruleset resource`]);
-  for (const i of imported) for (const u of i.unresolved) io.err(`${file}: ${i.resource}.${u} depends on Terraform: kept as written\n`);
+  for (const i of imported) for (const u of i.unresolved) io.err(`${file}: ${i.resource}.${u.path} depends on ${u.dependsOn.join(', ')}: kept as written\n`);
   if (out !== undefined) {
     for (const i of imported) io.writeFile(join(out, `${i.resource.replace(/^cloudflare_ruleset\./, '')}.ruleset.json`), `${JSON.stringify(i.ruleset, null, 2)}\n`);
     return 0;

@@ -42,8 +42,8 @@ export interface ImportedRuleset {
   readonly ruleset: Record<string, unknown>;
   readonly zoneId?: string;
   readonly accountId?: string;
-  /** Values that depend on Terraform variables or other resources (`rules[1].expression: var.host`). */
-  readonly unresolved: readonly string[];
+  /** Values that depend on Terraform variables or other resources (`rules[1].expression` on `var.host`). */
+  readonly unresolved: readonly { readonly path: string; readonly dependsOn: readonly string[] }[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -80,7 +80,7 @@ export function untemplate(s: string): string | undefined {
 
 /** One resource as a ruleset body. */
 export function toRuleset(resource: TfRulesetResource, ids: ReadonlyMap<string, { id: string; zoneId?: string; accountId?: string }> = new Map()): ImportedRuleset {
-  const unresolved: string[] = [];
+  const unresolved: { path: string; dependsOn: string[] }[] = [];
   const convert = (v: unknown, path: string, key: string | undefined): unknown => {
     if (Array.isArray(v)) {
       if (key !== undefined && SINGLE_BLOCKS.has(key) && v.length === 1 && isObject(v[0])) return convert(v[0], path, undefined);
@@ -97,7 +97,7 @@ export function toRuleset(resource: TfRulesetResource, ids: ReadonlyMap<string, 
     const ref = /^\$\{(cloudflare_ruleset\.[A-Za-z0-9_-]+)\.id\}$/.exec(v)?.[1];
     const id = ref === undefined ? undefined : ids.get(ref)?.id;
     if (id !== undefined) return id;
-    unresolved.push(`${path}: ${v.replace(/^\$\{(.*)\}$/s, '$1')}`);
+    unresolved.push({ path, dependsOn: [...v.matchAll(/(?<![$])\$\{([^}]*)\}/g)].map((m) => m[1].trim()) });
     return v;
   };
   const ruleset: Record<string, unknown> = {};
