@@ -114,10 +114,10 @@ test('terraform export: a demo zone from the local service, v5 by default and v4
   assert.equal(await runTerraformCommand(['export', '--zone', zone.id, '--api', service.url], v5, env), 0);
   assert.match(v5.text().out, /version = "~> 5"/);
   assert.match(v5.text().out, new RegExp(`import \\{\\n  to = cloudflare_ruleset\\.\\w+\\n  id = "zones/${zone.id}/[0-9a-f]{32}"\\n\\}`));
-  assert.match(v5.text().out, /  rules = \[\n    \{\n/);
+  assert.match(v5.text().out, / {2}rules = \[\n {4}\{\n/);
   const v4 = io();
   assert.equal(await runTerraformCommand(['export', '--zone', zone.id, '--api', service.url, '--provider', '4'], v4, env), 0);
-  assert.match(v4.text().out, /\n  rules \{\n/);
+  assert.match(v4.text().out, /\n {2}rules \{\n/);
   const denied = io();
   assert.equal(await runTerraformCommand(['export', '--zone', zone.id, '--api', service.url], denied, { RULESMITH_API_TOKEN: 'wrong' }), 2);
   assert.match(denied.text().err, /^rulesmith terraform export: GET \/zones\/[0-9a-f]+\/rulesets: 40[13] /);
