@@ -46,7 +46,7 @@ const CORE: readonly Part[] = ['migration', 'managed', 'rulesets', 'requests', .
 
 /** The allowed imports between parts (a part may always import itself). */
 const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
-  client: ['protocol', 'rulesApi', 'regexBudget', 'corpusFiles', ...CORE],
+  client: ['protocol', 'rulesApi', 'regexBudget', 'corpusFiles', 'terraform', ...CORE],
   lsp: ['protocol', 'regexBudget', 'timedWorker', 'terraform', ...CORE],
   cli: ['proxy', 'service', 'regexBudget', 'corpusFiles', 'terraform', ...CORE],
   terraform: [...CORE],
