@@ -100,8 +100,9 @@ function checkAll(
   for (const [file, text] of texts) {
     const parsed = hcl.get(file);
     if (parsed) {
-      const problems = checkTerraform(text, parsed, { ...options, catalog: defaultCatalog, customRulesetIds });
-      expressions += parsed.ok ? locate(text).expressions.length : 0;
+      const located = locate(text);
+      const problems = checkTerraform(text, parsed, { ...options, catalog: defaultCatalog, customRulesetIds }, located);
+      expressions += parsed.ok ? located.expressions.length : 0;
       for (const pr of problems) {
         results.push({
           finding: { ...finding(file, pr.rule, text, pr.start, pr.end, pr.severity, pr.code, pr.message, pr.hint), ...(pr.resource ? { resource: pr.resource } : {}) },

@@ -15,7 +15,7 @@ import type { ManagedCatalog } from '../rulesets/catalog';
 import { validateRulesetJson } from '../rulesets/validate';
 import type { HclParse } from './hcl';
 import { asTemplate, attribute, type HclBlock, type HclObject, type HclValue, type Span } from './hclScan';
-import { dependencyName, locate, ruleObjects, type ExpressionSite, type RulesetSite } from './locate';
+import { dependencyName, locate, ruleObjects, type ExpressionSite, type Located, type RulesetSite } from './locate';
 import { importIds, resourcesOf, toRuleset, untemplate } from './rulesetJson';
 
 export interface TfProblem {
@@ -61,9 +61,8 @@ function parsedValue(json: Record<string, unknown>, s: ExpressionSite): unknown 
   return isObject(filter) ? filter.expression : undefined;
 }
 
-export function checkTerraform(text: string, parsed: HclParse, options: TfCheckOptions = {}): TfProblem[] {
+export function checkTerraform(text: string, parsed: HclParse, options: TfCheckOptions = {}, located: Located = locate(text)): TfProblem[] {
   if (!parsed.ok) return [{ start: parsed.error.start, end: parsed.error.end, severity: 'error', code: 'invalid-hcl', message: parsed.error.message, rule: null }];
-  const located = locate(text);
   const out: TfProblem[] = [];
   for (const s of located.expressions) out.push(...expressionProblems(text, s, parsedValue(parsed.json, s), options));
   for (const r of located.rulesets) out.push(...rulesetProblems(r, parsed.json, options));

@@ -66,8 +66,8 @@ export interface HclBlock extends Span {
   readonly body: HclObject;
 }
 
-const isIdStart = (c: string) => /[A-Za-z_]/.test(c);
-const isIdChar = (c: string) => /[A-Za-z0-9_-]/.test(c);
+const isIdStart = (c: string) => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_';
+const isIdChar = (c: string) => isIdStart(c) || (c >= '0' && c <= '9') || c === '-';
 
 /** Scans a whole file: its top-level body. */
 export function scanHcl(text: string): HclObject {
