@@ -14,7 +14,7 @@
 // CLI reads it from beside itself and the extension ships it (package.json "files").
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { checkEntryPoints, ENTRY_POINTS } from './entry-points.mjs';
 
 const crsDir = process.env.CRS_RULES_DIR || '/usr/share/modsecurity-crs/rules';
@@ -49,7 +49,22 @@ const common = {
   mainFields: ['module', 'main'],
 };
 
-const entries = ENTRY_POINTS;
+// HashiCorp's HCL parser (@cdktf/hcl2json, Terraform files) reads its WebAssembly from
+// `<its lib>/../main.wasm.gz`; bundled, it reads it from beside the bundle instead.
+const HCL2JSON_WASM = '(0, path_1.join)(__dirname, "..", "main.wasm.gz")';
+const hcl2jsonWasm = {
+  name: 'hcl2json-wasm',
+  setup(b) {
+    b.onLoad({ filter: /@cdktf[\\/]hcl2json[\\/]lib[\\/]bridge\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes(HCL2JSON_WASM)) throw new Error(`build: ${args.path} no longer loads ${HCL2JSON_WASM}: update scripts/build.mjs`);
+      return { contents: text.replace(HCL2JSON_WASM, '(0, path_1.join)(__dirname, "hcl2json.wasm.gz")'), loader: 'js' };
+    });
+  },
+};
+
+// Its Go runtime falls back to require('performance') where node has no global one (node 20 has).
+const entries = ENTRY_POINTS.map((e) => (e.outfile.startsWith('server/') ? { ...e, plugins: [hcl2jsonWasm], external: [...(e.external ?? []), 'performance'] } : e));
 
 try {
   checkEntryPoints(entries);
@@ -62,3 +77,4 @@ await Promise.all(entries.map((e) => build({ ...common, ...e })));
 // The service's SQLite is WebAssembly: the bundled CLI loads the .wasm from beside itself.
 mkdirSync('server/out', { recursive: true });
 copyFileSync('node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm', 'server/out/node-sqlite3-wasm.wasm');
+copyFileSync('node_modules/@cdktf/hcl2json/main.wasm.gz', 'server/out/hcl2json.wasm.gz');

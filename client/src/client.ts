@@ -23,7 +23,7 @@ const CLIENT_NAME = 'Rulesmith Language Server';
 const MAX_RESTARTS = 4;
 const RESTART_WINDOW_MS = 3 * 60_000;
 
-/** `.cfrule` files, and JSON files that are rulesets. */
+/** `.cfrule` files, JSON files that are rulesets, and Terraform files (HashiCorp's `terraform` language, or plain text without its extension). */
 export function documentSelector(extraRulesetGlobs: readonly string[]): { language: string; pattern?: string }[] {
   // A bare pattern such as `*.rules.json` means "a file named so, anywhere", as the
   // server reads it; VS Code matches patterns against the whole path, hence `**/`.
@@ -37,6 +37,8 @@ export function documentSelector(extraRulesetGlobs: readonly string[]): { langua
       { language: 'json', pattern },
       { language: 'jsonc', pattern },
     ]),
+    { language: 'terraform' },
+    { language: 'plaintext', pattern: '**/*.tf' },
   ];
 }
 

@@ -7,6 +7,7 @@ import { RulesmithClient } from './client';
 import { registerCommands } from './commands';
 import { refreshViews, type Ctx } from './commands/context';
 import { DeployCommands } from './commands/deploy';
+import { registerTerraformCommands } from './commands/terraform';
 import { registerFirewallCommands } from './commands/firewall';
 import { MigrationCommands } from './commands/migration';
 import { registerSessionCommands } from './commands/session';
@@ -70,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...deploy.register(),
     ...registerTuningCommands(ctx),
     ...registerFirewallCommands(ctx),
+    ...registerTerraformCommands(ctx),
     ...preview.register(),
     ...new ZoneTrace(ctx, client, status).register(),
     connection.onDidChange(() => refreshViews(ctx)),

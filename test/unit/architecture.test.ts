@@ -28,6 +28,7 @@ type Part =
   | 'corpusFiles'
   | 'evaluatedRequest'
   | 'proxy'
+  | 'terraform'
   | 'lsp'
   | 'cli'
   | 'service'
@@ -45,9 +46,10 @@ const CORE: readonly Part[] = ['migration', 'managed', 'rulesets', 'requests', .
 
 /** The allowed imports between parts (a part may always import itself). */
 const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
-  client: ['protocol', 'rulesApi', 'regexBudget', 'corpusFiles', ...CORE],
-  lsp: ['protocol', 'regexBudget', 'timedWorker', ...CORE],
-  cli: ['proxy', 'service', 'regexBudget', 'corpusFiles', ...CORE],
+  client: ['protocol', 'rulesApi', 'regexBudget', 'corpusFiles', 'terraform', ...CORE],
+  lsp: ['protocol', 'regexBudget', 'timedWorker', 'terraform', ...CORE],
+  cli: ['proxy', 'service', 'regexBudget', 'corpusFiles', 'terraform', ...CORE],
+  terraform: [...CORE],
   proxy: ['service', 'evaluatedRequest', 'regexBudget', ...CORE],
   service: ['rulesApi', 'evaluatedRequest', 'regexBudget', 'timedWorker', ...CORE],
   evaluatedRequest: ['rulesets'],
@@ -72,6 +74,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
   lsp: ['vscode-languageserver', 'vscode-languageserver-protocol', 'vscode-languageserver-textdocument', 'jsonc-parser', 'ohm-js', 'node:*'],
   cli: ['node:*'],
   proxy: ['node:*'],
+  terraform: ['@cdktf/hcl2json'],
   service: ['node-sqlite3-wasm', 'jsonc-parser', 'graphql', 'node:*'],
   evaluatedRequest: [],
   protocol: ['vscode-languageserver-protocol'],
@@ -101,7 +104,7 @@ export function partOf(path: string): Part | undefined {
     if (inner[0] === 'scheme' || inner[0] === 'runtime') return `language/${inner[0]}`;
     return inner.length === 1 && LANGUAGE_BASE.includes(inner[0]) ? 'language/base' : 'language';
   }
-  return (['lsp', 'cli', 'proxy', 'service', 'migration', 'managed', 'rulesets', 'requests'] as const).find((p) => p === top);
+  return (['lsp', 'cli', 'proxy', 'terraform', 'service', 'migration', 'managed', 'rulesets', 'requests'] as const).find((p) => p === top);
 }
 
 /** `vscode-languageclient/node` -> `vscode-languageclient`; `@scope/name/x` -> `@scope/name`. */

@@ -6,8 +6,12 @@ import { defaultCatalog } from '../managed/catalog';
 import { findExpressions } from '../rulesets/expressions';
 import { parseRulesetTree, propsOf, rulesetNodeOf } from '../rulesets/jsonTree';
 import { validateRulesetJson } from '../rulesets/validate';
+import { checkTerraform } from '../terraform/check';
+import { parseHcl, type HclParse } from '../terraform/hcl';
+import { locate } from '../terraform/locate';
 import { readInput, UsageError } from './input';
 import type { Io, Parsed } from './main';
+import { githubAnnotations, sarifLog } from './sarif';
 
 /** One finding, as printed by `--format json`. */
 export interface Finding {
@@ -18,6 +22,8 @@ export interface Finding {
   readonly code: string;
   readonly message: string;
   readonly hint?: string;
+  /** The Terraform resource (`cloudflare_ruleset.waf`) of a finding in a `.tf` file. */
+  readonly resource?: string;
 }
 
 interface Checked {
@@ -41,31 +47,70 @@ export function outputFormat(values: Parsed['values']): 'text' | 'json' {
   return f;
 }
 
-export function runCheck(p: Parsed, io: Io): number {
+const CHECK_FORMATS = ['text', 'json', 'sarif', 'github'] as const;
+type CheckFormat = (typeof CHECK_FORMATS)[number];
+
+function checkFormat(values: Parsed['values']): CheckFormat {
+  const f = (values.format as string | undefined) ?? 'text';
+  if (!(CHECK_FORMATS as readonly string[]).includes(f)) throw new UsageError(`--format must be text, json, sarif or github (got "${f}")`);
+  return f as CheckFormat;
+}
+
+const isTerraform = (file: string) => /\.tf$/i.test(file);
+
+/** Checks; a Promise when a `.tf` file is among the files (HashiCorp's parser answers asynchronously). */
+export function runCheck(p: Parsed, io: Io, toolVersion = '0.0.0'): number | Promise<number> {
   const options = checkOptions(p.values);
-  const format = outputFormat(p.values);
+  const format = checkFormat(p.values);
   const expr = p.values.expr as string | undefined;
   if (expr !== undefined && p.files.length > 0) throw new UsageError('give either --expr or files, not both');
   if (expr === undefined && p.files.length === 0) throw new UsageError('nothing to check: give files or --expr');
 
+  const texts = new Map<string, string>();
+  for (const file of p.files) {
+    texts.set(file, readInput(io, file));
+  }
+  const terraform = [...texts.keys()].filter(isTerraform);
+  const report = (hcl: ReadonlyMap<string, HclParse>) => checkAll(expr, texts, hcl, options, format, io, toolVersion);
+  if (terraform.length === 0) return report(new Map());
+  return Promise.all(terraform.map(async (f) => [f, await parseHcl(texts.get(f)!)] as const)).then((parsed) => report(new Map(parsed)));
+}
+
+function checkAll(
+  expr: string | undefined,
+  texts: ReadonlyMap<string, string>,
+  hcl: ReadonlyMap<string, HclParse>,
+  options: CheckOptions,
+  format: CheckFormat,
+  io: Io,
+  toolVersion: string,
+): number {
   const results: Checked[] = [];
   let expressions = 0;
-  const texts = new Map<string, string>();
   if (expr !== undefined) {
     expressions++;
     results.push(...checkText(expr, null, null, options, (o) => o));
   }
-  for (const file of p.files) {
-    texts.set(file, readInput(io, file));
-  }
   // Custom rulesets given on the command line may be executed by the others.
-  const customRulesetIds = [...texts.values()].flatMap((t) => {
+  const customRulesetIds = [...texts].filter(([f]) => !isTerraform(f)).map(([, t]) => t).flatMap((t) => {
     const p = propsOf(rulesetNodeOf(parseRulesetTree(t).root));
     const id = p.get('id')?.value?.value;
     return p.get('kind')?.value?.value === 'custom' && typeof id === 'string' ? [id] : [];
   });
   for (const [file, text] of texts) {
-    if (/\.json$/i.test(file)) {
+    const parsed = hcl.get(file);
+    if (parsed) {
+      const located = locate(text);
+      const problems = checkTerraform(text, parsed, { ...options, catalog: defaultCatalog, customRulesetIds }, located);
+      expressions += parsed.ok ? located.expressions.length : 0;
+      for (const pr of problems) {
+        results.push({
+          finding: { ...finding(file, pr.rule, text, pr.start, pr.end, pr.severity, pr.code, pr.message, pr.hint), ...(pr.resource ? { resource: pr.resource } : {}) },
+          ...(pr.expression ? { report: engineReport(pr.expression.text, pr.expression.diagnostic) } : {}),
+          ...(pr.ruleName !== undefined ? { ruleName: pr.ruleName } : {}),
+        });
+      }
+    } else if (/\.json$/i.test(file)) {
       const fileResults: Checked[] = [];
       const { regions, problems } = findExpressions(text);
       for (const pr of problems) {
@@ -98,6 +143,10 @@ export function runCheck(p: Parsed, io: Io): number {
   const notes = results.filter((r) => r.finding.severity === 'information' || r.finding.severity === 'hint').length;
   if (format === 'json') {
     io.out(`${JSON.stringify(results.map((r) => r.finding), null, 2)}\n`);
+  } else if (format === 'sarif') {
+    io.out(`${JSON.stringify(sarifLog(results.map((r) => r.finding), toolVersion), null, 2)}\n`);
+  } else if (format === 'github') {
+    io.out(githubAnnotations(results.map((r) => r.finding)));
   } else {
     for (const r of results) io.out(textBlock(r));
     const warnings = results.length - errors - notes;
@@ -144,7 +193,7 @@ function finding(
 function textBlock(r: Checked): string {
   const f = r.finding;
   const where = f.file === null ? '--expr' : `${f.file}:${f.range.start.line + 1}:${f.range.start.character + 1}`;
-  const rule = f.rule === null ? '' : ` (rule ${f.rule + 1}${r.ruleName ? ` "${r.ruleName}"` : ''})`;
+  const rule = (f.rule === null ? '' : ` (rule ${f.rule + 1}${r.ruleName ? ` "${r.ruleName}"` : ''})`) + (f.resource ? ` in ${f.resource}` : '');
   const head = `${where}: ${f.severity}[${f.code}]${rule}\n`;
   const body = r.report ?? `${f.message}\n`;
   return `${head}${body}${f.hint ? `hint: ${f.hint}\n` : ''}\n`;

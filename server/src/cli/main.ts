@@ -12,18 +12,22 @@ import { InputError, parseOptions, UsageError } from './input';
 import { runFtwCommand } from './ftw';
 import { runPreviewCommand } from './preview';
 import { runServe, serveOptions } from './serve';
+import { runTerraformCommand } from './terraform';
 
 const USAGE = `Usage:
-  rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json] FILE...
-  rulesmith check --expr 'EXPRESSION' [--phase PHASE] [--plan PLAN] [--format text|json]
+  rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json|sarif|github] FILE...
+  rulesmith check --expr 'EXPRESSION' [--phase PHASE] [--plan PLAN] [--format text|json|sarif|github]
   rulesmith eval --expr 'EXPRESSION' --fields FIELDS.json [--format text|json]
   rulesmith eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE [--format text|json] [--trace] [--body-limit BYTES]
   rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] [--requests FILE_OR_DIR] [--attacks DIR] [--max-attacks 1000] [--thresholds 25,40,60] [--format text|json]
   rulesmith ftw DIR [--pl 1|2|3|4] [--threshold T] [--format text|json]   (CRS regression tests against the OWASP ruleset)
   rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset] [--body-limit BYTES]   (the local rules service)
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
+  rulesmith terraform export --zone ZONE_ID [--api URL] [--provider 4|5]   (token: RULESMITH_API_TOKEN)
+  rulesmith terraform import FILE.tf [--out DIR]   (cloudflare_ruleset resources -> ruleset JSON)
 
-FILE is a .cfrule file (one expression) or ruleset JSON (every rule's "expression").
+FILE is a .cfrule file (one expression), ruleset JSON (every rule's "expression") or Terraform .tf
+(the expressions and rulesets of cloudflare_ruleset, cloudflare_filter, cloudflare_firewall_rule).
 ENTRY is an entry-point ruleset with its "phase", an object mapping phases to entry points,
 or a zone {"entryPoints", "customRulesets", "legacy", "plan"}. Requests: .http, CRS ftw .yaml,
 or .json field values. preview's attacks: the built-in OWASP CRS 3.3.4 regression requests,
@@ -42,7 +46,15 @@ export interface Io {
   readonly errIsTTY?: boolean;
 }
 
+/** The exit status of a command that answers at once (everything but Terraform files and `terraform export`: use `run`). */
 export function main(argv: readonly string[], io: Io): number {
+  const code = run(argv, io);
+  if (typeof code !== 'number') throw new Error(`rulesmith ${argv[0]} answers asynchronously here: call run()`);
+  return code;
+}
+
+/** The exit status; a Promise for the commands that wait on something (Terraform's parser, the network). */
+export function run(argv: readonly string[], io: Io): number | Promise<number> {
   const [command, ...rest] = argv;
   // `rulesmith eval --help`: the usage, as with `rulesmith --help` (not after `--`, where it is a file).
   const end = rest.indexOf('--');
@@ -53,7 +65,9 @@ export function main(argv: readonly string[], io: Io): number {
   try {
     switch (command) {
       case 'check':
-        return runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string' }), io);
+        return settle(runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string' }), io, version()), io);
+      case 'terraform':
+        return settle(runTerraformCommand(rest, io), io);
       case 'eval':
         return runEvalCommand(rest, io);
       case 'preview':
@@ -78,17 +92,27 @@ export function main(argv: readonly string[], io: Io): number {
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (e) {
-    if (e instanceof UsageError) {
-      io.err(`rulesmith: ${e.message}\n\n${USAGE}\n`);
-      return 2;
-    }
-    // Unusable input (a file, a rule, a request): the reasons, without the usage text.
-    if (e instanceof InputError) {
-      for (const l of e.lines) io.err(`${l}\n`);
-      return 2;
-    }
-    throw e;
+    return failed(e, io);
   }
+}
+
+/** Bad usage or unusable input: exit 2 (anything else is a bug, thrown on). */
+function failed(e: unknown, io: Io): number {
+  if (e instanceof UsageError) {
+    io.err(`rulesmith: ${e.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  // Unusable input (a file, a rule, a request): the reasons, without the usage text.
+  if (e instanceof InputError) {
+    for (const l of e.lines) io.err(`${l}\n`);
+    return 2;
+  }
+  throw e;
+}
+
+/** An asynchronous command's errors end it as a synchronous one's do. */
+function settle(code: number | Promise<number>, io: Io): number | Promise<number> {
+  return typeof code === 'number' ? code : code.catch((e: unknown) => failed(e, io));
 }
 
 export interface Parsed {
@@ -109,7 +133,7 @@ function version(): string {
   }
 }
 
-/* c8 ignore next 17 -- process wiring */
+/* c8 ignore next 26 -- process wiring */
 if (require.main === module) {
   boundRegexBacktracking();
   // Output piped into `head` and the like: stop quietly when the reader has gone.
@@ -119,7 +143,7 @@ if (require.main === module) {
       throw e;
     });
   }
-  const code = main(process.argv.slice(2), {
+  const code = run(process.argv.slice(2), {
     out: (s) => process.stdout.write(s),
     err: (s) => process.stderr.write(s),
     readFile: (p) => readText(p),
@@ -128,5 +152,13 @@ if (require.main === module) {
     readHead,
     errIsTTY: process.stderr.isTTY === true,
   });
-  process.exitCode = code;
+  if (typeof code === 'number') process.exitCode = code;
+  else
+    code.then(
+      (c) => (process.exitCode = c),
+      (e: unknown) => {
+        process.stderr.write(`rulesmith: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+        process.exitCode = 2;
+      },
+    );
 }

@@ -16,31 +16,16 @@ import {
   type Range as LspRange,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { Diagnostic, DiagnosticCode, Severity } from '../language/diagnostics';
+import type { Diagnostic, Severity } from '../language/diagnostics';
+import { docsFor } from '../language/diagnosticDocs';
 import { analyse, type Analysed, type DocumentStore, type ExpressionSlice } from './documents';
 import { rulesetDiagnostics } from './rulesetDiagnostics';
+import { terraformDiagnostics } from './terraform';
 import { describe, type Logger } from './runSafe';
 import type { Settings } from './settings';
 
 export const SOURCE = 'rulesmith';
 export const DEFAULT_DIAGNOSTICS_DELAY_MS = 150;
-
-const DOCS = 'https://developers.cloudflare.com/ruleset-engine/rules-language/';
-
-const DOC_PAGES: Partial<Record<DiagnosticCode, string>> = {};
-for (const [page, codes] of Object.entries({
-  'fields/': ['unknown-identifier', 'unknown-field', 'deprecated-field', 'managed-only', 'not-in-phase', 'plan-required', 'invalid-index', 'invalid-index-access', 'invalid-map-each', 'header-key-not-lowercase', 'method-not-uppercase', 'path-without-slash', 'never-matches'],
-  'functions/': ['unknown-function', 'argument-count', 'argument-kind', 'argument-type', 'argument-value', 'replace-function-limit'],
-  'operators/': ['operator-type-mismatch', 'expected-comparison-op', 'unknown-operator', 'ip-ordering', 'dynamic-comparison-disabled'],
-  'values/': ['unterminated-string', 'invalid-escape', 'invalid-raw-string', 'invalid-integer', 'invalid-ip', 'invalid-hex-bytes', 'cidr-outside-set', 'incompatible-range-bounds', 'invalid-regex', 'invalid-wildcard', 'unknown-list', 'invalid-list-name'],
-} as Record<string, DiagnosticCode[]>)) {
-  for (const c of codes) DOC_PAGES[c] = page;
-}
-
-/** The Cloudflare documentation page about a diagnostic's subject. */
-export function docsFor(code: DiagnosticCode): string {
-  return DOCS + (DOC_PAGES[code] ?? 'expressions/');
-}
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,
@@ -152,7 +137,12 @@ export class DiagnosticsScheduler {
         this.dropped++;
         return;
       }
-      const diagnostics = documentDiagnostics(this.store, a);
+      const diagnostics = a.kind === 'terraform' ? await terraformDiagnostics(this.store, a) : documentDiagnostics(this.store, a);
+      // HashiCorp's parser answers asynchronously: the document may have moved on meanwhile.
+      if (this.store.get(uri)?.version !== version) {
+        this.dropped++;
+        return;
+      }
       if (diagnostics.length) this.withProblems.add(uri);
       else this.withProblems.delete(uri);
       void this.connection.sendDiagnostics({ uri, version, diagnostics });

@@ -31,8 +31,9 @@ import { checkExpression, type CheckOptions, type CheckResult } from '../languag
 import { httpScheme } from '../language/scheme/index';
 import { findExpressions, lastAtOrBefore } from '../rulesets/expressions';
 import { asPhase, matchesGlob, type Settings } from './settings';
+import { terraformSlices } from './terraform';
 
-export type DocumentKind = 'expression' | 'ruleset';
+export type DocumentKind = 'expression' | 'ruleset' | 'terraform';
 
 export const EXPRESSION_LANGUAGE_ID = 'rulesmith-expression';
 
@@ -163,6 +164,7 @@ export function patchSlices(slices: readonly ExpressionSlice[], start: number, e
 export function documentKind(uri: string, languageId: string, settings: Pick<Settings, 'rulesetFiles'>): DocumentKind | undefined {
   const path = uriPath(uri);
   if (languageId === EXPRESSION_LANGUAGE_ID || path.endsWith('.cfrule')) return 'expression';
+  if (languageId === 'terraform' || path.endsWith('.tf')) return 'terraform';
   if (languageId !== 'json' && languageId !== 'jsonc' && !path.endsWith('.json')) return undefined;
   if (path.endsWith('.ruleset.json')) return 'ruleset';
   return settings.rulesetFiles.some((g) => matchesGlob(path, g)) ? 'ruleset' : undefined;
@@ -182,7 +184,7 @@ function uriPath(uri: string): string {
 
 /** The check options for one expression: the document's phase wins over the setting. */
 export function checkOptionsFor(slice: ExpressionSlice, settings: Settings): CheckOptions {
-  const phase = slice.inJson && slice.phase !== undefined ? asPhase(slice.phase) : settings.phase;
+  const phase = slice.phase !== undefined ? asPhase(slice.phase) : settings.phase;
   return { scheme: httpScheme, plan: settings.plan, phase, dynamicComparisons: settings.dynamicComparisons };
 }
 
@@ -319,7 +321,7 @@ export class DocumentStore {
     const cached = this.slices.get(doc.uri);
     if (cached && cached.version === doc.version && cached.kind === kind) return cached.slices;
     const text = doc.getText();
-    const slices = kind === 'expression' ? [wholeTextSlice(text)] : rulesetSlices(text);
+    const slices = kind === 'expression' ? [wholeTextSlice(text)] : kind === 'terraform' ? terraformSlices(text) : rulesetSlices(text);
     this.slices.set(doc.uri, { version: doc.version, kind, slices });
     return slices;
   }

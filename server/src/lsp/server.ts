@@ -128,11 +128,13 @@ connection.onCompletion((p, token) =>
 );
 connection.onHover((p, token) => forDocument('hover', p.textDocument.uri, token, null, (a) => hoverAt(a, p.position) ?? rulesetHoverAt(a, p.position)));
 connection.onSignatureHelp((p, token) => forDocument('signatureHelp', p.textDocument.uri, token, null, (a) => signatureHelpAt(a, p.position)));
-connection.onDocumentFormatting((p, token) => forDocument('formatting', p.textDocument.uri, token, [], (a) => formatDocument(a, p.options)));
-connection.onDocumentRangeFormatting((p, token) => forDocument('rangeFormatting', p.textDocument.uri, token, [], (a) => formatRange(a, p.range, p.options)));
-connection.onFoldingRanges((p, token) => forDocument('foldingRanges', p.textDocument.uri, token, [], (a) => foldingRanges(store, a)));
-connection.languages.semanticTokens.on((p, token) => forDocument('semanticTokens', p.textDocument.uri, token, { data: [] }, (a) => semanticTokens(store, a)));
-connection.languages.semanticTokens.onRange((p, token) => forDocument('semanticTokens/range', p.textDocument.uri, token, { data: [] }, (a) => semanticTokens(store, a, p.range)));
+// Terraform files: formatting, folding and semantic tokens stay HashiCorp's extension's.
+const tf = (a: Analysed) => a.kind === 'terraform';
+connection.onDocumentFormatting((p, token) => forDocument('formatting', p.textDocument.uri, token, [], (a) => (tf(a) ? [] : formatDocument(a, p.options))));
+connection.onDocumentRangeFormatting((p, token) => forDocument('rangeFormatting', p.textDocument.uri, token, [], (a) => (tf(a) ? [] : formatRange(a, p.range, p.options))));
+connection.onFoldingRanges((p, token) => forDocument('foldingRanges', p.textDocument.uri, token, [], (a) => (tf(a) ? [] : foldingRanges(store, a))));
+connection.languages.semanticTokens.on((p, token) => forDocument('semanticTokens', p.textDocument.uri, token, { data: [] }, (a) => (tf(a) ? { data: [] } : semanticTokens(store, a))));
+connection.languages.semanticTokens.onRange((p, token) => forDocument('semanticTokens/range', p.textDocument.uri, token, { data: [] }, (a) => (tf(a) ? { data: [] } : semanticTokens(store, a, p.range))));
 connection.onCodeAction((p, token) =>
   forDocument('codeAction', p.textDocument.uri, token, [], (a) => [...codeActions(store, a, p.range, p.context), ...rulesetCodeActions(store, a, p.range, p.context)]),
 );

@@ -1,0 +1,129 @@
+/**
+ * `rulesmith terraform export --zone Z [--api URL] [--provider 4|5]`: a zone's entry-point
+ * rulesets and the custom rulesets they execute, read from the rules API, as
+ * `cloudflare_ruleset` resources with `import` blocks (server/src/terraform/export.ts).
+ * The API token comes from RULESMITH_API_TOKEN or CLOUDFLARE_API_TOKEN.
+ *
+ * `rulesmith terraform import FILE.tf [--out DIR]`: the file's `cloudflare_ruleset` resources
+ * as ruleset JSON (one ruleset, or a zone file `{"entryPoints", "customRulesets"}` for
+ * several, as `eval --config` and `preview` take; `--out` writes one
+ * `<resource>.ruleset.json` per resource instead). Values Terraform only knows at plan time
+ * (`var.x`) are kept as written and listed on stderr.
+ */
+import { join } from 'node:path';
+import { exportTerraform, type ExportedRuleset, type ProviderVersion } from '../terraform/export';
+import { parseHcl } from '../terraform/hcl';
+import { locate } from '../terraform/locate';
+import { importIds, resourcesOf, toRuleset, type ImportedRuleset } from '../terraform/rulesetJson';
+import { InputError, parseOptions, readInput, UsageError } from './input';
+import type { Io } from './main';
+
+export const DEFAULT_API = 'https://api.cloudflare.com/client/v4';
+
+export function runTerraformCommand(args: readonly string[], io: Io, env: Readonly<Record<string, string | undefined>> = process.env): number | Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'export') {
+    const { values, files } = parseOptions(rest, { zone: { type: 'string' }, api: { type: 'string' }, provider: { type: 'string' } });
+    if (files.length > 0) throw new UsageError(`terraform export takes no files (got ${files.join(' ')})`);
+    const zone = values.zone as string | undefined;
+    if (!zone) throw new UsageError('terraform export needs --zone ZONE_ID');
+    const provider = (values.provider as string | undefined) ?? '5';
+    if (provider !== '4' && provider !== '5') throw new UsageError(`--provider must be 4 or 5 (got "${provider}")`);
+    const token = env.RULESMITH_API_TOKEN ?? env.CLOUDFLARE_API_TOKEN;
+    if (!token) throw new UsageError('set RULESMITH_API_TOKEN (or CLOUDFLARE_API_TOKEN) to an API token that can read the zone');
+    const api = ((values.api as string | undefined) ?? DEFAULT_API).replace(/\/+$/, '');
+    return fetchZoneRulesets(api, zone, token).then(
+      (rulesets) => {
+        io.out(exportTerraform(rulesets, Number(provider) as ProviderVersion));
+        return 0;
+      },
+      (e: unknown) => {
+        io.err(`rulesmith terraform export: ${e instanceof Error ? e.message : String(e)}\n`);
+        return 2;
+      },
+    );
+  }
+  if (sub === 'import') {
+    const { values, files } = parseOptions(rest, { out: { type: 'string' } });
+    if (files.length !== 1) throw new UsageError('terraform import takes one .tf file');
+    const text = readInput(io, files[0]);
+    return importFile(files[0], text, io, values.out as string | undefined);
+  }
+  throw new UsageError(sub === undefined ? 'terraform needs a subcommand: export or import' : `unknown terraform subcommand "${sub}" (export or import)`);
+}
+
+async function importFile(file: string, text: string, io: Io, out: string | undefined): Promise<number> {
+  const parsed = await parseHcl(text);
+  if (!parsed.ok) {
+    const line = text.slice(0, parsed.error.start).split('\n').length;
+    throw new InputError([`${file}:${line}: ${parsed.error.message}`]);
+  }
+  const ids = importIds(parsed.json);
+  // In the file's order (hcl2json sorts resources by name).
+  const order = locate(text).rulesets.map((r) => r.resource);
+  const imported = resourcesOf(parsed.json, 'cloudflare_ruleset')
+    .map((r) => toRuleset(r, ids))
+    .sort((a, b) => order.indexOf(a.resource) - order.indexOf(b.resource));
+  if (imported.length === 0) throw new InputError([`${file}: no cloudflare_ruleset resource`]);
+  for (const i of imported) for (const u of i.unresolved) io.err(`${file}: ${i.resource}.${u.path} depends on ${u.dependsOn.join(', ')}: kept as written\n`);
+  if (out !== undefined) {
+    for (const i of imported) io.writeFile(join(out, `${i.resource.replace(/^cloudflare_ruleset\./, '')}.ruleset.json`), `${JSON.stringify(i.ruleset, null, 2)}\n`);
+    return 0;
+  }
+  io.out(`${JSON.stringify(imported.length === 1 ? imported[0].ruleset : zoneFile(imported), null, 2)}\n`);
+  return 0;
+}
+
+/** Several rulesets as a zone file: entry points by phase, custom rulesets apart. */
+export function zoneFile(imported: readonly ImportedRuleset[]): Record<string, unknown> {
+  const entryPoints: Record<string, unknown> = {};
+  const customRulesets: unknown[] = [];
+  for (const { ruleset } of imported) {
+    if (ruleset.kind === 'custom' || typeof ruleset.phase !== 'string') customRulesets.push(ruleset);
+    else entryPoints[ruleset.phase] = ruleset;
+  }
+  return { entryPoints, customRulesets };
+}
+
+interface Envelope<T> {
+  readonly success?: boolean;
+  readonly result?: T;
+  readonly errors?: readonly { readonly code?: number; readonly message?: string }[];
+}
+
+async function get<T>(api: string, path: string, token: string): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(`${api}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+  } catch (e) {
+    throw new Error(`cannot reach ${api}: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}`);
+  }
+  const body = (await res.json().catch(() => ({}))) as Envelope<T>;
+  if (!res.ok || body.success === false || body.result === undefined) {
+    const why = body.errors?.map((e) => `${e.message ?? ''}${e.code ? ` (${e.code})` : ''}`).join('; ') || res.statusText;
+    throw new Error(`GET ${path}: ${res.status} ${why}`);
+  }
+  return body.result;
+}
+
+type Summary = { readonly id: string; readonly kind?: string; readonly phase?: string };
+type Full = Record<string, unknown> & { readonly id: string; readonly rules?: readonly Record<string, unknown>[] };
+
+/** The zone's entry points, then the custom rulesets their execute rules run. */
+export async function fetchZoneRulesets(api: string, zoneId: string, token: string): Promise<ExportedRuleset[]> {
+  const list = await get<Summary[]>(api, `/zones/${encodeURIComponent(zoneId)}/rulesets`, token);
+  const out: ExportedRuleset[] = [];
+  for (const s of list.filter((r) => r.kind === 'zone')) {
+    out.push({ ruleset: await get<Full>(api, `/zones/${encodeURIComponent(zoneId)}/rulesets/${encodeURIComponent(s.id)}`, token), scope: { zoneId } });
+  }
+  const executed = new Set(out.flatMap((r) => ((r.ruleset.rules as Full['rules']) ?? []).flatMap((rule) => (rule.action === 'execute' && typeof (rule.action_parameters as { id?: unknown } | undefined)?.id === 'string' ? [(rule.action_parameters as { id: string }).id] : []))));
+  if (executed.size === 0) return out;
+  const zone = await get<{ account?: { id?: string } }>(api, `/zones/${encodeURIComponent(zoneId)}`, token);
+  const accountId = zone.account?.id;
+  if (!accountId) return out;
+  const accountRulesets = await get<Summary[]>(api, `/accounts/${encodeURIComponent(accountId)}/rulesets`, token);
+  for (const s of accountRulesets.filter((r) => r.kind === 'custom' && executed.has(r.id))) {
+    out.push({ ruleset: await get<Full>(api, `/accounts/${encodeURIComponent(accountId)}/rulesets/${encodeURIComponent(s.id)}`, token), scope: { accountId } });
+  }
+  return out;
+}

@@ -1,0 +1,123 @@
+// `rulesmith check --format sarif` validates against the official SARIF 2.1.0 schema
+// (vendored unchanged in test/fixtures/sarif, checked with ajv), with the exact regions the
+// editor underlines through JSON and HCL escapes; `--format github` prints workflow
+// commands; the exit codes stay 0/1/2.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import Ajv from 'ajv';
+import { run, type Io } from '../../../server/src/cli/main';
+
+const fixtures = new URL('../../fixtures/', import.meta.url).pathname;
+const schema = JSON.parse(readFileSync(`${fixtures}sarif/sarif-schema-2.1.0.json`, 'utf8'));
+
+// ajv knows no formats by itself: the three the schema uses, after RFC 3986 and RFC 3339.
+const ajv = new Ajv({ strict: false, allErrors: true });
+ajv.addFormat('uri', (s: string) => /^[a-z][a-z0-9+.-]*:[^\s]*$/i.test(s) && URL.canParse(s));
+ajv.addFormat('uri-reference', (s: string) => !/\s/.test(s) && URL.canParse(s, 'file:///base/'));
+ajv.addFormat('date-time', (s: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(s));
+const validate = ajv.compile(schema);
+
+async function check(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const io: Io = {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    readFile: (p) => readFileSync(p.startsWith('/') ? p : fixtures + p, 'utf8'),
+    writeFile: () => undefined,
+    readStdin: () => '',
+  };
+  const code = await run(['check', ...args], io);
+  return { code, out, err };
+}
+
+interface SarifResult {
+  ruleId: string;
+  level: string;
+  locations?: { physicalLocation: { artifactLocation: { uri: string }; region: Record<string, number> } }[];
+}
+
+test('the schema itself catches a broken log (so the validation below can fail)', () => {
+  assert.equal(validate({ version: '2.1.0', runs: [{ tool: { driver: {} } }] }), false);
+  assert.equal(validate({ version: '2.1.0', runs: [{ tool: { driver: { name: 'x', rules: [{ id: 'a', helpUri: 'not a uri' }] } }, results: [] }] }), false);
+});
+
+test('sarif: JSON, .cfrule and .tf findings validate, with exact regions through escapes', async () => {
+  const r = await check(['--format', 'sarif', 'cli/escaped.ruleset.json', 'cli/unknown-field.cfrule', 'terraform/v5-escapes.tf']);
+  assert.equal(r.code, 1);
+  const log = JSON.parse(r.out);
+  const valid = validate(log as unknown);
+  assert.ok(valid, JSON.stringify(validate.errors, null, 2));
+  const run0 = log.runs[0];
+  assert.equal(run0.columnKind, 'utf16CodeUnits');
+  const where = (res: SarifResult) => {
+    const p = res.locations![0].physicalLocation;
+    return `${p.artifactLocation.uri}:${p.region.startLine}:${p.region.startColumn}-${p.region.endLine}:${p.region.endColumn} ${res.level} ${res.ruleId}`;
+  };
+  assert.deepEqual(
+    (run0.results as SarifResult[]).map(where),
+    [
+      // "caf\u00e9" counts six characters in the file: http.hots starts at column 79.
+      'cli/escaped.ruleset.json:4:79-4:88 error unknown-identifier',
+      'cli/unknown-field.cfrule:1:1-1:10 error unknown-identifier',
+      'terraform/v5-escapes.tf:11:60-11:69 error unknown-identifier',
+      'terraform/v5-escapes.tf:18:15-18:28 error unknown-identifier',
+      'terraform/v5-escapes.tf:18:33-18:47 note interpolated-expression',
+      'terraform/v5-escapes.tf:24:31-24:45 note interpolated-expression',
+      'terraform/v5-escapes.tf:32:40-32:47 warning method-not-uppercase',
+      'terraform/v5-escapes.tf:39:29-39:40 error invalid-ip',
+    ],
+  );
+  const rules = run0.tool.driver.rules as { id: string; helpUri: string; help: { text: string } }[];
+  assert.deepEqual(
+    rules.map((x) => [x.id, x.helpUri]),
+    [
+      ['unknown-identifier', 'https://developers.cloudflare.com/ruleset-engine/rules-language/fields/'],
+      ['interpolated-expression', 'https://developers.cloudflare.com/terraform/'],
+      ['method-not-uppercase', 'https://developers.cloudflare.com/ruleset-engine/rules-language/fields/'],
+      ['invalid-ip', 'https://developers.cloudflare.com/ruleset-engine/rules-language/values/'],
+    ],
+  );
+  assert.match(rules[0].help.text, /^Did you mean `http\.host`\?/);
+  // Each result points at its rule.
+  assert.deepEqual(
+    run0.results.map((x: { ruleId: string; ruleIndex: number }) => rules[x.ruleIndex].id === x.ruleId),
+    run0.results.map(() => true),
+  );
+});
+
+test('sarif: a clean run is a valid log with no results, exit 0', async () => {
+  const r = await check(['--format', 'sarif', 'cli/valid.cfrule']);
+  assert.equal(r.code, 0);
+  const log = JSON.parse(r.out);
+  const valid = validate(log as unknown);
+  assert.ok(valid, JSON.stringify(validate.errors));
+  assert.deepEqual(log.runs[0].results, []);
+  assert.deepEqual(log.runs[0].tool.driver.rules, []);
+});
+
+test('sarif: --expr results have no location and still validate', async () => {
+  const r = await check(['--format', 'sarif', '--expr', 'http.hots eq "a"']);
+  assert.equal(r.code, 1);
+  const log = JSON.parse(r.out);
+  const valid = validate(log as unknown);
+  assert.ok(valid, JSON.stringify(validate.errors));
+  assert.equal(log.runs[0].results[0].locations, undefined);
+});
+
+test('github: one workflow command per finding, message escaped', async () => {
+  const r = await check(['--format', 'github', 'cli/escaped.ruleset.json', 'terraform/v4-blocks.tf']);
+  assert.equal(r.code, 1);
+  const lines = r.out.trimEnd().split('\n');
+  assert.equal(lines[0], '::error file=cli/escaped.ruleset.json,line=4,col=79,endLine=4,endColumn=88,title=unknown-identifier::unknown identifier%0ADid you mean `http.host`?');
+  assert.match(lines[1], /^::error file=terraform\/v4-blocks\.tf,line=17,col=11,endLine=17,endColumn=26,title=misplaced-score-threshold::score_threshold has no effect on a category/);
+  assert.match(lines[2], /^::error file=terraform\/v4-blocks\.tf,line=26,col=18,endLine=26,endColumn=24,title=unknown-action::unknown variant for action: blok%0ADid you mean/);
+  assert.equal(lines.length, 3);
+});
+
+test('an unknown --format is bad usage (exit 2)', async () => {
+  const r = await check(['--format', 'xml', 'cli/valid.cfrule']);
+  assert.equal(r.code, 2);
+  assert.match(r.err, /--format must be text, json, sarif or github \(got "xml"\)/);
+});

@@ -1,0 +1,125 @@
+// `rulesmith check main.tf` (text output), `rulesmith terraform import` and `export` on the
+// command line: outputs, files written, and the exit codes (0 ok, 1 problems, 2 bad usage or input).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { run, type Io } from '../../../server/src/cli/main';
+import { fetchZoneRulesets, runTerraformCommand } from '../../../server/src/cli/terraform';
+import { startService, type TestService } from '../../service/harness';
+
+const fixtures = new URL('../../fixtures/terraform/', import.meta.url).pathname;
+
+function io(files: Record<string, string> = {}): Io & { out: (s: string) => void; text: () => { out: string; err: string }; written: Map<string, string> } {
+  let out = '';
+  let err = '';
+  const written = new Map<string, string>();
+  return {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    readFile: (p) => files[p] ?? readFileSync(p.startsWith('/') ? p : fixtures + p, 'utf8'),
+    writeFile: (p, t) => void written.set(p, t),
+    readStdin: () => '',
+    text: () => ({ out, err }),
+    written,
+  };
+}
+
+test('check main.tf: the engine-style report, the rule and its resource', async () => {
+  const o = io();
+  assert.equal(await run(['check', 'v4-blocks.tf'], o), 1);
+  assert.equal(
+    o.text().out,
+    [
+      'v4-blocks.tf:17:11: error[misplaced-score-threshold] (rule 1 "cf-managed") in cloudflare_ruleset.managed',
+      'score_threshold has no effect on a category: Cloudflare Managed Ruleset has no anomaly score',
+      'hint: score_threshold belongs in a rule override of the anomaly-score rule of a scored managed ruleset (the OWASP-based core ruleset).',
+      '',
+      'v4-blocks.tf:26:18: error[unknown-action] (rule 2 "bad-action") in cloudflare_ruleset.managed',
+      'unknown variant for action: blok',
+      'hint: Did you mean `block` or `log`? Actions: `block`, `challenge`, `compress_response`, `ddos_dynamic`, `execute`, `force_connection_close`, `js_challenge`, `log`, `log_custom_field`, `managed_challenge`, `redirect`, `rewrite`, `route`, `score`, `serve_error`, `set_cache_control`, `set_cache_settings`, `set_cache_tags`, `set_config`, `skip`, `transform_response_html`.',
+      '',
+      '2 errors, 0 warnings in 2 expressions',
+      '',
+    ].join('\n'),
+  );
+});
+
+test('check: a .tf file that does not parse is an error at the parser\'s place', async () => {
+  const o = io({ 'bad.tf': 'resource "cloudflare_filter" "f" {\n  expression = \n}\n' });
+  assert.equal(await run(['check', '--format', 'json', 'bad.tf'], o), 1);
+  const [f] = JSON.parse(o.text().out);
+  assert.deepEqual([f.code, f.range.start, f.message], ['invalid-hcl', { line: 1, character: 15 }, 'Invalid expression: Expected the start of an expression, but found an invalid expression token']);
+});
+
+test('terraform import: one resource is a ruleset; several a zone file; --out writes one file each', async () => {
+  const one = io();
+  assert.equal(await run(['terraform', 'import', 'v4-blocks.tf'], one), 0);
+  const ruleset = JSON.parse(one.text().out);
+  assert.equal(ruleset.phase, 'http_request_firewall_managed');
+  assert.deepEqual(ruleset.rules[0].action_parameters.overrides, { categories: [{ category: 'wordpress', score_threshold: 40 }] });
+
+  const several = io();
+  assert.equal(await run(['terraform', 'import', 'export-v5.tf'], several), 0);
+  const zone = JSON.parse(several.text().out);
+  assert.deepEqual(Object.keys(zone.entryPoints), ['http_request_firewall_custom', 'http_request_firewall_managed']);
+  assert.equal(zone.customRulesets[0].id, 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb');
+  // The execute rule's reference to the custom ruleset resolves to its id (from the import block).
+  assert.equal(zone.entryPoints.http_request_firewall_custom.rules[1].action_parameters.id, 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb');
+
+  const out = io();
+  assert.equal(await run(['terraform', 'import', '--out', '/tmp/x', 'export-v4.tf'], out), 0);
+  assert.deepEqual([...out.written.keys()], ['/tmp/x/http_request_firewall_custom.ruleset.json', '/tmp/x/http_request_firewall_managed.ruleset.json', '/tmp/x/custom_shop_rules.ruleset.json']);
+});
+
+test('terraform import: values that depend on Terraform are kept and listed', async () => {
+  const o = io();
+  assert.equal(await run(['terraform', 'import', 'v5-escapes.tf'], o), 0);
+  assert.equal(
+    o.text().err,
+    ['v5-escapes.tf: cloudflare_ruleset.custom.rules[1].expression depends on var.country: kept as written', 'v5-escapes.tf: cloudflare_ruleset.custom.rules[2].expression depends on var.blocked: kept as written', ''].join('\n'),
+  );
+});
+
+test('terraform: bad usage exits 2 with the reason', async () => {
+  const cases: [string[], RegExp][] = [
+    [['terraform'], /terraform needs a subcommand: export or import/],
+    [['terraform', 'export'], /terraform export needs --zone ZONE_ID/],
+    [['terraform', 'export', '--zone', 'z', '--provider', '3'], /--provider must be 4 or 5 \(got "3"\)/],
+    [['terraform', 'import'], /terraform import takes one .tf file/],
+  ];
+  for (const [args, message] of cases) {
+    const o = io();
+    assert.equal(await run(args, o), 2, args.join(' '));
+    assert.match(o.text().err, message);
+  }
+  const noTf = io({ 'x.tf': 'variable "a" {}\n' });
+  assert.equal(await run(['terraform', 'import', 'x.tf'], noTf), 2);
+  assert.equal(noTf.text().err, 'x.tf: no cloudflare_ruleset resource\n');
+});
+
+let service: TestService;
+before(async () => {
+  service = await startService();
+});
+after(async () => {
+  await service?.close();
+});
+
+test('terraform export: a demo zone from the local service, v5 by default and v4 on request', async () => {
+  const zones = (await service.call('GET', '/zones?per_page=50')).body.result as { id: string; name: string }[];
+  let zone = zones[0];
+  for (const z of zones) if ((await fetchZoneRulesets(service.url, z.id, service.adminToken)).length > 0) zone = z;
+  const env = { RULESMITH_API_TOKEN: service.adminToken };
+  const v5 = io();
+  assert.equal(await runTerraformCommand(['export', '--zone', zone.id, '--api', service.url], v5, env), 0);
+  assert.match(v5.text().out, /version = "~> 5"/);
+  assert.match(v5.text().out, new RegExp(`import \\{\\n  to = cloudflare_ruleset\\.\\w+\\n  id = "zones/${zone.id}/[0-9a-f]{32}"\\n\\}`));
+  assert.match(v5.text().out, / {2}rules = \[\n {4}\{\n/);
+  const v4 = io();
+  assert.equal(await runTerraformCommand(['export', '--zone', zone.id, '--api', service.url, '--provider', '4'], v4, env), 0);
+  assert.match(v4.text().out, /\n {2}rules \{\n/);
+  const denied = io();
+  assert.equal(await runTerraformCommand(['export', '--zone', zone.id, '--api', service.url], denied, { RULESMITH_API_TOKEN: 'wrong' }), 2);
+  assert.match(denied.text().err, /^rulesmith terraform export: GET \/zones\/[0-9a-f]+\/rulesets: 40[13] /);
+  assert.throws(() => runTerraformCommand(['export', '--zone', zone.id], io(), {}), /set RULESMITH_API_TOKEN \(or CLOUDFLARE_API_TOKEN\) to an API token that can read the zone/);
+});
