@@ -8,6 +8,7 @@ import { firewallRuleRoutes } from './firewallRules';
 import { migrationRoutes } from './migration';
 import { previousWafRoutes, seedPreviousWaf } from './previousWaf';
 import { traceRoutes } from './trace';
+import { graphqlRoutes } from '../events/route';
 
 export function registerRoutes(r: Router): void {
   accountRoutes(r);
@@ -17,6 +18,7 @@ export function registerRoutes(r: Router): void {
   migrationRoutes(r);
   previousWafRoutes(r);
   traceRoutes(r);
+  graphqlRoutes(r);
 }
 
 /** What each family adds to the demo seed, in order. */
