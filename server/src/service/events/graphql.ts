@@ -149,14 +149,19 @@ export async function runGraphql(store: Store, principal: Principal, body: Graph
   if (body.query.length > LIMITS.maxQueryChars) return fail(`the query is ${body.query.length} characters; the limit is ${LIMITS.maxQueryChars}`, 'QUERY_TOO_LARGE');
   let document: DocumentNode;
   try {
-    document = parse(body.query);
+    document = parse(body.query, { maxTokens: 20_000 });
   } catch (e) {
-    return { errors: [(e as GraphQLError).toJSON()] };
+    if (e instanceof GraphQLError) return { errors: [e.toJSON()] };
+    // The parser recursed past the stack: only a pathologically nested document does that.
+    return fail(`the query is nested too deeply to parse; the limit is ${LIMITS.maxDepth} levels`, 'QUERY_TOO_DEEP');
+  }
+  // Before validation, so a deeply nested document costs no validation work.
+  const depth = queryDepth(document);
+  if (depth > LIMITS.maxDepth) {
+    return fail(depth === Infinity ? 'the query\'s fragments spread each other in a cycle' : `the query is nested more than ${LIMITS.maxDepth} levels deep; the limit is ${LIMITS.maxDepth}`, 'QUERY_TOO_DEEP');
   }
   const invalid = validate(schema, document, specifiedRules);
   if (invalid.length > 0) return { errors: invalid.map((e) => e.toJSON()) };
-  const depth = queryDepth(document);
-  if (depth > LIMITS.maxDepth) return fail(`the query is nested ${depth} levels deep; the limit is ${LIMITS.maxDepth}`, 'QUERY_TOO_DEEP');
   const context: Context = { store, principal, now, datasets: 0 };
   const result = await execute({
     schema,
@@ -256,18 +261,31 @@ function selections(sets: readonly SelectionSetNode[], fragments: Readonly<Recor
   return out;
 }
 
-/** The deepest field nesting of the document's operations (validation has ruled out fragment cycles). */
+/**
+ * The deepest field nesting of the document's operations. Each fragment is measured once
+ * (a document spreading fragments into fragments costs no more than its size), and a
+ * fragment cycle counts as too deep (validation, which runs after, would refuse it too).
+ */
 function queryDepth(document: DocumentNode): number {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
-  const depth = (set: SelectionSetNode | undefined): number => {
-    if (!set) return 0;
+  const measured = new Map<string, number>();
+  const depth = (set: SelectionSetNode | undefined, level = 0): number => {
+    // Past the limit the exact depth does not matter: stop before a deep document exhausts the stack.
+    if (!set || level > LIMITS.maxDepth) return 0;
     let max = 0;
     for (const s of set.selections) {
       if (s.kind === Kind.FIELD) {
-        if (!s.name.value.startsWith('__')) max = Math.max(max, 1 + depth(s.selectionSet));
-      } else if (s.kind === Kind.INLINE_FRAGMENT) max = Math.max(max, depth(s.selectionSet));
-      else max = Math.max(max, depth(fragments.get(s.name.value)?.selectionSet));
+        if (!s.name.value.startsWith('__')) max = Math.max(max, 1 + depth(s.selectionSet, level + 1));
+      } else if (s.kind === Kind.INLINE_FRAGMENT) max = Math.max(max, depth(s.selectionSet, level));
+      else {
+        const name = s.name.value;
+        if (!measured.has(name)) {
+          measured.set(name, Infinity);
+          measured.set(name, depth(fragments.get(name)?.selectionSet));
+        }
+        max = Math.max(max, measured.get(name)!);
+      }
     }
     return max;
   };

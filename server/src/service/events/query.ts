@@ -125,9 +125,11 @@ export interface ListQuery {
 export function listEvents(store: Store, q: ListQuery): Record<string, unknown>[] {
   const where = compileFilter(q.filter);
   const order = orderSql(q.orderBy, (name) => FIELD_BY_NAME.get(name)?.sql);
+  // Rows of one request (same time) keep the order they were recorded in, in the order's direction.
+  const tie = q.orderBy[0]?.endsWith('_ASC') ? 'ASC' : 'DESC';
   const cols = q.fields.map((name) => `${FIELD_BY_NAME.get(name)!.sql} AS "${name}"`);
   const sql = `SELECT ${['anomaly_scores', 'defaulted_fields', ...cols].join(', ')} FROM security_events
-    WHERE zone_id = ? AND ${where.sql} ORDER BY ${order.length ? `${order.join(', ')}, ` : ''}seq DESC LIMIT ?`;
+    WHERE zone_id = ? AND ${where.sql} ORDER BY ${[...order, `seq ${tie}`].join(', ')} LIMIT ?`;
   return store.all(sql, [q.zoneId, ...where.params, q.limit]).map((row) => {
     const out: Record<string, unknown> = {};
     for (const name of q.fields) out[name] = outValue(FIELD_BY_NAME.get(name)!, row[name]);
