@@ -174,13 +174,17 @@ export function groupEvents(store: Store, q: GroupQuery): Group[] {
       SELECT hour AS time, action, source, ruleset_id, rule_id, description, count AS c FROM security_events_hourly
        WHERE zone_id = ? AND hour >= ? AND hour < ? AND ${onHourly.sql}
       UNION ALL
-      SELECT time, action, source, ruleset_id, rule_id, description, 1 AS c FROM security_events
-       WHERE zone_id = ? AND ((time >= ? AND time < ?) OR (time >= ? AND time <= ?)) AND ${onEvents.sql}`;
+      SELECT time, action, source, ruleset_id, rule_id, description, 1 AS c FROM security_events INDEXED BY security_events_zone_time
+       WHERE zone_id = ? AND time >= ? AND time < ? AND ${onEvents.sql}
+      UNION ALL
+      SELECT time, action, source, ruleset_id, rule_id, description, 1 AS c FROM security_events INDEXED BY security_events_zone_time
+       WHERE zone_id = ? AND time >= ? AND time <= ? AND ${onEvents.sql}`;
+    // Two plain ranges, not one OR of them: SQLite then reads each edge by the time index.
     sql = `SELECT ${[...select, 'SUM(c) AS count'].join(', ')} FROM (${view}) ${groupBy}`;
-    params = [q.zoneId, hStart, hEnd, ...onHourly.params, q.zoneId, q.range.from, hStart, hEnd, q.range.to, ...onEvents.params];
+    params = [q.zoneId, hStart, hEnd, ...onHourly.params, q.zoneId, q.range.from, hStart, ...onEvents.params, q.zoneId, hEnd, q.range.to, ...onEvents.params];
   } else {
     const where = compileFilter(q.filter);
-    sql = `SELECT ${[...select, 'COUNT(*) AS count'].join(', ')} FROM security_events WHERE zone_id = ? AND ${where.sql} ${groupBy}`;
+    sql = `SELECT ${[...select, 'COUNT(*) AS count'].join(', ')} FROM security_events INDEXED BY ${indexFor(q.filter)} WHERE zone_id = ? AND ${where.sql} ${groupBy}`;
     params = [q.zoneId, ...where.params];
   }
   sql += ` ${order.length ? `ORDER BY ${order.join(', ')}` : ''} LIMIT ?`;
@@ -189,6 +193,18 @@ export function groupEvents(store: Store, q: GroupQuery): Group[] {
     dims.forEach((d, i) => (dimensions[d.name] = outValue(d, row[`d${i}`])));
     return { count: Number(row.count), dimensions };
   });
+}
+
+/**
+ * The index a group query reads. Without statistics SQLite prefers an index that delivers
+ * the rows in GROUP BY order (zone, rule) and then reads every event of the zone, whatever
+ * the time range; the time range, or an exact rule or client IP when the filter has one,
+ * selects far fewer.
+ */
+function indexFor(filter: Filter): string {
+  if (typeof filter.ruleId === 'string') return 'security_events_zone_rule';
+  if (typeof filter.clientIP === 'string') return 'security_events_zone_ip';
+  return 'security_events_zone_time';
 }
 
 function outValue(f: EventField, v: unknown): unknown {
