@@ -198,12 +198,11 @@ export function groupEvents(store: Store, q: GroupQuery): Group[] {
 /**
  * The index a group query reads. Without statistics SQLite prefers an index that delivers
  * the rows in GROUP BY order (zone, rule) and then reads every event of the zone, whatever
- * the time range; the time range, or an exact rule or client IP when the filter has one,
- * selects far fewer.
+ * the time range; the time range, or an exact rule when the filter has one, selects far
+ * fewer.
  */
 function indexFor(filter: Filter): string {
   if (typeof filter.ruleId === 'string') return 'security_events_zone_rule';
-  if (typeof filter.clientIP === 'string') return 'security_events_zone_ip';
   return 'security_events_zone_time';
 }
 
