@@ -4,7 +4,10 @@
 // request through the engine), and the view's filter.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { chartHtml, seriesOf } from '../../../client/src/events/chart';
 import { appendSample, eventAsHttp } from '../../../client/src/events/httpSample';
+import { differenceNow, traceRequestOf } from '../../../client/src/events/reEvaluate';
+import type { TraceResult } from '../../../server/src/rulesApi';
 import { ExceptionError, planException } from '../../../client/src/events/exception';
 import { describeFilter, graphqlFilter, parseWindow, type SecurityEvent } from '../../../client/src/events/queries';
 import { parseHttpFile } from '../../../server/src/requests/http';
@@ -13,7 +16,7 @@ import type { Ruleset } from '../../../server/src/rulesets/model';
 import { validateRulesetJson } from '../../../server/src/rulesets/validate';
 import { eventsOf } from '../../../server/src/service/events/fromEvaluation';
 import { prepareFields } from '../../../server/src/language/index';
-import { ANOMALY_RULE, BLOCK_ADMIN, CATALOG, CUSTOM_EP, evaluated, SCORED, ZONE, type Req } from '../../service/events/fixture';
+import { ANOMALY_RULE, BLOCK_ADMIN, CATALOG, CUSTOM_EP, evaluated, LOG_CURL, SCORED, ZONE, type Req } from '../../service/events/fixture';
 
 const ZONE_ID = 'f'.repeat(32);
 
@@ -127,7 +130,7 @@ describe('Add exception', () => {
 
   test('an entry point without rules gets them; legacy firewall rules cannot take an exception', () => {
     const plan = planException(eventFor({ path: '/admin' }, BLOCK_ADMIN), 'skip');
-    assert.equal((JSON.parse(plan.apply('{"name": "default", "kind": "zone", "phase": "http_request_firewall_custom"}')) as Ruleset).rules![0]!.action_parameters!.rulesets![0], CUSTOM_EP);
+    assert.deepEqual((JSON.parse(plan.apply('{"name": "default", "kind": "zone", "phase": "http_request_firewall_custom"}')) as Ruleset).rules![0]!.action_parameters, { rulesets: [CUSTOM_EP] });
     const legacy = { ...eventFor({ path: '/admin' }, BLOCK_ADMIN), source: 'firewallRules' };
     assert.throws(() => planException(legacy, 'skip'), new ExceptionError(`the event comes from a legacy firewall rule (${BLOCK_ADMIN}): add the exception to that rule's filter in the Firewall Rules view, or migrate the rules first`));
   });
@@ -142,5 +145,35 @@ describe('the view filter', () => {
     assert.deepEqual(graphqlFilter({ sinceMinutes: 60, path: '/admin' }, now, { ruleId: 'r' }), { datetime_geq: '2026-11-26T02:00:00Z', ruleId: 'r', clientRequestPath: '/admin' });
     assert.deepEqual([parseWindow('90m'), parseWindow('2h'), parseWindow('7d'), parseWindow('40d'), parseWindow('soon')], [90, 120, 10080, undefined, undefined]);
     assert.equal(describeFilter({ sinceMinutes: 1440, action: 'log', ip: '198.51.100.4' }), 'last 1 d · log · 198.51.100.4');
+  });
+});
+
+describe('the chart and the re-evaluation', () => {
+  test('groups become one series per action over the sorted buckets; the SVG has a line per action', () => {
+    const groups = [
+      { count: 2, dimensions: { datetimeMinute: '2026-11-26T03:01:00Z', action: 'block' } },
+      { count: 1, dimensions: { datetimeMinute: '2026-11-26T03:00:00Z', action: 'log' } },
+      { count: 4, dimensions: { datetimeMinute: '2026-11-26T03:00:00Z', action: 'block' } },
+    ];
+    const { buckets, series } = seriesOf(groups, 'datetimeMinute');
+    assert.deepEqual(buckets, ['2026-11-26T03:00:00Z', '2026-11-26T03:01:00Z']);
+    assert.deepEqual(series, [{ action: 'block', counts: [4, 2] }, { action: 'log', counts: [1, 0] }]);
+    const html = chartHtml('Events <zone>', buckets, series);
+    assert.equal(html.match(/<polyline /g)?.length, 2);
+    assert.ok(html.includes('■ block (6)') && html.includes('■ log (1)') && html.includes('Events &lt;zone&gt;'));
+    assert.ok(chartHtml('x', [], []).includes('<p>No events in this window.</p>'));
+  });
+
+  test('the Trace request of an event, and what differs when the zone no longer acts the same', () => {
+    const e = eventFor({ path: '/admin', query: 'a=1', ua: 'curl/8.5' }, BLOCK_ADMIN);
+    assert.deepEqual(traceRequestOf(e), { url: 'https://enterprise.example.com/admin?a=1', method: 'GET', protocol: 'HTTP/1.1', headers: { 'User-Agent': 'curl/8.5' }, context: { ip: '203.0.113.7', country: 'NL' } });
+    const result = (action: string, rule_id?: string): TraceResult => ({ trace: [], decision: { action, ...(rule_id ? { rule_id } : {}) } });
+    assert.equal(differenceNow(e, result('block', BLOCK_ADMIN)), undefined);
+    assert.equal(differenceNow(e, result('allow-through')), `The request now passes: no rule acts on it (the event recorded block by ${BLOCK_ADMIN}).`);
+    assert.equal(differenceNow(e, result('managed_challenge', 'x')), `The request is now managed_challenge by x (the event recorded block by ${BLOCK_ADMIN}).`);
+    const log = eventFor({ path: '/admin', ua: 'curl/8.5' }, LOG_CURL);
+    const withRule = (matched: boolean): TraceResult => ({ trace: [{ step_name: 'custom', type: 'phase', matched: true, trace: [{ step_name: LOG_CURL, type: 'rule', matched, outcome: matched ? 'logged' : 'not-matched' }] }], decision: { action: 'allow-through' } });
+    assert.equal(differenceNow(log, withRule(true)), undefined);
+    assert.equal(differenceNow(log, withRule(false)), `Rule ${LOG_CURL} no longer logs this request (now: not-matched); the decision is allow-through.`);
   });
 });
