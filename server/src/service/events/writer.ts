@@ -72,6 +72,7 @@ export class SecurityEvents implements EvaluatedRequestSink {
   private written = 0;
   private dropped = 0;
   private closed = false;
+  private overflowing = false;
   private readonly now: () => number;
   private readonly categoriesOf: CategoriesOf;
 
@@ -96,6 +97,9 @@ export class SecurityEvents implements EvaluatedRequestSink {
   private enqueue(request: EvaluatedRequest, origin: 'proxy' | 'trace'): void {
     if (this.closed) return;
     if (this.queue.length >= MAX_QUEUED) {
+      // Said once per overflow (the flag clears when a batch is written), not per request.
+      if (!this.overflowing) this.options.log?.(`security events: ${MAX_QUEUED} requests wait for the store; events are dropped until it catches up`);
+      this.overflowing = true;
       this.dropped++;
       return;
     }
@@ -125,6 +129,7 @@ export class SecurityEvents implements EvaluatedRequestSink {
       const events = batch.flatMap((q) => eventsOf(q.request, this.categoriesOf, q.origin));
       if (events.length > 0) this.store.write(() => this.insert(events));
       this.written += events.length;
+      this.overflowing = false;
       this.rows += events.length;
     } catch (e) {
       this.dropped += batch.length;
