@@ -47,6 +47,9 @@ export class SecurityEventsView extends BaseProvider<Node> implements vscode.Tex
   treeView: vscode.TreeView<Node> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly docs = new Map<string, string>();
+  private readonly docChanged = new vscode.EventEmitter<vscode.Uri>();
+  /** An event opened again shows its new trace, not VS Code's copy of the first one. */
+  readonly onDidChange = this.docChanged.event;
   private chart: vscode.WebviewPanel | undefined;
 
   constructor(
@@ -212,6 +215,7 @@ export class SecurityEventsView extends BaseProvider<Node> implements vscode.Tex
     const text = `${lines.join('\n')}\n`;
     const uri = vscode.Uri.from({ scheme: EVENT_SCHEME, path: `/${e.rayName}-${e.ruleId.slice(0, 8)}.md` });
     this.docs.set(uri.toString(), text);
+    this.docChanged.fire(uri);
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.languages.setTextDocumentLanguage(doc, 'markdown');
     await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
@@ -291,6 +295,7 @@ export class SecurityEventsView extends BaseProvider<Node> implements vscode.Tex
   override dispose(): void {
     this.poll(false);
     this.chart?.dispose();
+    this.docChanged.dispose();
     super.dispose();
   }
 }
