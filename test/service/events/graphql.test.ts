@@ -127,6 +127,15 @@ describe('queries', () => {
     });
   });
 
+  test('the time bounds may be inside the top-level AND (then the events are counted, not the hourly counts)', async () => {
+    const q = `{ viewer { zones(filter: {zoneTag: "${ENT}"}) { firewallEventsAdaptiveGroups(limit: 5, filter: {AND: [{datetime_geq: "2026-11-26T00:30:00Z"}, {datetime_leq: "2026-11-26T02:19:59Z"}]}, orderBy: [count_DESC, action_ASC]) { count dimensions { action } } } } }`;
+    assert.deepEqual((await gql(q)).body.data.viewer.zones[0].firewallEventsAdaptiveGroups, [
+      { count: 2, dimensions: { action: 'block' } },
+      { count: 1, dimensions: { action: 'log' } },
+      { count: 1, dimensions: { action: 'skip' } },
+    ]);
+  });
+
   test('LIKE is case-sensitive and its wildcards are the only special characters', async () => {
     const count = async (like: string) => {
       const q = `{ viewer { zones(filter: {zoneTag: "${ENT}"}) { firewallEventsAdaptiveGroups(limit: 1, filter: {datetime_geq: "2026-11-26T00:00:00Z", clientRequestPath_like: ${JSON.stringify(like)}}) { count } } } }`;

@@ -94,8 +94,10 @@ export function compileFilter(filter: Filter | undefined, column: (f: EventField
   return { sql, params };
 }
 
-/** The time range of a filter's top-level datetime bounds (ms, both inclusive). */
-export function timeRange(filter: Filter, now: number, maxRangeMs: number): { from: number; to: number } {
+/** The time range of a filter's top-level datetime bounds (ms, both inclusive); every group and list query needs a start. */
+export function timeRange(top: Filter, now: number, maxRangeMs: number): { from: number; to: number } {
+  // The bounds may be on the filter itself or on the filters of its top-level AND.
+  const filter: Filter = Object.assign({}, ...((top.AND as Filter[] | undefined) ?? []).filter((f) => f && typeof f === 'object'), top);
   const geq = filter.datetime_geq ?? filter.datetime_gt;
   const leq = filter.datetime_leq ?? filter.datetime_lt;
   if (geq === undefined && filter.datetime === undefined) {
