@@ -21,6 +21,7 @@ import { FirewallView } from './views/firewallView';
 import { ManagedView } from './views/managedView';
 import { MigrationView } from './views/migrationView';
 import { ZonesView } from './views/zonesView';
+import { SecurityEventsView } from './views/securityEventsView';
 
 /**
  * What `extensions.getExtension('rulesmith.rulesmith').exports` gives: the language
@@ -74,6 +75,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...registerTerraformCommands(ctx),
     ...preview.register(),
     ...new ZoneTrace(ctx, client, status).register(),
+    ...new SecurityEventsView(ctx, deploy).register(),
     connection.onDidChange(() => refreshViews(ctx)),
   );
   await connection.refreshState();

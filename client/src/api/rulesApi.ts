@@ -440,4 +440,17 @@ export class RulesApi {
     const path = `/accounts/${enc(accountId)}/request-tracer/trace`;
     return this.call(`POST ${path}`, () => this.raw<TraceResult>('post', path, { body: request }));
   }
+
+  // --- GraphQL Analytics (security events) ---------------------------------------------
+
+  /** `POST /graphql`: the query's `data`; its first GraphQL error as a RulesApiError. */
+  graphql<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+    return this.call('POST /graphql', async () => {
+      const r = await this.cf.post<{ data?: T | null; errors?: { message: string }[] }>('/graphql', { body: { query, variables } });
+      if (r?.errors?.length || !r?.data) {
+        throw new RulesApiError('POST /graphql', 200, (r?.errors ?? [{ message: 'no data' }]).map((e) => ({ message: e.message })), 'Check the token has Zone Analytics Read (or Zone Read) on the zone.');
+      }
+      return r.data;
+    });
+  }
 }

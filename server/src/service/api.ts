@@ -97,6 +97,8 @@ export interface Reply {
   readonly result?: unknown;
   readonly result_info?: unknown;
   readonly messages?: readonly ApiMessage[];
+  /** Sent as the body instead of the v4 envelope (GraphQL answers `{data, errors}`). */
+  readonly raw?: unknown;
 }
 
 export function envelope(reply: Reply): Record<string, unknown> {

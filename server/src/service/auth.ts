@@ -15,6 +15,7 @@ export type Access = 'Read' | 'Write';
 /** Permission groups the service checks (names as the API spells them, without Read/Write). */
 export type PermissionGroup =
   | 'Zone'
+  | 'Zone Analytics'
   | 'Zone WAF'
   | 'Firewall Services'
   | 'Account WAF'

@@ -144,7 +144,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     if (status === 204) {
       res.writeHead(204, commonHeaders());
       res.end();
-    } else send(res, status, envelope(reply));
+    } else send(res, status, reply.raw !== undefined ? reply.raw : envelope(reply));
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     send(res, e.status, errorEnvelope(e.errors, e.messages));

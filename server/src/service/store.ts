@@ -12,6 +12,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Database, type Statement } from 'node-sqlite3-wasm';
 import { SCHEMA } from './schema';
+import { EVENTS_SCHEMA } from './events/schema';
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type Row = Record<string, SqlValue>;
@@ -35,6 +36,7 @@ export class Store {
       this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
       this.db.exec('PRAGMA foreign_keys = ON');
       this.migrate();
+      this.db.exec(EVENTS_SCHEMA);
     } catch (e) {
       // Not a database (or a newer one): the claim goes, the file stays as it was.
       if (db?.isOpen) db.close();

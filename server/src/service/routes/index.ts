@@ -9,6 +9,7 @@ import { migrationRoutes } from './migration';
 import { previousWafRoutes, seedPreviousWaf } from './previousWaf';
 import { traceRoutes } from './trace';
 import { zoneSettingRoutes } from './zoneSettings';
+import { graphqlRoutes } from '../events/route';
 
 export function registerRoutes(r: Router): void {
   accountRoutes(r);
@@ -19,6 +20,7 @@ export function registerRoutes(r: Router): void {
   previousWafRoutes(r);
   traceRoutes(r);
   zoneSettingRoutes(r);
+  graphqlRoutes(r);
 }
 
 /** What each family adds to the demo seed, in order. */

@@ -1,0 +1,146 @@
+/**
+ * An evaluated request (evaluatedRequest.ts) as security events: one per rule that acted
+ * on it or logged it, read from the evaluation's trace.
+ *
+ * Which trace entries are events (the engine's `outcome`):
+ * - `terminated` (block, the challenges, a rate limit over its limit, the previous WAF's
+ *   block), `logged` (log, managed rules in log mode, the previous WAF's simulate/log),
+ *   `validation-only` (a managed rule that would have acted in validation mode),
+ *   `allowed` / `bypassed` (legacy firewall rules);
+ * - `skip` only when the skip rule logs (`logging.enabled` not false), as the hosted
+ *   service records it;
+ * - `scored` when the rule added points (an increment of 0 is not an action).
+ * Not events: `counted` (a rate-limit rule under its limit), `below-threshold`, `executed`
+ * (the execute rule itself: its rules' events name it), and rules that did not match.
+ *
+ * `action` is what happened, in the hosted event names (`jschallenge` for js_challenge);
+ * a validation-only rule only logged, so its action is `log` and `ruleAction` keeps the
+ * action it would have taken. Score rules get the action `score` (our extension).
+ */
+import type { EvaluatedRequest } from '../../evaluatedRequest';
+import type { Stage, TraceEntry } from '../../rulesets/engine';
+
+export interface SecurityEvent {
+  readonly rayId: string;
+  readonly time: number;
+  readonly zoneId: string;
+  readonly action: string;
+  /** The engine's outcome (`terminated`, `logged`, `scored`, `skip`, `validation-only`, …). */
+  readonly outcome: string;
+  /** The rule's effective action (after overrides). */
+  readonly ruleAction: string;
+  readonly source: EventSource;
+  readonly phase: Stage;
+  readonly rulesetId: string;
+  readonly ruleId: string;
+  readonly ref: string;
+  readonly description: string;
+  readonly clientIp: string;
+  /** Empty when defaulted. */
+  readonly country: string;
+  /** 0 when unknown. */
+  readonly asn: number;
+  readonly method: string;
+  readonly host: string;
+  readonly path: string;
+  readonly query: string;
+  readonly userAgent: string;
+  readonly httpVersion: string;
+  readonly responseStatus: number;
+  /** The request's total anomaly score (all scored rulesets). */
+  readonly anomalyScore: number;
+  /** Points per rule category (attack-sqli, language-php, …) of the rules that scored. */
+  readonly anomalyScores: Readonly<Record<string, number>>;
+  readonly defaultedFields: readonly string[];
+  readonly bodyTruncated: boolean;
+  /** `proxy` (live traffic) or `trace` (the service's Trace). */
+  readonly origin: 'proxy' | 'trace';
+}
+
+/** The hosted events' `source` values for the stages the engine runs. */
+export type EventSource = 'firewallRules' | 'firewallCustom' | 'ratelimit' | 'firewallManaged' | 'waf';
+
+const SOURCES: Readonly<Record<Stage, EventSource>> = {
+  legacy_firewall_rules: 'firewallRules',
+  http_request_firewall_custom: 'firewallCustom',
+  http_ratelimit: 'ratelimit',
+  http_request_firewall_managed: 'firewallManaged',
+  previous_waf: 'waf',
+};
+
+/** Engine action names that the hosted events spell differently. */
+const HOSTED_ACTION: Readonly<Record<string, string>> = { js_challenge: 'jschallenge' };
+
+/** A rule's categories, to split the anomaly score by category (undefined: none known). */
+export type CategoriesOf = (rulesetId: string | undefined, ruleId: string | undefined) => readonly string[] | undefined;
+
+export function eventsOf(request: EvaluatedRequest, categoriesOf: CategoriesOf = () => undefined, origin: 'proxy' | 'trace' = 'proxy'): SecurityEvent[] {
+  const { evaluation } = request;
+  const acting: TraceEntry[] = [];
+  let loggedSkips: Set<string> | undefined;
+  for (const e of evaluation.trace) {
+    switch (e.outcome) {
+      case 'terminated':
+      case 'logged':
+      case 'validation-only':
+      case 'allowed':
+      case 'bypassed':
+        acting.push(e);
+        break;
+      case 'scored':
+        if ((e.scoreAdded ?? 0) > 0) acting.push(e);
+        break;
+      case 'skip':
+        loggedSkips ??= new Set(evaluation.logs.filter((l) => l.outcome === 'skip').map((l) => key(l.rulesetId, l.ruleId, l.ref)));
+        if (loggedSkips.has(key(e.rulesetId, e.ruleId, e.ref))) acting.push(e);
+        break;
+      default:
+        break;
+    }
+  }
+  if (acting.length === 0) return [];
+  let anomalyScore = 0;
+  for (const v of Object.values(evaluation.scores)) anomalyScore += v;
+  const anomalyScores: Record<string, number> = {};
+  for (const e of evaluation.trace) {
+    if (e.outcome !== 'scored' || !e.scoreAdded) continue;
+    for (const c of categoriesOf(e.rulesetId, e.ruleId) ?? []) anomalyScores[c] = (anomalyScores[c] ?? 0) + e.scoreAdded;
+  }
+  return acting.map((e) => {
+    const ruleAction = e.action ?? (e.outcome === 'skip' ? 'skip' : '');
+    const action = e.outcome === 'validation-only' ? 'log' : e.outcome === 'scored' ? 'score' : (HOSTED_ACTION[ruleAction] ?? ruleAction);
+    return {
+      rayId: request.rayId,
+      time: request.time,
+      zoneId: request.zoneId,
+      action,
+      outcome: e.outcome,
+      ruleAction,
+      source: SOURCES[e.phase],
+      phase: e.phase,
+      rulesetId: e.rulesetId ?? '',
+      ruleId: e.ruleId ?? '',
+      ref: e.ref ?? '',
+      description: e.description ?? '',
+      clientIp: request.clientIp,
+      country: request.country ?? '',
+      asn: request.asn ?? 0,
+      method: request.method,
+      host: request.host,
+      path: request.path,
+      query: request.query,
+      userAgent: request.userAgent,
+      httpVersion: request.httpVersion,
+      responseStatus: request.responseStatus,
+      anomalyScore,
+      anomalyScores,
+      defaultedFields: request.defaultedFields,
+      bodyTruncated: request.bodyTruncated,
+      origin,
+    };
+  });
+}
+
+function key(rulesetId: string | undefined, ruleId: string | undefined, ref: string | undefined): string {
+  return `${rulesetId ?? ''}\u0000${ruleId ?? ''}\u0000${ref ?? ''}`;
+}

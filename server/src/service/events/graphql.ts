@@ -1,0 +1,295 @@
+/**
+ * The GraphQL Analytics API's security events, in the hosted shape:
+ *
+ *   viewer { zones(filter: {zoneTag}) {
+ *     firewallEventsAdaptive(filter, limit, orderBy) { action clientIP … }
+ *     firewallEventsAdaptiveGroups(filter, limit, orderBy: [count_DESC]) { count dimensions { ruleId … } } } }
+ *
+ * A real GraphQL implementation (the `graphql` package: parse, validate, execute against a
+ * schema generated from fields.ts); errors are GraphQL errors in `errors`, never a 500.
+ * Limits, each with its own error: LIMITS below (the largest `limit`, the longest time
+ * range, the query's depth and size, how many zones and datasets one query may ask for).
+ * A zone is readable with Zone Analytics Read or Zone Read (Write includes Read).
+ */
+import {
+  buildSchema,
+  execute,
+  GraphQLError,
+  Kind,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLResolveInfo,
+  type SelectionSetNode,
+} from 'graphql';
+import { allowed, type Principal } from '../auth';
+import { ZONE_SELECT, type ZoneRow } from '../scope';
+import type { Store } from '../store';
+import { EVENT_ROW_FIELDS, FILTER_FIELDS, GROUP_DIMENSIONS, type EventField } from './fields';
+import { groupEvents, listEvents, OPERATORS, QueryError, timeRange, type Filter } from './query';
+
+export const LIMITS = {
+  /** The largest `limit` of one dataset field. */
+  maxLimit: 10_000,
+  /** The longest time range (datetime_geq to datetime_leq). */
+  maxRangeMs: 31 * 86_400_000,
+  /** Nesting of fields (introspection's own fields are not counted). */
+  maxDepth: 10,
+  /** Dataset fields (firewallEventsAdaptive*) evaluated per query, over all zones and aliases. */
+  maxDatasets: 10,
+  /** Zones in one `zones` filter. */
+  maxZones: 10,
+  /** Characters of the query document. */
+  maxQueryChars: 100_000,
+} as const;
+
+const gqlType = (f: EventField) => (f.type === 'Int' ? 'Int' : f.type);
+
+function filterInput(name: string): string {
+  const lines: string[] = [];
+  for (const f of FILTER_FIELDS) {
+    for (const op of OPERATORS[f.type]!) {
+      const list = op === '_in' || op === '_notin';
+      lines.push(`  ${f.name}${op}: ${list ? `[${gqlType(f)}!]` : gqlType(f)}`);
+    }
+  }
+  return `input ${name} {\n${lines.join('\n')}\n  AND: [${name}!]\n  OR: [${name}!]\n}`;
+}
+
+const orderEnum = (name: string, fields: readonly string[]) => `enum ${name} {\n${fields.flatMap((f) => [`  ${f}_ASC`, `  ${f}_DESC`]).join('\n')}\n}`;
+const described = (f: EventField) => `  "${f.doc.replaceAll('"', "'")}"\n  ${f.name}: ${gqlType(f)}!`;
+
+export const SDL = `
+"RFC 3339 time, UTC (e.g. 2026-11-26T03:00:00Z)."
+scalar Time
+"A day, YYYY-MM-DD (UTC)."
+scalar Date
+
+type Query {
+  viewer: Viewer!
+}
+
+type Viewer {
+  "The zones named by the filter (at most ${LIMITS.maxZones}) that the credentials may read."
+  zones(filter: ZoneFilter_InputObject!): [Zone!]!
+}
+
+input ZoneFilter_InputObject {
+  zoneTag: String
+  zoneTag_in: [String!]
+}
+
+type Zone {
+  zoneTag: String!
+  "Security events, newest first unless ordered otherwise. The filter needs datetime_geq."
+  firewallEventsAdaptive(filter: ZoneFirewallEventsAdaptiveFilter_InputObject!, limit: Int!, orderBy: [ZoneFirewallEventsAdaptiveOrderBy!]): [ZoneFirewallEventsAdaptive!]!
+  "Event counts per distinct value of the selected dimensions. The filter needs datetime_geq."
+  firewallEventsAdaptiveGroups(filter: ZoneFirewallEventsAdaptiveFilter_InputObject!, limit: Int!, orderBy: [ZoneFirewallEventsAdaptiveGroupsOrderBy!]): [ZoneFirewallEventsAdaptiveGroups!]!
+}
+
+${filterInput('ZoneFirewallEventsAdaptiveFilter_InputObject')}
+
+${orderEnum('ZoneFirewallEventsAdaptiveOrderBy', EVENT_ROW_FIELDS.map((f) => f.name))}
+
+${orderEnum('ZoneFirewallEventsAdaptiveGroupsOrderBy', ['count', ...GROUP_DIMENSIONS.map((f) => f.name)])}
+
+type ZoneFirewallEventsAdaptive {
+${EVENT_ROW_FIELDS.map(described).join('\n')}
+  "Points per attack category (attack-sqli, attack-xss, …) of the managed rules that scored."
+  anomalyScores: [AnomalyCategoryScore!]!
+  "Fields with no local source that took their default (e.g. ip.src.country)."
+  defaultedFields: [String!]!
+}
+
+type AnomalyCategoryScore {
+  category: String!
+  score: Int!
+}
+
+type ZoneFirewallEventsAdaptiveGroups {
+  count: Int!
+  dimensions: ZoneFirewallEventsAdaptiveGroupsDimensions!
+}
+
+type ZoneFirewallEventsAdaptiveGroupsDimensions {
+${GROUP_DIMENSIONS.map(described).join('\n')}
+}
+`;
+
+const schema = buildSchema(SDL);
+
+interface Context {
+  readonly store: Store;
+  readonly principal: Principal;
+  readonly now: number;
+  datasets: number;
+}
+
+export interface GraphqlRequest {
+  readonly query?: unknown;
+  readonly variables?: unknown;
+  readonly operationName?: unknown;
+}
+
+export interface GraphqlResponse {
+  readonly data?: unknown;
+  readonly errors?: readonly unknown[];
+}
+
+/** Runs one GraphQL request; every failure is in `errors` (`internal` logs a bug's stack). */
+export async function runGraphql(store: Store, principal: Principal, body: GraphqlRequest, internal: (e: Error) => void = () => {}, now = Date.now()): Promise<GraphqlResponse> {
+  const fail = (message: string, code: string): GraphqlResponse => ({ errors: [{ message, extensions: { code } }] });
+  if (typeof body.query !== 'string') return fail('the request needs "query": a GraphQL document as a string (and optionally "variables": an object)', 'BAD_REQUEST');
+  if (body.variables !== undefined && body.variables !== null && (typeof body.variables !== 'object' || Array.isArray(body.variables))) {
+    return fail('"variables" must be an object of variable values', 'BAD_REQUEST');
+  }
+  if (body.operationName !== undefined && body.operationName !== null && typeof body.operationName !== 'string') return fail('"operationName" must be a string', 'BAD_REQUEST');
+  if (body.query.length > LIMITS.maxQueryChars) return fail(`the query is ${body.query.length} characters; the limit is ${LIMITS.maxQueryChars}`, 'QUERY_TOO_LARGE');
+  let document: DocumentNode;
+  try {
+    document = parse(body.query, { maxTokens: 20_000 });
+  } catch (e) {
+    if (e instanceof GraphQLError) return { errors: [e.toJSON()] };
+    // The parser recursed past the stack: only a pathologically nested document does that.
+    return fail(`the query is nested too deeply to parse; the limit is ${LIMITS.maxDepth} levels`, 'QUERY_TOO_DEEP');
+  }
+  // Before validation, so a deeply nested document costs no validation work.
+  const depth = queryDepth(document);
+  if (depth > LIMITS.maxDepth) {
+    return fail(depth === Infinity ? 'the query\'s fragments spread each other in a cycle' : `the query is nested more than ${LIMITS.maxDepth} levels deep; the limit is ${LIMITS.maxDepth}`, 'QUERY_TOO_DEEP');
+  }
+  const invalid = validate(schema, document, specifiedRules);
+  if (invalid.length > 0) return { errors: invalid.map((e) => e.toJSON()) };
+  const context: Context = { store, principal, now, datasets: 0 };
+  const result = await execute({
+    schema,
+    document,
+    rootValue: { viewer: () => viewer },
+    contextValue: context,
+    variableValues: (body.variables ?? undefined) as Record<string, unknown> | undefined,
+    operationName: (body.operationName ?? undefined) as string | undefined,
+  });
+  const errors = result.errors?.map((e) => {
+    if (e.originalError && !(e.originalError instanceof GraphQLError)) {
+      internal(e.originalError);
+      return { ...e.toJSON(), message: 'internal error; see the rules service log', extensions: { code: 'INTERNAL' } };
+    }
+    return e.toJSON();
+  });
+  return { ...(result.data !== undefined ? { data: result.data } : {}), ...(errors ? { errors } : {}) };
+}
+
+const viewer = {
+  zones(args: { filter: { zoneTag?: string; zoneTag_in?: string[] } }, ctx: Context): unknown[] {
+    const ids = [...(args.filter.zoneTag !== undefined && args.filter.zoneTag !== null ? [args.filter.zoneTag] : []), ...(args.filter.zoneTag_in ?? [])];
+    if (ids.length === 0) throw bad('zones: the filter needs zoneTag (or zoneTag_in)');
+    if (ids.length > LIMITS.maxZones) throw bad(`zones: ${ids.length} zones asked for; the limit is ${LIMITS.maxZones} per query`, 'LIMIT_EXCEEDED');
+    return [...new Set(ids)].map((id) => {
+      const zone = ctx.store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]);
+      if (!zone || !allowed(ctx.principal, { accountId: zone.account_id, zoneId: zone.id }, ['Zone Analytics', 'Zone'], 'Read')) {
+        throw new GraphQLError(`zone '${id}' does not exist or these credentials may not read its analytics (needs Zone Analytics Read or Zone Read)`, { extensions: { code: 'authz' } });
+      }
+      return zoneObject(zone.id);
+    });
+  },
+};
+
+interface DatasetArgs {
+  readonly filter: Filter;
+  readonly limit: number;
+  readonly orderBy?: readonly string[] | null;
+}
+
+function zoneObject(zoneId: string) {
+  return {
+    zoneTag: zoneId,
+    firewallEventsAdaptive(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo) {
+      checkDataset(args, ctx, info);
+      const fields = [...selections(info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : [])), info.fragments).keys()].filter((n) =>
+        EVENT_ROW_FIELDS.some((f) => f.name === n),
+      );
+      return guarded(() => listEvents(ctx.store, { zoneId, filter: args.filter, limit: args.limit, orderBy: args.orderBy ?? ['datetime_DESC'], fields }));
+    },
+    firewallEventsAdaptiveGroups(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo) {
+      const range = checkDataset(args, ctx, info);
+      const top = selections(info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : [])), info.fragments);
+      const dimensions = [...selections(top.get('dimensions') ?? [], info.fragments).keys()].filter((n) => GROUP_DIMENSIONS.some((f) => f.name === n));
+      return guarded(() => groupEvents(ctx.store, { zoneId, filter: args.filter, range, limit: args.limit, orderBy: args.orderBy ?? [], dimensions }));
+    },
+  };
+}
+
+function checkDataset(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo): { from: number; to: number } {
+  if (++ctx.datasets > LIMITS.maxDatasets) throw bad(`${info.fieldName}: more than ${LIMITS.maxDatasets} datasets in one query (over all zones and aliases); split the query`, 'LIMIT_EXCEEDED');
+  if (args.limit < 1 || args.limit > LIMITS.maxLimit) throw bad(`${info.fieldName}: limit must be from 1 to ${LIMITS.maxLimit}, got ${args.limit}`, 'LIMIT_EXCEEDED');
+  return guarded(() => timeRange(args.filter, ctx.now, LIMITS.maxRangeMs));
+}
+
+/** A QueryError (bad input the SQL layer found) as a GraphQL error. */
+function guarded<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof QueryError) throw bad(e.message);
+    throw e;
+  }
+}
+
+function bad(message: string, code = 'BAD_INPUT'): GraphQLError {
+  return new GraphQLError(message, { extensions: { code } });
+}
+
+/** The fields selected in these selection sets (through fragments), with their own selection sets. */
+function selections(sets: readonly SelectionSetNode[], fragments: Readonly<Record<string, FragmentDefinitionNode>>): Map<string, SelectionSetNode[]> {
+  const out = new Map<string, SelectionSetNode[]>();
+  const visit = (set: SelectionSetNode) => {
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) {
+        const list = out.get(s.name.value) ?? [];
+        if (s.selectionSet) list.push(s.selectionSet);
+        out.set(s.name.value, list);
+      } else if (s.kind === Kind.INLINE_FRAGMENT) visit(s.selectionSet);
+      else {
+        const f = fragments[s.name.value];
+        if (f) visit(f.selectionSet);
+      }
+    }
+  };
+  sets.forEach(visit);
+  return out;
+}
+
+/**
+ * The deepest field nesting of the document's operations. Each fragment is measured once
+ * (a document spreading fragments into fragments costs no more than its size), and a
+ * fragment cycle counts as too deep (validation, which runs after, would refuse it too).
+ */
+function queryDepth(document: DocumentNode): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const measured = new Map<string, number>();
+  const depth = (set: SelectionSetNode | undefined, level = 0): number => {
+    // Past the limit the exact depth does not matter: stop before a deep document exhausts the stack.
+    if (!set || level > LIMITS.maxDepth) return 0;
+    let max = 0;
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) {
+        if (!s.name.value.startsWith('__')) max = Math.max(max, 1 + depth(s.selectionSet, level + 1));
+      } else if (s.kind === Kind.INLINE_FRAGMENT) max = Math.max(max, depth(s.selectionSet, level));
+      else {
+        const name = s.name.value;
+        if (!measured.has(name)) {
+          measured.set(name, Infinity);
+          measured.set(name, depth(fragments.get(name)?.selectionSet));
+        }
+        max = Math.max(max, measured.get(name)!);
+      }
+    }
+    return max;
+  };
+  let max = 0;
+  for (const d of document.definitions) if (d.kind === Kind.OPERATION_DEFINITION) max = Math.max(max, depth(d.selectionSet));
+  return max;
+}

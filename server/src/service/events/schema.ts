@@ -1,0 +1,37 @@
+/**
+ * The security events' tables, kept apart from the versioned store schema (schema.ts):
+ * `CREATE … IF NOT EXISTS`, run every time the store opens, so adding them never takes a
+ * schema version another part of the store may need. A later change to these tables adds
+ * statements here that are safe to repeat.
+ *
+ * - `security_events`: one row per acting rule of an evaluated request (fromEvaluation.ts).
+ *   `time` is ms since the epoch; JSON columns hold what is only passed through. Two
+ *   indexes: (zone, time) for every time-ranged query, (zone, rule, time) for a rule's
+ *   events; each index costs every insert, so there are no more (an IP or a path is
+ *   filtered within the time range).
+ * - `security_events_hourly`: event counts per zone, hour and (action, source, ruleset,
+ *   rule, description), kept in step with `security_events` by the writer (added on
+ *   insert, subtracted on delete), so the top-rules and actions-over-time queries read a
+ *   few thousand rows instead of a million (query.ts decides when it may be used).
+ */
+export const EVENTS_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS security_events (
+    seq INTEGER PRIMARY KEY,
+    ray_id TEXT NOT NULL, time INTEGER NOT NULL, zone_id TEXT NOT NULL,
+    action TEXT NOT NULL, outcome TEXT NOT NULL, rule_action TEXT NOT NULL, source TEXT NOT NULL, phase TEXT NOT NULL,
+    ruleset_id TEXT NOT NULL, rule_id TEXT NOT NULL, ref TEXT NOT NULL, description TEXT NOT NULL,
+    client_ip TEXT NOT NULL, country TEXT NOT NULL, asn INTEGER NOT NULL,
+    method TEXT NOT NULL, host TEXT NOT NULL, path TEXT NOT NULL, query TEXT NOT NULL,
+    user_agent TEXT NOT NULL, http_version TEXT NOT NULL, response_status INTEGER NOT NULL,
+    anomaly_score INTEGER NOT NULL, anomaly_scores TEXT NOT NULL, defaulted_fields TEXT NOT NULL,
+    body_truncated INTEGER NOT NULL, origin TEXT NOT NULL);
+  CREATE INDEX IF NOT EXISTS security_events_zone_time ON security_events (zone_id, time);
+  CREATE INDEX IF NOT EXISTS security_events_zone_rule ON security_events (zone_id, rule_id, time);
+  CREATE TABLE IF NOT EXISTS security_events_hourly (
+    zone_id TEXT NOT NULL, hour INTEGER NOT NULL, action TEXT NOT NULL, source TEXT NOT NULL,
+    ruleset_id TEXT NOT NULL, rule_id TEXT NOT NULL, description TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (zone_id, hour, action, source, ruleset_id, rule_id, description)) WITHOUT ROWID;
+`;
+
+/** The hourly table's bucket of a time (ms). */
+export const HOUR_MS = 3_600_000;

@@ -1,0 +1,133 @@
+// The security-events sink: which rules of an evaluation become events and with what
+// fields; record() only queues (nothing is written until the batch flushes); batches,
+// the hourly counts, retention and the row limit.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { Store } from '../../../server/src/service/store';
+import { eventsOf } from '../../../server/src/service/events/fromEvaluation';
+import { SecurityEvents } from '../../../server/src/service/events/writer';
+import { parseMaxRows, parseRetention } from '../../../server/src/service/events/options';
+import { ANOMALY_RULE, BLOCK_ADMIN, CATALOG, CUSTOM_EP, evaluated, LOG_CURL, SCORED, SKIP_HEALTH, SQLI_RULE, XSS_RULE } from './fixture';
+
+const ZONE_ID = 'f'.repeat(32);
+const dir = mkdtempSync(join(tmpdir(), 'rulesmith-events-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let dbs = 0;
+const newStore = () => new Store(join(dir, `events-${++dbs}.db`));
+
+const brief = (r: ReturnType<typeof evaluated>) => eventsOf(r).map((e) => `${e.source}:${e.ruleId.slice(0, 4)}:${e.action}:${e.outcome}`);
+
+describe('events of an evaluation', () => {
+  test('a block writes one event with the request fields', () => {
+    const [e, ...rest] = eventsOf(evaluated(ZONE_ID, { path: '/admin', ray: 'ray-1', query: 'a=1' }));
+    assert.deepEqual(rest, []);
+    assert.deepEqual(e, {
+      rayId: 'ray-1', time: Date.UTC(2026, 10, 26, 3), zoneId: ZONE_ID, action: 'block', outcome: 'terminated', ruleAction: 'block',
+      source: 'firewallCustom', phase: 'http_request_firewall_custom', rulesetId: CUSTOM_EP, ruleId: BLOCK_ADMIN, ref: 'block-admin', description: 'no admin',
+      clientIp: '203.0.113.7', country: 'NL', asn: 64500, method: 'GET', host: 'enterprise.example.com', path: '/admin', query: 'a=1',
+      userAgent: 'Mozilla/5.0', httpVersion: 'HTTP/1.1', responseStatus: 403, anomalyScore: 0, anomalyScores: {}, defaultedFields: ['ip.src.city'],
+      bodyTruncated: false, origin: 'proxy',
+    });
+  });
+
+  test('a log and a block on one request are two events; a request nothing acts on is none', () => {
+    assert.deepEqual(brief(evaluated(ZONE_ID, { path: '/admin', ua: 'curl/8.5' })), ['firewallCustom:b2b2:log:logged', 'firewallCustom:b1b1:block:terminated']);
+    assert.deepEqual(brief(evaluated(ZONE_ID, { path: '/home' })), []);
+  });
+
+  test('a skip is an event when it logs, not when logging is off', () => {
+    assert.deepEqual(brief(evaluated(ZONE_ID, { path: '/health' })), ['firewallCustom:b3b3:skip:skip']);
+    assert.deepEqual(brief(evaluated(ZONE_ID, { path: '/quiet' })), []);
+  });
+
+  test('score rules that added points are events, with the total and the per-category scores', () => {
+    const one = eventsOf(evaluated(ZONE_ID, { query: 'q=union' }), (rs, rule) => CATALOG.rulesets[0]!.versions[0]!.rules.find((r) => rs === SCORED && r.id === rule)?.categories?.filter((c) => c.startsWith('attack-')));
+    assert.deepEqual(one.map((e) => [e.ruleId, e.action, e.anomalyScore, e.anomalyScores]), [[SQLI_RULE, 'score', 5, { 'attack-sqli': 5 }]]);
+    const both = eventsOf(evaluated(ZONE_ID, { query: 'q=union<script' }), (rs, rule) => CATALOG.rulesets[0]!.versions[0]!.rules.find((r) => rs === SCORED && r.id === rule)?.categories?.filter((c) => c.startsWith('attack-')));
+    assert.deepEqual(
+      both.map((e) => [e.ruleId, e.action, e.source, e.anomalyScore, e.anomalyScores]),
+      [
+        [SQLI_RULE, 'score', 'firewallManaged', 10, { 'attack-sqli': 5, 'attack-xss': 5 }],
+        [XSS_RULE, 'score', 'firewallManaged', 10, { 'attack-sqli': 5, 'attack-xss': 5 }],
+        [ANOMALY_RULE, 'block', 'firewallManaged', 10, { 'attack-sqli': 5, 'attack-xss': 5 }],
+      ],
+    );
+  });
+});
+
+describe('the sink', () => {
+  test('record() only queues; the batch is written after the flush interval, with the hourly counts', async () => {
+    const store = newStore();
+    const sink = new SecurityEvents(store, { catalog: CATALOG, flushMs: 20 });
+    sink.record(evaluated(ZONE_ID, { path: '/admin', ua: 'curl/8' }));
+    sink.record(evaluated(ZONE_ID, { path: '/health' }));
+    sink.record(evaluated(ZONE_ID, { path: '/home' }));
+    assert.equal(store.get<{ n: number }>('SELECT COUNT(*) AS n FROM security_events')!.n, 0, 'nothing written on the request path');
+    assert.deepEqual(sink.stats, { written: 0, dropped: 0, queued: 3 });
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(sink.stats, { written: 3, dropped: 0, queued: 0 });
+    assert.deepEqual(
+      store.all('SELECT rule_id, action, count FROM security_events_hourly ORDER BY rule_id').map((r) => [r.rule_id, r.action, r.count]),
+      [[BLOCK_ADMIN, 'block', 1], [LOG_CURL, 'log', 1], [SKIP_HEALTH, 'skip', 1]],
+    );
+    sink.close();
+    store.close();
+  });
+
+  test('a text with a NUL is stored with U+FFFD instead of failing the batch', () => {
+    const store = newStore();
+    const sink = new SecurityEvents(store, { catalog: CATALOG });
+    sink.record({ ...evaluated(ZONE_ID, { path: '/admin' }), userAgent: 'a\u0000b' });
+    sink.flush();
+    assert.equal(store.get('SELECT user_agent FROM security_events')!.user_agent, 'a\uFFFDb');
+    sink.close();
+    store.close();
+  });
+
+  test('retention deletes events older than it and takes them out of the hourly counts', () => {
+    const store = newStore();
+    const now = Date.UTC(2026, 10, 26, 12);
+    const sink = new SecurityEvents(store, { catalog: CATALOG, retentionMs: 2 * 3_600_000, now: () => now });
+    for (const hoursAgo of [5, 3, 1.5, 1, 0]) sink.record(evaluated(ZONE_ID, { path: '/admin', time: now - hoursAgo * 3_600_000 }));
+    sink.flush();
+    assert.deepEqual(store.all('SELECT time FROM security_events ORDER BY time').map((r) => (now - Number(r.time)) / 3_600_000), [1.5, 1, 0]);
+    assert.deepEqual(store.all('SELECT hour, count FROM security_events_hourly ORDER BY hour').map((r) => [(now - Number(r.hour)) / 3_600_000, r.count]), [[2, 1], [1, 1], [0, 1]]);
+    sink.close();
+    store.close();
+  });
+
+  test('the row limit keeps the newest events', () => {
+    const store = newStore();
+    let now = Date.UTC(2026, 10, 26, 12);
+    const sink = new SecurityEvents(store, { catalog: CATALOG, maxRows: 3, now: () => now });
+    for (let i = 0; i < 5; i++) sink.record(evaluated(ZONE_ID, { path: '/admin', ray: `r${i}`, time: now - 1000 + i }));
+    sink.flush();
+    assert.deepEqual(store.all('SELECT ray_id FROM security_events ORDER BY seq').map((r) => r.ray_id), ['r2', 'r3', 'r4']);
+    assert.equal(store.get('SELECT SUM(count) AS n FROM security_events_hourly')!.n, 3);
+    // A reopened store counts its rows again.
+    sink.close();
+    store.close();
+    const again = new Store(store.file);
+    now += 60_000;
+    const sink2 = new SecurityEvents(again, { catalog: CATALOG, maxRows: 3, now: () => now });
+    sink2.record(evaluated(ZONE_ID, { path: '/admin', ray: 'r5', time: now }));
+    sink2.flush();
+    assert.deepEqual(again.all('SELECT ray_id FROM security_events ORDER BY seq').map((r) => r.ray_id), ['r3', 'r4', 'r5']);
+    sink2.close();
+    again.close();
+  });
+});
+
+describe('the flags', () => {
+  test('--events-retention and --events-max-rows', () => {
+    assert.deepEqual(parseRetention('7d'), { ms: 7 * 86_400_000 });
+    assert.deepEqual(parseRetention('90m'), { ms: 90 * 60_000 });
+    assert.deepEqual(parseRetention('7 days'), { error: '--events-retention takes a positive duration with a unit: s, m, h or d (e.g. 7d, 12h), got "7 days"' });
+    assert.deepEqual(parseRetention('0d'), { error: '--events-retention takes a positive duration with a unit: s, m, h or d (e.g. 7d, 12h), got "0d"' });
+    assert.deepEqual(parseMaxRows('1000000'), { rows: 1_000_000 });
+    assert.deepEqual(parseMaxRows('1e6'), { error: '--events-max-rows takes a whole number of events of at least 1, got "1e6"' });
+  });
+});
