@@ -1,0 +1,2 @@
+import { codeHelpMarkdown } from './server/src/language/hints';
+console.log(codeHelpMarkdown());
