@@ -1,2 +1,0 @@
-import { codeHelpMarkdown } from './server/src/language/hints';
-console.log(codeHelpMarkdown());
