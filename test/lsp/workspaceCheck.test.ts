@@ -25,7 +25,7 @@ function file(name: string, text: string): string {
   return pathToFileURL(join(dir, name)).href;
 }
 
-const summary = (ds: readonly { message: string; range: { start: { character: number } } }[]) => ds.map((d) => [d.range.start.character, d.message.split('\n')[0]]);
+const summary = (ds: readonly { message: unknown; range: { start: { character: number } } }[]) => ds.map((d) => [d.range.start.character, String(d.message).split('\n')[0]]);
 
 test('a closed file keeps the problems of its saved text', async () => {
   const uri = file('saved.cfrule', 'http.hots eq "a"');
@@ -73,7 +73,7 @@ test('rulesmith/checkFiles: every file into Problems, counts of errors, warnings
     [48, "couldn't parse address in network: invalid IP address syntax"],
   ]);
   assert.deepEqual(
-    (await client.diagnostics(ruleset)).diagnostics.map((d) => [d.code, d.message.split('\n')[0]]),
+    (await client.diagnostics(ruleset)).diagnostics.map((d) => [d.code, String(d.message).split('\n')[0]]),
     [
       ['missing-ref', 'the rule has no "ref"'],
       ['method-not-uppercase', '"get" can never match: methods are upper case'],
