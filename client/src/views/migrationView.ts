@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { isEnterprise, type Connection } from '../api/connection';
 import { RulesApiError } from '../api/errors';
 import type { MigrationCheck, MigrationStatus, WafPackage, Zone } from '../api/rulesApi';
+import { sensitivityMigrationText } from '../../../server/src/migration/sensitivityWording';
 import { BaseProvider, errorNode, message, messageItem, type MessageNode } from './common';
 
 export type MigrationNode = MessageNode | { readonly kind: 'packages'; readonly id: string; readonly packages: readonly WafPackage[] };
@@ -112,6 +113,6 @@ export class MigrationView extends BaseProvider<MigrationNode> {
 }
 
 function packageState(p: WafPackage): string {
-  if (p.detection_mode === 'anomaly') return `sensitivity ${p.sensitivity ?? '?'}, action ${p.action_mode ?? '?'}`;
+  if (p.detection_mode === 'anomaly') return sensitivityMigrationText(p.sensitivity, p.action_mode);
   return p.status ?? p.detection_mode ?? '';
 }
