@@ -10,6 +10,7 @@ import { DeployCommands } from './commands/deploy';
 import { registerFirewallCommands } from './commands/firewall';
 import { MigrationCommands } from './commands/migration';
 import { registerSessionCommands } from './commands/session';
+import { registerServiceDown } from './commands/serviceDown';
 import { registerTuningCommands } from './commands/tuning';
 import { Evaluation } from './evaluation';
 import { registerHttpLanguage } from './httpLanguage';
@@ -70,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...migration.register(),
     ...deploy.register(),
     ...registerTuningCommands(ctx),
+    ...registerServiceDown(ctx),
     ...registerFirewallCommands(ctx),
     ...preview.register(),
     ...new ZoneTrace(ctx, client, status).register(),

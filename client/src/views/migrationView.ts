@@ -7,7 +7,7 @@ import { isEnterprise, type Connection } from '../api/connection';
 import { RulesApiError } from '../api/errors';
 import type { MigrationCheck, MigrationStatus, WafPackage, Zone } from '../api/rulesApi';
 import { sensitivityMigrationText } from '../../../server/src/migration/sensitivityWording';
-import { BaseProvider, errorNode, message, messageItem, type MessageNode } from './common';
+import { BaseProvider, errorNodes, message, messageItem, type MessageNode } from './common';
 
 export type MigrationNode = MessageNode | { readonly kind: 'packages'; readonly id: string; readonly packages: readonly WafPackage[] };
 
@@ -58,6 +58,8 @@ export class MigrationView extends BaseProvider<MigrationNode> {
       try {
         return await p;
       } catch (e) {
+        // The service is down: one failure to show (with Start / Retry), not one per call.
+        if (e instanceof RulesApiError && e.unreachable) throw e;
         errors.push(e instanceof RulesApiError ? `${e.operation}: ${e.message}` : e instanceof Error ? e.message : String(e));
         advice.push(e instanceof RulesApiError ? e.advice : 'See "Rulesmith: Show Output".');
         return undefined;
@@ -107,7 +109,7 @@ export class MigrationView extends BaseProvider<MigrationNode> {
       }
       return out;
     } catch (e) {
-      return [errorNode('mig/error', e)];
+      return errorNodes('mig/error', e, this.connection.isLocal);
     }
   }
 }
