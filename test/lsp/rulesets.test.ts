@@ -197,7 +197,7 @@ test('hover: the execute rule\'s ruleset id, an override\'s rule id and category
   assert.equal(onId.range, `"${O}"`);
   const lines = onId.value.split('\n');
   assert.equal(lines[0], `**Cloudflare OWASP Core Ruleset** · managed ruleset \`${O}\` · http_request_firewall_managed`);
-  assert.match(lines[2], /^Cloudflare OWASP Core Ruleset · PL2 · threshold 60 \(Low\) · log · \d+ of \d+ rules on$/);
+  assert.match(lines[2], /^Cloudflare OWASP Core Ruleset · PL2 · threshold Low – 60 and higher · log · \d+ of \d+ rules on$/);
   assert.match(onId.value, /anomaly-score rule 949110/);
 
   const onRule = await hover(DEPLOY, DEPLOY.indexOf(A) + 1);
