@@ -6,16 +6,17 @@
 //                             or free ports when those are taken)
 //   npm start -- --smoke      start everything, check both answer, stop (exit 0 = works)
 //
-// Everything the demo writes stays in .demo/ (gitignored): the workspace (a copy of
-// examples/, made once so your edits survive restarts), the service's database, and
-// code-server's profile. Delete .demo/ for a fresh demo. code-server itself is installed
+// What the demo writes stays in .demo/ (gitignored) — the service's database and
+// code-server's profile — except the workspace (a copy of examples/, made once so your
+// edits survive restarts), which lives outside the clone (scripts/demo-workspace.mjs,
+// printed at start). Delete both for a fresh demo. code-server itself is installed
 // once into ~/.cache/rulesmith-e2e by scripts/e2e-setup.mjs (the e2e tests share it).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
-import { makeDemoWorkspace } from './demo-workspace.mjs';
+import { demoWorkspaceDir, makeDemoWorkspace } from './demo-workspace.mjs';
 import { e2ePaths } from './e2e-setup.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -64,7 +65,8 @@ const paths = e2ePaths();
 
 // The demo folder: profile dirs, the workspace (once), the extension package.
 for (const d of ['home', 'tmp', 'xdg-config', 'xdg-data', 'xdg-cache', 'user-data/User', 'extensions']) mkdirSync(join(DEMO, d), { recursive: true });
-const workspace = makeDemoWorkspace(join(DEMO, 'workspace'));
+// Outside the clone (see demo-workspace.mjs); an older demo's .demo/workspace is carried over once.
+const workspace = makeDemoWorkspace(demoWorkspaceDir(), join(DEMO, 'workspace'));
 const vsix = join(DEMO, 'rulesmith.vsix');
 run(process.execPath, ['scripts/package.mjs', '-o', vsix]);
 
@@ -180,6 +182,7 @@ for (let i = 0; ; i++) {
 }
 
 say(`rules service: ${serviceUrl} (database .demo/rules-service.db; seeded credentials are printed above on first start)`);
+say(`demo workspace: ${workspace}`);
 say(`VS Code with Rulesmith: ${url}`);
 if (smoke) {
   const check = await fetch(`${serviceUrl}/zones`, { headers });

@@ -11,8 +11,10 @@ import { registerTerraformCommands } from './commands/terraform';
 import { registerFirewallCommands } from './commands/firewall';
 import { MigrationCommands } from './commands/migration';
 import { registerSessionCommands } from './commands/session';
+import { registerServiceDown } from './commands/serviceDown';
 import { registerTuningCommands } from './commands/tuning';
 import { Evaluation } from './evaluation';
+import { registerHttpLanguage } from './httpLanguage';
 import { ParanoiaPreviewPanel } from './preview/panel';
 import { ZoneTrace } from './zoneTrace';
 import { ServerStatus, type ServerState } from './status';
@@ -49,7 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const output = vscode.window.createOutputChannel('Rulesmith', { log: true });
   const status = new ServerStatus();
   client = new RulesmithClient(context, output, status);
-  context.subscriptions.push(output, status, ...registerCommands(client, output), new Evaluation(client, output, status));
+  context.subscriptions.push(output, status, ...registerCommands(client, output), new Evaluation(client, output, status), registerHttpLanguage());
 
   // The rules service: connection, views, commands.
   const connection = new Connection(context, output);
@@ -71,6 +73,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...migration.register(),
     ...deploy.register(),
     ...registerTuningCommands(ctx),
+    ...registerServiceDown(ctx),
     ...registerFirewallCommands(ctx),
     ...registerTerraformCommands(ctx),
     ...preview.register(),

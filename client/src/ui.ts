@@ -15,6 +15,8 @@ export interface Asked {
   readonly message: string;
   readonly detail?: string;
   readonly items?: readonly string[];
+  /** A pick's item descriptions (e.g. which one is `current`), in the order of `items`. */
+  readonly descriptions?: readonly string[];
   readonly answer?: Answer;
 }
 
@@ -78,13 +80,14 @@ export interface PickItem<T> extends vscode.QuickPickItem {
 /** A quick pick; a queued answer selects the item whose label (or value) equals it. */
 export async function pick<T>(items: readonly PickItem<T>[], options: vscode.QuickPickOptions & { title: string }): Promise<PickItem<T> | undefined> {
   const labels = items.map((i) => i.label);
+  const descriptions = items.map((i) => i.description ?? '');
   const q = await queued({ kind: 'pick', message: options.title, items: labels });
   if (q.has) {
     const hit = items.find((i) => i.label === q.value || String(i.value) === q.value);
-    record({ kind: 'pick', message: options.title, items: labels, answer: hit?.label });
+    record({ kind: 'pick', message: options.title, items: labels, descriptions, answer: hit?.label });
     return hit;
   }
-  record({ kind: 'pick', message: options.title, items: labels });
+  record({ kind: 'pick', message: options.title, items: labels, descriptions });
   return vscode.window.showQuickPick(items as PickItem<T>[], { ignoreFocusOut: true, ...options });
 }
 

@@ -174,3 +174,20 @@ export const EvaluateRequestsRequest = new RequestType<EvaluateRequestsParams, E
 
 /** The full trace of one request's evaluation, as Markdown for a read-only view. */
 export const EvaluationTraceRequest = new RequestType<EvaluationTraceParams, EvaluationTraceResult, void>('rulesmith/evaluationTrace');
+
+/** Files to check into Problems whether or not they are open ("Rulesmith: Check Workspace"). */
+export interface CheckFilesParams {
+  readonly files: readonly { readonly uri: string; readonly languageId?: string; readonly text: string }[];
+}
+
+export interface CheckFilesResult {
+  /** Files that are ours (`.cfrule`, ruleset JSON) among those sent. */
+  readonly checked: number;
+  readonly errors: number;
+  readonly warnings: number;
+  /** Files with at least one error or warning. */
+  readonly withProblems: number;
+}
+
+/** rulesmith/checkFiles: publishes each file's diagnostics (open files keep the editor's text). */
+export const CheckFilesRequest = new RequestType<CheckFilesParams, CheckFilesResult, void>('rulesmith/checkFiles');

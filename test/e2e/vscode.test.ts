@@ -529,6 +529,63 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     }
   });
 
+  it('UI: a .http file coloured by Rulesmith\'s grammar, and the `"\\x"` error in Problems with its hint (issue 17)', { timeout: 3 * 60_000 }, async (t) => {
+    if (skipIfUnavailable(t)) return;
+    const page = await newPage('ui-words');
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const shot = async (name: string) => {
+      await page.screenshot({ path: join(SCREENSHOTS, name) });
+      await page.screenshot({ path: join(r.dir, name) });
+    };
+    try {
+      await page.goto(`http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+      const quickInput = page.locator('.quick-input-widget');
+      const openFile = async (name: string) => {
+        await page.keyboard.press('Control+P');
+        await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+        await page.keyboard.type(name);
+        await quickInput.locator('.monaco-list-row', { hasText: name.split('/').pop()! }).first().waitFor({ timeout: 60_000 });
+        await page.keyboard.press('Enter');
+        await page.locator('.tab', { hasText: name.split('/').pop()! }).waitFor({ timeout: 15_000 });
+      };
+      await openFile('evaluate/requests.http');
+      // The language mode in the status bar, then the token inspector on the method of line 2.
+      await page.locator('.statusbar-item', { hasText: 'HTTP requests (Rulesmith)' }).first().waitFor({ timeout: 30_000 });
+      await page.keyboard.press('Control+G');
+      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+      await page.keyboard.type('2:2');
+      await page.keyboard.press('Enter');
+      await quickInput.waitFor({ state: 'hidden', timeout: 15_000 });
+      await page.keyboard.press('F1');
+      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+      await page.keyboard.type('Inspect Editor Tokens and Scopes');
+      await quickInput.locator('.monaco-list-row', { hasText: 'Inspect Editor Tokens and Scopes' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      const inspector = page.locator('.token-inspect-widget');
+      await inspector.waitFor({ state: 'visible', timeout: 15_000 });
+      await inspector.getByText('keyword.other.method.rulesmith-http').first().waitFor({ timeout: 15_000 });
+      await shot('http-grammar.png');
+      await page.keyboard.press('Escape');
+
+      await openFile('words/escape.cfrule');
+      await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 30_000 });
+      await page.keyboard.press('Control+Shift+M');
+      const markers = page.locator('.markers-panel');
+      await markers.waitFor({ state: 'visible', timeout: 15_000 });
+      const row = markers.locator('.monaco-list-row', { hasText: 'expected 2 characters, but found 1' }).first();
+      await row.waitFor({ timeout: 30_000 });
+      assert.match((await row.innerText()).replace(/\s+/g, ' '), /expected 2 characters, but found 1/);
+      await shot('problems-hint.png');
+      log(`screenshots: ${['http-grammar.png', 'problems-hint.png'].map((f) => join(SCREENSHOTS, f)).join(', ')}`);
+    } catch (e) {
+      await page.screenshot({ path: join(r.dir, 'ui-words-failure.png') }).catch(() => undefined);
+      throw e;
+    } finally {
+      await page.context().close();
+    }
+  });
+
   it('UI: the Rulesmith views (zones tree after signing in to the local service), the migration confirmation, the paranoia preview webview, and pausing a firewall rule from its view', { timeout: 4 * 60_000 }, async (t) => {
     if (skipIfUnavailable(t)) return;
     const page = await newPage('ui-rules');

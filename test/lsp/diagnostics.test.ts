@@ -29,7 +29,7 @@ test('.cfrule: an unknown field, with its exact range, code, docs link, hint and
   assert.equal(d.code, 'unknown-identifier');
   assert.equal(d.source, 'rulesmith');
   assert.equal(d.severity, DiagnosticSeverity.Error);
-  assert.equal(d.message, 'unknown identifier\nDid you mean `http.request.uri.path`?');
+  assert.equal(d.message, 'unknown identifier\n`http.request.uri.pth` is not a field: did you mean `http.request.uri.path`?');
   assert.equal(d.codeDescription?.href, 'https://developers.cloudflare.com/ruleset-engine/rules-language/fields/');
   assert.deepEqual(d.data, { suggestions: ['http.request.uri.path'] });
 });
@@ -47,7 +47,7 @@ test('ruleset JSON: ranges are mapped through \\" \\u00e9 surrogate pairs and \\
   assert.equal(rangeText(text, unknown.range), 'http.hots');
   const cidr = byCode['cidr-outside-set'];
   assert.equal(rangeText(text, cidr.range), '192.0.2.0/24');
-  assert.match(cidr.message as string, /^couldn't parse address in network: invalid IP address syntax\na CIDR is only allowed in a set/);
+  assert.match(cidr.message as string, /^couldn't parse address in network: invalid IP address syntax\n`192\.0\.2\.0\/24` is a network \(CIDR\), and a network is only allowed in a set/);
 });
 
 test('a multi-line .cfrule: ranges count UTF-16 units within the line', async () => {
@@ -137,7 +137,7 @@ test('warnings carry tags and quick-fix data', async () => {
   assert.deepEqual(d.data, { replacement: 'ip.src.country' });
 });
 
-test('closing a document clears its problems', async () => {
+test('closing a document that is not on disk clears its problems', async () => {
   const uri = 'file:///work/closing.cfrule';
   await client.open(uri, 'rulesmith-expression', 'http.hots eq "a"');
   await client.diagnostics(uri, { version: 1 });

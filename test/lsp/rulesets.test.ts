@@ -173,14 +173,14 @@ test('CodeLens: the effective configuration above each execute rule', async () =
     lenses.map((l) => [l.range.start.line, l.command?.title]),
     [
       [3, `Cloudflare Managed Ruleset · default actions · ${vendorOn} of ${vendor.rules.length} rules on`],
-      [9, `Cloudflare OWASP Core Ruleset · PL2 · threshold 60 (Low) · log · ${owaspOn} of ${owasp.rules.length} rules on`],
+      [9, `Cloudflare OWASP Core Ruleset · PL2 · threshold Low – 60 and higher · log · ${owaspOn} of ${owasp.rules.length} rules on`],
     ],
   );
   // Bare: every level, the default threshold and action; a disabled rule and a pinned version say so.
   const bare = await open(`{"rules": [{"ref": "o", "expression": "true", "action": "execute", "action_parameters": {"id": "${O}"}}, {"ref": "v", "enabled": false, "expression": "true", "action": "execute", "action_parameters": {"id": "${V}", "version": "1"}}]}`);
   const titles = (await client.request<CodeLens[]>('textDocument/codeLens', { textDocument: { uri: bare } })).map((l) => l.command?.title);
   assert.deepEqual(titles, [
-    `Cloudflare OWASP Core Ruleset · PL4 · threshold 40 (Medium) · block · ${owasp.rules.filter((r) => r.enabled).length} of ${owasp.rules.length} rules on`,
+    `Cloudflare OWASP Core Ruleset · PL4 · threshold Medium – 40 and higher · block · ${owasp.rules.filter((r) => r.enabled).length} of ${owasp.rules.length} rules on`,
     'Cloudflare Managed Ruleset · version 1 · rule disabled: nothing runs',
   ]);
 });
@@ -197,7 +197,7 @@ test('hover: the execute rule\'s ruleset id, an override\'s rule id and category
   assert.equal(onId.range, `"${O}"`);
   const lines = onId.value.split('\n');
   assert.equal(lines[0], `**Cloudflare OWASP Core Ruleset** · managed ruleset \`${O}\` · http_request_firewall_managed`);
-  assert.match(lines[2], /^Cloudflare OWASP Core Ruleset · PL2 · threshold 60 \(Low\) · log · \d+ of \d+ rules on$/);
+  assert.match(lines[2], /^Cloudflare OWASP Core Ruleset · PL2 · threshold Low – 60 and higher · log · \d+ of \d+ rules on$/);
   assert.match(onId.value, /anomaly-score rule 949110/);
 
   const onRule = await hover(DEPLOY, DEPLOY.indexOf(A) + 1);
@@ -212,9 +212,9 @@ test('hover: the execute rule\'s ruleset id, an override\'s rule id and category
       '',
       'Tags: `application-multi`, `language-multi`, `platform-multi`, `attack-generic`',
       '',
-      'Default: block when the anomaly score reaches 40 (Medium) · on',
+      'Default: block at threshold Medium – 40 and higher · on',
       '',
-      'Here: log when the anomaly score reaches 60 (Low) · on (overridden by rule)',
+      'Here: log at threshold Low – 60 and higher · on (overridden by rule)',
     ].join('\n'),
   );
 

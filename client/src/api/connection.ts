@@ -159,6 +159,12 @@ export class Connection implements vscode.Disposable {
     return undefined;
   }
 
+  /** The API token used for the configured service (to start that service with it), if the credentials are a token. */
+  async configuredToken(): Promise<string | undefined> {
+    const c = await this.storedCredentials();
+    return c?.kind === 'token' ? c.token : undefined;
+  }
+
   /** When the stored credentials are for another base URL than the configured one: that URL. */
   credentialsFor: string | undefined;
 

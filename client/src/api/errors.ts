@@ -4,6 +4,10 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'cloudflare/core/error';
 
 import type { ApiMessage } from '../../../server/src/rulesApi';
+import { isLoopback } from './urls';
+
+/** Set by the guarded fetch (rulesApi.ts) on the answer it makes up when a loopback service refused the connection: its error code. */
+export const UNREACHABLE_HEADER = 'x-rulesmith-unreachable';
 
 export type { ApiMessage };
 
@@ -17,6 +21,8 @@ export class RulesApiError extends Error {
     readonly advice: string,
     /** Seconds the service asked to wait (Retry-After), when it said. */
     readonly retryAfter?: number,
+    /** The base URL when nothing answered there (connection refused, no such host, …). */
+    readonly unreachable?: string,
   ) {
     super(`${errors.length > 0 ? errors.map(formatApiMessage).join('; ') : `HTTP ${status}`}`);
     this.name = 'RulesApiError';
@@ -93,15 +99,51 @@ export function fromEnvelope(operation: string, status: number, errors: unknown,
   return new RulesApiError(operation, status, list, adviceFor(status === 200 ? 400 : status, list.map((e) => e.code), local));
 }
 
-/** Any failure of a call (SDK error, fetch error, our own) as a RulesApiError. */
-export function toApiError(error: unknown, operation: string, local: boolean): RulesApiError {
+/** The innermost system error code of a failed fetch (`ECONNREFUSED`, `ENOTFOUND`, …), if any. */
+export function connectionErrorCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+    const errors = (e as { errors?: unknown }).errors;
+    // AggregateError (localhost tried on ::1 and 127.0.0.1): the first one's code.
+    if (Array.isArray(errors) && errors.length > 0) return connectionErrorCode(errors[0]);
+  }
+  return undefined;
+}
+
+const CODE_TEXT: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused: nothing listens there',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name could not be resolved',
+  ECONNRESET: 'the connection was reset',
+  EHOSTUNREACH: 'the host is unreachable',
+  ENETUNREACH: 'the network is unreachable',
+  ETIMEDOUT: 'the connection timed out',
+};
+
+/** `could not connect to http://127.0.0.1:8787/client/v4 (ECONNREFUSED: connection refused: nothing listens there)`. */
+export function unreachableMessage(baseUrl: string, code: string | undefined): string {
+  return `could not connect to ${baseUrl}${code ? ` (${code}${CODE_TEXT[code] ? `: ${CODE_TEXT[code]}` : ''})` : ''}`;
+}
+
+/** What to do when nothing answers at the base URL: the buttons (Start Local Service, Retry) come with it. */
+export function unreachableAdvice(baseUrl: string, local: boolean): string {
+  if (local) return 'The local rules service is not running: start it again (Start Local Service), then Retry.';
+  if (isLoopback(baseUrl)) return `Start the rules service at that address (Start Local Service runs \`rulesmith serve\` there), or clear the setting rulesmith.api.baseUrl to use the extension's own; then Retry.`;
+  return 'Check the setting rulesmith.api.baseUrl and your network connection, then Retry.';
+}
+
+/** Any failure of a call (SDK error, fetch error, our own) as a RulesApiError; `baseUrl` names where nothing answered. */
+export function toApiError(error: unknown, operation: string, local: boolean, baseUrl?: string): RulesApiError {
   if (error instanceof RulesApiError) return error;
   if (error instanceof APIConnectionTimeoutError) {
-    return new RulesApiError(operation, 0, [{ message: 'the request timed out' }], adviceFor(0, [], local));
+    return new RulesApiError(operation, 0, [{ message: baseUrl ? `the request to ${baseUrl} timed out` : 'the request timed out' }], adviceFor(0, [], local));
   }
-  if (error instanceof APIConnectionError) {
-    const cause = (error as { cause?: unknown }).cause;
-    const why = cause instanceof Error ? `${error.message} (${(cause as NodeJS.ErrnoException).code ?? cause.message})` : error.message;
+  const refused = error instanceof APIError ? (error as { headers?: Headers }).headers?.get?.(UNREACHABLE_HEADER) : undefined;
+  if (refused || error instanceof APIConnectionError) {
+    const code = refused || connectionErrorCode(error);
+    if (baseUrl) return new RulesApiError(operation, 0, [{ message: unreachableMessage(baseUrl, code) }], unreachableAdvice(baseUrl, local), undefined, baseUrl);
+    const why = code ? `${(error as Error).message} (${code})` : (error as Error).message;
     return new RulesApiError(operation, 0, [{ message: why }], adviceFor(0, [], local));
   }
   if (error instanceof APIError) {

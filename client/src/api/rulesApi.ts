@@ -23,7 +23,8 @@ import { BaseZones } from 'cloudflare/resources/zones/zones';
 import { BaseTokens } from 'cloudflare/resources/user/tokens/tokens';
 import { Rulesets } from 'cloudflare/resources/rulesets/rulesets';
 import type { Account, Envelope, Filter, FirewallRule, MigrationCheck, MigrationConfig, MigrationStatus, Rule, Ruleset, RulesetHeader, TraceResult, WafPackage, Zone } from '../../../server/src/rulesApi';
-import { adviceFor, fromEnvelope, retryAfterOf, toApiError, RulesApiError, type ApiMessage } from './errors';
+import { adviceFor, connectionErrorCode, fromEnvelope, retryAfterOf, toApiError, RulesApiError, UNREACHABLE_HEADER, type ApiMessage } from './errors';
+import { isLoopback } from './urls';
 
 // The wire shapes are the service's (one module for both sides).
 export type { Account, Filter, FirewallRule, MigrationCheck, MigrationConfig, MigrationStatus, NotMigrated, RulesetHeader, TraceResult, TraceStep, WafPackage, Zone } from '../../../server/src/rulesApi';
@@ -69,9 +70,21 @@ function summarizeBody(text: string, type: string): string {
  */
 function guardedFetch(log: ((line: string) => void) | undefined): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
   return async (input, init) => {
-    const res = await fetch(input, init);
     const method = (init?.method ?? 'GET').toUpperCase();
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+    let res: Response;
+    try {
+      res = await fetch(input, init);
+    } catch (e) {
+      // Nothing listens on this machine's port: retrying (with the SDK's back-off, ~7 s)
+      // would not change that. Answer at once, marked, so that the call fails in
+      // milliseconds and errors.ts words it with the URL.
+      const code = connectionErrorCode(e);
+      if (!isLoopback(url.href) || (code !== 'ECONNREFUSED' && code !== 'ECONNRESET')) throw e;
+      log?.(`${method} ${url.pathname} could not connect (${code}); not retried`);
+      const headers = new Headers({ 'content-type': 'application/json', 'x-should-retry': 'false', [UNREACHABLE_HEADER]: code });
+      return new Response(JSON.stringify({ result: null, success: false, errors: [{ message: 'could not connect' }], messages: [] }), { status: 503, headers });
+    }
     const path = url.pathname.replace(/^.*?\/client\/v4/, '');
     const headers = new Headers(res.headers);
     let changed = false;
@@ -158,7 +171,7 @@ export class RulesApi {
         this.options.log?.(`${operation} ok (${Date.now() - t0} ms)`);
         return value;
       } catch (e) {
-        const err = toApiError(e, operation, local);
+        const err = toApiError(e, operation, local, this.options.baseUrl);
         const wait = err.retryAfter ?? 0.5 * 2 ** attempt;
         if (create && err.status === 429 && attempt < (this.options.maxRetries ?? 2) && wait <= MAX_RETRY_AFTER_S) {
           this.options.log?.(`${operation}: HTTP 429, retrying in ${wait} s`);

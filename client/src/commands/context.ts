@@ -2,7 +2,7 @@
 // refresh, the log, and one way to run a command so that every failure says what to do.
 import * as vscode from 'vscode';
 import { forgetCatalogs } from '../api/catalog';
-import { NotSignedInError, type Connection } from '../api/connection';
+import { isLoopback, NotSignedInError, type Connection } from '../api/connection';
 import { formatApiMessage, RulesApiError, type ApiMessage } from '../api/errors';
 import type { Zone } from '../api/rulesApi';
 import * as ui from '../ui';
@@ -69,6 +69,15 @@ export async function runCommand<T>(ctx: Ctx, name: string, body: () => Promise<
   } catch (e) {
     if (e instanceof NotSignedInError) {
       void ui.error(e.message, 'Sign In').then((c) => c && vscode.commands.executeCommand('rulesmith.signIn'));
+    } else if (e instanceof RulesApiError && e.unreachable) {
+      // The service is down: say where, and offer to start it and to try again.
+      ctx.output.error(`${name}: ${e.operation}: ${e.message}`);
+      const local = ctx.connection.isLocal || isLoopback(e.unreachable);
+      void ui.error(`${name} failed: ${e.display}`, ...(local ? ['Start Local Service'] : []), 'Retry', 'Show Output').then(async (c) => {
+        if (c === 'Show Output') ctx.output.show(true);
+        if (c === 'Start Local Service' && (await vscode.commands.executeCommand('rulesmith.startLocalService')) === undefined) return;
+        if (c === 'Retry' || c === 'Start Local Service') await runCommand(ctx, name, body);
+      });
     } else if (e instanceof RulesApiError) {
       ctx.output.error(`${name}: ${e.operation}: HTTP ${e.status || '—'}: ${e.message}`);
       void ui.error(`${name} failed: ${e.display}`, 'Show Output').then((c) => c && ctx.output.show(true));

@@ -9,21 +9,26 @@
 import * as vscode from 'vscode';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../../../server/src/managed/preview';
+import { levelItems, thresholdItems, keepActionLabel } from '../../../server/src/managed/tuningChoices';
 import type { ManagedCatalog } from '../../../server/src/rulesets/catalog';
 import { managedExecuteRules, setParanoiaLevelInText, setScoreThresholdInText, type ExecuteRuleAt, type OverrideEditResult } from '../../../server/src/managed/editOverrides';
-import type { Rule } from '../../../server/src/rulesApi';
+import type { Rule, Ruleset, Zone } from '../../../server/src/rulesApi';
+import type { RulesApi } from '../api/rulesApi';
 import { serviceCatalog } from '../api/catalog';
 import * as ui from '../ui';
 import { refreshViews, runCommand, targetZone, UserError, type Ctx } from './context';
 
 const PHASE = 'http_request_firewall_managed';
-const LEVEL_TEXT = ['', 'PL1: the fewest false positives', 'PL2: more rules, some tuning needed', 'PL3: specialised rules, tuning needed', 'PL4: every rule, much tuning needed'];
-const THRESHOLDS = [
-  { value: 25, label: '25', description: 'High sensitivity' },
-  { value: 40, label: '40', description: 'Medium sensitivity (the default)' },
-  { value: 60, label: '60', description: 'Low sensitivity' },
-];
+
 const ACTIONS = ['block', 'managed_challenge', 'challenge', 'js_challenge', 'log'];
+
+interface ZoneTarget {
+  readonly zone: Zone;
+  readonly api: RulesApi;
+  readonly catalog: ManagedCatalog;
+  readonly ep: Ruleset;
+  readonly found: ExecuteRuleAt;
+}
 
 interface Options {
   readonly target?: 'file' | 'zone';
@@ -97,13 +102,8 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
    * what it is now and what it becomes) by PATCHing it — unless the entry point changed
    * while the question was open (re-read first: the PATCH replaces the whole rule).
    */
-  async function applyToZone(
-    zoneArg: unknown,
-    index: number | undefined,
-    what: string,
-    change: (rule: Rule, catalog: ManagedCatalog) => Rule,
-    fromTo: (now: ExecuteRuleAt) => string,
-  ): Promise<{ where: string; version?: string } | undefined> {
+  /** The zone's scored execute rule as it is now (read before a picker, so that it can mark the current value); null: cancelled. */
+  async function readZone(zoneArg: unknown, index: number | undefined): Promise<ZoneTarget | null> {
     const zone = await targetZone(ctx, zoneArg);
     const api = await ctx.connection.api();
     const { catalog, ep } = await ui.progress(`Rulesmith: reading ${zone.name}'s managed rules…`, async () => {
@@ -111,12 +111,23 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
       return { catalog: c, ep: await api.getEntryPoint(zone.id, PHASE) };
     }, 'window');
     const found = ep ? await chooseScored(JSON.stringify(ep), catalog, zone.name, index) : undefined;
-    if (found === null) return undefined;
+    if (found === null) return null;
     if (!ep || !found || !found.rule.id || !ep.id) {
       throw new UserError(`${zone.name} does not deploy the OWASP-based managed ruleset in ${PHASE}; add an execute rule for it (pull the entry point, edit, deploy) first.`, [
         { title: 'Pull Entry Point', run: () => vscode.commands.executeCommand('rulesmith.pullEntryPoint', zone, PHASE) },
       ]);
     }
+    return { zone, api, catalog, ep, found };
+  }
+
+  async function applyToZone(
+    target: ZoneTarget | null,
+    what: string,
+    change: (rule: Rule, catalog: ManagedCatalog) => Rule,
+    fromTo: (now: ExecuteRuleAt) => string,
+  ): Promise<{ where: string; version?: string } | undefined> {
+    if (!target) return undefined;
+    const { zone, api, catalog, ep, found } = target;
     const next = change(found.rule, catalog);
     const answer = await ui.confirm(
       `${what} on ${zone.name}?`,
@@ -145,12 +156,12 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
         const inFile = editor ? await chooseScored(editor.document.getText(), catalog, editor.document.uri.path.split('/').pop() ?? 'The file') : undefined;
         if (inFile === null) return undefined;
         let level = typeof levelArg === 'number' ? levelArg : undefined;
+        // On the zone, read it first: the picker marks the level in effect.
+        const onZone = editor ? undefined : await readZone(o.zone, o.index);
+        if (onZone === null) return undefined;
         if (level === undefined) {
-          const current = inFile?.level;
-          const p = await ui.pick(
-            [1, 2, 3, 4].map((l) => ({ label: `Paranoia level ${l}`, description: l === current ? 'current' : '', detail: LEVEL_TEXT[l], value: l })),
-            { title: `Paranoia level ${editor ? `in ${editor.document.uri.path.split('/').pop()}` : 'of the zone'}` },
-          );
+          const current = inFile?.level ?? onZone?.found.level;
+          const p = await ui.pick(levelItems(current), { title: `Paranoia level ${editor ? `in ${editor.document.uri.path.split('/').pop()}` : `of ${onZone?.zone.name ?? 'the zone'}`}` });
           level = p?.value;
         }
         if (level === undefined) return undefined;
@@ -161,7 +172,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
           void ui.info(`Paranoia level ${pl} set in ${editor.document.uri.path.split('/').pop()}; deploy the file to apply it.`);
           return { target: 'file', where: editor.document.uri.toString(), level: pl };
         }
-        const r = await applyToZone(o.zone, o.index, `Set paranoia level ${pl}`, (rule) => setParanoiaLevel(rule, pl), (now) => `Paranoia level ${now.level || '?'} → ${pl}`);
+        const r = await applyToZone(onZone ?? null, `Set paranoia level ${pl}`, (rule) => setParanoiaLevel(rule, pl), (now) => `Paranoia level ${now.level || '?'} → ${pl}`);
         if (!r) return undefined;
         void ui.info(`Paranoia level ${pl} is now in effect on ${r.where} (entry point version ${r.version}).`);
         return { target: 'zone', where: r.where, level: pl, version: r.version };
@@ -177,8 +188,11 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
         if (inFile === null) return undefined;
         let threshold = typeof thresholdArg === 'number' ? thresholdArg : undefined;
         let action = o.action;
+        const onZone = editor ? undefined : await readZone(o.zone, o.index);
+        if (onZone === null) return undefined;
+        const now = inFile ?? onZone?.found;
         if (threshold === undefined) {
-          const p = await ui.pick([...THRESHOLDS, { value: -1, label: 'Other…', description: 'any whole number' }], { title: 'Anomaly score threshold (requests scoring at least this are acted on)' });
+          const p = await ui.pick(thresholdItems(now?.threshold), { title: 'Anomaly score threshold (requests scoring at least this are acted on)' });
           if (!p) return undefined;
           threshold = p.value;
           if (threshold < 0) {
@@ -186,7 +200,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
             if (!v) return undefined;
             threshold = Number(v);
           }
-          const a = await ui.pick([{ label: 'Keep the current action', value: '' }, ...ACTIONS.map((x) => ({ label: x, value: x }))], { title: 'Action when the threshold is reached' });
+          const a = await ui.pick([{ label: keepActionLabel(now?.action), value: '' }, ...ACTIONS.map((x) => ({ label: x, value: x }))], { title: 'Action when the threshold is reached' });
           if (!a) return undefined;
           action = a.value || undefined;
         }
@@ -199,8 +213,7 @@ export function registerTuningCommands(ctx: Ctx): vscode.Disposable[] {
           return { target: 'file', where: editor.document.uri.toString(), threshold: t, ...(action ? { action } : {}) };
         }
         const r = await applyToZone(
-          o.zone,
-          o.index,
+          onZone ?? null,
           `Set the anomaly score threshold to ${t}${action ? ` with action ${action}` : ''}`,
           (rule, cat) => setScoreThreshold(rule, t, action, { catalog: cat }),
           (now) => `Threshold ${now.threshold ?? '?'}${now.action ? ` (${now.action})` : ''} → ${t}${action ? ` (${action})` : now.action ? ` (${now.action})` : ''}`,

@@ -5,7 +5,7 @@ import { paranoiaLevelOf } from '../../../server/src/rulesets/catalog';
 import type { EffectiveRule } from '../../../server/src/rulesets/engine';
 import type { Rule } from '../../../server/src/rulesApi';
 import { RulesApiError } from '../api/errors';
-import { NotSignedInError } from '../api/connection';
+import { isLoopback, NotSignedInError } from '../api/connection';
 
 export interface MessageNode {
   readonly kind: 'message';
@@ -40,6 +40,19 @@ export function message(id: string, text: string, icon = 'info', command?: vscod
 }
 
 /** A failure as a tree item that says what happened and what to do. */
+/**
+ * The nodes a view shows when its load failed: errorNode's one, or — when the service does
+ * not answer — one that names the URL (click: retry) and one that starts the service.
+ */
+export function errorNodes(id: string, e: unknown, local: boolean): MessageNode[] {
+  if (!(e instanceof RulesApiError) || !e.unreachable) return [errorNode(id, e)];
+  const out: MessageNode[] = [
+    { ...message(id, `Cannot reach the rules service at ${e.unreachable}`, 'debug-disconnect', { command: 'rulesmith.refreshViews', title: 'Retry' }, `${e.message}\n\n${e.advice}\n\nClick to retry.`), description: 'click to retry' },
+  ];
+  if (local || isLoopback(e.unreachable)) out.push(message(`${id}/start`, 'Start Local Service', 'play', { command: 'rulesmith.startLocalService', title: 'Start Local Service' }, `Starts the rules service at ${e.unreachable}, then the views reload.`));
+  return out;
+}
+
 export function errorNode(id: string, e: unknown): MessageNode {
   if (e instanceof NotSignedInError) return message(id, 'Not signed in', 'account', { command: 'rulesmith.signIn', title: 'Sign In' }, e.message);
   // The label says what failed, the description what to do (the tooltip has both, and the call).

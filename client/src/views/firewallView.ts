@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import type { Connection } from '../api/connection';
 import type { Filter, FirewallRule } from '../api/rulesApi';
-import { BaseProvider, errorNode, message, messageItem, type MessageNode } from './common';
+import { BaseProvider, errorNodes, message, messageItem, type MessageNode } from './common';
 
 export type FirewallNode =
   | { readonly kind: 'section'; readonly id: string; readonly label: string; readonly count: number; readonly children: FirewallNode[] }
@@ -87,7 +87,7 @@ export class FirewallView extends BaseProvider<FirewallNode> {
         { kind: 'section', id: 'fw/filters', label: 'Filters', count: filters.length, children: filterNodes.length ? filterNodes : [message('fw/filters/none', 'No filters', 'circle-slash')] },
       ];
     } catch (e) {
-      return [errorNode('fw/error', e)];
+      return errorNodes('fw/error', e, this.connection.isLocal);
     }
   }
 }

@@ -6,7 +6,7 @@ import { rulesetVersion } from '../../../server/src/rulesets/catalog';
 import type { ManagedRuleset } from '../../../server/src/rulesets/catalog';
 import { serviceCatalog } from '../api/catalog';
 import type { Connection } from '../api/connection';
-import { BaseProvider, errorNode, groupItem, groupManagedRules, managedRuleItem, message, messageItem, type GroupNode, type ManagedRuleNode, type MessageNode } from './common';
+import { BaseProvider, errorNodes, groupItem, groupManagedRules, managedRuleItem, message, messageItem, type GroupNode, type ManagedRuleNode, type MessageNode } from './common';
 
 export type ManagedNode = { readonly kind: 'ruleset'; readonly id: string; readonly ruleset: ManagedRuleset } | GroupNode | ManagedRuleNode | MessageNode;
 
@@ -45,7 +45,7 @@ export class ManagedView extends BaseProvider<ManagedNode> {
       if (n.kind === 'group') return [...n.children];
       return [];
     } catch (e) {
-      return [errorNode(`${n?.id ?? 'm'}/error`, e)];
+      return errorNodes(`${n?.id ?? 'm'}/error`, e, this.connection.isLocal);
     }
   }
 }

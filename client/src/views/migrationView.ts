@@ -6,7 +6,8 @@ import * as vscode from 'vscode';
 import { isEnterprise, type Connection } from '../api/connection';
 import { RulesApiError } from '../api/errors';
 import type { MigrationCheck, MigrationStatus, WafPackage, Zone } from '../api/rulesApi';
-import { BaseProvider, errorNode, message, messageItem, type MessageNode } from './common';
+import { sensitivityMigrationText } from '../../../server/src/migration/sensitivityWording';
+import { BaseProvider, errorNodes, message, messageItem, type MessageNode } from './common';
 
 export type MigrationNode = MessageNode | { readonly kind: 'packages'; readonly id: string; readonly packages: readonly WafPackage[] };
 
@@ -57,6 +58,8 @@ export class MigrationView extends BaseProvider<MigrationNode> {
       try {
         return await p;
       } catch (e) {
+        // The service is down: one failure to show (with Start / Retry), not one per call.
+        if (e instanceof RulesApiError && e.unreachable) throw e;
         errors.push(e instanceof RulesApiError ? `${e.operation}: ${e.message}` : e instanceof Error ? e.message : String(e));
         advice.push(e instanceof RulesApiError ? e.advice : 'See "Rulesmith: Show Output".');
         return undefined;
@@ -106,12 +109,12 @@ export class MigrationView extends BaseProvider<MigrationNode> {
       }
       return out;
     } catch (e) {
-      return [errorNode('mig/error', e)];
+      return errorNodes('mig/error', e, this.connection.isLocal);
     }
   }
 }
 
 function packageState(p: WafPackage): string {
-  if (p.detection_mode === 'anomaly') return `sensitivity ${p.sensitivity ?? '?'}, action ${p.action_mode ?? '?'}`;
+  if (p.detection_mode === 'anomaly') return sensitivityMigrationText(p.sensitivity, p.action_mode);
   return p.status ?? p.detection_mode ?? '';
 }

@@ -12,7 +12,7 @@ import { describeRule } from '../../../server/src/rulesets/ruleNames';
 import { serviceCatalog } from '../api/catalog';
 import type { Connection } from '../api/connection';
 import type { Account, Zone } from '../api/rulesApi';
-import { BaseProvider, errorNode, groupItem, groupManagedRules, managedRuleItem, message, messageItem, type GroupNode, type ManagedRuleNode, type MessageNode } from './common';
+import { BaseProvider, errorNodes, groupItem, groupManagedRules, managedRuleItem, message, messageItem, type GroupNode, type ManagedRuleNode, type MessageNode } from './common';
 
 export type ZonesNode =
   | { readonly kind: 'account'; readonly id: string; readonly account: Account }
@@ -116,7 +116,7 @@ export class ZonesView extends BaseProvider<ZonesNode> {
     try {
       return await this.children(n);
     } catch (e) {
-      return [errorNode(`${n?.id ?? 'root'}/error`, e)];
+      return errorNodes(`${n?.id ?? 'root'}/error`, e, this.connection.isLocal);
     }
   }
 

@@ -272,7 +272,10 @@ class Checker {
         return undefined;
       }
       if (r.each || !sameType(r.type, t)) {
-        this.err('type-mismatch', rhs.span, `expected value of type ${typeToString(t)}, but got ${typeToString(r.each ? arrayOf(r.type) : r.type)}`);
+        const got = typeToString(r.each ? arrayOf(r.type) : r.type);
+        const lhsText = this.text.slice(e.lhs.span.start, e.lhs.span.end);
+        const rhsText = this.text.slice(rhs.span.start, rhs.span.end);
+        this.err('type-mismatch', rhs.span, `expected value of type ${typeToString(t)}, but got ${got}`, `\`${lhsText}\` is ${typeToString(t)} and \`${rhsText}\` is ${got}: a field compares only with a value of the same type.`);
         return undefined;
       }
       return r.ir && { k: 'dynamic', op: op as 'eq', rhs: r.ir };
@@ -399,7 +402,7 @@ class Checker {
 
   /** Reports a literal decoding error at the literal's position. */
   private litError(r: Extract<LitResult<unknown>, { ok: false }>, at: { span: A.Span }, hint?: string): void {
-    this.err(r.code, { start: at.span.start + r.start, end: at.span.start + Math.max(r.end, r.start) }, r.message, hint ?? r.hint);
+    this.err(r.code, { start: at.span.start + r.start, end: at.span.start + Math.max(r.end, r.start) }, r.message, hint ?? r.hint, r.data && { ...r.data });
   }
 
   private lit<T>(r: LitResult<T>, at: { span: A.Span }): T | undefined {
@@ -484,7 +487,11 @@ class Checker {
         'unknown-identifier',
         v.span,
         'unknown identifier',
-        fn ? `\`${v.name}\` is a function: call it, e.g. \`${fn.signature}\`.` : suggestions.length ? `Did you mean ${suggestions.map((s) => `\`${s}\``).join(' or ')}?` : 'Field names are lower case, e.g. `http.request.uri.path`.',
+        fn
+          ? `\`${v.name}\` is a function: call it, e.g. \`${fn.signature}\`.`
+          : suggestions.length
+            ? `\`${v.name}\` is not a field: did you mean ${suggestions.map((s) => `\`${s}\``).join(' or ')}?`
+            : `\`${v.name}\` is not a field or function of the Rules language. Field names are lower case and dot-separated, e.g. \`http.request.uri.path\`.`,
         { suggestions },
       );
       return { each: false };
@@ -575,7 +582,10 @@ class Checker {
     }
     if (!def) {
       const suggestions = suggestNames(v.name, this.scheme).filter((s) => this.scheme.functions.has(s));
-      this.err('unknown-function', v.nameSpan, 'unknown function', suggestions.length ? `Did you mean ${suggestions.map((s) => `\`${s}\``).join(' or ')}?` : 'See the list of functions in the Rules language reference.', { suggestions });
+      const hint = suggestions.length
+        ? `\`${v.name}\` is not a function: did you mean ${suggestions.map((s) => `\`${s}\``).join(' or ')}?`
+        : `\`${v.name}\` is not a function of the Rules language: see the list of functions in the reference.`;
+      this.err('unknown-function', v.nameSpan, 'unknown function', hint, { suggestions });
       for (const a of v.args) this.arg(a, depth + 1);
       return { each: false };
     }

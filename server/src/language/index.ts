@@ -8,6 +8,7 @@ import type { Diagnostic } from './diagnostics';
 import { compile, type CompiledFilter, type CompileOptions } from './evaluate';
 import type { IrBool } from './ir';
 import { prepareFields as prepareFieldValues } from './fieldValues';
+import { withHint } from './hints';
 import { parseExpression, type ParseOptions } from './parse';
 import { httpScheme } from './scheme/index';
 import type { Scheme } from './scheme/types';
@@ -42,7 +43,7 @@ export function checkExpression(text: string, options: CheckOptions & Pick<Parse
   if (text.length > PARSE_LIMIT && !options.allowManaged) return { diagnostics: [tooLong(text)] };
   const scheme = options.scheme ?? httpScheme;
   const parsed = parseExpression(text, { typeOf: (n) => nameType(scheme, n), match: options.match });
-  if (!parsed.ast) return { diagnostics: parsed.diagnostics };
+  if (!parsed.ast) return { diagnostics: parsed.diagnostics.map(withHint) };
   const checked = checkAst(parsed.ast, text, options);
   return { ast: parsed.ast, ir: checked.ir, diagnostics: sortDiagnostics(checked.diagnostics) };
 }
@@ -58,7 +59,8 @@ export function compileExpression(
 
 function sortDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {
   const seen = new Set<string>();
-  return [...ds]
+  return ds
+    .map(withHint)
     .sort((a, b) => a.range.start - b.range.start || a.range.end - b.range.end)
     .filter((d) => {
       const key = `${d.range.start}:${d.range.end}:${d.code}:${d.message}`;

@@ -8,8 +8,9 @@ import { rustParseInt, type LitError, type LitResult } from './literals';
 
 const ADDR_SYNTAX = "couldn't parse address in network: invalid IP address syntax";
 
-function fail(code: LitError['code'], message: string, start: number, end: number, hint?: string): LitError {
-  return hint === undefined ? { ok: false, message, start, end, code } : { ok: false, message, start, end, code, hint };
+function fail(code: LitError['code'], message: string, start: number, end: number, hint?: string, data?: LitError['data']): LitError {
+  const e: LitError = hint === undefined ? { ok: false, message, start, end, code } : { ok: false, message, start, end, code, hint };
+  return data ? { ...e, data } : e;
 }
 
 /** The engine's IP token: the maximal run of `[0-9A-Fa-f:./]`. */
@@ -148,6 +149,13 @@ function parseCidrAddr(s: string): IpAddr | undefined {
 // ---------------------------------------------------------------------------------
 // Literals.
 
+const NETWORK_LENGTH_HINT = 'The network length after `/` is a number of bits: 0–32 for IPv4, 0–128 for IPv6 (`192.0.2.0/24`).';
+
+/** The hint for a set element whose address part does not parse. */
+function notAnAddress(text: string): string {
+  return `\`${text}\` is not an IP address: write IPv4 as four numbers 0–255 without leading zeros (192.0.2.1), IPv6 like 2001:db8::1.`;
+}
+
 /**
  * A single address (RHS of `eq`, `lt`, … and function arguments): std syntax only. A
  * CIDR or a range here is the engine's address error with a hint that it belongs in a set.
@@ -167,7 +175,7 @@ export function parseIpAddr(text: string, after = ''): LitResult<IpAddr> {
   if (!ip) {
     const slash = chunk.lastIndexOf('/');
     if (slash >= 0 && parseCidrAddr(chunk.slice(0, slash))) {
-      return fail('cidr-outside-set', ADDR_SYNTAX, 0, end, `a CIDR is only allowed in a set: write \`ip.src in {${chunk}}\``);
+      return fail('cidr-outside-set', ADDR_SYNTAX, 0, end, `\`${chunk}\` is a network (CIDR), and a network is only allowed in a set: write \`in {${chunk}}\` instead of \`eq\` (e.g. \`ip.src in {${chunk}}\`).`);
     }
     const dots = chunk.indexOf('..');
     if (dots >= 0 && parseStdIp(chunk.slice(0, dots)) && parseStdIp(chunk.slice(dots + 2))) {
@@ -219,9 +227,9 @@ export function parseIpSetItem(text: string): LitResult<IpRange> {
   const dots = chunk.indexOf('..');
   if (dots >= 0) {
     const a = parseStdIp(chunk.slice(0, dots));
-    if (!a) return fail('invalid-ip', ADDR_SYNTAX, 0, dots);
+    if (!a) return fail('invalid-ip', ADDR_SYNTAX, 0, dots, notAnAddress(chunk.slice(0, dots)));
     const b = parseStdIp(chunk.slice(dots + 2));
-    if (!b) return fail('invalid-ip', ADDR_SYNTAX, dots + 2, end);
+    if (!b) return fail('invalid-ip', ADDR_SYNTAX, dots + 2, end, notAnAddress(chunk.slice(dots + 2)));
     const order = compareIp(a, b);
     if (order === undefined || order > 0) {
       const hint = order === undefined ? 'Both ends of a range must be IPv4, or both IPv6.' : 'Write the lower address first: A..B with A <= B.';
@@ -235,11 +243,11 @@ export function parseIpSetItem(text: string): LitResult<IpRange> {
   const last = chunk.lastIndexOf('/');
   const addrEnd = first < 0 ? end : first;
   const ip = parseCidrAddr(last < 0 ? chunk : chunk.slice(0, last));
-  if (!ip) return fail('invalid-ip', ADDR_SYNTAX, 0, addrEnd);
+  if (!ip) return fail('invalid-ip', ADDR_SYNTAX, 0, addrEnd, notAnAddress(chunk.slice(0, addrEnd)));
   if (last < 0) return { ok: true, value: [ip, ip] };
 
   const len = rustParseInt(chunk.slice(last + 1), 10, 0n, 255n);
-  if (typeof len !== 'bigint') return fail('invalid-ip', `couldn't parse length in network: ${len.error}`, first + 1, end);
+  if (typeof len !== 'bigint') return fail('invalid-ip', `couldn't parse length in network: ${len.error}`, first + 1, end, NETWORK_LENGTH_HINT);
   const max = ip.family === 4 ? 32 : 128;
   if (len > BigInt(max)) {
     return fail(
@@ -247,12 +255,13 @@ export function parseIpSetItem(text: string): LitResult<IpRange> {
       `invalid length for network: Network length ${len} is too long for ${familyName(ip)} (maximum: ${max})`,
       0,
       end,
+      NETWORK_LENGTH_HINT,
     );
   }
   const range = cidrRange(ip, Number(len));
   if (!range) {
     const net = networkOf(ip, Number(len));
-    return fail('invalid-ip', 'host part of address was not zero', 0, addrEnd, `Did you mean ${formatIp(net)}/${len}?`);
+    return fail('invalid-ip', 'host part of address was not zero', 0, addrEnd, `Did you mean ${formatIp(net)}/${len}? A network is written with its first address.`, { replacement: `${formatIp(net)}/${len}` });
   }
   return { ok: true, value: range };
 }

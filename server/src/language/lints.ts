@@ -27,7 +27,47 @@ function literalsOf(e: A.ComparisonExpr, test: IrTest): [A.Literal, string][] {
 
 const quote = (s: string) => JSON.stringify(s);
 
+/** Lower-cases (or upper-cases) ASCII letters only, as the engine's `lower` / `upper` do. */
+function asciiCase(s: string, to: 'lower' | 'upper'): string {
+  return to === 'lower' ? s.replace(/[A-Z]/g, (c) => c.toLowerCase()) : s.replace(/[a-z]/g, (c) => c.toUpperCase());
+}
+
+/** The literal rewritten in the case `to`, keeping its form (quoted, raw); undefined when escapes make that unsafe. */
+function recased(lit: A.Literal, value: string, to: 'lower' | 'upper'): string | undefined {
+  if (lit.form === 'raw' || (lit.form === 'quoted' && !lit.text.includes('\\'))) return asciiCase(lit.text, to).replace(/^R/, 'r');
+  const fixed = asciiCase(value, to);
+  return /^[\x20-\x7e]*$/.test(fixed) && !/["\\]/.test(fixed) ? quote(fixed) : undefined;
+}
+
+/**
+ * `lower(http.host) eq "Example.COM"` never matches: the left side has no upper-case
+ * letter. Likewise `upper(…)` with a lower-case letter. `ne` is then always true. Regexes and
+ * (case-insensitive) wildcards are left alone.
+ */
+function lintCaseFolded(e: A.ComparisonExpr, test: IrTest, push: Push): void {
+  if (e.lhs.kind !== 'call' || (e.lhs.name !== 'lower' && e.lhs.name !== 'upper')) return;
+  if (test.k === 'matches' || (test.k === 'wildcard' && !test.strict)) return;
+  const to = e.lhs.name;
+  const wrong = to === 'lower' ? /[A-Z]/ : /[a-z]/;
+  // Ordering (`lt`, …) still means something with upper-case letters.
+  if (!['eq', 'ne', 'contains', 'wildcard', 'inBytes'].includes(test.k)) return;
+  const literals = literalsOf(e, test);
+  for (const [lit, bytes] of literals) {
+    if (!wrong.test(bytes)) continue;
+    const value = binaryToUtf8(bytes) ?? bytes;
+    const yields = to === 'lower' ? 'lower case' : 'upper case';
+    const message =
+      test.k === 'ne'
+        ? `${quote(value)} is never equal to \`${to}(…)\`, which is ${yields}: this condition is always true`
+        : `${quote(value)} can never match: \`${to}(…)\` is ${yields}`;
+    const replacement = recased(lit, bytes, to);
+    const hint = replacement ? `Write ${replacement}.` : `Write the literal in ${yields}.`;
+    push(warning('never-matches', lit.span.start, lit.span.end, message, hint, replacement ? { replacement } : undefined));
+  }
+}
+
 export function lintComparison(scheme: Scheme, e: A.ComparisonExpr, test: IrTest, _text: string, push: Push): void {
+  lintCaseFolded(e, test, push);
   if (e.lhs.kind !== 'field') return;
   const name = e.lhs.name;
   const def = scheme.fields.get(name);

@@ -27,6 +27,8 @@ export type LitError = {
   end: number;
   code: DiagnosticCode;
   hint?: string;
+  /** For the quick fix: `replacement` is the whole literal token as it should be. */
+  data?: Readonly<Record<string, unknown>>;
 };
 
 export type LitResult<T> = { ok: true; value: T } | LitError;
@@ -158,6 +160,12 @@ const ESCAPE_EQUIVALENTS: Readonly<Record<string, string>> = {
   e: '\\x1b',
 };
 
+/** `"\x"`, `"\x4"`: most often a backslash meant literally (a Windows path, a regex). */
+const HEX_ESCAPE_HINT =
+  '`\\x` starts a byte written as two hex digits (`\\x41` is "A"). For a backslash followed by x write `\\\\x`, or use a raw string `r"…"` in which backslashes are literal.';
+const OCTAL_ESCAPE_HINT =
+  'A backslash before a digit starts a byte written as three octal digits (`\\101` is "A"). For a backslash write `\\\\`, or use a raw string `r"…"` in which backslashes are literal.';
+
 function escapeHint(ch: string): string {
   const base = 'Only \\", \\\\, \\xHH and \\OOO are escapes; \\n, \\t, \\u… and the like do not exist: ';
   const hex = ESCAPE_EQUIVALENTS[ch];
@@ -202,12 +210,12 @@ export function decodeQuoted(text: string, after = ''): LitResult<string> {
       out += e;
       i = j + 1;
     } else if (e === 'x') {
-      const b = fixedByte(s, j + 1, 2, 16, 'invalid-escape');
+      const b = fixedByte(s, j + 1, 2, 16, 'invalid-escape', HEX_ESCAPE_HINT);
       if (!b.ok) return b;
       out += String.fromCharCode(b.value);
       i = b.end;
     } else if (e >= '0' && e <= '7') {
-      const b = fixedByte(s, j, 3, 8, 'invalid-escape');
+      const b = fixedByte(s, j, 3, 8, 'invalid-escape', OCTAL_ESCAPE_HINT);
       if (!b.ok) return b;
       out += String.fromCharCode(b.value);
       i = b.end;

@@ -10,6 +10,8 @@
  *   - a deprecated field -> its replacement; a mistyped operator (`equals`) -> the one meant;
  *   - a literal that can never match (never-matches, method-not-uppercase,
  *     header-key-not-lowercase, path-without-slash) -> the `replacement`;
+ *   - literals the engine refuses (bad escapes, unterminated strings, quoted IPs, …):
+ *     literalFixes.ts;
  * refactorings (refactor.rewrite)
  *   - convert the operators of the whole expression to C-like or English notation. Only
  *     the operator tokens are rewritten (spaces added where a word needs them), so the
@@ -27,6 +29,7 @@ import * as A from '../language/ast';
 import type { Diagnostic } from '../language/diagnostics';
 import { LOGICAL_OPERATORS, OPERATORS } from '../language/scheme/operators';
 import { toLspDiagnostic } from './diagnostics';
+import { literalFixes } from './literalFixes';
 import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
 
 /** English spelling to C-like, for every operator (logical or comparison) that has both. */
@@ -192,6 +195,7 @@ function quickFixes(slice: ExpressionSlice, ast: A.Expr | undefined, d: Diagnost
       return;
     }
     default:
+      for (const f of literalFixes(text, ast, d)) action(f.title, CodeActionKind.QuickFix, f.edits, d, f.preferred);
       return;
   }
 }

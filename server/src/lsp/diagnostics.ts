@@ -104,12 +104,13 @@ export class DiagnosticsScheduler {
     for (const doc of this.store.all()) this.schedule(doc.uri);
   }
 
-  /** The document closed: stop its run and clear its problems. */
-  closed(uri: string): void {
+  /** The document closed: stop its run; its problems are cleared unless `keep` (workspaceCheck.ts re-publishes them from disk). */
+  closed(uri: string, keep = false): void {
     const pending = this.timers.get(uri);
     if (pending) clearTimeout(pending);
     this.timers.delete(uri);
-    this.clear(uri);
+    if (keep) this.withProblems.delete(uri);
+    else this.clear(uri);
   }
 
   private clear(uri: string): void {

@@ -64,7 +64,7 @@ export function jsonEscape(text: string): string {
   return JSON.stringify(text).slice(1, -1);
 }
 
-function wholeTextSlice(text: string): ExpressionSlice {
+export function wholeTextSlice(text: string): ExpressionSlice {
   return {
     text,
     inJson: false,

@@ -11,7 +11,7 @@
  */
 import { getNodeValue, type JSONPath, type Node } from 'jsonc-parser';
 import type { CodeLens } from 'vscode-languageserver/node';
-import { OWASP_THRESHOLDS } from '../managed/owasp';
+import { thresholdText } from '../managed/thresholds';
 import { currentParanoiaLevel, currentThreshold } from '../managed/preview';
 import { findManagedRuleset, paranoiaLevelOf, rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedRulesetVersion } from '../rulesets/catalog';
 import { effectiveRules } from '../rulesets/engine';
@@ -95,12 +95,8 @@ function findAt(root: Node, path: JSONPath): Node | undefined {
   return n;
 }
 
-export function thresholdLabel(t: number): string {
-  if (t === OWASP_THRESHOLDS.high) return 'High';
-  if (t === OWASP_THRESHOLDS.medium) return 'Medium';
-  if (t === OWASP_THRESHOLDS.low) return 'Low';
-  return 'custom';
-}
+/** The threshold in the dashboard's words (managed/thresholds.ts). */
+export const thresholdLabel = thresholdText;
 
 /** The one-line effective configuration of an execute rule. */
 export function executeSummary(e: Pick<ExecuteRule, 'rule' | 'ruleset' | 'version'>, catalog: ManagedCatalog = CATALOG): string {
@@ -119,7 +115,7 @@ export function executeSummary(e: Pick<ExecuteRule, 'rule' | 'ruleset' | 'versio
   const overrides = (rule.action_parameters as { overrides?: Overrides }).overrides;
   if (ruleset.anomalyRuleId !== undefined) {
     const t = currentThreshold(rule, catalog);
-    parts.push(`threshold ${t.threshold} (${thresholdLabel(t.threshold)})`);
+    parts.push(`threshold ${thresholdText(t.threshold)}`);
     if (t.action) parts.push(t.action);
   } else {
     parts.push(overrides?.action ? `all rules ${overrides.action}` : 'default actions');

@@ -6,6 +6,7 @@
  * classified on its own. The markdown builders here are also used for completion
  * documentation, so both say the same thing.
  */
+import { fieldDocUrl, functionDocUrl } from './docLinks';
 import type { MarkupContent } from 'vscode-languageserver';
 import type * as A from '../language/ast';
 import { nameType } from '../language/index';
@@ -162,6 +163,8 @@ export function fieldMarkdown(def: FieldDef, ctx: ExpressionContext, forHover = 
   if (forHover) {
     const values = valuesLine(def);
     if (values) sections.push(values);
+    const url = fieldDocUrl(def);
+    if (url) sections.push(`[Documentation of \`${def.name}\`](${url})`);
   }
   return sections.join('\n\n');
 }
@@ -172,6 +175,8 @@ export function functionMarkdown(fn: FunctionDef, ctx: ExpressionContext, forHov
   if (forHover) sections.push(`(function) \`${fn.signature}\``);
   sections.push(fn.doc);
   sections.push(...availability(fn, ctx));
+  const url = forHover ? functionDocUrl(fn) : undefined;
+  if (url) sections.push(`[Documentation of \`${fn.name}\`](${url})`);
   return sections.join('\n\n');
 }
 

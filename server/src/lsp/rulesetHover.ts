@@ -26,7 +26,7 @@ function actionText(r: Pick<ManagedRule, 'action' | 'action_parameters' | 'score
     return `score ${inc !== undefined && inc >= 0 ? '+' : ''}${inc ?? '?'}`;
   }
   const t = threshold ?? r.score_threshold;
-  return t !== undefined && ruleset.anomalyRuleId !== undefined ? `${action} when the anomaly score reaches ${t} (${thresholdLabel(t)})` : (action ?? '?');
+  return t !== undefined && ruleset.anomalyRuleId !== undefined ? `${action} at threshold ${thresholdLabel(t)}` : (action ?? '?');
 }
 
 /** Markdown about one managed rule, and its state under `rule`'s overrides when given. */

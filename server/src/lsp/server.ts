@@ -37,6 +37,8 @@ import { forgetRulesetDocument } from './rulesetDiagnostics';
 import { runSafe, runSafeNotification } from './runSafe';
 import { LEGEND, semanticTokens } from './semanticTokens';
 import { SettingsCache } from './settings';
+import { CheckFilesRequest, type CheckFilesParams } from '../protocol';
+import { ClosedFileDiagnostics } from './workspaceCheck';
 
 boundRegexBacktracking();
 const connection = createConnection(ProposedFeatures.all);
@@ -63,6 +65,7 @@ const settings = new SettingsCache(async (uri) => {
 });
 const getSettings = (uri: string) => settings.get(uri);
 let diagnostics = new DiagnosticsScheduler(connection, store, getSettings, log);
+const closedFiles = new ClosedFileDiagnostics(connection, store, getSettings);
 
 connection.onInitialize((params): InitializeResult => {
   const caps = params.capabilities;
@@ -106,12 +109,17 @@ connection.onDidOpenTextDocument((p) =>
 );
 connection.onDidChangeTextDocument((p) => runSafeNotification(log, 'didChange', () => store.change(p.textDocument.uri, p.textDocument.version, p.contentChanges)));
 connection.onDidCloseTextDocument((p) => runSafeNotification(log, 'didClose', () => store.close(p.textDocument.uri)));
-store.onDidChangeContent((doc) => diagnostics.schedule(doc.uri));
-store.onDidClose((doc) => {
-  diagnostics.closed(doc.uri);
-  settings.delete(doc.uri);
-  forgetRulesetDocument(doc.uri);
+store.onDidChangeContent((doc) => {
+  closedFiles.opened(doc.uri);
+  diagnostics.schedule(doc.uri);
 });
+store.onDidClose((doc) => {
+  // Problems stay after the editor closes: the file is checked again from disk.
+  diagnostics.closed(doc.uri, true);
+  forgetRulesetDocument(doc.uri);
+  void closedFiles.closed(doc.uri).finally(() => settings.delete(doc.uri));
+});
+connection.onRequest(CheckFilesRequest.method, (p: CheckFilesParams, token: CancellationToken) => runSafe(log, 'checkFiles', token, { checked: 0, errors: 0, warnings: 0, withProblems: 0 }, () => closedFiles.checkFiles(p)));
 
 /** Runs a request for a document of ours; anything else gets `empty`. */
 function forDocument<T>(what: string, uri: string, token: CancellationToken, empty: T, work: (a: Analysed) => T): Promise<T | ResponseError<void>> {

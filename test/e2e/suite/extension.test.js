@@ -36,7 +36,7 @@ describe('Rulesmith in VS Code', function () {
     assert.equal(doc.getText(d.range), 'http.request.uri.pth');
     assert.equal(d.severity, vscode.DiagnosticSeverity.Error);
     assert.equal(d.source, 'rulesmith');
-    assert.match(d.message, /^unknown identifier\nDid you mean `http\.request\.uri\.path`\?/);
+    assert.match(d.message, /^unknown identifier\n`http\.request\.uri\.pth` is not a field: did you mean `http\.request\.uri\.path`\?/);
   });
 
   it('reports an error inside an escaped "expression" string of a ruleset JSON at the right character', async function () {

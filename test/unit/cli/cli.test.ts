@@ -60,7 +60,7 @@ test('check --format json: positions in ruleset JSON are mapped through escapes'
     severity: 'error',
     code: 'unknown-identifier',
     message: 'unknown identifier',
-    hint: 'Did you mean `http.host`?',
+    hint: '`http.hots` is not a field: did you mean `http.host`?',
   });
 });
 

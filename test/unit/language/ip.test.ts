@@ -86,7 +86,7 @@ describe('parseIpAddr (Rust std syntax)', () => {
   test('a CIDR outside a set', () =>
     expectErr(
       parseIpAddr('192.0.2.0/24'),
-      { message: ADDR, start: 0, end: 12, code: 'cidr-outside-set', hint: /a CIDR is only allowed in a set: write `ip\.src in \{192\.0\.2\.0\/24\}`/ },
+      { message: ADDR, start: 0, end: 12, code: 'cidr-outside-set', hint: /a network is only allowed in a set: write `in \{192\.0\.2\.0\/24\}` instead of `eq` \(e\.g\. `ip\.src in \{192\.0\.2\.0\/24\}`\)/ },
       'cidr',
     ));
   test('an IPv6 CIDR outside a set', () =>

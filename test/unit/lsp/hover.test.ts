@@ -39,12 +39,16 @@ test('a field: name and type, doc, the first well-known values', () => {
       'HTTP method in upper case, such as "GET".',
       '',
       'Values: `"GET"`, `"HEAD"`, `"POST"`, `"PUT"`, `"DELETE"`, `"CONNECT"`, `"OPTIONS"`, `"TRACE"`, … (10 in all)',
+      '',
+      '[Documentation of `http.request.method`](https://developers.cloudflare.com/ruleset-engine/rules-language/fields/reference/http.request.method/)',
     ],
   });
   assert.deepEqual(lines('|http.host eq "a"'), [
     '(field) `http.host`: `Bytes`',
     '',
     'Host name of the request as the client sent it (Origin Rules do not change it).',
+    '',
+    '[Documentation of `http.host`](https://developers.cloudflare.com/ruleset-engine/rules-language/fields/reference/http.host/)',
   ]);
 });
 
@@ -55,6 +59,8 @@ test('a field above the plan: the plan, its note, and that the zone\'s plan lack
     'Bot score from 1 (almost certainly automated) to 99 (almost certainly human).',
     '',
     'Plan: Enterprise (Bot Management add-on) — not included in the Pro plan',
+    '',
+    '[Documentation of `cf.bot_management.score`](https://developers.cloudflare.com/ruleset-engine/rules-language/fields/reference/cf.bot_management.score/)',
   ]);
   assert.equal(lines('cf.bot_management.sco|re lt 30', { plan: 'enterprise' })[4], 'Plan: Enterprise (Bot Management add-on)');
   assert.equal(lines('any(http.request.coo|kies["a"][*] eq "b")')[4], 'Plan: Pro and above');
@@ -68,6 +74,8 @@ test('a field restricted to phases: the phases, and that the rule\'s phase is no
     'Language tags of the Accept-Language header, highest preference first, without "*" (Transform Rules only).',
     '',
     'Phases: only `http_request_transform`, `http_request_late_transform`, `http_response_headers_transform` — not available in `http_request_firewall_custom`',
+    '',
+    '[Documentation of `http.request.accepted_languages`](https://developers.cloudflare.com/ruleset-engine/rules-language/fields/reference/http.request.accepted_languages/)',
   ]);
   assert.equal(
     lines('http.response.co|de eq 404', { phase: 'http_response_headers_transform' })[4].includes('not available'),
@@ -75,7 +83,7 @@ test('a field restricted to phases: the phases, and that the rule\'s phase is no
   );
 });
 
-test('a deprecated field: deprecation, replacement, values with country names', () => {
+test('a deprecated field: deprecation, replacement, values with country names (no documentation link: it has no page)', () => {
   assert.deepEqual(lines('ip.geoip.co|untry eq "DE"'), [
     '(field) `ip.geoip.country`: `Bytes`',
     '',
@@ -97,7 +105,7 @@ test('the cursor just after a name still hovers it', () => {
 test('a function: signature, doc, phases and plan', () => {
   assert.deepEqual(hoverAt('low|er(http.host) eq "a"'), {
     range: [0, 5],
-    lines: ['(function) `lower(source: Bytes) -> Bytes`', '', 'Converts ASCII upper-case letters to lower case; other bytes are unchanged.'],
+    lines: ['(function) `lower(source: Bytes) -> Bytes`', '', 'Converts ASCII upper-case letters to lower case; other bytes are unchanged.', '', '[Documentation of `lower`](https://developers.cloudflare.com/ruleset-engine/rules-language/functions/#lower)'],
   });
   const regex = lines('regex_re|place(http.request.uri.path, "a", "b") eq "x"', { phase: 'http_request_firewall_custom' });
   assert.equal(regex[0], '(function) `regex_replace(source: Bytes, regex: Bytes, replacement: Bytes) -> Bytes`');

