@@ -14,6 +14,7 @@ import { registerTuningCommands } from './commands/tuning';
 import { Evaluation } from './evaluation';
 import { ParanoiaPreviewPanel } from './preview/panel';
 import { ZoneTrace } from './zoneTrace';
+import { TraceViewState } from './traceViewState';
 import { ServerStatus, type ServerState } from './status';
 import { enableTesting, testing } from './ui';
 import { FirewallView } from './views/firewallView';
@@ -37,6 +38,9 @@ export interface RulesmithTestApi extends RulesmithApi {
   readonly views: Ctx['views'];
   readonly preview: ParanoiaPreviewPanel;
   readonly deploy: DeployCommands;
+  readonly evaluation: Evaluation;
+  readonly zoneTrace: ZoneTrace;
+  readonly traceView: TraceViewState;
   /** Queue answers to the commands' questions; read what they asked and showed. */
   readonly testing: typeof testing;
 }
@@ -47,7 +51,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const output = vscode.window.createOutputChannel('Rulesmith', { log: true });
   const status = new ServerStatus();
   client = new RulesmithClient(context, output, status);
-  context.subscriptions.push(output, status, ...registerCommands(client, output), new Evaluation(client, output, status));
+  const traceView = new TraceViewState();
+  const evaluation = new Evaluation(client, output, status, traceView);
+  context.subscriptions.push(output, status, ...registerCommands(client, output), evaluation, traceView, ...traceView.register());
 
   // The rules service: connection, views, commands.
   const connection = new Connection(context, output);
@@ -56,6 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const deploy = new DeployCommands(ctx);
   const migration = new MigrationCommands(ctx);
   const preview = new ParanoiaPreviewPanel(ctx);
+  const zoneTrace = new ZoneTrace(ctx, client, status, traceView);
   context.subscriptions.push(
     connection,
     new ConnectionStatus(connection),
@@ -71,7 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...registerTuningCommands(ctx),
     ...registerFirewallCommands(ctx),
     ...preview.register(),
-    ...new ZoneTrace(ctx, client, status).register(),
+    ...zoneTrace.register(),
     connection.onDidChange(() => refreshViews(ctx)),
   );
   await connection.refreshState();
@@ -81,7 +88,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const api: RulesmithApi = { serverState: () => status.state, onDidChangeServerState: status.onDidChange };
   if (process.env.RULESMITH_TEST_HOOKS !== '1') return api;
   enableTesting();
-  return { ...api, connection, views, preview, deploy, testing };
+  return { ...api, connection, views, preview, deploy, evaluation, zoneTrace, traceView, testing };
 }
 
 export async function deactivate(): Promise<void> {

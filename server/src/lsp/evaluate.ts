@@ -389,6 +389,7 @@ export class Evaluator {
       title,
       where: `${r.http.name}, line ${block.line + 1}`,
       ruleset: r.ruleset!.names.join(' + '),
+      ...(p.view ? { view: p.view } : {}),
     };
     const { reply, error } = await this.run(r, job);
     if (error) return { markdown: errorMarkdown(title, error.message, error.details), error };

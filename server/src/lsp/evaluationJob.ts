@@ -12,6 +12,7 @@ import type { Plan } from '../language/scheme/types';
 import type { Verdict } from '../protocol';
 import { defaultCatalog } from '../managed/catalog';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type CheckedZone } from '../rulesets/zoneFile';
+import type { TraceViewOptions } from '../rulesets/traceView';
 import { verdictOf, traceMarkdown } from './evaluationTrace';
 import { requestBlocks } from './httpBlocks';
 
@@ -27,7 +28,7 @@ export type EvaluationJob = {
   readonly httpText: string;
 } & (
   | { readonly kind: 'evaluate'; /** Only this request; every request when absent. */ readonly index?: number }
-  | { readonly kind: 'trace'; readonly index: number; readonly title: string; readonly where: string; readonly ruleset: string }
+  | { readonly kind: 'trace'; readonly index: number; readonly title: string; readonly where: string; readonly ruleset: string; readonly view?: TraceViewOptions }
 );
 
 /** Why the zone cannot be evaluated: a sentence, the first errors, and where the first one is. */
@@ -125,7 +126,7 @@ export function evaluationReply(job: EvaluationJob, progress: (p: EvaluationProg
       progress({ start: block.index });
       const evaluation = checked.compiled.evaluate(block.values);
       const verdict = verdictOf(evaluation, names);
-      const markdown = traceMarkdown({ title: job.title, summary: block.summary, where: job.where, ruleset: job.ruleset, fields: block.fields ?? {}, evaluation, verdict, names });
+      const markdown = traceMarkdown({ title: job.title, summary: block.summary, where: job.where, ruleset: job.ruleset, fields: block.fields ?? {}, evaluation, verdict, names, ...(job.view ? { view: job.view } : {}) });
       return { markdown, verdict };
     }
     const verdicts: [number, Verdict][] = [];

@@ -302,7 +302,8 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.ok(exec.action_parameters.overrides.rules.some((r) => r.score_threshold === 25 && r.action === 'managed_challenge'));
     await h.saveDocument(doc);
 
-    const diffOpen = () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && /^pro\.example\.com http_request_firewall_managed: zone version \d+ ↔/.test(t.label)));
+    // The diff's title leads with the summary of what the deploy changes.
+    const diffOpen = () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && /^1 rule changed \(action_parameters\) — pro\.example\.com http_request_firewall_managed: zone version \d+ ↔/.test(t.label)));
     // Cancel: nothing deployed, the diff stays open to read.
     api.testing.answer(undefined);
     const cancelled = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
@@ -315,8 +316,12 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.ok(d && d.deployed, JSON.stringify([d, api.testing.peek()]));
     assert.equal(Number(d.version), Number(pulled.version) + 1);
     assert.match(d.summary, /1 rule changed \(action_parameters\)/);
+    // Asked in a notification (not a modal over the diff), naming the rule by its description.
     const confirm = api.testing.take().find((a) => a.kind === 'confirm');
-    assert.match(confirm.message, /^Deploy http_request_firewall_managed\.ruleset\.json to pro\.example\.com \(http_request_firewall_managed\)\?$/);
+    assert.deepEqual(confirm.items, ['Deploy', 'Cancel']);
+    assert.equal(confirm.detail, undefined);
+    assert.match(confirm.message, /^Deploy http_request_firewall_managed\.ruleset\.json to pro\.example\.com \(http_request_firewall_managed\)\? 1 rule changed \(action_parameters\): ~ [^;]+: action_parameters\. The zone runs version \d+ now; the diff is open \(hover a rule for its id\)\.$/);
+    assert.doesNotMatch(confirm.message, /[0-9a-f]{32}/, 'rules are named by description or ref, not by id');
     assert.equal(diffOpen(), false, 'the diff of the version replaced is closed after the deploy');
     assert.equal(JSON.parse(doc.getText()).version, d.version, 'the file follows the deployed version');
 
@@ -466,7 +471,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
       assert.ok(d.warnings.some((w) => /\(code 20040\)$/.test(w)), JSON.stringify(d.warnings));
       const shown = api.testing.take();
       const confirm = shown.find((a) => a.kind === 'confirm');
-      assert.match(confirm.detail, /was not pulled from this zone: deploying replaces version \d+ as shown in the diff/);
+      assert.match(confirm.message, /was not pulled from this zone: deploying replaces version \d+ as the diff shows\.$/);
       const warn = shown.find((a) => a.kind === 'warning');
       assert.match(warn.message, /^Deployed to pro\.example\.com \(http_request_firewall_custom\): version \d+\. .*It is deployed, with \d+ warnings? from the service: .*ip\.geoip\.country.*\(code 20040\)/);
     } finally {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { visibleEntries, visibleFields, visibleSteps } from '../../../server/src/rulesets/traceView';
+import type { TraceStep } from '../../../server/src/rulesApi';
 
 describe('trace view', () => {
   const trace = [
@@ -30,7 +31,7 @@ describe('trace view', () => {
   });
 
   test("the service's step tree: unmatched rules dropped, empty rulesets dropped, matched kept", () => {
-    const steps = [
+    const steps: TraceStep[] = [
       {
         step_name: 'p1',
         type: 'phase',
