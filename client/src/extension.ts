@@ -8,6 +8,7 @@ import { registerCommands } from './commands';
 import { refreshViews, type Ctx } from './commands/context';
 import { DeployCommands } from './commands/deploy';
 import { registerFirewallCommands } from './commands/firewall';
+import { ScratchRule } from './commands/scratchRule';
 import { MigrationCommands } from './commands/migration';
 import { registerSessionCommands } from './commands/session';
 import { registerTuningCommands } from './commands/tuning';
@@ -63,6 +64,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const migration = new MigrationCommands(ctx);
   const preview = new ParanoiaPreviewPanel(ctx);
   const zoneTrace = new ZoneTrace(ctx, client, status, traceView);
+  const scratchRule = new ScratchRule(ctx);
   context.subscriptions.push(
     connection,
     new ConnectionStatus(connection),
@@ -76,7 +78,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...migration.register(),
     ...deploy.register(),
     ...registerTuningCommands(ctx),
-    ...registerFirewallCommands(ctx),
+    ...registerFirewallCommands(ctx, scratchRule),
+    ...scratchRule.register(),
     ...preview.register(),
     ...zoneTrace.register(),
     connection.onDidChange(() => refreshViews(ctx)),
