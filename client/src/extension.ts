@@ -7,6 +7,7 @@ import { RulesmithClient } from './client';
 import { registerCommands } from './commands';
 import { refreshViews, type Ctx } from './commands/context';
 import { DeployCommands } from './commands/deploy';
+import { PullReapply } from './commands/pullReapply';
 import { registerFirewallCommands } from './commands/firewall';
 import { ScratchRule } from './commands/scratchRule';
 import { MigrationCommands } from './commands/migration';
@@ -61,6 +62,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const views = { zones: new ZonesView(connection), managed: new ManagedView(connection), firewall: new FirewallView(connection), migration: new MigrationView(connection) };
   const ctx: Ctx = { context, connection, output, views };
   const deploy = new DeployCommands(ctx);
+  const pullReapply = new PullReapply(ctx, deploy);
   const migration = new MigrationCommands(ctx);
   const preview = new ParanoiaPreviewPanel(ctx);
   const zoneTrace = new ZoneTrace(ctx, client, status, traceView);
@@ -77,6 +79,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...registerSessionCommands(ctx),
     ...migration.register(),
     ...deploy.register(),
+    ...pullReapply.register(),
     ...registerTuningCommands(ctx),
     ...registerFirewallCommands(ctx, scratchRule),
     ...scratchRule.register(),

@@ -103,6 +103,11 @@ export class DeployCommands implements vscode.TextDocumentContentProvider, vscod
     return this.pulledMap()[uri.toString()];
   }
 
+  /** Records what `uri` counts as pulled from (Pull and re-apply moves it to the zone's current version). */
+  rememberPulled(uri: vscode.Uri, p: Pulled): Promise<void> {
+    return this.remember(uri, p);
+  }
+
   private async remember(uri: vscode.Uri, p: Pulled): Promise<void> {
     await this.ctx.context.workspaceState.update(PULLED_KEY, { ...this.pulledMap(), [uri.toString()]: p });
   }
@@ -260,8 +265,11 @@ export class DeployCommands implements vscode.TextDocumentContentProvider, vscod
     const base = pulled ? pulled.version : parsed.version;
     if (current && base !== undefined && current.version !== base) {
       throw new UserError(
-        `Conflict: ${zone.name}'s ${phase} entry point changed since ${name} was pulled (pulled version ${base}, now version ${current.version}). Nothing was deployed. Compare with the zone to see what changed there; then copy your edits, pull again (which replaces the file) and re-apply them.`,
-        [{ title: 'Compare with Zone', run: () => this.showDiff(zone, phase, current, parsed, name) }],
+        `Conflict: ${zone.name}'s ${phase} entry point changed since ${name} was pulled (pulled version ${base}, now version ${current.version}). Nothing was deployed. "Pull and Re-apply My Edits" merges your edits onto version ${current.version} (a rule changed on both sides opens in the merge editor); then deploy again.`,
+        [
+          ...(pulled?.version !== undefined ? [{ title: 'Pull and Re-apply My Edits', run: () => vscode.commands.executeCommand('rulesmith.pullAndReapply', uri) }] : []),
+          { title: 'Compare with Zone', run: () => this.showDiff(zone, phase, current, parsed, name) },
+        ],
       );
     }
     if (!current && base !== undefined) {
