@@ -593,10 +593,9 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       const dialogText = (await dialog.innerText()).replace(/\s+/g, ' ');
       assert.match(dialogText, /Migrate business\.example\.com to the new managed rules\? This is irreversible\./);
       assert.match(dialogText, /no way back/);
-      // The irreversible dialog's default button (focused: Enter presses it) is not Migrate.
-      const focused = dialog.locator('.dialog-buttons-row a:focus, .dialog-buttons-row button:focus, .dialog-buttons a:focus').first();
-      await focused.waitFor({ timeout: 15_000 });
-      assert.equal((await focused.innerText()).trim(), 'Review First');
+      // The irreversible dialog's default (first, primary) button is not Migrate.
+      const buttons = (await dialog.locator('.dialog-buttons .monaco-button').allInnerTexts()).map((b) => b.trim());
+      assert.deepEqual(buttons, ['Review First', 'Migrate', 'Cancel']);
       await shot('migration-confirmation.png');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await dialog.waitFor({ state: 'hidden', timeout: 15_000 });
