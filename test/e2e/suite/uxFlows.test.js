@@ -74,7 +74,7 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
 
   after(async function () {
     // The conflicted file back to valid JSON (the merge editor left open reloads it).
-    const conflicted = h.workspaceUri(`rulesets/overrides.example.com/${CUSTOM}.ruleset.json`);
+    const conflicted = h.workspaceUri(`rulesets/enterprise.example.com/${CUSTOM}.ruleset.json`);
     if (fs.existsSync(conflicted.fsPath) && fs.readFileSync(conflicted.fsPath, 'utf8').includes('<<<<<<<')) fs.writeFileSync(conflicted.fsPath, `${JSON.stringify({ name: 'default', rules: [] }, null, 2)}\n`);
     await vscode.workspace.getConfiguration('rulesmith.preview').update('maxCorpusRequests', undefined, vscode.ConfigurationTarget.Global);
     for (const k of ['baseUrl', 'zoneId', 'accountId']) await vscode.workspace.getConfiguration('rulesmith.api').update(k, undefined, vscode.ConfigurationTarget.Global);
@@ -82,8 +82,8 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
   });
 
   it('deploy: the diff first, its title leading with the summary; the question is a notification naming rules by description, the id in a hover', async function () {
-    const zone = zones['overrides.example.com'];
-    await rest.putEntryPoint(zone.id, CUSTOM, { rules: [rule('a'), { action: 'log', expression: 'http.request.uri.path eq "/b"' }] });
+    const zone = zones['enterprise.example.com'];
+    await rest.putEntryPoint(zone.id, CUSTOM, { rules: [rule('a'), { action: 'js_challenge', expression: 'http.request.uri.path eq "/b"' }] });
     await vscode.commands.executeCommand('rulesmith.chooseZone', zone);
     const pulled = await vscode.commands.executeCommand('rulesmith.pullEntryPoint', zone, CUSTOM);
     assert.ok(pulled, JSON.stringify(api.testing.peek()));
@@ -101,9 +101,9 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     api.testing.answer('Cancel');
     const r = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
     assert.equal(r.deployed, false);
-    assert.equal(r.diffTitle, `2 rules changed (action) — overrides.example.com ${CUSTOM}: zone version ${pulled.version} ↔ ${CUSTOM}.ruleset.json`);
+    assert.equal(r.diffTitle, `2 rules changed (action) — enterprise.example.com ${CUSTOM}: zone version ${pulled.version} ↔ ${CUSTOM}.ruleset.json`);
     const asked = api.testing.take().find((a) => a.kind === 'confirm');
-    assert.equal(asked.message, `Deploy ${CUSTOM}.ruleset.json to overrides.example.com (${CUSTOM})? 2 rules changed (action): ~ ux a: action; ~ rule 2 (block when http.request.uri.path eq "/b"): action. The zone runs version ${pulled.version} now; the diff is open (hover a rule for its id).`);
+    assert.equal(asked.message, `Deploy ${CUSTOM}.ruleset.json to enterprise.example.com (${CUSTOM})? 2 rules changed (action): ~ ux a: action; ~ rule 2 (block when http.request.uri.path eq "/b"): action. The zone runs version ${pulled.version} now; the diff is open (hover a rule for its id).`);
     assert.deepEqual(asked.items, ['Deploy', 'Cancel']);
     assert.equal(asked.detail, undefined, 'not a modal: no detail pane over the diff');
 
@@ -224,7 +224,7 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     }
   });
   it('pull and re-apply my edits: a clean merge with the zone\'s change, then a conflict opens the merge editor', async function () {
-    const zone = zones['overrides.example.com'];
+    const zone = zones['enterprise.example.com'];
     await rest.putEntryPoint(zone.id, CUSTOM, { rules: [rule('a'), rule('b'), rule('c')] });
     // The file still holds the first test's edits, not deployed: pulling asks before replacing them.
     api.testing.answer('Replace');
@@ -239,8 +239,8 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
       await vscode.workspace.applyEdit(e);
       await h.saveDocument(doc);
     };
-    // Here: rule a logs. On the zone (as the tree's commands would): rule c is disabled.
-    await setFile((b) => (b.rules[0].action = 'log'));
+    // Here: rule a challenges. On the zone (as the tree's commands would): rule c is disabled.
+    await setFile((b) => (b.rules[0].action = 'managed_challenge'));
     const onZone = await rest.getEntryPoint(zone.id, CUSTOM);
     const zoneV = await rest.putEntryPoint(zone.id, CUSTOM, { rules: onZone.rules.map((r) => (r.ref === 'c' ? { ...r, enabled: false } : r)) });
     api.testing.take();
@@ -248,14 +248,14 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     // The deploy refuses, and offers the merge.
     assert.equal(await vscode.commands.executeCommand('rulesmith.deploy', doc.uri), undefined);
     const err = api.testing.take().find((a) => a.kind === 'error');
-    assert.match(err.message, /^Conflict: overrides\.example\.com's http_request_firewall_custom entry point changed since .* "Pull and Re-apply My Edits" merges your edits onto version \d+/);
+    assert.match(err.message, /^Conflict: enterprise\.example\.com's http_request_firewall_custom entry point changed since .* "Pull and Re-apply My Edits" merges your edits onto version \d+/);
     assert.deepEqual(err.items, ['Pull and Re-apply My Edits', 'Compare with Zone']);
 
     const merged = await vscode.commands.executeCommand('rulesmith.pullAndReapply', doc.uri);
     assert.deepEqual(merged, { version: zoneV.version, conflicts: [], reapplied: 1, fromZone: 1 });
     const now = JSON.parse(doc.getText());
     assert.equal(now.version, zoneV.version);
-    assert.deepEqual(now.rules.map((r) => [r.ref, r.action, r.enabled !== false]), [['a', 'log', true], ['b', 'block', true], ['c', 'block', false]]);
+    assert.deepEqual(now.rules.map((r) => [r.ref, r.action, r.enabled !== false]), [['a', 'managed_challenge', true], ['b', 'block', true], ['c', 'block', false]]);
     assert.match(api.testing.take().find((a) => a.kind === 'info').message, new RegExp(`^Re-applied 1 edit of ${CUSTOM}\\.ruleset\\.json on overrides\\.example\\.com version ${zoneV.version} \\(1 change made on the zone kept\\)\\. Deploy it when ready\\.$`));
     api.testing.answer('Deploy');
     const d = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
@@ -269,7 +269,7 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     api.testing.take();
     const conflicted = await vscode.commands.executeCommand('rulesmith.pullAndReapply', doc.uri);
     assert.deepEqual(conflicted, { version: zoneV2.version, conflicts: ['“ux b” (changed on both sides)'], reapplied: 0, fromZone: 0, mergeEditor: true });
-    assert.match(api.testing.take().find((a) => a.kind === 'warning').message, /^1 rule of http_request_firewall_custom\.ruleset\.json changed both here and on overrides\.example\.com: “ux b” \(changed on both sides\)\. Resolve it in the merge editor, then deploy\.$/);
+    assert.match(api.testing.take().find((a) => a.kind === 'warning').message, /^1 rule of http_request_firewall_custom\.ruleset\.json changed both here and on enterprise\.example\.com: “ux b” \(changed on both sides\)\. Resolve it in the merge editor, then deploy\.$/);
     const text = fs.readFileSync(doc.uri.fsPath, 'utf8');
     assert.match(text, /^<<<<<<< Your edits \(http_request_firewall_custom\.ruleset\.json\)$/m);
     assert.match(text, new RegExp(`^>>>>>>> overrides\\.example\\.com version ${zoneV2.version}$`, 'm'));
