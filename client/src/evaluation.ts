@@ -27,6 +27,7 @@ import {
 } from '../../server/src/protocol';
 import type { RulesmithClient } from './client';
 import type { ServerStatus } from './status';
+import type { TraceViewState } from './traceViewState';
 
 export const TRACE_SCHEME = 'rulesmith-trace';
 export const HTTP_SELECTOR: vscode.DocumentSelector = [{ pattern: '**/*.http' }];
@@ -54,6 +55,8 @@ function targetDocument(arg: unknown): Thenable<vscode.TextDocument> | vscode.Te
 export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly states = new Map<string, FileState>();
   private readonly traces = new Map<string, string>();
+  /** The request of each open trace, to render it again when the view's switches change. */
+  private readonly traced = new Map<string, { readonly httpUri: string; readonly index: number }>();
   /** The requests being evaluated, per `.http` URI (`all` for the whole file). */
   private readonly evaluating = new Map<string, Set<number | 'all'>>();
   private readonly lensesChanged = new vscode.EventEmitter<void>();
@@ -66,7 +69,9 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
     private readonly client: RulesmithClient,
     private readonly output: vscode.LogOutputChannel,
     status: ServerStatus,
+    private readonly traceView?: TraceViewState,
   ) {
+    traceView?.onDidChange(() => this.renderTracesAgain());
     this.disposables.push(
       this.lensesChanged,
       this.traceChanged,
@@ -250,7 +255,8 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
     let result;
     try {
       const httpText = doc.getText();
-      result = await this.withProgress(httpUri, index, `Rulesmith: tracing request ${index + 1}…`, () => lc.sendRequest(EvaluationTraceRequest, { httpUri, httpText, index }));
+      const view = this.traceView?.view;
+      result = await this.withProgress(httpUri, index, `Rulesmith: tracing request ${index + 1}…`, () => lc.sendRequest(EvaluationTraceRequest, { httpUri, httpText, index, ...(view ? { view } : {}) }));
     } catch (e) {
       this.output.error(`Tracing request ${index + 1} of ${doc.uri.fsPath}: ${messageOf(e)}`);
       void vscode.window.showErrorMessage(`Rulesmith: the trace failed: ${messageOf(e)}`);
@@ -260,7 +266,9 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
     const name = doc.uri.path.slice(doc.uri.path.lastIndexOf('/') + 1) || 'requests';
     const uri = vscode.Uri.from({ scheme: TRACE_SCHEME, path: `/${name} — request ${index + 1}.md`, query: httpUri });
     this.traces.set(uri.toString(), result.markdown);
+    this.traced.set(uri.toString(), { httpUri, index });
     this.traceChanged.fire(uri);
+    this.traceView?.opened();
     const trace = await vscode.workspace.openTextDocument(uri);
     try {
       await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
@@ -269,6 +277,29 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
       await vscode.window.showTextDocument(trace, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: true });
     }
     return uri;
+  }
+
+  /** The traces open in an editor, rendered again with the trace view's switches as they are now. */
+  private async renderTracesAgain(): Promise<void> {
+    const lc = this.running();
+    if (!lc) return;
+    const open = new Set(vscode.workspace.textDocuments.map((d) => d.uri.toString()));
+    for (const [key, t] of this.traced) {
+      if (!open.has(key)) {
+        this.traced.delete(key);
+        continue;
+      }
+      const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(t.httpUri));
+      const view = this.traceView?.view;
+      const result = await lc.sendRequest(EvaluationTraceRequest, { httpUri: t.httpUri, httpText: doc.getText(), index: t.index, ...(view ? { view } : {}) });
+      this.traces.set(key, result.markdown);
+      this.traceChanged.fire(vscode.Uri.parse(key));
+    }
+  }
+
+  /** The current text of a trace view (tests read it). */
+  traceText(uri: string): string | undefined {
+    return this.traces.get(uri);
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {

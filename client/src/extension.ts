@@ -8,7 +8,9 @@ import { registerCommands } from './commands';
 import { refreshViews, type Ctx } from './commands/context';
 import { DeployCommands } from './commands/deploy';
 import { registerTerraformCommands } from './commands/terraform';
+import { PullReapply } from './commands/pullReapply';
 import { registerFirewallCommands } from './commands/firewall';
+import { ScratchRule } from './commands/scratchRule';
 import { MigrationCommands } from './commands/migration';
 import { registerSessionCommands } from './commands/session';
 import { registerServiceDown } from './commands/serviceDown';
@@ -17,6 +19,7 @@ import { Evaluation } from './evaluation';
 import { registerHttpLanguage } from './httpLanguage';
 import { ParanoiaPreviewPanel } from './preview/panel';
 import { ZoneTrace } from './zoneTrace';
+import { TraceViewState } from './traceViewState';
 import { ServerStatus, type ServerState } from './status';
 import { enableTesting, testing } from './ui';
 import { FirewallView } from './views/firewallView';
@@ -41,6 +44,9 @@ export interface RulesmithTestApi extends RulesmithApi {
   readonly views: Ctx['views'];
   readonly preview: ParanoiaPreviewPanel;
   readonly deploy: DeployCommands;
+  readonly evaluation: Evaluation;
+  readonly zoneTrace: ZoneTrace;
+  readonly traceView: TraceViewState;
   /** Queue answers to the commands' questions; read what they asked and showed. */
   readonly testing: typeof testing;
 }
@@ -51,15 +57,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const output = vscode.window.createOutputChannel('Rulesmith', { log: true });
   const status = new ServerStatus();
   client = new RulesmithClient(context, output, status);
-  context.subscriptions.push(output, status, ...registerCommands(client, output), new Evaluation(client, output, status), registerHttpLanguage());
+  const traceView = new TraceViewState();
+  const evaluation = new Evaluation(client, output, status, traceView);
+  context.subscriptions.push(output, status, ...registerCommands(client, output), evaluation, traceView, ...traceView.register(), registerHttpLanguage());
 
   // The rules service: connection, views, commands.
   const connection = new Connection(context, output);
   const views = { zones: new ZonesView(connection), managed: new ManagedView(connection), firewall: new FirewallView(connection), migration: new MigrationView(connection) };
   const ctx: Ctx = { context, connection, output, views };
   const deploy = new DeployCommands(ctx);
+  const pullReapply = new PullReapply(ctx, deploy);
   const migration = new MigrationCommands(ctx);
   const preview = new ParanoiaPreviewPanel(ctx);
+  const zoneTrace = new ZoneTrace(ctx, client, status, traceView);
+  const scratchRule = new ScratchRule(ctx);
   context.subscriptions.push(
     connection,
     new ConnectionStatus(connection),
@@ -72,12 +83,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...registerSessionCommands(ctx),
     ...migration.register(),
     ...deploy.register(),
+    ...pullReapply.register(),
     ...registerTuningCommands(ctx),
     ...registerServiceDown(ctx),
-    ...registerFirewallCommands(ctx),
+    ...registerFirewallCommands(ctx, scratchRule),
+    ...scratchRule.register(),
     ...registerTerraformCommands(ctx),
     ...preview.register(),
-    ...new ZoneTrace(ctx, client, status).register(),
+    ...zoneTrace.register(),
     ...new SecurityEventsView(ctx, deploy).register(),
     connection.onDidChange(() => refreshViews(ctx)),
   );
@@ -88,7 +101,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
   const api: RulesmithApi = { serverState: () => status.state, onDidChangeServerState: status.onDidChange };
   if (process.env.RULESMITH_TEST_HOOKS !== '1') return api;
   enableTesting();
-  return { ...api, connection, views, preview, deploy, testing };
+  return { ...api, connection, views, preview, deploy, evaluation, zoneTrace, traceView, testing };
 }
 
 export async function deactivate(): Promise<void> {

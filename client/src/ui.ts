@@ -73,6 +73,21 @@ export async function confirm(message: string, detail: string, ...buttons: strin
   return vscode.window.showWarningMessage(message, { modal: true, detail }, ...buttons);
 }
 
+/**
+ * A non-modal question: a notification with `buttons` that leaves the editor (say, a diff
+ * to read) usable; resolves with the chosen button, or undefined when it is closed.
+ */
+export async function ask(message: string, ...buttons: string[]): Promise<string | undefined> {
+  const q = await queued({ kind: 'confirm', message, items: buttons });
+  if (q.has) {
+    const a = typeof q.value === 'string' && buttons.includes(q.value) ? q.value : undefined;
+    record({ kind: 'confirm', message, items: buttons, answer: a });
+    return a;
+  }
+  record({ kind: 'confirm', message, items: buttons });
+  return vscode.window.showInformationMessage(`Rulesmith: ${message}`, ...buttons);
+}
+
 export interface PickItem<T> extends vscode.QuickPickItem {
   readonly value: T;
 }

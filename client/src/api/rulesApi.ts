@@ -326,6 +326,12 @@ export class RulesApi {
     });
   }
 
+  /** One earlier version of the zone's entry point of a phase (what a file was pulled at). */
+  getEntryPointVersion(zoneId: string, phase: string, version: string): Promise<Ruleset> {
+    const path = `/zones/${enc(zoneId)}/rulesets/phases/${enc(phase)}/entrypoint/versions/${enc(version)}`;
+    return this.call(`GET ${path}`, () => this.raw<Ruleset>('get', path));
+  }
+
   /** PUT of the entry point (whole rules list); `waf_migration` starts or finishes the migration. */
   putEntryPoint(zoneId: string, phase: string, body: { name?: string; description?: string; rules: readonly Rule[] }, migration?: MigrationMode): Promise<Ruleset & { readonly warnings?: readonly ApiMessage[] }> {
     const path = `/zones/${enc(zoneId)}/rulesets/phases/${enc(phase)}/entrypoint`;

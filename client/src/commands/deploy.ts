@@ -4,15 +4,17 @@
 //     What was pulled (zone, phase, version) is remembered per file in the workspace state;
 //     the file's own `version` field carries it too.
 //   rulesmith.deploy — local validation first (no deploy with errors), then the zone's
-//     current version: if it is not the version pulled, a conflict is reported and nothing
-//     is written; then a diff (vscode.diff, both sides canonical JSON) and a modal
-//     confirmation with a rule-aligned summary; then the PUT; then the file's `version` and
+//     current version: if it is not the version pulled, a conflict is reported (with "Pull
+//     and Re-apply My Edits", pullReapply.ts) and nothing is written; then the diff first
+//     (vscode.diff, both sides canonical JSON, the summary in its title, a hover giving each
+//     rule's id) and the question in a non-modal notification (Deploy / Cancel) that names
+//     rules by description or ref; then the PUT; then the file's `version` and
 //     `last_updated` follow the zone, and the views refresh.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { applyEdits, modify } from 'jsonc-parser';
+import { applyEdits, getLocation, modify } from 'jsonc-parser';
 import * as vscode from 'vscode';
-import type { Phase, Ruleset } from '../../../server/src/rulesApi';
+import type { Phase, Rule, Ruleset } from '../../../server/src/rulesApi';
 import { canonicalJson, diffDetails, diffRulesets, diffSummary, entryPointBody, type RulesetDiff } from '../../../server/src/rulesets/diff';
 import { WAF_PHASES } from '../../../server/src/rulesets/engine';
 import { validateRulesetJson } from '../../../server/src/rulesets/validate';
@@ -49,6 +51,8 @@ export interface DeployResult {
   readonly diff?: RulesetDiff;
   /** The service's warnings about what was deployed. */
   readonly warnings?: readonly string[];
+  /** The title of the diff shown before the question. */
+  readonly diffTitle?: string;
 }
 
 function phaseArg(arg: unknown): string | undefined {
@@ -63,8 +67,10 @@ function docArg(arg: unknown): vscode.Uri | undefined {
   return vscode.window.activeTextEditor?.document.uri;
 }
 
-export class DeployCommands implements vscode.TextDocumentContentProvider {
+export class DeployCommands implements vscode.TextDocumentContentProvider, vscode.HoverProvider {
   private readonly contents = new Map<string, string>();
+  /** The rules of each side of a deploy diff, for the hover that shows their ids. */
+  private readonly rulesOf = new Map<string, readonly Rule[]>();
   private readonly contentChanged = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.contentChanged.event;
 
@@ -78,6 +84,7 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     return [
       this.contentChanged,
       vscode.workspace.registerTextDocumentContentProvider(ZONE_SCHEME, this),
+      vscode.languages.registerHoverProvider({ scheme: ZONE_SCHEME }, this),
       vscode.commands.registerCommand('rulesmith.pullEntryPoint', (zone?: unknown, phase?: unknown) => runCommand(this.ctx, 'Pull entry point', () => this.pull(zone, phaseArg(phase) ?? phaseArg(zone)))),
       vscode.commands.registerCommand('rulesmith.deploy', (uri?: unknown) => runCommand(this.ctx, 'Deploy', () => this.deploy(docArg(uri)))),
     ];
@@ -94,6 +101,11 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
 
   pulledOf(uri: vscode.Uri): Pulled | undefined {
     return this.pulledMap()[uri.toString()];
+  }
+
+  /** Records what `uri` counts as pulled from (Pull and re-apply moves it to the zone's current version). */
+  rememberPulled(uri: vscode.Uri, p: Pulled): Promise<void> {
+    return this.remember(uri, p);
   }
 
   private async remember(uri: vscode.Uri, p: Pulled): Promise<void> {
@@ -148,13 +160,39 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     return { uri, version: ruleset?.version };
   }
 
-  private async showDiff(zone: Zone, phase: string, current: Ruleset | undefined, mine: Ruleset, label: string): Promise<void> {
+  /** The zone's version beside the file's, canonical JSON; `summary` leads the title (the question is asked beside, not over it). */
+  private async showDiff(zone: Zone, phase: string, current: Ruleset | undefined, mine: Ruleset, label: string, summary?: string): Promise<string> {
     const stamp = Date.now();
     const left = vscode.Uri.from({ scheme: ZONE_SCHEME, path: `/${zone.name}/${phase}.zone.json`, query: `v=${current?.version ?? 'none'}&t=${stamp}` });
     const right = vscode.Uri.from({ scheme: ZONE_SCHEME, path: `/${zone.name}/${phase}.local.json`, query: `t=${stamp}` });
     this.contents.set(left.toString(), canonicalJson(current));
     this.contents.set(right.toString(), canonicalJson(mine));
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${zone.name} ${phase}: zone ${current ? `version ${current.version}` : '(none)'} ↔ ${label}`, { preview: true, preserveFocus: true });
+    this.rulesOf.set(left.toString(), current?.rules ?? []);
+    this.rulesOf.set(right.toString(), mine.rules ?? []);
+    const title = `${summary ? `${summary} — ` : ''}${zone.name} ${phase}: zone ${current ? `version ${current.version}` : '(none)'} ↔ ${label}`;
+    await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true, preserveFocus: true });
+    return title;
+  }
+
+  /** Hover on a rule in the deploy diff: its id and ref (messages name rules by description). */
+  provideHover(doc: vscode.TextDocument, pos: vscode.Position): vscode.Hover | undefined {
+    const rules = this.rulesOf.get(doc.uri.toString());
+    if (!rules) return undefined;
+    const path = getLocation(doc.getText(), doc.offsetAt(pos)).path;
+    if (path[0] !== 'rules' || typeof path[1] !== 'number') return undefined;
+    // The canonical text drops ids of rules that have a ref: find the rule by ref, else by position.
+    let index = path[1];
+    try {
+      const shown = (JSON.parse(doc.getText()) as { rules?: Rule[] }).rules?.[index];
+      if (shown?.ref) index = rules.findIndex((r) => r.ref === shown.ref);
+    } catch {
+      // The text is ours and valid; the position holds.
+    }
+    const rule = rules[index];
+    if (!rule) return undefined;
+    const lines = [`**${rule.description?.trim() || rule.ref || `Rule ${index + 1}`}**`, '', `- id: \`${rule.id ?? '(new: the service assigns one)'}\``];
+    if (rule.ref) lines.push(`- ref: \`${rule.ref}\``);
+    return new vscode.Hover(new vscode.MarkdownString(lines.join('\n')));
   }
 
   /** The confirmation's diff shows the zone as it was: once deployed it is stale, so it closes. */
@@ -164,7 +202,11 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
       .flatMap((g) => g.tabs)
       .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === ZONE_SCHEME && t.input.original.path.startsWith(prefix));
     if (stale.length > 0) await vscode.window.tabGroups.close(stale, true);
-    for (const key of [...this.contents.keys()]) if (vscode.Uri.parse(key).path.startsWith(prefix)) this.contents.delete(key);
+    for (const key of [...this.contents.keys()]) {
+      if (!vscode.Uri.parse(key).path.startsWith(prefix)) continue;
+      this.contents.delete(key);
+      this.rulesOf.delete(key);
+    }
   }
 
   async deploy(uri: vscode.Uri | undefined): Promise<DeployResult | undefined> {
@@ -223,8 +265,11 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     const base = pulled ? pulled.version : parsed.version;
     if (current && base !== undefined && current.version !== base) {
       throw new UserError(
-        `Conflict: ${zone.name}'s ${phase} entry point changed since ${name} was pulled (pulled version ${base}, now version ${current.version}). Nothing was deployed. Compare with the zone to see what changed there; then copy your edits, pull again (which replaces the file) and re-apply them.`,
-        [{ title: 'Compare with Zone', run: () => this.showDiff(zone, phase, current, parsed, name) }],
+        `Conflict: ${zone.name}'s ${phase} entry point changed since ${name} was pulled (pulled version ${base}, now version ${current.version}). Nothing was deployed. "Pull and Re-apply My Edits" merges your edits onto version ${current.version} (a rule changed on both sides opens in the merge editor); then deploy again.`,
+        [
+          ...(pulled?.version !== undefined ? [{ title: 'Pull and Re-apply My Edits', run: () => vscode.commands.executeCommand('rulesmith.pullAndReapply', uri) }] : []),
+          { title: 'Compare with Zone', run: () => this.showDiff(zone, phase, current, parsed, name) },
+        ],
       );
     }
     if (!current && base !== undefined) {
@@ -238,14 +283,14 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
       void ui.info(`${name} is what ${zone.name} already runs in ${phase} (version ${current?.version ?? 'none'}); nothing to deploy.`);
       return { deployed: false, zone: zone.name, phase, version: current?.version, summary };
     }
-    await this.showDiff(zone, phase, current, parsed, name);
-    const notPulled = current && base === undefined ? `\n\n${name} was not pulled from this zone: deploying replaces version ${current.version} as shown in the diff.` : '';
-    const answer = await ui.confirm(
-      `Deploy ${name} to ${zone.name} (${phase})?`,
-      `${summary}.\n${diffDetails(diff).join('\n')}\n\nThe zone runs ${current ? `version ${current.version}` : 'no entry point'} now; the diff is open beside.${notPulled}`,
-      'Deploy',
-    );
-    if (answer !== 'Deploy') return { deployed: false, zone: zone.name, phase, version: current?.version, summary, diff };
+    // The diff first, its title leading with the summary; the question in a notification
+    // (non-modal: the diff stays readable and scrollable while it is open).
+    const diffTitle = await this.showDiff(zone, phase, current, parsed, name, summary);
+    const notPulled = current && base === undefined ? ` ${name} was not pulled from this zone: deploying replaces version ${current.version} as the diff shows.` : '';
+    const details = diffDetails(diff, 6);
+    this.ctx.output.info(`Deploy ${name} to ${zone.name} (${phase}) asked: ${summary}; ${[...diff.added, ...diff.removed, ...diff.changed, ...diff.moved].map((c) => `${c.label}${c.id ? ` (id ${c.id})` : ''}`).join('; ')}`);
+    const answer = await ui.ask(`Deploy ${name} to ${zone.name} (${phase})? ${summary}: ${details.join('; ')}. The zone runs ${current ? `version ${current.version}` : 'no entry point'} now; the diff is open (hover a rule for its id).${notPulled}`, 'Deploy', 'Cancel');
+    if (answer !== 'Deploy') return { deployed: false, zone: zone.name, phase, version: current?.version, summary, diff, diffTitle };
 
     // 4. PUT — unless the zone changed while the question was open (the API has no
     // conditional write: this re-read narrows the window to one round trip) —, then the
@@ -268,7 +313,7 @@ export class DeployCommands implements vscode.TextDocumentContentProvider {
     refreshViews(this.ctx);
     this.ctx.output.info(`Deployed ${name} to ${zone.name} ${phase}: version ${current?.version ?? 'none'} → ${result.version} (${summary})`);
     const warnings = reportWritten(this.ctx, `Deployed to ${zone.name} (${phase}): version ${result.version}. ${summary}.`, `Deploy of ${name} to ${zone.name}`, result.warnings, (n) => `It is deployed, with ${n} warning${n === 1 ? '' : 's'} from the service:`);
-    return { deployed: true, zone: zone.name, phase, version: result.version, previousVersion: current?.version, summary, diff, ...(warnings.length ? { warnings } : {}) };
+    return { deployed: true, zone: zone.name, phase, version: result.version, previousVersion: current?.version, summary, diff, diffTitle, ...(warnings.length ? { warnings } : {}) };
   }
 
   /** Sets the file's `version` and `last_updated` to the deployed ones (minimal edits) and saves it. */

@@ -1,4 +1,6 @@
 // rulesmith.createFirewallRule: a firewall rule (the previous interface) on the chosen zone.
+// Without an expression it opens a scratch `.cfrule` editor (scratchRule.ts) whose CodeLens
+// "Create firewall rule from this expression" comes back here with the editor's text.
 // The recommended two-call flow: find a filter with the same expression (reused) or
 // create one (POST /filters; a duplicate answer, 10102, names the existing filter), then
 // create the rule pointing at it (POST /firewall/rules with filter.id). The single-call
@@ -21,6 +23,7 @@ import type { Filter, FirewallRule, Zone } from '../api/rulesApi';
 import { firewallOrder } from '../views/firewallView';
 import * as ui from '../ui';
 import { refreshViews, runCommand, targetZone, UserError, type Ctx } from './context';
+import type { ScratchRule } from './scratchRule';
 
 const ACTIONS = ['block', 'managed_challenge', 'challenge', 'js_challenge', 'allow', 'log', 'bypass'];
 
@@ -31,6 +34,10 @@ interface Args {
   readonly mode?: 'two-call' | 'single-call';
   readonly zone?: unknown;
   readonly products?: string[];
+  /** Ask the description even though the expression is given (it came from an editor). */
+  readonly askDescription?: boolean;
+  /** The editor the expression came from. */
+  readonly source?: string;
 }
 
 export interface CreateFirewallRuleResult {
@@ -86,19 +93,40 @@ async function targetRule(ctx: Ctx, arg: unknown, verb: string): Promise<{ zone:
   return p ? { zone, ruleId: p.value } : undefined;
 }
 
-export function registerFirewallCommands(ctx: Ctx): vscode.Disposable[] {
-  async function setPaused(arg: unknown, paused: boolean): Promise<FirewallRuleChange | undefined> {
-    const t = await targetRule(ctx, arg, paused ? 'pause' : 'resume');
-    if (!t) return undefined;
+export function registerFirewallCommands(ctx: Ctx, scratch?: ScratchRule): vscode.Disposable[] {
+  /** The rule as the zone has it now; `changed: false` (and a message) when it already is as asked. */
+  async function readRule(t: { zone: Zone; ruleId: string }, paused: boolean): Promise<FirewallRuleChange> {
     const api = await ctx.connection.api();
-    return ui.progress(`Rulesmith: ${paused ? 'pausing' : 'resuming'} the firewall rule on ${t.zone.name}…`, async () => {
-      // The rule as it is now: the PUT replaces it whole.
+    return ui.progress(`Rulesmith: reading the firewall rule on ${t.zone.name}…`, async () => {
       const now = await api.firewallRule(t.zone.id, t.ruleId);
       if ((now.paused === true) === paused) {
         ctx.views.firewall.refresh();
         void ui.info(`The firewall rule ${ruleName(now)} on ${t.zone.name} is already ${paused ? 'paused' : 'active'}.`);
         return { rule: now, changed: false };
       }
+      return { rule: now, changed: true };
+    }, 'window');
+  }
+
+  async function setPaused(arg: unknown, paused: boolean): Promise<FirewallRuleChange | undefined> {
+    const t = await targetRule(ctx, arg, paused ? 'pause' : 'resume');
+    if (!t) return undefined;
+    const api = await ctx.connection.api();
+    const read = await readRule(t, paused);
+    if (!read.changed) return read;
+    // Pausing a live rule changes the zone's traffic at once: asked first, as the paranoia change is.
+    if (paused) {
+      const what = read.rule.action === 'log' ? 'logs' : read.rule.action === 'bypass' || read.rule.action === 'allow' ? `lets requests through (${read.rule.action})` : `acts on requests (${read.rule.action})`;
+      const answer = await ui.confirm(
+        `Pause the firewall rule ${ruleName(read.rule)} on ${t.zone.name}?`,
+        `The rule ${what} now; paused, it stops right away, for all traffic of the zone, until resumed.`,
+        'Pause',
+      );
+      if (answer !== 'Pause') return undefined;
+    }
+    return ui.progress(`Rulesmith: ${paused ? 'pausing' : 'resuming'} the firewall rule on ${t.zone.name}…`, async () => {
+      // Read again: the PUT replaces the whole rule, and the question may have been open a while.
+      const now = await api.firewallRule(t.zone.id, t.ruleId);
       const rule = await api.updateFirewallRule(t.zone.id, { ...now, paused });
       ctx.views.firewall.refresh();
       void ui.info(
@@ -146,24 +174,32 @@ export function registerFirewallCommands(ctx: Ctx): vscode.Disposable[] {
       }),
     ),
     vscode.commands.registerCommand('rulesmith.createFirewallRule', (arg?: unknown) =>
-      runCommand(ctx, 'Create firewall rule', async (): Promise<CreateFirewallRuleResult | undefined> => {
+      runCommand(ctx, 'Create firewall rule', async (): Promise<CreateFirewallRuleResult | { scratch: vscode.Uri } | undefined> => {
         const a: Args = arg && typeof arg === 'object' && !('kind' in arg) ? (arg as Args) : {};
         const zone = await targetZone(ctx, a.zone ?? arg);
         const plan = planOf(zone);
         const api = await ctx.connection.api();
         let expression = a.expression;
+        if (expression === undefined && scratch) {
+          // The expression is written in a scratch .cfrule editor (completion, hovers,
+          // diagnostics); its CodeLens runs the rest. A selection, or the active .cfrule's
+          // text, starts it.
+          const ed = vscode.window.activeTextEditor;
+          const start = ed?.document.languageId === 'rulesmith-expression' ? (ed.selection.isEmpty ? ed.document.getText() : ed.document.getText(ed.selection)).trim() : undefined;
+          return { scratch: await scratch.open(zone, start || undefined) };
+        }
         if (expression === undefined) {
-          const selected = vscode.window.activeTextEditor?.document.languageId === 'rulesmith-expression' ? vscode.window.activeTextEditor.document.getText().trim() : undefined;
           expression = await ui.input({
             title: `Firewall rule on ${zone.name}: expression`,
-            value: selected,
             prompt: 'The filter expression (Rules language), e.g. http.request.uri.path contains "/wp-login.php"',
             validateInput: (v) => (v.trim() === '' ? 'Required' : firstError(v, plan)),
           });
           if (!expression) return undefined;
         }
         const problem = firstError(expression, plan);
-        if (problem) throw new UserError(`The expression has an error: ${problem}. Fix it and try again.`);
+        if (problem) {
+          throw new UserError(`The expression has an error: ${problem}. Fix it and try again.`, a.source ? [{ title: 'Show Problems', run: () => vscode.commands.executeCommand('workbench.actions.view.problems') }] : []);
+        }
         let action = a.action;
         if (action === undefined) {
           const p = await ui.pick(ACTIONS.map((x) => ({ label: x, value: x })), { title: 'Action' });
@@ -187,7 +223,7 @@ export function registerFirewallCommands(ctx: Ctx): vscode.Disposable[] {
           products = p.value;
         }
         let description = a.description;
-        if (description === undefined && a.expression === undefined) {
+        if (description === undefined && (a.expression === undefined || a.askDescription)) {
           description = await ui.input({ title: 'Description (optional)', prompt: 'What the rule is for' });
           if (description === undefined) return undefined;
         }

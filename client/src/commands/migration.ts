@@ -5,7 +5,8 @@
 //                                   the language server checks it), with what will not be
 //                                   migrated listed beside it;
 //   rulesmith.startValidationMode — Enterprise only: both versions run side by side;
-//   rulesmith.migrate             — a modal confirmation that says it is irreversible, then
+//   rulesmith.migrate             — a modal confirmation that says it is irreversible (its
+//                                   default button is "Review First", never Migrate), then
 //                                   the PUT with waf_migration=pending, then the new state.
 // Migrate sends the reviewed file when it is there (edits included, after local
 // validation; which file, per service and zone, is kept across restarts), else the
@@ -213,7 +214,14 @@ export class MigrationCommands implements vscode.TextDocumentContentProvider {
             detail: `The new managed rules run alongside the previous ones (evaluated first), with ${rules.length} rule${rules.length === 1 ? '' : 's'} (from ${from}). Finish later with "Migrate Zone"; the zone cannot go back to the previous version alone.${lost}`,
             button: 'Start Validation Mode',
           };
-    const answer = await ui.confirm(question.message, question.detail, question.button);
+    // The first button is the dialog's default (Enter): for the irreversible migration it is
+    // the harmless "Review First", never "Migrate".
+    const review = mode === 'pending' ? ['Review First'] : [];
+    const answer = await ui.confirm(question.message, question.detail, ...review, question.button);
+    if (answer === 'Review First') {
+      await vscode.commands.executeCommand('rulesmith.reviewMigration', zone);
+      return undefined;
+    }
     if (answer !== question.button) return undefined;
     const { status, warnings } = await ui.progress(`Rulesmith: ${mode === 'pending' ? 'migrating' : 'starting validation mode on'} ${zone.name}`, async (report) => {
       report('writing the new configuration…');

@@ -12,7 +12,26 @@ const COLORS = ['#3b82f6', '#10b981', '#f59e0b', '#ef4444'];
 
 const esc = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
-function matrix(set: PreviewSet): string {
+/** A command link (the panel allows only the commands it lists; the argument is JSON). */
+export const commandLink = (command: string, arg: unknown): string => `command:${command}?${encodeURIComponent(JSON.stringify([arg]))}`;
+
+/** What the page previews, and what it can preview instead. */
+export interface PreviewTarget {
+  /** `file`: a ruleset file's execute rule; `zone`: the chosen zone's; `default`: the ruleset with no overrides. */
+  readonly kind: 'file' | 'zone' | 'default';
+  readonly label: string;
+  /** The other targets the user can switch to (a link each). */
+  readonly others?: readonly { readonly label: string; readonly arg: unknown }[];
+  /** Cells link to applying their level and threshold to the target (not for `default`). */
+  readonly applicable?: boolean;
+}
+
+/** Applies a cell's level and threshold to the target previewed. */
+export const APPLY_CELL_COMMAND = 'rulesmith.applyPreviewCell';
+/** Previews another target. */
+export const PREVIEW_COMMAND = 'rulesmith.previewParanoia';
+
+function matrix(set: PreviewSet, target?: PreviewTarget): string {
   const p = set.preview;
   if (!p) return `<p class="muted">${set.total === 0 ? 'No requests.' : esc(set.source)}</p>`;
   if (p.error) return `<p class="error">${esc(p.error)}</p>`;
@@ -28,7 +47,10 @@ function matrix(set: PreviewSet): string {
           const pct = set.total ? Math.round((100 * c.actedOn) / set.total) : 0;
           const current = l.level === p.currentLevel && t === p.currentThreshold;
           const tip = c.deciders.map((d) => `${d.description ?? d.ref ?? d.ruleId} (${d.count})`).join('\n');
-          return `<td class="${current ? 'current' : ''}" title="${esc(tip)}"><b>${c.actedOn}</b> <span class="muted">(${pct}%)</span></td>`;
+          const text = `<b>${c.actedOn}</b> <span class="muted">(${pct}%)</span>`;
+          if (!target?.applicable || current) return `<td class="${current ? 'current' : ''}" title="${esc(tip)}">${text}</td>`;
+          const apply = `Apply PL${l.level} with threshold ${t} to ${target.label}${target.kind === 'zone' ? ' (asks first)' : ' (edits the file; deploy it to apply)'}`;
+          return `<td title="${esc(tip ? `${tip}\n\n${apply}` : apply)}"><a class="cell" href="${commandLink(APPLY_CELL_COMMAND, { level: l.level, threshold: t })}">${text}</a></td>`;
         })
         .join('');
       return `<tr><th>PL${l.level}${l.level === p.currentLevel ? ' (current)' : ''}<div class="muted">${l.enabledRules} rules on</div></th>${cells}</tr>`;
@@ -71,12 +93,23 @@ function corpusLine(s: PreviewSet): string {
   return `<p class="corpus">Attack corpus: ${esc(s.source)} (setting ${link}), ${s.available} requests. Clear the setting for the built-in corpus.</p>`;
 }
 
-export function renderHtml(target: string, sets: readonly PreviewSet[], ms: number): string {
+/** The line that says what is previewed, with links to preview the other targets. */
+function targetLine(target: PreviewTarget): string {
+  const what = target.kind === 'file' ? 'the file' : target.kind === 'zone' ? 'the zone' : 'no deployment:';
+  const others = (target.others ?? []).map((o) => `<a href="${commandLink(PREVIEW_COMMAND, o.arg)}">${esc(o.label)}</a>`);
+  const sw = others.length > 0 ? ` Preview instead: ${others.join(' · ')}.` : '';
+  const click = target.applicable ? ` Click a cell to apply its level and threshold to ${target.kind === 'file' ? 'the file (then deploy it)' : 'the zone (asks first)'}.` : '';
+  return `<p class="target">Previewing ${what} <b>${esc(target.label)}</b>.${sw}${click}</p>`;
+}
+
+export function renderHtml(targetIn: string | PreviewTarget, sets: readonly PreviewSet[], ms: number): string {
+  const t: PreviewTarget | undefined = typeof targetIn === 'string' ? undefined : targetIn;
+  const target = typeof targetIn === 'string' ? targetIn : targetIn.label;
   const sections = sets
     .map(
       (s) => `<section><h2>${esc(s.name)} <span class="muted">— ${s.total}${s.available > s.total ? ` of ${s.available} (sampled; raise rulesmith.preview.maxCorpusRequests)` : ''} requests from ${esc(s.source)}</span></h2>
 ${s.name === 'Attacks' ? corpusLine(s) : ''}<p class="muted">${s.name === 'Attacks' ? 'More acted on is better: these are attacks.' : 'Anything acted on here is a likely false positive: these are your own requests.'}</p>
-${s.error ? '' : matrix(s)}${chart(s)}</section>`,
+${s.error ? '' : matrix(s, t)}${chart(s)}</section>`,
     )
     .join('\n');
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
@@ -91,8 +124,10 @@ table.matrix{border-collapse:collapse;margin:8px 0}
 .matrix thead th{text-align:center}.matrix td.current{outline:2px solid var(--vscode-focusBorder);}
 svg text{fill:var(--vscode-foreground);font-size:11px}.grid{stroke:var(--vscode-panel-border,#8884)}.cur{stroke:var(--vscode-focusBorder);stroke-dasharray:4 3}
 .key{border-left:12px solid;padding-left:4px;margin-right:8px}
+a.cell{color:inherit;text-decoration:none;display:block}a.cell:hover{text-decoration:underline}
 </style></head><body>
 <h1>Paranoia preview</h1>
+${t ? targetLine(t) : ''}
 <p>Deployment: <b>${esc(target)}</b>. Each cell counts the requests the OWASP-based ruleset would act on at that paranoia level and anomaly score threshold (hover for the rules that decide). Computed in ${ms} ms.</p>
 ${sections}
 <p class="muted">Note: ${esc(SCORE_COUNTING_NOTE)}</p>

@@ -393,6 +393,7 @@ export class Evaluator {
       where: `${r.http.name}, line ${block.line + 1}`,
       ruleset: r.ruleset!.names.join(' + '),
       ...(r.bodyLimit !== undefined ? { bodyLimit: r.bodyLimit } : {}),
+      ...(p.view ? { view: p.view } : {}),
     };
     const { reply, error } = await this.run(r, job);
     if (error) return { markdown: errorMarkdown(title, error.message, error.details), error };

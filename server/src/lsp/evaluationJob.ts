@@ -13,6 +13,7 @@ import type { Verdict } from '../protocol';
 import { defaultCatalog } from '../managed/catalog';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type CheckedZone } from '../rulesets/zoneFile';
 import { slowForTests } from '../timedWorker';
+import type { TraceViewOptions } from '../rulesets/traceView';
 import { verdictOf, traceMarkdown } from './evaluationTrace';
 import { requestBlocks } from './httpBlocks';
 
@@ -30,7 +31,7 @@ export type EvaluationJob = {
   readonly bodyLimit?: number;
 } & (
   | { readonly kind: 'evaluate'; /** Only this request; every request when absent. */ readonly index?: number }
-  | { readonly kind: 'trace'; readonly index: number; readonly title: string; readonly where: string; readonly ruleset: string }
+  | { readonly kind: 'trace'; readonly index: number; readonly title: string; readonly where: string; readonly ruleset: string; readonly view?: TraceViewOptions }
 );
 
 /** Why the zone cannot be evaluated: a sentence, the first errors, and where the first one is. */
@@ -129,7 +130,7 @@ export function evaluationReply(job: EvaluationJob, progress: (p: EvaluationProg
       slowForTests(block.index);
       const evaluation = checked.compiled.evaluate(block.values);
       const verdict = verdictOf(evaluation, names);
-      const markdown = traceMarkdown({ title: job.title, summary: block.summary, where: job.where, ruleset: job.ruleset, fields: block.fields ?? {}, evaluation, verdict, names });
+      const markdown = traceMarkdown({ title: job.title, summary: block.summary, where: job.where, ruleset: job.ruleset, fields: block.fields ?? {}, evaluation, verdict, names, ...(job.view ? { view: job.view } : {}) });
       return { markdown, verdict };
     }
     const verdicts: [number, Verdict][] = [];

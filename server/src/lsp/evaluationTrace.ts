@@ -5,6 +5,8 @@
  */
 import type { Decision, Evaluation, RuleRef, TraceEntry } from '../rulesets/engine';
 import { describeRule } from '../rulesets/ruleNames';
+import { visibleEntries, visibleFields, type TraceViewOptions } from '../rulesets/traceView';
+import { actedTitle, passedTitle, type VerdictFacts } from '../rulesets/verdictWords';
 import type { Verdict, VerdictAction } from '../protocol';
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -29,20 +31,38 @@ function passedScore(ev: Evaluation): { score: number; threshold?: number } | un
   return max > 0 ? { score: max } : undefined;
 }
 
+const nameOf = (r: Omit<RuleRef, 'phase'>): string => describeRule(r, 'short') ?? 'an unnamed rule';
+
+/** What happened besides the decision: the rules that logged, skipped or scored (the deciding rule aside). */
+export function verdictFacts(ev: Evaluation): VerdictFacts {
+  const d = ev.decision;
+  const isDecider = (t: Omit<RuleRef, 'phase'>) => d.action !== 'allow-through' && t.ruleId === d.ruleId && t.rulesetId === d.rulesetId && t.ref === d.ref;
+  const logged = ev.logs.filter((l) => l.outcome !== 'skip' && !isDecider(l)).map(nameOf);
+  const skipped = ev.trace.filter((t) => t.outcome === 'skip' || t.outcome === 'bypassed').map((t) => ({ by: nameOf(t), what: t.note ?? 'skips' }));
+  const by = ev.trace.filter((t) => t.outcome === 'scored' && (t.scoreAdded ?? 0) > 0).map(nameOf);
+  let score: VerdictFacts['score'];
+  if (d.score !== undefined) score = { total: d.score, ...(d.threshold !== undefined ? { threshold: d.threshold } : {}), reached: true, by };
+  else {
+    const s = passedScore(ev);
+    // A total of 0 with no rule scoring is nothing that happened.
+    if (s && (s.score > 0 || by.length > 0)) score = { total: s.score, ...(s.threshold !== undefined ? { threshold: s.threshold } : {}), reached: false, by };
+  }
+  return { logged, skipped, ...(score ? { score } : {}) };
+}
+
 export function verdictOf(ev: Evaluation, names: ReadonlyMap<string, string>): Verdict {
   const d: Decision = ev.decision;
+  const facts = verdictFacts(ev);
   if (d.action === 'allow-through') {
     const s = passedScore(ev);
-    const score = s ? ` · anomaly score ${s.score}${s.threshold !== undefined ? ` < ${s.threshold}` : ''}` : '';
-    return { action: d.action, title: `Passed — no rule acted${score}`, ...(s ? { score: s.score, ...(s.threshold !== undefined ? { threshold: s.threshold } : {}) } : {}) };
+    return { action: d.action, title: passedTitle(facts), ...(s ? { score: s.score, ...(s.threshold !== undefined ? { threshold: s.threshold } : {}) } : {}) };
   }
   const rule = describeRule(d, 'short') ?? 'an unnamed rule';
   const where = d.phase ? ` (${d.phase})` : '';
-  const score = d.score !== undefined ? ` · anomaly score ${d.score} ≥ ${d.threshold}` : '';
   const rulesetName = d.rulesetId ? names.get(d.rulesetId) : undefined;
   return {
     action: d.action,
-    title: `${ACTION_WORDS[d.action]} by ${rule}${where}${score}`,
+    title: actedTitle(`${ACTION_WORDS[d.action]} by ${rule}${where}`, facts),
     rule,
     ...(d.ruleId ? { ruleId: d.ruleId } : {}),
     ...(d.ref ? { ref: d.ref } : {}),
@@ -125,11 +145,23 @@ export interface TraceInput {
   readonly evaluation: Evaluation;
   readonly verdict: Verdict;
   readonly names: ReadonlyMap<string, string>;
+  /** Matched rules only and no `crs.*` fields unless asked (the trace view's switches). */
+  readonly view?: TraceViewOptions;
+}
+
+/** The line that says what the page shows and how to see the rest. */
+function viewLine(view: TraceViewOptions, hiddenRules: number, hiddenFields: number): string {
+  const rules = view.allRules ? 'all rules' : `matched rules only${hiddenRules > 0 ? ` (${hiddenRules} not matched hidden)` : ''}`;
+  const fields = view.internals ? '`crs.*` fields shown' : `\`crs.*\` fields hidden${hiddenFields > 0 ? ` (${hiddenFields})` : ''}`;
+  return `_Showing ${rules}; ${fields}. Switch with the buttons in the title bar of this view, or "Rulesmith: Trace — Show All Rules" / "Show crs.* Fields"._`;
 }
 
 /** The whole trace page. */
 export function traceMarkdown(input: TraceInput): string {
   const { evaluation: ev, verdict, names } = input;
+  const view = input.view ?? {};
+  const rows = visibleEntries(ev.trace, view);
+  const fields = visibleFields(shownFields(input.fields), view);
   const out: string[] = [];
   out.push(`# ${cell(input.title)}`, '');
   out.push(`**${cell(verdict.title)}**`, '');
@@ -144,20 +176,21 @@ export function traceMarkdown(input: TraceInput): string {
     out.push(`- Deciding rule: ${bits.join(', ')}`);
     if (d.response) out.push(`- Response: ${d.response.status_code ?? ''} ${cell(d.response.content_type ?? '')}`.trimEnd());
   }
-  out.push('');
+  out.push('', viewLine(view, rows.hidden, fields.hidden), '');
 
   out.push('## Field values', '', '| Field | Value |', '|---|---|');
-  for (const [name, value] of shownFields(input.fields)) out.push(`| ${code(name)} | ${code(value)} |`);
+  for (const [name, value] of fields.shown) out.push(`| ${code(name)} | ${code(value)} |`);
   out.push('');
 
   // The trace, one section per stage, one table per run of a ruleset (entry point or executed).
   let stage: string | undefined;
   let group: string | undefined;
   if (ev.trace.length === 0) out.push('## Rules', '', 'No rule was looked at: the zone has no entry point in a WAF phase.', '');
+  else if (rows.shown.length === 0) out.push('## Rules', '', `No rule matched (${rows.hidden} looked at).`, '');
   const gap = () => {
     if (out[out.length - 1] !== '') out.push('');
   };
-  for (const t of ev.trace) {
+  for (const t of rows.shown) {
     if (t.phase !== stage) {
       gap();
       stage = t.phase;
@@ -179,7 +212,7 @@ export function traceMarkdown(input: TraceInput): string {
   }
   gap();
   out.push('## Decision', '');
-  if (verdict.action === 'allow-through') out.push('**Passed**: no rule blocked or challenged the request.');
+  if (verdict.action === 'allow-through') out.push(`**Passed**: no rule blocked or challenged the request${verdict.title === 'Passed — no rule acted' ? '' : `, but ${verdict.title.slice('Passed — '.length)}`}.`);
   else out.push(`**${verdict.action}** by ${ruleCell(ev.decision)}${ev.decision.phase ? ` in ${code(ev.decision.phase)}` : ''}.`);
   const scores = Object.entries(ev.scores);
   if (scores.length > 0) out.push('', ...scores.map(([id, total]) => `- Anomaly score: ${total} (${cell(names.get(id) ?? id)})`));

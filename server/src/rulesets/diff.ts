@@ -73,6 +73,8 @@ export interface RuleChange {
   readonly label: string;
   /** The key rules were matched by (`ref:…`, `id:…`, `#n`). */
   readonly key: string;
+  /** The rule's id when it has one (for a tooltip: messages name rules by `label`). */
+  readonly id?: string;
   /** Index in the old list (removed, changed, moved) and in the new one (added, changed, moved). */
   readonly before?: number;
   readonly after?: number;
@@ -111,11 +113,12 @@ function keyed(rules: readonly Rule[]): Map<string, { rule: Rule; index: number 
   return out;
 }
 
+/** How a rule is named for people: its description, else a readable ref, else its position and what it does — never a 32-hex id (that goes in `RuleChange.id`). */
 function labelOf(rule: Rule, index: number): string {
   if (typeof rule.description === 'string' && rule.description.trim() !== '') return rule.description.trim();
-  if (typeof rule.ref === 'string' && rule.ref !== '') return rule.ref;
-  if (typeof rule.id === 'string' && rule.id !== '') return rule.id;
-  return `rule ${index + 1}`;
+  if (typeof rule.ref === 'string' && rule.ref !== '' && !/^[0-9a-f]{32}$/i.test(rule.ref)) return rule.ref;
+  const expr = typeof rule.expression === 'string' ? rule.expression : '';
+  return `rule ${index + 1} (${rule.action ?? 'no action'}${expr ? ` when ${expr.length > 40 ? `${expr.slice(0, 39)}…` : expr}` : ''})`;
 }
 
 function same(a: unknown, b: unknown): boolean {
@@ -138,6 +141,11 @@ function changedFields(a: Rule, b: Rule): string[] {
   return out;
 }
 
+function idOf(...rules: (Rule | undefined)[]): { id?: string } {
+  const id = rules.map((r) => r?.id).find((x) => typeof x === 'string' && x !== '');
+  return id ? { id } : {};
+}
+
 /** The rule-aligned difference from `before` (the zone's current version; undefined: none) to `after`. */
 export function diffRulesets(before: Ruleset | undefined, after: Ruleset): RulesetDiff {
   const old = keyed(before?.rules ?? []);
@@ -149,20 +157,20 @@ export function diffRulesets(before: Ruleset | undefined, after: Ruleset): Rules
   for (const [key, { rule, index }] of next) {
     const o = old.get(key);
     if (!o) {
-      added.push({ key, label: labelOf(rule, index), after: index });
+      added.push({ key, label: labelOf(rule, index), ...idOf(rule), after: index });
       continue;
     }
     const fields = changedFields(o.rule, rule);
-    if (fields.length > 0) changed.push({ key, label: labelOf(rule, index), before: o.index, after: index, fields });
+    if (fields.length > 0) changed.push({ key, label: labelOf(rule, index), ...idOf(rule, o.rule), before: o.index, after: index, fields });
     kept.push({ key, before: o.index, after: index, rule });
   }
-  for (const [key, { rule, index }] of old) if (!next.has(key)) removed.push({ key, label: labelOf(rule, index), before: index });
+  for (const [key, { rule, index }] of old) if (!next.has(key)) removed.push({ key, label: labelOf(rule, index), ...idOf(rule), before: index });
 
   // Moved: rules kept in both whose relative order differs. The longest run that keeps its
   // order stays put; the others moved.
   const order = kept.map((k) => k.before);
   const stay = new Set(longestIncreasing(order).map((i) => kept[i].key));
-  const moved = kept.filter((k) => !stay.has(k.key)).map((k) => ({ key: k.key, label: labelOf(k.rule, k.after), before: k.before, after: k.after }));
+  const moved = kept.filter((k) => !stay.has(k.key)).map((k) => ({ key: k.key, label: labelOf(k.rule, k.after), ...idOf(k.rule, old.get(k.key)?.rule), before: k.before, after: k.after }));
   const changedKeys = new Set(changed.map((c) => c.key));
   const movedKeys = new Set(moved.map((m) => m.key));
   const unchanged = kept.filter((k) => !changedKeys.has(k.key) && !movedKeys.has(k.key)).length;

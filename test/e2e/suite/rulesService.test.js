@@ -268,6 +268,8 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.equal(await vscode.commands.executeCommand('rulesmith.migrate', pro), undefined);
     const asked = api.testing.take().find((a) => a.kind === 'confirm');
     assert.match(asked.message, /^Migrate pro\.example\.com to the new managed rules\? This is irreversible\.$/);
+    // The default (first) button of the irreversible dialog is not Migrate.
+    assert.deepEqual(asked.items, ['Review First', 'Migrate']);
     assert.match(asked.detail, /no way back/);
     assert.match(asked.detail, /\(from the reviewed file pro\.example\.com\.migration\.ruleset\.json, edited: 1 rule changed \(description, expression\), compared with the proposal\)/);
     assert.equal((await vscode.commands.executeCommand('rulesmith.checkMigration', pro)).migration_state !== 'complete', true);
@@ -302,7 +304,8 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.ok(exec.action_parameters.overrides.rules.some((r) => r.score_threshold === 25 && r.action === 'managed_challenge'));
     await h.saveDocument(doc);
 
-    const diffOpen = () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && /^pro\.example\.com http_request_firewall_managed: zone version \d+ ↔/.test(t.label)));
+    // The diff's title leads with the summary of what the deploy changes.
+    const diffOpen = () => vscode.window.tabGroups.all.some((g) => g.tabs.some((t) => t.input instanceof vscode.TabInputTextDiff && /^1 rule changed \(action_parameters\) — pro\.example\.com http_request_firewall_managed: zone version \d+ ↔/.test(t.label)));
     // Cancel: nothing deployed, the diff stays open to read.
     api.testing.answer(undefined);
     const cancelled = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
@@ -315,8 +318,12 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.ok(d && d.deployed, JSON.stringify([d, api.testing.peek()]));
     assert.equal(Number(d.version), Number(pulled.version) + 1);
     assert.match(d.summary, /1 rule changed \(action_parameters\)/);
+    // Asked in a notification (not a modal over the diff), naming the rule by its description.
     const confirm = api.testing.take().find((a) => a.kind === 'confirm');
-    assert.match(confirm.message, /^Deploy http_request_firewall_managed\.ruleset\.json to pro\.example\.com \(http_request_firewall_managed\)\?$/);
+    assert.deepEqual(confirm.items, ['Deploy', 'Cancel']);
+    assert.equal(confirm.detail, undefined);
+    assert.match(confirm.message, /^Deploy http_request_firewall_managed\.ruleset\.json to pro\.example\.com \(http_request_firewall_managed\)\? 1 rule changed \(action_parameters\): ~ [^;]+: action_parameters\. The zone runs version \d+ now; the diff is open \(hover a rule for its id\)\.$/);
+    assert.doesNotMatch(confirm.message, /[0-9a-f]{32}/, 'rules are named by description or ref, not by id');
     assert.equal(diffOpen(), false, 'the diff of the version replaced is closed after the deploy');
     assert.equal(JSON.parse(doc.getText()).version, d.version, 'the file follows the deployed version');
 
@@ -466,7 +473,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
       assert.ok(d.warnings.some((w) => /\(code 20040\)$/.test(w)), JSON.stringify(d.warnings));
       const shown = api.testing.take();
       const confirm = shown.find((a) => a.kind === 'confirm');
-      assert.match(confirm.detail, /was not pulled from this zone: deploying replaces version \d+ as shown in the diff/);
+      assert.match(confirm.message, /was not pulled from this zone: deploying replaces version \d+ as the diff shows\.$/);
       const warn = shown.find((a) => a.kind === 'warning');
       assert.match(warn.message, /^Deployed to pro\.example\.com \(http_request_firewall_custom\): version \d+\. .*It is deployed, with \d+ warnings? from the service: .*ip\.geoip\.country.*\(code 20040\)/);
     } finally {
@@ -527,7 +534,14 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.match(attack.markdown, /## Decision: (block|managed_challenge|challenge|js_challenge)/);
     const home = await vscode.commands.executeCommand('rulesmith.traceOnZone', uri.toString(), 1);
     assert.equal(home.decision.action, 'allow-through', JSON.stringify(home.decision));
-    assert.match(home.markdown, /## Decision: Passed — no rule acted/);
+    // The verdict names what happened (a rule that logged, a score below the threshold), or that nothing did.
+    const decision = /## Decision: (Passed — [^\n]+)\n/.exec(home.markdown);
+    assert.ok(decision, home.markdown.slice(0, 600));
+    const logged = [];
+    const walk = (steps) => steps.forEach((s) => (s.outcome === 'logged' && logged.push(s), walk(s.trace || [])));
+    walk(home.trace);
+    if (logged.length > 0) assert.match(decision[1], /logged by /);
+    else if (!/anomaly score/.test(decision[1])) assert.equal(decision[1], 'Passed — no rule acted');
   });
 
   it('creates firewall rules: two calls (a filter reused the second time) and the single-call emergency form behind a warning', async function () {
@@ -571,6 +585,15 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     assert.equal(before.item.contextValue, 'firewallRule');
 
     api.testing.take();
+    // Pausing a live rule asks first (as the paranoia change does); Cancel changes nothing.
+    api.testing.answer(undefined);
+    assert.equal(await vscode.commands.executeCommand('rulesmith.pauseFirewallRule', before.node), undefined);
+    const cancelled = api.testing.take().find((a) => a.kind === 'confirm');
+    assert.equal(cancelled.message, 'Pause the firewall rule “e2e two-call” on business.example.com?');
+    assert.equal(cancelled.detail, 'The rule acts on requests (block) now; paused, it stops right away, for all traffic of the zone, until resumed.');
+    assert.deepEqual(cancelled.items, ['Pause']);
+    assert.doesNotMatch((await find('e2e two-call')).description, /paused/);
+    api.testing.answer('Pause');
     const paused = await vscode.commands.executeCommand('rulesmith.pauseFirewallRule', before.node);
     assert.ok(paused && paused.changed, JSON.stringify(api.testing.peek()));
     assert.equal(paused.rule.paused, true);

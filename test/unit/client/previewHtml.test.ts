@@ -35,3 +35,24 @@ test('the page says how its scores compare with ModSecurity\'s (once per rule, n
   const notes = renderHtml('t', [attacks, own], 1).split('\n').filter((l) => l.startsWith('<p class="muted">Note:'));
   assert.deepEqual(notes, ['<p class="muted">Note: Scores add each matching rule once, as the hosted OWASP ruleset does; ModSecurity adds a rule once per matched variable, so its score for the same request can be higher.</p>']);
 });
+
+test('the page says which target it previews, links the other one, and a cell links to applying its level and threshold', () => {
+  const preview = {
+    currentLevel: 1,
+    currentThreshold: 40,
+    thresholds: [25, 40],
+    levels: [1, 2].map((level) => ({ level, enabledRules: 10 * level, cells: [25, 40].map((threshold) => ({ threshold, actedOn: level, deciders: [] })) })),
+    requests: [],
+    total: 2,
+    problems: [],
+  } as unknown as NonNullable<PreviewSet['preview']>;
+  const set: PreviewSet = { name: 'Your requests', source: '1 .http file in the workspace', total: 2, available: 2, preview };
+  const html = renderHtml({ kind: 'file', label: 'managed.ruleset.json (rule 1)', applicable: true, others: [{ label: 'the chosen zone', arg: { target: 'zone' } }] }, [set], 1);
+  const zoneLink = `command:rulesmith.previewParanoia?${encodeURIComponent('[{"target":"zone"}]')}`;
+  assert.ok(html.includes(`<p class="target">Previewing the file <b>managed.ruleset.json (rule 1)</b>. Preview instead: <a href="${zoneLink}">the chosen zone</a>. Click a cell to apply its level and threshold to the file (then deploy it).</p>`), html);
+  const cell = `command:rulesmith.applyPreviewCell?${encodeURIComponent('[{"level":2,"threshold":25}]')}`;
+  assert.ok(html.includes(`<td title="Apply PL2 with threshold 25 to managed.ruleset.json (rule 1) (edits the file; deploy it to apply)"><a class="cell" href="${cell}"><b>2</b> <span class="muted">(100%)</span></a></td>`), html);
+  // The current cell is marked, not a link; nothing links when the target cannot be changed.
+  assert.ok(html.includes('<td class="current" title=""><b>1</b> <span class="muted">(50%)</span></td>'));
+  assert.ok(!renderHtml({ kind: 'default', label: 'the OWASP-based ruleset with no overrides' }, [set], 1).includes('applyPreviewCell'));
+});

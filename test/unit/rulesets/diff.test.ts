@@ -29,6 +29,13 @@ describe('diffRulesets', () => {
       after: rs({ id: '1'.repeat(32), action: 'block', expression: 'true' }, { action: 'block', expression: 'b' }),
       summary: '2 rules changed (action, expression)',
     },
+    {
+      name: 'a rule without description or readable ref is named by its position and what it does, never by its 32-hex id',
+      before: rs({ id: 'a'.repeat(32), ref: 'a'.repeat(32), action: 'log', expression: 'http.request.uri.path contains "/admin"' }),
+      after: rs({ id: 'a'.repeat(32), ref: 'a'.repeat(32), action: 'block', expression: 'http.request.uri.path contains "/admin"' }),
+      summary: '1 rule changed (action)',
+      details: ['~ rule 1 (block when http.request.uri.path contains "/admin"): action'],
+    },
   ];
   for (const c of cases) {
     test(c.name, () => {
@@ -57,4 +64,10 @@ describe('entryPointBody / canonicalJson', () => {
     assert.equal(text, '{\n  "description": "d",\n  "name": "n",\n  "rules": [\n    {\n      "action": "log",\n      "expression": "true",\n      "ref": "x"\n    }\n  ]\n}\n');
     assert.equal(canonicalJson(undefined), '{\n  "rules": []\n}\n');
   });
+});
+
+test('a change carries the rule id for a tooltip', () => {
+  const d = diffRulesets(rs({ ...r('a'), id: '1'.repeat(32) }), rs({ ...r('a', { action: 'log' }), id: '1'.repeat(32) }, r('b')));
+  assert.deepEqual(d.changed.map((c) => [c.label, c.id]), [['a', '1'.repeat(32)]]);
+  assert.deepEqual(d.added.map((c) => [c.label, c.id]), [['b', undefined]]);
 });

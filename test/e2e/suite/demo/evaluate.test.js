@@ -9,9 +9,10 @@ const h = require('../helpers');
 /** What the demo's requests.http gets: the zone's custom rules, then the managed deployments (vendor, OWASP at PL2, threshold 25). */
 const EXPECTED = {
   'requests.http': [
-    'Passed — no rule acted · anomaly score 2 < 25',
+    'Passed — anomaly score 2 < 25 from owasp:920300',
     'Blocked by vendor:log4shell-header (http_request_firewall_managed)',
-    'Passed — no rule acted · anomaly score 2 < 25',
+    // A rule that logged is named (issue 17: never "no rule acted" when a rule logged).
+    'Passed — logged by vendor:wp-author-enum · anomaly score 2 < 25 from owasp:920320',
     'Blocked by vendor:sqli-tautology-body (http_request_firewall_managed)',
     'Blocked by block_admin (http_request_firewall_custom)',
   ],
