@@ -48,6 +48,10 @@ const TYPICAL =
   'http.request.uri.path contains "/admin" and not ip.src in {192.0.2.0/24 198.51.100.0/24} and http.request.method in {"POST" "PUT"}';
 let BIG = TYPICAL;
 while (BIG.length + TYPICAL.length + 6 < 4096) BIG += ` or (${TYPICAL})`;
+/** The same size with no test repeated (a repeated test is computed once: codegen.ts); GET: every disjunct is evaluated, and false. */
+const distinct = (i: number): string => TYPICAL.replace('"/admin"', `"/admin/${i}"`).replace('"PUT"', `"PUT${i}"`);
+let BIG_DISTINCT = distinct(0);
+for (let i = 1; BIG_DISTINCT.length + distinct(i).length + 6 < 4096; i++) BIG_DISTINCT += ` or (${distinct(i)})`;
 
 /** One request (values within both engines' types: Int fits 32 bits). */
 const BASE: Record<string, unknown> = {
@@ -73,6 +77,7 @@ const CASES: readonly Case[] = [
   { name: `typical rule (${TYPICAL.length} chars)`, expr: TYPICAL, fields: BASE },
   // GET: the last test of every disjunct fails, so all of them are evaluated.
   { name: `4 KB expression (${BIG.length} chars)`, expr: BIG, fields: { ...BASE, 'http.request.method': 'GET' } },
+  { name: `4 KB, no test repeated (${BIG_DISTINCT.length} chars)`, expr: BIG_DISTINCT, fields: { ...BASE, 'http.request.method': 'GET', 'http.request.uri.path': '/api/v1/admin/9/users' } },
   { name: '`matches` regex', expr: 'http.user_agent matches "(?i)(curl|wget|python-requests)/[0-9]+"', fields: BASE },
   {
     name: 'sets (139 chars)',
