@@ -13,6 +13,9 @@
  * as the CLI ships it (RULESMITH_BENCH_TSX=1: through tsx), with field values prepared
  * once (prepareFields), so that only matching is timed on both sides.
  *
+ * It then times check (our parse + type-check, what the service and the editor run on every
+ * rule) against wirefilter's parse + compile of the same text, the same way.
+ *
  * Rounds interleave the two engines on the same expression, batch for batch (which one
  * goes first alternates), so that load from other processes falls on both alike. Each
  * batch gives one sample: ns per match, over a batch sized to about half a millisecond of
@@ -45,6 +48,10 @@ const TYPICAL =
   'http.request.uri.path contains "/admin" and not ip.src in {192.0.2.0/24 198.51.100.0/24} and http.request.method in {"POST" "PUT"}';
 let BIG = TYPICAL;
 while (BIG.length + TYPICAL.length + 6 < 4096) BIG += ` or (${TYPICAL})`;
+/** The same size with no test repeated (a repeated test is computed once: codegen.ts); GET: every disjunct is evaluated, and false. */
+const distinct = (i: number): string => TYPICAL.replace('"/admin"', `"/admin/${i}"`).replace('"PUT"', `"PUT${i}"`);
+let BIG_DISTINCT = distinct(0);
+for (let i = 1; BIG_DISTINCT.length + distinct(i).length + 6 < 4096; i++) BIG_DISTINCT += ` or (${distinct(i)})`;
 
 /** One request (values within both engines' types: Int fits 32 bits). */
 const BASE: Record<string, unknown> = {
@@ -70,6 +77,7 @@ const CASES: readonly Case[] = [
   { name: `typical rule (${TYPICAL.length} chars)`, expr: TYPICAL, fields: BASE },
   // GET: the last test of every disjunct fails, so all of them are evaluated.
   { name: `4 KB expression (${BIG.length} chars)`, expr: BIG, fields: { ...BASE, 'http.request.method': 'GET' } },
+  { name: `4 KB, no test repeated (${BIG_DISTINCT.length} chars)`, expr: BIG_DISTINCT, fields: { ...BASE, 'http.request.method': 'GET', 'http.request.uri.path': '/api/v1/admin/9/users' } },
   { name: '`matches` regex', expr: 'http.user_agent matches "(?i)(curl|wget|python-requests)/[0-9]+"', fields: BASE },
   {
     name: 'sets (139 chars)',
@@ -170,6 +178,14 @@ class Harness extends LineChild {
     return Number(l.split(' ')[1]) / n;
   }
 
+  /** Times n parses + compiles of case i in the harness: ns per parse + compile. */
+  async parseBatch(i: number, n: number): Promise<number> {
+    this.send(`p ${i} ${n}\n`);
+    const l = await this.line();
+    if (!l.startsWith('t ')) throw new Error(`harness: ${l}`);
+    return Number(l.split(' ')[1]) / n;
+  }
+
   end(): void {
     this.child.stdin.end();
   }
@@ -194,6 +210,13 @@ function ourBatch(f: () => boolean, n: number): number {
   const ns = Number(process.hrtime.bigint() - t0);
   if (hits !== 0 && hits !== n) throw new Error('a filter changed its mind');
   return ns / n;
+}
+
+/** ns per call of `check` (parse + type-check) over n calls. */
+function checkBatch(check: () => boolean, n: number): number {
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) if (!check()) throw new Error('a benchmark expression stopped checking');
+  return Number(process.hrtime.bigint() - t0) / n;
 }
 
 // --- Figures ---------------------------------------------------------------------------------
@@ -224,6 +247,7 @@ async function main(): Promise<void> {
     const values = prepared.values;
     return () => filter.matches(values);
   });
+  const checks = CASES.map((c) => () => core.checkExpression(c.expr).ir !== undefined);
   console.log(`node ${process.version}, ${process.platform}-${process.arch}, ${how}`);
 
   const h = harness();
@@ -269,6 +293,30 @@ async function main(): Promise<void> {
       }
     }
   }
+  // Check (our parse + type-check) against wirefilter's parse + compile, the same way:
+  // batches of about BATCH_NS of wirefilter's time, interleaved.
+  const checkSizes: number[] = [];
+  for (let i = 0; i < CASES.length; i++) {
+    await wf.parseBatch(i, 5);
+    const per = await wf.parseBatch(i, 20);
+    checkSizes.push(Math.max(5, Math.round(BATCH_NS / Math.max(per, 1))));
+    const warmEnd = performance.now() + 200;
+    while (performance.now() < warmEnd) checkBatch(checks[i], 10);
+  }
+  const CHECK_ROUNDS = Math.max(20, Math.round(ROUNDS / 5));
+  const theirParse: number[][] = CASES.map(() => []);
+  const myCheck: number[][] = CASES.map(() => []);
+  for (let r = 0; r < CHECK_ROUNDS; r++) {
+    for (let i = 0; i < CASES.length; i++) {
+      if (r % 2 === 0) {
+        theirParse[i].push(await wf.parseBatch(i, checkSizes[i]));
+        myCheck[i].push(checkBatch(checks[i], checkSizes[i]));
+      } else {
+        myCheck[i].push(checkBatch(checks[i], checkSizes[i]));
+        theirParse[i].push(await wf.parseBatch(i, checkSizes[i]));
+      }
+    }
+  }
   wf.end();
 
   console.log(`wirefilter 0.7.0 (firewalker's libwirefilter_ffi.so) called from C; ${ROUNDS} interleaved rounds, one batch per side per round`);
@@ -293,8 +341,17 @@ async function main(): Promise<void> {
     ]);
   });
   table(rows);
-  console.log('\nwirefilter parse + compile, once per expression (µs):');
-  CASES.forEach((c, i) => console.log(`  ${c.name}: parse ${(loaded[i].parseNs / 1000).toFixed(1)}, compile ${(loaded[i].compileNs / 1000).toFixed(1)}`));
+
+  console.log(`\ncheck (our parse + type-check) against wirefilter's parse + compile; ${CHECK_ROUNDS} interleaved rounds; µs per expression`);
+  const checkRows = [['expression', 'wirefilter p50', 'p99', 'max', 'ours p50', 'p99', 'max', 'ratio of p50s', 'median paired ratio']];
+  CASES.forEach((c, i) => {
+    const paired = myCheck[i].map((m, k) => m / theirParse[i][k]).sort((a, b) => a - b);
+    const t = [...theirParse[i]].sort((a, b) => a - b);
+    const m = [...myCheck[i]].sort((a, b) => a - b);
+    const us = (ns: number): string => `${(ns / 1000).toFixed(1)} µs`;
+    checkRows.push([c.name, us(percentile(t, 50)), us(percentile(t, 99)), us(t[t.length - 1]), us(percentile(m, 50)), us(percentile(m, 99)), us(m[m.length - 1]), `${(percentile(m, 50) / percentile(t, 50)).toFixed(2)}×`, `${percentile(paired, 50).toFixed(2)}×`]);
+  });
+  table(checkRows);
 }
 
 main().catch((e: unknown) => {

@@ -3,7 +3,8 @@
  * filter gets its own machine code from V8: no calls between closures shared by every
  * filter (which V8 cannot inline, their call sites seeing every filter's closures), field
  * values read once into locals, literals inlined into the comparisons, small sets and IPv4
- * ranges as chains of comparisons.
+ * ranges as chains of comparisons, field values read from their slots (fieldSlots.ts),
+ * `contains` as a search loop made for its needle (contains.ts).
  *
  * It covers the common shapes (logic, comparisons of fields, map keys, array indexes and
  * plain function calls with every test); what it does not cover — `[*]` streams and
@@ -15,6 +16,8 @@
  * other constant (regexes, sets, closures) is passed in as a parameter, never as text.
  */
 import type { IpRange, IrArg, IrBool, IrTest, IrValue, Value } from './ir';
+import { containsSearch } from './contains';
+import { slotOf } from './fieldSlots';
 import { compileRegex } from './regex';
 import { RUNTIME_FUNCTIONS, type CallEnv } from './runtime/functions';
 import { matchWildcard, parseWildcard } from './wildcard';
@@ -41,7 +44,7 @@ export function generateFilter<C>(ir: IrBool, nilNotEqual: boolean, fallback: Fa
   // A dry pass counts the field reads; fields read more than once are read into locals.
   const counter = new Generator(nilNotEqual, fallback, undefined);
   counter.bool(ir);
-  const g = new Generator(nilNotEqual, fallback, counter.reads);
+  const g = new Generator(nilNotEqual, fallback, counter.reads, counter.tests);
   const source = g.source(g.bool(ir));
   let factory: (...k: unknown[]) => GenBool<C>;
   try {
@@ -53,28 +56,44 @@ export function generateFilter<C>(ir: IrBool, nilNotEqual: boolean, fallback: Fa
   return factory(...g.consts);
 }
 
+/** A test's IR as text (bigints and Maps spelt out), to find equal tests. */
+function testKey(t: IrTest): string {
+  return JSON.stringify(t, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Map ? [...(v as Map<unknown, unknown>)] : v));
+}
+
 class Generator<C> {
   readonly consts: unknown[] = [];
   /** Field reads emitted (the dry pass) or to emit, by field name. */
   readonly reads = new Map<string, number>();
+  /** Comparisons emitted (the dry pass) or to emit, by their IR text. */
+  readonly tests = new Map<string, number>();
+  /** The memo local of each comparison that occurs more than once. */
+  private readonly memos = new Map<string, string>();
   private readonly locals = new Map<string, string>();
   private temps = 0;
+  private readonly searchers = new Map<string, string>();
+  /** Whether the code reads fields (and so needs `s`, the slots). */
+  private slotted = false;
 
   /** `counts` absent: the dry pass, which creates no constants and only counts reads. */
   constructor(
     private readonly nilNotEqual: boolean,
     private readonly fb: Fallback<C>,
     private readonly counts: ReadonlyMap<string, number> | undefined,
+    private readonly testCounts: ReadonlyMap<string, number> = new Map(),
   ) {}
 
   /** The factory body: the function, its temporaries and its field locals. */
   source(expr: string): string {
     const temps = Array.from({ length: this.temps }, (_, i) => `t${i}`);
+    const locals = [...this.locals].map(([name, local]) => `const ${local} = ${this.read(name)};`);
     return [
       '"use strict";',
       'return function filter(f, c) {',
       ...(temps.length > 0 ? [`let ${temps.join(', ')};`] : []),
-      ...[...this.locals].map(([name, local]) => `const ${local} = f.get(${JSON.stringify(name)});`),
+      ...(this.memos.size > 0 ? [`let ${[...this.memos.values()].map((m) => `${m} = 0`).join(', ')};`] : []),
+      ...(this.slotted ? ['const s = f.slots;'] : []),
+      ...locals,
       `return ${expr};`,
       '};',
     ].join('\n');
@@ -87,14 +106,30 @@ class Generator<C> {
     return `k${this.consts.length - 1}`;
   }
 
+  /** One search function per needle, shared by its call sites (so V8 can inline it at each). */
+  private searcher(needle: string): string {
+    let k = this.searchers.get(needle);
+    if (k === undefined) this.searchers.set(needle, (k = this.constant(() => containsSearch(needle))));
+    return k;
+  }
+
   private temp(): string {
     return `t${this.temps++}`;
+  }
+
+  /**
+   * Reading a field: from its slot when the values are a FieldMap (fieldSlots.ts), else
+   * with `get`.
+   */
+  private read(name: string): string {
+    this.slotted = true;
+    return `(s === undefined ? f.get(${JSON.stringify(name)}) : s[${slotOf(name)}])`;
   }
 
   /** A field's value: its local when read more than once, else a read. */
   private field(name: string): string {
     this.reads.set(name, (this.reads.get(name) ?? 0) + 1);
-    if ((this.counts?.get(name) ?? 0) < 2) return `f.get(${JSON.stringify(name)})`;
+    if ((this.counts?.get(name) ?? 0) < 2) return this.read(name);
     let local = this.locals.get(name);
     if (!local) this.locals.set(name, (local = `v${this.locals.size}`));
     return local;
@@ -117,8 +152,23 @@ class Generator<C> {
         if (n.x.k === 'field' && n.x.name === 'true') return 'true';
         return `(${this.value(n.x)} === true)`;
       case 'compare':
-        return this.compare(n.lhs, n.test);
+        return this.memoCompare(n.lhs, n.test);
     }
+  }
+
+  /**
+   * A comparison of a field that the filter makes more than once (the same test in several
+   * branches) is computed once per evaluation: its memo local is 0 until then, 1 if true,
+   * 2 if false. Tests have no side effects.
+   */
+  private memoCompare(lhs: IrValue, t: IrTest): string {
+    if (lhs.k !== 'field' || lhs.each) return this.compare(lhs, t);
+    const key = `${lhs.name}\n${testKey(t)}`;
+    this.tests.set(key, (this.tests.get(key) ?? 0) + 1);
+    if ((this.testCounts.get(key) ?? 0) < 2) return this.compare(lhs, t);
+    let m = this.memos.get(key);
+    if (m === undefined) this.memos.set(key, (m = `m${this.memos.size}`));
+    return `((${m} === 0 ? (${m} = ${this.compare(lhs, t)} ? 1 : 2) : ${m}) === 1)`;
   }
 
   private compare(lhs: IrValue, t: IrTest): string {
@@ -167,7 +217,7 @@ class Generator<C> {
       }
       case 'contains':
         if (t.value === '') return { expr: isStr, falseOnMissing: true };
-        return { expr: `${isStr} && ${v}.includes(${str(t.value)})`, falseOnMissing: true };
+        return { expr: `${isStr} && ${this.searcher(t.value)}(${v})`, falseOnMissing: true };
       case 'matches': {
         const r = compileRegex(t.pattern);
         if (!r.ok) return { expr: 'false', falseOnMissing: true }; // the checker rejects invalid patterns

@@ -16,6 +16,7 @@
  */
 import type { Value } from './ir';
 import { utf8ToBinary } from './bytes';
+import { FieldMap } from './fieldSlots';
 import { parseIpAddr } from './ip';
 import { EDGE_CONTEXT_FIELDS } from './runtime/functions';
 import { base64Decode } from './runtime/functions';
@@ -32,7 +33,7 @@ export interface FieldValueError {
 }
 
 export function prepareFields(input: Record<string, unknown>, scheme: Scheme): { values: FieldValues; errors: FieldValueError[] } {
-  const values = new Map<string, Value>();
+  const values = new FieldMap();
   const errors: FieldValueError[] = [];
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     errors.push({ field: '', message: `expected an object of field values, got ${show(input)}` });

@@ -13,6 +13,7 @@ import { error, type Diagnostic, type DiagnosticCode } from './diagnostics';
 import { operatorOf } from './scheme/operators';
 import { mistypedOperatorAt, operandBefore } from './operatorTypo';
 import { unterminatedStringStart } from './scan';
+import { fastParse } from './fastParse';
 import type { Type } from './types';
 
 export interface ParseOptions {
@@ -203,6 +204,15 @@ function blankOuterWhitespace(text: string): string {
 }
 
 export function parseExpression(text: string, options: ParseOptions = {}): ParseResult {
+  return parseWith(text, options, true);
+}
+
+/** The grammar alone, without the hand-written fast path (tests compare the two). */
+export function parseWithGrammar(text: string, options: ParseOptions = {}): ParseResult {
+  return parseWith(text, options, false);
+}
+
+function parseWith(text: string, options: ParseOptions, fast: boolean): ParseResult {
   const input = blankOuterWhitespace(text);
   if (input.trim() === '') {
     return {
@@ -221,6 +231,10 @@ export function parseExpression(text: string, options: ParseOptions = {}): Parse
       ],
     };
   }
+  // Well-formed input takes the hand-written parser (fastParse.ts); anything it does not
+  // accept goes to ohm, which words every error.
+  const ast = fast ? fastParse(input) : undefined;
+  if (ast) return { ast, diagnostics: [] };
   let result: MatchResult;
   try {
     result = options.match ? options.match(input) : grammar.match(input);

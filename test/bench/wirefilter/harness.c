@@ -18,11 +18,13 @@
  *   key <name> <hex key> <hex>,<hex>,...   one key of a Map<Array<Bytes>>
  *   go                                  parse, compile, build the contexts, report
  *   m <case> <n>                        time n matches of that case
+ *   p <case> <n>                        time n parses + compiles of its expression
  *
  * Output (stdout):
  *   case <i> <match result 0|1> <parse ns> <compile ns>    one per case, after `go`
  *   ready
  *   t <ns for the n matches>                              one per `m`
+ *   t <ns for the n parses + compiles>                    one per `p` (freeing not timed)
  * Errors go to stderr with exit status 2.
  */
 #include <arpa/inet.h>
@@ -79,6 +81,7 @@ static wf_type (*map_type)(wf_type elem);
 static bool (*add_field)(void *scheme, wf_str name, wf_type type);
 static wf_ptr_result (*parse_filter)(void *scheme, wf_str input);
 static wf_ptr_result (*compile_filter)(void *ast);
+static void (*free_filter)(void *filter);
 static void *(*create_ctx)(void *scheme);
 static bool (*never_lists)(void *ctx);
 static void (*int_lists)(void *ctx, void *map);
@@ -251,6 +254,23 @@ static void timed(int i, long n) {
   fflush(stdout);
 }
 
+static void parse_timed(int i, long n) {
+  if (i < 0 || i >= ncases || !cases[i].filter) die("no such case", NULL);
+  uint64_t total = 0;
+  for (long k = 0; k < n; k++) {
+    uint64_t t0 = now_ns();
+    wf_ptr_result p = parse_filter(scheme, cases[i].expr);
+    if (p.success != 1) die("does not parse", NULL);
+    /* compile_filter takes the AST over. */
+    wf_ptr_result f = compile_filter(p.ok.ptr);
+    total += now_ns() - t0;
+    if (f.success != 1) die("does not compile", NULL);
+    free_filter(f.ok.ptr);
+  }
+  printf("t %llu\n", (unsigned long long)total);
+  fflush(stdout);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) die("usage: harness /path/to/libwirefilter_ffi.so < commands", NULL);
   void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -262,6 +282,7 @@ int main(int argc, char **argv) {
   *(void **)&add_field = sym(lib, "wirefilter_add_type_field_to_scheme");
   *(void **)&parse_filter = sym(lib, "wirefilter_parse_filter");
   *(void **)&compile_filter = sym(lib, "wirefilter_compile_filter");
+  *(void **)&free_filter = sym(lib, "wirefilter_free_compiled_filter");
   *(void **)&create_ctx = sym(lib, "wirefilter_create_execution_context");
   *(void **)&never_lists = sym(lib, "set_all_lists_to_nevermatch");
   *(void **)&int_lists = sym(lib, "wirefilter_setup_int_lists");
@@ -316,6 +337,8 @@ int main(int argc, char **argv) {
       go();
     } else if (strcmp(cmd, "m") == 0 && a && b) {
       timed(atoi(a), atol(b));
+    } else if (strcmp(cmd, "p") == 0 && a && b) {
+      parse_timed(atoi(a), atol(b));
     } else {
       die("bad command", cmd);
     }

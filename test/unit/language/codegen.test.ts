@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compile, compileClosures } from '../../../server/src/language/evaluate';
+import { FieldMap } from '../../../server/src/language/fieldSlots';
 import type { IrBool, Value } from '../../../server/src/language/ir';
 import { BOOL, INT, IP, and, arrayOf, at, bitAnd, bool, call, cmp, contains, dyn, eq, field, fields, ge, gt, inBytes, inInt, inIp, key, lit, lt, mapOf, matches, ne, not, or, v4, v6, val, wildcard, xor, BYTES } from './irBuilders';
 
@@ -30,7 +31,19 @@ const EXPRESSIONS: readonly [string, IrBool][] = [
   ['function call', cmp(call('len', [val(b)], INT), gt(2))],
   ['function call with a literal', bool(call('starts_with', [val(b), lit('ad')], BOOL))],
   ['dynamic comparison', cmp(b, dyn('ne', field('c')))],
+  // The same comparison in several branches is computed once (a memo local).
+  ['repeated comparisons', or(and(cmp(b, contains('dmi')), cmp(n, eq(1))), and(cmp(b, contains('dmi')), cmp(n, eq(5))), and(not(cmp(b, contains('dmi'))), bool(ok)))],
+  ['repeated comparisons, missing side', or(and(cmp(b, ne('a')), cmp(n, eq(1))), and(cmp(b, ne('a')), cmp(n, ne(5))))],
 ];
+
+/** The same values as a FieldMap (prepareFields' map, read by slot), with a field set and deleted on the way. */
+function slotted(values: Record<string, Value>): FieldMap {
+  const out = new FieldMap();
+  out.set('b', 'stale');
+  for (const [k, v] of Object.entries(values)) out.set(k, v);
+  if (!('b' in values)) out.delete('b');
+  return out;
+}
 
 const VALUES: readonly Record<string, Value>[] = [
   {},
@@ -49,7 +62,9 @@ for (const nilNotEqual of [false, true]) {
       const closures = compileClosures(ir, { nilNotEqual });
       VALUES.forEach((values, i) => {
         const f = fields(values);
-        assert.equal(generated.matches(f), closures.matches(f), `${name}, values #${i}`);
+        const expected = closures.matches(f);
+        assert.equal(generated.matches(f), expected, `${name}, values #${i}`);
+        assert.equal(generated.matches(slotted(values)), expected, `${name}, values #${i} in a FieldMap`);
       });
     }
   });
@@ -60,4 +75,23 @@ test('compile generates one function per filter', () => {
   const c = compile(cmp(b, eq('a'))).matches;
   assert.equal(a.name, 'filter');
   assert.notEqual(a, c);
+});
+
+test('a FieldMap keeps its slots in step with the map through set, delete and clear', () => {
+  const f = new FieldMap();
+  const ir = cmp(b, eq('x'));
+  const filter = compile(ir).matches;
+  f.set('b', 'x');
+  assert.equal(filter(f), true);
+  f.set('b', 'y');
+  assert.equal(filter(f), false);
+  f.set('b', 'x');
+  f.delete('b');
+  assert.equal(filter(f), false);
+  f.set('b', 'x');
+  f.clear();
+  assert.equal(filter(f), false);
+  // A field first seen after the map was made (its slot is past the array's end).
+  const late = compile(cmp(field('late.field.' + Date.now()), eq('x'))).matches;
+  assert.equal(late(new FieldMap()), false);
 });
