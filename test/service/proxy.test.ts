@@ -44,7 +44,7 @@ function startProxy(extra: Partial<Parameters<typeof createProxy>[0]> = {}): Pro
     sink: { record: (e) => events.push(e) },
     inspectBodyLimit: 1024,
     upstreamTimeoutMs: 400,
-    headerTimeoutMs: 300,
+    headerTimeoutMs: 5_000,
     ...extra,
   });
   return new Promise((r) => p.server.listen(0, '127.0.0.1', () => r(p)));
@@ -210,7 +210,7 @@ describe('deploys', () => {
     const inFlight = Array.from({ length: 40 }, () => send(url, ZONE, '/soon-blocked'));
     await deploy(CUSTOM, [...RULES, { action: 'block', expression: 'http.request.uri.path eq "/soon-blocked"', description: 'new rule' }].slice(1));
     const during = await Promise.all(inFlight);
-    assert.ok(during.every((a) => a.status === 200 || a.status === 403));
+    assert.ok(during.every((a) => a.status === 200 || a.status === 403), JSON.stringify(during.map((a) => [a.status, a.body.slice(0, 300)])));
     assert.equal((await send(url, ZONE, '/soon-blocked')).status, 403);
     await deploy(CUSTOM, RULES);
     assert.equal((await send(url, ZONE, '/soon-blocked')).status, 200);
@@ -279,10 +279,16 @@ describe('faults', () => {
   });
 
   it('cuts off a client that sends its headers too slowly', async () => {
-    const r = await raw(url, ['GET / HTTP/1.1\r\n', 'Host: app.test\r\n', 'X-Slow: 1\r\n', 'X-Slow: 2\r\n', '\r\n'], { gapMs: 250, waitMs: 3_000 });
-    assert.equal(r.closed, true);
-    assert.match(r.data, /^HTTP\/1\.1 408 Request Timeout\r\n/);
-    assert.equal(upstream.seen.length, 0);
+    const strict = await startProxy({ headerTimeoutMs: 300 });
+    try {
+      const r = await raw(strict.url(), ['GET / HTTP/1.1\r\n', 'Host: app.test\r\n', 'X-Slow: 1\r\n', 'X-Slow: 2\r\n', '\r\n'], { gapMs: 250, waitMs: 3_000 });
+      assert.equal(r.closed, true);
+      assert.match(r.data, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+      assert.match(r.data, /the request headers did not arrive within 0\.3 s/);
+      assert.equal(upstream.seen.length, 0);
+    } finally {
+      await strict.close();
+    }
   });
 });
 
@@ -300,5 +306,35 @@ describe('WebSocket upgrades', () => {
     const r = await raw(url, handshake('/ws-blocked'), { waitMs: 2_000 });
     assert.match(r.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
     assert.equal(upstream.seen.length, 0);
+  });
+});
+
+describe('the control API (for the extension)', () => {
+  const control = async (method: string, path: string, token: string | undefined, body?: unknown) => {
+    const res = await fetch(`${url}/.rulesmith/proxy${path}`, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it('needs a token the service accepts', async () => {
+    const none = await control('GET', '', undefined);
+    const bad = await control('GET', '', 'not-a-token');
+    assert.deepEqual([none.status, none.body.errors[0].code, bad.status, bad.body.errors[0].code], [400, 9106, 403, 9109]);
+  });
+
+  it('lists the zones with live counters, starts and stops one', async () => {
+    await send(url, ZONE, '/counted');
+    const list = await control('GET', '', svc.adminToken);
+    const ours = list.body.result.zones.find((z: any) => z.zone === ZONE);
+    assert.equal(ours.url, `http://${ZONE}.localhost:${new URL(url).port}/`);
+    assert.ok(ours.requests >= 1 && ours.blocked >= 1 && ours.forwarded >= 1, JSON.stringify(ours));
+    assert.equal((await send(url, 'pro.example.com', '/')).status, 530);
+    const started = await control('PUT', '/zones/pro.example.com', svc.adminToken, { upstream: upstream.url });
+    assert.deepEqual([started.status, started.body.result.zone, started.body.result.upstream], [200, 'pro.example.com', `${upstream.url}/`]);
+    assert.equal((await send(url, 'pro.example.com', '/', { headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' } })).status, 200);
+    assert.equal((await control('DELETE', '/zones/pro.example.com', svc.adminToken)).status, 200);
+    assert.equal((await send(url, 'pro.example.com', '/')).status, 530);
+    const bad = await control('PUT', '/zones/nope.example', svc.adminToken, { upstream: upstream.url });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.errors[0].message, /^nope\.example=…: no zone "nope\.example" in the database/);
   });
 });

@@ -47,9 +47,10 @@ function seconds(text: string | undefined, flag: string, fallback: number): numb
 
 /** The proxy flags, or undefined without `--proxy`; a UsageError for a flag that is wrong. */
 export function proxyOptions(values: Record<string, string | boolean | string[] | undefined>, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): ProxyFlags | undefined {
-  const given = values.proxy as string[] | undefined;
-  const others = Object.keys(PROXY_FLAGS).filter((k) => k !== 'proxy' && values[k] !== undefined);
-  if (!given || given.length === 0) {
+  const given = (values.proxy as string[] | undefined) ?? [];
+  const others = Object.keys(PROXY_FLAGS).filter((k) => k !== 'proxy' && k !== 'proxy-listen' && values[k] !== undefined);
+  // `--proxy-listen` alone: a proxy with no zone yet (the extension starts zones through its control API).
+  if (given.length === 0 && values['proxy-listen'] === undefined) {
     if (others.length > 0) throw new UsageError(`--${others[0]} needs --proxy ZONE=UPSTREAM_URL (e.g. --proxy example.com=http://127.0.0.1:3000)`);
     return undefined;
   }

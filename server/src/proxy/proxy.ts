@@ -24,6 +24,8 @@ import { requestValues } from '../requests/fields';
 import { DEFAULT_BODY_LIMIT } from '../requests/body';
 import { liveSampleRequest } from '../requests/live';
 import type { Evaluation } from '../rulesets/engine';
+import { ApiError } from '../service/api';
+import { authenticate } from '../service/auth';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
 import { edgeFields, type EdgeFields, type FieldsMapping } from './edgeFields';
@@ -77,12 +79,19 @@ export interface RunningProxy {
   /** The URL a browser on this machine opens for a zone: `http://<zone>.localhost:<port>/`. */
   zoneUrl(zone: string): string;
   counters(): readonly ZoneCounters[];
+  /** Starts proxying a zone (or changes its upstream); an error for a zone or URL that cannot be used. */
+  startZone(route: ProxyRoute): ZoneCounters | { error: string };
+  /** Stops proxying a zone (by name or id); false when it was not proxied. */
+  stopZone(zone: string): boolean;
   readonly rateLimiter: RateLimiter;
   close(): Promise<void>;
 }
 
 /** A route that cannot be used: the flag and the reason. */
 export class ProxyConfigError extends Error {}
+
+/** The proxy's control API (see `control`), on every host. */
+export const CONTROL_PATH = '/.rulesmith/proxy';
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
 
@@ -224,6 +233,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if ((req.url ?? '').startsWith(CONTROL_PATH)) return control(req, res);
     const rayId = newRayId();
     const route = zoneOf(req, rayId);
     if (!('zoneId' in route)) {
@@ -348,6 +358,84 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     }
   }
 
+  function startZone(r: ProxyRoute): ZoneCounters | { error: string } {
+    const resolved = resolveRoute(options.store, r);
+    if ('error' in resolved) return resolved;
+    const at = routes.findIndex((x) => x.zoneId === resolved.zoneId);
+    if (at >= 0) routes.splice(at, 1);
+    routes.push(resolved);
+    const c = counters.get(resolved.zoneId) ?? { zone: resolved.zoneName, zoneId: resolved.zoneId, upstream: '', requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0 };
+    counters.set(resolved.zoneId, { ...c, upstream: resolved.upstream.href });
+    setImmediate(() => {
+      try {
+        liveZone(options.store, resolved.zoneId);
+      } catch {
+        // compiled on its first request instead, with the error page if it still fails
+      }
+    });
+    return { ...counters.get(resolved.zoneId)! };
+  }
+
+  function stopZone(zone: string): boolean {
+    const at = routes.findIndex((x) => x.zoneId === zone || x.zoneName === zone.toLowerCase());
+    if (at < 0) return false;
+    counters.delete(routes[at]!.zoneId);
+    routes.splice(at, 1);
+    return true;
+  }
+
+  /**
+   * The control API (for the extension's Zones view), on the proxy's own listener:
+   * `GET /.rulesmith/proxy` lists the proxied zones with their counters;
+   * `PUT /.rulesmith/proxy/zones/{zone}` with `{"upstream": URL}` starts one;
+   * `DELETE …/zones/{zone}` stops it. Each needs a token the rules service accepts.
+   */
+  async function control(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const json = (status: number, body: unknown) => {
+      const text = JSON.stringify(body);
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+      res.end(text);
+    };
+    const head = await readHead(req, 4096);
+    if (head === 'aborted') return;
+    if (!head.ended) {
+      req.resume();
+      return json(413, { success: false, errors: [{ message: 'the body is larger than 4 KB' }] });
+    }
+    try {
+      authenticate(options.store, req.headers);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return json(e.status, { success: false, errors: e.errors });
+    }
+    const path = (req.url ?? '').split('?')[0]!;
+    const address = server.address();
+    const port = address && typeof address === 'object' ? address.port : 0;
+    const view = (c: ZoneCounters) => ({ ...c, url: `http://${c.zone}.localhost:${port}/` });
+    if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) return json(200, { success: true, result: { zones: [...counters.values()].map(view) } });
+    const m = new RegExp(`^${CONTROL_PATH}/zones/([^/]+)$`).exec(path);
+    if (m && req.method === 'PUT') {
+      let upstream: unknown;
+      try {
+        upstream = (JSON.parse(Buffer.concat(head.chunks).toString('utf8')) as { upstream?: unknown }).upstream;
+      } catch {
+        upstream = undefined;
+      }
+      if (typeof upstream !== 'string') return json(400, { success: false, errors: [{ message: 'expected a JSON body {"upstream": "http://127.0.0.1:3000"}' }] });
+      const started = startZone({ zone: decodeURIComponent(m[1]!), upstream });
+      if ('error' in started) return json(400, { success: false, errors: [{ message: started.error.replace(/^--proxy /, '') }] });
+      log(`proxy: started ${started.zone} → ${started.upstream}`);
+      return json(200, { success: true, result: view(started) });
+    }
+    if (m && req.method === 'DELETE') {
+      const zone = decodeURIComponent(m[1]!);
+      if (!stopZone(zone)) return json(404, { success: false, errors: [{ message: `the zone ${zone} is not proxied` }] });
+      log(`proxy: stopped ${zone}`);
+      return json(200, { success: true, result: { zone } });
+    }
+    return json(404, { success: false, errors: [{ message: `no such proxy control route: ${req.method} ${path}` }] });
+  }
+
   async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute): Promise<void> {
     const head = await readHead(req, 4096);
     if (head === 'aborted') return;
@@ -447,6 +535,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return `http://${zone}.localhost:${a.port}/`;
     },
     counters: () => [...counters.values()].map((c) => ({ ...c })),
+    startZone,
+    stopZone,
     close() {
       httpAgent.destroy();
       httpsAgent.destroy();

@@ -30,6 +30,8 @@ describe('serve --proxy flags', () => {
       trustProxy: false,
     });
     assert.equal(opts(), undefined);
+    // --proxy-listen alone: a proxy with no zone yet, started from the extension.
+    assert.deepEqual([opts('--proxy-listen', '127.0.0.1:0')?.routes, opts('--proxy-listen', '127.0.0.1:0')?.port], [[], 0]);
   });
 
   it('takes the listener, limits, timeouts and modes', () => {
@@ -39,7 +41,7 @@ describe('serve --proxy flags', () => {
 
   it('says what is wrong', () => {
     assert.equal(error('--proxy', 'a.test'), '--proxy takes ZONE=UPSTREAM_URL (e.g. --proxy example.com=http://127.0.0.1:3000), got "a.test"');
-    assert.equal(error('--proxy-listen', '127.0.0.1:1'), '--proxy-listen needs --proxy ZONE=UPSTREAM_URL (e.g. --proxy example.com=http://127.0.0.1:3000)');
+    assert.equal(error('--challenge', 'pass'), '--challenge needs --proxy ZONE=UPSTREAM_URL (e.g. --proxy example.com=http://127.0.0.1:3000)');
     assert.equal(error('--proxy', 'a=http://u', '--proxy-listen', '8081'), '--proxy-listen takes HOST:PORT (e.g. 127.0.0.1:8081; port 0 picks a free one), got "8081"');
     assert.equal(error('--proxy', 'a=http://u', '--challenge', 'solve'), '--challenge takes interstitial, pass or block, got "solve"');
     assert.equal(error('--proxy', 'a=http://u', '--upstream-timeout', '0'), '--upstream-timeout takes seconds from 0.001 to 3600 (e.g. --upstream-timeout 30), got "0"');
