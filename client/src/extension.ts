@@ -8,6 +8,7 @@ import { registerCommands } from './commands';
 import { refreshViews, type Ctx } from './commands/context';
 import { DeployCommands } from './commands/deploy';
 import { registerFirewallCommands } from './commands/firewall';
+import { registerProxyCommands } from './commands/proxy';
 import { MigrationCommands } from './commands/migration';
 import { registerSessionCommands } from './commands/session';
 import { registerTuningCommands } from './commands/tuning';
@@ -70,6 +71,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...deploy.register(),
     ...registerTuningCommands(ctx),
     ...registerFirewallCommands(ctx),
+    ...registerProxyCommands(ctx),
     ...preview.register(),
     ...new ZoneTrace(ctx, client, status).register(),
     connection.onDidChange(() => refreshViews(ctx)),

@@ -60,7 +60,7 @@ interface Req {
 
 /** Runs `node -e code` and waits for its first line (the port it listens on). */
 function nodeChild(code: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'ignore'] });
   return new Promise((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve({ child, port: Number(d.toString().trim()) }));
     child.once('exit', (c) => reject(new Error(`child exited with ${c}`)));
@@ -83,7 +83,7 @@ async function rulesmith(upstreamPort: number, dir: string, token: string): Prom
   if (!existsSync(cli)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
   const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0'], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'ignore'],
   });
   let out = '';
   return new Promise((resolve, reject) => {
@@ -184,7 +184,9 @@ function toReq(s: SampleRequest): Req | undefined {
   const r: Req = { method: s.method, path, headers, ...(s.body ? { body: Buffer.from(s.body, 'latin1') } : {}) };
   try {
     // What node's client refuses (bad characters in the path or a header) is left out.
-    request({ method: r.method, path: r.path, headers: r.headers, host: '127.0.0.1', port: 9 }).destroy();
+    const probe = request({ method: r.method, path: r.path, headers: r.headers, host: '127.0.0.1', port: 9 });
+    probe.on('error', () => undefined);
+    probe.destroy();
   } catch {
     return undefined;
   }
