@@ -165,6 +165,8 @@ function yamlFiles(d: string): string[] {
 }
 
 function toReq(s: SampleRequest): Req | undefined {
+  // A CONNECT is a tunnel request: node's client waits for a tunnel, not a response.
+  if (s.method.toUpperCase() === 'CONNECT') return undefined;
   let path = s.url;
   if (!path.startsWith('/')) {
     try {
@@ -224,11 +226,12 @@ function mix(): { attacks: Req[]; all: Req[] } {
 
 function send(r: Req, port: number, agent: Agent): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body ? { 'content-length': String(r.body.length) } : {}) }, agent }, (res) => {
+    const req = request({ host: '127.0.0.1', port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body ? { 'content-length': String(r.body.length) } : {}) }, agent, timeout: 10_000 }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
       res.on('error', reject);
     });
+    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
     req.on('error', reject);
     req.end(r.body);
   });
