@@ -37,6 +37,28 @@ describe('rulesmith serve --proxy', () => {
     }
   });
 
+  it('with --proxy-listen alone runs a proxy with no zone yet (the extension starts zones)', async () => {
+    const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'c.db'), '--proxy-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      const m = await new Promise<RegExpExecArray>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no proxy line:\n${out}`)), 20_000);
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          const found = /rulesmith proxy: listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
+          if (found) {
+            clearTimeout(timer);
+            resolve(found);
+          }
+        });
+      });
+      const a = await send(m[1]!, 'migrated.example.com', '/');
+      assert.equal(a.status, 530);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
   it('refuses a zone that is not in the database, naming the zones there', () => {
     const r = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'b.db'), '--proxy', 'nope.example=http://127.0.0.1:3000'], { encoding: 'utf8', timeout: 20_000 });
     assert.equal(r.status, 2);
