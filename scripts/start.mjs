@@ -14,6 +14,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { demoWorkspaceDir, makeDemoWorkspace } from './demo-workspace.mjs';
@@ -95,8 +96,16 @@ function stopAll(code) {
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
 
+// The demo app, which the service's WAF proxy fronts for the zone pro.example.com (docs/proxy.md).
+const demoApp = spawn(process.execPath, ['scripts/demo-app.mjs', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+children.push(demoApp);
+const demoAppUrl = await new Promise((res, rej) => {
+  demoApp.stdout.once('data', (b) => res(/listening on (\S+)/.exec(b.toString())?.[1]));
+  demoApp.once('exit', (code) => rej(new Error(`the demo app exited with ${code}`)));
+});
+const proxyPort = await pickPort(8081);
 const servicePort = await pickPort(8787);
-const service = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', String(servicePort), '--db', join(DEMO, 'rules-service.db'), '--seed', 'demo'], {
+const service = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', String(servicePort), '--db', join(DEMO, 'rules-service.db'), '--seed', 'demo', '--proxy', `pro.example.com=${demoAppUrl}`, '--proxy-listen', `127.0.0.1:${proxyPort}`], {
   cwd: ROOT,
   env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
   stdio: ['ignore', 'pipe', 'inherit'],
@@ -108,8 +117,8 @@ const serviceUrl = await new Promise((res, rej) => {
     const text = b.toString();
     out += text;
     for (const line of text.split('\n')) if (line) process.stdout.write(`[service] ${line}\n`);
-    const m = /listening on (http:\/\/\S+)/.exec(out);
-    if (m) res(m[1]);
+    const m = /rulesmith serve: listening on (http:\/\/\S+)/.exec(out);
+    if (m && /rulesmith proxy: listening on/.test(out)) res(m[1]);
   });
   service.once('exit', (code) => rej(new Error(`the rules service exited with ${code}`)));
 });
@@ -124,6 +133,7 @@ Object.assign(settings, {
   'rulesmith.api.baseUrl': serviceUrl,
   'rulesmith.api.accountId': accounts.result[0].id,
   'rulesmith.api.zoneId': zones.result[0].id,
+  'rulesmith.proxy.url': `http://127.0.0.1:${proxyPort}`,
 });
 writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
 writeFileSync(
@@ -184,8 +194,17 @@ for (let i = 0; ; i++) {
 say(`rules service: ${serviceUrl} (database .demo/rules-service.db; seeded credentials are printed above on first start)`);
 say(`demo workspace: ${workspace}`);
 say(`VS Code with Rulesmith: ${url}`);
+say(`demo app behind the WAF proxy (zone pro.example.com): http://pro.example.com.localhost:${proxyPort}/ (click the attack links)`);
 if (smoke) {
   const check = await fetch(`${serviceUrl}/zones`, { headers });
-  say(`smoke check: service ${check.status}, code-server up`);
-  stopAll(check.ok ? 0 : 1);
+  // fetch() does not send a Host header of its own choosing: node:http does.
+  const proxied = await new Promise((res) => {
+    const r = httpGet({ host: '127.0.0.1', port: proxyPort, path: '/', headers: { host: 'pro.example.com', accept: 'text/html', 'user-agent': 'Mozilla/5.0' } }, (x) => {
+      x.resume();
+      res({ ok: x.statusCode === 200, status: x.statusCode });
+    });
+    r.on('error', () => res({ ok: false, status: 0 }));
+  });
+  say(`smoke check: service ${check.status}, demo app through the proxy ${proxied.status}, code-server up`);
+  stopAll(check.ok && proxied.ok ? 0 : 1);
 } else say('open the URL above in a browser; Ctrl-C stops the demo');

@@ -11,6 +11,7 @@ import { registerTerraformCommands } from './commands/terraform';
 import { PullReapply } from './commands/pullReapply';
 import { registerFirewallCommands } from './commands/firewall';
 import { ScratchRule } from './commands/scratchRule';
+import { registerProxyCommands } from './commands/proxy';
 import { MigrationCommands } from './commands/migration';
 import { registerSessionCommands } from './commands/session';
 import { registerServiceDown } from './commands/serviceDown';
@@ -89,6 +90,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Rulesm
     ...registerFirewallCommands(ctx, scratchRule),
     ...scratchRule.register(),
     ...registerTerraformCommands(ctx),
+    ...registerProxyCommands(ctx),
     ...preview.register(),
     ...zoneTrace.register(),
     ...new SecurityEventsView(ctx, deploy).register(),

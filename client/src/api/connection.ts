@@ -165,6 +165,12 @@ export class Connection implements vscode.Disposable {
     return c?.kind === 'token' ? c.token : undefined;
   }
 
+  /** The token the service accepts (for the WAF proxy's control API), when signed in with one. */
+  async bearerToken(): Promise<string | undefined> {
+    if (this.isLocal) return this.signedIn ? (await this.local.ensure()).token : undefined;
+    return this.configuredToken();
+  }
+
   /** When the stored credentials are for another base URL than the configured one: that URL. */
   credentialsFor: string | undefined;
 

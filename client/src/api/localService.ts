@@ -17,6 +17,8 @@ import * as vscode from 'vscode';
 
 const TOKEN_SECRET = 'rulesmith.localService.token';
 const READY = /rulesmith serve: listening on (http:\/\/\S+\/client\/v4)/;
+/** The WAF proxy the service runs beside it (zones are started from the Zones view). */
+const PROXY_READY = /rulesmith proxy: listening on (http:\/\/\S+)/;
 const START_TIMEOUT_MS = 30_000;
 
 export interface LocalServiceInfo {
@@ -31,6 +33,8 @@ export class LocalService implements vscode.Disposable {
   private child: ChildProcess | undefined;
   private starting: Promise<LocalServiceInfo> | undefined;
   private info: LocalServiceInfo | undefined;
+  /** The WAF proxy's URL once the service started it (docs/proxy.md). */
+  proxyUrl: string | undefined;
   private stopping = false;
   private readonly changed = new vscode.EventEmitter<LocalServiceInfo | undefined>();
   /** Fires when the service starts (its info) or stops (undefined). */
@@ -103,7 +107,7 @@ export class LocalService implements vscode.Disposable {
       this.changed.fire(other);
       return other;
     }
-    const args = [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', this.databasePath, '--seed', 'demo'];
+    const args = [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', this.databasePath, '--seed', 'demo', '--proxy-listen', '127.0.0.1:0'];
     this.output.info(`Starting the local rules service: node ${args.join(' ')}`);
     // The extension host's Node (plain Node in code-server, Electron as Node on the desktop).
     const child = spawn(process.execPath, args, {
@@ -132,6 +136,8 @@ export class LocalService implements vscode.Disposable {
         lastLines = [...lastLines, line].slice(-5);
         if (stream === 'err') this.output.warn(`[service] ${line}`);
         else this.output.info(`[service] ${line}`);
+        const proxy = PROXY_READY.exec(line);
+        if (proxy) this.proxyUrl = proxy[1];
         const m = READY.exec(line);
         if (m && !done) {
           done = true;

@@ -11,6 +11,7 @@ import type { ExecuteParameters, Rule, Ruleset } from '../../../server/src/rules
 import { describeRule } from '../../../server/src/rulesets/ruleNames';
 import { serviceCatalog } from '../api/catalog';
 import type { Connection } from '../api/connection';
+import { ProxyControl, type ProxiedZone } from '../api/proxyControl';
 import type { Account, Zone } from '../api/rulesApi';
 import { BaseProvider, errorNodes, groupItem, groupManagedRules, managedRuleItem, message, messageItem, type GroupNode, type ManagedRuleNode, type MessageNode } from './common';
 
@@ -18,6 +19,7 @@ export type ZonesNode =
   | { readonly kind: 'account'; readonly id: string; readonly account: Account }
   | { readonly kind: 'zone'; readonly id: string; readonly zone: Zone }
   | { readonly kind: 'phase'; readonly id: string; readonly zone: Zone; readonly phase: string }
+  | { readonly kind: 'proxy'; readonly id: string; readonly zone: Zone; readonly live: { proxied?: ProxiedZone; problem?: string } }
   | { readonly kind: 'entrypoint'; readonly id: string; readonly zone: Zone; readonly phase: string; readonly ruleset: Ruleset }
   | { readonly kind: 'rule'; readonly id: string; readonly zone: Zone; readonly phase: string; readonly ruleset: Ruleset; readonly rule: Rule; readonly index: number }
   | GroupNode
@@ -38,8 +40,21 @@ function ruleLabel(r: Rule, index: number): string {
 }
 
 export class ZonesView extends BaseProvider<ZonesNode> {
+  readonly proxy: ProxyControl;
+  /** Shown Proxy items, refreshed every few seconds while one runs (live counters). */
+  private readonly proxyNodes = new Map<string, ZonesNode>();
+  private readonly ticker = setInterval(() => {
+    for (const n of this.proxyNodes.values()) if (n.kind === 'proxy' && n.live.proxied) void this.updateProxy(n);
+  }, 3_000);
+
   constructor(private readonly connection: Connection) {
     super();
+    this.proxy = new ProxyControl(connection);
+  }
+
+  override dispose(): void {
+    clearInterval(this.ticker);
+    super.dispose();
   }
 
   getTreeItem(n: ZonesNode): vscode.TreeItem {
@@ -70,6 +85,19 @@ export class ZonesView extends BaseProvider<ZonesNode> {
         item.tooltip = `${n.zone.name}\n${n.zone.plan?.name ?? ''} · ${n.zone.status ?? ''}\nid ${n.zone.id}${chosen ? '\n\nThe commands act on this zone.' : '\n\nClick to choose this zone for the commands.'}`;
         if (!chosen) item.command = { command: 'rulesmith.chooseZone', title: 'Choose Zone', arguments: [n.zone] };
         item.accessibilityInformation = { label: `${n.zone.name}, ${item.description}` };
+        return item;
+      }
+      case 'proxy': {
+        // The WAF proxy for this zone (docs/proxy.md): start/stop, the URL to open, live counters.
+        const p = n.live.proxied;
+        const problem = n.live.problem;
+        const item = new vscode.TreeItem('Proxy', C.None);
+        item.id = n.id;
+        item.iconPath = new vscode.ThemeIcon(p ? 'shield' : 'debug-disconnect');
+        item.description = problem ?? (p ? `${p.url} · ${p.requests} requests, ${p.blocked} blocked, ${p.challenged} challenged` : 'stopped');
+        item.tooltip = p ? `WAF proxy for ${n.zone.name} → ${p.upstream}\nOpen ${p.url} to browse the app through the zone's rules.\n${p.forwarded} forwarded, ${p.upstreamErrors} upstream errors` : (problem ?? `Start a WAF proxy in front of your app: requests to it run through ${n.zone.name}'s rules.`);
+        item.contextValue = p ? 'proxy.running' : problem ? 'proxy.unavailable' : 'proxy.stopped';
+        if (p) item.command = { command: 'rulesmith.proxy.open', title: 'Open', arguments: [n] };
         return item;
       }
       case 'phase': {
@@ -136,7 +164,7 @@ export class ZonesView extends BaseProvider<ZonesNode> {
         return zones.map((zone) => ({ kind: 'zone', id: `z:${zone.id}`, zone }));
       }
       case 'zone':
-        return WAF_PHASES.map((phase) => ({ kind: 'phase', id: `${n.id}/${phase}`, zone: n.zone, phase }));
+        return [await this.proxyNode(n.zone), ...WAF_PHASES.map((phase): ZonesNode => ({ kind: 'phase', id: `${n.id}/${phase}`, zone: n.zone, phase }))];
       case 'phase': {
         const ruleset = await (await this.connection.api()).getEntryPoint(n.zone.id, n.phase);
         if (!ruleset) return [message(`${n.id}/none`, 'No entry point ruleset in this phase', 'circle-slash')];
@@ -163,5 +191,28 @@ export class ZonesView extends BaseProvider<ZonesNode> {
       default:
         return [];
     }
+  }
+
+  private async proxyNode(zone: Zone): Promise<ZonesNode> {
+    const node: ZonesNode = { kind: 'proxy', id: `z:${zone.id}/proxy`, zone, live: {} };
+    await this.updateProxy(node, false);
+    this.proxyNodes.set(node.id, node);
+    return node;
+  }
+
+  /** Re-reads a Proxy item's state and counters; redraws it when they changed. */
+  async updateProxy(n: ZonesNode & { kind: 'proxy' }, redraw = true): Promise<void> {
+    const before = JSON.stringify(n.live);
+    n.live.proxied = undefined;
+    n.live.problem = undefined;
+    if (!this.proxy.url) n.live.problem = 'no proxy (set rulesmith.proxy.url)';
+    else {
+      try {
+        n.live.proxied = (await this.proxy.zones()).find((z) => z.zoneId === n.zone.id);
+      } catch (e) {
+        n.live.problem = e instanceof Error ? e.message : String(e);
+      }
+    }
+    if (redraw && JSON.stringify(n.live) !== before) this.changed.fire(n);
   }
 }

@@ -11,7 +11,7 @@ import { runFormat } from './format';
 import { InputError, parseOptions, UsageError } from './input';
 import { runFtwCommand } from './ftw';
 import { runPreviewCommand } from './preview';
-import { runServe, serveOptions } from './serve';
+import { runServe, serveArgs, serveOptions } from './serve';
 import { runTerraformCommand } from './terraform';
 
 const USAGE = `Usage:
@@ -22,6 +22,9 @@ const USAGE = `Usage:
   rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] [--requests FILE_OR_DIR] [--attacks DIR] [--max-attacks 1000] [--thresholds 25,40,60] [--format text|json]
   rulesmith ftw DIR [--pl 1|2|3|4] [--threshold T] [--format text|json]   (CRS regression tests against the OWASP ruleset)
   rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset] [--body-limit BYTES]   (the local rules service)
+      [--events-retention 7d] [--events-max-rows N]   (security events, docs/events.md)
+      [--proxy ZONE=UPSTREAM_URL ...] [--proxy-listen 127.0.0.1:8081] [--inspect-body-limit BYTES] [--upstream-timeout S]
+      [--header-timeout S] [--challenge interstitial|pass|block] [--trust-proxy] [--fields-file FILE]   (the WAF proxy, docs/proxy.md)
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
   rulesmith terraform export --zone ZONE_ID [--api URL] [--provider 4|5]   (token: RULESMITH_API_TOKEN)
   rulesmith terraform import FILE.tf [--out DIR]   (cloudflare_ruleset resources -> ruleset JSON)
@@ -77,7 +80,7 @@ export function run(argv: readonly string[], io: Io): number | Promise<number> {
       case 'format':
         return runFormat(parse(rest, { check: 'boolean', notation: 'string', width: 'string' }), io);
       case 'serve':
-        return runServe(serveOptions(parse(rest, { port: 'string', host: 'string', db: 'string', seed: 'string', legacy: 'string', 'body-limit': 'string' }).values), io);
+        return runServe(serveOptions(serveArgs(rest)), io);
       case '--version':
       case 'version':
         io.out(`${version()}\n`);

@@ -3,14 +3,20 @@
  * its SQLite database. Prints `rulesmith serve: listening on <url>` when ready (the
  * extension waits for that line), one line per request, and stops cleanly on
  * SIGTERM/SIGINT. With RULESMITH_SERVICE_TOKEN set, that token gets full access.
+ * With `--proxy ZONE=UPSTREAM` it also runs the WAF proxy (server/src/proxy/, docs/proxy.md)
+ * on its own listener and prints `rulesmith proxy: listening on <url>` when ready.
  */
 import { resolve } from 'node:path';
 import { parseBodyLimit } from '../requests/body';
+import { ProxyConfigError, type RunningProxy } from '../proxy/proxy';
+import { listenProxy, makeProxy, PROXY_FLAGS, proxyOptions, type ProxyFlags, type ProxySinkFactory } from './serveProxy';
 import { createService, type LegacyMode } from '../service/service';
 import { Store } from '../service/store';
+import { eventsOptions } from '../service/events/options';
+import { SecurityEvents, type SecurityEventsOptions } from '../service/events/writer';
 import { registerServiceToken, seedDemo } from '../service/seed';
 import { demoSeedSteps } from '../service/routes/index';
-import { UsageError } from './input';
+import { parseOptions, UsageError } from './input';
 import type { Io } from './main';
 
 export interface ServeOptions {
@@ -21,9 +27,30 @@ export interface ServeOptions {
   readonly legacy: LegacyMode;
   /** `--body-limit BYTES`: how much of a traced body is inspected. */
   readonly bodyLimit?: number;
+  /** `--proxy ZONE=URL …` and the proxy's other flags; undefined without `--proxy`. */
+  readonly proxy?: ProxyFlags;
+  /** `--events-retention`, `--events-max-rows`: the security events' bounds. */
+  readonly events?: SecurityEventsOptions;
 }
 
-export function serveOptions(values: Record<string, string | boolean | undefined>): ServeOptions {
+/** The serve command's arguments as option values (`--proxy` may repeat). */
+export function serveArgs(args: readonly string[]): Record<string, string | boolean | string[] | undefined> {
+  const { values, files } = parseOptions(args, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    db: { type: 'string' },
+    seed: { type: 'string' },
+    legacy: { type: 'string' },
+    'body-limit': { type: 'string' },
+    'events-retention': { type: 'string' },
+    'events-max-rows': { type: 'string' },
+    ...PROXY_FLAGS,
+  });
+  if (files.length > 0) throw new UsageError(`serve takes no file arguments, got "${files[0]}"`);
+  return values as Record<string, string | boolean | string[] | undefined>;
+}
+
+export function serveOptions(values: Record<string, string | boolean | string[] | undefined>): ServeOptions {
   const port = Number(values.port ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0–65535 (0 picks a free port), got "${values.port}"`);
   const seed = values.seed as string | undefined;
@@ -36,8 +63,13 @@ export function serveOptions(values: Record<string, string | boolean | undefined
     if ('error' in r) throw new UsageError(r.error);
     bodyLimit = r.limit;
   }
+  const proxy = proxyOptions(values);
+  const events = eventsOptions(values as Record<string, string | boolean | undefined>);
+  if ('error' in events) throw new UsageError(events.error);
   return {
+    events,
     ...(bodyLimit !== undefined ? { bodyLimit } : {}),
+    ...(proxy ? { proxy } : {}),
     port,
     host: (values.host as string | undefined) ?? '127.0.0.1',
     db: resolve((values.db as string | undefined) ?? 'rulesmith-service.db'),
@@ -46,7 +78,7 @@ export function serveOptions(values: Record<string, string | boolean | undefined
   };
 }
 
-export function runServe(options: ServeOptions, io: Io): number {
+export function runServe(options: ServeOptions, io: Io, extras: { proxySink?: ProxySinkFactory } = {}): number {
   let store: Store;
   try {
     store = new Store(options.db);
@@ -63,20 +95,36 @@ export function runServe(options: ServeOptions, io: Io): number {
   }
   const serviceToken = process.env.RULESMITH_SERVICE_TOKEN;
   if (serviceToken) registerServiceToken(store, serviceToken);
+  // What the proxy's rules do becomes security events (docs/events.md), written off the request path.
+  const events = new SecurityEvents(store, { ...options.events, log: (l) => io.out(`${l}\n`) });
   const running = createService({ store, legacy: options.legacy, ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}), log: (l) => io.out(`${l}\n`) });
   running.server.on('error', (e) => {
     io.err(`rulesmith serve: cannot listen on ${options.host}:${options.port}: ${e.message}\n`);
+    events.close();
     store.close();
     process.exitCode = 1;
   });
+  let proxy: RunningProxy | undefined;
+  if (options.proxy) {
+    try {
+      proxy = makeProxy(options.proxy, running.service, io, extras.proxySink ?? (() => events));
+    } catch (e) {
+      if (!(e instanceof ProxyConfigError)) throw e;
+      io.err(`rulesmith proxy: ${e.message}\n`);
+      void running.close().then(() => (events.close(), store.close()));
+      return 2;
+    }
+  }
   running.server.listen(options.port, options.host, () => {
     io.out(`rulesmith serve: listening on ${running.url()}\n`);
+    if (proxy && options.proxy) listenProxy(proxy, options.proxy, io);
   });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    void running.close().then(() => {
+    void Promise.all([running.close(), proxy?.close()]).then(() => {
+      events.close(); // its last batch, before the store closes
       store.close();
       io.out(`rulesmith serve: stopped (${signal})\n`);
       process.exitCode = 0;

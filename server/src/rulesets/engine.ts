@@ -115,6 +115,18 @@ export interface CompileZoneOptions {
   readonly rateLimitExceeded?: (rule: RuleRef, fields: FieldValues) => boolean;
 }
 
+/**
+ * Per-request answers that depend on state outside the request (the WAF proxy's rate-limit
+ * counters, a challenge the client already solved), given to one `evaluate` call so that a
+ * zone compiled once serves every request.
+ */
+export interface RequestHooks {
+  /** As CompileZoneOptions.rateLimitExceeded, for this request; it wins over the compiled one. */
+  readonly rateLimitExceeded?: (rule: RuleRef, fields: FieldValues) => boolean;
+  /** True when the client has solved this challenge: the rule is logged and evaluation goes on. */
+  readonly challengePassed?: (rule: RuleRef, action: 'challenge' | 'js_challenge' | 'managed_challenge') => boolean;
+}
+
 export interface EngineProblem {
   readonly severity: 'error' | 'warning';
   readonly stage: Stage | Phase;
@@ -223,7 +235,7 @@ export interface Evaluation {
 
 export interface CompiledZone {
   readonly problems: readonly EngineProblem[];
-  evaluate(fields: FieldValues, ctx?: EvalContext): Evaluation;
+  evaluate(fields: FieldValues, ctx?: EvalContext, hooks?: RequestHooks): Evaluation;
 }
 
 // --- Overrides -------------------------------------------------------------------------
@@ -599,6 +611,7 @@ class Run {
     readonly fields: FieldValues,
     readonly ctx: EvalContext | undefined,
     readonly options: CompileZoneOptions,
+    readonly hooks: RequestHooks | undefined,
   ) {}
 }
 
@@ -754,7 +767,7 @@ function act(run: Run, rs: CRuleset, r: CRule, frame: Frame, base: Partial<Trace
   const { depth } = frame;
   const action = r.action;
   if (rs.stage === 'http_ratelimit' && (isTerminating(action) || action === 'log')) {
-    const exceeded = run.options.rateLimitExceeded?.(r.ref, run.fields) === true;
+    const exceeded = (run.hooks?.rateLimitExceeded ?? run.options.rateLimitExceeded)?.(r.ref, run.fields) === true;
     if (!exceeded) {
       run.trace.push(entry(r, depth, { ...base, outcome: 'counted', note: 'counts toward the rate limit; no request counts are kept, so the limit is never reached here' }));
       return false;
@@ -762,6 +775,11 @@ function act(run: Run, rs: CRuleset, r: CRule, frame: Frame, base: Partial<Trace
   }
   if (action === 'log') {
     run.trace.push(entry(r, depth, { ...base, outcome: 'logged' }));
+    run.logs.push(logEntry(r.ref, action, 'logged'));
+    return false;
+  }
+  if (isTerminating(action) && action !== 'block' && !frame.validationOnly && run.hooks?.challengePassed?.(r.ref, action) === true) {
+    run.trace.push(entry(r, depth, { ...base, outcome: 'logged', note: 'challenge passed: the client has solved it (clearance cookie)' }));
     run.logs.push(logEntry(r.ref, action, 'logged'));
     return false;
   }
@@ -851,9 +869,9 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
   const validation = zone.legacy?.validationMode === true;
   const problems = c.problems;
 
-  function evaluate(fields: FieldValues, ctx?: EvalContext): Evaluation {
+  function evaluate(fields: FieldValues, ctx?: EvalContext, hooks?: RequestHooks): Evaluation {
     // One memo per evaluation: the CRS rules share their transformed collections (evaluate.ts).
-    const run = new Run(fields, ctx?.memo ? ctx : { ...ctx, memo: new EvalMemo() }, options);
+    const run = new Run(fields, ctx?.memo ? ctx : { ...ctx, memo: new EvalMemo() }, options, hooks);
     const finish = (): Evaluation => {
       const ev: Evaluation = {
         decision: run.decision ?? ALLOW,

@@ -79,7 +79,7 @@ test('sarif: JSON, .cfrule and .tf findings validate, with exact regions through
       ['invalid-ip', 'https://developers.cloudflare.com/ruleset-engine/rules-language/values/'],
     ],
   );
-  assert.match(rules[0].help.text, /^Did you mean `http\.host`\?/);
+  assert.match(rules[0].help.text, /^`http\.hots` is not a field: did you mean `http\.host`\?/);
   // Each result points at its rule.
   assert.deepEqual(
     run0.results.map((x: { ruleId: string; ruleIndex: number }) => rules[x.ruleIndex].id === x.ruleId),
@@ -110,7 +110,7 @@ test('github: one workflow command per finding, message escaped', async () => {
   const r = await check(['--format', 'github', 'cli/escaped.ruleset.json', 'terraform/v4-blocks.tf']);
   assert.equal(r.code, 1);
   const lines = r.out.trimEnd().split('\n');
-  assert.equal(lines[0], '::error file=cli/escaped.ruleset.json,line=4,col=79,endLine=4,endColumn=88,title=unknown-identifier::unknown identifier%0ADid you mean `http.host`?');
+  assert.equal(lines[0], '::error file=cli/escaped.ruleset.json,line=4,col=79,endLine=4,endColumn=88,title=unknown-identifier::unknown identifier%0A`http.hots` is not a field: did you mean `http.host`?');
   assert.match(lines[1], /^::error file=terraform\/v4-blocks\.tf,line=17,col=11,endLine=17,endColumn=26,title=misplaced-score-threshold::score_threshold has no effect on a category/);
   assert.match(lines[2], /^::error file=terraform\/v4-blocks\.tf,line=26,col=18,endLine=26,endColumn=24,title=unknown-action::unknown variant for action: blok%0ADid you mean/);
   assert.equal(lines.length, 3);

@@ -1,0 +1,126 @@
+/**
+ * `rulesmith serve --proxy ZONE=UPSTREAM …`: the WAF proxy's flags, checked with clear
+ * errors, and the proxy started beside the service (server/src/proxy/, docs/proxy.md).
+ */
+import { readFileSync } from 'node:fs';
+import { parseBodyLimit } from '../requests/body';
+import { parseFieldsFile, type FieldsMapping } from '../proxy/edgeFields';
+import { createProxy, type ChallengeMode, type EvaluatedRequestSink, type RunningProxy } from '../proxy/proxy';
+import type { ProxyRoute } from '../proxy/zones';
+import type { Service } from '../service/service';
+import { UsageError } from './input';
+import type { Io } from './main';
+
+export interface ProxyFlags {
+  readonly routes: readonly ProxyRoute[];
+  readonly host: string;
+  readonly port: number;
+  readonly inspectBodyLimit?: number;
+  readonly upstreamTimeoutMs: number;
+  readonly headerTimeoutMs: number;
+  readonly challenge: ChallengeMode;
+  readonly trustProxy: boolean;
+  readonly fieldsMapping?: FieldsMapping;
+}
+
+/** Builds the sink the proxy hands evaluated requests to (the security-events store gives one). */
+export type ProxySinkFactory = (service: Service) => EvaluatedRequestSink | undefined;
+
+/** The serve flags the proxy adds (for parseOptions). */
+export const PROXY_FLAGS = {
+  proxy: { type: 'string', multiple: true },
+  'proxy-listen': { type: 'string' },
+  'inspect-body-limit': { type: 'string' },
+  'upstream-timeout': { type: 'string' },
+  'header-timeout': { type: 'string' },
+  challenge: { type: 'string' },
+  'trust-proxy': { type: 'boolean' },
+  'fields-file': { type: 'string' },
+} as const;
+
+function seconds(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text.trim()) || !(n > 0) || n > 3600) throw new UsageError(`${flag} takes seconds from 0.001 to 3600 (e.g. ${flag} 30), got "${text}"`);
+  return Math.round(n * 1000);
+}
+
+/** The proxy flags, or undefined without `--proxy`; a UsageError for a flag that is wrong. */
+export function proxyOptions(values: Record<string, string | boolean | string[] | undefined>, readFile: (path: string) => string = (p) => readFileSync(p, 'utf8')): ProxyFlags | undefined {
+  const given = (values.proxy as string[] | undefined) ?? [];
+  const others = Object.keys(PROXY_FLAGS).filter((k) => k !== 'proxy' && k !== 'proxy-listen' && values[k] !== undefined);
+  // `--proxy-listen` alone: a proxy with no zone yet (the extension starts zones through its control API).
+  if (given.length === 0 && values['proxy-listen'] === undefined) {
+    if (others.length > 0) throw new UsageError(`--${others[0]} needs --proxy ZONE=UPSTREAM_URL (e.g. --proxy example.com=http://127.0.0.1:3000)`);
+    return undefined;
+  }
+  const routes = given.map((p) => {
+    const eq = p.indexOf('=');
+    if (eq <= 0 || eq === p.length - 1) throw new UsageError(`--proxy takes ZONE=UPSTREAM_URL (e.g. --proxy example.com=http://127.0.0.1:3000), got "${p}"`);
+    return { zone: p.slice(0, eq).trim(), upstream: p.slice(eq + 1).trim() };
+  });
+  const listen = (values['proxy-listen'] as string | undefined) ?? '127.0.0.1:8081';
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen);
+  if (!m || Number(m[3]) > 65535) throw new UsageError(`--proxy-listen takes HOST:PORT (e.g. 127.0.0.1:8081; port 0 picks a free one), got "${listen}"`);
+  let inspectBodyLimit: number | undefined;
+  if (values['inspect-body-limit'] !== undefined) {
+    const r = parseBodyLimit(String(values['inspect-body-limit']), '--inspect-body-limit');
+    if ('error' in r) throw new UsageError(r.error);
+    inspectBodyLimit = r.limit;
+  }
+  const challenge = (values.challenge as string | undefined) ?? 'interstitial';
+  if (challenge !== 'interstitial' && challenge !== 'pass' && challenge !== 'block') throw new UsageError(`--challenge takes interstitial, pass or block, got "${challenge}"`);
+  let fieldsMapping: FieldsMapping | undefined;
+  const fieldsFile = values['fields-file'] as string | undefined;
+  if (fieldsFile !== undefined) {
+    let text: string;
+    try {
+      text = readFile(fieldsFile);
+    } catch (e) {
+      throw new UsageError(`--fields-file: cannot read ${fieldsFile}: ${(e as Error).message}`);
+    }
+    const parsed = parseFieldsFile(text, fieldsFile);
+    if ('error' in parsed) throw new UsageError(`--fields-file ${parsed.error}`);
+    fieldsMapping = parsed;
+  }
+  return {
+    routes,
+    host: m[1] ?? m[2]!,
+    port: Number(m[3]),
+    ...(inspectBodyLimit !== undefined ? { inspectBodyLimit } : {}),
+    upstreamTimeoutMs: seconds(values['upstream-timeout'] as string | undefined, '--upstream-timeout', 100_000),
+    headerTimeoutMs: seconds(values['header-timeout'] as string | undefined, '--header-timeout', 20_000),
+    challenge,
+    trustProxy: values['trust-proxy'] === true,
+    ...(fieldsMapping ? { fieldsMapping } : {}),
+  };
+}
+
+/** The proxy for the running service (not listening yet); a ProxyConfigError names a route that cannot be used. */
+export function makeProxy(flags: ProxyFlags, service: Service, io: Io, sinkFactory?: ProxySinkFactory): RunningProxy {
+  const sink = sinkFactory?.(service);
+  return createProxy({
+    store: service.store,
+    routes: flags.routes,
+    ...(flags.inspectBodyLimit !== undefined ? { inspectBodyLimit: flags.inspectBodyLimit } : {}),
+    upstreamTimeoutMs: flags.upstreamTimeoutMs,
+    headerTimeoutMs: flags.headerTimeoutMs,
+    challenge: flags.challenge,
+    trustProxy: flags.trustProxy,
+    ...(flags.fieldsMapping ? { fieldsMapping: flags.fieldsMapping } : {}),
+    ...(sink ? { sink } : {}),
+    log: (l) => io.out(`${l}\n`),
+  });
+}
+
+/** Starts listening; prints the proxy's URL and each zone's when ready. */
+export function listenProxy(proxy: RunningProxy, flags: ProxyFlags, io: Io): void {
+  proxy.server.on('error', (e) => {
+    io.err(`rulesmith proxy: cannot listen on ${flags.host}:${flags.port}: ${e.message}\n`);
+    process.exitCode = 1;
+  });
+  proxy.server.listen(flags.port, flags.host, () => {
+    io.out(`rulesmith proxy: listening on ${proxy.url()}\n`);
+    for (const c of proxy.counters()) io.out(`rulesmith proxy: ${c.zone} → ${c.upstream} (open ${proxy.zoneUrl(c.zone)})\n`);
+  });
+}

@@ -1,0 +1,51 @@
+/**
+ * Passing a challenge locally: the interstitial's button posts to CHALLENGE_PATH, which
+ * answers with a clearance cookie for the zone (HMAC of zone and expiry under a key that
+ * lives as long as the proxy) and sends the browser back. A request with a valid cookie
+ * passes the zone's challenge rules (rulesets/engine.ts RequestHooks.challengePassed): the
+ * rule is logged and evaluation goes on, so a block rule after it still blocks.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const CLEARANCE_COOKIE = 'rulesmith_clearance';
+/** The proxy's own path on every zone host (never forwarded). */
+export const CHALLENGE_PATH = '/.rulesmith/challenge';
+export const CLEARANCE_SECONDS = 30 * 60;
+
+export class Clearance {
+  private readonly key = randomBytes(32);
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private mac(zoneId: string, expires: number): string {
+    return createHmac('sha256', this.key).update(`${zoneId}\u0000${expires}`).digest('base64url');
+  }
+
+  /** The Set-Cookie header value that clears `zoneId` for CLEARANCE_SECONDS. */
+  cookie(zoneId: string): string {
+    const expires = Math.floor(this.now() / 1000) + CLEARANCE_SECONDS;
+    return `${CLEARANCE_COOKIE}=${expires}.${this.mac(zoneId, expires)}; Path=/; Max-Age=${CLEARANCE_SECONDS}; HttpOnly; SameSite=Lax`;
+  }
+
+  /** Whether the request's Cookie header holds a clearance for `zoneId` that has not expired. */
+  valid(zoneId: string, cookieHeader: string | undefined): boolean {
+    if (!cookieHeader || !cookieHeader.includes(CLEARANCE_COOKIE)) return false;
+    for (const piece of cookieHeader.split(';')) {
+      const [name, value] = piece.trim().split('=', 2);
+      if (name !== CLEARANCE_COOKIE || !value) continue;
+      const m = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
+      if (!m) continue;
+      const expires = Number(m[1]);
+      if (expires * 1000 <= this.now()) continue;
+      const want = Buffer.from(this.mac(zoneId, expires));
+      const got = Buffer.from(m[2]!);
+      if (want.length === got.length && timingSafeEqual(want, got)) return true;
+    }
+    return false;
+  }
+}
+
+/** Where the browser goes after passing: a path on the same host (anything else goes to `/`). */
+export function safeReturn(value: string | null | undefined): string {
+  return value && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') ? value : '/';
+}

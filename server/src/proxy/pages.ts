@@ -1,0 +1,74 @@
+/**
+ * The pages the proxy answers with itself: the block page, the challenge interstitial, and
+ * the error pages (unknown zone, upstream down or slow, bad request), each naming its ray
+ * id so a user can find the request in the log and the security events.
+ */
+
+export interface Page {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
+const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:40em;margin:4em auto;padding:0 1em;color:#222}h1{font-size:1.6em}code{background:#f3f3f3;padding:0 .2em}.ray{color:#666;font-size:.9em;margin-top:2em}button{font-size:1em;padding:.4em 1.2em}';
+
+export function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function html(status: number, title: string, inner: string, rayId: string, extra: Record<string, string> = {}): Page {
+  const body = `<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>\n<h1>${escapeHtml(title)}</h1>\n${inner}\n<p class="ray">Ray ID: <code>${escapeHtml(rayId)}</code> · Rulesmith WAF proxy</p>\n</body></html>\n`;
+  return { status, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...extra }, body };
+}
+
+export interface BlockInfo {
+  readonly rayId: string;
+  readonly zone: string;
+  readonly clientIp: string;
+  /** The rule that blocked: its description or id. */
+  readonly rule?: string;
+  /** 429 for a rate limit's block, else 403. */
+  readonly status: number;
+}
+
+export function blockPage(b: BlockInfo): Page {
+  const why = b.status === 429 ? 'You have sent too many requests' : 'Sorry, you have been blocked';
+  return html(
+    b.status,
+    why,
+    `<p>The WAF rules of <code>${escapeHtml(b.zone)}</code> stopped this request${b.rule ? ` (rule: <code>${escapeHtml(b.rule)}</code>)` : ''}.</p>\n<p>Your address: <code>${escapeHtml(b.clientIp)}</code></p>`,
+    b.rayId,
+  );
+}
+
+/** The interstitial: a form that posts to the proxy's challenge path, which sets the clearance cookie. */
+export function challengePage(rayId: string, zone: string, action: string, returnTo: string, formPath: string): Page {
+  return html(
+    403,
+    'Just a moment…',
+    `<p>A <code>${escapeHtml(action)}</code> rule of <code>${escapeHtml(zone)}</code> asks to check this browser first. The Rulesmith proxy does not run a real challenge: press the button to pass it (a clearance cookie for this zone, valid for 30 minutes).</p>\n<form method="post" action="${escapeHtml(formPath)}"><input type="hidden" name="return" value="${escapeHtml(returnTo)}"><button type="submit">I am human — continue</button></form>`,
+    rayId,
+    { 'cf-mitigated': 'challenge' },
+  );
+}
+
+export function unknownZonePage(rayId: string, host: string, zones: readonly string[]): Page {
+  return html(
+    530,
+    'Error 1001: unknown host',
+    `<p>The proxy serves no zone for the host <code>${escapeHtml(host || '(none)')}</code>.</p>\n<p>Zones behind this proxy: ${zones.map((z) => `<code>${escapeHtml(z)}</code>`).join(', ') || 'none'}. Send the request with one of them (or a host name under it) as the Host header, e.g. open <code>http://${escapeHtml(zones[0] ?? 'example.com')}.localhost:PORT/</code>.</p>`,
+    rayId,
+  );
+}
+
+export function badGatewayPage(rayId: string, upstream: string, reason: string): Page {
+  return html(502, 'Error 502: bad gateway', `<p>The upstream <code>${escapeHtml(upstream)}</code> could not be reached: ${escapeHtml(reason)}.</p><p>Is the application running?</p>`, rayId);
+}
+
+export function gatewayTimeoutPage(rayId: string, upstream: string, seconds: number): Page {
+  return html(504, 'Error 504: gateway timeout', `<p>The upstream <code>${escapeHtml(upstream)}</code> did not answer within ${seconds} s (<code>--upstream-timeout</code>).</p>`, rayId);
+}
+
+export function zoneErrorPage(rayId: string, zone: string, reason: string): Page {
+  return html(500, 'Error 500: the zone cannot be evaluated', `<p>The configuration of <code>${escapeHtml(zone)}</code> could not be read: ${escapeHtml(reason)}.</p>`, rayId);
+}

@@ -1,0 +1,643 @@
+/**
+ * The WAF proxy: a reverse proxy in front of an application that runs each request through
+ * its zone's deployed rules, with the engine the trace and `rulesmith eval` use
+ * (compileZone + evaluate), and acts on the verdict. See docs/proxy.md.
+ *
+ * Per request: the zone from the Host (zones.ts); the first `inspectBodyLimit` bytes of
+ * the body (the rest stays in the socket until the request is forwarded, so memory is
+ * bounded); field values through requests/ (live.ts → fields.ts) with the edge fields
+ * (edgeFields.ts); the zone's compiled configuration (zones.ts); evaluate with the rate
+ * limiter and the clearance cookie as per-request hooks; then a block page, a challenge,
+ * or the request streamed to the upstream and its response streamed back (status,
+ * headers, trailers), with X-Forwarded-For/-Proto, CF-Connecting-IP and CF-Ray added.
+ * WebSocket upgrades are evaluated like any request and then piped both ways.
+ *
+ * Every evaluated request goes to the EvaluatedRequestSink, if one is given, once its
+ * status is known; the sink must return at once (it is never awaited).
+ */
+import { randomBytes } from 'node:crypto';
+import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Duplex } from 'node:stream';
+import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
+import { requestValues } from '../requests/fields';
+import { DEFAULT_BODY_LIMIT } from '../requests/body';
+import { liveSampleRequest } from '../requests/live';
+import type { Evaluation } from '../rulesets/engine';
+import { ApiError } from '../service/api';
+import { authenticate } from '../service/auth';
+import type { Store } from '../service/store';
+import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
+import { edgeFields, type EdgeFields, type FieldsMapping } from './edgeFields';
+import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
+import { characteristicsKey, DEFAULT_MAX_COUNTERS, RateLimiter, ruleKey } from './rateLimit';
+import { hostName, liveZone, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
+
+export type { EvaluatedRequestSink } from '../evaluatedRequest';
+
+export type ChallengeMode = 'interstitial' | 'pass' | 'block';
+
+export interface ProxyOptions {
+  readonly store: Store;
+  readonly routes: readonly ProxyRoute[];
+  /** Body bytes evaluated (default 128 KiB); a longer body is evaluated on its start and forwarded whole. */
+  readonly inspectBodyLimit?: number;
+  /** Time the upstream has to start its answer (default 100 s); then 504. */
+  readonly upstreamTimeoutMs?: number;
+  /** Time a client has to send its request headers (default 20 s); then 408 and the connection closes. */
+  readonly headerTimeoutMs?: number;
+  /** `interstitial` (default): the challenge page; `pass`: challenges count as solved; `block`: as a block. */
+  readonly challenge?: ChallengeMode;
+  /** Take the client from CF-Connecting-IP / X-Forwarded-For and its country from CF-IPCountry. */
+  readonly trustProxy?: boolean;
+  readonly fieldsMapping?: FieldsMapping;
+  readonly sink?: EvaluatedRequestSink;
+  /** The clock (ms since the epoch) for rate limits, clearance and events; tests give a fake one. */
+  readonly now?: () => number;
+  readonly maxRateLimitCounters?: number;
+  /** One line per request the proxy answered itself (block, challenge, error); never headers or bodies. */
+  readonly log?: (line: string) => void;
+}
+
+export interface ZoneCounters {
+  readonly zone: string;
+  readonly zoneId: string;
+  readonly upstream: string;
+  requests: number;
+  /** Answered by the proxy: block pages, custom block responses, rate limits. */
+  blocked: number;
+  challenged: number;
+  forwarded: number;
+  /** 502 / 504 answers. */
+  upstreamErrors: number;
+}
+
+export interface RunningProxy {
+  readonly server: Server;
+  /** `http://127.0.0.1:<port>` once listening. */
+  url(): string;
+  /** The URL a browser on this machine opens for a zone: `http://<zone>.localhost:<port>/`. */
+  zoneUrl(zone: string): string;
+  counters(): readonly ZoneCounters[];
+  /** Starts proxying a zone (or changes its upstream); an error for a zone or URL that cannot be used. */
+  startZone(route: ProxyRoute): ZoneCounters | { error: string };
+  /** Stops proxying a zone (by name or id); false when it was not proxied. */
+  stopZone(zone: string): boolean;
+  readonly rateLimiter: RateLimiter;
+  close(): Promise<void>;
+}
+
+/** A route that cannot be used: the flag and the reason. */
+export class ProxyConfigError extends Error {}
+
+/** The proxy's control API (see `control`), on every host. */
+export const CONTROL_PATH = '/.rulesmith/proxy';
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
+
+export function createProxy(options: ProxyOptions): RunningProxy {
+  const routes: ZoneRoute[] = [];
+  for (const r of options.routes) {
+    const resolved = resolveRoute(options.store, r);
+    if ('error' in resolved) throw new ProxyConfigError(resolved.error);
+    routes.push(resolved);
+  }
+  const now = options.now ?? Date.now;
+  const limit = options.inspectBodyLimit ?? DEFAULT_BODY_LIMIT;
+  const upstreamTimeout = options.upstreamTimeoutMs ?? 100_000;
+  const headerTimeout = options.headerTimeoutMs ?? 20_000;
+  const challengeMode = options.challenge ?? 'interstitial';
+  const limiter = new RateLimiter(now, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS);
+  const clearance = new Clearance(now);
+  const log = options.log ?? (() => {});
+  const counters = new Map<string, ZoneCounters>(routes.map((r) => [r.zoneId, { zone: r.zoneName, zoneId: r.zoneId, upstream: r.upstream.href, requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0 }]));
+  const httpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: 256 });
+  const httpsAgent = new HttpsAgent({ keepAlive: true, maxFreeSockets: 256 });
+  /** Upgraded connections: no longer the HTTP server's, so close() ends them itself. */
+  const tunnels = new Set<Duplex>();
+
+  const server = createServer({ headersTimeout: headerTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.min(headerTimeout / 4, 30_000)), keepAliveTimeout: 5_000 }, (req, res) => {
+    handle(req, res).catch((e) => {
+      log(`proxy: internal error: ${(e as Error).stack ?? e}`);
+      if (!res.headersSent) sendPage(res, zoneErrorPage(newRayId(), '(proxy)', 'internal error; see the log'));
+      else res.destroy();
+    });
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    upgrade(req, socket, head).catch((e) => {
+      log(`proxy: internal error: ${(e as Error).stack ?? e}`);
+      socket.destroy();
+    });
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const pending = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    const [status, text] =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout']
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request Header Fields Too Large']
+          : [400, 'Bad Request'];
+    const body = `${status} ${text}: ${status === 408 ? `the request headers did not arrive within ${headerTimeout / 1000} s` : status === 431 ? 'the request line and headers are larger than 16 KB' : 'malformed HTTP request'}\n`;
+    log(`proxy: ${status} ${text} (${err.code ?? err.message})`);
+    socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
+
+  interface Verdict {
+    readonly route: ZoneRoute;
+    readonly rayId: string;
+    readonly time: number;
+    readonly edge: EdgeFields;
+    readonly evaluation: Evaluation;
+    readonly bodyTruncated: boolean;
+    /** The proxy's own answer, or undefined to forward. */
+    readonly page?: Page;
+    readonly kind: 'forward' | 'block' | 'challenge';
+  }
+
+  /** Evaluates a request whose first body bytes are `body` (binary string): forward it, or the page to answer. */
+  function evaluateRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, body: string, bodySize: number): Verdict {
+    const time = now();
+    const edge = edgeFields({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trustProxy: options.trustProxy === true, ...(options.fieldsMapping ? { mapping: options.fieldsMapping } : {}), now: time, rayId });
+    const sample = liveSampleRequest({ method: req.method ?? 'GET', target: req.url ?? '/', httpVersion: req.httpVersion, rawHeaders: req.rawHeaders, body, bodySize, edge: edge.edge });
+    const { fields, values } = requestValues(sample, { bodyLimit: limit });
+    const zone = liveZone(options.store, route.zoneId);
+    const cleared = challengeMode === 'pass' || clearance.valid(route.zoneId, req.headers.cookie);
+    const evaluation = zone.compiled.evaluate(values, undefined, {
+      rateLimitExceeded: (ref) => {
+        const rl = zone.rateLimits.get(ruleKey(ref));
+        return rl !== undefined && limiter.hit(`${route.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`, rl);
+      },
+      challengePassed: () => cleared,
+    });
+    const d = evaluation.decision;
+    const bodyTruncated = bodySize > limit;
+    const base = { route, rayId, time, edge, evaluation, bodyTruncated };
+    if (d.action === 'allow-through') return { ...base, kind: 'forward' };
+    const rule = d.description || d.ref || d.ruleId;
+    if (d.action === 'block' || challengeMode === 'block') {
+      if (d.action === 'block' && d.response) {
+        const r = d.response;
+        return { ...base, kind: 'block', page: { status: r.status_code ?? 403, headers: { 'content-type': r.content_type || 'text/html', 'cache-control': 'no-store' }, body: r.content ?? '' } };
+      }
+      return { ...base, kind: 'block', page: blockPage({ rayId, zone: route.zoneName, clientIp: edge.clientIp, ...(rule ? { rule } : {}), status: d.phase === 'http_ratelimit' ? 429 : 403 }) };
+    }
+    return { ...base, kind: 'challenge', page: challengePage(rayId, route.zoneName, d.action, safeReturn(req.url), CHALLENGE_PATH) };
+  }
+
+  function record(v: Verdict, req: IncomingMessage, status: number): void {
+    const c = counters.get(v.route.zoneId);
+    if (c) {
+      c.requests++;
+      if (v.kind === 'block') c.blocked++;
+      else if (v.kind === 'challenge') c.challenged++;
+      else if (status === 502 || status === 504) c.upstreamErrors++;
+      else c.forwarded++;
+    }
+    if (!options.sink) return;
+    const target = req.url ?? '/';
+    const q = target.indexOf('?');
+    const event: EvaluatedRequest = {
+      rayId: v.rayId,
+      time: v.time,
+      zoneId: v.route.zoneId,
+      zoneName: v.route.zoneName,
+      clientIp: v.edge.clientIp,
+      ...(v.edge.country !== undefined ? { country: v.edge.country } : {}),
+      ...(v.edge.asn !== undefined ? { asn: v.edge.asn } : {}),
+      method: req.method ?? 'GET',
+      host: hostName(req.headers.host),
+      path: q < 0 ? target : target.slice(0, q),
+      query: q < 0 ? '' : target.slice(q + 1),
+      userAgent: req.headers['user-agent'] ?? '',
+      httpVersion: `HTTP/${req.httpVersion}`,
+      responseStatus: status,
+      evaluation: v.evaluation,
+      defaultedFields: v.edge.defaulted,
+      bodyTruncated: v.bodyTruncated,
+    };
+    try {
+      options.sink.record(event);
+    } catch (e) {
+      log(`proxy: the evaluated-request sink failed: ${(e as Error).message}`);
+    }
+  }
+
+  function zoneOf(req: IncomingMessage, rayId: string): ZoneRoute | Page {
+    const host = hostName(req.headers.host);
+    return routeFor(routes, host) ?? unknownZonePage(rayId, host, routes.map((r) => r.zoneName));
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if ((req.url ?? '').startsWith(CONTROL_PATH)) return control(req, res);
+    const rayId = newRayId();
+    const route = zoneOf(req, rayId);
+    if (!('zoneId' in route)) {
+      req.resume();
+      sendPage(res, route, rayId);
+      return;
+    }
+    if (req.method === 'POST' && (req.url ?? '').split('?')[0] === CHALLENGE_PATH) return passChallenge(req, res, route);
+    const head = await readHead(req, limit);
+    if (head === 'aborted') return;
+    const buffered = Buffer.concat(head.chunks);
+    const declared = Number(req.headers['content-length']);
+    const bodySize = Number.isSafeInteger(declared) && declared >= 0 ? declared : buffered.length;
+    let verdict: Verdict;
+    try {
+      verdict = evaluateRequest(req, route, rayId, buffered.subarray(0, limit).toString('latin1'), bodySize);
+    } catch (e) {
+      req.resume();
+      sendPage(res, zoneErrorPage(rayId, route.zoneName, (e as Error).message), rayId);
+      return;
+    }
+    if (verdict.page) {
+      // The rest of an unread body is drained and the connection closed after the answer.
+      if (!head.ended) {
+        res.setHeader('connection', 'close');
+        req.resume();
+      }
+      sendPage(res, verdict.page, rayId);
+      log(`proxy: ${rayId} ${route.zoneName} ${req.method} ${req.url} ${verdict.page.status} ${verdict.evaluation.decision.action}${verdict.evaluation.decision.ruleId ? ` rule ${verdict.evaluation.decision.ruleId}` : ''}`);
+      record(verdict, req, verdict.page.status);
+      return;
+    }
+    forward(req, res, verdict, buffered, head.ended);
+  }
+
+  function upstreamRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, clientIp: string) {
+    const up = route.upstream;
+    const headers: OutgoingHttpHeaders = forwardedHeaders(req.headers, clientIp, rayId, req.socket && 'encrypted' in req.socket ? 'https' : 'http');
+    const target = req.url?.startsWith('/') ? req.url : originForm(req.url);
+    const basePath = up.pathname === '/' ? '' : up.pathname.replace(/\/$/, '');
+    const make = up.protocol === 'https:' ? httpsRequest : httpRequest;
+    return make({
+      protocol: up.protocol,
+      hostname: up.hostname.replace(/^\[|\]$/g, ''),
+      port: up.port || (up.protocol === 'https:' ? 443 : 80),
+      method: req.method,
+      path: basePath + target,
+      headers,
+      agent: up.protocol === 'https:' ? httpsAgent : httpAgent,
+    });
+  }
+
+  function forward(req: IncomingMessage, res: ServerResponse, v: Verdict, buffered: Buffer, ended: boolean): void {
+    const route = v.route;
+    const upReq = upstreamRequest(req, route, v.rayId, v.edge.clientIp);
+    let answered = false;
+    const timer = setTimeout(() => {
+      if (answered) return;
+      answered = true;
+      upReq.destroy();
+      fail(gatewayTimeoutPage(v.rayId, route.upstream.href, upstreamTimeout / 1000));
+    }, upstreamTimeout);
+    const fail = (page: Page) => {
+      req.resume();
+      if (res.headersSent) res.destroy();
+      else {
+        res.setHeader('connection', 'close');
+        sendPage(res, page, v.rayId);
+      }
+      log(`proxy: ${v.rayId} ${route.zoneName} ${req.method} ${req.url} ${page.status} upstream ${route.upstream.href}`);
+      record(v, req, page.status);
+    };
+    upReq.on('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (answered) {
+        res.destroy();
+        return;
+      }
+      answered = true;
+      fail(badGatewayPage(v.rayId, route.upstream.href, e.code ? `${e.code} (${e.message})` : e.message));
+    });
+    upReq.on('response', (upRes: IncomingMessage) => {
+      clearTimeout(timer);
+      if (answered) {
+        upRes.destroy();
+        return;
+      }
+      answered = true;
+      const raw: string[] = [];
+      const connectionListed = connectionTokens(upRes.headers.connection);
+      for (let i = 0; i + 1 < upRes.rawHeaders.length; i += 2) {
+        const name = upRes.rawHeaders[i]!;
+        const lower = name.toLowerCase();
+        if ((HOP_BY_HOP.has(lower) && lower !== 'trailer') || connectionListed.has(lower)) continue;
+        raw.push(name, upRes.rawHeaders[i + 1]!);
+      }
+      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, raw);
+      record(v, req, upRes.statusCode ?? 502);
+      upRes.on('error', () => res.destroy());
+      upRes.pipe(res, { end: false });
+      upRes.on('end', () => {
+        if (upRes.rawTrailers.length > 0) {
+          const trailers: [string, string][] = [];
+          for (let i = 0; i + 1 < upRes.rawTrailers.length; i += 2) trailers.push([upRes.rawTrailers[i]!, upRes.rawTrailers[i + 1]!]);
+          res.addTrailers(trailers);
+        }
+        res.end();
+      });
+    });
+    // A client that goes away takes its upstream request with it.
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        clearTimeout(timer);
+        answered = true;
+        upReq.destroy();
+      }
+    });
+    if (ended) upReq.end(buffered);
+    else {
+      if (buffered.length > 0) upReq.write(buffered);
+      req.pipe(upReq);
+    }
+  }
+
+  function startZone(r: ProxyRoute): ZoneCounters | { error: string } {
+    const resolved = resolveRoute(options.store, r);
+    if ('error' in resolved) return resolved;
+    const at = routes.findIndex((x) => x.zoneId === resolved.zoneId);
+    if (at >= 0) routes.splice(at, 1);
+    routes.push(resolved);
+    const c = counters.get(resolved.zoneId) ?? { zone: resolved.zoneName, zoneId: resolved.zoneId, upstream: '', requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0 };
+    counters.set(resolved.zoneId, { ...c, upstream: resolved.upstream.href });
+    setImmediate(() => {
+      try {
+        liveZone(options.store, resolved.zoneId);
+      } catch {
+        // compiled on its first request instead, with the error page if it still fails
+      }
+    });
+    return { ...counters.get(resolved.zoneId)! };
+  }
+
+  function stopZone(zone: string): boolean {
+    const at = routes.findIndex((x) => x.zoneId === zone || x.zoneName === zone.toLowerCase());
+    if (at < 0) return false;
+    counters.delete(routes[at]!.zoneId);
+    routes.splice(at, 1);
+    return true;
+  }
+
+  /**
+   * The control API (for the extension's Zones view), on the proxy's own listener:
+   * `GET /.rulesmith/proxy` lists the proxied zones with their counters;
+   * `PUT /.rulesmith/proxy/zones/{zone}` with `{"upstream": URL}` starts one;
+   * `DELETE …/zones/{zone}` stops it. Each needs a token the rules service accepts.
+   */
+  async function control(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const json = (status: number, body: unknown) => {
+      const text = JSON.stringify(body);
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+      res.end(text);
+    };
+    const head = await readHead(req, 4096);
+    if (head === 'aborted') return;
+    if (!head.ended) {
+      req.resume();
+      return json(413, { success: false, errors: [{ message: 'the body is larger than 4 KB' }] });
+    }
+    try {
+      authenticate(options.store, req.headers);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return json(e.status, { success: false, errors: e.errors });
+    }
+    const path = (req.url ?? '').split('?')[0]!;
+    const address = server.address();
+    const port = address && typeof address === 'object' ? address.port : 0;
+    const view = (c: ZoneCounters) => ({ ...c, url: `http://${c.zone}.localhost:${port}/` });
+    if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) return json(200, { success: true, result: { zones: [...counters.values()].map(view) } });
+    const m = new RegExp(`^${CONTROL_PATH}/zones/([^/]+)$`).exec(path);
+    if (m && req.method === 'PUT') {
+      let upstream: unknown;
+      try {
+        upstream = (JSON.parse(Buffer.concat(head.chunks).toString('utf8')) as { upstream?: unknown }).upstream;
+      } catch {
+        upstream = undefined;
+      }
+      if (typeof upstream !== 'string') return json(400, { success: false, errors: [{ message: 'expected a JSON body {"upstream": "http://127.0.0.1:3000"}' }] });
+      const started = startZone({ zone: decodeURIComponent(m[1]!), upstream });
+      if ('error' in started) return json(400, { success: false, errors: [{ message: started.error.replace(/^--proxy /, '') }] });
+      log(`proxy: started ${started.zone} → ${started.upstream}`);
+      return json(200, { success: true, result: view(started) });
+    }
+    if (m && req.method === 'DELETE') {
+      const zone = decodeURIComponent(m[1]!);
+      if (!stopZone(zone)) return json(404, { success: false, errors: [{ message: `the zone ${zone} is not proxied` }] });
+      log(`proxy: stopped ${zone}`);
+      return json(200, { success: true, result: { zone } });
+    }
+    return json(404, { success: false, errors: [{ message: `no such proxy control route: ${req.method} ${path}` }] });
+  }
+
+  async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute): Promise<void> {
+    const head = await readHead(req, 4096);
+    if (head === 'aborted') return;
+    if (!head.ended) req.resume();
+    const form = new URLSearchParams(Buffer.concat(head.chunks).subarray(0, 4096).toString('utf8'));
+    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId), 'cache-control': 'no-store', 'content-length': 0 });
+    res.end();
+  }
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const rayId = newRayId();
+    const route = zoneOf(req, rayId);
+    if (!('zoneId' in route)) {
+      writeRawPage(socket, route, rayId);
+      return;
+    }
+    let verdict: Verdict;
+    try {
+      verdict = evaluateRequest(req, route, rayId, '', 0);
+    } catch (e) {
+      writeRawPage(socket, zoneErrorPage(rayId, route.zoneName, (e as Error).message), rayId);
+      return;
+    }
+    if (verdict.page) {
+      writeRawPage(socket, verdict.page, rayId);
+      record(verdict, req, verdict.page.status);
+      return;
+    }
+    const headers = forwardedHeaders(req.headers, verdict.edge.clientIp, rayId, 'http');
+    headers.connection = 'Upgrade';
+    headers.upgrade = req.headers.upgrade ?? 'websocket';
+    const up = route.upstream;
+    const upReq = (up.protocol === 'https:' ? httpsRequest : httpRequest)({
+      protocol: up.protocol,
+      hostname: up.hostname.replace(/^\[|\]$/g, ''),
+      port: up.port || (up.protocol === 'https:' ? 443 : 80),
+      method: req.method,
+      path: req.url,
+      headers,
+    });
+    const timer = setTimeout(() => upReq.destroy(new Error('timeout')), upstreamTimeout);
+    upReq.on('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      const page = e.message === 'timeout' ? gatewayTimeoutPage(rayId, up.href, upstreamTimeout / 1000) : badGatewayPage(rayId, up.href, e.code ?? e.message);
+      writeRawPage(socket, page, rayId);
+      record(verdict, req, page.status);
+    });
+    upReq.on('response', (upRes) => {
+      clearTimeout(timer);
+      // The upstream refused the upgrade: its answer goes back as it is.
+      socket.write(statusLine(upRes) + rawHeaderLines(upRes.rawHeaders) + '\r\n');
+      upRes.pipe(socket);
+      record(verdict, req, upRes.statusCode ?? 502);
+    });
+    upReq.on('upgrade', (upRes, upSocket, upHead) => {
+      clearTimeout(timer);
+      record(verdict, req, upRes.statusCode ?? 101);
+      socket.write(statusLine(upRes) + rawHeaderLines(upRes.rawHeaders) + '\r\n');
+      if (upHead.length > 0) socket.write(upHead);
+      if (head.length > 0) upSocket.write(head);
+      upSocket.on('error', () => socket.destroy());
+      socket.on('error', () => upSocket.destroy());
+      socket.on('close', () => upSocket.destroy());
+      upSocket.on('close', () => socket.destroy());
+      tunnels.add(socket);
+      tunnels.add(upSocket);
+      socket.on('close', () => tunnels.delete(socket));
+      upSocket.on('close', () => tunnels.delete(upSocket));
+      upSocket.pipe(socket);
+      socket.pipe(upSocket);
+    });
+    upReq.end();
+  }
+
+  // Compile the proxied zones now, so the first request does not wait for it.
+  setImmediate(() => {
+    for (const r of routes) {
+      try {
+        liveZone(options.store, r.zoneId);
+      } catch (e) {
+        log(`proxy: zone ${r.zoneName} cannot be compiled yet: ${(e as Error).message}`);
+      }
+    }
+  });
+
+  return {
+    server,
+    rateLimiter: limiter,
+    url() {
+      const a = server.address();
+      if (a === null || typeof a === 'string') throw new Error('the proxy is not listening');
+      return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+    },
+    zoneUrl(zone: string) {
+      const a = server.address();
+      if (a === null || typeof a === 'string') throw new Error('the proxy is not listening');
+      return `http://${zone}.localhost:${a.port}/`;
+    },
+    counters: () => [...counters.values()].map((c) => ({ ...c })),
+    startZone,
+    stopZone,
+    close() {
+      httpAgent.destroy();
+      httpsAgent.destroy();
+      for (const t of tunnels) t.destroy();
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function newRayId(): string {
+  return `${randomBytes(8).toString('hex')}-LCL`;
+}
+
+function sendPage(res: ServerResponse, page: Page, rayId?: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(page.status, { ...page.headers, ...(rayId ? { 'cf-ray': rayId } : {}), 'content-length': Buffer.byteLength(page.body) });
+  res.end(page.body);
+}
+
+function statusLine(res: IncomingMessage): string {
+  return `HTTP/1.1 ${res.statusCode} ${res.statusMessage ?? ''}\r\n`;
+}
+
+function rawHeaderLines(raw: readonly string[]): string {
+  let out = '';
+  for (let i = 0; i + 1 < raw.length; i += 2) out += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  return out;
+}
+
+function writeRawPage(socket: Duplex, page: Page, rayId: string): void {
+  const headers = { ...page.headers, 'cf-ray': rayId, 'content-length': String(Buffer.byteLength(page.body)), connection: 'close' };
+  socket.end(`HTTP/1.1 ${page.status} ${page.status === 403 ? 'Forbidden' : 'Error'}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${page.body}`);
+}
+
+function connectionTokens(h: string | undefined): Set<string> {
+  return new Set((h ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
+}
+
+/** An absolute-form target (`GET http://host/path`) as origin-form. */
+function originForm(target: string | undefined): string {
+  try {
+    const u = new URL(target ?? '/');
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return '/';
+  }
+}
+
+/** The request's headers for the upstream: hop-by-hop ones dropped, the forwarding ones added. */
+function forwardedHeaders(h: IncomingHttpHeaders, clientIp: string, rayId: string, proto: string): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  const listed = connectionTokens(h.connection);
+  for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k) && !listed.has(k)) out[k] = v;
+  const prior = h['x-forwarded-for'];
+  out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${clientIp}` : clientIp;
+  out['x-forwarded-proto'] = proto;
+  out['cf-connecting-ip'] = clientIp;
+  out['cf-ray'] = rayId;
+  return out;
+}
+
+/**
+ * The body's first bytes: chunks until more than `limit` bytes have come (the stream is
+ * then paused, the rest stays in the socket) or the body ended. A request without a body
+ * reads nothing.
+ */
+function readHead(req: IncomingMessage, limit: number): Promise<{ chunks: Buffer[]; ended: boolean } | 'aborted'> {
+  const length = req.headers['content-length'];
+  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) return Promise.resolve({ chunks: [], ended: true });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let seen = 0;
+    const done = (r: { chunks: Buffer[]; ended: boolean } | 'aborted') => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      resolve(r);
+    };
+    const onData = (c: Buffer) => {
+      chunks.push(c);
+      seen += c.length;
+      if (seen > limit) {
+        req.pause();
+        done({ chunks, ended: false });
+      }
+    };
+    const onEnd = () => done({ chunks, ended: true });
+    const onError = () => done('aborted');
+    const onClose = () => {
+      if (!req.complete) done('aborted');
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}

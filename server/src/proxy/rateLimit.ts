@@ -1,0 +1,101 @@
+/**
+ * Rate limiting for the WAF proxy: the request counts that the engine does not keep
+ * (rulesets/engine.ts asks `rateLimitExceeded` when an `http_ratelimit` rule matches).
+ *
+ * - A counter per rule and per value of the rule's `characteristics` (`ip.src`,
+ *   `cf.colo.id`, `http.request.headers["x-api-key"]`, …): the requests that matched the
+ *   rule's expression.
+ * - Windows: a counter's window opens with the first request it counts and lasts `period`
+ *   seconds; the next request after that opens a new one. The request that makes the count
+ *   exceed `requests_per_period` is the first one mitigated.
+ * - Mitigation: for `mitigation_timeout` seconds from that request every matching request
+ *   with those characteristics is mitigated (and not counted), and the first one after it
+ *   opens a new window; with a timeout of 0, only the requests over the limit in the
+ *   current window are.
+ * - Memory: at most `maxCounters` counters, least recently used dropped first, so a flood
+ *   of distinct clients costs a bounded amount (a dropped client starts again from zero).
+ * - Not modelled: `counting_expression` (the rule's own expression counts), score-based
+ *   limits (`score_per_period`: never exceeded), `requests_to_origin`.
+ */
+import type { RuleRef } from '../rulesets/engine';
+import type { RateLimit, Ruleset } from '../rulesets/model';
+
+/** Counters kept at most by default: about 100 bytes each. */
+export const DEFAULT_MAX_COUNTERS = 100_000;
+/** `cf.colo.id` of the local proxy: every request comes through the same "data center". */
+export const LOCAL_COLO_ID = 0;
+
+interface Counter {
+  windowStart: number;
+  count: number;
+  /** Mitigated while now < this (ms). */
+  until: number;
+}
+
+export class RateLimiter {
+  private readonly counters = new Map<string, Counter>();
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly maxCounters = DEFAULT_MAX_COUNTERS,
+  ) {}
+
+  /** Counters held now (for tests and the proxy's status). */
+  get size(): number {
+    return this.counters.size;
+  }
+
+  /** Counts one matching request; true when it is to be mitigated. */
+  hit(key: string, limit: RateLimit): boolean {
+    const rpp = limit.requests_per_period;
+    if (rpp === undefined || !(limit.period > 0)) return false;
+    const now = this.now();
+    let c = this.counters.get(key);
+    if (c) this.counters.delete(key);
+    else c = { windowStart: now, count: 0, until: 0 };
+    this.counters.set(key, c);
+    if (this.counters.size > this.maxCounters) this.counters.delete(this.counters.keys().next().value!);
+    if (now < c.until) return true;
+    // A mitigation that ended, or a window that has passed, starts a new window.
+    if (c.until > 0 || now - c.windowStart >= limit.period * 1000) {
+      c.until = 0;
+      c.windowStart = now;
+      c.count = 0;
+    }
+    c.count++;
+    if (c.count <= rpp) return false;
+    const timeout = limit.mitigation_timeout ?? 0;
+    if (timeout > 0) c.until = now + timeout * 1000;
+    return true;
+  }
+}
+
+/** The `http_ratelimit` rules of an entry point by `rulesetId/ruleId`, with their parameters. */
+export function rateLimitRules(entryPoint: Ruleset | undefined): ReadonlyMap<string, RateLimit> {
+  const out = new Map<string, RateLimit>();
+  for (const r of entryPoint?.rules ?? []) if (r?.id && r.ratelimit) out.set(`${entryPoint!.id ?? ''}/${r.id}`, r.ratelimit);
+  return out;
+}
+
+export function ruleKey(rule: RuleRef): string {
+  return `${rule.rulesetId ?? ''}/${rule.ruleId ?? ''}`;
+}
+
+/**
+ * One request's value of each characteristic, from its field values as fields.ts builds
+ * them (before typing): `name["key"]` looks the key up in a map field (header names
+ * lower-cased), `cf.colo.id` is LOCAL_COLO_ID, any other name is that field's value.
+ */
+export function characteristicsKey(characteristics: readonly string[], fields: Readonly<Record<string, unknown>>): string {
+  const values = characteristics.map((c) => {
+    if (c === 'cf.colo.id') return LOCAL_COLO_ID;
+    const m = /^([a-z0-9_.]+)\["(.*)"\]$/.exec(c);
+    if (m) {
+      const map = fields[m[1]!] as Record<string, unknown> | undefined;
+      const key = m[1] === 'http.request.headers' ? m[2]!.toLowerCase() : m[2]!;
+      return map && Object.prototype.hasOwnProperty.call(map, key) ? map[key] : null;
+    }
+    return fields[c] ?? null;
+  });
+  return JSON.stringify(values);
+}

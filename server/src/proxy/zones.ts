@@ -1,0 +1,84 @@
+/**
+ * Which zone a proxied request is for, and that zone's deployed configuration compiled.
+ *
+ * Host → zone: the Host header without its port and a trailing `.localhost` (browsers send
+ * `example.com.localhost` to 127.0.0.1, so a zone can be opened locally without editing
+ * /etc/hosts), equal to a proxied zone's name or a host name under it; the longest zone
+ * name wins. The zone's configuration: the service's compiled-zone cache (traceEval.ts
+ * `compiledZone`, which the trace uses), keyed by the deployment key — computed again for
+ * every request, so a deploy (API write, extension deploy, migration) takes effect on the
+ * next request, and the cache swaps the whole compiled zone in one step.
+ */
+import type { CompiledZone } from '../rulesets/engine';
+import type { RateLimit } from '../rulesets/model';
+import type { DeployedZone } from '../service/deployment';
+import { ZONE_SELECT, type ZoneRow } from '../service/scope';
+import type { Store } from '../service/store';
+import { compiledZone } from '../service/traceEval';
+import { deploymentKey, zoneSource } from '../service/zoneConfig';
+import { rateLimitRules } from './rateLimit';
+
+export interface ProxyRoute {
+  /** As given: the zone's name (`example.com`) or id. */
+  readonly zone: string;
+  /** `http://127.0.0.1:3000` (a path prefix is kept before the request's path). */
+  readonly upstream: string;
+}
+
+export interface ZoneRoute {
+  readonly zoneId: string;
+  readonly zoneName: string;
+  readonly upstream: URL;
+}
+
+/** The route's zone from the store; an error naming the zones there when there is none. */
+export function resolveRoute(store: Store, route: ProxyRoute): ZoneRoute | { error: string } {
+  const zone = store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ? OR z.name = ? ORDER BY z.id = ? DESC LIMIT 1`, [route.zone, route.zone.toLowerCase(), route.zone]);
+  if (!zone) {
+    const names = store.all<{ name: string }>('SELECT name FROM zones ORDER BY name LIMIT 20').map((z) => z.name);
+    return { error: `--proxy ${route.zone}=…: no zone "${route.zone}" in the database (zones: ${names.join(', ') || 'none; create one first, or start with --seed demo'})` };
+  }
+  let upstream: URL;
+  try {
+    upstream = new URL(route.upstream);
+  } catch {
+    return { error: `--proxy ${route.zone}=${route.upstream}: the upstream must be a URL such as http://127.0.0.1:3000` };
+  }
+  if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') return { error: `--proxy ${route.zone}=${route.upstream}: the upstream must be http:// or https://` };
+  return { zoneId: zone.id, zoneName: zone.name, upstream };
+}
+
+/** The host part of a Host header, lower-cased, without port, trailing dot or `.localhost`. */
+export function hostName(hostHeader: string | undefined): string {
+  let h = (hostHeader ?? '').trim().toLowerCase();
+  if (h.startsWith('[')) h = h.slice(0, h.indexOf(']') + 1);
+  else if (h.includes(':')) h = h.slice(0, h.lastIndexOf(':'));
+  if (h.endsWith('.')) h = h.slice(0, -1);
+  if (h.endsWith('.localhost')) h = h.slice(0, -'.localhost'.length);
+  return h;
+}
+
+export function routeFor(routes: Iterable<ZoneRoute>, host: string): ZoneRoute | undefined {
+  let best: ZoneRoute | undefined;
+  for (const r of routes) {
+    if ((host === r.zoneName || host.endsWith(`.${r.zoneName}`)) && (!best || r.zoneName.length > best.zoneName.length)) best = r;
+  }
+  return best;
+}
+
+export interface LiveZone {
+  readonly deployed: DeployedZone;
+  readonly compiled: CompiledZone;
+  readonly rateLimits: ReadonlyMap<string, RateLimit>;
+}
+
+const rateLimitIndex = new WeakMap<CompiledZone, ReadonlyMap<string, RateLimit>>();
+
+/** The zone's deployed configuration, compiled (cached under its deployment key). */
+export function liveZone(store: Store, zoneId: string): LiveZone {
+  const key = deploymentKey(store, zoneId);
+  const zone = compiledZone(zoneId, key, () => zoneSource(store, zoneId))!;
+  let rateLimits = rateLimitIndex.get(zone.compiled);
+  if (!rateLimits) rateLimitIndex.set(zone.compiled, (rateLimits = rateLimitRules(zone.deployed.config.entryPoints.http_ratelimit)));
+  return { deployed: zone.deployed, compiled: zone.compiled, rateLimits };
+}

@@ -1,0 +1,341 @@
+// The WAF proxy end to end over real sockets: an upstream app, the proxy in front of it
+// (serving a zone of the real service's store), and a real HTTP client. Each action, the
+// forwarding headers, bodies over the inspection limit, rate limits on a fake clock, a
+// deploy mid-traffic, a 50 MiB response streamed with bounded memory, upstream faults,
+// malformed and slow clients, WebSocket upgrades.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
+import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
+import { DEMO_ACCOUNT } from '../../server/src/service/seed';
+import { startService, type TestService } from './harness';
+import { raw, send, startUpstream, type Upstream } from './proxyHarness';
+
+const ZONE_ID = '0123456789abcdef0123456789abcdef';
+const ZONE = 'app.test';
+const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
+const RATELIMIT = `/zones/${ZONE_ID}/rulesets/phases/http_ratelimit/entrypoint`;
+
+let svc: TestService;
+let upstream: Upstream;
+let proxy: RunningProxy;
+let url: string;
+let clock = 1_800_000_000_000;
+const events: EvaluatedRequest[] = [];
+
+const RULES = [
+  { action: 'block', expression: 'http.request.uri.path eq "/teapot"', description: 'custom response', action_parameters: { response: { status_code: 418, content_type: 'application/json', content: '{"blocked":"teapot"}' } } },
+  { action: 'block', expression: 'http.request.uri.query contains "attack=1" or http.request.body.raw contains "attack=1"', description: 'attack parameter' },
+  { action: 'managed_challenge', expression: 'http.request.uri.path eq "/challenge"', description: 'challenge the path' },
+  { action: 'log', expression: 'http.request.uri.path eq "/logged"', description: 'log the path' },
+  { action: 'block', expression: 'http.request.uri.path eq "/ws-blocked"', description: 'no sockets here' },
+];
+
+async function deploy(path: string, rules: unknown[]): Promise<void> {
+  const r = await svc.call('PUT', path, { body: { rules } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+function startProxy(extra: Partial<Parameters<typeof createProxy>[0]> = {}): Promise<RunningProxy> {
+  const p = createProxy({
+    store: svc.store,
+    routes: [{ zone: ZONE, upstream: upstream.url }],
+    now: () => clock,
+    sink: { record: (e) => events.push(e) },
+    inspectBodyLimit: 1024,
+    upstreamTimeoutMs: 400,
+    headerTimeoutMs: 5_000,
+    ...extra,
+  });
+  return new Promise((r) => p.server.listen(0, '127.0.0.1', () => r(p)));
+}
+
+before(async () => {
+  svc = await startService();
+  svc.store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [ZONE_ID, DEMO_ACCOUNT.id, ZONE, 'enterprise', 'active', new Date().toISOString()]);
+  // Migrated to the managed rulesets long ago: no previous WAF, nothing deployed but what the tests deploy.
+  svc.store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [ZONE_ID, JSON.stringify({ migration_state: 'complete' })]);
+  upstream = await startUpstream();
+  await deploy(CUSTOM, RULES);
+  await deploy(RATELIMIT, [
+    {
+      action: 'block',
+      expression: 'http.request.uri.path eq "/limited"',
+      description: 'two per 10 s',
+      ratelimit: { characteristics: ['ip.src', 'cf.colo.id'], period: 10, requests_per_period: 2, mitigation_timeout: 10 },
+    },
+  ]);
+  proxy = await startProxy();
+  url = proxy.url();
+});
+after(async () => {
+  await proxy.close();
+  await upstream.close();
+  await svc.close();
+});
+beforeEach(() => {
+  events.length = 0;
+  upstream.seen.length = 0;
+});
+
+describe('the proxy forwards what the rules let through', () => {
+  it('streams the request to the upstream with the forwarding headers and returns its answer', async () => {
+    const a = await send(url, `${ZONE}.localhost:8081`, '/created?x=1', { method: 'POST', headers: { 'content-type': 'text/plain', 'x-forwarded-for': '198.51.100.7' }, body: 'hello' });
+    assert.equal(a.status, 201);
+    assert.equal(a.body, 'ok POST /created?x=1');
+    assert.equal(a.headers['x-upstream'], 'yes');
+    const seen = upstream.seen[0]!;
+    assert.equal(seen.body, 'hello');
+    assert.equal(seen.headers.host, `${ZONE}.localhost:8081`);
+    assert.equal(seen.headers['x-forwarded-for'], '198.51.100.7, 127.0.0.1');
+    assert.equal(seen.headers['x-forwarded-proto'], 'http');
+    assert.equal(seen.headers['cf-connecting-ip'], '127.0.0.1');
+    assert.match(String(seen.headers['cf-ray']), /^[0-9a-f]{16}-LCL$/);
+    assert.equal(events.length, 1);
+    const e = events[0]!;
+    assert.deepEqual(
+      { rayId: e.rayId, zone: e.zoneName, ip: e.clientIp, method: e.method, host: e.host, path: e.path, query: e.query, status: e.responseStatus, action: e.evaluation.decision.action, truncated: e.bodyTruncated, time: e.time },
+      { rayId: seen.headers['cf-ray'], zone: ZONE, ip: '127.0.0.1', method: 'POST', host: ZONE, path: '/created', query: 'x=1', status: 201, action: 'allow-through', truncated: false, time: clock },
+    );
+    assert.deepEqual(e.defaultedFields, ['ip.src.country', 'ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score', 'cf.tls_version', 'cf.tls_cipher']);
+  });
+
+  it('keeps trailers', async () => {
+    const a = await send(url, ZONE, '/trailers');
+    assert.equal(a.body, 'part one;part two');
+    assert.equal(a.trailers['x-checksum'], 'abc123');
+  });
+
+  it('answers a host of no proxied zone with the unknown-zone page', async () => {
+    const a = await send(url, 'other.example', '/');
+    assert.equal(a.status, 530);
+    assert.match(a.body, /no zone for the host <code>other\.example<\/code>/);
+    assert.equal(upstream.seen.length, 0);
+  });
+
+  it('logs a log rule and forwards', async () => {
+    const a = await send(url, `www.${ZONE}`, '/logged');
+    assert.equal(a.status, 200);
+    assert.deepEqual(
+      events[0]!.evaluation.logs.map((l) => `${l.description} ${l.action} ${l.outcome}`),
+      ['log the path log logged'],
+    );
+  });
+});
+
+describe('the proxy acts on the verdict', () => {
+  it('blocks with the default page naming the ray id, and never reaches the upstream', async () => {
+    const a = await send(url, ZONE, '/search?attack=1');
+    assert.equal(a.status, 403);
+    assert.match(String(a.headers['cf-ray']), /^[0-9a-f]{16}-LCL$/);
+    assert.ok(a.body.includes(`Ray ID: <code>${a.headers['cf-ray']}</code>`));
+    assert.ok(a.body.includes('rule: <code>attack parameter</code>'));
+    assert.equal(upstream.seen.length, 0);
+    assert.deepEqual([events[0]!.responseStatus, events[0]!.evaluation.decision.description], [403, 'attack parameter']);
+  });
+
+  it("answers with the rule's custom response", async () => {
+    const a = await send(url, ZONE, '/teapot');
+    assert.deepEqual([a.status, a.headers['content-type'], a.body], [418, 'application/json', '{"blocked":"teapot"}']);
+  });
+
+  it('challenges with an interstitial; its button sets a clearance cookie that passes the challenge', async () => {
+    const a = await send(url, ZONE, '/challenge?next=1');
+    assert.equal(a.status, 403);
+    assert.equal(a.headers['cf-mitigated'], 'challenge');
+    assert.match(a.body, /<form method="post" action="\/\.rulesmith\/challenge"><input type="hidden" name="return" value="\/challenge\?next=1">/);
+    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'return=%2Fchallenge%3Fnext%3D1' });
+    assert.equal(pass.status, 303);
+    assert.equal(pass.headers.location, '/challenge?next=1');
+    const cookie = String(pass.headers['set-cookie']).split(';')[0]!;
+    assert.match(cookie, /^rulesmith_clearance=\d+\.[A-Za-z0-9_-]{43}$/);
+    const again = await send(url, ZONE, '/challenge?next=1', { headers: { cookie } });
+    assert.equal(again.status, 200);
+    assert.deepEqual(events.at(-1)!.evaluation.logs.map((l) => `${l.description} ${l.action}`), ['challenge the path managed_challenge']);
+    // A forged or expired cookie does not pass.
+    assert.equal((await send(url, ZONE, '/challenge', { headers: { cookie: `${cookie.slice(0, -2)}xx` } })).status, 403);
+    clock += 31 * 60 * 1000;
+    assert.equal((await send(url, ZONE, '/challenge', { headers: { cookie } })).status, 403);
+    // A cleared challenge does not lift a block.
+    clock -= 31 * 60 * 1000;
+    assert.equal((await send(url, ZONE, '/challenge?attack=1', { headers: { cookie } })).status, 403);
+  });
+
+  it('--challenge pass and --challenge block script the challenge', async () => {
+    const passing = await startProxy({ challenge: 'pass' });
+    const blocking = await startProxy({ challenge: 'block' });
+    try {
+      assert.equal((await send(passing.url(), ZONE, '/challenge')).status, 200);
+      const b = await send(blocking.url(), ZONE, '/challenge');
+      assert.deepEqual([b.status, b.headers['cf-mitigated'], /Sorry, you have been blocked/.test(b.body)], [403, undefined, true]);
+    } finally {
+      await passing.close();
+      await blocking.close();
+    }
+  });
+
+  it('evaluates a body over the inspection limit on its first bytes and forwards it whole', async () => {
+    const late = `${'a'.repeat(2000)}attack=1`;
+    const a = await send(url, ZONE, '/upload', { method: 'POST', body: late });
+    assert.equal(a.status, 200);
+    assert.equal(upstream.seen[0]!.bodyBytes, 2008);
+    assert.equal(events[0]!.bodyTruncated, true);
+    const early = `attack=1${'a'.repeat(2000)}`;
+    assert.equal((await send(url, ZONE, '/upload', { method: 'POST', body: early })).status, 403);
+  });
+});
+
+describe('rate limiting', () => {
+  it('counts per client over the period, mitigates for the timeout with 429, then counts again', async () => {
+    const statuses = async (n: number) => {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++) out.push((await send(url, ZONE, '/limited')).status);
+      return out;
+    };
+    assert.deepEqual(await statuses(3), [200, 200, 429]);
+    assert.equal(events[2]!.evaluation.decision.description, 'two per 10 s');
+    clock += 9_999;
+    assert.deepEqual(await statuses(1), [429]);
+    clock += 1;
+    assert.deepEqual(await statuses(3), [200, 200, 429]);
+    // Other paths do not count.
+    assert.equal((await send(url, ZONE, '/other')).status, 200);
+    clock += 10_000;
+  });
+});
+
+describe('deploys', () => {
+  it('take effect on the next request, and requests in flight see one configuration or the other', async () => {
+    assert.equal((await send(url, ZONE, '/soon-blocked')).status, 200);
+    const inFlight = Array.from({ length: 40 }, () => send(url, ZONE, '/soon-blocked'));
+    await deploy(CUSTOM, [...RULES, { action: 'block', expression: 'http.request.uri.path eq "/soon-blocked"', description: 'new rule' }].slice(1));
+    const during = await Promise.all(inFlight);
+    assert.ok(during.every((a) => a.status === 200 || a.status === 403), JSON.stringify(during.map((a) => [a.status, a.body.slice(0, 300)])));
+    assert.equal((await send(url, ZONE, '/soon-blocked')).status, 403);
+    await deploy(CUSTOM, RULES);
+    assert.equal((await send(url, ZONE, '/soon-blocked')).status, 200);
+  });
+});
+
+describe('streaming', () => {
+  it('streams a 50 MiB response without buffering it: a client that stops reading stops the upstream', async () => {
+    const u = new URL(url);
+    const { get } = await import('node:http');
+    let heldBack = -1;
+    const received = await new Promise<number>((resolve, reject) => {
+      get({ host: u.hostname, port: u.port, path: '/big?mb=50', headers: { host: ZONE }, agent: false }, (res) => {
+        let n = 0;
+        let paused = false;
+        res.on('data', (c: Buffer) => {
+          n += c.length;
+          if (!paused && n >= 1024 * 1024) {
+            // Stop reading for a while: the proxy must stop reading the upstream too.
+            paused = true;
+            res.pause();
+            setTimeout(() => {
+              heldBack = upstream.big.sent;
+              res.resume();
+            }, 1_000);
+          }
+        });
+        res.on('end', () => resolve(n));
+        res.on('error', reject);
+      }).on('error', reject);
+    });
+    assert.equal(received, 50 * 1024 * 1024);
+    // What the kernel's socket buffers of two connections hold (loopback TCP buffers grow to
+    // a few MiB each), not the 50 MiB a buffering proxy would have read in that second.
+    assert.ok(heldBack > 0 && heldBack < 25 * 1024 * 1024, `the upstream had sent ${(heldBack / 1048576).toFixed(1)} MiB while the client read 1 MiB`);
+  });
+});
+
+describe('faults', () => {
+  it('answers 502 naming the upstream when it is down', async () => {
+    const down = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: 'http://127.0.0.1:9' }] });
+    await new Promise<void>((r) => down.server.listen(0, '127.0.0.1', r));
+    try {
+      const a = await send(down.url(), ZONE, '/');
+      assert.equal(a.status, 502);
+      assert.match(a.body, /The upstream <code>http:\/\/127\.0\.0\.1:9\/<\/code> could not be reached: ECONNREFUSED/);
+    } finally {
+      await down.close();
+    }
+  });
+
+  it('answers 504 when the upstream does not answer within the timeout', async () => {
+    const started = Date.now();
+    const a = await send(url, ZONE, '/slow');
+    assert.equal(a.status, 504);
+    assert.ok(Date.now() - started >= 390);
+    assert.match(a.body, /did not answer within 0\.4 s/);
+    assert.equal(events[0]!.responseStatus, 504);
+  });
+
+  it('answers a malformed request with 400 and keeps serving', async () => {
+    const r = await raw(url, 'GET /\x01 HTTP/1.1\r\nHost: app.test\r\n\r\n');
+    assert.match(r.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    const bad = await raw(url, 'NOT A REQUEST\r\n\r\n');
+    assert.match(bad.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
+    assert.equal((await send(url, ZONE, '/')).status, 200);
+  });
+
+  it('cuts off a client that sends its headers too slowly', async () => {
+    const strict = await startProxy({ headerTimeoutMs: 300 });
+    try {
+      const r = await raw(strict.url(), ['GET / HTTP/1.1\r\n', 'Host: app.test\r\n', 'X-Slow: 1\r\n', 'X-Slow: 2\r\n', '\r\n'], { gapMs: 250, waitMs: 3_000 });
+      assert.equal(r.closed, true);
+      assert.match(r.data, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+      assert.match(r.data, /the request headers did not arrive within 0\.3 s/);
+      assert.equal(upstream.seen.length, 0);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('WebSocket upgrades', () => {
+  const handshake = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`;
+
+  it('pass through after the request phase', async () => {
+    const r = await raw(url, [handshake('/ws'), 'ping'], { gapMs: 100, waitMs: 600 });
+    assert.match(r.data, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+    assert.ok(r.data.endsWith('\r\n\r\necho:ping'), r.data);
+    assert.equal(upstream.seen[0]!.headers['cf-connecting-ip'], '127.0.0.1');
+  });
+
+  it('are blocked like any request', async () => {
+    const r = await raw(url, handshake('/ws-blocked'), { waitMs: 2_000 });
+    assert.match(r.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
+    assert.equal(upstream.seen.length, 0);
+  });
+});
+
+describe('the control API (for the extension)', () => {
+  const control = async (method: string, path: string, token: string | undefined, body?: unknown) => {
+    const res = await fetch(`${url}/.rulesmith/proxy${path}`, { method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+
+  it('needs a token the service accepts', async () => {
+    const none = await control('GET', '', undefined);
+    const bad = await control('GET', '', 'not-a-token');
+    assert.deepEqual([none.status, none.body.errors[0].code, bad.status, bad.body.errors[0].code], [400, 9106, 403, 9109]);
+  });
+
+  it('lists the zones with live counters, starts and stops one', async () => {
+    await send(url, ZONE, '/counted');
+    const list = await control('GET', '', svc.adminToken);
+    const ours = list.body.result.zones.find((z: any) => z.zone === ZONE);
+    assert.equal(ours.url, `http://${ZONE}.localhost:${new URL(url).port}/`);
+    assert.ok(ours.requests >= 1 && ours.blocked >= 1 && ours.forwarded >= 1, JSON.stringify(ours));
+    assert.equal((await send(url, 'pro.example.com', '/')).status, 530);
+    const started = await control('PUT', '/zones/pro.example.com', svc.adminToken, { upstream: upstream.url });
+    assert.deepEqual([started.status, started.body.result.zone, started.body.result.upstream], [200, 'pro.example.com', `${upstream.url}/`]);
+    assert.equal((await send(url, 'pro.example.com', '/', { headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' } })).status, 200);
+    assert.equal((await control('DELETE', '/zones/pro.example.com', svc.adminToken)).status, 200);
+    assert.equal((await send(url, 'pro.example.com', '/')).status, 530);
+    const bad = await control('PUT', '/zones/nope.example', svc.adminToken, { upstream: upstream.url });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.errors[0].message, /^nope\.example=…: no zone "nope\.example" in the database/);
+  });
+});

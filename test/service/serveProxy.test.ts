@@ -1,0 +1,106 @@
+// `rulesmith serve --proxy` as the built CLI runs it (npm run build first): the proxy's
+// ready line and each zone's URL, a request through it, and a zone that does not exist.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { send, startUpstream } from './proxyHarness';
+
+const dir = mkdtempSync(join(tmpdir(), 'rulesmith-serve-proxy-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('rulesmith serve --proxy', () => {
+  it('prints the proxy URL and each zone to open, and proxies requests', async () => {
+    const upstream = await startUpstream();
+    const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'a.db'), '--seed', 'demo', '--proxy', `migrated.example.com=${upstream.url}`, '--proxy-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no proxy line:\n${out}`)), 20_000);
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /rulesmith proxy: listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(out);
+          if (m && out.includes('(open ')) {
+            clearTimeout(timer);
+            resolve(m);
+          }
+        });
+      });
+      assert.ok(out.includes(`rulesmith proxy: migrated.example.com → ${upstream.url}/ (open http://migrated.example.com.localhost:${ready[2]}/)`), out);
+      const a = await send(ready[1]!, 'migrated.example.com', '/hello', { headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' } });
+      assert.deepEqual([a.status, a.body], [200, 'ok GET /hello']);
+    } finally {
+      child.kill('SIGTERM');
+      await upstream.close();
+    }
+  });
+
+  it('with --proxy-listen alone runs a proxy with no zone yet (the extension starts zones)', async () => {
+    const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'c.db'), '--proxy-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      const m = await new Promise<RegExpExecArray>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no proxy line:\n${out}`)), 20_000);
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          const found = /rulesmith proxy: listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
+          if (found) {
+            clearTimeout(timer);
+            resolve(found);
+          }
+        });
+      });
+      const a = await send(m[1]!, 'migrated.example.com', '/');
+      assert.equal(a.status, 530);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('a request the rules block becomes a security event that GraphQL returns (the proxy feeds the events store)', async () => {
+    const upstream = await startUpstream();
+    const token = 'serve-proxy-events-token';
+    const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'd.db'), '--seed', 'demo', '--proxy', `pro.example.com=${upstream.url}`, '--proxy-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RULESMITH_SERVICE_TOKEN: token } });
+    try {
+      let out = '';
+      const [api, proxy] = await new Promise<[string, string]>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no proxy line:\n${out}`)), 20_000);
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          const a = /rulesmith serve: listening on (\S+)\n/.exec(out);
+          const p = /rulesmith proxy: listening on (\S+)\n/.exec(out);
+          if (a && p && out.includes('(open ')) {
+            clearTimeout(timer);
+            resolve([new URL(a[1]!).origin, p[1]!]);
+          }
+        });
+      });
+      const blocked = await send(proxy, 'pro.example.com', '/?q=<script>alert(1)</script>');
+      assert.equal(blocked.status, 403);
+      const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const zones = (await (await fetch(`${api}/client/v4/zones?name=pro.example.com`, { headers: auth })).json()) as { result: { id: string }[] };
+      assert.ok(zones.result, JSON.stringify(zones));
+      const since = new Date(Date.now() - 3_600_000).toISOString(); // the API allows at most 31 days back
+      const query = `query E($z: String!) { viewer { zones(filter: {zoneTag: $z}) { firewallEventsAdaptive(limit: 5, filter: {datetime_geq: "${since}"}) { action source clientRequestPath clientRequestQuery edgeResponseStatus } } } }`;
+      // The writer flushes within 200 ms; poll a little longer than that.
+      let events: unknown[] = [];
+      for (let i = 0; i < 20 && events.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const r = (await (await fetch(`${api}/client/v4/graphql`, { method: 'POST', headers: auth, body: JSON.stringify({ query, variables: { z: zones.result[0]!.id } }) })).json()) as { data: { viewer: { zones: { firewallEventsAdaptive: unknown[] }[] } } };
+        events = r.data.viewer.zones[0]!.firewallEventsAdaptive;
+      }
+      assert.deepEqual(events, [{ action: 'block', source: 'waf', clientRequestPath: '/', clientRequestQuery: 'q=<script>alert(1)</script>', edgeResponseStatus: 403 }]);
+    } finally {
+      child.kill('SIGTERM');
+      await upstream.close();
+    }
+  });
+
+  it('refuses a zone that is not in the database, naming the zones there', () => {
+    const r = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'b.db'), '--proxy', 'nope.example=http://127.0.0.1:3000'], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 2);
+    assert.equal(r.stderr, 'rulesmith proxy: --proxy nope.example=…: no zone "nope.example" in the database (zones: none; create one first, or start with --seed demo)\n');
+  });
+});

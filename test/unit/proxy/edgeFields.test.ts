@@ -1,0 +1,75 @@
+// Fields a live request has no local source for: trusted headers, the mapping file, defaults.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { edgeFields, parseFieldsFile, type FieldsMapping } from '../../../server/src/proxy/edgeFields';
+import { hostName, routeFor } from '../../../server/src/proxy/zones';
+import { liveSampleRequest } from '../../../server/src/requests/live';
+import { requestFields } from '../../../server/src/requests/fields';
+
+const MAPPING = parseFieldsFile(JSON.stringify([{ cidr: '203.0.113.0/24', country: 'DE', asn: 64500, bot_score: 12 }, { cidr: '2001:db8::/32', country: 'FR' }, { cidr: '0.0.0.0/0', asn: 1 }]), 'fields.json') as FieldsMapping;
+const base = { headers: {}, trustProxy: false, now: 1_700_000_123_456, rayId: '0011223344556677-LCL' };
+
+describe('edge fields', () => {
+  it('takes the client from the socket, and the rest from the first mapping entry that holds it', () => {
+    const e = edgeFields({ ...base, remoteAddress: '::ffff:203.0.113.9', mapping: MAPPING });
+    assert.deepEqual(e.edge, {
+      'ip.src': '203.0.113.9',
+      'http.request.timestamp.sec': '1700000123',
+      'http.request.timestamp.msec': '456',
+      'cf.ray_id': '0011223344556677-LCL',
+      'ip.src.country': 'DE',
+      'ip.src.asnum': '64500',
+      'cf.bot_management.score': '12',
+    });
+    assert.deepEqual(e.defaulted, ['cf.threat_score', 'cf.tls_version', 'cf.tls_cipher']);
+    assert.equal(edgeFields({ ...base, remoteAddress: '2001:db8::1', mapping: MAPPING }).country, 'FR');
+  });
+
+  it('ignores forwarding headers unless the proxy is trusted', () => {
+    const headers = { 'x-forwarded-for': '198.51.100.4, 10.0.0.1', 'cf-ipcountry': 'jp', 'x-forwarded-proto': 'https' };
+    const untrusted = edgeFields({ ...base, headers, remoteAddress: '127.0.0.1' });
+    assert.deepEqual([untrusted.clientIp, untrusted.country, untrusted.edge.ssl], ['127.0.0.1', undefined, undefined]);
+    const trusted = edgeFields({ ...base, headers, trustProxy: true, remoteAddress: '127.0.0.1', mapping: MAPPING });
+    // The header's country wins over the file's; the file still gives the AS number.
+    assert.deepEqual([trusted.clientIp, trusted.country, trusted.asn, trusted.edge.ssl], ['198.51.100.4', 'JP', 1, 'true']);
+    const cf = edgeFields({ ...base, headers: { ...headers, 'cf-connecting-ip': '192.0.2.77' }, trustProxy: true, remoteAddress: '127.0.0.1' });
+    assert.equal(cf.clientIp, '192.0.2.77');
+  });
+
+  it('refuses a mapping file with a clear error', () => {
+    const bad = (v: unknown) => (parseFieldsFile(JSON.stringify(v), 'f.json') as { error: string }).error;
+    assert.equal(bad({}), 'f.json: expected a JSON array of {"cidr": …, "country": …, "asn": …, "bot_score": …} entries');
+    assert.equal(bad([{ cidr: '203.0.113.0/33' }]), 'f.json: entry 0: "cidr" must be an address range such as "203.0.113.0/24" or "2001:db8::/32", got "203.0.113.0/33"');
+    assert.equal(bad([{ cidr: '10.0.0.0/8', country: 'de' }]), 'f.json: entry 0: "country" must be an upper-case ISO 3166-1 alpha-2 code such as "DE", got "de"');
+    assert.equal(bad([{ cidr: '10.0.0.0/8', bot_score: 100 }]), 'f.json: entry 0: "bot_score" must be a whole number from 0 to 99, got 100');
+    assert.equal(bad([{ cidr: '10.0.0.0/8', city: 'x' }]), 'f.json: entry 0: unknown key "city" (keys: cidr, country, asn, bot_score, threat_score)');
+  });
+});
+
+describe('a live request as a sample', () => {
+  it('gives the same fields as the request written in a sample, with the edge fields as metadata', () => {
+    const sample = liveSampleRequest({
+      method: 'POST',
+      target: '/caf\xc3\xa9?q=1',
+      httpVersion: '1.1',
+      rawHeaders: ['Host', 'app.test', 'X-Name', 'J\xc3\xbcrgen', 'Content-Type', 'text/plain'],
+      body: 'abc',
+      bodySize: 10,
+      edge: { 'ip.src': '203.0.113.9', 'ip.src.country': 'DE' },
+    });
+    assert.deepEqual([sample.url, sample.headers[1], sample.httpVersion, sample.bodySize], ['/café?q=1', ['X-Name', 'Jürgen'], 'HTTP/1.1', 10]);
+    const { fields, problems } = requestFields(sample);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(
+      [fields['http.host'], fields['raw.http.request.uri.path'], fields['ip.src'], fields['ip.src.country'], fields['http.request.body.size'], fields['http.request.body.truncated']],
+      ['app.test', '/café', '203.0.113.9', 'DE', 10, true],
+    );
+  });
+});
+
+describe('host to zone', () => {
+  const routes = [{ zoneId: '1', zoneName: 'example.com', upstream: new URL('http://u') }, { zoneId: '2', zoneName: 'api.example.com', upstream: new URL('http://u') }];
+  it('strips the port, a trailing dot and .localhost; the longest zone name wins', () => {
+    assert.deepEqual(['Example.COM:8081', 'www.example.com.', 'api.example.com.localhost:8081', 'v1.api.example.com', 'example.org', '[::1]:80', 'notexample.com'].map((h) => routeFor(routes, hostName(h))?.zoneId), ['1', '1', '2', '2', undefined, undefined, undefined]);
+  });
+});

@@ -1,0 +1,72 @@
+// Rate-limit counting on a fake clock: windows, mitigation, the LRU bound, characteristics.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { characteristicsKey, RateLimiter, rateLimitRules } from '../../../server/src/proxy/rateLimit';
+
+const LIMIT = { characteristics: ['ip.src', 'cf.colo.id'], period: 10, requests_per_period: 3, mitigation_timeout: 60 };
+
+function run(limiter: RateLimiter, clock: { t: number }, steps: readonly [advanceMs: number, key: string][], limit = LIMIT): boolean[] {
+  return steps.map(([ms, key]) => {
+    clock.t += ms;
+    return limiter.hit(key, limit);
+  });
+}
+
+describe('RateLimiter', () => {
+  it('mitigates the request over the limit and every one for mitigation_timeout, then counts from zero', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t);
+    assert.deepEqual(
+      run(l, clock, [[0, 'a'], [1000, 'a'], [1000, 'a'], [1000, 'a'], [50_000, 'a'], [9_999, 'a'], [1, 'a'], [0, 'a']]),
+      // 3 allowed, the 4th at 3 s starts 60 s of mitigation (until 63 s): 53 s and 62.999 s mitigated; 63 s opens a window.
+      [false, false, false, true, true, true, false, false],
+    );
+  });
+
+  it('opens a new window once the period has passed since the first request counted', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t);
+    assert.deepEqual(run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [9_999, 'a']]).at(-1), true);
+    const m = new RateLimiter(() => clock.t);
+    assert.deepEqual(run(m, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [10_000, 'a'], [0, 'a'], [0, 'a'], [0, 'a']]), [false, false, false, false, false, false, true]);
+  });
+
+  it('with mitigation_timeout 0 mitigates only the requests over the limit in the window', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t);
+    const limit = { ...LIMIT, mitigation_timeout: 0 };
+    assert.deepEqual(run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [0, 'a'], [5_000, 'a'], [5_000, 'a']], limit), [false, false, false, true, true, false]);
+  });
+
+  it('counts each key apart, and never holds more than its bound (least recently used dropped)', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t, 2);
+    run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [0, 'b'], [0, 'a'], [0, 'c']]);
+    assert.equal(l.size, 2);
+    // 'b' was least recently used when 'c' came: dropped. 'a' is still at 4 requests (mitigated).
+    assert.deepEqual([l.hit('a', LIMIT), l.size], [true, 2]);
+    const many = new RateLimiter(() => clock.t, 1000);
+    for (let i = 0; i < 100_000; i++) many.hit(`client-${i}`, LIMIT);
+    assert.equal(many.size, 1000);
+  });
+
+  it('never limits a score-based rule (not modelled)', () => {
+    const l = new RateLimiter(() => 0);
+    const score = { characteristics: ['ip.src'], period: 10, score_per_period: 1 };
+    assert.deepEqual([l.hit('a', score), l.hit('a', score), l.hit('a', score)], [false, false, false]);
+  });
+});
+
+describe('characteristics', () => {
+  const fields = { 'ip.src': '203.0.113.9', 'http.request.headers': { 'x-api-key': ['k1'] }, 'http.request.cookies': { session: ['s'] } };
+
+  it('keys on the field values, map entries by name (header names case-insensitive) and the local colo', () => {
+    assert.equal(characteristicsKey(['ip.src', 'cf.colo.id'], fields), '["203.0.113.9",0]');
+    assert.equal(characteristicsKey(['http.request.headers["X-API-Key"]', 'http.request.cookies["session"]', 'http.request.cookies["none"]'], fields), '[["k1"],["s"],null]');
+  });
+
+  it('indexes the entry point rules that have rate-limit parameters', () => {
+    const rules = rateLimitRules({ id: 'ep', rules: [{ id: 'r1', expression: 'true', action: 'block', ratelimit: LIMIT }, { id: 'r2', expression: 'true', action: 'log' }] });
+    assert.deepEqual([...rules.keys()], ['ep/r1']);
+  });
+});
