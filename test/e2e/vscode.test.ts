@@ -699,7 +699,8 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       // 1. Deploy: the diff opens first, its title leading with the summary; the question is
       // a notification (no modal over the diff) naming the rule by its description.
       await open('ui-deploy.ruleset.json');
-      await palette('Rulesmith: Deploy Ruleset');
+      // The editor's title-bar button (the palette's entry depends on where the focus is).
+      await page.locator('.editor-actions .action-label[aria-label*="Deploy Ruleset"]').first().click({ timeout: 30_000 });
       await page.locator('.tab', { hasText: 'pro.example.com http_request_firewall_custom' }).first().waitFor({ timeout: 60_000 });
       const toast = page.locator('.notification-toast', { hasText: 'Deploy ui-deploy.ruleset.json to pro.example.com' }).first();
       await toast.waitFor({ timeout: 30_000 });
