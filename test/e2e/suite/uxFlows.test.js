@@ -111,7 +111,9 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     assert.ok(tab, 'the diff is open');
     assert.equal(tab.label, r.diffTitle);
     const right = await vscode.workspace.openTextDocument(tab.input.modified);
-    const line = right.getText().split('\n').findIndex((l) => l.includes('"/b"'));
+    // The expression's quotes are escaped in the JSON text.
+    const line = right.getText().split('\n').findIndex((l) => l.includes('"expression"') && l.includes('/b'));
+    assert.ok(line >= 0, right.getText());
     const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', right.uri, new vscode.Position(line, 10));
     const text = hovers.flatMap((x) => x.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
     assert.ok(text.includes(`- id: \`${ids[1]}\``), text);
@@ -256,7 +258,7 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     const now = JSON.parse(doc.getText());
     assert.equal(now.version, zoneV.version);
     assert.deepEqual(now.rules.map((r) => [r.ref, r.action, r.enabled !== false]), [['a', 'managed_challenge', true], ['b', 'block', true], ['c', 'block', false]]);
-    assert.match(api.testing.take().find((a) => a.kind === 'info').message, new RegExp(`^Re-applied 1 edit of ${CUSTOM}\\.ruleset\\.json on overrides\\.example\\.com version ${zoneV.version} \\(1 change made on the zone kept\\)\\. Deploy it when ready\\.$`));
+    assert.match(api.testing.take().find((a) => a.kind === 'info').message, new RegExp(`^Re-applied 1 edit of ${CUSTOM}\\.ruleset\\.json on enterprise\\.example\\.com version ${zoneV.version} \\(1 change made on the zone kept\\)\\. Deploy it when ready\\.$`));
     api.testing.answer('Deploy');
     const d = await vscode.commands.executeCommand('rulesmith.deploy', doc.uri);
     assert.ok(d && d.deployed, JSON.stringify([d, api.testing.peek()]));
@@ -272,7 +274,7 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     assert.match(api.testing.take().find((a) => a.kind === 'warning').message, /^1 rule of http_request_firewall_custom\.ruleset\.json changed both here and on enterprise\.example\.com: “ux b” \(changed on both sides\)\. Resolve it in the merge editor, then deploy\.$/);
     const text = fs.readFileSync(doc.uri.fsPath, 'utf8');
     assert.match(text, /^<<<<<<< Your edits \(http_request_firewall_custom\.ruleset\.json\)$/m);
-    assert.match(text, new RegExp(`^>>>>>>> overrides\\.example\\.com version ${zoneV2.version}$`, 'm'));
+    assert.match(text, new RegExp(`^>>>>>>> enterprise\\.example\\.com version ${zoneV2.version}$`, 'm'));
     const merge = await waitFor(() => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputTextMerge), 'the merge editor tab');
     assert.equal(merge.input.result.toString(), doc.uri.toString());
     assert.equal(merge.input.input1.scheme, 'rulesmith-merge');
