@@ -52,6 +52,8 @@ export function createService(options: ServiceOptions): RunningService {
   const router = new Router();
   registerRoutes(router);
   const service: Service = { store: options.store, legacy: options.legacy ?? 'on', traces: new TraceRunner(options.traceTimeoutMs), ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}) };
+  // Requests handled together commit together (store.ts): one fsync for a burst of writes.
+  options.store.groupCommit();
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const log = options.log ?? (() => {});
   const server = createServer((req, res) => {
@@ -140,6 +142,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     const body = parseJson(decodeUtf8(bytes));
     const ctx: Ctx = { method, path, params, query: url.searchParams, body, principal, service, headers: req.headers };
     const reply: Reply = await route.handler(ctx);
+    // Answer only once what this request wrote (or read from others' writes) is committed.
+    await service.store.durable();
     const status = reply.status ?? 200;
     if (status === 204) {
       res.writeHead(204, commonHeaders());
@@ -147,6 +151,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     } else send(res, status, envelope(reply));
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
+    await service.store.durable();
     send(res, e.status, errorEnvelope(e.errors, e.messages));
   }
 }

@@ -56,7 +56,7 @@ import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, v
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import type { PermissionGroup } from '../auth';
 import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
-import { capitalPlan, RULE_QUOTA } from '../legacyStore';
+import { capitalPlan, MAX_DESCRIPTION, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
 import {
@@ -64,6 +64,7 @@ import {
   deleteVersion,
   deploymentsOf,
   entryPoint,
+  entryPointId,
   entryPointKind,
   latestRuleset,
   managedHeader,
@@ -73,6 +74,7 @@ import {
   saveRuleset,
   storedRulesets,
   storedVersion,
+  storedVersionPage,
   storedVersions,
   tooManyEntryPoints,
   type RuleInput,
@@ -236,6 +238,13 @@ function stringField(obj: JsonObject, key: string, pointer: string): string | un
 function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly string[] = []): JsonObject {
   const obj = withoutNulls(expectObject(v, pointer));
   onlyKeys(obj, [...RULE_KEYS, ...extraKeys], pointer);
+  refuseNulWithin(obj, pointer);
+  for (const key of ['description', 'ref'] as const) {
+    const text = obj[key];
+    if (typeof text === 'string' && text.length > MAX_RULE_TEXT) {
+      throw ApiError.of(400, CODES.invalidValue, `'${key}' is too long: at most ${MAX_RULE_TEXT} characters, got ${text.length}`, `${pointer}/${key}`);
+    }
+  }
   const out: JsonObject = {};
   for (const [k, val] of Object.entries(obj)) {
     if (k === 'version' || k === 'last_updated' || extraKeys.includes(k)) continue;
@@ -243,6 +252,29 @@ function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly st
     out[k] = val;
   }
   return out;
+}
+
+/**
+ * The longest rule `description` and `ref`: the hosted reference gives no figure for
+ * rules, so the Filters API's cap on its descriptions (500) applies, with its wording.
+ */
+export const MAX_RULE_TEXT = MAX_DESCRIPTION;
+
+/** A NUL anywhere in a rule (a key or a string, at any depth) is refused where it is: SQLite would cut the text there. */
+function refuseNulWithin(v: Json, pointer: string): void {
+  if (typeof v === 'string') {
+    if (v.includes('\u0000')) throw ApiError.of(400, CODES.invalidValue, `the value at ${pointer || '/'} must not contain a NUL character (U+0000)`, pointer);
+    return;
+  }
+  if (v === null || typeof v !== 'object') return;
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => refuseNulWithin(x, `${pointer}/${i}`));
+    return;
+  }
+  for (const [k, x] of Object.entries(v)) {
+    if (k.includes('\u0000')) throw ApiError.of(400, CODES.invalidValue, `a key in ${pointer || '/'} must not contain a NUL character (U+0000)`, pointer);
+    refuseNulWithin(x, `${pointer}/${escapePointer(k)}`);
+  }
 }
 
 /**
@@ -562,9 +594,30 @@ function versions(ctx: Ctx): Reply {
   const id = ctx.params.ruleset_id!;
   const m = managedRuleset(id, CATALOG);
   if (m) return { result: m.versions.map((v) => managedHeader(m, v)) };
-  const list = storedVersions(ctx.service.store, w.scope, w.scopeId, id);
-  if (list.length === 0) throw rulesetNotFound(id);
-  return { result: list };
+  const reply = versionPage(ctx, w, id);
+  if (reply.result.length === 0 && !latestRuleset(ctx.service.store, w.scope, w.scopeId, id)) throw rulesetNotFound(id);
+  return reply;
+}
+
+/** Largest page of a versions list, and the default one. */
+export const VERSIONS_PER_PAGE = { max: 500, default: 50 };
+
+/**
+ * A page of a stored ruleset's versions, oldest first, paged as the rulesets list is:
+ * `per_page` (1–500, default 50) and the `cursor` of the previous page's result_info.
+ */
+function versionPage(ctx: Ctx, w: Where, id: string): Reply & { result: RulesetHeader[] } {
+  const perPage = intParam(ctx.query, 'per_page', VERSIONS_PER_PAGE.default, 1, VERSIONS_PER_PAGE.max);
+  const raw = ctx.query.get('cursor');
+  let after: number | undefined;
+  if (raw !== null && raw !== '') {
+    const text = Buffer.from(raw, 'base64url').toString('utf8');
+    if (!/^v[0-9]{1,15}$/.test(text)) throw invalid(`'${raw}' is not a valid value for cursor: pass the cursor of the previous page's result_info`);
+    after = Number(text.slice(1));
+  }
+  const page = storedVersionPage(ctx.service.store, w.scope, w.scopeId, id, { ...(after !== undefined ? { after } : {}), limit: perPage });
+  const next = page.more ? Buffer.from(`v${page.headers[page.headers.length - 1]!.version}`).toString('base64url') : undefined;
+  return { result: page.headers, result_info: { per_page: perPage, count: page.headers.length, ...(next ? { cursor: next, cursors: { after: next } } : {}) } };
 }
 
 function oneVersion(ctx: Ctx, w: Where): StoredRuleset {
@@ -837,8 +890,8 @@ function putEntryPointRoute(ctx: Ctx): Reply {
 function entryPointVersions(ctx: Ctx): Reply {
   const w = where(ctx, 'Read');
   const phase = phaseParam(ctx);
-  const ep = entryPoint(ctx.service.store, w.scope, w.scopeId, phase);
-  return { result: ep ? storedVersions(ctx.service.store, w.scope, w.scopeId, ep.id) : [] };
+  const id = entryPointId(ctx.service.store, w.scope, w.scopeId, phase);
+  return id === undefined ? { result: [] } : versionPage(ctx, w, id);
 }
 
 function entryPointVersion(ctx: Ctx): Reply {
