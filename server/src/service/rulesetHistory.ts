@@ -46,6 +46,7 @@ interface LiveRow {
   rule_id: string;
   hash: string;
   pos: number;
+  from_version: number;
 }
 
 /** A rule to store: its id and its body text (JSON, the API's key order). */
@@ -59,7 +60,7 @@ export interface RuleText {
  * a write; the header row is written by the caller.
  */
 export function writeRules(store: Store, rulesetId: string, version: number, rules: readonly RuleText[]): void {
-  const live = store.all<LiveRow>('SELECT rule_id, hash, pos FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]);
+  const live = store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]);
   const before = new Map(live.map((r) => [r.rule_id, r]));
   const keep = keptInOrder(rules.map((r) => before.get(r.id)?.pos));
   let positions = placeAround(rules.map((r, i) => (keep.has(i) ? before.get(r.id)!.pos : undefined)));
@@ -71,15 +72,16 @@ export function writeRules(store: Store, rulesetId: string, version: number, rul
     const old = before.get(r.id);
     const pos = positions[i]!;
     if (old && old.hash === hash && old.pos === pos) return;
-    if (old) close(store, rulesetId, r.id, version);
+    if (old) close(store, rulesetId, old, version);
     store.run('INSERT OR IGNORE INTO rule_bodies (hash, body) VALUES (?, ?)', [hash, r.body]);
     store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, from_version, to_version) VALUES (?, ?, ?, ?, ?, NULL)', [rulesetId, r.id, pos, hash, version]);
   });
-  for (const old of live) if (!incoming.has(old.rule_id)) close(store, rulesetId, old.rule_id, version);
+  for (const old of live) if (!incoming.has(old.rule_id)) close(store, rulesetId, old, version);
 }
 
-function close(store: Store, rulesetId: string, ruleId: string, version: number): void {
-  store.run('UPDATE ruleset_rules SET to_version = ? WHERE ruleset_id = ? AND rule_id = ? AND to_version IS NULL', [version, rulesetId, ruleId]);
+/** Ends a live row at `version` (by its primary key: the live index would scan the ruleset's rows). */
+function close(store: Store, rulesetId: string, row: LiveRow, version: number): void {
+  store.run('UPDATE ruleset_rules SET to_version = ? WHERE ruleset_id = ? AND rule_id = ? AND from_version = ?', [version, rulesetId, row.rule_id, row.from_version]);
 }
 
 /**

@@ -274,6 +274,12 @@ export class Store {
     this.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
   }
 
+  /** Bytes the database's pages in use take (what it would take on disk after a checkpoint and VACUUM). */
+  usedBytes(): number {
+    const n = (p: string) => Number(Object.values(this.get<Row>(`PRAGMA ${p}`) ?? {})[0]);
+    return (n('page_count') - n('freelist_count')) * n('page_size');
+  }
+
   /** Bytes the database takes on disk (the file and its write-ahead log). */
   bytes(): number {
     let total = 0;
