@@ -15,7 +15,7 @@
  *     is validated, a new version written and committed durably before the answer);
  *   - POST  a rule to a custom ruleset of the account (one ruleset per client);
  *   - GET   the entry point by 31 clients while the 32nd loops PUTs of a 500-rule entry
- *     point of another zone (each PUT changes 50 of the 500 rules, as an apply of a
+ *     point of another Enterprise zone (each PUT changes 50 of the 500 rules, as an apply of a
  *     Terraform plan re-sends the whole list; all 500 are validated).
  *
  * Then the same loads against a floor in the same run (service-floor.ts: node:http with
@@ -49,7 +49,7 @@ const RUN_MS = (secondsAt >= 0 ? Number(args[secondsAt + 1]) : 6) * 1000;
 const RULES = 20;
 const BIG = 500;
 const ZONE = demoZoneId('enterprise.example.com');
-const BIG_ZONE = demoZoneId('business.example.com');
+const BIG_ZONE = demoZoneId('firewall.example.com');
 const CUSTOM = 'http_request_firewall_custom';
 
 interface Answer {

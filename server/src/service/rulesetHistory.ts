@@ -49,17 +49,29 @@ interface LiveRow {
   from_version: number;
 }
 
-/** A rule to store: its id and its body text (JSON, the API's key order). */
-export interface RuleText {
+/**
+ * The content hash of rule objects read from or written to the store: a rule a write
+ * keeps as it was (the same object) is neither serialized nor hashed again.
+ */
+const hashes = new WeakMap<object, string>();
+
+/** A rule object read back from body text stored under `hash`. */
+export function fromBody(body: string, hash: string): object {
+  const rule = JSON.parse(body) as object;
+  hashes.set(rule, hash);
+  return rule;
+}
+
+/** A rule to store: an object with its id (its body is its JSON, the API's key order). */
+export interface RuleObject {
   readonly id: string;
-  readonly body: string;
 }
 
 /**
  * Records version `version` of a ruleset whose rules are `rules` (in order). Call inside
  * a write; the header row is written by the caller.
  */
-export function writeRules(store: Store, rulesetId: string, version: number, rules: readonly RuleText[]): void {
+export function writeRules(store: Store, rulesetId: string, version: number, rules: readonly RuleObject[]): void {
   const live = store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]);
   const before = new Map(live.map((r) => [r.rule_id, r]));
   const keep = keptInOrder(rules.map((r) => before.get(r.id)?.pos));
@@ -68,12 +80,18 @@ export function writeRules(store: Store, rulesetId: string, version: number, rul
   const incoming = new Set<string>();
   rules.forEach((r, i) => {
     incoming.add(r.id);
-    const hash = bodyHash(r.body);
+    let hash = hashes.get(r);
+    let body: string | undefined;
+    if (hash === undefined) {
+      body = JSON.stringify(r);
+      hash = bodyHash(body);
+      hashes.set(r, hash);
+    }
     const old = before.get(r.id);
     const pos = positions[i]!;
     if (old && old.hash === hash && old.pos === pos) return;
     if (old) close(store, rulesetId, old, version);
-    store.run('INSERT OR IGNORE INTO rule_bodies (hash, body) VALUES (?, ?)', [hash, r.body]);
+    store.run('INSERT OR IGNORE INTO rule_bodies (hash, body) VALUES (?, ?)', [hash, body ?? JSON.stringify(r)]);
     store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, from_version, to_version) VALUES (?, ?, ?, ?, ?, NULL)', [rulesetId, r.id, pos, hash, version]);
   });
   for (const old of live) if (!incoming.has(old.rule_id)) close(store, rulesetId, old, version);
@@ -130,20 +148,20 @@ function placeAround(keys: readonly (number | undefined)[]): number[] | undefine
   return out;
 }
 
-/** The rule bodies of version `version` (undefined: the newest), in order. */
-export function readRules(store: Store, rulesetId: string, version?: number): string[] {
+/** The rules of version `version` (undefined: the newest), in order. */
+export function readRules(store: Store, rulesetId: string, version?: number): object[] {
   const rows =
     version === undefined
-      ? store.all<{ body: string }>(
-          'SELECT b.body FROM ruleset_rules r JOIN rule_bodies b ON b.hash = r.hash WHERE r.ruleset_id = ? AND r.to_version IS NULL ORDER BY r.pos',
+      ? store.all<{ body: string; hash: string }>(
+          'SELECT b.body, b.hash FROM ruleset_rules r JOIN rule_bodies b ON b.hash = r.hash WHERE r.ruleset_id = ? AND r.to_version IS NULL ORDER BY r.pos',
           [rulesetId],
         )
-      : store.all<{ body: string }>(
-          `SELECT b.body FROM ruleset_rules r JOIN rule_bodies b ON b.hash = r.hash
+      : store.all<{ body: string; hash: string }>(
+          `SELECT b.body, b.hash FROM ruleset_rules r JOIN rule_bodies b ON b.hash = r.hash
             WHERE r.ruleset_id = ? AND r.from_version <= ? AND (r.to_version IS NULL OR r.to_version > ?) ORDER BY r.pos`,
           [rulesetId, version, version],
         );
-  return rows.map((r) => r.body);
+  return rows.map((r) => fromBody(r.body, r.hash));
 }
 
 /**
@@ -168,7 +186,7 @@ export function migrateToRuleRows(store: Store): void {
   );
   for (const v of old) {
     const rs = JSON.parse(v.body) as { name: string; description: string; rules: { id: string }[] };
-    writeRules(store, v.ruleset_id, v.version, rs.rules.map((r) => ({ id: r.id, body: JSON.stringify(r) })));
+    writeRules(store, v.ruleset_id, v.version, rs.rules);
     store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [v.ruleset_id, v.version, v.last_updated, rs.name, rs.description]);
   }
   store.run('DROP TABLE ruleset_versions_v1');

@@ -29,7 +29,7 @@ import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
 import { readRules, reopenAt, writeRules } from './rulesetHistory';
-import { toJson, type Store } from './store';
+import type { Store } from './store';
 
 export type RulesetScope = 'account' | 'zone';
 
@@ -151,7 +151,7 @@ function remember(store: Store, scope: RulesetScope, scopeId: string, ruleset: S
   c.set(ruleset.id, { scope, scopeId, ruleset });
 }
 
-function assemble(r: RulesetRow, h: VersionHeaderRow, rules: readonly string[]): StoredRuleset {
+function assemble(r: RulesetRow, h: VersionHeaderRow, rules: readonly object[]): StoredRuleset {
   return {
     id: r.id,
     name: h.name,
@@ -160,7 +160,7 @@ function assemble(r: RulesetRow, h: VersionHeaderRow, rules: readonly string[]):
     version: String(h.version),
     last_updated: h.last_updated,
     phase: r.phase,
-    rules: rules.map((b) => JSON.parse(b) as StoredRule),
+    rules: rules as StoredRule[],
   };
 }
 
@@ -405,8 +405,10 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
       ...(rule.exposed_credential_check !== undefined ? { exposed_credential_check: rule.exposed_credential_check } : {}),
       ...(rule.ratelimit !== undefined ? { ratelimit: rule.ratelimit } : {}),
     };
-    const same = old !== undefined && definitionOf(old) === definitionOf(draft);
-    out.push(ordered(draft, same ? old.version : old ? String(Number(old.version) + 1) : '1', same ? old.last_updated : now));
+    // A rule the write passes through as it is (the same object) is unchanged; else compare definitions.
+    const same = old !== undefined && ((rule as unknown) === old || definitionOf(old) === definitionOf(draft));
+    // An unchanged rule stays the same object: the store knows its content hash (rulesetHistory.ts).
+    out.push(same ? old : ordered(draft, old ? String(Number(old.version) + 1) : '1', now));
   });
   return out;
 }
@@ -479,7 +481,7 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
     ]);
   }
   store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [id, version, now, draft.name, draft.description]);
-  writeRules(store, id, version, draft.rules.map((r) => ({ id: r.id, body: toJson(r) })));
+  writeRules(store, id, version, draft.rules);
   remember(store, scope, scopeId, body);
   return body;
 }

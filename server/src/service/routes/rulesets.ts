@@ -865,7 +865,7 @@ function addRule(ctx: Ctx): Reply {
   refTaken(current.rules, rule.ref);
   checkQuota(w, current.kind, current.phase, current.rules.length, current.rules.length + 1);
   const now = timestamp();
-  const inputs: RuleInput[] = current.rules.map((r) => ({ ...r }));
+  const inputs: RuleInput[] = [...current.rules];
   inputs.splice(at, 0, { ...ruleInput(rule), id: undefined });
   const merged = mergeRules(current.rules, inputs, now, () => '');
   return saveRules(ctx, w, current, merged, dry, now, warnings);
@@ -896,7 +896,7 @@ function editRule(ctx: Ctx): Reply {
     replacement = { ...ruleInput(rule), id: ruleId, ref: typeof rule.ref === 'string' ? rule.ref : old.ref };
   }
   const now = timestamp();
-  const inputs: RuleInput[] = others.map((r) => ({ ...r }));
+  const inputs: RuleInput[] = [...others];
   inputs.splice(at, 0, replacement);
   const merged = mergeRules(current.rules, inputs, now, () => '');
   return saveRules(ctx, w, current, merged, dry, now, warnings);
