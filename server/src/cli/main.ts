@@ -20,7 +20,7 @@ const USAGE = `Usage:
   rulesmith eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE [--format text|json] [--trace] [--body-limit BYTES]
   rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] [--requests FILE_OR_DIR] [--attacks DIR] [--max-attacks 1000] [--thresholds 25,40,60] [--format text|json]
   rulesmith ftw DIR [--pl 1|2|3|4] [--threshold T] [--format text|json]   (CRS regression tests against the OWASP ruleset)
-  rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset] [--body-limit BYTES]   (the local rules service)
+  rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset] [--body-limit BYTES] [--ruleset-write-rate N]   (the local rules service)
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
 
 FILE is a .cfrule file (one expression) or ruleset JSON (every rule's "expression").
@@ -63,7 +63,7 @@ export function main(argv: readonly string[], io: Io): number {
       case 'format':
         return runFormat(parse(rest, { check: 'boolean', notation: 'string', width: 'string' }), io);
       case 'serve':
-        return runServe(serveOptions(parse(rest, { port: 'string', host: 'string', db: 'string', seed: 'string', legacy: 'string', 'body-limit': 'string' }).values), io);
+        return runServe(serveOptions(parse(rest, { port: 'string', host: 'string', db: 'string', seed: 'string', legacy: 'string', 'body-limit': 'string', 'ruleset-write-rate': 'string' }).values), io);
       case '--version':
       case 'version':
         io.out(`${version()}\n`);

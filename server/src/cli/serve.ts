@@ -21,6 +21,8 @@ export interface ServeOptions {
   readonly legacy: LegacyMode;
   /** `--body-limit BYTES`: how much of a traced body is inspected. */
   readonly bodyLimit?: number;
+  /** `--ruleset-write-rate N`: writes per second to one ruleset before 429 (service/rateLimit.ts). */
+  readonly rulesetWriteRate?: number;
 }
 
 export function serveOptions(values: Record<string, string | boolean | undefined>): ServeOptions {
@@ -36,8 +38,11 @@ export function serveOptions(values: Record<string, string | boolean | undefined
     if ('error' in r) throw new UsageError(r.error);
     bodyLimit = r.limit;
   }
+  const rate = values['ruleset-write-rate'] === undefined ? undefined : Number(values['ruleset-write-rate']);
+  if (rate !== undefined && !(rate > 0 && rate <= 1e6)) throw new UsageError(`--ruleset-write-rate takes writes per second to one ruleset (a number above 0), got "${values['ruleset-write-rate']}"`);
   return {
     ...(bodyLimit !== undefined ? { bodyLimit } : {}),
+    ...(rate !== undefined ? { rulesetWriteRate: rate } : {}),
     port,
     host: (values.host as string | undefined) ?? '127.0.0.1',
     db: resolve((values.db as string | undefined) ?? 'rulesmith-service.db'),
@@ -63,7 +68,13 @@ export function runServe(options: ServeOptions, io: Io): number {
   }
   const serviceToken = process.env.RULESMITH_SERVICE_TOKEN;
   if (serviceToken) registerServiceToken(store, serviceToken);
-  const running = createService({ store, legacy: options.legacy, ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}), log: (l) => io.out(`${l}\n`) });
+  const running = createService({
+    store,
+    legacy: options.legacy,
+    ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.rulesetWriteRate !== undefined ? { rulesetWriteRate: options.rulesetWriteRate } : {}),
+    log: (l) => io.out(`${l}\n`),
+  });
   running.server.on('error', (e) => {
     io.err(`rulesmith serve: cannot listen on ${options.host}:${options.port}: ${e.message}\n`);
     store.close();
