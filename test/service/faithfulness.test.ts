@@ -82,7 +82,8 @@ describe('what users of the hosted API notice', () => {
     const zoneToken = svc.credentials.get('pro.example.com WAF')!;
     assert.equal((await svc.sdk(zoneToken).accounts.get({ account_id: ACCOUNT })).id, ACCOUNT);
     const missing = '6'.repeat(32);
-    await refused('GET', `/accounts/${missing}`, {}, 404, [{ code: 7003, message: `Could not route to /accounts/${missing}, perhaps your object identifier is invalid?` }]);
+    // As another account's (no existence leak; limits.test.ts).
+    await refused('GET', `/accounts/${missing}`, {}, 403, [{ code: 10000, message: 'Authentication error' }]);
   });
 
   it('a missing ruleset reads "could not find ruleset" (Terraform drops such a ruleset from its state on that text)', async () => {
