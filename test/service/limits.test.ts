@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RulesApi } from '../../client/src/api/rulesApi';
+import { RulesetWriteLimiter } from '../../server/src/service/rateLimit';
 import { createService, type RunningService } from '../../server/src/service/service';
 import { Store } from '../../server/src/service/store';
 import { addToken, DEMO_ACCOUNT, demoZoneId, policy, seedDemo } from '../../server/src/service/seed';
@@ -24,11 +25,13 @@ describe('updates to one ruleset past --ruleset-write-rate', () => {
   let running: RunningService;
   let url: string;
   let token: string;
+  let frozenAt: number | undefined = performance.now();
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'rulesmith-limits-'));
     store = new Store(join(dir, 'limits.db'));
     token = seedDemo(store, demoSeedSteps)!.credentials.find((c) => c.name === 'demo admin')!.value;
-    running = createService({ store, rulesetWriteRate: 2 });
+    // The limiter's clock stands still for the first test (a loaded machine must not refill it mid-burst).
+    running = createService({ store, writeLimiter: new RulesetWriteLimiter(2, () => frozenAt ?? performance.now()) });
     await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
     url = running.url();
   });
@@ -66,12 +69,18 @@ describe('updates to one ruleset past --ruleset-write-rate', () => {
 
   it("the extension's client waits out the Retry-After and its write then goes through", async () => {
     const api = new RulesApi({ baseUrl: url, credentials: { kind: 'token', token }, maxRetries: 2 });
-    await new Promise((r) => setTimeout(r, 1100));
-    const rules = [{ action: 'block', expression: 'http.host eq "client.example.com"' }] as never[];
-    const t0 = Date.now();
-    const [a, b, c] = await Promise.all([api.putEntryPoint(ENT, CUSTOM, { rules }), api.putEntryPoint(ENT, CUSTOM, { rules }), api.putEntryPoint(ENT, CUSTOM, { rules })]);
-    assert.deepEqual([a, b, c].map((r) => r.rules?.length), [1, 1, 1]);
-    assert.ok(Date.now() - t0 >= 900, 'the third waited about a second');
+    // The bucket is empty (the clock has not moved since the first test): every first try is
+    // a 429. The limiter's second passes every half second of the test's, so retries get in.
+    const tick = setInterval(() => (frozenAt = frozenAt! + 1000), 500);
+    try {
+      const rules = [{ action: 'block', expression: 'http.host eq "client.example.com"' }] as never[];
+      const t0 = Date.now();
+      const [a, b, c] = await Promise.all([api.putEntryPoint(ENT, CUSTOM, { rules }), api.putEntryPoint(ENT, CUSTOM, { rules }), api.putEntryPoint(ENT, CUSTOM, { rules })]);
+      assert.deepEqual([a, b, c].map((r) => r.rules?.length), [1, 1, 1]);
+      assert.ok(Date.now() - t0 >= 900, 'each waited out the Retry-After of its first answer');
+    } finally {
+      clearInterval(tick);
+    }
   });
 });
 

@@ -31,6 +31,8 @@ export interface ServiceOptions {
   readonly bodyLimit?: number;
   /** Writes per second (and at once) to one ruleset before 429 (rateLimit.ts); absent: no limit. */
   readonly rulesetWriteRate?: number;
+  /** The limiter itself (tests give one with their own clock); wins over rulesetWriteRate. */
+  readonly writeLimiter?: RulesetWriteLimiter;
 }
 
 export interface Service {
@@ -62,7 +64,7 @@ export function createService(options: ServiceOptions): RunningService {
     legacy: options.legacy ?? 'on',
     traces: new TraceRunner(options.traceTimeoutMs),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
-    ...(options.rulesetWriteRate !== undefined ? { writeLimiter: new RulesetWriteLimiter(options.rulesetWriteRate) } : {}),
+    ...(options.writeLimiter ? { writeLimiter: options.writeLimiter } : options.rulesetWriteRate !== undefined ? { writeLimiter: new RulesetWriteLimiter(options.rulesetWriteRate) } : {}),
   };
   // Requests handled together commit together (store.ts): one fsync for a burst of writes.
   options.store.groupCommit();
