@@ -318,7 +318,8 @@ function claim(file: string): { real: string; claims: string[] } {
   closeSync(openSync(file, 'a'));
   const real = realpathSync.native(file);
   const { dev, ino } = statSync(real);
-  const lockDir = join(tmpdir(), 'rulesmith-db-claims');
+  // Per user: another user's folder of the same name in a shared /tmp would not be writable.
+  const lockDir = join(tmpdir(), `rulesmith-db-claims-${process.getuid?.() ?? 'user'}`);
   mkdirSync(lockDir, { recursive: true });
   const files = [`${real}.owner`, join(lockDir, `${dev}-${ino}.owner`)];
   const held: string[] = [];
