@@ -29,6 +29,14 @@ export class WorkerTimeout<P = unknown> extends Error {
   }
 }
 
+/** A job whose caller cancelled it (see TimedWorker.run). */
+export class WorkerCancelled extends Error {
+  constructor() {
+    super('the job was cancelled');
+    this.name = 'WorkerCancelled';
+  }
+}
+
 type FromWorker<R, P> = { readonly id: number; readonly progress: P } | { readonly id: number; readonly reply: R };
 
 export class TimedWorker<J, R, P = unknown> {
@@ -43,14 +51,18 @@ export class TimedWorker<J, R, P = unknown> {
     private readonly options: TimedWorkerOptions,
   ) {}
 
-  /** The worker's reply to `job`, after the jobs before it; `onProgress` sees each report. */
-  run(job: J, onProgress?: (p: P) => void): Promise<R> {
-    const next = this.queue.then(() => this.inWorker(job, onProgress));
+  /**
+   * The worker's reply to `job`, after the jobs before it; `onProgress` sees each report.
+   * `signal` cancels it (the caller went away): a queued job never starts, a running one
+   * stops with its thread; the promise rejects with WorkerCancelled.
+   */
+  run(job: J, onProgress?: (p: P) => void, signal?: AbortSignal): Promise<R> {
+    const next = this.queue.then(() => (signal?.aborted ? Promise.reject(new WorkerCancelled()) : this.inWorker(job, onProgress, signal)));
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  private inWorker(job: J, onProgress?: (p: P) => void): Promise<R> {
+  private inWorker(job: J, onProgress?: (p: P) => void, signal?: AbortSignal): Promise<R> {
     if (!this.worker) {
       this.worker = new Worker(this.file);
       // An idle thread must not keep the process alive.
@@ -63,6 +75,7 @@ export class TimedWorker<J, R, P = unknown> {
       let last: P | undefined;
       const done = () => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         worker.off('message', onMessage);
         worker.off('error', onError);
         worker.off('exit', onExit);
@@ -92,6 +105,13 @@ export class TimedWorker<J, R, P = unknown> {
         void worker.terminate();
         reject(new WorkerTimeout<P>(timeoutMs, last));
       };
+      const onAbort = () => {
+        done();
+        if (this.worker === worker) this.worker = undefined;
+        void worker.terminate();
+        reject(new WorkerCancelled());
+      };
+      signal?.addEventListener('abort', onAbort);
       let timer = setTimeout(onTimeout, prepareMs + timeoutMs);
       worker.on('message', onMessage);
       worker.on('error', onError);

@@ -1,8 +1,8 @@
 /**
  * The floor service.bench.ts measures the rules service against, in the same run: plain
  * node:http on loopback answering the same GET body, and for a write one durable SQLite
- * insert per request with the service's library and pragmas (node-sqlite3-wasm,
- * synchronous=FULL, exclusive locking) — none of the service's own work (credentials,
+ * insert per request with the service's library and pragmas (node-sqlite3-wasm, WAL,
+ * synchronous=FULL, exclusive locking; one commit, one fsync, per request) — none of the service's own work (credentials,
  * routing, validation with the core, versions).
  *
  *   node --import tsx test/bench/service-floor.ts DB_FILE GET_BODY_FILE TOKEN
@@ -17,8 +17,9 @@ const [dbFile, getBodyFile, token] = process.argv.slice(2);
 if (!dbFile || !getBodyFile || !token) throw new Error('usage: service-floor.ts DB_FILE GET_BODY_FILE TOKEN');
 const getBody = readFileSync(getBodyFile);
 const db = new Database(dbFile);
-db.exec('PRAGMA synchronous = FULL');
 db.exec('PRAGMA locking_mode = EXCLUSIVE');
+db.exec('PRAGMA journal_mode = WAL');
+db.exec('PRAGMA synchronous = FULL');
 db.exec('CREATE TABLE IF NOT EXISTS edits (id INTEGER PRIMARY KEY, path TEXT NOT NULL, body TEXT NOT NULL)');
 
 const server = createServer((req, res) => {

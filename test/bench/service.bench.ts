@@ -1,46 +1,63 @@
 /**
- * Rules service throughput and latency on loopback (figures, not assertions):
+ * Rules service throughput, latency and store size (figures, not assertions):
  *
- *   node --import tsx test/bench/service.bench.ts
+ *   node --import tsx test/bench/service.bench.ts            # scaled-down size part (20 zones)
+ *   node --import tsx test/bench/service.bench.ts --full     # 200 zones × 500 rules, 10,000 PATCHes
+ *   … --seconds N                                            # measured seconds per load (default 6)
  *
- * The service runs as `rulesmith serve --seed demo` in a child process (from source
- * through tsx: the same code as the built CLI, with its request log on stdout and its
- * SQLite file in a temporary folder, `synchronous=FULL`), so the load generator in this
- * process does not share the service's event loop. 32 clients, each with its own
+ * Load part: the service runs as `rulesmith serve --seed demo` in a child process (from
+ * source through tsx, its SQLite file in a temporary folder), so the load generator in
+ * this process does not share the service's event loop. 32 clients, each with its own
  * keep-alive connection, send requests back to back for a fixed time after a warm-up:
  *
- *   - GET  /zones/{id}/rulesets/phases/http_request_firewall_custom/entrypoint
- *     (an entry point of 20 rules);
- *   - PATCH /zones/{id}/rulesets/{ruleset}/rules/{rule} — each client edits its own rule,
- *     changing its expression every time, so every request validates the rule with the
- *     core, writes a new version of the whole ruleset and commits it durably.
+ *   - GET   the zone's http_request_firewall_custom entry point (20 rules);
+ *   - PATCH one rule of it (each client its rule, a new expression every time: the rule
+ *     is validated, a new version written and committed durably before the answer);
+ *   - POST  a rule to a custom ruleset of the account (one ruleset per client);
+ *   - GET   the entry point by 31 clients while the 32nd loops PUTs of a 500-rule entry
+ *     point of another Enterprise zone (each PUT changes 50 of the 500 rules, as an apply of a
+ *     Terraform plan re-sends the whole list; all 500 are validated).
  *
- * Then the same load against a floor in the same run (service-floor.ts: node:http with
- * the same GET body; one durable SQLite insert per PATCH), so the figures read as a share
- * of what this machine can do at all. Printed: requests, throughput, p50/p99/max latency,
- * any non-2xx answers (which should be none), and throughput as a share of the floor's.
+ * Then the same loads against a floor in the same run (service-floor.ts: node:http with
+ * the same GET body; for a write, one durable SQLite insert per request, WAL and
+ * synchronous=FULL, no grouping), so the figures read as a share of what this machine
+ * can do at all.
+ *
+ * Size part (in this process, the service in-process too): bytes the store grows per
+ * PATCH of one rule in a 500-rule ruleset; then Z zones × 500 rules (20 by default,
+ * 200 with --full) and P PATCHes (1,000, or 10,000 with --full) spread over them, and
+ * the store's size after.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { demoZoneId } from '../../server/src/service/seed';
+import { createService } from '../../server/src/service/service';
+import { Store } from '../../server/src/service/store';
+import { DEMO_ACCOUNT, demoZoneId, seedDemo } from '../../server/src/service/seed';
+import { demoSeedSteps } from '../../server/src/service/routes/index';
 import { row } from './measure';
 import { startService, type Service } from './serviceProcess';
 
+const args = process.argv.slice(2);
+const FULL = args.includes('--full');
+const secondsAt = args.indexOf('--seconds');
 const CLIENTS = 32;
 const WARMUP_MS = 1_500;
-const RUN_MS = 6_000;
+const RUN_MS = (secondsAt >= 0 ? Number(args[secondsAt + 1]) : 6) * 1000;
 const RULES = 20;
+const BIG = 500;
 const ZONE = demoZoneId('enterprise.example.com');
+const BIG_ZONE = demoZoneId('firewall.example.com');
+const CUSTOM = 'http_request_firewall_custom';
 
 interface Answer {
   readonly status: number;
   readonly body: string;
 }
 
-function call(agent: Agent, svc: Service, method: string, path: string, body?: unknown): Promise<Answer> {
+function call(agent: Agent, svc: { url: URL; token: string }, method: string, path: string, body?: unknown): Promise<Answer> {
   const text = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -66,7 +83,7 @@ function call(agent: Agent, svc: Service, method: string, path: string, body?: u
 }
 
 function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
 }
 
 interface Figures {
@@ -79,8 +96,10 @@ interface Figures {
   readonly firstFailure?: string;
 }
 
-/** `CLIENTS` loops sending `next(client, i)` back to back; latencies after the warm-up only. */
-async function load(svc: Service, next: (client: number, i: number) => { method: string; path: string; body?: unknown }): Promise<Figures> {
+type Next = (client: number, i: number) => { method: string; path: string; body?: unknown } | undefined;
+
+/** `clients` loops sending `next(client, i)` back to back (undefined: that client sits out); latencies after the warm-up only. */
+async function load(svc: Service, next: Next, clients = CLIENTS): Promise<Figures> {
   const latencies: number[] = [];
   let failures = 0;
   let firstFailure: string | undefined;
@@ -88,13 +107,14 @@ async function load(svc: Service, next: (client: number, i: number) => { method:
   const measureFrom = t0 + WARMUP_MS;
   const end = measureFrom + RUN_MS;
   await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, client) => {
-      // One keep-alive connection per client, as 32 independent API clients would have.
+    Array.from({ length: clients }, async (_, client) => {
+      // One keep-alive connection per client, as independent API clients would have.
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       for (let i = 0; ; i++) {
         const start = performance.now();
         if (start >= end) break;
         const r = next(client, i);
+        if (!r) break;
         const answer = await call(agent, svc, r.method, r.path, r.body);
         const done = performance.now();
         if (start >= measureFrom && done <= end) {
@@ -108,6 +128,10 @@ async function load(svc: Service, next: (client: number, i: number) => { method:
       agent.destroy();
     }),
   );
+  return figures(latencies, failures, firstFailure);
+}
+
+function figures(latencies: number[], failures = 0, firstFailure?: string): Figures {
   latencies.sort((a, b) => a - b);
   return {
     requests: latencies.length,
@@ -129,51 +153,188 @@ function ruleFor(i: number, variant: number): Record<string, unknown> {
   };
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'rulesmith-bench-service-'));
+/** The 500-rule list of PUT number `n`: rules n*50 … n*50+49 (mod 500) changed. */
+function bigRules(n: number): Record<string, unknown>[] {
+  return Array.from({ length: BIG }, (_, i) => ruleFor(i, Math.floor(i / 50) === n % 10 ? n : 0));
+}
+
+const f = (ms: number) => `${ms.toFixed(1)} ms`;
+const widths = [46, 9, 8, 9, 9, 9, 7, 14];
+
+function print(rows: readonly (readonly [string, Figures, Figures | undefined])[]): void {
+  console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors', 'req/s of floor'], widths));
+  for (const [name, r, base] of rows) {
+    const share = base ? `${((100 * r.perSecond) / base.perSecond).toFixed(0)}%` : '';
+    console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share], widths));
+    if (r.firstFailure) console.log(`  first failure: ${r.firstFailure}`);
+  }
+}
+
+async function loadPart(dir: string): Promise<void> {
   const svc = await startService(dir);
   try {
     const agent = new Agent({ keepAlive: true });
-    const entry = `/zones/${ZONE}/rulesets/phases/http_request_firewall_custom/entrypoint`;
-    const put = await call(agent, svc, 'PUT', entry, { rules: Array.from({ length: RULES }, (_, i) => ruleFor(i, 0)) });
+    const entry = (zone: string) => `/zones/${zone}/rulesets/phases/${CUSTOM}/entrypoint`;
+    const put = await call(agent, svc, 'PUT', entry(ZONE), { rules: Array.from({ length: RULES }, (_, i) => ruleFor(i, 0)) });
     if (put.status !== 200) throw new Error(`entry point PUT failed: ${put.status} ${put.body}`);
     const rs = JSON.parse(put.body).result as { id: string; rules: { id: string }[] };
-
-    const getBody = await call(agent, svc, 'GET', entry);
+    const customs: string[] = [];
+    for (let c = 0; c < CLIENTS; c++) {
+      const made = await call(agent, svc, 'POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { name: `bench ${c}`, kind: 'custom', phase: CUSTOM, rules: [] });
+      if (made.status !== 200) throw new Error(`ruleset create failed: ${made.status} ${made.body}`);
+      customs.push((JSON.parse(made.body).result as { id: string }).id);
+    }
+    const big = await call(agent, svc, 'PUT', entry(BIG_ZONE), { rules: bigRules(0) });
+    if (big.status !== 200) throw new Error(`500-rule PUT failed: ${big.status} ${big.body}`);
+    const getBody = await call(agent, svc, 'GET', entry(ZONE));
     agent.destroy();
-    const patchOf = (client: number, i: number) => {
+
+    const getOf: Next = () => ({ method: 'GET', path: entry(ZONE) });
+    const patchOf: Next = (client, i) => {
       const rule = client % RULES;
       // Clients sharing a rule (32 clients, 20 rules) still change it every time.
       return { method: 'PATCH', path: `/zones/${ZONE}/rulesets/${rs.id}/rules/${rs.rules[rule]!.id}`, body: ruleFor(rule, client * 100_000 + i + 1) };
     };
-    const get = await load(svc, () => ({ method: 'GET', path: entry }));
+    // A custom ruleset holds at most 1000 rules: a client stops there.
+    const postOf: Next = (client, i) => (i < 1000 ? { method: 'POST', path: `/accounts/${DEMO_ACCOUNT.id}/rulesets/${customs[client]}/rules`, body: { ...ruleFor(i, client), ref: `c${client}-${i}` } } : undefined);
+    let puts = 0;
+    const putLatencies: number[] = [];
+    const mixedOf: Next = (client, i) => {
+      if (client > 0) return getOf(client, i);
+      puts++;
+      return { method: 'PUT', path: entry(BIG_ZONE), body: { rules: bigRules(i + 1) } };
+    };
+    const get = await load(svc, getOf);
     const patch = await load(svc, patchOf);
+    const post = await load(svc, postOf);
+    const mixedGet = await loadWithPutTimes(svc, mixedOf, putLatencies);
     await svc.stop();
 
-    // The baseline, same run, same clients: what node:http and a durable SQLite write cost alone.
+    // The floor, same run, same clients: what node:http and a durable SQLite write cost alone.
     const getBodyFile = join(dir, 'get.json');
     writeFileSync(getBodyFile, getBody.body);
     const floor = await startService(dir, { getBodyFile, token: 'floor-token' });
-    const floorGet = await load(floor, () => ({ method: 'GET', path: entry }));
+    const floorGet = await load(floor, getOf);
     const floorPatch = await load(floor, patchOf);
     await floor.stop();
 
-    const widths = [44, 9, 8, 9, 9, 9, 7, 14];
     console.log(`rules service on loopback, ${CLIENTS} concurrent keep-alive clients, ${RUN_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up; entry point of ${RULES} rules (${getBody.body.length} bytes)`);
-    console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors', 'req/s of floor'], widths));
-    const f = (ms: number) => `${ms.toFixed(1)} ms`;
-    for (const [name, r, base] of [
+    const puts500 = figures(putLatencies);
+    print([
       ['GET entry point', get, floorGet],
       ['  floor: node:http, same body', floorGet, undefined],
       ['PATCH rule (new version, durable)', patch, floorPatch],
+      ['POST rule (new version, durable)', post, floorPatch],
       ['  floor: one durable SQLite insert', floorPatch, undefined],
-    ] as const) {
-      const share = base ? `${((100 * r.perSecond) / base.perSecond).toFixed(0)}%` : '';
-      console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share], widths));
-      if (r.firstFailure) console.log(`  first failure: ${r.firstFailure}`);
-    }
+      ['GET entry point, 31 clients, during 500-rule PUTs', mixedGet, floorGet],
+      ['  the 500-rule PUTs of the 32nd client', puts500, undefined],
+    ]);
+    console.log(`(${puts} PUTs of 500 rules sent during that load)`);
   } finally {
     await svc.stop();
+  }
+}
+
+/** load() where client 0's latencies (the PUTs) are kept apart from the others' (the GETs). */
+async function loadWithPutTimes(svc: Service, next: Next, putLatencies: number[]): Promise<Figures> {
+  const latencies: number[] = [];
+  let failures = 0;
+  let firstFailure: string | undefined;
+  const measureFrom = performance.now() + WARMUP_MS;
+  const end = measureFrom + RUN_MS;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, client) => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      for (let i = 0; ; i++) {
+        const start = performance.now();
+        if (start >= end) break;
+        const r = next(client, i)!;
+        const answer = await call(agent, svc, r.method, r.path, r.body);
+        const done = performance.now();
+        if (start >= measureFrom && done <= end) {
+          (client === 0 ? putLatencies : latencies).push(done - start);
+          if (answer.status >= 300) {
+            failures++;
+            firstFailure ??= `${answer.status} ${answer.body.slice(0, 300)}`;
+          }
+        }
+      }
+      agent.destroy();
+    }),
+  );
+  return figures(latencies, failures, firstFailure);
+}
+
+async function sizePart(dir: string): Promise<void> {
+  const zones = FULL ? 200 : 20;
+  const patches = FULL ? 10_000 : 1_000;
+  const store = new Store(join(dir, 'size.db'));
+  const seeded = seedDemo(store, demoSeedSteps)!;
+  const token = seeded.credentials.find((c) => c.name === 'demo admin')!.value;
+  const running = createService({ store });
+  await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
+  const svc = { url: new URL(`${running.url()}/`), token };
+  const agent = new Agent({ keepAlive: true });
+  try {
+    // Zones of the demo account on the Enterprise plan (quota 1000 custom rules).
+    const ids: string[] = [];
+    store.write(() => {
+      for (let z = 0; z < zones; z++) {
+        const id = demoZoneId(`bench-${z}.example.com`);
+        store.run("INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, 'enterprise', 'active', '2024-01-01T00:00:00Z')", [id, DEMO_ACCOUNT.id, `bench-${z}.example.com`]);
+        ids.push(id);
+      }
+    });
+    const rulesets: { zone: string; id: string; rules: string[] }[] = [];
+    for (const zone of ids) {
+      const r = await call(agent, svc, 'PUT', `/zones/${zone}/rulesets/phases/${CUSTOM}/entrypoint`, { rules: bigRules(0) });
+      if (r.status !== 200) throw new Error(`PUT failed: ${r.status} ${r.body.slice(0, 300)}`);
+      const rs = JSON.parse(r.body).result as { id: string; rules: { id: string }[] };
+      rulesets.push({ zone, id: rs.id, rules: rs.rules.map((x) => x.id) });
+    }
+    const filled = store.usedBytes();
+    // Bytes per PATCH of one rule in a 500-rule ruleset (one zone, 200 PATCHes).
+    const one = rulesets[0]!;
+    const before = store.usedBytes();
+    const perPatchRuns = 200;
+    const patchTimes: number[] = [];
+    for (let i = 0; i < perPatchRuns; i++) {
+      const t = performance.now();
+      const r = await call(agent, svc, 'PATCH', `/zones/${one.zone}/rulesets/${one.id}/rules/${one.rules[i % BIG]}`, ruleFor(i % BIG, 1_000 + i));
+      patchTimes.push(performance.now() - t);
+      if (r.status !== 200) throw new Error(`PATCH failed: ${r.status} ${r.body.slice(0, 300)}`);
+    }
+    const perPatch = (store.usedBytes() - before) / perPatchRuns;
+    const ruleBytes = JSON.stringify(ruleFor(1, 1_001)).length;
+    // PATCHes spread over every zone.
+    const t0 = performance.now();
+    for (let i = 0; i < patches; i++) {
+      const rs = rulesets[i % rulesets.length]!;
+      const k = Math.floor(i / rulesets.length) % BIG;
+      const r = await call(agent, svc, 'PATCH', `/zones/${rs.zone}/rulesets/${rs.id}/rules/${rs.rules[k]}`, ruleFor(k, 2_000 + i));
+      if (r.status !== 200) throw new Error(`PATCH failed: ${r.status} ${r.body.slice(0, 300)}`);
+    }
+    const elapsed = performance.now() - t0;
+    const versions = await call(agent, svc, 'GET', `/zones/${one.zone}/rulesets/${one.id}/versions?per_page=50`);
+    const list = JSON.parse(versions.body) as { result: unknown[]; result_info: { cursor?: string } };
+    const p = figures(patchTimes);
+    console.log(`\nstore size (in-process service, one client, ${FULL ? 'full size' : 'scaled down: --full for 200 zones and 10,000 PATCHes'})`);
+    console.log(`  one rule PATCHed in a 500-rule ruleset: ${perPatch.toFixed(0)} bytes per PATCH (the rule's JSON is ${ruleBytes} bytes); PATCH p50 ${f(p.p50)}, p99 ${f(p.p99)}`);
+    console.log(`  ${zones} zones × ${BIG} rules: ${(filled / 1e6).toFixed(1)} MB; after ${patches.toLocaleString('en')} more PATCHes (${((patches * 1000) / elapsed).toFixed(0)} PATCH/s, sequential): ${(store.usedBytes() / 1e6).toFixed(1)} MB`);
+    console.log(`  versions list of a ruleset with ${perPatchRuns + 1 + Math.ceil(patches / zones)} versions: first page of ${list.result.length}, next cursor ${list.result_info.cursor ? 'given' : 'none'}`);
+  } finally {
+    agent.destroy();
+    await running.close();
+    store.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'rulesmith-bench-service-'));
+  try {
+    if (!args.includes('--size-only')) await loadPart(dir);
+    if (!args.includes('--load-only')) await sizePart(dir);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -1,6 +1,7 @@
 // The store's promises, tested on the built CLI (`rulesmith serve` as a child process):
 //   - every write acknowledged to a client is durable: a burst of concurrent writes from
-//     16 clients, SIGKILL in the middle, restart on the same database, and every write that
+//     32 clients (filters, firewall rules, and a third of them rules added to or edited in
+//     one ruleset, so writes are group-committed), SIGKILL in the middle, restart on the same database, and every write that
 //     got a 200 is there with exactly the content it was answered with;
 //   - no partial state: a bulk filter create is all-or-nothing, a single-call firewall
 //     rule create leaves its rule and its filter together or neither, no rule lacks its
@@ -40,26 +41,45 @@ function exited(child: ChildProcess): Promise<unknown> {
 }
 
 interface Op {
-  readonly kind: 'filter' | 'filters' | 'rule' | 'rules';
+  readonly kind: 'filter' | 'filters' | 'rule' | 'rules' | 'ruleset rule' | 'ruleset edit';
+  readonly method: 'POST' | 'PATCH';
   readonly path: string;
-  readonly body: unknown[];
+  readonly body: unknown;
 }
+
+/** The ruleset of the burst's ruleset operations and the rules its PATCHes edit (one each), set before the burst. */
+const custom = { id: '', rules: [] as string[] };
 
 /** Operation i of the burst: a marker in every expression ties stored rows back to it. */
 function op(i: number): Op {
+  if (i % 3 === 2) {
+    // Ruleset writes, a third of the burst: a rule added, or a rule of its own edited.
+    const k = Math.floor(i / 3);
+    if (k % 2 === 0) {
+      return { kind: 'ruleset rule', method: 'POST', path: `/zones/${ENT}/rulesets/${custom.id}/rules`, body: { action: 'block', expression: `http.request.uri.path eq "/rs/${i}"`, description: `op ${i}`, ref: `op-${i}` } };
+    }
+    return { kind: 'ruleset edit', method: 'PATCH', path: `/zones/${ENT}/rulesets/${custom.id}/rules/${custom.rules[k]}`, body: { action: 'log', expression: `http.request.uri.path eq "/edit/${i}"`, description: `op ${i}`, ref: `edit-${k}` } };
+  }
+  return legacyOp(i);
+}
+
+function legacyOp(i: number): Op & { body: unknown[] } {
+  const base = { method: 'POST' as const };
   switch (i % 4) {
     case 0:
-      return { kind: 'filter', path: `/zones/${ENT}/filters`, body: [{ expression: `http.request.uri.path eq "/f/${i}"`, description: `op ${i}` }] };
+      return { ...base, kind: 'filter', path: `/zones/${ENT}/filters`, body: [{ expression: `http.request.uri.path eq "/f/${i}"`, description: `op ${i}` }] };
     case 1:
       return {
+        ...base,
         kind: 'filters',
         path: `/zones/${ENT}/filters`,
         body: [0, 1, 2].map((k) => ({ expression: `http.request.uri.path eq "/b/${i}/${k}"`, description: `op ${i}`, ref: `b${k}` })),
       };
     case 2:
-      return { kind: 'rule', path: `/zones/${ENT}/firewall/rules`, body: [{ filter: { expression: `http.request.uri.path eq "/r/${i}"` }, action: 'block', description: `op ${i}` }] };
+      return { ...base, kind: 'rule', path: `/zones/${ENT}/firewall/rules`, body: [{ filter: { expression: `http.request.uri.path eq "/r/${i}"` }, action: 'block', description: `op ${i}` }] };
     default:
       return {
+        ...base,
         kind: 'rules',
         path: `/zones/${ENT}/firewall/rules`,
         body: [0, 1].map((k) => ({ filter: { expression: `http.request.uri.path eq "/rr/${i}/${k}"` }, action: 'challenge', priority: k, description: `op ${i}` })),
@@ -93,10 +113,19 @@ describe('store durability (the built CLI, SIGKILL)', () => {
   it('keeps every acknowledged write of a burst killed mid-way, and nothing partial', async (t) => {
     const first = await spawnService(['--db', db, '--seed', 'demo']);
     token = /demo admin +every zone, read and write +(\S+)/.exec(first.output())![1]!;
-    const TOTAL = 200;
-    const CLIENTS = 16;
-    const KILL_AFTER = 80;
-    const acked = new Map<number, any[]>();
+    const TOTAL = 240;
+    const CLIENTS = 32;
+    const KILL_AFTER = 100;
+    // The custom rules entry point the ruleset operations write, with one rule per PATCH of the burst.
+    const made = await fetch(`${first.url}/zones/${ENT}/rulesets/phases/http_request_firewall_custom/entrypoint`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: Array.from({ length: TOTAL / 3 }, (_, k) => ({ action: 'block', expression: `http.request.uri.path eq "/before/${k}"`, ref: `edit-${k}` })) }),
+    });
+    const ep = ((await made.json()) as { result: { id: string; rules: { id: string }[] } }).result;
+    custom.id = ep.id;
+    custom.rules = ep.rules.map((r) => r.id);
+    const acked = new Map<number, any>();
     const failed = new Set<number>();
     let next = 0;
     let killed = false;
@@ -107,7 +136,7 @@ describe('store durability (the built CLI, SIGKILL)', () => {
         const o = op(i);
         try {
           const res = await fetch(`${first.url}${o.path}`, {
-            method: 'POST',
+            method: o.method,
             headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
             body: JSON.stringify(o.body),
           });
@@ -138,9 +167,19 @@ describe('store durability (the built CLI, SIGKILL)', () => {
     const filterById = new Map(filters.map((f) => [f.id, f]));
     const ruleById = new Map(rules.map((r) => [r.id, r]));
 
+    const entry = await fetch(`${second.url}/zones/${ENT}/rulesets/phases/http_request_firewall_custom/entrypoint`, { headers: { authorization: `Bearer ${token}` } });
+    const current = ((await entry.json()) as { result: { rules: any[] } }).result;
+    const currentRule = new Map(current.rules.map((r) => [r.id, r]));
+
     // Every acknowledged write is there, exactly as it was answered.
     for (const [i, result] of acked) {
       const kind = op(i).kind;
+      if (kind === 'ruleset rule' || kind === 'ruleset edit') {
+        const mine = result.rules.find((r: { description: string }) => r.description === `op ${i}`);
+        assert.ok(mine, `op ${i}: the answer has the rule`);
+        assert.deepEqual(currentRule.get(mine.id), mine, `op ${i}`);
+        continue;
+      }
       for (const obj of result) {
         if (kind === 'filter' || kind === 'filters') assert.deepEqual(filterById.get(obj.id), obj, `op ${i}`);
         else assert.deepEqual(ruleById.get(obj.id), obj, `op ${i}`);
@@ -149,6 +188,7 @@ describe('store durability (the built CLI, SIGKILL)', () => {
     // Nothing partial: per operation all of its rows or none; no rule without its filter.
     for (let i = 0; i < TOTAL; i++) {
       const o = op(i);
+      if (o.kind === 'ruleset rule' || o.kind === 'ruleset edit') continue;
       // Filters of rule operations are found by the marker in their expression.
       const marker = o.kind === 'rule' ? `"/r/${i}"` : o.kind === 'rules' ? `"/rr/${i}/` : undefined;
       const mine = filters.filter((f) => (marker === undefined ? f.description === `op ${i}` : f.expression.includes(marker)));

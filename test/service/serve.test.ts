@@ -2,7 +2,7 @@
 // and a database from a newer rulesmith refused with a clear message.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -117,6 +117,31 @@ describe('rulesmith serve', () => {
 });
 
 describe('one service per database', () => {
+  it('refuses the same file under another name: a symlink, a symlinked folder, a hard link', async () => {
+    const file = join(dir, 'identity.db');
+    const s = await spawnService(['--db', file]);
+    try {
+      mkdirSync(join(dir, 'elsewhere'));
+      symlinkSync(file, join(dir, 'elsewhere', 'link.db'));
+      symlinkSync(dir, join(dir, 'folder-link'));
+      linkSync(file, join(dir, 'elsewhere', 'hard.db'));
+      for (const other of [join(dir, 'elsewhere', 'link.db'), join(dir, 'folder-link', 'identity.db'), join(dir, 'elsewhere', 'hard.db')]) {
+        const r = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', other], { encoding: 'utf8', timeout: 10_000 });
+        assert.equal(r.status, 1, `${other}: ${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`the database is in use by process ${s.child.pid} \\(another rulesmith serve\\?\\)`), other);
+      }
+    } finally {
+      const done = exited(s.child);
+      s.child.kill('SIGTERM');
+      await done;
+    }
+    // Stopped, its claims are gone: the hard link opens now.
+    const again = await spawnService(['--db', join(dir, 'elsewhere', 'hard.db')]);
+    const done = exited(again.child);
+    again.child.kill('SIGTERM');
+    assert.equal(await done, 0);
+  });
+
   it('refuses a database another live service holds, with the pid and how to fix it', async () => {
     const file = join(dir, 'held.db');
     const s = await spawnService(['--db', file]);

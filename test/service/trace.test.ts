@@ -296,8 +296,9 @@ describe('trace errors and permissions', () => {
     const other = await trace(body, svc.credentials.get('pro.example.com WAF'));
     assert.equal(other.status, 403);
     assert.deepEqual(other.body.errors, [{ code: 10000, message: 'Authentication error' }]);
+    // A missing account reads as one the token cannot see (no existence leak).
     const unknown = await svc.call('POST', `/accounts/${'0'.repeat(32)}/request-tracer/trace`, { body });
-    assert.equal(unknown.status, 404);
+    assert.equal(unknown.status, 403);
   });
 
   it('works through the SDK (cf.requestTracers.traces.create)', async () => {

@@ -31,6 +31,8 @@ export interface ServeOptions {
   readonly proxy?: ProxyFlags;
   /** `--events-retention`, `--events-max-rows`: the security events' bounds. */
   readonly events?: SecurityEventsOptions;
+  /** `--ruleset-write-rate N`: writes per second to one ruleset before 429 (service/rateLimit.ts). */
+  readonly rulesetWriteRate?: number;
 }
 
 /** The serve command's arguments as option values (`--proxy` may repeat). */
@@ -44,6 +46,7 @@ export function serveArgs(args: readonly string[]): Record<string, string | bool
     'body-limit': { type: 'string' },
     'events-retention': { type: 'string' },
     'events-max-rows': { type: 'string' },
+    'ruleset-write-rate': { type: 'string' },
     ...PROXY_FLAGS,
   });
   if (files.length > 0) throw new UsageError(`serve takes no file arguments, got "${files[0]}"`);
@@ -66,10 +69,13 @@ export function serveOptions(values: Record<string, string | boolean | string[] 
   const proxy = proxyOptions(values);
   const events = eventsOptions(values as Record<string, string | boolean | undefined>);
   if ('error' in events) throw new UsageError(events.error);
+  const rate = values['ruleset-write-rate'] === undefined ? undefined : Number(values['ruleset-write-rate']);
+  if (rate !== undefined && !(rate > 0 && rate <= 1e6)) throw new UsageError(`--ruleset-write-rate takes writes per second to one ruleset (a number above 0), got "${values['ruleset-write-rate']}"`);
   return {
     events,
     ...(bodyLimit !== undefined ? { bodyLimit } : {}),
     ...(proxy ? { proxy } : {}),
+    ...(rate !== undefined ? { rulesetWriteRate: rate } : {}),
     port,
     host: (values.host as string | undefined) ?? '127.0.0.1',
     db: resolve((values.db as string | undefined) ?? 'rulesmith-service.db'),
@@ -97,7 +103,13 @@ export function runServe(options: ServeOptions, io: Io, extras: { proxySink?: Pr
   if (serviceToken) registerServiceToken(store, serviceToken);
   // What the proxy's rules do becomes security events (docs/events.md), written off the request path.
   const events = new SecurityEvents(store, { ...options.events, log: (l) => io.out(`${l}\n`) });
-  const running = createService({ store, legacy: options.legacy, ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}), log: (l) => io.out(`${l}\n`) });
+  const running = createService({
+    store,
+    legacy: options.legacy,
+    ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.rulesetWriteRate !== undefined ? { rulesetWriteRate: options.rulesetWriteRate } : {}),
+    log: (l) => io.out(`${l}\n`),
+  });
   running.server.on('error', (e) => {
     io.err(`rulesmith serve: cannot listen on ${options.host}:${options.port}: ${e.message}\n`);
     events.close();

@@ -135,6 +135,16 @@ export function allowed(p: Principal, target: Target, groups: readonly Permissio
   return matching.length > 0 && !matching.some((pol) => pol.effect === 'deny');
 }
 
+/**
+ * Whether the principal's credentials reach every zone and account there could be (a
+ * token with an allow policy on all accounts or all zones): only then may a missing one be
+ * told apart from one it cannot see.
+ */
+export function seesEverything(p: Principal): boolean {
+  if (p.kind === 'key') return false;
+  return p.policies.some((pol) => pol.effect === 'allow' && Object.keys(pol.resources).some((r) => r === 'com.cloudflare.api.account.*' || r === 'com.cloudflare.api.account.zone.*'));
+}
+
 /** Whether the principal may see the target at all (any permission on it). */
 export function visible(p: Principal, target: Target): boolean {
   if (p.kind === 'key') return p.accounts.has(target.accountId);

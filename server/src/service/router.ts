@@ -21,6 +21,8 @@ export interface Ctx {
   readonly service: Service;
   /** The raw request headers (for routes that look at credentials themselves). */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** Aborted when the client disconnects before its answer (long work stops then). */
+  readonly signal?: AbortSignal;
 }
 
 export type Handler = (ctx: Ctx) => Reply | Promise<Reply>;

@@ -7,9 +7,10 @@
  *   name, description, version = the NEWEST version number ever written — numbers are
  *   never reused, even after a version is deleted — and that version's last_updated).
  *   At most one entry point (kind root/zone) per scope and phase (a unique index).
- * - `ruleset_versions.body`: the whole ruleset object exactly as `GET …/rulesets/{id}`
- *   returns it for that version: `{id, name, description, kind, version, last_updated,
- *   phase, rules}` where every rule is `{id, version, action, action_parameters?,
+ * - Versions (rulesetHistory.ts): a header per version in `ruleset_versions` and the
+ *   rules as rows keyed by content; read back they give the whole ruleset object exactly
+ *   as `GET …/rulesets/{id}` returned it for that version: `{id, name, description,
+ *   kind, version, last_updated, phase, rules}` where every rule is `{id, version, action, action_parameters?,
  *   expression, description, last_updated, ref, enabled, logging?,
  *   exposed_credential_check?, ratelimit?}` (ids 32-hex, versions digit strings,
  *   timestamps with microseconds). The current version of a ruleset is its newest
@@ -27,7 +28,8 @@ import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedR
 import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
-import { fromJson, toJson, type Store } from './store';
+import { readRules, reopenAt, writeRules } from './rulesetHistory';
+import type { Store } from './store';
 
 export type RulesetScope = 'account' | 'zone';
 
@@ -114,42 +116,117 @@ function row(store: Store, scope: RulesetScope, scopeId: string, rulesetId: stri
   return store.get<RulesetRow>('SELECT * FROM rulesets WHERE id = ? AND scope = ? AND scope_id = ?', [rulesetId, scope, scopeId]);
 }
 
+interface VersionHeaderRow {
+  version: number;
+  last_updated: string;
+  name: string;
+  description: string;
+}
+
+/** The current version of recently used rulesets: the hot reads (GET, every write's merge) skip the rows. */
+interface Cached {
+  readonly scope: RulesetScope;
+  readonly scopeId: string;
+  readonly ruleset: StoredRuleset;
+}
+
+const CACHE_SIZE = 512;
+const caches = new WeakMap<Store, Map<string, Cached>>();
+
+function cacheOf(store: Store): Map<string, Cached> {
+  let c = caches.get(store);
+  if (!c) {
+    const fresh = new Map<string, Cached>();
+    caches.set(store, (c = fresh));
+    // A rolled-back write may have cached what it wrote: start over.
+    store.rollbackHooks.push(() => fresh.clear());
+  }
+  return c;
+}
+
+function remember(store: Store, scope: RulesetScope, scopeId: string, ruleset: StoredRuleset): void {
+  const c = cacheOf(store);
+  c.delete(ruleset.id);
+  if (c.size >= CACHE_SIZE) c.delete(c.keys().next().value!);
+  c.set(ruleset.id, { scope, scopeId, ruleset });
+}
+
+function assemble(r: RulesetRow, h: VersionHeaderRow, rules: readonly object[]): StoredRuleset {
+  return {
+    id: r.id,
+    name: h.name,
+    description: h.description,
+    kind: r.kind,
+    version: String(h.version),
+    last_updated: h.last_updated,
+    phase: r.phase,
+    rules: rules as StoredRule[],
+  };
+}
+
+function headerRow(store: Store, rulesetId: string, version?: number): VersionHeaderRow | undefined {
+  return version === undefined
+    ? store.get<VersionHeaderRow>('SELECT version, last_updated, name, description FROM ruleset_versions WHERE ruleset_id = ? ORDER BY version DESC LIMIT 1', [rulesetId])
+    : store.get<VersionHeaderRow>('SELECT version, last_updated, name, description FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', [rulesetId, version]);
+}
+
 /** The newest retained version of a stored ruleset (not a managed one), or undefined. */
 export function latestRuleset(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string): StoredRuleset | undefined {
-  const b = store.get<{ body: string }>(
-    'SELECT v.body FROM ruleset_versions v JOIN rulesets r ON r.id = v.ruleset_id WHERE r.id = ? AND r.scope = ? AND r.scope_id = ? ORDER BY v.version DESC LIMIT 1',
-    [rulesetId, scope, scopeId],
-  );
-  return b ? fromJson<StoredRuleset>(b.body) : undefined;
+  const hit = cacheOf(store).get(rulesetId);
+  if (hit) return hit.scope === scope && hit.scopeId === scopeId ? hit.ruleset : undefined;
+  const r = row(store, scope, scopeId, rulesetId);
+  const h = r && headerRow(store, rulesetId);
+  if (!r || !h) return undefined;
+  const rs = assemble(r, h, readRules(store, rulesetId));
+  remember(store, scope, scopeId, rs);
+  return rs;
 }
 
 /** One version of a stored ruleset, or undefined. */
 export function storedVersion(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string, version: number): StoredRuleset | undefined {
-  const b = store.get<{ body: string }>(
-    'SELECT v.body FROM ruleset_versions v JOIN rulesets r ON r.id = v.ruleset_id WHERE r.id = ? AND r.scope = ? AND r.scope_id = ? AND v.version = ?',
-    [rulesetId, scope, scopeId, version],
-  );
-  return b ? fromJson<StoredRuleset>(b.body) : undefined;
+  const r = row(store, scope, scopeId, rulesetId);
+  const h = r && headerRow(store, rulesetId, version);
+  if (!r || !h) return undefined;
+  const latest = latestRuleset(store, scope, scopeId, rulesetId);
+  if (latest?.version === String(version)) return latest;
+  return assemble(r, h, readRules(store, rulesetId, version));
 }
 
-/** Headers of every retained version, oldest first. */
-export function storedVersions(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string): RulesetHeader[] {
-  return store
-    .all<{ body: string }>(
-      'SELECT v.body FROM ruleset_versions v JOIN rulesets r ON r.id = v.ruleset_id WHERE r.id = ? AND r.scope = ? AND r.scope_id = ? ORDER BY v.version',
-      [rulesetId, scope, scopeId],
-    )
-    .map((b) => headerOf(fromJson<StoredRuleset>(b.body)));
+/** A page of version headers, oldest first: versions after `after`, at most `limit`. */
+export interface VersionPage {
+  readonly headers: RulesetHeader[];
+  /** More versions follow the page. */
+  readonly more: boolean;
+}
+
+/** Headers of the retained versions (all of them, or a page), oldest first; undefined when there is no such ruleset. */
+export function storedVersions(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string, page: { after?: number; limit?: number } = {}): RulesetHeader[] {
+  return storedVersionPage(store, scope, scopeId, rulesetId, page).headers;
+}
+
+export function storedVersionPage(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string, page: { after?: number; limit?: number } = {}): VersionPage {
+  const r = row(store, scope, scopeId, rulesetId);
+  if (!r) return { headers: [], more: false };
+  const limit = page.limit ?? -1;
+  const rows = store.all<VersionHeaderRow>(
+    'SELECT version, last_updated, name, description FROM ruleset_versions WHERE ruleset_id = ? AND version > ? ORDER BY version LIMIT ?',
+    [rulesetId, page.after ?? 0, limit < 0 ? -1 : limit + 1],
+  );
+  const more = limit >= 0 && rows.length > limit;
+  return { headers: (more ? rows.slice(0, limit) : rows).map((h) => headerOf({ ...assemble(r, h, []) })), more };
 }
 
 /** Headers of the current versions of every stored ruleset of a scope. */
 export function storedRulesets(store: Store, scope: RulesetScope, scopeId: string): RulesetHeader[] {
-  return store.all<{ body: string }>(
-    `SELECT v.body FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
-      WHERE r.scope = ? AND r.scope_id = ?
-        AND v.version = (SELECT MAX(version) FROM ruleset_versions WHERE ruleset_id = r.id)`,
-    [scope, scopeId],
-  ).map((b) => headerOf(fromJson<StoredRuleset>(b.body)));
+  return store
+    .all<RulesetRow & { hname: string; hdescription: string; hversion: number; hlast: string }>(
+      `SELECT r.*, v.name AS hname, v.description AS hdescription, v.version AS hversion, v.last_updated AS hlast
+         FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
+        WHERE r.scope = ? AND r.scope_id = ?
+          AND v.version = (SELECT MAX(version) FROM ruleset_versions WHERE ruleset_id = r.id)`,
+      [scope, scopeId],
+    )
+    .map((r) => headerOf(assemble(r, { name: r.hname, description: r.hdescription, version: r.hversion, last_updated: r.hlast }, [])));
 }
 
 /** The id of the scope's entry point of a phase, or undefined. */
@@ -159,14 +236,8 @@ export function entryPointId(store: Store, scope: RulesetScope, scopeId: string,
 
 /** The scope's entry point of a phase (its current version), or undefined. */
 export function entryPoint(store: Store, scope: RulesetScope, scopeId: string, phase: Phase): StoredRuleset | undefined {
-  // One query: this is the hot read (every GET of an entry point, every entry-point PUT).
-  const b = store.get<{ body: string }>(
-    `SELECT v.body FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
-      WHERE r.scope = ? AND r.scope_id = ? AND r.phase = ? AND r.kind IN ('root', 'zone')
-      ORDER BY v.version DESC LIMIT 1`,
-    [scope, scopeId, phase],
-  );
-  return b ? fromJson<StoredRuleset>(b.body) : undefined;
+  const id = entryPointId(store, scope, scopeId, phase);
+  return id === undefined ? undefined : latestRuleset(store, scope, scopeId, id);
 }
 
 /**
@@ -178,14 +249,14 @@ export function zoneRulesets(store: Store, zoneId: string): StoredRuleset[] {
   const zone = store.get<{ account_id: string }>('SELECT account_id FROM zones WHERE id = ?', [zoneId]);
   if (!zone) return [];
   return store
-    .all<{ body: string }>(
-      `SELECT v.body FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
+    .all<{ id: string; scope: RulesetScope; scope_id: string }>(
+      `SELECT r.id, r.scope, r.scope_id FROM rulesets r
         WHERE ((r.scope = 'zone' AND r.scope_id = ?) OR (r.scope = 'account' AND r.scope_id = ?))
-          AND v.version = (SELECT MAX(version) FROM ruleset_versions WHERE ruleset_id = r.id)
+          AND EXISTS (SELECT 1 FROM ruleset_versions WHERE ruleset_id = r.id)
         ORDER BY r.scope DESC, r.phase, r.id`,
       [zoneId, zone.account_id],
     )
-    .map((b) => fromJson<StoredRuleset>(b.body));
+    .map((r) => latestRuleset(store, r.scope, r.scope_id, r.id)!);
 }
 
 /** An execute rule that deploys a ruleset. */
@@ -201,21 +272,22 @@ export interface Deployment {
 
 /** Every enabled or disabled execute rule, in the current versions of the account's and its zones' rulesets, that runs `rulesetId`. */
 export function deploymentsOf(store: Store, accountId: string, rulesetId: string): Deployment[] {
-  const rows = store.all<{ body: string; scope: RulesetScope; scope_id: string }>(
-    `SELECT v.body, r.scope, r.scope_id FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
+  // The current rules (live rows) of the account's and its zones' rulesets that name the id.
+  const rows = store.all<{ body: string; ruleset_id: string; scope: RulesetScope; scope_id: string }>(
+    `SELECT b.body, r.id AS ruleset_id, r.scope, r.scope_id
+       FROM rulesets r JOIN ruleset_rules x ON x.ruleset_id = r.id AND x.to_version IS NULL JOIN rule_bodies b ON b.hash = x.hash
       WHERE ((r.scope = 'account' AND r.scope_id = ?) OR (r.scope = 'zone' AND r.scope_id IN (SELECT id FROM zones WHERE account_id = ?)))
-        AND v.version = (SELECT MAX(version) FROM ruleset_versions WHERE ruleset_id = r.id)
-        AND v.body LIKE ?`,
+        AND b.body LIKE ?
+      ORDER BY r.id, x.pos`,
     [accountId, accountId, `%${rulesetId}%`],
   );
   const out: Deployment[] = [];
   for (const r of rows) {
-    const rs = fromJson<StoredRuleset>(r.body);
-    for (const rule of rs.rules) {
-      const p = rule.action_parameters as { id?: unknown; version?: unknown } | undefined;
-      if (rule.action === 'execute' && p?.id === rulesetId) {
-        out.push({ rulesetId: rs.id, rulesetName: rs.name, scope: r.scope, scopeId: r.scope_id, ruleId: rule.id, version: typeof p.version === 'string' ? p.version : 'latest' });
-      }
+    const rule = JSON.parse(r.body) as StoredRule;
+    const p = rule.action_parameters as { id?: unknown; version?: unknown } | undefined;
+    if (rule.action === 'execute' && p?.id === rulesetId) {
+      const name = latestRuleset(store, r.scope, r.scope_id, r.ruleset_id)?.name ?? '';
+      out.push({ rulesetId: r.ruleset_id, rulesetName: name, scope: r.scope, scopeId: r.scope_id, ruleId: rule.id, version: typeof p.version === 'string' ? p.version : 'latest' });
     }
   }
   return out;
@@ -333,8 +405,10 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
       ...(rule.exposed_credential_check !== undefined ? { exposed_credential_check: rule.exposed_credential_check } : {}),
       ...(rule.ratelimit !== undefined ? { ratelimit: rule.ratelimit } : {}),
     };
-    const same = old !== undefined && definitionOf(old) === definitionOf(draft);
-    out.push(ordered(draft, same ? old.version : old ? String(Number(old.version) + 1) : '1', same ? old.last_updated : now));
+    // A rule the write passes through as it is (the same object) is unchanged; else compare definitions.
+    const same = old !== undefined && ((rule as unknown) === old || definitionOf(old) === definitionOf(draft));
+    // An unchanged rule stays the same object: the store knows its content hash (rulesetHistory.ts).
+    out.push(same ? old : ordered(draft, old ? String(Number(old.version) + 1) : '1', now));
   });
   return out;
 }
@@ -406,7 +480,9 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
       now,
     ]);
   }
-  store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, body) VALUES (?, ?, ?, ?)', [id, version, now, toJson(body)]);
+  store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [id, version, now, draft.name, draft.description]);
+  writeRules(store, id, version, draft.rules);
+  remember(store, scope, scopeId, body);
   return body;
 }
 
@@ -414,15 +490,25 @@ export function tooManyEntryPoints(kind: RulesetKind, phase: Phase): ApiError {
   return ApiError.of(400, CODES.tooManyEntryPoints, `'${kind}' is not a valid value for kind because exceeded maximum number of ${kind} rulesets for phase ${phase}`, '/kind');
 }
 
-/** Deletes a ruleset and all its versions. */
+/** Deletes a ruleset and all its versions (and the rule bodies no other ruleset shares). */
 export function deleteRuleset(store: Store, rulesetId: string): void {
+  const hashes = store.all<{ hash: string }>('SELECT DISTINCT hash FROM ruleset_rules WHERE ruleset_id = ?', [rulesetId]);
+  store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ?', [rulesetId]);
   store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ?', [rulesetId]);
   store.run('DELETE FROM rulesets WHERE id = ?', [rulesetId]);
+  for (const { hash } of hashes) store.run('DELETE FROM rule_bodies WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM ruleset_rules WHERE hash = ?)', [hash, hash]);
+  cacheOf(store).delete(rulesetId);
 }
 
-/** Deletes one version (the ruleset row keeps the newest number, so it is never reused). */
+/**
+ * Deletes one version (the ruleset row keeps the newest number, so it is never reused).
+ * When it was the newest retained one, the one before becomes current. Never the only one.
+ */
 export function deleteVersion(store: Store, rulesetId: string, version: number): void {
   store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', [rulesetId, version]);
+  const newest = headerRow(store, rulesetId);
+  if (newest && newest.version < version) reopenAt(store, rulesetId, newest.version);
+  cacheOf(store).delete(rulesetId);
 }
 
 /**

@@ -4,9 +4,16 @@
  *
  * API objects whose shape the service only passes through (ruleset versions, previous-WAF
  * settings, migration state) are kept as JSON documents next to the keys that queries
- * and constraints need.
+ * and constraints need. Ruleset versions are the exception since schema 2: rule rows
+ * keyed by content (rulesetHistory.ts), so a version costs what changed.
  */
-export const SCHEMA: readonly string[] = [
+import { migrateToRuleRows } from './rulesetHistory';
+import type { Store } from './store';
+
+/** SQL, or a step that moves data (run in the step's transaction). */
+export type SchemaStep = string | ((store: Store) => void);
+
+export const SCHEMA: readonly SchemaStep[] = [
   `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE accounts (
@@ -44,4 +51,6 @@ export const SCHEMA: readonly string[] = [
   CREATE TABLE previous_waf (zone_id TEXT PRIMARY KEY REFERENCES zones(id), settings TEXT NOT NULL);
   CREATE TABLE waf_migration (zone_id TEXT PRIMARY KEY REFERENCES zones(id), state TEXT NOT NULL);
   `,
+  // 2: ruleset versions as rule rows keyed by content hash (rulesetHistory.ts).
+  migrateToRuleRows,
 ];

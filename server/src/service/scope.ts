@@ -5,7 +5,7 @@
 import type { Plan } from '../language/scheme/types';
 import type { Zone } from '../rulesApi';
 import { ApiError, CODES } from './api';
-import { authorize, visible, type Access, type PermissionGroup } from './auth';
+import { authorize, seesEverything, visible, type Access, type PermissionGroup } from './auth';
 import type { Ctx } from './router';
 
 export interface ZoneRow {
@@ -37,10 +37,16 @@ const PLAN_PRICES: Readonly<Record<Plan, number>> = { free: 0, pro: 20, business
 export const ZONE_SELECT =
   'SELECT z.id, z.account_id, a.name AS account_name, z.name, z.plan, z.status, z.created_on, z.page_rules FROM zones z JOIN accounts a ON a.id = z.account_id';
 
-/** The zone of `:zone_id`, after checking the caller may use `groups` with `access` on it. */
+/**
+ * The zone of `:zone_id`, after checking the caller may use `groups` with `access` on it.
+ * A missing zone is 404 only for credentials that reach every zone; for others it is the
+ * same 403 as a zone they may not see, so another account's token cannot learn which
+ * ids exist.
+ */
 export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): ZoneRow {
   const id = ctx.params.zone_id!;
   const zone = ctx.service.store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]);
+  if (!zone && !seesEverything(ctx.principal)) notYours();
   if (!zone) {
     throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /zones/${id}, perhaps your object identifier is invalid?` }]);
   }
@@ -48,15 +54,21 @@ export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access
   return zone;
 }
 
-/** The account of `:account_id`, after the permission check. */
+/** The account of `:account_id`, after the permission check (a missing one as for zones). */
 export function requireAccount(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): AccountRow {
   const id = ctx.params.account_id!;
   const account = ctx.service.store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]);
+  if (!account && !seesEverything(ctx.principal)) notYours();
   if (!account) {
     throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);
   }
   authorize(ctx.principal, { accountId: account.id }, groups, access);
   return account;
+}
+
+/** The answer to credentials that do not reach a zone or account, whether it exists or not. */
+function notYours(): never {
+  throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
 }
 
 export function zoneVisible(ctx: Ctx, zone: Pick<ZoneRow, 'id' | 'account_id'>): boolean {

@@ -12,6 +12,8 @@ import { Router, type Ctx } from './router';
 import type { Store } from './store';
 import { registerRoutes } from './routes/index';
 import { TraceRunner } from './traceRunner';
+import { RulesetWriteLimiter, rulesetWriteKey } from './rateLimit';
+import { WorkerCancelled } from '../timedWorker';
 
 export type LegacyMode = 'on' | 'sunset';
 
@@ -27,6 +29,10 @@ export interface ServiceOptions {
   readonly traceTimeoutMs?: number;
   /** Bytes of a traced request's body that become field values (requests/body.ts; default 128 KiB). */
   readonly bodyLimit?: number;
+  /** Writes per second (and at once) to one ruleset before 429 (rateLimit.ts); absent: no limit. */
+  readonly rulesetWriteRate?: number;
+  /** The limiter itself (tests give one with their own clock); wins over rulesetWriteRate. */
+  readonly writeLimiter?: RulesetWriteLimiter;
 }
 
 export interface Service {
@@ -36,6 +42,8 @@ export interface Service {
   readonly traces: TraceRunner;
   /** Bytes of a traced body that are inspected, for zones without their own setting (routes/zoneSettings.ts; default DEFAULT_BODY_LIMIT). */
   readonly bodyLimit?: number;
+  /** Throttles updates to one ruleset (`--ruleset-write-rate`), when on. */
+  readonly writeLimiter?: RulesetWriteLimiter;
 }
 
 export const API_PREFIX = '/client/v4';
@@ -51,7 +59,15 @@ export interface RunningService {
 export function createService(options: ServiceOptions): RunningService {
   const router = new Router();
   registerRoutes(router);
-  const service: Service = { store: options.store, legacy: options.legacy ?? 'on', traces: new TraceRunner(options.traceTimeoutMs), ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}) };
+  const service: Service = {
+    store: options.store,
+    legacy: options.legacy ?? 'on',
+    traces: new TraceRunner(options.traceTimeoutMs),
+    ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.writeLimiter ? { writeLimiter: options.writeLimiter } : options.rulesetWriteRate !== undefined ? { writeLimiter: new RulesetWriteLimiter(options.rulesetWriteRate) } : {}),
+  };
+  // Requests handled together commit together (store.ts): one fsync for a burst of writes.
+  options.store.groupCommit();
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const log = options.log ?? (() => {});
   const server = createServer((req, res) => {
@@ -59,8 +75,9 @@ export function createService(options: ServiceOptions): RunningService {
     let gone = false;
     handle(req, res, router, service, maxBody)
       .catch((e) => {
-        if (e instanceof ClientGone) {
-          // The client closed the connection before its body was complete: nothing to answer.
+        if (e instanceof ClientGone || e instanceof WorkerCancelled) {
+          // The client closed the connection before its body was complete, or before a
+          // trace finished (which was then stopped): nothing to answer.
           gone = true;
           res.destroy();
           return;
@@ -120,6 +137,8 @@ export function createService(options: ServiceOptions): RunningService {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, router: Router, service: Service, maxBody: number): Promise<void> {
+  // Headers every answer to this request carries (the rate limit's, when it is on).
+  const extra: Record<string, string> = service.writeLimiter ? service.writeLimiter.policyHeader() : {};
   try {
     const url = requestUrl(req.url);
     if (!url.pathname.startsWith(`${API_PREFIX}/`)) throw ApiError.of(404, CODES.noRoute, `No route for that URI; the API is under ${API_PREFIX}`);
@@ -136,18 +155,35 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     }
     if (bytes.length > 0) checkContentType(req.headers['content-type']);
     const principal = route.options.public ? (undefined as unknown as Principal) : authenticate(service.store, req.headers);
+    const writeKey = service.writeLimiter && rulesetWriteKey(method, path, params);
+    if (writeKey !== undefined && service.writeLimiter) {
+      const taken = service.writeLimiter.take(writeKey);
+      Object.assign(extra, taken.headers);
+      if (taken.throttled) {
+        extra['retry-after'] = String(taken.throttled.retryAfter);
+        throw ApiError.of(429, CODES.rateLimited, `Too many updates to this ruleset: at most ${service.writeLimiter.perSecond} per second. Retry after ${taken.throttled.retryAfter} s (the Retry-After header).`);
+      }
+    }
     checkRepeatedParameters(url.searchParams);
     const body = parseJson(decodeUtf8(bytes));
-    const ctx: Ctx = { method, path, params, query: url.searchParams, body, principal, service, headers: req.headers };
+    // A client that disconnects before its answer cancels what is still running for it (a trace).
+    const gone = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    const ctx: Ctx = { method, path, params, query: url.searchParams, body, principal, service, headers: req.headers, signal: gone.signal };
     const reply: Reply = await route.handler(ctx);
+    // Answer only once what this request wrote (or read from others' writes) is committed.
+    await service.store.durable();
     const status = reply.status ?? 200;
     if (status === 204) {
-      res.writeHead(204, commonHeaders());
+      res.writeHead(204, { ...commonHeaders(), ...extra });
       res.end();
-    } else send(res, status, reply.raw !== undefined ? reply.raw : envelope(reply));
+    } else send(res, status, reply.raw !== undefined ? reply.raw : envelope(reply), extra);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
-    send(res, e.status, errorEnvelope(e.errors, e.messages));
+    await service.store.durable();
+    send(res, e.status, errorEnvelope(e.errors, e.messages), extra);
   }
 }
 
@@ -199,13 +235,13 @@ function commonHeaders(): Record<string, string> {
   return { 'cf-ray': `${randomBytes(8).toString('hex')}-LCL` };
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...commonHeaders(), 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, { ...commonHeaders(), ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 

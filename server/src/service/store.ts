@@ -2,14 +2,25 @@
  * The service's store: SQLite through node-sqlite3-wasm (SQLite compiled to WebAssembly
  * with a file-backed VFS). We chose it over better-sqlite3 because the extension host
  * starts the service and must not need a native build; unlike sql.js it writes the
- * database file itself with SQLite's own rollback journal and fsync, so durability is
- * SQLite's, not a periodic export.
+ * database file itself with SQLite's own journal and fsync, so durability is SQLite's,
+ * not a periodic export. Measured against better-sqlite3 in docs/service-store.md.
  *
- * Every write runs in `write()`: one IMMEDIATE transaction, committed (journal synced
- * with `synchronous=FULL`) before the caller answers the client. The server handles a
- * request's store work synchronously on one thread, so writes are serialized.
+ * Journal: WAL with `synchronous=FULL` — one fsync of the log per commit (the rollback
+ * journal needed about four). The WASM VFS has no shared memory, so WAL runs in
+ * `locking_mode=EXCLUSIVE` (the wal-index lives in the process heap); the service is the
+ * file's only user anyway (see claim()).
+ *
+ * Writes run in `write()`: all of `fn`'s writes or none. With `groupCommit()` on (the
+ * service turns it on), the writes of every request handled in one turn of the event
+ * loop share one transaction — each request's in a SAVEPOINT of its own, so a failing
+ * one rolls back alone — and the transaction commits with one fsync at the end of the
+ * turn. A request is answered only after `durable()`, i.e. after the commit that holds
+ * its writes (and anything it read from the batch), so an acknowledged write is never
+ * lost. Without it (the CLI, tests) every outermost `write()` commits at once.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Database, type Statement } from 'node-sqlite3-wasm';
 import { SCHEMA } from './schema';
 import { EVENTS_SCHEMA } from './events/schema';
@@ -20,27 +31,51 @@ export type Row = Record<string, SqlValue>;
 /** Prepared statements kept at most (the SQL is the code's own, so this is a guard, not an LRU). */
 const MAX_STATEMENTS = 256;
 
+/** The open group-commit batch: its transaction commits once, then every waiter is answered. */
+interface Batch {
+  readonly done: Promise<void>;
+  resolve(): void;
+  reject(e: Error): void;
+  /** Set when the transaction was lost (SQLite rolled it back by itself): nothing of it is durable. */
+  failed?: Error;
+}
+
 export class Store {
   private readonly db: Database;
   /** Statements by SQL: preparing was a fifth of the server's time on the hot reads. */
   private readonly statements = new Map<string, Statement>();
+  /** The files that hold the claim (see claim()). */
+  private readonly claims: readonly string[];
+  /** The real path of the database file (the one SQLite opens, so its -wal sits beside it). */
+  readonly realFile: string;
+  private grouping = false;
+  private batch: Batch | undefined;
+  private depth = 0;
+  private savepoints = 0;
+  /** Commits done (a test and the benchmark count them against the writes). */
+  commits = 0;
+  /** Called after each write that rolled back, so caches can drop what it touched. */
+  readonly rollbackHooks: (() => void)[] = [];
 
   constructor(readonly file: string) {
-    claim(file);
+    const { real, claims } = claim(file);
+    this.realFile = real;
+    this.claims = claims;
     let db: Database | undefined;
     try {
-      this.db = db = new Database(file);
-      this.db.exec('PRAGMA synchronous = FULL');
+      this.db = db = new Database(real);
       // The service is the file's only user (see claim()): holding SQLite's lock keeps the
-      // page cache valid between statements instead of re-reading the file on each one.
+      // page cache valid between statements, and lets WAL work without shared memory.
       this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
+      this.db.exec('PRAGMA journal_mode = WAL');
+      this.db.exec('PRAGMA synchronous = FULL');
       this.db.exec('PRAGMA foreign_keys = ON');
       this.migrate();
       this.db.exec(EVENTS_SCHEMA);
     } catch (e) {
       // Not a database (or a newer one): the claim goes, the file stays as it was.
       if (db?.isOpen) db.close();
-      release(file);
+      release(this.claims);
       throw e;
     }
   }
@@ -62,7 +97,17 @@ export class Store {
     for (let v = from; v < SCHEMA.length; v++) {
       this.db.exec('BEGIN IMMEDIATE');
       try {
-        this.db.exec(SCHEMA[v]!);
+        const step = SCHEMA[v]!;
+        if (typeof step === 'string') this.db.exec(step);
+        else {
+          // A step that moves data runs its statements inside this transaction.
+          this.depth++;
+          try {
+            step(this);
+          } finally {
+            this.depth--;
+          }
+        }
         this.db.exec(`PRAGMA user_version = ${v + 1}`);
         this.db.exec('COMMIT');
       } catch (e) {
@@ -85,6 +130,8 @@ export class Store {
     // node-sqlite3-wasm binds text as a C string: a NUL would silently cut the stored value.
     // Request decoding refuses NUL (body.ts refuseNul); this keeps a miss from losing data.
     if (params.some((v) => typeof v === 'string' && v.includes('\u0000'))) throw new Error('a text value with a NUL character cannot be stored');
+    // Outside write(), one statement is its own write (its own savepoint in a batch).
+    if (this.depth === 0) return this.write(() => this.run(sql, params));
     return this.use(sql, (st) => st.run(params as SqlValue[]).changes);
   }
 
@@ -120,21 +167,104 @@ export class Store {
     this.statements.clear();
   }
 
+  private rolledBack(): void {
+    for (const hook of this.rollbackHooks) hook();
+  }
+
+  /** Turns group commit on (see the file's comment): the service does, once it serves. */
+  groupCommit(): void {
+    this.grouping = true;
+  }
+
   /**
-   * Runs `fn` in one transaction: all of its writes or none. Nested calls join the
-   * outer transaction. Returns `fn`'s result once the commit is durable.
+   * Runs `fn` atomically: all of its writes or none. Nested calls join the outer one.
+   * Without group commit, returns once the commit is durable; with it, the writes are
+   * durable when `durable()` resolves.
    */
   write<T>(fn: () => T): T {
-    if (this.db.inTransaction) return fn();
+    if (this.depth > 0) return fn();
+    if (!this.grouping) return this.writeAlone(fn);
+    const batch = this.openBatch();
+    const name = `w${++this.savepoints}`;
+    this.db.exec(`SAVEPOINT ${name}`);
+    this.depth++;
+    try {
+      const result = fn();
+      this.db.exec(`RELEASE ${name}`);
+      return result;
+    } catch (e) {
+      if (this.db.inTransaction) {
+        this.db.exec(`ROLLBACK TO ${name}`);
+        this.db.exec(`RELEASE ${name}`);
+      } else {
+        // SQLite ended the whole transaction (an I/O error, a full disk): the batch's
+        // other writes went with it, so their requests must not be told they are saved.
+        batch.failed = new Error(`the store lost a transaction: ${(e as Error).message}`);
+        this.batch = undefined;
+        batch.reject(batch.failed);
+      }
+      this.rolledBack();
+      throw e;
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private writeAlone<T>(fn: () => T): T {
     this.db.exec('BEGIN IMMEDIATE');
+    this.depth++;
     try {
       const result = fn();
       this.db.exec('COMMIT');
+      this.commits++;
       return result;
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rolledBack();
       throw e;
+    } finally {
+      this.depth--;
     }
+  }
+
+  private openBatch(): Batch {
+    if (this.batch) return this.batch;
+    let resolve!: () => void;
+    let reject!: (e: Error) => void;
+    const done = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    // Waiters are attached by durable(); a batch nobody waits for must not be an unhandled rejection.
+    done.catch(() => {});
+    const batch: Batch = { done, resolve, reject };
+    this.db.exec('BEGIN IMMEDIATE');
+    this.batch = batch;
+    // After the I/O callbacks of this turn: every request that arrived together is in.
+    setImmediate(() => this.commitBatch(batch));
+    return batch;
+  }
+
+  private commitBatch(batch: Batch): void {
+    if (this.batch !== batch) return;
+    this.batch = undefined;
+    try {
+      this.db.exec('COMMIT');
+      this.commits++;
+      batch.resolve();
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.rolledBack();
+      batch.reject(new Error(`the store could not commit: ${(e as Error).message}`));
+    }
+  }
+
+  /**
+   * Resolves when everything written or read so far is durable (the open batch, if any,
+   * has committed); rejects if that batch was lost. Answer a request only after it.
+   */
+  durable(): Promise<void> | undefined {
+    return this.batch?.done;
   }
 
   /** A value kept in the `meta` table (e.g. when the seed ran). */
@@ -146,39 +276,98 @@ export class Store {
     this.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value]);
   }
 
+  /** Bytes the database's pages in use take (what it would take on disk after a checkpoint and VACUUM). */
+  usedBytes(): number {
+    const n = (p: string) => Number(Object.values(this.get<Row>(`PRAGMA ${p}`) ?? {})[0]);
+    return (n('page_count') - n('freelist_count')) * n('page_size');
+  }
+
+  /** Bytes the database takes on disk (the file and its write-ahead log). */
+  bytes(): number {
+    let total = 0;
+    for (const f of [this.realFile, `${this.realFile}-wal`]) {
+      try {
+        total += statSync(f).size;
+      } catch {
+        // no log yet
+      }
+    }
+    return total;
+  }
+
   close(): void {
     if (this.db.isOpen) {
+      if (this.batch) this.commitBatch(this.batch);
       this.finalizeStatements();
       this.db.close();
     }
-    release(this.file);
+    release(this.claims);
   }
 }
 
 /**
- * One service per database file. node-sqlite3-wasm locks with a `<db>.lock` directory,
- * which a killed process leaves behind, and SQLite would then answer "database is locked"
- * forever. So the service records its pid in `<db>.owner`: a live owner means the file is
- * in use; a dead one means its lock is stale and is cleared (SQLite then rolls back any
- * transaction the dead process left in its journal).
+ * One service per database file, whatever path names it. node-sqlite3-wasm locks with a
+ * `<db>.lock` directory named after the path it was given, which a killed process leaves
+ * behind and which a symlink or hard link to the same file does not see. So the service
+ * records its pid in two claim files, both created exclusively: `<real path>.owner`
+ * beside the file's resolved real path (a symlink or a case variant resolves to it), and
+ * one named after the file's device and inode in the system's temporary folder (a hard
+ * link has another path but the same inode). A live owner means the file is in use; a
+ * dead one means its claim is stale and is cleared (SQLite then recovers from its log).
  */
-function claim(file: string): void {
-  const owner = `${file}.owner`;
-  if (existsSync(owner)) {
-    const pid = Number(readFileSync(owner, 'utf8').trim());
+function claim(file: string): { real: string; claims: string[] } {
+  // The file must exist to have an identity: an empty file is an empty database.
+  closeSync(openSync(file, 'a'));
+  const real = realpathSync.native(file);
+  const { dev, ino } = statSync(real);
+  // Per user: another user's folder of the same name in a shared /tmp would not be writable.
+  const lockDir = join(tmpdir(), `rulesmith-db-claims-${process.getuid?.() ?? 'user'}`);
+  mkdirSync(lockDir, { recursive: true });
+  const files = [`${real}.owner`, join(lockDir, `${dev}-${ino}.owner`)];
+  const held: string[] = [];
+  try {
+    for (const f of files) {
+      take(f, file, () => rmSync(`${real}.lock`, { recursive: true, force: true }));
+      held.push(f);
+    }
+  } catch (e) {
+    release(held);
+    throw e;
+  }
+  return { real, claims: files };
+}
+
+/** Creates `owner` with this pid, or throws if a live process holds it; a dead one's is replaced. */
+function take(owner: string, file: string, clearStale: () => void): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(owner, String(process.pid), { flag: 'wx' });
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw e;
+    }
+    let pid = NaN;
+    try {
+      pid = Number(readFileSync(owner, 'utf8').trim());
+    } catch {
+      continue; // released meanwhile
+    }
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
       throw new Error(`the database is in use by process ${pid} (another rulesmith serve?); stop it, or use another --db file (if no such process is yours, delete ${owner})`);
     }
-    rmSync(`${file}.lock`, { recursive: true, force: true });
+    if (pid === process.pid) throw new Error(`the database is in use by process ${pid} (this one: ${file} is already open here under another name); close it first`);
+    rmSync(owner, { force: true });
+    clearStale();
   }
-  writeFileSync(owner, String(process.pid));
 }
 
-function release(file: string): void {
-  try {
-    if (Number(readFileSync(`${file}.owner`, 'utf8').trim()) === process.pid) rmSync(`${file}.owner`, { force: true });
-  } catch {
-    // already gone
+function release(claims: readonly string[]): void {
+  for (const owner of claims) {
+    try {
+      if (Number(readFileSync(owner, 'utf8').trim()) === process.pid) rmSync(owner, { force: true });
+    } catch {
+      // already gone
+    }
   }
 }
 

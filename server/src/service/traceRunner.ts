@@ -9,6 +9,9 @@
  * On timeout the thread is terminated (a new one starts with the next job) and the
  * client gets a clear error.
  *
+ * A trace whose client disconnects is cancelled (the request's signal): not started if
+ * it was waiting, stopped with its thread if it was running.
+ *
  * Jobs of one trace may be interleaved with others' (the worker's zone cache is keyed).
  * Without the built worker (server/out/traceWorker.js: run `npm run build`) traces run
  * inline (traceEval.ts `traceReply`), without the limit.
@@ -17,7 +20,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { SampleRequest } from '../requests/types';
 import type { TraceResult } from '../rulesApi';
-import { TimedWorker, WorkerTimeout } from '../timedWorker';
+import { TimedWorker, WorkerCancelled, WorkerTimeout } from '../timedWorker';
 import { ApiError, CODES, type ApiMessage } from './api';
 import type { ZoneSource } from './deployment';
 import { traceReply } from './traceEval';
@@ -53,7 +56,7 @@ function workerFile(): string | undefined {
 export class TraceRunner {
   private readonly worker: TimedWorker<TraceJob, TraceReply, true> | undefined;
   /** Counters for tests: compiles and cache hits of the zones traced. */
-  readonly stats = { compiles: 0, hits: 0, timeouts: 0 };
+  readonly stats = { compiles: 0, hits: 0, timeouts: 0, cancelled: 0 };
 
   constructor(
     private readonly timeoutMs = TRACE_TIMEOUT_MS,
@@ -67,9 +70,9 @@ export class TraceRunner {
    * The Trace's result for `job`; ApiError for a request the evaluation refuses or one that
    * took too long. `source` is read only when the zone is not compiled under `job.key`.
    */
-  async run(job: Omit<TraceJob, 'source'>, source: () => ZoneSource): Promise<TraceResult> {
-    let reply = await this.answer(job);
-    if ('needSource' in reply) reply = await this.answer({ ...job, source: source() });
+  async run(job: Omit<TraceJob, 'source'>, source: () => ZoneSource, signal?: AbortSignal): Promise<TraceResult> {
+    let reply = await this.answer(job, signal);
+    if ('needSource' in reply) reply = await this.answer({ ...job, source: source() }, signal);
     if ('needSource' in reply) throw new Error('the trace worker asked for the zone it was sent');
     if ('result' in reply) {
       this.stats[reply.cached ? 'hits' : 'compiles']++;
@@ -79,11 +82,15 @@ export class TraceRunner {
     throw new Error(`the trace failed: ${reply.crash}`);
   }
 
-  private async answer(job: TraceJob): Promise<TraceReply> {
+  private async answer(job: TraceJob, signal?: AbortSignal): Promise<TraceReply> {
     if (!this.worker) return traceReply(job);
     try {
-      return await this.worker.run(job);
+      return await this.worker.run(job, undefined, signal);
     } catch (e) {
+      if (e instanceof WorkerCancelled) {
+        this.stats.cancelled++;
+        throw e;
+      }
       if (!(e instanceof WorkerTimeout)) throw e;
       this.stats.timeouts++;
       throw ApiError.of(

@@ -4,7 +4,7 @@
  */
 import type { Account } from '../../rulesApi';
 import { ApiError, CODES, paginate, type Reply } from '../api';
-import { bearerOf, findToken, tokenStatus, visible } from '../auth';
+import { bearerOf, findToken, seesEverything, tokenStatus, visible } from '../auth';
 import type { Ctx, Router } from '../router';
 import { requireZone, ZONE_SELECT, zoneObject, zoneVisible, type AccountRow, type ZoneRow } from '../scope';
 
@@ -23,6 +23,8 @@ export function accountRoutes(r: Router): void {
   r.get('/accounts/:account_id', (ctx) => {
     const id = ctx.params.account_id!;
     const a = ctx.service.store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]);
+    // A missing account reads as a hidden one to credentials that do not reach every account (scope.ts).
+    if (!a && !seesEverything(ctx.principal)) throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
     if (!a) throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);
     if (!accountVisible(ctx, a.id)) throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
     return { result: accountObject(a) };

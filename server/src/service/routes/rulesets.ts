@@ -56,7 +56,7 @@ import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, v
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import type { PermissionGroup } from '../auth';
 import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
-import { capitalPlan, RULE_QUOTA } from '../legacyStore';
+import { capitalPlan, MAX_DESCRIPTION, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
 import {
@@ -64,6 +64,7 @@ import {
   deleteVersion,
   deploymentsOf,
   entryPoint,
+  entryPointId,
   entryPointKind,
   latestRuleset,
   managedHeader,
@@ -73,6 +74,7 @@ import {
   saveRuleset,
   storedRulesets,
   storedVersion,
+  storedVersionPage,
   storedVersions,
   tooManyEntryPoints,
   type RuleInput,
@@ -236,6 +238,13 @@ function stringField(obj: JsonObject, key: string, pointer: string): string | un
 function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly string[] = []): JsonObject {
   const obj = withoutNulls(expectObject(v, pointer));
   onlyKeys(obj, [...RULE_KEYS, ...extraKeys], pointer);
+  refuseNulWithin(obj, pointer);
+  for (const key of ['description', 'ref'] as const) {
+    const text = obj[key];
+    if (typeof text === 'string' && text.length > MAX_RULE_TEXT) {
+      throw ApiError.of(400, CODES.invalidValue, `'${key}' is too long: at most ${MAX_RULE_TEXT} characters, got ${text.length}`, `${pointer}/${key}`);
+    }
+  }
   const out: JsonObject = {};
   for (const [k, val] of Object.entries(obj)) {
     if (k === 'version' || k === 'last_updated' || extraKeys.includes(k)) continue;
@@ -243,6 +252,29 @@ function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly st
     out[k] = val;
   }
   return out;
+}
+
+/**
+ * The longest rule `description` and `ref`: the hosted reference gives no figure for
+ * rules, so the Filters API's cap on its descriptions (500) applies, with its wording.
+ */
+export const MAX_RULE_TEXT = MAX_DESCRIPTION;
+
+/** A NUL anywhere in a rule (a key or a string, at any depth) is refused where it is: SQLite would cut the text there. */
+function refuseNulWithin(v: Json, pointer: string): void {
+  if (typeof v === 'string') {
+    if (v.includes('\u0000')) throw ApiError.of(400, CODES.invalidValue, `the value at ${pointer || '/'} must not contain a NUL character (U+0000)`, pointer);
+    return;
+  }
+  if (v === null || typeof v !== 'object') return;
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => refuseNulWithin(x, `${pointer}/${i}`));
+    return;
+  }
+  for (const [k, x] of Object.entries(v)) {
+    if (k.includes('\u0000')) throw ApiError.of(400, CODES.invalidValue, `a key in ${pointer || '/'} must not contain a NUL character (U+0000)`, pointer);
+    refuseNulWithin(x, `${pointer}/${escapePointer(k)}`);
+  }
 }
 
 /**
@@ -368,15 +400,31 @@ const EXECUTE_TARGET = new Set<string>(EXECUTE_TARGET_CODES);
 /** Core problems the API answers otherwise (or not at all). */
 const HANDLED_HERE = new Set(['duplicate-id', 'duplicate-ref', 'missing-ref', 'unknown-managed-ruleset']);
 
+interface Found {
+  readonly rule: number;
+  readonly order: number;
+  readonly message: ApiMessage;
+}
+
+/** What validating needs besides the rules: read from the store once per request. */
+interface Checking {
+  readonly target: Target;
+  readonly custom: Map<string, Phase>;
+}
+
+function checking(store: Store, target: Target): Checking {
+  return { target, custom: customRulesets(store, target.where.accountId) };
+}
+
 /**
- * Validates `rules` (decoded) as the rules of a ruleset of `target`; throws the API's
- * errors. Problems are reported for the rules `report` names (index → JSON pointer of
- * that rule in the request body); the others are the ruleset's current rules, already
- * accepted.
+ * The problems of rule `i` (decoded), reported at `base` (its JSON pointer in the
+ * request body). Rules are checked one at a time: what the core finds about a rule
+ * depends only on that rule (duplicate ids and refs, the one check across rules, are
+ * the store's: mergeRules), so a write validates only the rules it brings.
  */
-function validateRules(store: Store, rules: readonly JsonObject[], target: Target, report: (i: number) => string | undefined): ApiMessage[] {
-  const custom = customRulesets(store, target.where.accountId);
-  const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules });
+function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: Found[], warnings: Found[]): void {
+  const { target, custom } = c;
+  const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules: [r] });
   const problems = validateRulesetJson(text, {
     catalog: CATALOG,
     plan: target.where.plan,
@@ -385,17 +433,13 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
     expressions: false,
   });
   const root = parseTree(text);
-  const errors: { rule: number; order: number; message: ApiMessage }[] = [];
-  const warnings: { rule: number; order: number; message: ApiMessage }[] = [];
   for (const p of problems) {
     const entitlement = p.code === 'plan-required' && typeof p.data?.rulesetId === 'string';
     if ((p.severity !== 'error' && p.severity !== 'warning') || HANDLED_HERE.has(p.code)) continue;
     const node = root && findNodeAtOffset(root, p.start);
     const path = node ? getNodePath(node) : [];
-    const rule = typeof path[1] === 'number' && path[0] === 'rules' ? path[1] : p.rule;
-    if (rule === undefined) continue;
-    const base = report(rule);
-    if (base === undefined) continue;
+    const inRule = (typeof path[1] === 'number' && path[0] === 'rules') || p.rule !== undefined;
+    if (!inRule) continue;
     // A missing expression reads as the engine's blank expression (rules-api §2.6).
     if (p.code === MISSING_EXPRESSION) continue;
     const pointer = `${base}${path
@@ -403,57 +447,57 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
       .map((s) => `/${escapePointer(String(s))}`)
       .join('')}`;
     if (EXECUTE_TARGET.has(p.code)) {
-      errors.push({ rule, order: p.start, message: { code: CODES.invalidValue, message: `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`, source: { pointer } } });
+      errors.push({ rule: i, order: p.start, message: { code: CODES.invalidValue, message: `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`, source: { pointer } } });
       continue;
     }
     if (entitlement) {
       // A managed ruleset the zone's plan is not entitled to: the whole write fails.
       const message = `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`;
-      errors.push({ rule, order: p.start, message: { code: CODES.planFeature, message, source: { pointer } } });
+      errors.push({ rule: i, order: p.start, message: { code: CODES.planFeature, message, source: { pointer } } });
       continue;
     }
     if (p.severity === 'warning') {
-      warnings.push({ rule, order: p.start, message: { code: CODES.rulesetWarning, message: p.message, source: { pointer } } });
+      warnings.push({ rule: i, order: p.start, message: { code: CODES.rulesetWarning, message: p.message, source: { pointer } } });
       continue;
     }
     // Every decoding problem reads as the strict decoder's ("invalid JSON: …").
     const message = p.code === 'wrong-type' ? `invalid JSON: ${p.message}` : p.message;
-    errors.push({ rule, order: p.start, message: { code: codeOf(p), message, source: { pointer } } });
+    errors.push({ rule: i, order: p.start, message: { code: codeOf(p), message, source: { pointer } } });
   }
-  rules.forEach((r, i) => {
-    const base = report(i);
-    if (base === undefined) return;
-    const at = (key: string, message: ApiMessage, into = errors) => {
-      const node = root && findNodeAtLocation(root, ['rules', i, ...key.split('/')]);
-      // A missing field is reported after the rule's other problems (the API answers a
-      // PATCH of only action_parameters with "action is required…", then 20125).
-      into.push({ rule: i, order: node ? node.offset : Number.MAX_SAFE_INTEGER, message });
-    };
-    const warn = (key: string, text: string, field: string, ws: readonly Diagnostic[]) => {
-      for (const d of ws) at(key, { code: CODES.rulesetWarning, message: expressionWarning(text, field, d), source: { pointer: `${base}/${key}` } }, warnings);
-    };
-    // expressions
-    const expr = r.expression;
-    if (expr === undefined || (typeof expr === 'string' && expr.trim() === '')) {
-      // Blank as the Filters API has it too: nothing but white space.
-      at('expression', { code: CODES.blankExpression, message: `'${expr ?? ''}' is not a valid value for expression because the expression cannot be blank`, source: { pointer: `${base}/expression` } });
-    } else if (typeof expr === 'string') {
-      const c = expressionCheck(expr, 'expression', target);
-      if (c.error) at('expression', { code: CODES.invalidValue, message: c.error, source: { pointer: `${base}/expression` } });
-      else warn('expression', expr, 'expression', c.warnings);
-    }
-    const counting = (r.ratelimit as JsonObject | undefined)?.counting_expression;
-    if (typeof counting === 'string' && counting !== '') {
-      const c = expressionCheck(counting, 'counting_expression', target);
-      if (c.error) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: c.error, source: { pointer: `${base}/ratelimit/counting_expression` } });
-      else warn('ratelimit/counting_expression', counting, 'counting_expression', c.warnings);
-    }
-    const params = r.action_parameters as JsonObject | undefined;
-    // set_config with `{}` sets nothing: the API's answer is the one for no parameters (tf #2285).
-    if (r.action === 'set_config' && params !== undefined && typeof params === 'object' && !Array.isArray(params) && Object.keys(params).length === 0) {
-      at('action_parameters', { code: CODES.actionParametersRequired, message: 'action parameters are required for the set_config action', source: { pointer: `${base}/action_parameters` } });
-    }
-  });
+  const at = (key: string, message: ApiMessage, into = errors) => {
+    const node = root && findNodeAtLocation(root, ['rules', 0, ...key.split('/')]);
+    // A missing field is reported after the rule's other problems (the API answers a
+    // PATCH of only action_parameters with "action is required…", then 20125).
+    into.push({ rule: i, order: node ? node.offset : Number.MAX_SAFE_INTEGER, message });
+  };
+  const warn = (key: string, exprText: string, field: string, ws: readonly Diagnostic[]) => {
+    for (const d of ws) at(key, { code: CODES.rulesetWarning, message: expressionWarning(exprText, field, d), source: { pointer: `${base}/${key}` } }, warnings);
+  };
+  // expressions
+  const expr = r.expression;
+  if (expr === undefined || (typeof expr === 'string' && expr.trim() === '')) {
+    // Blank as the Filters API has it too: nothing but white space.
+    at('expression', { code: CODES.blankExpression, message: `'${expr ?? ''}' is not a valid value for expression because the expression cannot be blank`, source: { pointer: `${base}/expression` } });
+  } else if (typeof expr === 'string') {
+    const ch = expressionCheck(expr, 'expression', target);
+    if (ch.error) at('expression', { code: CODES.invalidValue, message: ch.error, source: { pointer: `${base}/expression` } });
+    else warn('expression', expr, 'expression', ch.warnings);
+  }
+  const counting = (r.ratelimit as JsonObject | undefined)?.counting_expression;
+  if (typeof counting === 'string' && counting !== '') {
+    const ch = expressionCheck(counting, 'counting_expression', target);
+    if (ch.error) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: ch.error, source: { pointer: `${base}/ratelimit/counting_expression` } });
+    else warn('ratelimit/counting_expression', counting, 'counting_expression', ch.warnings);
+  }
+  const params = r.action_parameters as JsonObject | undefined;
+  // set_config with `{}` sets nothing: the API's answer is the one for no parameters (tf #2285).
+  if (r.action === 'set_config' && params !== undefined && typeof params === 'object' && !Array.isArray(params) && Object.keys(params).length === 0) {
+    at('action_parameters', { code: CODES.actionParametersRequired, message: 'action parameters are required for the set_config action', source: { pointer: `${base}/action_parameters` } });
+  }
+}
+
+/** The warnings to answer with, or the API's error for what was found. */
+function verdict(errors: Found[], warnings: Found[]): ApiMessage[] {
   if (errors.length === 0) {
     warnings.sort((a, b) => a.rule - b.rule || a.order - b.order);
     return warnings.map((w) => w.message);
@@ -463,6 +507,41 @@ function validateRules(store: Store, rules: readonly JsonObject[], target: Targe
     400,
     errors.map((e) => e.message),
   );
+}
+
+/**
+ * Validates `rules` (decoded), the rules a write brings to a ruleset of `target`, at
+ * `pointerOf(i)`; throws the API's errors, else returns the core's warnings.
+ */
+function validateRules(store: Store, rules: readonly JsonObject[], target: Target, pointerOf: (i: number) => string): ApiMessage[] {
+  const c = checking(store, target);
+  const errors: Found[] = [];
+  const warnings: Found[] = [];
+  rules.forEach((r, i) => checkRule(c, r, i, pointerOf(i), errors, warnings));
+  return verdict(errors, warnings);
+}
+
+/** The longest the service's thread validates before it lets other requests in. */
+const SLICE_MS = 4;
+
+/**
+ * validateRules for a whole list (a PUT of 500 rules takes from 100 ms to seconds of
+ * the core's time): the same checks, in slices of SLICE_MS with other requests answered
+ * in between, so a small GET never waits behind a large write's validation.
+ */
+async function validateRulesSliced(store: Store, rules: readonly JsonObject[], target: Target, pointerOf: (i: number) => string): Promise<ApiMessage[]> {
+  const c = checking(store, target);
+  const errors: Found[] = [];
+  const warnings: Found[] = [];
+  let slice = performance.now();
+  for (let i = 0; i < rules.length; i++) {
+    if (performance.now() - slice > SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
+    checkRule(c, rules[i]!, i, pointerOf(i), errors, warnings);
+  }
+  return verdict(errors, warnings);
 }
 
 /**
@@ -562,9 +641,30 @@ function versions(ctx: Ctx): Reply {
   const id = ctx.params.ruleset_id!;
   const m = managedRuleset(id, CATALOG);
   if (m) return { result: m.versions.map((v) => managedHeader(m, v)) };
-  const list = storedVersions(ctx.service.store, w.scope, w.scopeId, id);
-  if (list.length === 0) throw rulesetNotFound(id);
-  return { result: list };
+  const reply = versionPage(ctx, w, id);
+  if (reply.result.length === 0 && !latestRuleset(ctx.service.store, w.scope, w.scopeId, id)) throw rulesetNotFound(id);
+  return reply;
+}
+
+/** Largest page of a versions list, and the default one. */
+export const VERSIONS_PER_PAGE = { max: 500, default: 50 };
+
+/**
+ * A page of a stored ruleset's versions, oldest first, paged as the rulesets list is:
+ * `per_page` (1–500, default 50) and the `cursor` of the previous page's result_info.
+ */
+function versionPage(ctx: Ctx, w: Where, id: string): Reply & { result: RulesetHeader[] } {
+  const perPage = intParam(ctx.query, 'per_page', VERSIONS_PER_PAGE.default, 1, VERSIONS_PER_PAGE.max);
+  const raw = ctx.query.get('cursor');
+  let after: number | undefined;
+  if (raw !== null && raw !== '') {
+    const text = Buffer.from(raw, 'base64url').toString('utf8');
+    if (!/^v[0-9]{1,15}$/.test(text)) throw invalid(`'${raw}' is not a valid value for cursor: pass the cursor of the previous page's result_info`);
+    after = Number(text.slice(1));
+  }
+  const page = storedVersionPage(ctx.service.store, w.scope, w.scopeId, id, { ...(after !== undefined ? { after } : {}), limit: perPage });
+  const next = page.more ? Buffer.from(`v${page.headers[page.headers.length - 1]!.version}`).toString('base64url') : undefined;
+  return { result: page.headers, result_info: { per_page: perPage, count: page.headers.length, ...(next ? { cursor: next, cursors: { after: next } } : {}) } };
 }
 
 function oneVersion(ctx: Ctx, w: Where): StoredRuleset {
@@ -596,7 +696,7 @@ function byTag(ctx: Ctx): Reply {
 
 const KINDS: readonly RulesetKind[] = ['managed', 'custom', 'root', 'zone'];
 
-function create(ctx: Ctx): Reply {
+async function create(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const body = requestBody(ctx);
@@ -624,7 +724,9 @@ function create(ctx: Ctx): Reply {
   if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
   const rules = decodeRules(body.rules);
   const target: Target = { kind: kind as RulesetKind, phase: phase as Phase, where: w };
-  const warnings = validateRules(store, rules, target, (i) => `/rules/${i}`);
+  const warnings = await validateRulesSliced(store, rules, target, (i) => `/rules/${i}`);
+  // Another request may have created the entry point while this one was validated.
+  if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
   checkQuota(w, target.kind, target.phase, 0, rules.length, '/rules');
   return mutate(store, dry, () => {
     const now = timestamp();
@@ -634,12 +736,26 @@ function create(ctx: Ctx): Reply {
   });
 }
 
-/** `PUT …/rulesets/{id}` and the entry-point PUT: the rules are replaced as a whole. */
-function replaceRules(ctx: Ctx, w: Where, current: StoredRuleset | undefined, target: Target, body: JsonObject, name: string, description: string, dry: boolean): Reply {
+/**
+ * `PUT …/rulesets/{id}` and the entry-point PUT: the rules are replaced as a whole.
+ * Validation yields to other requests (validateRulesSliced), so the ruleset is read
+ * again after it (`fresh`): the write merges with what is current then, not before.
+ */
+async function replaceRules(
+  ctx: Ctx,
+  w: Where,
+  target: Target,
+  body: JsonObject,
+  fresh: () => StoredRuleset | undefined,
+  naming: (current: StoredRuleset | undefined) => { name: string; description: string },
+  dry: boolean,
+): Promise<Reply> {
   const store = ctx.service.store;
   if (body.rules === undefined) throw invalid('rules is required: the whole list of rules the ruleset will have ([] for none)', '/rules');
   const rules = decodeRules(body.rules);
-  const warnings = validateRules(store, rules, target, (i) => `/rules/${i}`);
+  const warnings = await validateRulesSliced(store, rules, target, (i) => `/rules/${i}`);
+  const current = fresh();
+  const { name, description } = naming(current);
   checkQuota(w, target.kind, target.phase, current?.rules.length ?? 0, rules.length, '/rules');
   return mutate(store, dry, () => {
     const now = timestamp();
@@ -649,7 +765,7 @@ function replaceRules(ctx: Ctx, w: Where, current: StoredRuleset | undefined, ta
   });
 }
 
-function update(ctx: Ctx): Reply {
+function update(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
@@ -661,8 +777,9 @@ function update(ctx: Ctx): Reply {
       throw invalid(`'${v}' is not a valid value for ${key} because the ${key} of a ruleset cannot be changed (it is '${current[key]}')`, `/${key}`);
     }
   }
-  const description = stringField(body, 'description', '') ?? current.description;
-  return replaceRules(ctx, w, current, { kind: current.kind, phase: current.phase, where: w, id: current.id }, body, current.name, description, dry);
+  const description = stringField(body, 'description', '');
+  const fresh = () => latestRuleset(ctx.service.store, w.scope, w.scopeId, current.id) ?? (() => { throw rulesetNotFound(current.id); })();
+  return replaceRules(ctx, w, { kind: current.kind, phase: current.phase, where: w, id: current.id }, body, fresh, (c) => ({ name: c!.name, description: description ?? c!.description }), dry);
 }
 
 function remove(ctx: Ctx): Reply {
@@ -728,11 +845,6 @@ function target(current: StoredRuleset, w: Where): Target {
   return { kind: current.kind, phase: current.phase, where: w, id: current.id };
 }
 
-/** The current rules as JSON for validation next to a new one. */
-function asJson(rules: readonly StoredRule[]): JsonObject[] {
-  return rules as unknown as JsonObject[];
-}
-
 /** A ref another rule already has: the API's answer names that rule. */
 function refTaken(rules: readonly StoredRule[], ref: Json | undefined): void {
   if (typeof ref !== 'string') return;
@@ -749,13 +861,11 @@ function addRule(ctx: Ctx): Reply {
   const rule = decodeRule(body, '', ['position']);
   const position = decodePosition(body.position);
   const at = position ? placeAt(current.rules, position) : current.rules.length;
-  const all = [...asJson(current.rules)];
-  all.splice(at, 0, rule);
-  const warnings = validateRules(ctx.service.store, all, target(current, w), (i) => (i === at ? '' : undefined));
+  const warnings = validateRules(ctx.service.store, [rule], target(current, w), () => '');
   refTaken(current.rules, rule.ref);
-  checkQuota(w, current.kind, current.phase, current.rules.length, all.length);
+  checkQuota(w, current.kind, current.phase, current.rules.length, current.rules.length + 1);
   const now = timestamp();
-  const inputs: RuleInput[] = current.rules.map((r) => ({ ...r }));
+  const inputs: RuleInput[] = [...current.rules];
   inputs.splice(at, 0, { ...ruleInput(rule), id: undefined });
   const merged = mergeRules(current.rules, inputs, now, () => '');
   return saveRules(ctx, w, current, merged, dry, now, warnings);
@@ -781,14 +891,12 @@ function editRule(ctx: Ctx): Reply {
     if (typeof rule.id === 'string' && rule.id !== ruleId) {
       throw invalid(`'${rule.id}' is not a valid value for id because the rule edited is ${ruleId}`, '/id');
     }
-    const all = [...asJson(others)];
-    all.splice(at, 0, rule);
-    warnings = validateRules(ctx.service.store, all, target(current, w), (i) => (i === at ? '' : undefined));
+    warnings = validateRules(ctx.service.store, [rule], target(current, w), () => '');
     refTaken(others, rule.ref);
     replacement = { ...ruleInput(rule), id: ruleId, ref: typeof rule.ref === 'string' ? rule.ref : old.ref };
   }
   const now = timestamp();
-  const inputs: RuleInput[] = others.map((r) => ({ ...r }));
+  const inputs: RuleInput[] = [...others];
   inputs.splice(at, 0, replacement);
   const merged = mergeRules(current.rules, inputs, now, () => '');
   return saveRules(ctx, w, current, merged, dry, now, warnings);
@@ -817,7 +925,7 @@ function getEntryPoint(ctx: Ctx): Reply {
   return { result: ep };
 }
 
-function putEntryPointRoute(ctx: Ctx): Reply {
+function putEntryPointRoute(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const phase = phaseParam(ctx);
@@ -826,19 +934,28 @@ function putEntryPointRoute(ctx: Ctx): Reply {
   // is; our config adds `not_migrated` (read-only, ignored here) to what the hosted one has.
   const migrationConfig = w.scope === 'zone' && phase === MANAGED_PHASE;
   onlyKeys(body, ['name', 'description', 'rules', ...(migrationConfig ? ['not_migrated'] : [])]);
-  const current = entryPoint(ctx.service.store, w.scope, w.scopeId, phase);
+  const store = ctx.service.store;
   const name = stringField(body, 'name', '');
   if (name === '') throw invalid("'' is not a valid value for name because it cannot be blank", '/name');
-  const description = stringField(body, 'description', '') ?? current?.description ?? '';
+  const description = stringField(body, 'description', '');
   const kind = entryPointKind(w.scope);
-  return replaceRules(ctx, w, current, { kind, phase, where: w, id: current?.id }, body, name ?? current?.name ?? 'default', description, dry);
+  const id = entryPointId(store, w.scope, w.scopeId, phase);
+  return replaceRules(
+    ctx,
+    w,
+    { kind, phase, where: w, ...(id !== undefined ? { id } : {}) },
+    body,
+    () => entryPoint(store, w.scope, w.scopeId, phase),
+    (c) => ({ name: name ?? c?.name ?? 'default', description: description ?? c?.description ?? '' }),
+    dry,
+  );
 }
 
 function entryPointVersions(ctx: Ctx): Reply {
   const w = where(ctx, 'Read');
   const phase = phaseParam(ctx);
-  const ep = entryPoint(ctx.service.store, w.scope, w.scopeId, phase);
-  return { result: ep ? storedVersions(ctx.service.store, w.scope, w.scopeId, ep.id) : [] };
+  const id = entryPointId(ctx.service.store, w.scope, w.scopeId, phase);
+  return id === undefined ? { result: [] } : versionPage(ctx, w, id);
 }
 
 function entryPointVersion(ctx: Ctx): Reply {

@@ -50,7 +50,7 @@
 import { Buffer } from 'node:buffer';
 import type { SampleRequest } from '../../requests/types';
 import { ApiError, CODES } from '../api';
-import { authorize, visible } from '../auth';
+import { authorize, seesEverything, visible } from '../auth';
 import { expectObject, invalidJson, onlyKeys, optBool, type Json, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
 import { ZONE_SELECT, zoneVisible, type ZoneRow } from '../scope';
@@ -205,6 +205,8 @@ export function traceRoutes(r: Router): void {
   r.post('/accounts/:account_id/request-tracer/trace', async (ctx) => {
     const accountId = ctx.params.account_id!;
     const account = ctx.service.store.get<{ id: string }>('SELECT id FROM accounts WHERE id = ?', [accountId]);
+    // As scope.ts requireAccount: a missing account reads as a hidden one to credentials that do not reach every account.
+    if (!account && !seesEverything(ctx.principal)) throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
     if (!account) throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${accountId}, perhaps your object identifier is invalid?` }]);
     const seesAccount =
       visible(ctx.principal, { accountId }) ||
@@ -221,7 +223,7 @@ export function traceRoutes(r: Router): void {
     const body = req.sample.body;
     const sample = body !== undefined && body.length > bodyLimit ? { ...req.sample, body: body.slice(0, bodyLimit), bodySize: body.length } : req.sample;
     const job = { zoneId: zone.id, key: deploymentKey(store, zone.id), sample, skipChallenge: req.skipChallenge, bodyLimit };
-    const result = await ctx.service.traces.run(job, () => zoneSource(store, zone.id));
+    const result = await ctx.service.traces.run(job, () => zoneSource(store, zone.id), ctx.signal);
     return { result: { ...result, zone: { id: zone.id, name: zone.name } } };
   });
 }

@@ -1,0 +1,193 @@
+/**
+ * Ruleset versions stored compactly (schema 2): a version is a header row plus the rules
+ * it holds, and a rule is stored once per content, not once per version.
+ *
+ * - `ruleset_versions (ruleset_id, version, last_updated, name, description)`: one header
+ *   per retained version.
+ * - `rule_bodies (hash, body)`: a rule object as the API returns it (its JSON text,
+ *   keys in the API's order), keyed by a digest of that text.
+ * - `ruleset_rules (ruleset_id, rule_id, pos, hash, from_version, to_version)`: rule
+ *   `rule_id` had body `hash` at sort key `pos` in every version v with
+ *   from_version <= v < to_version (to_version NULL: up to the newest).
+ *
+ * A new version only touches the rules that changed (content or place): a PATCH of one
+ * rule closes one row and adds one row and one body, O(rule) bytes whatever the ruleset's
+ * size. Sort keys are reals, so a rule moved or inserted between two others takes a key
+ * between theirs and the others keep theirs; only when two keys get too close are the
+ * current rules renumbered. Version v's rules are the rows live at v, by `pos`: exactly
+ * the bodies that version was written with.
+ */
+import { createHash } from 'node:crypto';
+import type { Store } from './store';
+
+export const HISTORY_SCHEMA = `
+  CREATE TABLE rule_bodies (hash TEXT PRIMARY KEY, body TEXT NOT NULL);
+  CREATE TABLE ruleset_rules (
+    ruleset_id TEXT NOT NULL REFERENCES rulesets(id) ON DELETE CASCADE, rule_id TEXT NOT NULL,
+    pos REAL NOT NULL, hash TEXT NOT NULL, from_version INTEGER NOT NULL, to_version INTEGER,
+    PRIMARY KEY (ruleset_id, rule_id, from_version));
+  CREATE INDEX ruleset_rules_live ON ruleset_rules (ruleset_id, to_version, pos);
+  CREATE TABLE ruleset_headers (
+    ruleset_id TEXT NOT NULL REFERENCES rulesets(id) ON DELETE CASCADE, version INTEGER NOT NULL,
+    last_updated TEXT NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL,
+    PRIMARY KEY (ruleset_id, version));
+`;
+
+/** Rules at most this close get renumbered (a real has 52 bits; halving 40 times is safe). */
+const MIN_GAP = 1e-9;
+const STEP = 1024;
+
+/** The digest a rule body is stored under: 128 bits of SHA-256, base64url. */
+export function bodyHash(body: string): string {
+  return createHash('sha256').update(body).digest('base64url').slice(0, 22);
+}
+
+interface LiveRow {
+  rule_id: string;
+  hash: string;
+  pos: number;
+  from_version: number;
+}
+
+/**
+ * The content hash of rule objects read from or written to the store: a rule a write
+ * keeps as it was (the same object) is neither serialized nor hashed again.
+ */
+const hashes = new WeakMap<object, string>();
+
+/** A rule object read back from body text stored under `hash`. */
+export function fromBody(body: string, hash: string): object {
+  const rule = JSON.parse(body) as object;
+  hashes.set(rule, hash);
+  return rule;
+}
+
+/** A rule to store: an object with its id (its body is its JSON, the API's key order). */
+export interface RuleObject {
+  readonly id: string;
+}
+
+/**
+ * Records version `version` of a ruleset whose rules are `rules` (in order). Call inside
+ * a write; the header row is written by the caller.
+ */
+export function writeRules(store: Store, rulesetId: string, version: number, rules: readonly RuleObject[]): void {
+  const live = store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]);
+  const before = new Map(live.map((r) => [r.rule_id, r]));
+  const keep = keptInOrder(rules.map((r) => before.get(r.id)?.pos));
+  let positions = placeAround(rules.map((r, i) => (keep.has(i) ? before.get(r.id)!.pos : undefined)));
+  if (!positions) positions = rules.map((_, i) => (i + 1) * STEP);
+  const incoming = new Set<string>();
+  rules.forEach((r, i) => {
+    incoming.add(r.id);
+    let hash = hashes.get(r);
+    let body: string | undefined;
+    if (hash === undefined) {
+      body = JSON.stringify(r);
+      hash = bodyHash(body);
+      hashes.set(r, hash);
+    }
+    const old = before.get(r.id);
+    const pos = positions[i]!;
+    if (old && old.hash === hash && old.pos === pos) return;
+    if (old) close(store, rulesetId, old, version);
+    store.run('INSERT OR IGNORE INTO rule_bodies (hash, body) VALUES (?, ?)', [hash, body ?? JSON.stringify(r)]);
+    store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, from_version, to_version) VALUES (?, ?, ?, ?, ?, NULL)', [rulesetId, r.id, pos, hash, version]);
+  });
+  for (const old of live) if (!incoming.has(old.rule_id)) close(store, rulesetId, old, version);
+}
+
+/** Ends a live row at `version` (by its primary key: the live index would scan the ruleset's rows). */
+function close(store: Store, rulesetId: string, row: LiveRow, version: number): void {
+  store.run('UPDATE ruleset_rules SET to_version = ? WHERE ruleset_id = ? AND rule_id = ? AND from_version = ?', [version, rulesetId, row.rule_id, row.from_version]);
+}
+
+/**
+ * Which of the rules keep their sort key: the longest run of old keys that is still in
+ * increasing order in the new list (a patience-sort LIS), so a move re-keys one rule.
+ */
+function keptInOrder(old: readonly (number | undefined)[]): Set<number> {
+  const tails: number[] = [];
+  const prev = new Array<number>(old.length).fill(-1);
+  old.forEach((p, i) => {
+    if (p === undefined) return;
+    let lo = 0;
+    let hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (old[tails[mid]!]! < p) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) prev[i] = tails[lo - 1]!;
+    tails[lo] = i;
+  });
+  const out = new Set<number>();
+  for (let i = tails.length ? tails[tails.length - 1]! : -1; i >= 0; i = prev[i]!) out.add(i);
+  return out;
+}
+
+/** Keys for the rules without one, between their kept neighbours'; undefined when they do not fit. */
+function placeAround(keys: readonly (number | undefined)[]): number[] | undefined {
+  const out: number[] = [];
+  let i = 0;
+  while (i < keys.length) {
+    if (keys[i] !== undefined) {
+      out.push(keys[i]!);
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < keys.length && keys[j] === undefined) j++;
+    const lo = i > 0 ? out[i - 1]! : (keys[j] ?? STEP) - STEP * (j - i + 1);
+    const hi = j < keys.length ? keys[j]! : lo + STEP * (j - i + 1);
+    const gap = (hi - lo) / (j - i + 1);
+    if (!(gap > MIN_GAP)) return undefined;
+    for (let k = i; k < j; k++) out.push(lo + gap * (k - i + 1));
+    i = j;
+  }
+  return out;
+}
+
+/** The rules of version `version` (undefined: the newest), in order. */
+export function readRules(store: Store, rulesetId: string, version?: number): object[] {
+  const rows =
+    version === undefined
+      ? store.all<{ body: string; hash: string }>(
+          'SELECT b.body, b.hash FROM ruleset_rules r JOIN rule_bodies b ON b.hash = r.hash WHERE r.ruleset_id = ? AND r.to_version IS NULL ORDER BY r.pos',
+          [rulesetId],
+        )
+      : store.all<{ body: string; hash: string }>(
+          `SELECT b.body, b.hash FROM ruleset_rules r JOIN rule_bodies b ON b.hash = r.hash
+            WHERE r.ruleset_id = ? AND r.from_version <= ? AND (r.to_version IS NULL OR r.to_version > ?) ORDER BY r.pos`,
+          [rulesetId, version, version],
+        );
+  return rows.map((r) => fromBody(r.body, r.hash));
+}
+
+/**
+ * After the newest retained versions were deleted, makes the live rows those of `newest`
+ * (the newest version left): rows only later versions had go, rows closed after it reopen.
+ */
+export function reopenAt(store: Store, rulesetId: string, newest: number): void {
+  store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version > ?', [rulesetId, newest]);
+  store.run('UPDATE ruleset_rules SET to_version = NULL WHERE ruleset_id = ? AND to_version > ?', [rulesetId, newest]);
+}
+
+/**
+ * Schema 1 → 2: every retained version's body (one JSON document per version) replayed
+ * into rule rows and headers, oldest first, then the old table dropped.
+ */
+export function migrateToRuleRows(store: Store): void {
+  store.run('ALTER TABLE ruleset_versions RENAME TO ruleset_versions_v1');
+  for (const stmt of HISTORY_SCHEMA.split(';').map((s) => s.trim()).filter(Boolean)) store.run(stmt);
+  store.run('ALTER TABLE ruleset_headers RENAME TO ruleset_versions');
+  const old = store.all<{ ruleset_id: string; version: number; last_updated: string; body: string }>(
+    'SELECT ruleset_id, version, last_updated, body FROM ruleset_versions_v1 ORDER BY ruleset_id, version',
+  );
+  for (const v of old) {
+    const rs = JSON.parse(v.body) as { name: string; description: string; rules: { id: string }[] };
+    writeRules(store, v.ruleset_id, v.version, rs.rules);
+    store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [v.ruleset_id, v.version, v.last_updated, rs.name, rs.description]);
+  }
+  store.run('DROP TABLE ruleset_versions_v1');
+}

@@ -1,0 +1,222 @@
+// The store at team scale, in-process: ruleset versions as rule rows (a PATCH costs the
+// rule, not the ruleset; every version comes back exactly as it was answered), the
+// versions list paged, a database of schema 1 migrated, writes of concurrent requests
+// committed together, and the limits on what a rule may hold.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Database } from 'node-sqlite3-wasm';
+import { SCHEMA } from '../../server/src/service/schema';
+import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
+import { Store } from '../../server/src/service/store';
+import { startService, type TestService } from './harness';
+
+const ENT = demoZoneId('enterprise.example.com');
+const CUSTOM = 'http_request_firewall_custom';
+const entry = (zone: string) => `/zones/${zone}/rulesets/phases/${CUSTOM}/entrypoint`;
+
+function rule(i: number, edit = 0): Record<string, unknown> {
+  return {
+    action: 'block',
+    expression: `(http.request.uri.path wildcard "/app-${i}/*" and ip.src in {192.0.2.0/24}) or http.host eq "h${i}-${edit}.example.com"`,
+    description: `Rule ${i} (edit ${edit})`,
+    ref: `rule-${i}`,
+  };
+}
+
+let svc: TestService;
+before(async () => {
+  svc = await startService();
+});
+after(async () => {
+  await svc.close();
+});
+
+describe('ruleset versions as rule rows', () => {
+  it('a PATCH of one rule in a 500-rule ruleset adds about the rule, not a copy of the ruleset; every version reads back as answered', async () => {
+    const put = await svc.call('PUT', entry(ENT), { body: { rules: Array.from({ length: 500 }, (_, i) => rule(i)) } });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    const rs = put.body.result;
+    const answers = [rs];
+    const bytesBefore = svc.store.usedBytes();
+    const PATCHES = 20;
+    for (let k = 1; k <= PATCHES; k++) {
+      const i = (k * 37) % 500;
+      const r = await svc.call('PATCH', `/zones/${ENT}/rulesets/${rs.id}/rules/${rs.rules[i].id}`, { body: rule(i, k) });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      answers.push(r.body.result);
+    }
+    const perPatch = (svc.store.usedBytes() - bytesBefore) / PATCHES;
+    // The whole ruleset is about 100 KB; a rule about 200 bytes (and a page is 4 KB, so allow the rows' overhead).
+    assert.ok(perPatch <= 4096, `${perPatch} bytes per PATCH`);
+    for (const answer of answers) {
+      const got = await svc.call('GET', `/zones/${ENT}/rulesets/${rs.id}/versions/${answer.version}`);
+      assert.deepEqual(got.body.result, answer, `version ${answer.version}`);
+    }
+  });
+
+  it('a rule moved by position keeps every other rule as it was, and both versions read back in their order', async () => {
+    const put = await svc.call('PUT', entry(ENT), { body: { rules: [0, 1, 2, 3].map((i) => rule(i)) } });
+    const rs = put.body.result;
+    const moved = await svc.call('PATCH', `/zones/${ENT}/rulesets/${rs.id}/rules/${rs.rules[3].id}`, { body: { position: { before: rs.rules[1].id } } });
+    assert.deepEqual(
+      moved.body.result.rules.map((r: { ref: string }) => r.ref),
+      ['rule-0', 'rule-3', 'rule-1', 'rule-2'],
+    );
+    const old = await svc.call('GET', `${entry(ENT)}/versions/${rs.version}`);
+    assert.deepEqual(old.body.result, rs);
+    const added = await svc.call('POST', `/zones/${ENT}/rulesets/${rs.id}/rules`, { body: { ...rule(9), position: { index: 1 } } });
+    assert.deepEqual(
+      added.body.result.rules.map((r: { ref: string }) => r.ref),
+      ['rule-9', 'rule-0', 'rule-3', 'rule-1', 'rule-2'],
+    );
+    assert.deepEqual((await svc.call('GET', `${entry(ENT)}/versions/${moved.body.result.version}`)).body.result, moved.body.result);
+  });
+
+  it('deleting the newest version makes the one before current, and the next write builds on it', async () => {
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'history', kind: 'custom', phase: CUSTOM, rules: [rule(1)] } });
+    const id = made.body.result.id;
+    const v2 = await svc.call('PUT', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`, { body: { rules: [rule(1), rule(2)] } });
+    assert.equal(v2.body.result.version, '2');
+    assert.equal((await svc.call('DELETE', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}/versions/2`)).status, 204);
+    const current = await svc.call('GET', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`);
+    assert.deepEqual(current.body.result, made.body.result);
+    const v3 = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}/rules`, { body: rule(3) });
+    assert.equal(v3.body.result.version, '3');
+    assert.deepEqual(v3.body.result.rules.map((r: { ref: string }) => r.ref), ['rule-1', 'rule-3']);
+    assert.deepEqual((await svc.call('GET', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}/versions/1`)).body.result, made.body.result);
+  });
+});
+
+describe('the versions list', () => {
+  it('is paged with per_page and the cursor of result_info, oldest first; the pages add up to every version', async () => {
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'paged', kind: 'custom', phase: CUSTOM, rules: [rule(1)] } });
+    const id = made.body.result.id;
+    for (let k = 1; k <= 4; k++) await svc.call('PATCH', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}/rules/${made.body.result.rules[0].id}`, { body: rule(1, k) });
+    const seen: string[] = [];
+    let cursor = '';
+    for (let page = 0; page < 5; page++) {
+      const r = await svc.call('GET', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}/versions?per_page=2${cursor ? `&cursor=${cursor}` : ''}`);
+      assert.equal(r.status, 200);
+      seen.push(...r.body.result.map((h: { version: string }) => h.version));
+      assert.equal(r.body.result_info.count, r.body.result.length);
+      if (!r.body.result_info.cursor) break;
+      cursor = r.body.result_info.cursor;
+    }
+    assert.deepEqual(seen, ['1', '2', '3', '4', '5']);
+    const bad = await svc.call('GET', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}/versions?cursor=nonsense`);
+    assert.deepEqual([bad.status, bad.body.errors[0].message], [400, "'nonsense' is not a valid value for cursor: pass the cursor of the previous page's result_info"]);
+  });
+});
+
+/**
+ * 32 clients with their connections open (keep-alive, as team tools keep them) sending a
+ * request each at the same moment: the service reads them in one turn of its event loop.
+ */
+async function burst(requests: readonly { method: string; path: string; body: unknown }[]): Promise<{ status: number; body: any }[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: requests.length });
+  const call = (method: string, path: string, body?: unknown) =>
+    new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      const req = request(`${svc.url}${path}`, { method, agent, headers: { authorization: `Bearer ${svc.adminToken}`, ...(text ? { 'content-type': 'application/json' } : {}) } }, (res) => {
+        let t = '';
+        res.on('data', (d: Buffer) => (t += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(t) }));
+      });
+      req.on('error', reject);
+      req.end(text);
+    });
+  try {
+    // Open the connections first: a connection's first request waits for it to be accepted.
+    await Promise.all(requests.map(() => call('GET', '/zones')));
+    return await Promise.all(requests.map((r) => call(r.method, r.path, r.body)));
+  } finally {
+    agent.destroy();
+  }
+}
+
+describe('group commit', () => {
+  it('a burst of 32 PATCHes: all acknowledged, all kept, committed together (fewer commits than writes)', async () => {
+    const put = await svc.call('PUT', entry(ENT), { body: { rules: Array.from({ length: 32 }, (_, i) => rule(i)) } });
+    const rs = put.body.result;
+    const commits = svc.store.commits;
+    const answers = await burst(rs.rules.map((r: { id: string }, i: number) => ({ method: 'PATCH', path: `/zones/${ENT}/rulesets/${rs.id}/rules/${r.id}`, body: rule(i, 100) })));
+    assert.deepEqual(answers.map((a) => a.status), Array(32).fill(200));
+    const used = svc.store.commits - commits;
+    assert.ok(used < 16, `${used} commits for 32 writes`);
+    const final = await svc.call('GET', entry(ENT));
+    assert.deepEqual(final.body.result.rules.map((r: { description: string }) => r.description), Array.from({ length: 32 }, (_, i) => `Rule ${i} (edit 100)`));
+    // Each answer is the version it wrote: 32 distinct, consecutive versions.
+    const versions = answers.map((a) => Number(a.body.result.version)).sort((a, b) => a - b);
+    assert.deepEqual(versions, Array.from({ length: 32 }, (_, i) => Number(rs.version) + 1 + i));
+  });
+});
+
+describe('what a rule may hold', () => {
+  it('a description or ref over 500 characters is refused with the filters wording; 500 is accepted', async () => {
+    const rs = (await svc.call('GET', entry(ENT))).body.result;
+    const long = await svc.call('POST', `/zones/${ENT}/rulesets/${rs.id}/rules`, { body: { ...rule(700), description: 'd'.repeat(501) } });
+    assert.deepEqual([long.status, long.body.errors], [400, [{ code: 20021, message: "'description' is too long: at most 500 characters, got 501", source: { pointer: '/description' } }]]);
+    const ref = await svc.call('PUT', entry(ENT), { body: { rules: [{ ...rule(1), ref: 'r'.repeat(7_900_000) }] } });
+    assert.deepEqual([ref.status, ref.body.errors], [400, [{ code: 20021, message: "'ref' is too long: at most 500 characters, got 7900000", source: { pointer: '/rules/0/ref' } }]]);
+    const ok = await svc.call('POST', `/zones/${ENT}/rulesets/${rs.id}/rules`, { body: { ...rule(701), description: 'd'.repeat(500) } });
+    assert.equal(ok.status, 200);
+  });
+
+  it('a NUL character anywhere in a rule is refused where it is, and nothing is stored', async () => {
+    const rs = (await svc.call('GET', entry(ENT))).body.result;
+    for (const [body, pointer] of [
+      [{ ...rule(800), description: 'a\u0000b' }, '/description'],
+      [{ ...rule(800), ref: 'a\u0000b' }, '/ref'],
+      [{ ...rule(800), action: 'skip', action_parameters: { ruleset: 'current\u0000' } }, '/action_parameters/ruleset'],
+    ] as const) {
+      const r = await svc.call('POST', `/zones/${ENT}/rulesets/${rs.id}/rules`, { body });
+      assert.deepEqual([r.status, r.body.errors], [400, [{ code: 20021, message: `the value at ${pointer} must not contain a NUL character (U+0000)`, source: { pointer } }]]);
+    }
+    assert.equal((await svc.call('GET', entry(ENT))).body.result.version, rs.version);
+  });
+});
+
+describe('a database of schema 1', () => {
+  it('is migrated: every retained version reads back exactly as it was stored', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rulesmith-schema1-'));
+    try {
+      const file = join(dir, 'old.db');
+      const raw = new Database(file);
+      raw.exec(SCHEMA[0] as string);
+      raw.exec('PRAGMA user_version = 1');
+      raw.exec("INSERT INTO accounts VALUES ('a', 'A', 't')");
+      raw.run("INSERT INTO rulesets VALUES ('r1', 'account', 'a', 'custom', ?, 'old', 'd2', 3, 't3')", [CUSTOM]);
+      const r = (id: string, v: string, expr: string) => ({ id, version: v, action: 'block', expression: expr, description: '', last_updated: `t${v}`, ref: id, enabled: true });
+      const bodies = [
+        { id: 'r1', name: 'old', description: 'd1', kind: 'custom', version: '1', last_updated: 't1', phase: CUSTOM, rules: [r('x', '1', 'true'), r('y', '1', 'false')] },
+        // version 2 was deleted; version 3 changed y and dropped x
+        { id: 'r1', name: 'old', description: 'd2', kind: 'custom', version: '3', last_updated: 't3', phase: CUSTOM, rules: [r('y', '2', 'not false')] },
+      ];
+      for (const b of bodies) raw.run('INSERT INTO ruleset_versions VALUES (?, ?, ?, ?)', ['r1', Number(b.version), b.last_updated, JSON.stringify(b)]);
+      raw.close();
+      const store = new Store(file);
+      try {
+        assert.equal(store.schemaVersion, SCHEMA.length);
+        const read = (v: number) => {
+          const h = store.get<{ name: string; description: string; last_updated: string }>('SELECT * FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', ['r1', v]);
+          const rules = store.all<{ body: string }>(
+            'SELECT b.body FROM ruleset_rules x JOIN rule_bodies b ON b.hash = x.hash WHERE x.ruleset_id = ? AND x.from_version <= ? AND (x.to_version IS NULL OR x.to_version > ?) ORDER BY x.pos',
+            ['r1', v, v],
+          );
+          return { id: 'r1', name: h!.name, description: h!.description, kind: 'custom', version: String(v), last_updated: h!.last_updated, phase: CUSTOM, rules: rules.map((x) => JSON.parse(x.body)) };
+        };
+        assert.deepEqual(read(1), bodies[0]);
+        assert.deepEqual(read(3), bodies[1]);
+        assert.equal(store.get('SELECT 1 AS x FROM ruleset_versions WHERE version = 2'), undefined);
+      } finally {
+        store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
