@@ -146,7 +146,10 @@ export class RulesmithClient implements vscode.Disposable {
     this.client = undefined;
     if (!client) return;
     try {
-      if (client.needsStop()) await client.stop(5000);
+      // dispose, not stop: a client that is restarting itself after a crash (not yet
+      // "running") is otherwise left to finish starting beside the new one — two servers,
+      // every quick fix twice.
+      await client.dispose(5000);
     } catch (error) {
       this.output.warn(`Stopping the language server: ${messageOf(error)}`);
     }

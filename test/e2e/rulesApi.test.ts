@@ -141,7 +141,7 @@ describe('RulesApi against a scripted server', () => {
     const e = await api.listAccounts().then(() => undefined, (x: unknown) => x);
     assert.ok(e instanceof RulesApiError);
     assert.equal(e.status, 0);
-    assert.match(e.display, /Restart Local Rules Service/);
+    assert.equal(e.display, 'could not connect to http://127.0.0.1:9/client/v4. The local rules service is not running: start it again (Start Local Service), then Retry.');
   });
 });
 

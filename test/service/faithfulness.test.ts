@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { checkExpression } from '../../server/src/language/index';
-import { parseExpression } from '../../server/src/language/parse';
 import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
 import { minCpuTime, minCpuTimeAsync } from '../cpuTime';
 import { startService, type TestService } from './harness';
@@ -333,7 +332,7 @@ describe('malformed requests: a clear error, nothing changed, still serving', ()
     assert.ok(refusal < checking, `refusal ${refusal} us, checking 1,000 expressions ${checking} us`);
   });
 
-  it('an expression over 4096 characters is refused without being parsed (a megabyte answers at once)', async () => {
+  it('an expression over 4096 characters is refused with the engine\'s length error, before parsing', async () => {
     const expression = `http.host eq "${'a'.repeat(1_000_000)}"`;
     const before = snapshot();
     const r = await svc.call('PUT', entry(BIZ), { body: { rules: [{ action: 'block', expression }] } });
@@ -344,15 +343,9 @@ describe('malformed requests: a clear error, nothing changed, still serving', ()
     assert.ok(e.message.startsWith(`'${expression}' is not a valid value for expression because could not parse filter expression: Filter parsing error (1:4097):\n`));
     assert.ok(e.message.endsWith(` expression is ${expression.length} characters long; the limit is 4096\n`));
     assert.equal(snapshot(), before);
-    // CPU time, not a wall clock: parsing is linear in the length (properties.test.ts), so
-    // parsing the megabyte would cost at least 256 times parsing 4 KB; the refusal costs
-    // under half of that (about 30 times, in request and JSON handling).
-    const refusal = await minCpuTimeAsync(async () => {
-      assert.equal((await svc.call('PUT', entry(BIZ), { body: { rules: [{ action: 'block', expression }] } })).status, 400);
-    }, 3, 0);
-    const short = `http.host eq "${'a'.repeat(4096 - 15)}"`;
-    const parse4k = minCpuTime(() => assert.ok(parseExpression(short).ast), 5);
-    assert.ok(refusal < (256 / 2) * parse4k, `refusal ${refusal} us, parsing 4 KB ${parse4k} us`);
+    // The engine's own length error at character 4097 (not a parse error further in) shows
+    // the length is checked before parsing. (A CPU-time comparison with parsing 4 KB no longer
+    // shows anything: the hand-written parser reads a megabyte faster than the JSON is handled.)
   });
 
   it('a body that is not an object, trailing bytes, a BOM: invalid JSON', async () => {

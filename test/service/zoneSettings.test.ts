@@ -60,8 +60,8 @@ describe('zone setting request_body_inspection_limit', () => {
     assert.equal(await traceForm(), 'block');
   });
 
-  it('answers 404 for a zone that does not exist', async () => {
+  it('answers a zone that does not exist as one this token may not see (no existence leak)', async () => {
     const r = await svc.call('GET', SETTING('0'.repeat(32)));
-    assert.equal(r.status, 404);
+    assert.deepEqual([r.status, r.body.errors?.[0]?.message], [403, 'Authentication error']);
   });
 });

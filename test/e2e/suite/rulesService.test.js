@@ -164,8 +164,9 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const z = await child(api.views.zones, account.node, 'migrated.example.com');
     assert.match(z.description, /chosen/);
     const phases = await kids(api.views.zones, z.node);
-    assert.deepEqual(phases.map((p) => p.description), ['http_request_firewall_custom', 'http_ratelimit', 'http_request_firewall_managed']);
-    const managed = phases[2];
+    // First the zone's WAF proxy item: this service is not the extension's own, so no proxy is known.
+    assert.deepEqual(phases.map((p) => p.description), ['no proxy (set rulesmith.proxy.url)', 'http_request_firewall_custom', 'http_ratelimit', 'http_request_firewall_managed']);
+    const managed = phases[3];
     const ep = (await kids(api.views.zones, managed.node))[0];
     assert.match(ep.description, /^entry point · version \d+ · \d+ rules$/);
     const rules = await kids(api.views.zones, ep.node);
