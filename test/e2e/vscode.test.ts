@@ -241,6 +241,28 @@ class Run {
  * seed, with a random full-access token, and tells the in-host suite where it is through
  * `<workspace>/.rulesmith-e2e/service.json` (the suite signs in to it with that token).
  */
+/**
+ * Puts the cursor at `position` (`line:column`) with Go to Line, opens VS Code's token
+ * inspector there and waits until it shows `scope`; returns the inspector.
+ */
+async function inspectTokenAt(page: Page, position: string, scope: string) {
+  const quickInput = page.locator('.quick-input-widget');
+  await page.keyboard.press('Control+G');
+  await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+  await page.keyboard.type(position);
+  await page.keyboard.press('Enter');
+  await quickInput.waitFor({ state: 'hidden', timeout: 15_000 });
+  await page.keyboard.press('F1');
+  await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+  await page.keyboard.type('Inspect Editor Tokens and Scopes');
+  await quickInput.locator('.monaco-list-row', { hasText: 'Inspect Editor Tokens and Scopes' }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+  const inspector = page.locator('.token-inspect-widget');
+  await inspector.waitFor({ state: 'visible', timeout: 15_000 });
+  await inspector.getByText(scope).first().waitFor({ timeout: 15_000 });
+  return inspector;
+}
+
 async function startRulesService(r: Run): Promise<void> {
   const token = `e2e_${randomBytes(24).toString('base64url')}`;
   const child = spawn(process.execPath, [join(ROOT, 'server/out/cli.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(r.dir, 'rules-service.db'), '--seed', 'demo'], {
@@ -508,19 +530,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       const before = text.slice(0, text.indexOf('http.hots') + 'http.'.length);
       const line = before.split('\n').length;
       const column = before.length - before.lastIndexOf('\n');
-      await page.keyboard.press('Control+G');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type(`${line}:${column}`);
-      await page.keyboard.press('Enter');
-      await quickInput.waitFor({ state: 'hidden', timeout: 15_000 });
-      await page.keyboard.press('F1');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type('Inspect Editor Tokens and Scopes');
-      await quickInput.locator('.monaco-list-row', { hasText: 'Inspect Editor Tokens and Scopes' }).first().waitFor({ timeout: 15_000 });
-      await page.keyboard.press('Enter');
-      const inspector = page.locator('.token-inspect-widget');
-      await inspector.waitFor({ state: 'visible', timeout: 15_000 });
-      await inspector.getByText('variable.other.field.rulesmith').first().waitFor({ timeout: 15_000 });
+      const inspector = await inspectTokenAt(page, `${line}:${column}`, 'variable.other.field.rulesmith');
       const inspected = (await inspector.innerText()).replace(/\s+/g, ' ');
       assert.match(inspected, /\bhots\b/);
       assert.match(inspected, /rulesmith-expression/, 'the embedded language is the expression language');
@@ -559,19 +569,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await openFile('evaluate/requests.http');
       // The language mode in the status bar, then the token inspector on the method of line 2.
       await page.locator('.statusbar-item', { hasText: 'HTTP requests (Rulesmith)' }).first().waitFor({ timeout: 30_000 });
-      await page.keyboard.press('Control+G');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type('2:2');
-      await page.keyboard.press('Enter');
-      await quickInput.waitFor({ state: 'hidden', timeout: 15_000 });
-      await page.keyboard.press('F1');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type('Inspect Editor Tokens and Scopes');
-      await quickInput.locator('.monaco-list-row', { hasText: 'Inspect Editor Tokens and Scopes' }).first().waitFor({ timeout: 15_000 });
-      await page.keyboard.press('Enter');
-      const inspector = page.locator('.token-inspect-widget');
-      await inspector.waitFor({ state: 'visible', timeout: 15_000 });
-      await inspector.getByText('keyword.other.method.rulesmith-http').first().waitFor({ timeout: 15_000 });
+      await inspectTokenAt(page, '2:2', 'keyword.other.method.rulesmith-http');
       await shot('http-grammar.png');
       await page.keyboard.press('Escape');
 

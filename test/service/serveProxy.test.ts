@@ -1,7 +1,7 @@
 // `rulesmith serve --proxy` as the built CLI runs it (npm run build first): the proxy's
 // ready line and each zone's URL, a request through it, and a zone that does not exist.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,23 +11,33 @@ import { send, startUpstream } from './proxyHarness';
 const dir = mkdtempSync(join(tmpdir(), 'rulesmith-serve-proxy-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
+/** Starts the built CLI's `serve` with `args`; resolves once `ready` matches its output so far. */
+function startServe(args: readonly string[], ready: (out: string) => boolean, env: NodeJS.ProcessEnv = process.env): Promise<{ child: ChildProcess; out: string }> {
+  const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new Error(`not ready in 20 s:\n${out}`));
+    }, 20_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (ready(out)) {
+        clearTimeout(timer);
+        resolve({ child, out });
+      }
+    });
+  });
+}
+
+const PROXY_LINE = /rulesmith proxy: listening on (http:\/\/127\.0\.0\.1:(\d+))\n/;
+
 describe('rulesmith serve --proxy', () => {
   it('prints the proxy URL and each zone to open, and proxies requests', async () => {
     const upstream = await startUpstream();
-    const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'a.db'), '--seed', 'demo', '--proxy', `migrated.example.com=${upstream.url}`, '--proxy-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { child, out } = await startServe(['--db', join(dir, 'a.db'), '--seed', 'demo', '--proxy', `migrated.example.com=${upstream.url}`, '--proxy-listen', '127.0.0.1:0'], (o) => PROXY_LINE.test(o) && o.includes('(open '));
     try {
-      let out = '';
-      const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no proxy line:\n${out}`)), 20_000);
-        child.stdout!.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /rulesmith proxy: listening on (http:\/\/127\.0\.0\.1:(\d+))\n/.exec(out);
-          if (m && out.includes('(open ')) {
-            clearTimeout(timer);
-            resolve(m);
-          }
-        });
-      });
+      const ready = PROXY_LINE.exec(out)!;
       assert.ok(out.includes(`rulesmith proxy: migrated.example.com → ${upstream.url}/ (open http://migrated.example.com.localhost:${ready[2]}/)`), out);
       const a = await send(ready[1]!, 'migrated.example.com', '/hello', { headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' } });
       assert.deepEqual([a.status, a.body], [200, 'ok GET /hello']);
@@ -38,20 +48,9 @@ describe('rulesmith serve --proxy', () => {
   });
 
   it('with --proxy-listen alone runs a proxy with no zone yet (the extension starts zones)', async () => {
-    const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'c.db'), '--proxy-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { child, out } = await startServe(['--db', join(dir, 'c.db'), '--proxy-listen', '127.0.0.1:0'], (o) => PROXY_LINE.test(o));
     try {
-      let out = '';
-      const m = await new Promise<RegExpExecArray>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no proxy line:\n${out}`)), 20_000);
-        child.stdout!.on('data', (d: Buffer) => {
-          out += d.toString();
-          const found = /rulesmith proxy: listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(out);
-          if (found) {
-            clearTimeout(timer);
-            resolve(found);
-          }
-        });
-      });
+      const m = PROXY_LINE.exec(out)!;
       const a = await send(m[1]!, 'migrated.example.com', '/');
       assert.equal(a.status, 530);
     } finally {
@@ -62,21 +61,11 @@ describe('rulesmith serve --proxy', () => {
   it('a request the rules block becomes a security event that GraphQL returns (the proxy feeds the events store)', async () => {
     const upstream = await startUpstream();
     const token = 'serve-proxy-events-token';
-    const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'd.db'), '--seed', 'demo', '--proxy', `pro.example.com=${upstream.url}`, '--proxy-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RULESMITH_SERVICE_TOKEN: token } });
+    const apiLine = /rulesmith serve: listening on (\S+)\n/;
+    const { child, out } = await startServe(['--db', join(dir, 'd.db'), '--seed', 'demo', '--proxy', `pro.example.com=${upstream.url}`, '--proxy-listen', '127.0.0.1:0'], (o) => apiLine.test(o) && PROXY_LINE.test(o) && o.includes('(open '), { ...process.env, RULESMITH_SERVICE_TOKEN: token });
     try {
-      let out = '';
-      const [api, proxy] = await new Promise<[string, string]>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no proxy line:\n${out}`)), 20_000);
-        child.stdout!.on('data', (d: Buffer) => {
-          out += d.toString();
-          const a = /rulesmith serve: listening on (\S+)\n/.exec(out);
-          const p = /rulesmith proxy: listening on (\S+)\n/.exec(out);
-          if (a && p && out.includes('(open ')) {
-            clearTimeout(timer);
-            resolve([new URL(a[1]!).origin, p[1]!]);
-          }
-        });
-      });
+      const api = new URL(apiLine.exec(out)![1]!).origin;
+      const proxy = PROXY_LINE.exec(out)![1]!;
       const blocked = await send(proxy, 'pro.example.com', '/?q=<script>alert(1)</script>');
       assert.equal(blocked.status, 403);
       const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
