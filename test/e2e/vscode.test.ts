@@ -661,9 +661,12 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       const dialogText = (await dialog.innerText()).replace(/\s+/g, ' ');
       assert.match(dialogText, /Migrate business\.example\.com to the new managed rules\? This is irreversible\./);
       assert.match(dialogText, /no way back/);
-      // The irreversible dialog's default (first, primary) button is not Migrate.
+      // The irreversible dialog's default button (focused, what Enter presses) is not Migrate.
+      // (The web dialog lays buttons out in the platform's order; focus says which is the default.)
       const buttons = (await dialog.locator('.dialog-buttons .monaco-button').allInnerTexts()).map((b) => b.trim());
-      assert.deepEqual(buttons, ['Review First', 'Migrate', 'Cancel']);
+      assert.deepEqual([...buttons].sort(), ['Cancel', 'Migrate', 'Review First']);
+      const focused = (await dialog.locator('.dialog-buttons .monaco-button:focus').allInnerTexts()).map((b) => b.trim());
+      assert.deepEqual(focused, ['Review First']);
       await shot('migration-confirmation.png');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await dialog.waitFor({ state: 'hidden', timeout: 15_000 });
