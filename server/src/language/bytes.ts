@@ -143,12 +143,10 @@ export function percentDecode(s: string, options: PercentDecodeOptions = {}): st
       continue;
     }
     if (c !== 37) continue;
-    out += s.slice(run, i);
-    run = i + 1;
     if (percentU && (s[i + 1] === 'u' || s[i + 1] === 'U')) {
       const u = percentU(s, i);
       if (u) {
-        out += u[0];
+        out += s.slice(run, i) + u[0];
         i += u[1] - 1;
         run = i + 1;
         continue;
@@ -157,10 +155,12 @@ export function percentDecode(s: string, options: PercentDecodeOptions = {}): st
     const h = hexDigitValue(s.charCodeAt(i + 1));
     const l = hexDigitValue(s.charCodeAt(i + 2));
     if (h >= 0 && l >= 0) {
-      out += String.fromCharCode(h * 16 + l);
+      out += s.slice(run, i) + String.fromCharCode(h * 16 + l);
       i += 2;
       run = i + 1;
-    } else out += '%';
+    }
+    // A malformed escape stays as written: it is part of the current run (a run of `%`
+    // is copied once, not one piece per character).
   }
   return out + s.slice(run);
 }
