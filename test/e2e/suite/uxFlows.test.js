@@ -49,6 +49,7 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
   let api;
   let zones;
   let rest;
+  let maxCorpusBefore;
 
   before(async function () {
     ({ api } = await h.activateExtension());
@@ -60,6 +61,8 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     assert.ok(signed, JSON.stringify(api.testing.peek()));
     rest = await api.connection.api();
     zones = Object.fromEntries((await rest.listZones()).map((z) => [z.name, z]));
+    // The harness's user settings set this too (for the UI tests after this suite): put it back after.
+    maxCorpusBefore = vscode.workspace.getConfiguration('rulesmith.preview').inspect('maxCorpusRequests')?.globalValue;
     await vscode.workspace.getConfiguration('rulesmith.preview').update('maxCorpusRequests', 20, vscode.ConfigurationTarget.Global);
   });
 
@@ -76,7 +79,7 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     // The conflicted file back to valid JSON (the merge editor left open reloads it).
     const conflicted = h.workspaceUri(`rulesets/enterprise.example.com/${CUSTOM}.ruleset.json`);
     if (fs.existsSync(conflicted.fsPath) && fs.readFileSync(conflicted.fsPath, 'utf8').includes('<<<<<<<')) fs.writeFileSync(conflicted.fsPath, `${JSON.stringify({ name: 'default', rules: [] }, null, 2)}\n`);
-    await vscode.workspace.getConfiguration('rulesmith.preview').update('maxCorpusRequests', undefined, vscode.ConfigurationTarget.Global);
+    await vscode.workspace.getConfiguration('rulesmith.preview').update('maxCorpusRequests', maxCorpusBefore, vscode.ConfigurationTarget.Global);
     for (const k of ['baseUrl', 'zoneId', 'accountId']) await vscode.workspace.getConfiguration('rulesmith.api').update(k, undefined, vscode.ConfigurationTarget.Global);
     await vscode.commands.executeCommand('rulesmith.signOut');
   });
