@@ -14,7 +14,7 @@ import type { RateLimit } from '../rulesets/model';
 import type { DeployedZone } from '../service/deployment';
 import { ZONE_SELECT, type ZoneRow } from '../service/scope';
 import type { Store } from '../service/store';
-import { compiledZone } from '../service/traceEval';
+import { compiledZone } from '../service/compiledZones';
 import { deploymentKey, zoneSource } from '../service/zoneConfig';
 import { rateLimitRules } from './rateLimit';
 
