@@ -7,7 +7,7 @@
 import { findManagedRuleset, rulesetVersion } from '../rulesets/catalog';
 import { requestValues } from '../requests/fields';
 import type { SampleRequest } from '../requests/types';
-import { compileZone, TERMINATING, type CompiledZone, type Decision, type Evaluation, type RuleRef, type TraceEntry, type ZoneConfig } from '../rulesets/engine';
+import { TERMINATING, type CompiledZone, type Decision, type Evaluation, type RuleRef, type RequestHooks, type TraceEntry, type ZoneConfig } from '../rulesets/engine';
 import type { Rule, Ruleset } from '../rulesets/model';
 import type { TraceDecision, TraceResult, TraceStep } from '../rulesApi';
 import { slowForTests } from '../timedWorker';
@@ -18,8 +18,6 @@ import type { DeployedZone } from './deployment';
 import type { TraceJob, TraceReply } from './traceRunner';
 
 const CHALLENGES = new Set(['challenge', 'js_challenge', 'managed_challenge']);
-/** How many challenges `skip_challenge` may pass before giving up (each costs one evaluation). */
-const MAX_SKIPPED_CHALLENGES = 16;
 
 
 /** A wire TraceStep (rulesApi.ts) while it is built: filled in, then settled. */
@@ -173,46 +171,6 @@ function statusCode(d: Decision): number | undefined {
   return undefined;
 }
 
-/**
- * Disables the rule that decided (so that a skipped challenge lets evaluation go on):
- * an entry-point or custom rule gets `enabled: false`; a managed rule gets a rule override
- * on the execute rule that ran it.
- */
-function withoutRule(config: ZoneConfig, d: Decision): ZoneConfig | undefined {
-  const disable = (rs: Ruleset, pred: (r: Rule) => boolean, patch: (r: Rule) => Rule): Ruleset => ({ ...rs, rules: (rs.rules ?? []).map((r) => (pred(r) ? patch(r) : r)) });
-  const own = (rs: Ruleset | undefined) => rs?.id !== undefined && rs.id === d.rulesetId;
-  const entryPoints = { ...config.entryPoints };
-  let customRulesets = config.customRulesets ?? [];
-  let changed = false;
-  const target = (rs: Ruleset) => {
-    changed = true;
-    return disable(rs, (r) => r.id === d.ruleId, (r) => ({ ...r, enabled: false }));
-  };
-  const via = d.via;
-  for (const [phase, rs] of Object.entries(entryPoints) as [keyof typeof entryPoints, Ruleset][]) {
-    if (own(rs)) entryPoints[phase] = target(rs);
-    else if (via && rs.id === via.rulesetId && findManagedRuleset(config.catalog, d.rulesetId ?? '')) {
-      changed = true;
-      entryPoints[phase] = disable(
-        rs,
-        (r) => r.id === via.ruleId,
-        (r) => {
-          const p = (r.action_parameters ?? {}) as { overrides?: { rules?: unknown[] } };
-          const overrides = { ...(p.overrides ?? {}), rules: [...(p.overrides?.rules ?? []), { id: d.ruleId, enabled: false }] };
-          return { ...r, action_parameters: { ...p, overrides } };
-        },
-      );
-    }
-  }
-  customRulesets = customRulesets.map((rs) => (own(rs) ? target(rs) : rs));
-  let legacy = config.legacy;
-  if (d.phase === 'legacy_firewall_rules' && legacy) {
-    changed = true;
-    legacy = { ...legacy, firewallRules: legacy.firewallRules.map((fr) => (fr.id === d.ruleId ? { ...fr, paused: true } : fr)) };
-  }
-  if (!changed || d.ruleId === undefined) return undefined;
-  return { ...config, entryPoints, customRulesets, ...(legacy ? { legacy } : {}) };
-}
 
 
 /** The Trace's `result` (without `zone`), or an ApiError for a request context that is not valid. */
@@ -221,26 +179,20 @@ export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone
   const badContext = requestProblems.filter((p) => /^(ip\.|cf\.)/.test(p) || p.includes('unknown field'));
   if (badContext.length > 0) throw ApiError.of(400, CODES.invalidValue, `the request's context is not valid: ${badContext.join('; ')}`, '/context');
 
-  let config = deployed.config;
-  let compiled = compiledZone;
-  let ev: Evaluation = compiled.evaluate(values);
-  // skip_challenge: the challenging rule counts as solved. Evaluate again with it out of
-  // the way (a changed copy, compiled for this request only); the rerun's trace is the
-  // same up to that rule (now shown as disabled), so the original challenge entry takes
-  // its place.
-  const replaced = new Map<number, TraceEntry>();
+  const compiled = compiledZone;
+  // skip_challenge: every challenge counts as solved, through the engine's own hook (the
+  // one the WAF proxy uses for a clearance cookie): the rule is passed and evaluation goes
+  // on. Those entries show as skipped challenges.
+  const hooks: RequestHooks | undefined = skipChallenge ? { challengePassed: () => true } : undefined;
+  const first = compiled.evaluate(values, undefined, hooks);
   const skipped = new Set<TraceEntry>();
-  for (let i = 0; skipChallenge && i < MAX_SKIPPED_CHALLENGES && CHALLENGES.has(ev.decision.action); i++) {
-    const at = ev.trace.findIndex((e) => e.outcome === 'terminated');
-    const next = at < 0 ? undefined : withoutRule(config, ev.decision);
-    if (!next) break;
-    replaced.set(at, ev.trace[at]!);
-    skipped.add(ev.trace[at]!);
-    config = next;
-    compiled = compileZone(config, deployed.previousWaf ? { previousWaf: deployed.previousWaf } : {});
-    const rerun = compiled.evaluate(values);
-    ev = { ...rerun, trace: rerun.trace.map((e, j) => replaced.get(j) ?? e) };
-  }
+  const trace = first.trace.map((e) => {
+    if (!skipChallenge || e.outcome !== 'logged' || !CHALLENGES.has(e.action ?? '')) return e;
+    const { note: _passed, ...entry } = e;
+    skipped.add(entry);
+    return entry;
+  });
+  const ev: Evaluation = { ...first, trace };
 
   const steps = traceSteps(ev.trace, deployed.config, skipped);
   if (deployed.managedEntryPointInactive) {
