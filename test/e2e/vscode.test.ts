@@ -263,6 +263,22 @@ async function inspectTokenAt(page: Page, position: string, scope: string) {
   return inspector;
 }
 
+/**
+ * Opens the run's workspace in code-server and the Rulesmith container; waits until the
+ * Zones view shows either its Sign In button or the demo account (the extension signs in
+ * to its own local service by itself unless the user signed out).
+ */
+async function openRulesmithView(page: Page, r: Run) {
+  await page.goto(`http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await page.locator('.activitybar [aria-label^="Rulesmith"]').first().click({ timeout: 60_000 });
+  const zones = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: 'Zones' }) }).first();
+  const signIn = zones.locator('.welcome-view-content').getByRole('button', { name: 'Sign In' }).first();
+  const account = page.getByRole('treeitem', { name: /Rulesmith Demo/ }).first();
+  await Promise.race([signIn.waitFor({ timeout: 60_000 }), account.waitFor({ timeout: 60_000 })]);
+  return { zones, signIn, account };
+}
+
 async function startRulesService(r: Run): Promise<void> {
   const token = `e2e_${randomBytes(24).toString('base64url')}`;
   const child = spawn(process.execPath, [join(ROOT, 'server/out/cli.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(r.dir, 'rules-service.db'), '--seed', 'demo'], {
@@ -608,17 +624,9 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.keyboard.press('Enter');
     };
     try {
-      await page.goto(`http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
-      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-      // The activity bar's Rulesmith container, then its welcome view's Sign In button.
-      await page.locator('.activitybar [aria-label^="Rulesmith"]').first().click({ timeout: 60_000 });
-      // With the local service the extension signs in by itself, unless the user signed out
-      // (as the in-host suite does last, when its state was saved before its window closed).
-      const zones = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: 'Zones' }) }).first();
-      const signIn = zones.locator('.welcome-view-content').getByRole('button', { name: 'Sign In' }).first();
-      const account = page.getByRole('treeitem', { name: /Rulesmith Demo/ }).first();
+      // The Rulesmith container; its welcome view's Sign In button is what this test shows.
+      const { zones, signIn, account } = await openRulesmithView(page, r);
       // Signed in already: sign out from the palette, so that the welcome view shows.
-      await Promise.race([signIn.waitFor({ timeout: 60_000 }), account.waitFor({ timeout: 60_000 })]);
       if (!(await signIn.isVisible())) {
         await palette('Rulesmith: Sign Out');
         await signIn.waitFor({ timeout: 30_000 });
@@ -748,13 +756,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       `${JSON.stringify({ name: 'default', kind: 'zone', phase: 'http_request_firewall_custom', rules: [{ ref: 'ui-block-admin', description: 'UI: block the admin area', action: 'block', expression: 'http.request.uri.path eq "/ui-admin"' }] }, null, 2)}\n`,
     );
     try {
-      await page.goto(`http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}`, { waitUntil: 'domcontentloaded', timeout: 60_000 });
-      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-      await page.locator('.activitybar [aria-label^="Rulesmith"]').first().click({ timeout: 60_000 });
-      const zones = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: 'Zones' }) }).first();
-      const signIn = zones.locator('.welcome-view-content').getByRole('button', { name: 'Sign In' }).first();
-      const account = page.getByRole('treeitem', { name: /Rulesmith Demo/ }).first();
-      await Promise.race([signIn.waitFor({ timeout: 60_000 }), account.waitFor({ timeout: 60_000 })]);
+      const { signIn, account } = await openRulesmithView(page, r);
       if (await signIn.isVisible()) await signIn.click();
       await account.waitFor({ timeout: 60_000 });
       const pro = page.getByRole('treeitem', { name: /pro\.example\.com/ }).first();
