@@ -1,6 +1,14 @@
 // How tests bound cost without a wall clock: they compare this process's CPU time for two
 // runs (an input and 8x it, or a cheap path and the costly one it must avoid), never
 // elapsed milliseconds against a constant, which load on a shared machine breaks.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+// A full collection before each timed run: otherwise a major GC that earlier work made due
+// (the compiled rulesets of the whole file are in this heap) can land in any one run and
+// adds tens of milliseconds that have nothing to do with the input's size.
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 /**
  * The least CPU time (µs) of several runs of `fn`: other test files run in parallel, and
@@ -10,6 +18,7 @@ export function minCpuTime(fn: () => void, runs = 15, warmups = 5): number {
   for (let i = 0; i < warmups; i++) fn(); // warm up the JIT
   let best = Infinity;
   for (let i = 0; i < runs; i++) {
+    collectGarbage();
     const t0 = process.cpuUsage();
     fn();
     const d = process.cpuUsage(t0);
@@ -23,6 +32,7 @@ export async function minCpuTimeAsync(fn: () => Promise<void>, runs = 5, warmups
   for (let i = 0; i < warmups; i++) await fn();
   let best = Infinity;
   for (let i = 0; i < runs; i++) {
+    collectGarbage();
     const t0 = process.cpuUsage();
     await fn();
     const d = process.cpuUsage(t0);
