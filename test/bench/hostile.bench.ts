@@ -8,6 +8,7 @@
  *
  *   node --import tsx test/bench/hostile.bench.ts
  *   RULESMITH_HOSTILE_SIZES=10000,100000 RULESMITH_BENCH_ROUNDS=1 node --import tsx test/bench/hostile.bench.ts
+ *   RULESMITH_HOSTILE_ONLY='<a%20' …: only the requests whose name contains the text
  *
  * Each request is a full request (sample request -> field values -> engine), with the
  * process's regex safeguards on as in every Rulesmith process; the core is bundled by esbuild
@@ -29,6 +30,8 @@ import { corpusBytes, harness, Harness, modsecConfig } from './modsec/modsec';
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_ROUNDS ?? 3) | 0);
 const SIZES = (process.env.RULESMITH_HOSTILE_SIZES ?? '2000,20000').split(',').map(Number);
+/** Only the requests whose name contains this (e.g. `<a%20`). */
+const ONLY = process.env.RULESMITH_HOSTILE_ONLY ?? '';
 const CRS_RULES = process.env.CRS_RULES ?? '/usr/share/modsecurity-crs/rules';
 const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rulesmith-bench');
 const THRESHOLD = 5;
@@ -56,7 +59,7 @@ async function main(): Promise<void> {
   const core = loadCore();
   const catalog = core.defaultCatalog;
   const requests: { name: string; size: number; request: SampleRequest }[] = [];
-  for (const h of HOSTILE) for (const size of SIZES) requests.push({ name: h.name, size, request: h.make(size) });
+  for (const h of HOSTILE.filter((x) => x.name.includes(ONLY))) for (const size of SIZES) requests.push({ name: h.name, size, request: h.make(size) });
   const h = harness(CACHE, CRS_RULES);
   const corpusFile = join(CACHE, 'hostile-corpus.bin');
   if (h.bin) writeFileSync(corpusFile, corpusBytes(requests.map((r) => r.request), core.DEFAULT_CLIENT_IP));

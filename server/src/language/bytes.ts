@@ -30,6 +30,13 @@ export function bytesToBinary(bytes: Uint8Array): string {
   return out;
 }
 
+/** The first `length` code units of `codes` as a string (in chunks: fromCharCode's argument limit). */
+export function codesToBinary(codes: Uint16Array, length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i += 0x2000) out += String.fromCharCode.apply(null, codes.subarray(i, Math.min(length, i + 0x2000)) as unknown as number[]);
+  return out;
+}
+
 /** Unpacks a binary string into bytes (code units above 255 are truncated). */
 export function binaryToBytes(b: string): Uint8Array {
   const out = new Uint8Array(b.length);

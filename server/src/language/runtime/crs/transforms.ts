@@ -11,7 +11,7 @@
  * - Whitespace is ASCII white space (space, \t \n \v \f \r) plus 0xA0 where the manual
  *   mentions non-breaking space (compressWhitespace, removeWhitespace).
  */
-import { asciiLower, hex4At, hexDigitValue, percentDecode } from '../../bytes';
+import { asciiLower, codesToBinary, hex4At, hexDigitValue, percentDecode } from '../../bytes';
 export type Transform = (s: string) => string;
 
 function isHex(c: number): boolean {
@@ -147,23 +147,36 @@ export function cssDecode(s: string): string {
 export function cmdLine(s: string): string {
   // Nothing to delete, replace, compress or lower-case: the value as it is.
   if (!/[\\"'^,;\t-\r A-Z]/.test(s)) return s;
-  let out = '';
+  // Into an array of code units, not `out += ch`: a long value (a 100 KB query) would
+  // otherwise become a rope of one node per character for the collector to walk.
+  const n = s.length;
+  const out = new Uint16Array(n + 1); // + a trailing space
+  let k = 0;
   let pendingSpace = false;
-  for (let i = 0; i < s.length; i++) {
-    let ch = s[i];
-    if (ch === '\\' || ch === '"' || ch === "'" || ch === '^') continue;
-    if (ch === ',' || ch === ';') ch = ' ';
-    const c = ch.charCodeAt(0);
+  for (let i = 0; i < n; i++) {
+    let c = s.charCodeAt(i);
+    if (c === 92 || c === 34 || c === 39 || c === 94) continue; // \ " ' ^
+    if (c === 44 || c === 59) c = 32; // , ;
     if (isSpace(c)) {
       pendingSpace = true;
       continue;
     }
-    if (pendingSpace && ch !== '/' && ch !== '(') out += ' ';
+    if (pendingSpace && c !== 47 && c !== 40) out[k++] = 32; // not before / (
     pendingSpace = false;
-    out += c >= 65 && c <= 90 ? String.fromCharCode(c + 32) : ch;
+    out[k++] = c >= 65 && c <= 90 ? c + 32 : c;
   }
-  if (pendingSpace) out += ' ';
-  return out;
+  if (pendingSpace) out[k++] = 32;
+  return sameOrNew(s, out, k);
+}
+
+/** `s` itself when the codes spell it (a value with single spaces and no capitals), else the codes as a string. */
+function sameOrNew(s: string, codes: Uint16Array, length: number): string {
+  if (length === s.length) {
+    let i = 0;
+    while (i < length && codes[i] === s.charCodeAt(i)) i++;
+    if (i === length) return s;
+  }
+  return codesToBinary(codes, length);
 }
 
 export function compressWhitespace(s: string): string {

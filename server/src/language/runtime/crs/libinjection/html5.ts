@@ -67,8 +67,8 @@ type State =
   | 'eof';
 
 /** HTML whitespace as the tokenizer sees it (space, tab, LF, VT, FF, CR). */
-export function isHtml5Space(ch: string): boolean {
-  return ch === ' ' || ch === '\t' || ch === '\n' || ch === '\v' || ch === '\f' || ch === '\r';
+function isSpaceCode(c: number): boolean {
+  return c === 0x20 || (c >= 0x09 && c <= 0x0d);
 }
 
 function isAsciiLetter(ch: string): boolean {
@@ -78,11 +78,35 @@ function isAsciiLetter(ch: string): boolean {
 
 /** Tokenizes `input` starting in `start`; see the test-html5-* vectors for the exact output. */
 export function html5Tokens(input: string, start: Html5StartState = 'data'): Html5Token[] {
+  const out: Html5Token[] = [];
+  scanHtml5(input, start, (type, from, to) => {
+    out.push({ type, value: input.slice(from, to) });
+    return false;
+  });
+  return out;
+}
+
+/**
+ * Called with each token's type and where its value is in the input (every token's value is
+ * a piece of it); returning true stops the scan.
+ */
+export type Html5Visitor = (type: Html5TokenType, from: number, to: number) => boolean;
+
+const SLASH = 0x2f;
+const GT = 0x3e;
+const EQ = 0x3d;
+
+/**
+ * The tokenizer itself: hands each token to `visit` as a range of the input instead of
+ * building token objects and strings, so that @detectXSS on a long value of many tags
+ * (`<a <a <a …`, six start states) allocates nothing per token.
+ */
+export function scanHtml5(input: string, start: Html5StartState, visit: Html5Visitor): void {
   const s = input;
   const n = s.length;
-  const out: Html5Token[] = [];
-  const emit = (type: Html5TokenType, value: string): void => {
-    out.push({ type, value });
+  let stopped = false;
+  const emit = (type: Html5TokenType, from: number, to: number): void => {
+    if (visit(type, from, to)) stopped = true;
   };
   let i = 0;
   let quote = '';
@@ -114,15 +138,15 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
 
   // '>' ends the tag: emit it and go back to text.
   const closeTag = (): State => {
-    emit('TAG_NAME_CLOSE', '>');
+    emit('TAG_NAME_CLOSE', i, i + 1);
     i++;
     return 'data';
   };
   const skipSpace = (): void => {
-    while (i < n && isHtml5Space(s[i])) i++;
+    while (i < n && isSpaceCode(s.charCodeAt(i))) i++;
   };
 
-  while (state !== 'eof') {
+  while (state !== 'eof' && !stopped) {
     switch (state) {
       case 'data': {
         if (i >= n) {
@@ -131,11 +155,11 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
         }
         const lt = s.indexOf('<', i);
         if (lt < 0) {
-          emit('DATA_TEXT', s.slice(i));
+          emit('DATA_TEXT', i, n);
           i = n;
           state = 'eof';
         } else {
-          if (lt > i) emit('DATA_TEXT', s.slice(i, lt));
+          if (lt > i) emit('DATA_TEXT', i, lt);
           i = lt + 1;
           state = 'tagOpen';
         }
@@ -143,7 +167,7 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
       }
       case 'tagOpen': {
         if (i >= n) {
-          emit('DATA_TEXT', '<');
+          emit('DATA_TEXT', i - 1, i);
           state = 'eof';
           break;
         }
@@ -167,14 +191,14 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
           state = 'tagName';
         } else {
           // not a tag: the '<' is text, and so is what follows
-          emit('DATA_TEXT', '<');
+          emit('DATA_TEXT', i - 1, i);
           state = 'data';
         }
         break;
       }
       case 'endTagOpen': {
         if (i >= n) {
-          emit('DATA_TEXT', '</');
+          emit('DATA_TEXT', i - 2, i);
           state = 'eof';
           break;
         }
@@ -192,17 +216,17 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
       }
       case 'tagName': {
         let j = i;
-        while (j < n && !isHtml5Space(s[j]) && s[j] !== '/' && s[j] !== '>') j++;
-        const name = s.slice(i, j);
+        for (let c = s.charCodeAt(j); j < n && !isSpaceCode(c) && c !== SLASH && c !== GT; c = s.charCodeAt(++j));
+        const from = i;
         i = j;
         if (closing && i < n && s[i] === '>') {
           // a plain end tag "</name>"
-          emit('TAG_CLOSE', name);
+          emit('TAG_CLOSE', from, i);
           i++;
           state = 'data';
           break;
         }
-        emit('TAG_NAME_OPEN', name);
+        emit('TAG_NAME_OPEN', from, i);
         if (i >= n) state = 'eof';
         else if (s[i] === '/') {
           i++;
@@ -224,8 +248,8 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
       case 'attrName': {
         // the first character always belongs to the name, even '=' ("<a =x=1>")
         let j = i + 1;
-        while (j < n && !isHtml5Space(s[j]) && s[j] !== '/' && s[j] !== '>' && s[j] !== '=') j++;
-        emit('ATTR_NAME', s.slice(i, j));
+        for (let c = s.charCodeAt(j); j < n && !isSpaceCode(c) && c !== SLASH && c !== GT && c !== EQ; c = s.charCodeAt(++j));
+        emit('ATTR_NAME', i, j);
         i = j;
         state = 'afterAttrName';
         break;
@@ -255,7 +279,7 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
           i++;
           state = 'attrValueQuoted';
         } else if (ch === '>') {
-          emit('ATTR_VALUE', '');
+          emit('ATTR_VALUE', i, i);
           state = closeTag();
         } else state = 'attrValueUnquoted';
         break;
@@ -263,11 +287,11 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
       case 'attrValueQuoted': {
         const end = s.indexOf(quote, i);
         if (end < 0) {
-          emit('ATTR_VALUE', s.slice(i));
+          emit('ATTR_VALUE', i, n);
           i = n;
           state = 'eof';
         } else {
-          emit('ATTR_VALUE', s.slice(i, end));
+          emit('ATTR_VALUE', i, end);
           i = end + 1;
           state = 'afterAttrValueQuoted';
         }
@@ -275,7 +299,7 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
       }
       case 'afterAttrValueQuoted': {
         if (i >= n) state = 'eof';
-        else if (isHtml5Space(s[i])) {
+        else if (isSpaceCode(s.charCodeAt(i))) {
           i++;
           state = 'beforeAttrName';
         } else if (s[i] === '/') {
@@ -287,8 +311,8 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
       }
       case 'attrValueUnquoted': {
         let j = i;
-        while (j < n && !isHtml5Space(s[j]) && s[j] !== '>') j++;
-        emit('ATTR_VALUE', s.slice(i, j));
+        for (let c = s.charCodeAt(j); j < n && !isSpaceCode(c) && c !== GT; c = s.charCodeAt(++j));
+        emit('ATTR_VALUE', i, j);
         i = j;
         if (i >= n) state = 'eof';
         else if (s[i] === '>') state = closeTag();
@@ -298,7 +322,7 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
       case 'selfClosing': {
         if (i >= n) state = 'eof';
         else if (s[i] === '>') {
-          emit('TAG_NAME_SELFCLOSE', '/>');
+          emit('TAG_NAME_SELFCLOSE', i - 1, i + 1);
           i++;
           state = 'data';
         } else state = 'beforeAttrName'; // "<a /x>": the '/' is ignored
@@ -319,7 +343,7 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
       case 'comment': {
         // "<!-->" and "<!--->" are empty comments that end at once
         if (s[i] === '>' || s.startsWith('->', i)) {
-          emit('TAG_COMMENT', '');
+          emit('TAG_COMMENT', i, i);
           i += s[i] === '>' ? 1 : 2;
           state = 'data';
           break;
@@ -337,7 +361,7 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
             break;
           }
         }
-        emit('TAG_COMMENT', s.slice(i, k));
+        emit('TAG_COMMENT', i, k);
         if (endLen === 0) state = 'eof';
         else {
           i = k + endLen;
@@ -356,8 +380,8 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
         break;
       case 'cdata': {
         const end = s.indexOf(']]>', i);
-        const text = s.slice(i, end < 0 ? n : end);
-        if (text !== '') emit('DATA_TEXT', text);
+        const to = end < 0 ? n : end;
+        if (to > i) emit('DATA_TEXT', i, to);
         if (end < 0) state = 'eof';
         else {
           i = end + 3;
@@ -367,12 +391,10 @@ export function html5Tokens(input: string, start: Html5StartState = 'data'): Htm
       }
     }
   }
-  return out;
-
   // Emits everything up to `end` (or to the end of input) as one token.
   function until(end: string, type: Html5TokenType): State {
     const k = s.indexOf(end, i);
-    emit(type, s.slice(i, k < 0 ? n : k));
+    emit(type, i, k < 0 ? n : k);
     if (k < 0) {
       i = n;
       return 'eof';

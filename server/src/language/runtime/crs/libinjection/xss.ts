@@ -8,7 +8,7 @@
 //
 // Input is a "binary string": one char per byte (code units 0..255). Pure: no I/O.
 
-import { HTML5_START_STATES, html5Tokens, type Html5StartState } from './html5';
+import { HTML5_START_STATES, scanHtml5, type Html5StartState, type Html5TokenType } from './html5';
 
 /** Tags that run script, load content or change how the rest of the page is read. */
 const BLACK_TAGS = new Set([
@@ -161,36 +161,51 @@ function isBlackComment(text: string): boolean {
   );
 }
 
+/**
+ * Whether a tag or attribute name can be dangerous, from its first letter that is not NUL
+ * (names compare lower-cased, NULs dropped): most names in a long hostile value (`<a <a …`)
+ * are then judged without being cut out of it.
+ */
+function mayBeNamed(input: string, from: number, to: number, initials: string): boolean {
+  let i = from;
+  while (i < to && input.charCodeAt(i) === 0) i++;
+  return i < to && initials.includes(input[i].toLowerCase());
+}
+const TAG_INITIALS = [...BLACK_TAGS, ...BLACK_TAG_PREFIXES].map((t) => t[0]).join('');
+const ATTR_INITIALS = `ox${[...ATTRS.keys()].map((a) => a[0]).join('')}`;
+
 /** Whether `input`, read from the given starting context, holds a dangerous token. */
 export function isXssInContext(input: string, start: Html5StartState): boolean {
   let attr: AttrKind = 'none';
-  for (const token of html5Tokens(input, start)) {
-    switch (token.type) {
+  let xss = false;
+  scanHtml5(input, start, (type: Html5TokenType, from: number, to: number): boolean => {
+    switch (type) {
       case 'DOCTYPE':
-        return true;
+        return (xss = true);
       case 'TAG_NAME_OPEN':
-        if (isBlackTag(token.value)) return true;
+        if (mayBeNamed(input, from, to, TAG_INITIALS) && isBlackTag(input.slice(from, to))) return (xss = true);
         attr = 'none';
         break;
       case 'ATTR_NAME':
         // A dangerous attribute counts only with a value (libinjection: TYPE_BLACK is
         // decided at the ATTR_VALUE token), so `<x onend=` at the end of input is not XSS.
-        attr = classifyAttr(token.value);
+        attr = mayBeNamed(input, from, to, ATTR_INITIALS) ? classifyAttr(input.slice(from, to)) : 'none';
         break;
       case 'ATTR_VALUE':
-        if (attr === 'black' || attr === 'style') return true;
-        if (attr === 'url' && isBlackUrl(token.value)) return true;
-        if (attr === 'indirect' && classifyAttr(token.value) !== 'none') return true;
+        if (attr === 'black' || attr === 'style') return (xss = true);
+        if (attr === 'url' && isBlackUrl(input.slice(from, to))) return (xss = true);
+        if (attr === 'indirect' && classifyAttr(input.slice(from, to)) !== 'none') return (xss = true);
         attr = 'none';
         break;
       case 'TAG_COMMENT':
-        if (isBlackComment(token.value)) return true;
+        if (isBlackComment(input.slice(from, to))) return (xss = true);
         break;
       default:
         attr = 'none';
     }
-  }
-  return false;
+    return false;
+  });
+  return xss;
 }
 
 /** @detectXSS: true when the input is a likely cross-site-scripting payload. */
