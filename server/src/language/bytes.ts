@@ -150,7 +150,8 @@ export function percentDecode(s: string, options: PercentDecodeOptions = {}): st
       continue;
     }
     if (c !== 37) continue;
-    if (percentU && (s[i + 1] === 'u' || s[i + 1] === 'U')) {
+    const next = s.charCodeAt(i + 1);
+    if (percentU && (next === 117 || next === 85)) {
       const u = percentU(s, i);
       if (u) {
         out += s.slice(run, i) + u[0];
@@ -159,9 +160,9 @@ export function percentDecode(s: string, options: PercentDecodeOptions = {}): st
         continue;
       }
     }
-    const h = hexDigitValue(s.charCodeAt(i + 1));
-    const l = hexDigitValue(s.charCodeAt(i + 2));
-    if (h >= 0 && l >= 0) {
+    const h = hexDigitValue(next);
+    const l = h < 0 ? -1 : hexDigitValue(s.charCodeAt(i + 2));
+    if (l >= 0) {
       out += s.slice(run, i) + String.fromCharCode(h * 16 + l);
       i += 2;
       run = i + 1;
