@@ -48,7 +48,12 @@ const TYPICAL =
   'http.request.uri.path contains "/admin" and not ip.src in {192.0.2.0/24 198.51.100.0/24} and http.request.method in {"POST" "PUT"}';
 let BIG = TYPICAL;
 while (BIG.length + TYPICAL.length + 6 < 4096) BIG += ` or (${TYPICAL})`;
-/** The same size with no test repeated (a repeated test is computed once: codegen.ts); GET: every disjunct is evaluated, and false. */
+/**
+ * The same size with no test repeated (a repeated test is computed once: codegen.ts); GET:
+ * every disjunct is evaluated, and false. Our generated code runs the cheap tests of a
+ * conjunction first (the method), so with GET it skips the searches; the POST case that
+ * follows makes every disjunct's `contains` run (no path matches), wirefilter's order.
+ */
 const distinct = (i: number): string => TYPICAL.replace('"/admin"', `"/admin/${i}"`).replace('"PUT"', `"PUT${i}"`);
 let BIG_DISTINCT = distinct(0);
 for (let i = 1; BIG_DISTINCT.length + distinct(i).length + 6 < 4096; i++) BIG_DISTINCT += ` or (${distinct(i)})`;
@@ -78,6 +83,7 @@ const CASES: readonly Case[] = [
   // GET: the last test of every disjunct fails, so all of them are evaluated.
   { name: `4 KB expression (${BIG.length} chars)`, expr: BIG, fields: { ...BASE, 'http.request.method': 'GET' } },
   { name: `4 KB, no test repeated (${BIG_DISTINCT.length} chars)`, expr: BIG_DISTINCT, fields: { ...BASE, 'http.request.method': 'GET', 'http.request.uri.path': '/api/v1/admin/9/users' } },
+  { name: `4 KB, no test repeated, every search run (POST)`, expr: BIG_DISTINCT, fields: { ...BASE, 'http.request.method': 'POST', 'http.request.uri.path': '/api/v1/admin/x/users' } },
   { name: '`matches` regex', expr: 'http.user_agent matches "(?i)(curl|wget|python-requests)/[0-9]+"', fields: BASE },
   {
     name: 'sets (139 chars)',

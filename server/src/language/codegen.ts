@@ -17,6 +17,7 @@
  */
 import type { IpRange, IrArg, IrBool, IrTest, IrValue, Value } from './ir';
 import { containsSearch } from './contains';
+import { NEEDLE_SET_MAX, needleSet } from './needleSet';
 import { slotOf } from './fieldSlots';
 import { compileRegex } from './regex';
 import { RUNTIME_FUNCTIONS, type CallEnv } from './runtime/functions';
@@ -38,13 +39,15 @@ export interface Fallback<C> {
 
 /** Sets and range lists up to this size become comparison chains. */
 const INLINE_MAX = 16;
+/** From this many `contains` needles on one field, one pass finds them all (needleSet.ts). */
+const NEEDLE_SET_MIN = 4;
 
 /** Compiles `ir` into one function; undefined when this runtime forbids code generation. */
 export function generateFilter<C>(ir: IrBool, nilNotEqual: boolean, fallback: Fallback<C>): GenBool<C> | undefined {
   // A dry pass counts the field reads; fields read more than once are read into locals.
   const counter = new Generator(nilNotEqual, fallback, undefined);
   counter.bool(ir);
-  const g = new Generator(nilNotEqual, fallback, counter.reads, counter.tests);
+  const g = new Generator(nilNotEqual, fallback, counter.reads, counter.tests, counter.needles);
   const source = g.source(g.bool(ir));
   let factory: (...k: unknown[]) => GenBool<C>;
   try {
@@ -54,6 +57,35 @@ export function generateFilter<C>(ir: IrBool, nilNotEqual: boolean, fallback: Fa
     throw e;
   }
   return factory(...g.consts);
+}
+
+/**
+ * A rough cost of evaluating a Bool node, to order the operands of `and` / `or`: a
+ * comparison of a field with a constant 1, a search (`contains`, wildcard) 2, a regex 3,
+ * a function call or a stream over an array 4; `and` / `or` / `xor` the sum of theirs.
+ */
+function cost(n: IrBool): number {
+  if (n.k === 'quantifier' || n.array) return 4;
+  switch (n.k) {
+    case 'logical':
+      return n.items.reduce((sum, x) => sum + cost(x), 0);
+    case 'not':
+      return cost(n.x);
+    case 'value':
+      return valueCost(n.x);
+    case 'compare': {
+      const t = n.test.k;
+      const test = t === 'contains' || t === 'wildcard' ? 2 : t === 'matches' ? 3 : t === 'inList' || t === 'dynamic' ? 4 : 1;
+      return test + valueCost(n.lhs) - 1;
+    }
+  }
+}
+
+function valueCost(v: IrValue): number {
+  if (v.each) return 4;
+  if (v.k === 'field') return 1;
+  if (v.k === 'index') return valueCost(v.target);
+  return 4;
 }
 
 /** A test's IR as text (bigints and Maps spelt out), to find equal tests. */
@@ -72,6 +104,10 @@ class Generator<C> {
   private readonly locals = new Map<string, string>();
   private temps = 0;
   private readonly searchers = new Map<string, string>();
+  /** Byte needles of `contains` on each field (the dry pass collects them). */
+  readonly needles = new Map<string, Set<string>>();
+  /** Per field with enough needles: each needle's automaton, memo local and bit. */
+  private readonly needleGroups = new Map<string, Map<string, { readonly search: string; readonly local: string; readonly bit: number }>>();
   /** Whether the code reads fields (and so needs `s`, the slots). */
   private slotted = false;
 
@@ -81,6 +117,7 @@ class Generator<C> {
     private readonly fb: Fallback<C>,
     private readonly counts: ReadonlyMap<string, number> | undefined,
     private readonly testCounts: ReadonlyMap<string, number> = new Map(),
+    private readonly needleCounts: ReadonlyMap<string, ReadonlySet<string>> = new Map(),
   ) {}
 
   /** The factory body: the function, its temporaries and its field locals. */
@@ -92,6 +129,7 @@ class Generator<C> {
       'return function filter(f, c) {',
       ...(temps.length > 0 ? [`let ${temps.join(', ')};`] : []),
       ...(this.memos.size > 0 ? [`let ${[...this.memos.values()].map((m) => `${m} = 0`).join(', ')};`] : []),
+      ...(this.needleLocals.size > 0 ? [`let ${[...this.needleLocals].map((l) => `${l} = -1`).join(', ')};`] : []),
       ...(this.slotted ? ['const s = f.slots;'] : []),
       ...locals,
       `return ${expr};`,
@@ -111,6 +149,40 @@ class Generator<C> {
     let k = this.searchers.get(needle);
     if (k === undefined) this.searchers.set(needle, (k = this.constant(() => containsSearch(needle))));
     return k;
+  }
+
+  /** The needles found in a field's value (a memo local per group: -1 until searched). */
+  private readonly needleLocals = new Set<string>();
+
+  /**
+   * `contains` of a field that the filter searches for many needles: a bit of the result of
+   * one pass over the value, shared by all of them (undefined: an ordinary search).
+   */
+  private groupedContains(field: string, needle: string, v: string): string | undefined {
+    if (!this.counts) {
+      let set = this.needles.get(field);
+      if (!set) this.needles.set(field, (set = new Set()));
+      set.add(needle);
+      return undefined;
+    }
+    let group = this.needleGroups.get(field);
+    if (!group) {
+      group = new Map();
+      this.needleGroups.set(field, group);
+      const all = [...(this.needleCounts.get(field) ?? [])].filter((x) => x !== '' && !/[^\x00-\xff]/.test(x));
+      if (all.length >= NEEDLE_SET_MIN) {
+        for (let i = 0; i < all.length; i += NEEDLE_SET_MAX) {
+          const chunk = all.slice(i, i + NEEDLE_SET_MAX);
+          const search = this.constant(() => needleSet(chunk));
+          const local = `n${this.needleLocals.size}`;
+          this.needleLocals.add(local);
+          chunk.forEach((x, bit) => group!.set(x, { search, local, bit: 1 << bit }));
+        }
+      }
+    }
+    const g = group.get(needle);
+    if (!g) return undefined;
+    return `typeof ${v} === "string" && ((${g.local} === -1 ? (${g.local} = ${g.search}(${v})) : ${g.local}) & ${g.bit}) !== 0`;
   }
 
   private temp(): string {
@@ -141,7 +213,10 @@ class Generator<C> {
     if (n.k === 'quantifier' || n.array) return `${this.constant(() => this.fb.bool(n))}(f, c)`;
     switch (n.k) {
       case 'logical': {
-        const items = n.items.map((x) => this.bool(x));
+        // `and` / `or` short-circuit: the cheaper operands go first (tests have no side
+        // effects and never throw, so the order changes only the cost, never the result).
+        const ordered = n.op === 'xor' ? n.items : [...n.items].sort((a, b) => cost(a) - cost(b));
+        const items = ordered.map((x) => this.bool(x));
         if (items.length === 1) return items[0];
         if (n.op === 'xor') return items.reduce((a, b) => `(${a} !== ${b})`);
         return `(${items.join(n.op === 'and' ? ' && ' : ' || ')})`;
@@ -177,7 +252,8 @@ class Generator<C> {
     // A field in a local is already a variable; anything else is read once into a temp.
     const simple = /^v\d+$/.test(v);
     const name = simple ? v : this.temp();
-    const { expr, falseOnMissing } = this.test(t, name);
+    const grouped = lhs.k === 'field' && t.k === 'contains' ? this.groupedContains(lhs.name, t.value, name) : undefined;
+    const { expr, falseOnMissing } = grouped !== undefined ? { expr: grouped, falseOnMissing: true } : this.test(t, name);
     if (falseOnMissing && !missing) return simple ? `(${expr})` : `((${name} = ${v}), ${expr})`;
     const check = simple ? `${name} === undefined` : `(${name} = ${v}) === undefined`;
     return `(${check} ? ${missing} : ${expr})`;

@@ -33,6 +33,9 @@ const EXPRESSIONS: readonly [string, IrBool][] = [
   ['dynamic comparison', cmp(b, dyn('ne', field('c')))],
   // The same comparison in several branches is computed once (a memo local).
   ['repeated comparisons', or(and(cmp(b, contains('dmi')), cmp(n, eq(1))), and(cmp(b, contains('dmi')), cmp(n, eq(5))), and(not(cmp(b, contains('dmi'))), bool(ok)))],
+  // Four or more needles on one field: one pass over the value finds them all (needleSet.ts).
+  ['many contains on one field', or(...['dmi', 'adm', 'min', 'x', '\x80', 'zz', 'a'].map((x) => cmp(b, contains(x))), and(cmp(b, contains('dmi')), not(cmp(b, contains('zz')))))],
+  ['more needles than one automaton holds (35)', or(...Array.from({ length: 35 }, (_, i) => cmp(b, contains(i === 33 ? 'min' : `n${i}`))))],
   ['repeated comparisons, missing side', or(and(cmp(b, ne('a')), cmp(n, eq(1))), and(cmp(b, ne('a')), cmp(n, ne(5))))],
 ];
 
