@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runGraphql } from '../../server/src/service/events/graphql';
+import { HOURLY_REBUILD } from '../../server/src/service/events/schema';
 import { SecurityEvents } from '../../server/src/service/events/writer';
 import { DEMO_ACCOUNT, demoZoneId, seedDemo } from '../../server/src/service/seed';
 import { demoSeedSteps } from '../../server/src/service/routes/index';
@@ -94,10 +95,7 @@ try {
        FROM m`,
       [EVENTS - 1, NOW, DAY, DAY, EVENTS, ZONE],
     );
-    store.run(
-      `INSERT INTO security_events_hourly (zone_id, hour, action, source, ruleset_id, rule_id, description, count)
-       SELECT zone_id, (time / 3600000) * 3600000, action, source, ruleset_id, rule_id, description, COUNT(*) FROM security_events GROUP BY 1, 2, 3, 4, 5, 6, 7`,
-    );
+    store.run(HOURLY_REBUILD);
   });
   const stored = store.get<{ n: number }>('SELECT COUNT(*) AS n FROM security_events')!.n;
   const hourly = store.get<{ n: number }>('SELECT COUNT(*) AS n FROM security_events_hourly')!.n;
