@@ -44,13 +44,14 @@ export const HOURLY_REBUILD = `INSERT INTO security_events_hourly (${HOURLY_KEY}
 
 interface SchemaDb {
   exec(sql: string): void;
+  /** A row, or null (node-sqlite3-wasm) when there is none. */
   get(sql: string): unknown;
 }
 
 /** Creates the events' tables; rebuilds an hourly table from before `origin` (once). */
 export function eventsSchema(db: SchemaDb): void {
-  const hasHourly = db.get("SELECT 1 AS y FROM sqlite_master WHERE type = 'table' AND name = 'security_events_hourly'") != null;
-  const hasOrigin = db.get("SELECT 1 AS y FROM pragma_table_info('security_events_hourly') WHERE name = 'origin'") != null;
+  const hasHourly = db.get("SELECT 1 AS y FROM sqlite_master WHERE type = 'table' AND name = 'security_events_hourly'") !== null;
+  const hasOrigin = db.get("SELECT 1 AS y FROM pragma_table_info('security_events_hourly') WHERE name = 'origin'") !== null;
   if (hasHourly && !hasOrigin) {
     db.exec(`BEGIN; DROP TABLE security_events_hourly; ${EVENTS_SCHEMA} ${HOURLY_REBUILD}; COMMIT;`);
     return;
