@@ -874,6 +874,13 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     // An earlier pull of that entry point would make the exception's pull ask before replacing it.
     rmSync(join(r.workspace, 'rulesets', PROXIED_ZONE, 'http_request_firewall_custom.ruleset.json'), { force: true });
     // Through the proxy with the zone's Host (fetch cannot set Host).
+    // The extension's own local service runs no proxied zone: this window uses the harness's
+    // service (workspace setting rulesmith.api.baseUrl, read when the window opens) and signs
+    // in to it with its token, as a user of another service does. Restored at the end.
+    const settingsFile = join(r.workspace, '.vscode', 'settings.json');
+    const settingsBefore = existsSync(settingsFile) ? readFileSync(settingsFile, 'utf8') : undefined;
+    mkdirSync(dirname(settingsFile), { recursive: true });
+    writeFileSync(settingsFile, JSON.stringify({ ...(settingsBefore ? (JSON.parse(settingsBefore) as object) : {}), 'rulesmith.api.baseUrl': r.rulesUrl }, null, 2));
     const proxied = () =>
       new Promise<{ status: number; text: string }>((resolvePromise, reject) => {
         const u = new URL(r.proxyUrl);
@@ -889,7 +896,13 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     assert.equal((await proxied()).status, 403);
     try {
       const { signIn, account } = await openRulesmithView(page, r);
-      if (await signIn.isVisible()) await signIn.click();
+      if (await signIn.isVisible()) {
+        await signIn.click();
+        await quickInput.locator('.monaco-list-row', { hasText: 'API token' }).first().click({ timeout: 15_000 });
+        await quickInput.locator('input[type="password"]').waitFor({ timeout: 15_000 });
+        await page.keyboard.type(r.rulesToken);
+        await page.keyboard.press('Enter');
+      }
       await account.waitFor({ timeout: 60_000 });
       const item = page.getByRole('treeitem', { name: new RegExp(PROXIED_ZONE.replace(/\./g, '\\.')) }).first();
       await item.click();
@@ -927,6 +940,8 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       throw e;
     } finally {
       await page.context().close();
+      if (settingsBefore === undefined) rmSync(settingsFile, { force: true });
+      else writeFileSync(settingsFile, settingsBefore);
     }
   });
 });
