@@ -13,13 +13,17 @@
  * Mix: browser-like GETs and form POSTs over 8 paths, 1 in 8 to /admin, 1 in 4 with an
  * attack in the query (SQLi, XSS, path traversal, command injection).
  *
- * Prints per configuration: requests/s with events on and off (sum over the rounds), the
- * ratio, p50/p99/max latency (ms, measured by the client) of each, and the events stored.
+ * Prints per configuration: requests/s with events on and off (over all rounds), the
+ * ratio, p50/p99/max latency (ms, measured by the client) of each, the events stored, and
+ * the serve process's CPU time per request on and off (Linux /proc): on a shared machine
+ * throughput swings with the neighbours' load, CPU time per request much less.
  * The upstream is a node:http app in its own process answering 1 KB.
+ * RULESMITH_BENCH_NOISE_FLOOR=1 runs both sides with events on: how far two identical
+ * services differ on this machine (on a shared one, easily ±20%).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -141,13 +145,31 @@ interface Load {
   requests: number;
   seconds: number;
   errors: number;
+  /** CPU time the serve process spent (ms, Linux /proc; NaN elsewhere). */
+  cpuMs: number;
   readonly times: number[];
 }
 
+const newLoad = (): Load => ({ requests: 0, seconds: 0, errors: 0, cpuMs: 0, times: [] });
+
+/** The process's user + system CPU time in ms (Linux), NaN when unknown. */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+}
+
 /** `seconds` of CLIENTS clients sending the mix round-robin; adds to `into`. */
-async function load(reqs: readonly Req[], port: number, seconds: number, into: Load): Promise<void> {
+async function load(reqs: readonly Req[], s: Served, seconds: number, into: Load): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const port = s.proxyPort;
   let next = 0;
+  const cpu0 = cpuMsOf(s.child.pid);
   const started = Date.now();
   const end = started + seconds * 1000;
   await Promise.all(
@@ -166,6 +188,9 @@ async function load(reqs: readonly Req[], port: number, seconds: number, into: L
     }),
   );
   into.seconds += (Date.now() - started) / 1000;
+  // The writer's last batch of this round (FLUSH_MS) is counted in this round too.
+  await new Promise((r) => setTimeout(r, 250));
+  into.cpuMs += cpuMsOf(s.child.pid) - cpu0;
   agent.destroy();
 }
 
@@ -193,7 +218,10 @@ export async function proxyEventsCost(seconds: number, rounds: number): Promise<
     children.push(up.child);
     const on = await serve(up.port, join(dir, 'on.db'), token, []);
     children.push(on.child);
-    const off = await serve(up.port, join(dir, 'off.db'), token, ['--events', 'off']);
+    // RULESMITH_BENCH_NOISE_FLOOR=1: both with events on, to see how far two identical sides differ on this machine.
+    const floor = process.env.RULESMITH_BENCH_NOISE_FLOOR === '1';
+    const off = await serve(up.port, join(dir, 'off.db'), token, floor ? [] : ['--events', 'off']);
+    if (floor) console.log('noise floor: both sides record events (the "off" rows are a second events-on service)');
     children.push(off.child);
     const reqs = mix();
     console.log(`\nthe proxy with events on and off: ${reqs.length} requests round-robin (1 in 8 to /admin, 1 in 4 with an attack), ${CLIENTS} keep-alive clients, ${rounds} interleaved rounds of ${seconds} s per side`);
@@ -204,13 +232,13 @@ export async function proxyEventsCost(seconds: number, rounds: number): Promise<
       }
       const since = new Date(Date.now() - 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
       // A short warm-up of each (the zone compiles, the JIT settles).
-      const warm: Load = { requests: 0, seconds: 0, errors: 0, times: [] };
-      await load(reqs, on.proxyPort, 1, warm);
-      await load(reqs, off.proxyPort, 1, warm);
-      const results = { on: { requests: 0, seconds: 0, errors: 0, times: [] } as Load, off: { requests: 0, seconds: 0, errors: 0, times: [] } as Load };
+      const warm = newLoad();
+      await load(reqs, on, 1, warm);
+      await load(reqs, off, 1, warm);
+      const results = { on: newLoad(), off: newLoad() };
       for (let r = 0; r < rounds; r++) {
         const order = r % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
-        for (const side of order) await load(reqs, (side === 'on' ? on : off).proxyPort, seconds, results[side]);
+        for (const side of order) await load(reqs, side === 'on' ? on : off, seconds, results[side]);
       }
       // The writer flushes within 200 ms; then the stored count is final.
       await new Promise((r) => setTimeout(r, 500));
@@ -219,7 +247,9 @@ export async function proxyEventsCost(seconds: number, rounds: number): Promise<
       console.log(`  ${name}`);
       console.log(`    events on   ${rps(results.on).toFixed(0).padStart(6)} req/s   ${latency(results.on)}   ${onEvents} events stored`);
       console.log(`    events off  ${rps(results.off).toFixed(0).padStart(6)} req/s   ${latency(results.off)}   ${offEvents} events stored`);
+      const cpu = (l: Load) => l.cpuMs / l.requests;
       console.log(`    on/off throughput ${(rps(results.on) / rps(results.off)).toFixed(3)} (cost ${(100 * (1 - rps(results.on) / rps(results.off))).toFixed(1)}%; target < 10%)`);
+      console.log(`    serve's CPU per request: on ${cpu(results.on).toFixed(2)} ms, off ${cpu(results.off).toFixed(2)} ms (events ${(100 * (cpu(results.on) / cpu(results.off) - 1)).toFixed(1)}% more; what load disturbs least)`);
     }
     const dropped = /security events: .*dropped[^\n]*/.exec(on.output());
     if (dropped) console.log(`  note: the events-on service said: ${dropped[0]}`);

@@ -21,7 +21,7 @@ import type { ManagedCatalog } from '../../rulesets/catalog';
 import { defaultCatalog } from '../../managed/catalog';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../../evaluatedRequest';
 import type { Store } from '../store';
-import { eventsOf, type CategoriesOf, type SecurityEvent } from './fromEvaluation';
+import { eventEvaluation, eventsOf, type CategoriesOf, type SecurityEvent } from './fromEvaluation';
 import { HOUR_MS, HOURLY_KEY } from './schema';
 
 export const FLUSH_MS = 200;
@@ -103,7 +103,10 @@ export class SecurityEvents implements EvaluatedRequestSink {
       this.dropped++;
       return;
     }
-    this.queue.push({ request, origin });
+    // Only what becomes events is kept while the request waits for its batch: a managed
+    // ruleset's whole trace (hundreds of entries) times MAX_QUEUED requests would be
+    // hundreds of MB when the store falls behind.
+    this.queue.push({ request: { ...request, evaluation: eventEvaluation(request.evaluation) }, origin });
     if (this.queue.length >= BATCH_REQUESTS) {
       this.immediate ??= setImmediate(() => this.flush());
     } else if (!this.timer) {
