@@ -245,8 +245,9 @@ export async function proxyEventsCost(seconds: number, rounds: number): Promise<
       const [onEvents, offEvents] = [await storedEvents(on, token, since), await storedEvents(off, token, since)];
       const rps = (l: Load) => l.requests / l.seconds;
       console.log(`  ${name}`);
-      console.log(`    events on   ${rps(results.on).toFixed(0).padStart(6)} req/s   ${latency(results.on)}   ${onEvents} events stored`);
-      console.log(`    events off  ${rps(results.off).toFixed(0).padStart(6)} req/s   ${latency(results.off)}   ${offEvents} events stored`);
+      const [onName, offName] = floor ? ['side A    ', 'side B    '] : ['events on ', 'events off'];
+      console.log(`    ${onName}  ${rps(results.on).toFixed(0).padStart(6)} req/s   ${latency(results.on)}   ${onEvents} events stored`);
+      console.log(`    ${offName}  ${rps(results.off).toFixed(0).padStart(6)} req/s   ${latency(results.off)}   ${offEvents} events stored`);
       const cpu = (l: Load) => l.cpuMs / l.requests;
       console.log(`    on/off throughput ${(rps(results.on) / rps(results.off)).toFixed(3)} (cost ${(100 * (1 - rps(results.on) / rps(results.off))).toFixed(1)}%; target < 10%)`);
       console.log(`    serve's CPU per request: on ${cpu(results.on).toFixed(2)} ms, off ${cpu(results.off).toFixed(2)} ms (events ${(100 * (cpu(results.on) / cpu(results.off) - 1)).toFixed(1)}% more; what load disturbs least)`);
