@@ -922,7 +922,15 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       // Add Exception… from the event's context menu: the entry point pulled with a skip
       // before the rule, opened for review; Deploy, then the diff and its question.
       await event.click({ button: 'right' });
-      await page.locator('.context-view .action-label', { hasText: 'Add Exception' }).first().click({ timeout: 15_000 });
+      const addException = page.locator('.context-view .action-label', { hasText: 'Add Exception' }).first();
+      await addException.click({ timeout: 15_000 });
+      // The menu closes as soon as it runs a command; on a loaded machine a click made while
+      // it was still opening can be lost (the menu stays): click again then.
+      for (let i = 0; i < 3; i++) {
+        await page.waitForTimeout(700);
+        if (!(await addException.isVisible())) break;
+        await addException.click({ timeout: 5_000 });
+      }
       await page.locator('.tab', { hasText: 'http_request_firewall_custom.ruleset.json' }).first().waitFor({ timeout: 60_000 });
       await answer('Review it in http_request_firewall_custom.ruleset.json', 'Deploy');
       await page.locator('.tab', { hasText: `${PROXIED_ZONE} http_request_firewall_custom` }).first().waitFor({ timeout: 60_000 });
