@@ -37,3 +37,8 @@ export interface EvaluatedRequest {
 export interface EvaluatedRequestSink {
   record(request: EvaluatedRequest): void;
 }
+
+/** Where the service's Trace sends what it evaluated (its events say `origin: trace`); must return at once. */
+export interface TracedRequestSink {
+  recordTrace(request: EvaluatedRequest): void;
+}

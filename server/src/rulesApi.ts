@@ -205,6 +205,8 @@ export interface TraceResult {
   /** Anomaly scores by ruleset. */
   readonly scores?: Readonly<Record<string, number>>;
   readonly zone?: { readonly id: string; readonly name: string };
+  /** The trace's ray id, which its security events carry (a Rulesmith extension). */
+  readonly ray_id?: string;
   readonly migration_state?: string;
   readonly problems?: readonly string[];
 }

@@ -2,6 +2,7 @@
  * Security events (figures, not assertions):
  *
  *   node --import tsx test/bench/events.bench.ts [EVENTS]      (default 1,000,000)
+ *   node --import tsx test/bench/events.bench.ts proxy         (section 3 only)
  *
  * 1. The sink's cost on the request path: `record()` per evaluated request (it only
  *    queues), then the batch write per event (off the request path: one transaction per
@@ -12,6 +13,9 @@
  *    hourly counts serve it; target < 200 ms), top rules with a path filter (no hourly
  *    counts: every matching event is read), top IPs over one day, events per hour by
  *    action, and the 100 newest events.
+ * 3. The WAF proxy's throughput with events on and off, side by side (eventsProxy.ts; needs
+ *    `npm run build`): RULESMITH_BENCH_SECONDS (default 5) per round and side,
+ *    RULESMITH_BENCH_ROUNDS (default 3) interleaved rounds.
  * The database is a temporary file with the service's settings (synchronous=FULL). Wall
  * times swing with the load of a shared machine; the least CPU time of the runs (this
  * process's own) is what load disturbs least.
@@ -21,14 +25,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { runGraphql } from '../../server/src/service/events/graphql';
+import { HOURLY_REBUILD } from '../../server/src/service/events/schema';
 import { SecurityEvents } from '../../server/src/service/events/writer';
 import { DEMO_ACCOUNT, demoZoneId, seedDemo } from '../../server/src/service/seed';
 import { demoSeedSteps } from '../../server/src/service/routes/index';
 import { Store } from '../../server/src/service/store';
 import { CATALOG, evaluated } from '../service/events/fixture';
+import { proxyEventsCost } from './eventsProxy';
 import { row } from './measure';
 
-const EVENTS = Number(process.argv[2] ?? 1_000_000);
+const ONLY_PROXY = process.argv[2] === 'proxy';
+const EVENTS = ONLY_PROXY ? 0 : Number(process.argv[2] ?? 1_000_000);
+const PROXY_SECONDS = Math.max(1, Number(process.env.RULESMITH_BENCH_SECONDS ?? 5));
+const PROXY_ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_ROUNDS ?? 3));
 const ZONE = demoZoneId('enterprise.example.com');
 const NOW = Date.UTC(2026, 10, 26, 12, 30);
 const DAY = 86_400_000;
@@ -40,6 +49,11 @@ function stats(samples: number[]): string[] {
 }
 
 async function main(): Promise<void> {
+  if (!ONLY_PROXY) await sinkAndQueries();
+  await proxyEventsCost(PROXY_SECONDS, PROXY_ROUNDS);
+}
+
+async function sinkAndQueries(): Promise<void> {
 const dir = mkdtempSync(join(tmpdir(), 'rulesmith-events-bench-'));
 try {
   const store = new Store(join(dir, 'events.db'));
@@ -94,10 +108,7 @@ try {
        FROM m`,
       [EVENTS - 1, NOW, DAY, DAY, EVENTS, ZONE],
     );
-    store.run(
-      `INSERT INTO security_events_hourly (zone_id, hour, action, source, ruleset_id, rule_id, description, count)
-       SELECT zone_id, (time / 3600000) * 3600000, action, source, ruleset_id, rule_id, description, COUNT(*) FROM security_events GROUP BY 1, 2, 3, 4, 5, 6, 7`,
-    );
+    store.run(HOURLY_REBUILD);
   });
   const stored = store.get<{ n: number }>('SELECT COUNT(*) AS n FROM security_events')!.n;
   const hourly = store.get<{ n: number }>('SELECT COUNT(*) AS n FROM security_events_hourly')!.n;

@@ -17,6 +17,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { createServer as createHttpServer, request as httpRequest, type Server as HttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -149,6 +150,11 @@ class Run {
   /** The local rules service the in-host suite signs in to (a temporary database). */
   rules: ChildProcess | undefined;
   rulesLog = '';
+  rulesUrl = '';
+  rulesToken = '';
+  /** The service's WAF proxy (`--proxy-listen`), in front of `upstream`. */
+  proxyUrl = '';
+  upstream: HttpServer | undefined;
   browser: Browser | undefined;
 
   constructor() {
@@ -224,6 +230,8 @@ class Run {
       if (!done) rules.kill('SIGKILL');
     }
     if (this.rulesLog) writeFileSync(join(this.dir, 'rules-service.log'), this.rulesLog);
+    this.upstream?.closeAllConnections();
+    this.upstream?.close();
     // Anything still running from this run folder (a browser or server child that
     // escaped its group) is a leak: kill it and say so.
     const left = processesUnder(this.dir);
@@ -279,9 +287,18 @@ async function openRulesmithView(page: Page, r: Run) {
   return { zones, signIn, account };
 }
 
+/** The zone the WAF proxy fronts in these tests (the Security Events test), and its upstream's answer. */
+const PROXIED_ZONE = 'migrated.example.com';
+const UPSTREAM_TEXT = 'upstream says hello';
+
 async function startRulesService(r: Run): Promise<void> {
   const token = `e2e_${randomBytes(24).toString('base64url')}`;
-  const child = spawn(process.execPath, [join(ROOT, 'server/out/cli.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(r.dir, 'rules-service.db'), '--seed', 'demo'], {
+  // The WAF proxy beside it, for one zone, in front of a plain upstream in this process.
+  r.upstream = createHttpServer((req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(`${UPSTREAM_TEXT}: ${req.url}`));
+  await new Promise<void>((res) => r.upstream!.listen(0, '127.0.0.1', res));
+  const upstream = `http://127.0.0.1:${(r.upstream.address() as { port: number }).port}`;
+  const args = ['serve', '--host', '127.0.0.1', '--port', '0', '--db', join(r.dir, 'rules-service.db'), '--seed', 'demo', '--proxy', `${PROXIED_ZONE}=${upstream}`, '--proxy-listen', '127.0.0.1:0'];
+  const child = spawn(process.execPath, [join(ROOT, 'server/out/cli.js'), ...args], {
     env: { ...r.env, RULESMITH_SERVICE_TOKEN: token },
     cwd: r.dir,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -292,8 +309,12 @@ async function startRulesService(r: Run): Promise<void> {
     const onData = (b: Buffer) => {
       r.rulesLog += b.toString();
       const m = /listening on (http:\/\/\S+\/client\/v4)/.exec(r.rulesLog);
-      if (m) {
+      const proxy = /rulesmith proxy: listening on (http:\/\/\S+)/.exec(r.rulesLog);
+      if (m && proxy) {
         clearTimeout(timer);
+        r.proxyUrl = proxy[1]!;
+        r.rulesUrl = m[1]!;
+        r.rulesToken = token;
         resolvePromise(m[1]);
       }
     };
@@ -815,6 +836,120 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       throw e;
     } finally {
       await page.context().close();
+    }
+  });
+  it('UI (issue 16): a request the proxy blocks shows in the Security Events view; Add Exception deploys a skip through the diff and confirmation, and the same request then passes', { timeout: 3 * 60_000 }, async (t) => {
+    if (skipIfUnavailable(t)) return;
+    const page = await newPage('ui-events');
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    const shot = async (name: string) => {
+      await page.screenshot({ path: join(SCREENSHOTS, name) });
+      await page.screenshot({ path: join(r.dir, name) });
+    };
+    const quickInput = page.locator('.quick-input-widget');
+    const palette = async (command: string) => {
+      await page.keyboard.press('F1');
+      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+      await page.keyboard.type(command);
+      await quickInput.locator('.monaco-list-row', { hasText: command }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+    };
+    /** A notification's button, read in the notification centre (a toast moves there after a while). */
+    const answer = async (text: string, button: string) => {
+      await palette('Notifications: Show Notifications');
+      const item = page.locator('.notifications-center .notification-list-item', { hasText: text }).first();
+      await item.waitFor({ timeout: 60_000 });
+      await item.getByRole('button', { name: button }).click();
+      return item;
+    };
+    const zone = (await (await fetch(`${r.rulesUrl}/zones?name=${PROXIED_ZONE}`, { headers: { authorization: `Bearer ${r.rulesToken}` } })).json()) as { result: { id: string }[] };
+    const zoneId = zone.result[0]!.id;
+    // The zone runs one custom rule that blocks the path (earlier tests' rules replaced).
+    const put = await fetch(`${r.rulesUrl}/zones/${zoneId}/rulesets/phases/http_request_firewall_custom/entrypoint`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${r.rulesToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: [{ ref: 'e2e-events', description: 'E2E no events page', action: 'block', expression: 'http.request.uri.path eq "/e2e-events"' }] }),
+    });
+    assert.equal(put.status, 200, await put.text());
+    // An earlier pull of that entry point would make the exception's pull ask before replacing it.
+    rmSync(join(r.workspace, 'rulesets', PROXIED_ZONE, 'http_request_firewall_custom.ruleset.json'), { force: true });
+    // Through the proxy with the zone's Host (fetch cannot set Host).
+    // The extension's own local service runs no proxied zone: this window uses the harness's
+    // service (workspace setting rulesmith.api.baseUrl, read when the window opens) and signs
+    // in to it with its token, as a user of another service does. Restored at the end.
+    const settingsFile = join(r.workspace, '.vscode', 'settings.json');
+    const settingsBefore = existsSync(settingsFile) ? readFileSync(settingsFile, 'utf8') : undefined;
+    mkdirSync(dirname(settingsFile), { recursive: true });
+    writeFileSync(settingsFile, JSON.stringify({ ...(settingsBefore ? (JSON.parse(settingsBefore) as object) : {}), 'rulesmith.api.baseUrl': r.rulesUrl }, null, 2));
+    const proxied = () =>
+      new Promise<{ status: number; text: string }>((resolvePromise, reject) => {
+        const u = new URL(r.proxyUrl);
+        const req = httpRequest({ host: u.hostname, port: u.port, path: '/e2e-events?from=e2e', headers: { host: PROXIED_ZONE, accept: 'text/html', 'user-agent': 'Mozilla/5.0 (e2e)' }, agent: false }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (text += d));
+          res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, text }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    assert.equal((await proxied()).status, 403);
+    try {
+      const { signIn, account } = await openRulesmithView(page, r);
+      if (await signIn.isVisible()) {
+        await signIn.click();
+        await quickInput.locator('.monaco-list-row', { hasText: 'API token' }).first().click({ timeout: 15_000 });
+        await quickInput.locator('input[type="password"]').waitFor({ timeout: 15_000 });
+        await page.keyboard.type(r.rulesToken);
+        await page.keyboard.press('Enter');
+      }
+      await account.waitFor({ timeout: 60_000 });
+      const item = page.getByRole('treeitem', { name: new RegExp(PROXIED_ZONE.replace(/\./g, '\\.')) }).first();
+      await item.click();
+      await item.locator('.label-description', { hasText: 'chosen' }).waitFor({ timeout: 30_000 });
+
+      // The Security Events view (collapsed at first): the rule's group, then its event.
+      const events = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: 'Security Events' }) }).first();
+      if ((await events.locator('.pane-header').getAttribute('aria-expanded')) !== 'true') await events.locator('.pane-header').click();
+      const group = events.locator('.monaco-list-row', { hasText: 'E2E no events page' }).first();
+      await group.waitFor({ timeout: 60_000 });
+      assert.match((await group.innerText()).replace(/\s+/g, ' '), /1 · block · firewallCustom/);
+      await group.click();
+      const event = events.locator('.monaco-list-row', { hasText: 'GET /e2e-events?from=e2e' }).first();
+      await event.waitFor({ timeout: 30_000 });
+      await shot('security-events.png');
+
+      // Add Exception… from the event's context menu: the entry point pulled with a skip
+      // before the rule, opened for review; Deploy, then the diff and its question.
+      await event.click({ button: 'right' });
+      const addException = page.locator('.context-view .action-label', { hasText: 'Add Exception' }).first();
+      await addException.click({ timeout: 15_000 });
+      // The menu closes as soon as it runs a command; on a loaded machine a click made while
+      // it was still opening can be lost (the menu stays): click again then.
+      for (let i = 0; i < 3; i++) {
+        await page.waitForTimeout(700);
+        if (!(await addException.isVisible())) break;
+        await addException.click({ timeout: 5_000 });
+      }
+      await page.locator('.tab', { hasText: 'http_request_firewall_custom.ruleset.json' }).first().waitFor({ timeout: 60_000 });
+      await answer('Review it in http_request_firewall_custom.ruleset.json', 'Deploy');
+      await page.locator('.tab', { hasText: `${PROXIED_ZONE} http_request_firewall_custom` }).first().waitFor({ timeout: 60_000 });
+      const question = await answer(`Deploy http_request_firewall_custom.ruleset.json to ${PROXIED_ZONE}`, 'Deploy');
+      await shot('security-events-exception.png');
+      await question.waitFor({ state: 'hidden', timeout: 15_000 });
+      await page.locator('.notifications-center .notification-list-item', { hasText: `Deployed to ${PROXIED_ZONE}` }).first().waitFor({ timeout: 60_000 });
+
+      // The same request through the proxy now reaches the upstream.
+      const passed = await proxied();
+      assert.deepEqual([passed.status, passed.text], [200, `${UPSTREAM_TEXT}: /e2e-events?from=e2e`]);
+      log(`screenshots: ${['security-events.png', 'security-events-exception.png'].map((f) => join(SCREENSHOTS, f)).join(', ')}`);
+    } catch (e) {
+      await page.screenshot({ path: join(r.dir, 'ui-events-failure.png') }).catch(() => undefined);
+      throw e;
+    } finally {
+      await page.context().close();
+      if (settingsBefore === undefined) rmSync(settingsFile, { force: true });
+      else writeFileSync(settingsFile, settingsBefore);
     }
   });
 });

@@ -24,6 +24,8 @@ export interface SecurityEvent {
   readonly outcome: string;
   readonly ruleAction: string;
   readonly anomalyScore: number;
+  /** `proxy` (live traffic) or `trace` (the service's Trace, the editor's Open included). */
+  readonly origin: string;
 }
 
 export interface RuleGroup {
@@ -44,13 +46,15 @@ export interface EventsFilter {
   /** A path, or a LIKE pattern with `%`. */
   readonly path?: string;
   readonly ip?: string;
+  /** Live traffic (`proxy`, the default) or `trace`s; undefined: both. */
+  readonly origin?: 'proxy' | 'trace';
 }
 
-export const DEFAULT_FILTER: EventsFilter = { sinceMinutes: 60 };
+export const DEFAULT_FILTER: EventsFilter = { sinceMinutes: 60, origin: 'proxy' };
 
 const EVENT_FIELDS = `rayName datetime action source rulesetId ruleId ref description clientIP clientCountryName clientAsn
   clientRequestHTTPMethodName clientRequestHTTPHost clientRequestHTTPProtocol clientRequestPath clientRequestQuery userAgent
-  edgeResponseStatus outcome ruleAction anomalyScore`;
+  edgeResponseStatus outcome ruleAction anomalyScore origin`;
 
 export const RULE_GROUPS_QUERY = `query RuleGroups($zoneTag: String!, $filter: ZoneFirewallEventsAdaptiveFilter_InputObject!) {
   viewer { zones(filter: {zoneTag: $zoneTag}) {
@@ -77,6 +81,7 @@ export function timelineQuery(sinceMinutes: number): { query: string; bucket: 'd
 /** The GraphQL filter of the view's controls at `now` (ms). */
 export function graphqlFilter(f: EventsFilter, now: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const out: Record<string, unknown> = { datetime_geq: new Date(now - f.sinceMinutes * 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z'), ...extra };
+  if (f.origin) out.origin = f.origin;
   if (f.action) out.action = f.action;
   if (f.ip) out.clientIP = f.ip;
   if (f.path) {
@@ -86,10 +91,11 @@ export function graphqlFilter(f: EventsFilter, now: number, extra: Record<string
   return out;
 }
 
-/** "last 60 min · block · /admin%" for the view's description. */
+/** "last 60 min · block · /admin%" for the view's description (live traffic unsaid: the default). */
 export function describeFilter(f: EventsFilter): string {
   const since = f.sinceMinutes % 1440 === 0 ? `${f.sinceMinutes / 1440} d` : f.sinceMinutes % 60 === 0 ? `${f.sinceMinutes / 60} h` : `${f.sinceMinutes} min`;
-  return [`last ${since}`, f.action, f.path, f.ip].filter(Boolean).join(' · ');
+  const origin = f.origin === 'trace' ? 'traces' : f.origin === undefined ? 'live and traces' : undefined;
+  return [`last ${since}`, origin, f.action, f.path, f.ip].filter(Boolean).join(' · ');
 }
 
 /** `1h`, `30m`, `7d` → minutes; undefined for anything else. */

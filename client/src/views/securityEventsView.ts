@@ -1,7 +1,8 @@
 // The Security Events view: what the rules did to the chosen zone's traffic, read from the
 // rules service's GraphQL Analytics API (events/queries.ts). Rules grouped with their event
 // counts (most first), each opening to its latest events; refreshed every POLL_MS while
-// the view is visible; a filter (time window, action, path, client IP); a chart of events
+// the view is visible; a filter (time window, action, path, client IP, live traffic or
+// traces: live by default, so the traces Open runs do not crowd the view); a chart of events
 // over time by action (a webview, events/chart.ts).
 //
 // On an event: Open (its request, and the request traced again on the zone's current
@@ -25,6 +26,12 @@ import { BaseProvider, errorNode, message, messageItem, type MessageNode } from 
 export const EVENT_SCHEME = 'rulesmith-event';
 const POLL_MS = 15_000;
 const EVENTS_PER_RULE = 50;
+/** The Traffic filter: live traffic by default, so the traces the view's Open runs do not crowd it. */
+const ORIGINS: readonly ui.PickItem<'proxy' | 'trace' | 'both'>[] = [
+  { label: 'Live traffic (the proxy)', value: 'proxy' },
+  { label: 'Traces', value: 'trace' },
+  { label: 'Both', value: 'both' },
+];
 
 interface GroupNode {
   readonly kind: 'ruleGroup';
@@ -108,7 +115,8 @@ export class SecurityEventsView extends BaseProvider<Node> implements vscode.Tex
     const item = new vscode.TreeItem(`${e.clientRequestHTTPMethodName} ${e.clientRequestPath}${e.clientRequestQuery ? `?${e.clientRequestQuery}` : ''}`, vscode.TreeItemCollapsibleState.None);
     item.id = `event:${e.rayName}:${e.ruleId}:${e.action}`;
     item.description = `${e.datetime.replace('T', ' ').replace('Z', '')} · ${e.clientIP}`;
-    item.tooltip = `${e.action} by ${e.ruleId} · ray ${e.rayName} · ${e.clientIP}${e.clientCountryName ? ` (${e.clientCountryName})` : ''} · ${e.userAgent}`;
+    if (e.origin === 'trace') item.description += ' · trace';
+    item.tooltip = `${e.action} by ${e.ruleId}${e.origin === 'trace' ? ' (a trace)' : ''} · ray ${e.rayName} · ${e.clientIP}${e.clientCountryName ? ` (${e.clientCountryName})` : ''} · ${e.userAgent}`;
     item.contextValue = 'securityEvent';
     item.command = { command: 'rulesmith.events.open', title: 'Open', arguments: [n] };
     return item;
@@ -151,6 +159,7 @@ export class SecurityEventsView extends BaseProvider<Node> implements vscode.Tex
         { label: 'Action', description: f.action ?? 'any', value: 'action' },
         { label: 'Path', description: f.path ?? 'any (a path, or a pattern with %)', value: 'path' },
         { label: 'Client IP', description: f.ip ?? 'any', value: 'ip' },
+        { label: 'Traffic', description: ORIGINS.find((o) => o.value === (f.origin ?? 'both'))!.label, value: 'origin' },
         { label: 'Clear the filter', value: 'clear' },
       ],
       { title: 'Filter security events' },
@@ -165,6 +174,10 @@ export class SecurityEventsView extends BaseProvider<Node> implements vscode.Tex
       const a = await ui.pick(['any', 'block', 'managed_challenge', 'challenge', 'jschallenge', 'log', 'skip', 'score', 'allow', 'bypass'].map((x) => ({ label: x, value: x })), { title: 'Action' });
       if (!a) return;
       this.filter = { ...f, action: a.value === 'any' ? undefined : a.value };
+    } else if (choice.value === 'origin') {
+      const o = await ui.pick(ORIGINS, { title: 'Traffic' });
+      if (!o) return;
+      this.filter = { ...f, origin: o.value === 'both' ? undefined : o.value };
     } else {
       const text = await ui.input({ title: choice.value === 'path' ? 'Path (% matches any characters)' : 'Client IP', value: (choice.value === 'path' ? f.path : f.ip) ?? '', prompt: 'Empty for any' });
       if (text === undefined) return;

@@ -22,7 +22,7 @@ const USAGE = `Usage:
   rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] [--requests FILE_OR_DIR] [--attacks DIR] [--max-attacks 1000] [--thresholds 25,40,60] [--format text|json]
   rulesmith ftw DIR [--pl 1|2|3|4] [--threshold T] [--format text|json]   (CRS regression tests against the OWASP ruleset)
   rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset] [--body-limit BYTES] [--ruleset-write-rate N]   (the local rules service)
-      [--events-retention 7d] [--events-max-rows N]   (security events, docs/events.md)
+      [--events on|off] [--events-retention 7d] [--events-max-rows N]   (security events, docs/events.md)
       [--proxy ZONE=UPSTREAM_URL ...] [--proxy-listen 127.0.0.1:8081] [--inspect-body-limit BYTES] [--upstream-timeout S]
       [--header-timeout S] [--challenge interstitial|pass|block] [--trust-proxy] [--fields-file FILE]   (the WAF proxy, docs/proxy.md)
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)

@@ -12,7 +12,7 @@ import { ProxyConfigError, type RunningProxy } from '../proxy/proxy';
 import { listenProxy, makeProxy, PROXY_FLAGS, proxyOptions, type ProxyFlags, type ProxySinkFactory } from './serveProxy';
 import { createService, type LegacyMode } from '../service/service';
 import { Store } from '../service/store';
-import { eventsOptions } from '../service/events/options';
+import { eventsOn, eventsOptions } from '../service/events/options';
 import { SecurityEvents, type SecurityEventsOptions } from '../service/events/writer';
 import { registerServiceToken, seedDemo } from '../service/seed';
 import { demoSeedSteps } from '../service/routes/index';
@@ -31,6 +31,8 @@ export interface ServeOptions {
   readonly proxy?: ProxyFlags;
   /** `--events-retention`, `--events-max-rows`: the security events' bounds. */
   readonly events?: SecurityEventsOptions;
+  /** `--events off`: record no security events (proxy and traces). */
+  readonly eventsOff?: boolean;
   /** `--ruleset-write-rate N`: writes per second to one ruleset before 429 (service/rateLimit.ts). */
   readonly rulesetWriteRate?: number;
 }
@@ -46,6 +48,7 @@ export function serveArgs(args: readonly string[]): Record<string, string | bool
     'body-limit': { type: 'string' },
     'events-retention': { type: 'string' },
     'events-max-rows': { type: 'string' },
+    events: { type: 'string' },
     'ruleset-write-rate': { type: 'string' },
     ...PROXY_FLAGS,
   });
@@ -69,10 +72,13 @@ export function serveOptions(values: Record<string, string | boolean | string[] 
   const proxy = proxyOptions(values);
   const events = eventsOptions(values as Record<string, string | boolean | undefined>);
   if ('error' in events) throw new UsageError(events.error);
+  const recording = eventsOn(values.events as string | undefined);
+  if ('error' in recording) throw new UsageError(recording.error);
   const rate = values['ruleset-write-rate'] === undefined ? undefined : Number(values['ruleset-write-rate']);
   if (rate !== undefined && !(rate > 0 && rate <= 1e6)) throw new UsageError(`--ruleset-write-rate takes writes per second to one ruleset (a number above 0), got "${values['ruleset-write-rate']}"`);
   return {
     events,
+    ...(recording.on ? {} : { eventsOff: true }),
     ...(bodyLimit !== undefined ? { bodyLimit } : {}),
     ...(proxy ? { proxy } : {}),
     ...(rate !== undefined ? { rulesetWriteRate: rate } : {}),
@@ -101,18 +107,19 @@ export function runServe(options: ServeOptions, io: Io, extras: { proxySink?: Pr
   }
   const serviceToken = process.env.RULESMITH_SERVICE_TOKEN;
   if (serviceToken) registerServiceToken(store, serviceToken);
-  // What the proxy's rules do becomes security events (docs/events.md), written off the request path.
-  const events = new SecurityEvents(store, { ...options.events, log: (l) => io.out(`${l}\n`) });
+  // What the proxy's and the traces' rules do becomes security events (docs/events.md), written off the request path.
+  const events = options.eventsOff ? undefined : new SecurityEvents(store, { ...options.events, log: (l) => io.out(`${l}\n`) });
   const running = createService({
     store,
     legacy: options.legacy,
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.rulesetWriteRate !== undefined ? { rulesetWriteRate: options.rulesetWriteRate } : {}),
+    ...(events ? { events } : {}),
     log: (l) => io.out(`${l}\n`),
   });
   running.server.on('error', (e) => {
     io.err(`rulesmith serve: cannot listen on ${options.host}:${options.port}: ${e.message}\n`);
-    events.close();
+    events?.close();
     store.close();
     process.exitCode = 1;
   });
@@ -123,7 +130,7 @@ export function runServe(options: ServeOptions, io: Io, extras: { proxySink?: Pr
     } catch (e) {
       if (!(e instanceof ProxyConfigError)) throw e;
       io.err(`rulesmith proxy: ${e.message}\n`);
-      void running.close().then(() => (events.close(), store.close()));
+      void running.close().then(() => (events?.close(), store.close()));
       return 2;
     }
   }
@@ -136,7 +143,7 @@ export function runServe(options: ServeOptions, io: Io, extras: { proxySink?: Pr
     if (stopping) return;
     stopping = true;
     void Promise.all([running.close(), proxy?.close()]).then(() => {
-      events.close(); // its last batch, before the store closes
+      events?.close(); // its last batch, before the store closes
       store.close();
       io.out(`rulesmith serve: stopped (${signal})\n`);
       process.exitCode = 0;

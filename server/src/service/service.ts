@@ -14,6 +14,7 @@ import { registerRoutes } from './routes/index';
 import { TraceRunner } from './traceRunner';
 import { RulesetWriteLimiter, rulesetWriteKey } from './rateLimit';
 import { WorkerCancelled } from '../timedWorker';
+import type { TracedRequestSink } from '../evaluatedRequest';
 
 export type LegacyMode = 'on' | 'sunset';
 
@@ -33,6 +34,8 @@ export interface ServiceOptions {
   readonly rulesetWriteRate?: number;
   /** The limiter itself (tests give one with their own clock); wins over rulesetWriteRate. */
   readonly writeLimiter?: RulesetWriteLimiter;
+  /** Where traces' evaluations go to become security events (events/writer.ts); absent: traces leave none. */
+  readonly events?: TracedRequestSink;
 }
 
 export interface Service {
@@ -44,6 +47,8 @@ export interface Service {
   readonly bodyLimit?: number;
   /** Throttles updates to one ruleset (`--ruleset-write-rate`), when on. */
   readonly writeLimiter?: RulesetWriteLimiter;
+  /** The security events' sink for traces, when events are on. */
+  readonly events?: TracedRequestSink;
 }
 
 export const API_PREFIX = '/client/v4';
@@ -64,6 +69,7 @@ export function createService(options: ServiceOptions): RunningService {
     legacy: options.legacy ?? 'on',
     traces: new TraceRunner(options.traceTimeoutMs),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    ...(options.events ? { events: options.events } : {}),
     ...(options.writeLimiter ? { writeLimiter: options.writeLimiter } : options.rulesetWriteRate !== undefined ? { writeLimiter: new RulesetWriteLimiter(options.rulesetWriteRate) } : {}),
   };
   // Requests handled together commit together (store.ts): one fsync for a burst of writes.

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database, type Statement } from 'node-sqlite3-wasm';
 import { SCHEMA } from './schema';
-import { EVENTS_SCHEMA } from './events/schema';
+import { eventsSchema } from './events/schema';
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type Row = Record<string, SqlValue>;
@@ -71,7 +71,7 @@ export class Store {
       this.db.exec('PRAGMA synchronous = FULL');
       this.db.exec('PRAGMA foreign_keys = ON');
       this.migrate();
-      this.db.exec(EVENTS_SCHEMA);
+      eventsSchema(this.db);
     } catch (e) {
       // Not a database (or a newer one): the claim goes, the file stays as it was.
       if (db?.isOpen) db.close();

@@ -14,6 +14,7 @@ import { slowForTests } from '../timedWorker';
 import { describeRule } from '../rulesets/ruleNames';
 import { ApiError, CODES } from './api';
 import { compiledZone } from './compiledZones';
+import { eventEvaluation } from './events/fromEvaluation';
 import type { DeployedZone } from './deployment';
 import type { TraceJob, TraceReply } from './traceRunner';
 
@@ -173,8 +174,12 @@ function statusCode(d: Decision): number | undefined {
 
 
 
-/** The Trace's `result` (without `zone`), or an ApiError for a request context that is not valid. */
-export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean, bodyLimit?: number): TraceResult {
+/**
+ * The Trace's `result` (without `zone`) and the evaluation's part that becomes security
+ * events (events/fromEvaluation.ts `eventEvaluation`), or an ApiError for a request
+ * context that is not valid.
+ */
+export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean, bodyLimit?: number): { result: TraceResult; evaluation: Evaluation } {
   const { values, problems: requestProblems } = requestValues(sample, bodyLimit !== undefined ? { bodyLimit } : {});
   const badContext = requestProblems.filter((p) => /^(ip\.|cf\.)/.test(p) || p.includes('unknown field'));
   if (badContext.length > 0) throw ApiError.of(400, CODES.invalidValue, `the request's context is not valid: ${badContext.join('; ')}`, '/context');
@@ -211,7 +216,7 @@ export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone
     ...compiled.problems.filter((p) => p.severity === 'error').map((p) => `${p.stage}${p.rulesetId ? ` ruleset ${p.rulesetId}` : ''}: ${p.message}`),
     ...requestProblems,
   ];
-  return {
+  const result: TraceResult = {
     ...(status !== undefined ? { status_code: status } : {}),
     trace: steps,
     decision: decisionObject(ev.decision),
@@ -227,6 +232,7 @@ export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone
     migration_state: deployed.migrationState,
     ...(problems.length ? { problems } : {}),
   };
+  return { result, evaluation: eventEvaluation(ev) };
 }
 
 /**
@@ -245,7 +251,7 @@ export function traceReply(job: TraceJob, compiledNow: () => void = () => undefi
     if (!zone) return { needSource: true };
     compiledNow();
     slowForTests(0);
-    return { result: evaluateTrace(zone.deployed, zone.compiled, job.sample, job.skipChallenge, job.bodyLimit), cached: zone.cached };
+    return { ...evaluateTrace(zone.deployed, zone.compiled, job.sample, job.skipChallenge, job.bodyLimit), cached: zone.cached };
   } catch (e) {
     return e instanceof ApiError ? { apiError: { status: e.status, errors: e.errors } } : { crash: e instanceof Error ? `${e.message}\n${e.stack ?? ''}` : String(e) };
   }

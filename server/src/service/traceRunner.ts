@@ -20,6 +20,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { SampleRequest } from '../requests/types';
 import type { TraceResult } from '../rulesApi';
+import type { Evaluation } from '../rulesets/engine';
 import { TimedWorker, WorkerCancelled, WorkerTimeout } from '../timedWorker';
 import { ApiError, CODES, type ApiMessage } from './api';
 import type { ZoneSource } from './deployment';
@@ -38,10 +39,16 @@ export interface TraceJob {
 }
 
 export type TraceReply =
-  | { readonly result: TraceResult; readonly cached: boolean }
+  | { readonly result: TraceResult; readonly evaluation: Evaluation; readonly cached: boolean }
   | { readonly apiError: { readonly status: number; readonly errors: readonly ApiMessage[] } }
   | { readonly crash: string }
   | { readonly needSource: true };
+
+/** A trace's answer, and what its security events are made of (events/fromEvaluation.ts `eventEvaluation`). */
+export interface TracedRequest {
+  readonly result: TraceResult;
+  readonly evaluation: Evaluation;
+}
 
 /** The default limit for one trace's evaluation. */
 export const TRACE_TIMEOUT_MS = 10_000;
@@ -67,16 +74,17 @@ export class TraceRunner {
   }
 
   /**
-   * The Trace's result for `job`; ApiError for a request the evaluation refuses or one that
+   * The Trace's result for `job` and the evaluation's acting rules (for its security
+   * events); ApiError for a request the evaluation refuses or one that
    * took too long. `source` is read only when the zone is not compiled under `job.key`.
    */
-  async run(job: Omit<TraceJob, 'source'>, source: () => ZoneSource, signal?: AbortSignal): Promise<TraceResult> {
+  async run(job: Omit<TraceJob, 'source'>, source: () => ZoneSource, signal?: AbortSignal): Promise<TracedRequest> {
     let reply = await this.answer(job, signal);
     if ('needSource' in reply) reply = await this.answer({ ...job, source: source() }, signal);
     if ('needSource' in reply) throw new Error('the trace worker asked for the zone it was sent');
     if ('result' in reply) {
       this.stats[reply.cached ? 'hits' : 'compiles']++;
-      return reply.result;
+      return { result: reply.result, evaluation: reply.evaluation };
     }
     if ('apiError' in reply) throw new ApiError(reply.apiError.status, reply.apiError.errors);
     throw new Error(`the trace failed: ${reply.crash}`);

@@ -7,9 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Store } from '../../../server/src/service/store';
-import { eventsOf } from '../../../server/src/service/events/fromEvaluation';
+import { Database } from 'node-sqlite3-wasm';
+import { serveArgs, serveOptions } from '../../../server/src/cli/serve';
+import { eventEvaluation, eventsOf } from '../../../server/src/service/events/fromEvaluation';
 import { SecurityEvents } from '../../../server/src/service/events/writer';
-import { parseMaxRows, parseRetention } from '../../../server/src/service/events/options';
+import { eventsOn, parseMaxRows, parseRetention } from '../../../server/src/service/events/options';
 import { ANOMALY_RULE, BLOCK_ADMIN, CATALOG, CUSTOM_EP, evaluated, LOG_CURL, SCORED, SKIP_HEALTH, SQLI_RULE, XSS_RULE } from './fixture';
 
 const ZONE_ID = 'f'.repeat(32);
@@ -55,6 +57,16 @@ describe('events of an evaluation', () => {
         [ANOMALY_RULE, 'block', 'firewallManaged', 10, { 'attack-sqli': 5, 'attack-xss': 5 }],
       ],
     );
+  });
+
+  test("the part of an evaluation the trace worker sends back gives the same events, without the rules that did not act", () => {
+    for (const options of [{ path: '/admin', ua: 'curl/8.5' }, { path: '/health' }, { query: 'q=union<script' }, { path: '/home' }]) {
+      const full = evaluated(ZONE_ID, options);
+      const slim = { ...full, evaluation: eventEvaluation(full.evaluation) };
+      assert.deepEqual(eventsOf(slim), eventsOf(full), JSON.stringify(options));
+      assert.ok(slim.evaluation.trace.every((e) => e.outcome !== 'not-matched'), JSON.stringify(options));
+    }
+    assert.deepEqual(eventEvaluation(evaluated(ZONE_ID, { path: '/home' }).evaluation).trace, []);
   });
 });
 
@@ -121,7 +133,47 @@ describe('the sink', () => {
   });
 });
 
+describe('the hourly counts of a store from before `origin`', () => {
+  test('are rebuilt from the events when the store opens, with the origin', () => {
+    const file = join(dir, 'before-origin.db');
+    const store = new Store(file);
+    const sink = new SecurityEvents(store, { catalog: CATALOG });
+    sink.record(evaluated(ZONE_ID, { path: '/admin' }));
+    sink.recordTrace(evaluated(ZONE_ID, { path: '/admin' }));
+    sink.recordTrace(evaluated(ZONE_ID, { path: '/health' }));
+    sink.close();
+    store.close();
+    // The table as it was before origin joined its key (with a count that is wrong on purpose).
+    const raw = new Database(file);
+    raw.exec('PRAGMA locking_mode = EXCLUSIVE'); // the store's WAL has no shared memory (store.ts)
+    raw.exec(`DROP TABLE security_events_hourly;
+      CREATE TABLE security_events_hourly (zone_id TEXT NOT NULL, hour INTEGER NOT NULL, action TEXT NOT NULL, source TEXT NOT NULL,
+        ruleset_id TEXT NOT NULL, rule_id TEXT NOT NULL, description TEXT NOT NULL, count INTEGER NOT NULL,
+        PRIMARY KEY (zone_id, hour, action, source, ruleset_id, rule_id, description)) WITHOUT ROWID;
+      INSERT INTO security_events_hourly VALUES ('${ZONE_ID}', 0, 'block', 'firewallCustom', '', '', '', 99);`);
+    raw.close();
+    const reopened = new Store(file);
+    assert.deepEqual(
+      reopened.all('SELECT action, origin, count FROM security_events_hourly ORDER BY origin, action').map((r) => [r.action, r.origin, r.count]),
+      [['block', 'proxy', 1], ['block', 'trace', 1], ['skip', 'trace', 1]],
+    );
+    reopened.close();
+    // Opened again: nothing to rebuild, the counts stay.
+    const third = new Store(file);
+    assert.equal(third.get('SELECT SUM(count) AS n FROM security_events_hourly')!.n, 3);
+    third.close();
+  });
+});
+
 describe('the flags', () => {
+  test('--events on|off', () => {
+    assert.deepEqual([eventsOn(undefined), eventsOn('on'), eventsOn('off')], [{ on: true }, { on: true }, { on: false }]);
+    assert.deepEqual(eventsOn('no'), { error: '--events takes on or off, got "no"' });
+    assert.equal(serveOptions(serveArgs(['--events', 'off'])).eventsOff, true);
+    assert.equal(serveOptions(serveArgs([])).eventsOff, undefined);
+    assert.throws(() => serveOptions(serveArgs(['--events', 'false'])), { message: '--events takes on or off, got "false"' });
+  });
+
   test('--events-retention and --events-max-rows', () => {
     assert.deepEqual(parseRetention('7d'), { ms: 7 * 86_400_000 });
     assert.deepEqual(parseRetention('90m'), { ms: 90 * 60_000 });

@@ -9,7 +9,7 @@ import { appendSample, eventAsHttp } from '../../../client/src/events/httpSample
 import { differenceNow, traceRequestOf } from '../../../client/src/events/reEvaluate';
 import type { TraceResult } from '../../../server/src/rulesApi';
 import { ExceptionError, planException } from '../../../client/src/events/exception';
-import { describeFilter, graphqlFilter, parseWindow, type SecurityEvent } from '../../../client/src/events/queries';
+import { DEFAULT_FILTER, describeFilter, graphqlFilter, parseWindow, type SecurityEvent } from '../../../client/src/events/queries';
 import { parseHttpFile } from '../../../server/src/requests/http';
 import { compileZone } from '../../../server/src/rulesets/engine';
 import type { Ruleset } from '../../../server/src/rulesets/model';
@@ -28,7 +28,7 @@ function eventFor(r: Req, ruleId: string): SecurityEvent {
     rayName: e.rayId, datetime: new Date(e.time).toISOString().replace(/\.\d{3}Z$/, 'Z'), action: e.action, source: e.source, rulesetId: e.rulesetId, ruleId: e.ruleId,
     ref: e.ref, description: e.description, clientIP: e.clientIp, clientCountryName: e.country, clientAsn: String(e.asn), clientRequestHTTPMethodName: e.method,
     clientRequestHTTPHost: e.host, clientRequestHTTPProtocol: e.httpVersion, clientRequestPath: e.path, clientRequestQuery: e.query, userAgent: e.userAgent,
-    edgeResponseStatus: e.responseStatus, outcome: e.outcome, ruleAction: e.ruleAction, anomalyScore: e.anomalyScore,
+    edgeResponseStatus: e.responseStatus, outcome: e.outcome, ruleAction: e.ruleAction, anomalyScore: e.anomalyScore, origin: e.origin,
   };
 }
 
@@ -144,7 +144,18 @@ describe('the view filter', () => {
     });
     assert.deepEqual(graphqlFilter({ sinceMinutes: 60, path: '/admin' }, now, { ruleId: 'r' }), { datetime_geq: '2026-11-26T02:00:00Z', ruleId: 'r', clientRequestPath: '/admin' });
     assert.deepEqual([parseWindow('90m'), parseWindow('2h'), parseWindow('7d'), parseWindow('40d'), parseWindow('soon')], [90, 120, 10080, undefined, undefined]);
-    assert.equal(describeFilter({ sinceMinutes: 1440, action: 'log', ip: '198.51.100.4' }), 'last 1 d · log · 198.51.100.4');
+    assert.equal(describeFilter({ sinceMinutes: 1440, origin: 'proxy', action: 'log', ip: '198.51.100.4' }), 'last 1 d · log · 198.51.100.4');
+  });
+
+  test('live traffic by default; traces, or both, when chosen', () => {
+    const now = Date.UTC(2026, 10, 26, 3, 0, 0);
+    assert.deepEqual(graphqlFilter(DEFAULT_FILTER, now), { datetime_geq: '2026-11-26T02:00:00Z', origin: 'proxy' });
+    assert.deepEqual(graphqlFilter({ sinceMinutes: 60, origin: 'trace' }, now), { datetime_geq: '2026-11-26T02:00:00Z', origin: 'trace' });
+    assert.deepEqual(graphqlFilter({ sinceMinutes: 60 }, now), { datetime_geq: '2026-11-26T02:00:00Z' });
+    assert.deepEqual(
+      [describeFilter(DEFAULT_FILTER), describeFilter({ sinceMinutes: 60, origin: 'trace' }), describeFilter({ sinceMinutes: 60 })],
+      ['last 1 h', 'last 1 h · traces', 'last 1 h · live and traces'],
+    );
   });
 });
 

@@ -47,7 +47,7 @@ export const EVENT_FIELDS: readonly EventField[] = [
   { name: 'outcome', type: 'String', sql: 'outcome', extension: true, doc: "The engine's outcome: terminated, logged, scored, skip, validation-only, allowed, bypassed." },
   { name: 'ruleAction', type: 'String', sql: 'rule_action', extension: true, doc: "The rule's effective action (a validation-only rule's action is log; this is what it would have done)." },
   { name: 'anomalyScore', type: 'Int', sql: 'anomaly_score', extension: true, doc: "The request's total anomaly score." },
-  { name: 'origin', type: 'String', sql: 'origin', extension: true, doc: 'proxy (live traffic) or trace (the Trace API).' },
+  { name: 'origin', type: 'String', sql: 'origin', hourly: true, extension: true, doc: 'proxy (live traffic) or trace (the Trace API).' },
   { name: 'bodyTruncated', type: 'Int', sql: 'body_truncated', extension: true, eventOnly: true, doc: '1 when the body was longer than the inspection limit.' },
   { name: 'datetimeMinute', type: 'Time', sql: bucket(60_000), groupOnly: true, doc: 'The minute.' },
   { name: 'datetimeFiveMinutes', type: 'Time', sql: bucket(300_000), groupOnly: true, doc: 'The five minutes.' },

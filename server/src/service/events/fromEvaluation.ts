@@ -18,7 +18,7 @@
  * action it would have taken. Score rules get the action `score` (our extension).
  */
 import type { EvaluatedRequest } from '../../evaluatedRequest';
-import type { Stage, TraceEntry } from '../../rulesets/engine';
+import type { Evaluation, Stage, TraceEntry } from '../../rulesets/engine';
 
 export interface SecurityEvent {
   readonly rayId: string;
@@ -139,6 +139,23 @@ export function eventsOf(request: EvaluatedRequest, categoriesOf: CategoriesOf =
       origin,
     };
   });
+}
+
+/**
+ * What `eventsOf` reads of an evaluation, and only that: the trace entries that may become
+ * events (or give points) and the skip logs. The trace worker sends this back with a trace's
+ * answer — a few entries instead of the whole OWASP trace.
+ */
+const MAY_BE_EVENTS: ReadonlySet<string> = new Set(['terminated', 'logged', 'validation-only', 'allowed', 'bypassed', 'scored', 'skip']);
+
+export function eventEvaluation(ev: Evaluation): Evaluation {
+  return {
+    decision: ev.decision,
+    trace: ev.trace.filter((e) => MAY_BE_EVENTS.has(e.outcome)),
+    scores: ev.scores,
+    logs: ev.logs.filter((l) => l.outcome === 'skip'),
+    skippedProducts: {},
+  };
 }
 
 function key(rulesetId: string | undefined, ruleId: string | undefined, ref: string | undefined): string {

@@ -1,7 +1,7 @@
 /**
  * `rulesmith serve --events-retention 7d --events-max-rows N`: how long and how many
- * security events the store keeps (writer.ts). Parsed here so the CLI adds two flags and
- * one call.
+ * security events the store keeps (writer.ts), and `--events on|off`. Parsed here so the
+ * CLI adds the flags and a call each.
  */
 import { DEFAULT_MAX_ROWS, DEFAULT_RETENTION_MS, type SecurityEventsOptions } from './writer';
 
@@ -21,6 +21,17 @@ export function parseMaxRows(text: string, flag = '--events-max-rows'): { rows: 
   const rows = /^\d+$/.test(text.trim()) ? Number(text.trim()) : NaN;
   if (!Number.isSafeInteger(rows) || rows < 1) return { error: `${flag} takes a whole number of events of at least 1, got "${text}"` };
   return { rows };
+}
+
+/**
+ * `--events on|off` (default on): off, nothing the proxy or a trace evaluates is recorded
+ * (the GraphQL API still answers, from what is stored). For measuring what recording costs
+ * (test/bench/events.bench.ts) and for a proxy that must not write.
+ */
+export function eventsOn(value: string | boolean | undefined): { on: boolean } | { error: string } {
+  if (value === undefined || value === 'on') return { on: true };
+  if (value === 'off') return { on: false };
+  return { error: `--events takes on or off, got "${String(value)}"` };
 }
 
 /** The writer's options from the two flags' values (undefined: the defaults, 7 days and 5,000,000 rows). */

@@ -4,7 +4,7 @@
  * parameter; names come from fields.ts only.
  *
  * A group query whose dimensions and filter use only fields kept in the hourly counts
- * (action, source, rulesetId, ruleId, description, datetimeHour, date) reads those counts
+ * (action, source, rulesetId, ruleId, description, origin, datetimeHour, date) reads those counts
  * for the whole hours inside the time range and the events only for the partial hours at
  * its two ends, so its cost follows the number of hours and rules, not of events.
  */
@@ -173,13 +173,13 @@ export function groupEvents(store: Store, q: GroupQuery): Group[] {
     const onEvents = compileFilter(q.filter);
     const onHourly = compileFilter(q.filter, (f) => (f.sql === 'time' ? 'hour' : f.sql));
     const view = `
-      SELECT hour AS time, action, source, ruleset_id, rule_id, description, count AS c FROM security_events_hourly
+      SELECT hour AS time, action, source, ruleset_id, rule_id, description, origin, count AS c FROM security_events_hourly
        WHERE zone_id = ? AND hour >= ? AND hour < ? AND ${onHourly.sql}
       UNION ALL
-      SELECT time, action, source, ruleset_id, rule_id, description, 1 AS c FROM security_events INDEXED BY security_events_zone_time
+      SELECT time, action, source, ruleset_id, rule_id, description, origin, 1 AS c FROM security_events INDEXED BY security_events_zone_time
        WHERE zone_id = ? AND time >= ? AND time < ? AND ${onEvents.sql}
       UNION ALL
-      SELECT time, action, source, ruleset_id, rule_id, description, 1 AS c FROM security_events INDEXED BY security_events_zone_time
+      SELECT time, action, source, ruleset_id, rule_id, description, origin, 1 AS c FROM security_events INDEXED BY security_events_zone_time
        WHERE zone_id = ? AND time >= ? AND time <= ? AND ${onEvents.sql}`;
     // Two plain ranges, not one OR of them: SQLite then reads each edge by the time index.
     sql = `SELECT ${[...select, 'SUM(c) AS count'].join(', ')} FROM (${view}) ${groupBy}`;

@@ -10,9 +10,11 @@
  *   events; each index costs every insert, so there are no more (an IP or a path is
  *   filtered within the time range).
  * - `security_events_hourly`: event counts per zone, hour and (action, source, ruleset,
- *   rule, description), kept in step with `security_events` by the writer (added on
+ *   rule, description, origin), kept in step with `security_events` by the writer (added on
  *   insert, subtracted on delete), so the top-rules and actions-over-time queries read a
  *   few thousand rows instead of a million (query.ts decides when it may be used).
+ *   A store whose hourly table predates `origin` has it rebuilt from the events once
+ *   (`eventsSchema`): the counts are derived data.
  */
 export const EVENTS_SCHEMA = `
   CREATE TABLE IF NOT EXISTS security_events (
@@ -29,9 +31,33 @@ export const EVENTS_SCHEMA = `
   CREATE INDEX IF NOT EXISTS security_events_zone_rule ON security_events (zone_id, rule_id, time);
   CREATE TABLE IF NOT EXISTS security_events_hourly (
     zone_id TEXT NOT NULL, hour INTEGER NOT NULL, action TEXT NOT NULL, source TEXT NOT NULL,
-    ruleset_id TEXT NOT NULL, rule_id TEXT NOT NULL, description TEXT NOT NULL, count INTEGER NOT NULL,
-    PRIMARY KEY (zone_id, hour, action, source, ruleset_id, rule_id, description)) WITHOUT ROWID;
+    ruleset_id TEXT NOT NULL, rule_id TEXT NOT NULL, description TEXT NOT NULL, origin TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (zone_id, hour, action, source, ruleset_id, rule_id, description, origin)) WITHOUT ROWID;
 `;
+
+/** The hourly counts' key columns (after zone and hour, the order the writer binds them). */
+export const HOURLY_KEY = 'zone_id, hour, action, source, ruleset_id, rule_id, description, origin';
+
+/** Fills the (empty) hourly counts from the stored events. */
+export const HOURLY_REBUILD = `INSERT INTO security_events_hourly (${HOURLY_KEY}, count)
+  SELECT zone_id, (time / 3600000) * 3600000, action, source, ruleset_id, rule_id, description, origin, COUNT(*) FROM security_events GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`;
+
+interface SchemaDb {
+  exec(sql: string): void;
+  /** A row, or null (node-sqlite3-wasm) when there is none. */
+  get(sql: string): unknown;
+}
+
+/** Creates the events' tables; rebuilds an hourly table from before `origin` (once). */
+export function eventsSchema(db: SchemaDb): void {
+  const hasHourly = db.get("SELECT 1 AS y FROM sqlite_master WHERE type = 'table' AND name = 'security_events_hourly'") !== null;
+  const hasOrigin = db.get("SELECT 1 AS y FROM pragma_table_info('security_events_hourly') WHERE name = 'origin'") !== null;
+  if (hasHourly && !hasOrigin) {
+    db.exec(`BEGIN; DROP TABLE security_events_hourly; ${EVENTS_SCHEMA} ${HOURLY_REBUILD}; COMMIT;`);
+    return;
+  }
+  db.exec(EVENTS_SCHEMA);
+}
 
 /** The hourly table's bucket of a time (ms). */
 export const HOUR_MS = 3_600_000;

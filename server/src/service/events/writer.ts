@@ -21,8 +21,8 @@ import type { ManagedCatalog } from '../../rulesets/catalog';
 import { defaultCatalog } from '../../managed/catalog';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../../evaluatedRequest';
 import type { Store } from '../store';
-import { eventsOf, type CategoriesOf, type SecurityEvent } from './fromEvaluation';
-import { HOUR_MS } from './schema';
+import { eventEvaluation, eventsOf, type CategoriesOf, type SecurityEvent } from './fromEvaluation';
+import { HOUR_MS, HOURLY_KEY } from './schema';
 
 export const FLUSH_MS = 200;
 export const BATCH_REQUESTS = 500;
@@ -59,8 +59,8 @@ const COLUMNS = [
 // One statement per batch: the rows go in as one JSON array that SQLite unpacks
 // (json_each), so binding costs one call per batch instead of one per value.
 const INSERT = `INSERT INTO security_events (${COLUMNS.join(', ')}) SELECT ${COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} FROM json_each(?)`;
-const ROLLUP_KEY = 'zone_id, hour, action, source, ruleset_id, rule_id, description';
-const ROLLUP_ADD = `INSERT INTO security_events_hourly (${ROLLUP_KEY}, count) SELECT ${[0, 1, 2, 3, 4, 5, 6, 7].map((i) => `value ->> ${i}`).join(', ')} FROM json_each(?) WHERE true
+const ROLLUP_KEY = HOURLY_KEY;
+const ROLLUP_ADD = `INSERT INTO security_events_hourly (${ROLLUP_KEY}, count) SELECT ${[0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => `value ->> ${i}`).join(', ')} FROM json_each(?) WHERE true
   ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET count = count + excluded.count`;
 
 export class SecurityEvents implements EvaluatedRequestSink {
@@ -103,7 +103,10 @@ export class SecurityEvents implements EvaluatedRequestSink {
       this.dropped++;
       return;
     }
-    this.queue.push({ request, origin });
+    // Only what becomes events is kept while the request waits for its batch: a managed
+    // ruleset's whole trace (hundreds of entries) times MAX_QUEUED requests would be
+    // hundreds of MB when the store falls behind.
+    this.queue.push({ request: { ...request, evaluation: eventEvaluation(request.evaluation) }, origin });
     if (this.queue.length >= BATCH_REQUESTS) {
       this.immediate ??= setImmediate(() => this.flush());
     } else if (!this.timer) {
@@ -147,10 +150,10 @@ export class SecurityEvents implements EvaluatedRequestSink {
         text(e.clientIp), e.country, e.asn, text(e.method), text(e.host), text(e.path), text(e.query), text(e.userAgent), text(e.httpVersion), e.responseStatus,
         e.anomalyScore, JSON.stringify(e.anomalyScores), JSON.stringify(e.defaultedFields), e.bodyTruncated ? 1 : 0, e.origin,
       ]);
-      const values = [e.zoneId, Math.floor(e.time / HOUR_MS) * HOUR_MS, e.action, e.source, e.rulesetId, e.ruleId, text(e.description)];
+      const values = [e.zoneId, Math.floor(e.time / HOUR_MS) * HOUR_MS, e.action, e.source, e.rulesetId, e.ruleId, text(e.description), e.origin];
       const k = values.join('\u0000');
       const h = hourly.get(k);
-      if (h) (h[7] as number)++;
+      if (h) (h[8] as number)++;
       else hourly.set(k, [...values, 1]);
     }
     this.store.run(INSERT, [JSON.stringify(rows)]);
@@ -184,8 +187,8 @@ export class SecurityEvents implements EvaluatedRequestSink {
     this.store.write(() => {
       this.store.run(
         `INSERT INTO security_events_hourly (${ROLLUP_KEY}, count)
-         SELECT zone_id, (time / ${HOUR_MS}) * ${HOUR_MS}, action, source, ruleset_id, rule_id, description, -COUNT(*)
-           FROM security_events WHERE ${where} GROUP BY 1, 2, 3, 4, 5, 6, 7
+         SELECT zone_id, (time / ${HOUR_MS}) * ${HOUR_MS}, action, source, ruleset_id, rule_id, description, origin, -COUNT(*)
+           FROM security_events WHERE ${where} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
          ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET count = count + excluded.count`,
         params,
       );

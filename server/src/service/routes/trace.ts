@@ -40,6 +40,8 @@
  * - `status_code`: what the WAF answers when it ends the request (a block's custom
  *   `status_code`, else 403; 403 for a challenge); absent when the request would go on to
  *   the origin (there is none here, so there is no origin status to report).
+ * - `ray_id` (extension): the trace's ray id (`…-TRC`); the security events the trace
+ *   left (events/fromTrace.ts, `origin: trace`) carry it as `rayName`.
  * - `decision`: the engine's final decision (`action` is `allow-through` or the
  *   terminating action, with the deciding rule); `validation` in validation mode.
  *
@@ -56,6 +58,7 @@ import type { Ctx, Router } from '../router';
 import { ZONE_SELECT, zoneVisible, type ZoneRow } from '../scope';
 import { deploymentKey, zoneSource } from '../zoneConfig';
 import { zoneBodyLimit } from './zoneSettings';
+import { traceRayId, tracedRequest } from '../events/fromTrace';
 
 const TOP_KEYS = ['url', 'method', 'protocol', 'headers', 'cookies', 'body', 'context', 'skip_response', 'skip_challenge'];
 const CONTEXT_KEYS = ['bot_score', 'threat_score', 'geoloc', 'skip_challenge', 'ip', 'country'];
@@ -223,7 +226,13 @@ export function traceRoutes(r: Router): void {
     const body = req.sample.body;
     const sample = body !== undefined && body.length > bodyLimit ? { ...req.sample, body: body.slice(0, bodyLimit), bodySize: body.length } : req.sample;
     const job = { zoneId: zone.id, key: deploymentKey(store, zone.id), sample, skipChallenge: req.skipChallenge, bodyLimit };
-    const result = await ctx.service.traces.run(job, () => zoneSource(store, zone.id), ctx.signal);
-    return { result: { ...result, zone: { id: zone.id, name: zone.name } } };
+    const time = Date.now();
+    const { result, evaluation } = await ctx.service.traces.run(job, () => zoneSource(store, zone.id), ctx.signal);
+    // What the rules did to the traced request becomes security events, as live traffic's (docs/events.md).
+    const rayId = traceRayId();
+    const bodyTruncated = (body?.length ?? 0) > bodyLimit;
+    const traced = { rayId, time, zoneId: zone.id, zoneName: zone.name, sample: req.sample, evaluation, bodyTruncated };
+    ctx.service.events?.recordTrace(tracedRequest(result.status_code !== undefined ? { ...traced, statusCode: result.status_code } : traced));
+    return { result: { ...result, zone: { id: zone.id, name: zone.name }, ray_id: rayId } };
   });
 }

@@ -1,0 +1,261 @@
+/**
+ * What writing security events costs the WAF proxy at full load: two `rulesmith serve
+ * --proxy` processes (the built CLI), one recording events (the default) and one with
+ * `--events off`, the same zone configuration and the same request mix, loaded one at a
+ * time by 32 keep-alive clients in interleaved rounds (on/off, off/on, …, so a change of
+ * the machine's load falls on both). Target (issue 16): events cost < 10% of throughput.
+ *
+ * Two configurations of migrated.example.com:
+ * - custom rules only: a `log` rule on every request and a block of /admin, so every
+ *   request writes at least one event (the most events per unit of proxy work);
+ * - the same plus the OWASP-based managed ruleset at PL1 (threshold 25), as a zone runs it:
+ *   the attack quarter of the mix also writes score and block events.
+ * Mix: browser-like GETs and form POSTs over 8 paths, 1 in 8 to /admin, 1 in 4 with an
+ * attack in the query (SQLi, XSS, path traversal, command injection).
+ *
+ * Prints per configuration: requests/s with events on and off (over all rounds), the
+ * ratio, p50/p99/max latency (ms, measured by the client) of each, the events stored, and
+ * the serve process's CPU time per request on and off (Linux /proc): on a shared machine
+ * throughput swings with the neighbours' load, CPU time per request much less.
+ * The upstream is a node:http app in its own process answering 1 KB.
+ * RULESMITH_BENCH_NOISE_FLOOR=1 runs both sides with events on: how far two identical
+ * services differ on this machine (on a shared one, easily ±20%).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defaultCatalog } from '../../server/src/managed/catalog';
+import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/preview';
+import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
+import type { Rule } from '../../server/src/rulesets/model';
+import { demoZoneId } from '../../server/src/service/seed';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const ZONE = 'migrated.example.com';
+const CLIENTS = 32;
+
+interface Req {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body?: Buffer;
+}
+
+interface Served {
+  readonly child: ChildProcess;
+  readonly api: string;
+  readonly proxyPort: number;
+  /** Everything the process printed (the writer's "dropped" line would be here). */
+  output(): string;
+}
+
+const UPSTREAM = `const body = Buffer.alloc(1024, 'x');
+require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 1024 }); res.end(body); }); })
+  .listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
+
+function upstream(): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['-e', UPSTREAM], { stdio: ['ignore', 'pipe', 'ignore'] });
+  return new Promise((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve({ child, port: Number(d.toString().trim()) }));
+    child.once('exit', (c) => reject(new Error(`the upstream exited with ${c}`)));
+  });
+}
+
+function serve(upstreamPort: number, db: string, token: string, extra: readonly string[]): Promise<Served> {
+  const cli = join(REPO, 'server/out/cli.js');
+  if (!existsSync(cli)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
+  const args = [cli, 'serve', '--port', '0', '--db', db, '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...extra];
+  const child = spawn(process.execPath, args, { env: { ...process.env, RULESMITH_SERVICE_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  // Only the lines that are not one per request are kept (the service logs every API call).
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString().split('\n').filter((l) => !/^(GET|POST|PUT|PATCH|DELETE) /.test(l)).join('\n')));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      const api = /rulesmith serve: listening on (\S+)/.exec(out);
+      const proxy = /rulesmith proxy: listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (api && proxy) {
+        clearInterval(timer);
+        resolve({ child, api: api[1]!, proxyPort: Number(proxy[1]), output: () => out });
+      }
+    }, 50);
+    child.once('exit', (c) => {
+      clearInterval(timer);
+      reject(new Error(`rulesmith serve exited with ${c}:\n${out}`));
+    });
+  });
+}
+
+async function put(s: Served, token: string, phase: string, rules: readonly Rule[]): Promise<void> {
+  const res = await fetch(`${s.api}/zones/${demoZoneId(ZONE)}/rulesets/phases/${phase}/entrypoint`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ rules }),
+  });
+  if (!res.ok) throw new Error(`PUT ${phase}: ${res.status} ${await res.text()}`);
+}
+
+const CUSTOM: readonly Rule[] = [
+  { ref: 'log-all', description: 'log every request', action: 'log', expression: 'true' },
+  { ref: 'block-admin', description: 'no admin', action: 'block', expression: 'starts_with(http.request.uri.path, "/admin")' },
+];
+
+function owaspPl1(): Rule {
+  const execute: Rule = { expression: 'true', action: 'execute', action_parameters: { id: OWASP_RULESET_ID }, description: 'OWASP PL1' };
+  return setScoreThreshold(setParanoiaLevel(execute, 1), 25, undefined, { catalog: defaultCatalog });
+}
+
+function mix(): Req[] {
+  const pages = ['/', '/index.html', '/products?id=42&sort=price', '/search?q=blue+shoes', '/static/app.js', '/api/items/17', '/blog/2024/05/hello-world', '/account/settings'];
+  const attacks = ['?id=1%27%20UNION%20SELECT%20password%20FROM%20users--', '?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E', '?file=..%2F..%2F..%2Fetc%2Fpasswd', '?cmd=%3Bcat%20%2Fetc%2Fpasswd'];
+  const headers = {
+    host: ZONE,
+    'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0',
+    accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+    'accept-language': 'en-US,en;q=0.5',
+  };
+  return Array.from({ length: 64 }, (_, i): Req => {
+    if (i % 8 === 7) return { method: 'GET', path: '/admin/users', headers };
+    if (i % 4 === 1) return { method: 'GET', path: `/search${attacks[(i >> 2) % attacks.length]!}`, headers };
+    if (i % 10 === 9) {
+      return { method: 'POST', path: '/comments', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from('name=Ada&email=ada%40example.com&comment=Nice+post') };
+    }
+    return { method: 'GET', path: pages[i % pages.length]!, headers };
+  });
+}
+
+function send(r: Req, port: number, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body ? { 'content-length': String(r.body.length) } : {}) }, agent, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}
+
+interface Load {
+  requests: number;
+  seconds: number;
+  errors: number;
+  /** CPU time the serve process spent (ms, Linux /proc; NaN elsewhere). */
+  cpuMs: number;
+  readonly times: number[];
+}
+
+const newLoad = (): Load => ({ requests: 0, seconds: 0, errors: 0, cpuMs: 0, times: [] });
+
+/** The process's user + system CPU time in ms (Linux), NaN when unknown. */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+}
+
+/** `seconds` of CLIENTS clients sending the mix round-robin; adds to `into`. */
+async function load(reqs: readonly Req[], s: Served, seconds: number, into: Load): Promise<void> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const port = s.proxyPort;
+  let next = 0;
+  const cpu0 = cpuMsOf(s.child.pid);
+  const started = Date.now();
+  const end = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (Date.now() < end) {
+        const r = reqs[next++ % reqs.length]!;
+        const t = process.hrtime.bigint();
+        try {
+          await send(r, port, agent);
+          into.times.push(Number(process.hrtime.bigint() - t) / 1e6);
+          into.requests++;
+        } catch {
+          into.errors++;
+        }
+      }
+    }),
+  );
+  into.seconds += (Date.now() - started) / 1000;
+  // The writer's last batch of this round (FLUSH_MS) is counted in this round too.
+  await new Promise((r) => setTimeout(r, 250));
+  into.cpuMs += cpuMsOf(s.child.pid) - cpu0;
+  agent.destroy();
+}
+
+async function storedEvents(s: Served, token: string, since: string): Promise<number> {
+  const query = `{ viewer { zones(filter: {zoneTag: "${demoZoneId(ZONE)}"}) { firewallEventsAdaptiveGroups(limit: 1, filter: {datetime_geq: "${since}"}) { count } } } }`;
+  const res = await fetch(`${s.api}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+  const body = (await res.json()) as { data?: { viewer: { zones: { firewallEventsAdaptiveGroups: { count: number }[] }[] } }; errors?: unknown };
+  if (!body.data) throw new Error(`GraphQL: ${JSON.stringify(body.errors)}`);
+  return body.data.viewer.zones[0]!.firewallEventsAdaptiveGroups[0]?.count ?? 0;
+}
+
+function latency(l: Load): string {
+  const t = [...l.times].sort((a, b) => a - b);
+  const at = (q: number) => t[Math.min(t.length - 1, Math.floor(q * t.length))] ?? NaN;
+  return `p50 ${at(0.5).toFixed(2).padStart(6)} ms   p99 ${at(0.99).toFixed(2).padStart(6)} ms   max ${(t[t.length - 1] ?? NaN).toFixed(1).padStart(6)} ms${l.errors ? `   (${l.errors} errors)` : ''}`;
+}
+
+/** The section: prints the figures; `seconds` per round and side, `rounds` pairs. */
+export async function proxyEventsCost(seconds: number, rounds: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'rulesmith-events-proxy-bench-'));
+  const children: ChildProcess[] = [];
+  try {
+    const token = randomBytes(24).toString('hex');
+    const up = await upstream();
+    children.push(up.child);
+    const on = await serve(up.port, join(dir, 'on.db'), token, []);
+    children.push(on.child);
+    // RULESMITH_BENCH_NOISE_FLOOR=1: both with events on, to see how far two identical sides differ on this machine.
+    const floor = process.env.RULESMITH_BENCH_NOISE_FLOOR === '1';
+    const off = await serve(up.port, join(dir, 'off.db'), token, floor ? [] : ['--events', 'off']);
+    if (floor) console.log('noise floor: both sides record events (the "off" rows are a second events-on service)');
+    children.push(off.child);
+    const reqs = mix();
+    console.log(`\nthe proxy with events on and off: ${reqs.length} requests round-robin (1 in 8 to /admin, 1 in 4 with an attack), ${CLIENTS} keep-alive clients, ${rounds} interleaved rounds of ${seconds} s per side`);
+    for (const [name, managed] of [['custom rules only (every request logged)', false], ['custom rules + OWASP PL1', true]] as const) {
+      for (const s of [on, off]) {
+        await put(s, token, 'http_request_firewall_custom', CUSTOM);
+        await put(s, token, 'http_request_firewall_managed', managed ? [owaspPl1()] : []);
+      }
+      const since = new Date(Date.now() - 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      // A short warm-up of each (the zone compiles, the JIT settles).
+      const warm = newLoad();
+      await load(reqs, on, 1, warm);
+      await load(reqs, off, 1, warm);
+      const results = { on: newLoad(), off: newLoad() };
+      for (let r = 0; r < rounds; r++) {
+        const order = r % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
+        for (const side of order) await load(reqs, side === 'on' ? on : off, seconds, results[side]);
+      }
+      // The writer flushes within 200 ms; then the stored count is final.
+      await new Promise((r) => setTimeout(r, 500));
+      const [onEvents, offEvents] = [await storedEvents(on, token, since), await storedEvents(off, token, since)];
+      const rps = (l: Load) => l.requests / l.seconds;
+      console.log(`  ${name}`);
+      const [onName, offName] = floor ? ['side A    ', 'side B    '] : ['events on ', 'events off'];
+      console.log(`    ${onName}  ${rps(results.on).toFixed(0).padStart(6)} req/s   ${latency(results.on)}   ${onEvents} events stored`);
+      console.log(`    ${offName}  ${rps(results.off).toFixed(0).padStart(6)} req/s   ${latency(results.off)}   ${offEvents} events stored`);
+      const cpu = (l: Load) => l.cpuMs / l.requests;
+      console.log(`    on/off throughput ${(rps(results.on) / rps(results.off)).toFixed(3)} (cost ${(100 * (1 - rps(results.on) / rps(results.off))).toFixed(1)}%; target < 10%)`);
+      console.log(`    serve's CPU per request: on ${cpu(results.on).toFixed(2)} ms, off ${cpu(results.off).toFixed(2)} ms (events ${(100 * (cpu(results.on) / cpu(results.off) - 1)).toFixed(1)}% more; what load disturbs least)`);
+    }
+    const dropped = /security events: .*dropped[^\n]*/.exec(on.output());
+    if (dropped) console.log(`  note: the events-on service said: ${dropped[0]}`);
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
