@@ -81,7 +81,9 @@ http.createServer((req, res) => {
 async function rulesmith(upstreamPort: number, dir: string, token: string): Promise<{ child: ChildProcess; port: number; api: string }> {
   const cli = join(repo, 'server/out/cli.js');
   if (!existsSync(cli)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0'], {
+  // RULESMITH_BENCH_NODE_ARGS: node flags for the proxy's process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+  const nodeArgs = (process.env.RULESMITH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0'], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
