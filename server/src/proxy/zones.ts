@@ -13,7 +13,7 @@
  */
 import type { CompiledZone } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
-import type { DeployedZone } from '../service/deployment';
+import type { DeployedZone, ZoneSource } from '../service/deployment';
 import { ZONE_SELECT, type ZoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { compiledZone } from '../service/compiledZones';
@@ -80,8 +80,12 @@ const rateLimitIndex = new WeakMap<CompiledZone, ReadonlyMap<string, RateLimit>>
 
 /** The zone's deployed configuration, compiled (cached under its deployment key). */
 export function liveZone(store: Store, zoneId: string): LiveZone {
-  const key = deploymentKey(store, zoneId);
-  const zone = compiledZone(zoneId, key, () => zoneSource(store, zoneId))!;
+  return compiledLiveZone(zoneId, deploymentKey(store, zoneId), () => zoneSource(store, zoneId));
+}
+
+/** The zone built from `source` and compiled (cached under `key`): the evaluation workers build theirs so. */
+export function compiledLiveZone(zoneId: string, key: string, source: (() => ZoneSource) | ZoneSource): LiveZone {
+  const zone = compiledZone(zoneId, key, source)!;
   let rateLimits = rateLimitIndex.get(zone.compiled);
   if (!rateLimits) rateLimitIndex.set(zone.compiled, (rateLimits = rateLimitRules(zone.deployed.config.entryPoints.http_ratelimit)));
   return { key, deployed: zone.deployed, compiled: zone.compiled, rateLimits };
