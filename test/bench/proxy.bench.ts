@@ -79,12 +79,11 @@ http.createServer((req, res) => {
   req.pipe(up);
 }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
 
-async function rulesmith(upstreamPort: number, dir: string, token: string): Promise<{ child: ChildProcess; port: number; api: string }> {
+async function rulesmith(upstreamPort: number, dir: string, token: string, workers = process.env.RULESMITH_BENCH_PROXY_WORKERS): Promise<{ child: ChildProcess; port: number; api: string }> {
   const cli = join(repo, 'server/out/cli.js');
   if (!existsSync(cli)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
   // RULESMITH_BENCH_NODE_ARGS: node flags for the proxy's process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
   const nodeArgs = (process.env.RULESMITH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const workers = process.env.RULESMITH_BENCH_PROXY_WORKERS;
   const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : [])], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -513,7 +512,12 @@ async function loadFor(pick: () => Req, port: number, ms: number): Promise<numbe
   return done;
 }
 
-void main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+// Run as a script (an A/B script may import the pieces).
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  void main().catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
+}
+
+export { deployOwasp, load, mix, nodeChild, rulesmith, UPSTREAM };
