@@ -479,15 +479,15 @@ async function memoryRun(all: readonly Req[], upstreamPort: number, dir: string,
     const r = all[i % all.length]!;
     return { ...r, headers: { ...r.headers, 'x-client': `c${i}` } };
   };
-  const samples: { t: number; rss: number; heap: number; external: number; counters?: number }[] = [];
+  const samples: { t: number; rss: number; heap: number; heapTotal: number; external: number; counters?: number }[] = [];
   const t0 = Date.now();
   const end = t0 + MINUTES * 60_000;
   const sample = async () => {
-    const r = (await (await fetch(`http://127.0.0.1:${rs.port}/.rulesmith/proxy`, { headers: { authorization: `Bearer ${token}` } })).json()) as { result: { process: { rss: number; heapUsed: number; external: number; rateLimitCounters?: number } } };
+    const r = (await (await fetch(`http://127.0.0.1:${rs.port}/.rulesmith/proxy`, { headers: { authorization: `Bearer ${token}` } })).json()) as { result: { process: { rss: number; heapUsed: number; heapTotal: number; external: number; rateLimitCounters?: number } } };
     const p = r.result.process;
-    samples.push({ t: (Date.now() - t0) / 1000, rss: p.rss / 2 ** 20, heap: p.heapUsed / 2 ** 20, external: p.external / 2 ** 20, ...(p.rateLimitCounters !== undefined ? { counters: p.rateLimitCounters } : {}) });
+    samples.push({ t: (Date.now() - t0) / 1000, rss: p.rss / 2 ** 20, heap: p.heapUsed / 2 ** 20, heapTotal: p.heapTotal / 2 ** 20, external: p.external / 2 ** 20, ...(p.rateLimitCounters !== undefined ? { counters: p.rateLimitCounters } : {}) });
     const s = samples[samples.length - 1]!;
-    console.log(`  ${s.t.toFixed(0).padStart(5)} s   rss ${s.rss.toFixed(1)} MiB   heap ${s.heap.toFixed(1)} MiB   external ${s.external.toFixed(1)} MiB${s.counters !== undefined ? `   rate-limit counters ${s.counters}` : ''}`);
+    console.log(`  ${s.t.toFixed(0).padStart(5)} s   rss ${s.rss.toFixed(1)} MiB   heap ${s.heap.toFixed(1)} of ${s.heapTotal.toFixed(1)} MiB   external ${s.external.toFixed(1)} MiB${s.counters !== undefined ? `   rate-limit counters ${s.counters}` : ''}`);
   };
   console.log(`memory: ${MINUTES} min under the saturating load (${CLIENTS} clients), PL1 + a per-client rate limit; a sample every 5 s`);
   let total = 0;

@@ -393,7 +393,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   /**
    * The control API (for the extension's Zones view), on the proxy's own listener:
    * `GET /.rulesmith/proxy` lists the proxied zones with their counters, and the process's
-   * memory (rss, heapUsed, external: buffers and SQLite's WebAssembly memory) and rate-limit counters (the memory benchmark samples them);
+   * memory (rss, heapUsed, heapTotal, external: buffers and SQLite's WebAssembly memory) and rate-limit counters (the memory benchmark samples them);
    * `PUT /.rulesmith/proxy/zones/{zone}` with `{"upstream": URL}` starts one;
    * `DELETE …/zones/{zone}` stops it. Each needs a token the rules service accepts.
    */
@@ -422,7 +422,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
       // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
-      const status = { rss: m.rss, heapUsed: m.heapUsed, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }) };
+      const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }) };
       return json(200, { success: true, result: { zones: [...counters.values()].map(view), process: status } });
     }
     const m = new RegExp(`^${CONTROL_PATH}/zones/([^/]+)$`).exec(path);
