@@ -13,6 +13,8 @@ export const ENTRY_POINTS = [
   { entryPoints: ['server/src/lsp/server.ts'], outfile: 'server/out/server.js' },
   // The rules service's trace worker thread (a trace that runs too long is stopped).
   { entryPoints: ['server/src/service/traceWorker.ts'], outfile: 'server/out/traceWorker.js' },
+  // The WAF proxy's evaluation worker threads (`serve --proxy-workers N`).
+  { entryPoints: ['server/src/proxy/proxyWorker.ts'], outfile: 'server/out/proxyWorker.js' },
   // The language server's evaluation worker thread (an evaluation that runs too long is stopped).
   { entryPoints: ['server/src/lsp/evaluationWorker.ts'], outfile: 'server/out/evaluationWorker.js' },
   { entryPoints: ['client/src/extension.ts'], outfile: 'client/out/extension.js', external: ['vscode'] },

@@ -1,27 +1,45 @@
 /**
- * The WAF proxy under load: throughput and latency of `rulesmith serve --proxy` in front of
- * a small app, beside a bare node:http reverse proxy (the floor) and nginx with ModSecurity
- * 3 and CRS 3.3.4 (the anchor), at OWASP paranoia levels 1 and 4, with the verdicts of both
- * WAFs compared request by request.
+ * The WAF proxy under load: throughput, latency, CPU and memory of `rulesmith serve --proxy`
+ * in front of a small app, beside a bare node:http reverse proxy (the floor) and nginx with
+ * ModSecurity 3 and CRS 3.3.4 (the anchor), at OWASP paranoia levels 1 and 4, with the
+ * verdicts of both WAFs compared request by request.
  *
- *   node --import tsx test/bench/proxy.bench.ts              (20 s per column)
+ *   node --import tsx test/bench/proxy.bench.ts                    (20 s per column, 0.5 min of memory)
  *   RULESMITH_BENCH_SECONDS=3 node --import tsx test/bench/proxy.bench.ts
+ *   RULESMITH_BENCH_SECONDS=0 RULESMITH_BENCH_MINUTES=10 node --import tsx test/bench/proxy.bench.ts   (memory only)
  *
  * - Upstream: a node:http app in its own process answering every request with 1 KB.
  * - Request mix: every stage of the CRS 3.3.4 regression tests
  *   (test/fixtures/crs-3.3.4-regression-tests, read by requests/ftw.ts) that node:http can
- *   send, plus as many benign browser-like requests; sent round-robin by 32 keep-alive
- *   clients for RULESMITH_BENCH_SECONDS (default 20) per column.
+ *   send, plus as many benign browser-like requests, interleaved.
  * - Floor: a bare node:http reverse proxy (its own process, request piped to the upstream).
  * - Rulesmith: the built CLI (`npm run build`), `serve --seed demo --proxy
- *   migrated.example.com=<upstream>`, whose managed entry point is set through the API to the
+ *   migrated.example.com=<upstream>` (`--proxy-workers N` with
+ *   RULESMITH_BENCH_PROXY_WORKERS=N), whose managed entry point is set through the API to the
  *   OWASP-based ruleset at PL N with anomaly threshold 5 (CRS's default, which the
  *   regression tests assume) and nothing else.
- * - Anchor: nginx + libnginx-mod-http-modsecurity + modsecurity-crs (Debian), configured as
- *   test/bench/modsec/modsec.ts configures libmodsecurity for the CRS bench. Installed with
- *   apt-get when running as root and missing; else that column is skipped with a message.
- * - Verdicts: each request of the mix once through each WAF before the timed run; a 403
+ * - Anchor: nginx + libnginx-mod-http-modsecurity + modsecurity-crs (Debian), one worker
+ *   process as Rulesmith evaluates on one thread (N with RULESMITH_BENCH_PROXY_WORKERS=N), configured as test/bench/modsec/modsec.ts configures libmodsecurity for the
+ *   CRS bench. Installed with apt-get when running as root and missing; else that column is
+ *   skipped with a message.
+ * - Verdicts: each request of the mix once through each WAF before the timed runs; a 403
  *   is "block", anything else "pass".
+ *
+ * Per level, two runs of each column:
+ * - saturating (closed loop): 32 keep-alive clients, each sending its next request when the
+ *   last is answered, for RULESMITH_BENCH_SECONDS (default 20). Gives the throughput
+ *   (the ≥ 1× nginx target) and the CPU time the server's processes used per request
+ *   (/proc, user + system). Its latency is mostly time spent queued behind the other 31
+ *   clients' requests, so its "added p99 over the floor" is not the latency target;
+ * - fixed rate (open loop): requests sent on a schedule, at half the slowest column's
+ *   saturated throughput (RULESMITH_BENCH_RATE overrides), each timed from when it was due.
+ *   Every server runs at most half loaded, so the difference to the floor is the time a
+ *   request spends in the WAF: its "added p99 over the floor" is the figure the < 2 ms
+ *   target (PL1) is about.
+ * Then the memory run (RULESMITH_BENCH_MINUTES, default 0.5; 0 skips it): a fresh proxy at
+ * PL1 with a rate-limit rule counting per client header, a new client on every request,
+ * under the saturating load; RSS and heap every 5 s from the proxy's control API, with
+ * first, last, max and the slope over the second half.
  * Each column prints requests/s and p50/p99/max latency (ms, measured by the client). The
  * machine is shared: compare columns of one run, not runs.
  */
@@ -43,7 +61,8 @@ import { modsecConfig } from './modsec/modsec';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '../..');
-const SECONDS = Math.max(1, Number(process.env.RULESMITH_BENCH_SECONDS ?? 20));
+const SECONDS = Math.max(0, Number(process.env.RULESMITH_BENCH_SECONDS ?? 20));
+const MINUTES = Math.max(0, Number(process.env.RULESMITH_BENCH_MINUTES ?? 0.5));
 const CLIENTS = 32;
 const ZONE = 'migrated.example.com';
 const CRS_RULES = '/usr/share/modsecurity-crs/rules';
@@ -78,10 +97,12 @@ http.createServer((req, res) => {
   req.pipe(up);
 }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
 
-async function rulesmith(upstreamPort: number, dir: string, token: string): Promise<{ child: ChildProcess; port: number; api: string }> {
+async function rulesmith(upstreamPort: number, dir: string, token: string, workers = process.env.RULESMITH_BENCH_PROXY_WORKERS): Promise<{ child: ChildProcess; port: number; api: string }> {
   const cli = join(repo, 'server/out/cli.js');
   if (!existsSync(cli)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0'], {
+  // RULESMITH_BENCH_NODE_ARGS: node flags for the proxy's process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+  const nodeArgs = (process.env.RULESMITH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...(process.env.RULESMITH_BENCH_SERVE_ARGS ?? '').split(' ').filter(Boolean)], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -130,7 +151,7 @@ async function nginx(upstreamPort: number, dir: string, level: number): Promise<
   writeFileSync(
     conf,
     `include ${NGINX_MODULE};
-worker_processes 1; daemon off; pid ${join(dir, `nginx-pl${level}.pid`)}; error_log ${join(dir, 'nginx-error.log')} error;
+worker_processes ${Math.max(1, Number(process.env.RULESMITH_BENCH_PROXY_WORKERS ?? 0))}; daemon off; pid ${join(dir, `nginx-pl${level}.pid`)}; error_log ${join(dir, 'nginx-error.log')} error;
 events { worker_connections 1024; }
 http {
   access_log off; client_body_temp_path ${dir}; proxy_temp_path ${dir};
@@ -253,11 +274,51 @@ async function verdicts(reqs: readonly Req[], port: number): Promise<boolean[]> 
   return out;
 }
 
-async function load(reqs: readonly Req[], port: number): Promise<{ rps: number; p50: number; p99: number; max: number; errors: number }> {
+type Run = { rps: number; p50: number; p99: number; max: number; errors: number; cpuMsPerRequest?: number };
+
+/** CPU time (user + system, ms) the processes have used: /proc/<pid>/stat, Linux only. */
+function cpuMs(pids: readonly number[]): number | undefined {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(rest[11]) + Number(rest[12]);
+    } catch {
+      return undefined;
+    }
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
+}
+
+/** A process and its children (nginx's master and its worker). */
+function withChildren(pid: number): number[] {
+  const out = [pid];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const f = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(f.slice(f.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function summary(times: number[], seconds: number, errors: number, cpu: number | undefined): Run {
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
+  return { rps: times.length / seconds, p50: at(0.5), p99: at(0.99), max: times[times.length - 1] ?? NaN, errors, ...(cpu !== undefined && times.length > 0 ? { cpuMsPerRequest: cpu / times.length } : {}) };
+}
+
+/** Saturating (closed loop): CLIENTS keep-alive clients, each sending its next request when the last is answered. */
+async function load(reqs: readonly Req[], port: number, pids: readonly number[]): Promise<Run> {
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   const times: number[] = [];
   let errors = 0;
   let next = 0;
+  const cpu0 = cpuMs(pids);
   const end = Date.now() + SECONDS * 1000;
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
@@ -273,14 +334,54 @@ async function load(reqs: readonly Req[], port: number): Promise<{ rps: number; 
       }
     }),
   );
+  const cpu1 = cpuMs(pids);
   agent.destroy();
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
-  return { rps: times.length / SECONDS, p50: at(0.5), p99: at(0.99), max: times[times.length - 1] ?? NaN, errors };
+  return summary(times, SECONDS, errors, cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined);
 }
 
-function line(name: string, r: Awaited<ReturnType<typeof load>>): string {
-  return `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms   max ${r.max.toFixed(1).padStart(7)} ms${r.errors ? `   (${r.errors} errors)` : ''}`;
+/**
+ * Fixed rate (open loop): request i is due at start + i/rate and sent then whether or not
+ * earlier ones were answered; its latency counts from when it was due, so a server that
+ * falls behind is charged for the wait (no coordinated omission).
+ */
+async function fixedRate(reqs: readonly Req[], port: number, rate: number): Promise<Run> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 512 });
+  const times: number[] = [];
+  let errors = 0;
+  const total = Math.round(rate * SECONDS);
+  const start = performance.now();
+  const inFlight: Promise<void>[] = [];
+  let i = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      for (; i < total && start + (i * 1000) / rate <= now; i++) {
+        const due = start + (i * 1000) / rate;
+        inFlight.push(
+          send(reqs[i % reqs.length]!, port, agent).then(
+            () => void times.push(performance.now() - due),
+            () => void errors++,
+          ),
+        );
+      }
+      if (i >= total) resolve();
+      else setTimeout(tick, Math.max(0, start + (i * 1000) / rate - performance.now()));
+    };
+    tick();
+  });
+  await Promise.all(inFlight);
+  agent.destroy();
+  return summary(times, SECONDS, errors, undefined);
+}
+
+function line(name: string, r: Run): string {
+  return `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms   max ${r.max.toFixed(1).padStart(7)} ms${r.cpuMsPerRequest !== undefined ? `   cpu ${r.cpuMsPerRequest.toFixed(2)} ms/req` : ''}${r.errors ? `   (${r.errors} errors)` : ''}`;
+}
+
+interface Column {
+  readonly name: string;
+  readonly port: number;
+  readonly pids: readonly number[];
 }
 
 async function main(): Promise<void> {
@@ -288,42 +389,153 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   try {
     const { attacks, all } = mix();
-    console.log(`request mix: ${attacks.length} CRS regression requests + ${attacks.length} benign; ${CLIENTS} keep-alive clients, ${SECONDS} s per column`);
     const up = await nodeChild(UPSTREAM);
     children.push(up.child);
-    const floor = await nodeChild(FLOOR(up.port));
-    children.push(floor.child);
     const token = randomBytes(24).toString('hex');
+    if (SECONDS === 0) {
+      await memoryRun(all, up.port, dir, token, children);
+      return;
+    }
+    console.log(`request mix: ${attacks.length} CRS regression requests + ${attacks.length} benign; ${CLIENTS} keep-alive clients, ${SECONDS} s per column`);
+    const floorChild = await nodeChild(FLOOR(up.port));
+    children.push(floorChild.child);
+    const floor: Column = { name: 'floor: bare node:http proxy', port: floorChild.port, pids: [floorChild.child.pid!] };
     const rs = await rulesmith(up.port, dir, token);
     children.push(rs.child);
     const noNginx = nginxAvailable();
     if (noNginx) console.log(`anchor skipped: ${noNginx}`);
 
-    const floorRun = await load(all, floor.port);
-    console.log(line('floor: bare node:http proxy', floorRun));
+    console.log('saturating (closed loop):');
+    const floorRun = await load(all, floor.port, floor.pids);
+    console.log(line(floor.name, floorRun));
     for (const level of [1, 4] as const) {
       await deployOwasp(rs.api, token, level);
-      const ours = await verdicts(all, rs.port);
-      const ourRun = await load(all, rs.port);
-      console.log(line(`rulesmith proxy PL${level}`, ourRun));
-      console.log(`    added p99 over the floor: ${(ourRun.p99 - floorRun.p99).toFixed(2)} ms; blocked ${ours.filter(Boolean).length} of ${all.length}`);
-      if (noNginx) continue;
-      const ng = await nginx(up.port, dir, level);
-      children.push(ng.child);
-      const theirs = await verdicts(all, ng.port);
-      const ngRun = await load(all, ng.port);
-      console.log(line(`nginx + ModSecurity 3 + CRS PL${level}`, ngRun));
-      const agree = ours.filter((v, i) => v === theirs[i]).length;
-      console.log(`    throughput ratio rulesmith/nginx ${(ourRun.rps / ngRun.rps).toFixed(2)}×; verdicts agree on ${agree} of ${all.length} (${((100 * agree) / all.length).toFixed(1)}%); nginx blocked ${theirs.filter(Boolean).length}`);
-      ng.child.kill('SIGQUIT');
+      const ours: Column = { name: `rulesmith proxy PL${level}`, port: rs.port, pids: [rs.child.pid!] };
+      const ourVerdicts = await verdicts(all, ours.port);
+      const ourRun = await load(all, ours.port, ours.pids);
+      console.log(line(ours.name, ourRun));
+      console.log(`    added p99 over the floor at saturation (mostly queueing): ${(ourRun.p99 - floorRun.p99).toFixed(2)} ms; blocked ${ourVerdicts.filter(Boolean).length} of ${all.length}`);
+      let theirs: Column | undefined;
+      let ngRun: Run | undefined;
+      let ng: { child: ChildProcess; port: number } | undefined;
+      if (!noNginx) {
+        ng = await nginx(up.port, dir, level);
+        children.push(ng.child);
+        theirs = { name: `nginx + ModSecurity 3 + CRS PL${level}`, port: ng.port, pids: withChildren(ng.child.pid!) };
+        const theirVerdicts = await verdicts(all, theirs.port);
+        ngRun = await load(all, theirs.port, theirs.pids);
+        console.log(line(theirs.name, ngRun));
+        const agree = ourVerdicts.filter((v, i) => v === theirVerdicts[i]).length;
+        console.log(`    throughput ratio rulesmith/nginx ${(ourRun.rps / ngRun.rps).toFixed(2)}×; verdicts agree on ${agree} of ${all.length} (${((100 * agree) / all.length).toFixed(1)}%); nginx blocked ${theirVerdicts.filter(Boolean).length}`);
+      }
+      // The latency target is about this run: every server well under its capacity, so the
+      // difference is the time a request spends in the WAF, not in a queue.
+      const rate = Number(process.env.RULESMITH_BENCH_RATE) || Math.max(1, Math.round(0.5 * Math.min(floorRun.rps, ourRun.rps, ngRun?.rps ?? Infinity)));
+      console.log(`  fixed rate ${rate} req/s (open loop; half the slowest column's saturated throughput, or RULESMITH_BENCH_RATE), PL${level}:`);
+      const fixedFloor = await fixedRate(all, floor.port, rate);
+      console.log(line(floor.name, fixedFloor));
+      const fixedOurs = await fixedRate(all, ours.port, rate);
+      console.log(line(ours.name, fixedOurs));
+      let added = `    added p99 over the floor at a fixed rate: rulesmith ${(fixedOurs.p99 - fixedFloor.p99).toFixed(2)} ms`;
+      if (theirs) {
+        const fixedTheirs = await fixedRate(all, theirs.port, rate);
+        console.log(line(theirs.name, fixedTheirs));
+        added += `, nginx + ModSecurity ${(fixedTheirs.p99 - fixedFloor.p99).toFixed(2)} ms`;
+      }
+      console.log(added);
+      ng?.child.kill('SIGQUIT');
     }
+    rs.child.kill('SIGTERM');
+    floorChild.child.kill('SIGTERM');
+    if (MINUTES > 0) await memoryRun(all, up.port, mkdtempSync(join(dir, 'memory-')), token, children);
   } finally {
     for (const c of children) c.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-void main().catch((e) => {
-  console.error(e);
-  process.exitCode = 1;
-});
+/**
+ * RULESMITH_BENCH_MINUTES=N: the proxy at OWASP PL1 with a rate-limit rule that counts per
+ * client (`X-Client`, a new value on every request, so counters keep being created and
+ * the bounded LRU must drop old ones), under the saturating load for N minutes; the
+ * proxy's RSS and heap (its control API) every 5 s; first, last, max and the slope.
+ */
+async function memoryRun(all: readonly Req[], upstreamPort: number, dir: string, token: string, children: ChildProcess[]): Promise<void> {
+  const rs = await rulesmith(upstreamPort, dir, token);
+  children.push(rs.child);
+  await deployOwasp(rs.api, token, 1);
+  const res = await fetch(`${rs.api}/zones/${demoZoneId(ZONE)}/rulesets/phases/http_ratelimit/entrypoint`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      rules: [{ expression: 'true', action: 'block', description: 'per client', ratelimit: { characteristics: ['cf.colo.id', 'http.request.headers["x-client"]'], period: 60, requests_per_period: 1000, mitigation_timeout: 60 } }],
+    }),
+  });
+  if (!res.ok) throw new Error(`deploying the rate-limit rule: ${res.status} ${await res.text()}`);
+  // Every request a new client: counters keep being created, past the LRU's bound (100,000) in a long run.
+  let sent = 0;
+  const pick = (): Req => {
+    const i = sent++;
+    const r = all[i % all.length]!;
+    return { ...r, headers: { ...r.headers, 'x-client': `c${i}` } };
+  };
+  const samples: { t: number; rss: number; heap: number; heapTotal: number; external: number; counters?: number }[] = [];
+  const t0 = Date.now();
+  const end = t0 + MINUTES * 60_000;
+  const sample = async () => {
+    const r = (await (await fetch(`http://127.0.0.1:${rs.port}/.rulesmith/proxy`, { headers: { authorization: `Bearer ${token}` } })).json()) as { result: { process: { rss: number; heapUsed: number; heapTotal: number; external: number; rateLimitCounters?: number } } };
+    const p = r.result.process;
+    samples.push({ t: (Date.now() - t0) / 1000, rss: p.rss / 2 ** 20, heap: p.heapUsed / 2 ** 20, heapTotal: p.heapTotal / 2 ** 20, external: p.external / 2 ** 20, ...(p.rateLimitCounters !== undefined ? { counters: p.rateLimitCounters } : {}) });
+    const s = samples[samples.length - 1]!;
+    console.log(`  ${s.t.toFixed(0).padStart(5)} s   rss ${s.rss.toFixed(1)} MiB   heap ${s.heap.toFixed(1)} of ${s.heapTotal.toFixed(1)} MiB   external ${s.external.toFixed(1)} MiB${s.counters !== undefined ? `   rate-limit counters ${s.counters}` : ''}`);
+  };
+  console.log(`memory: ${MINUTES} min under the saturating load (${CLIENTS} clients), PL1 + a per-client rate limit; a sample every 5 s`);
+  let total = 0;
+  while (Date.now() < end) {
+    const chunk = Math.min(5_000, end - Date.now());
+    const run = await loadFor(pick, rs.port, chunk);
+    total += run;
+    await sample();
+  }
+  const rss = samples.map((s) => s.rss);
+  const heap = samples.map((s) => s.heap);
+  // The slope over the second half (after warm-up: JIT, the counters' LRU filling).
+  const half = samples.slice(Math.floor(samples.length / 2));
+  const slope = (k: 'rss' | 'heap') => {
+    if (half.length < 2) return NaN;
+    const mt = half.reduce((a, s) => a + s.t, 0) / half.length;
+    const mv = half.reduce((a, s) => a + s[k], 0) / half.length;
+    const num = half.reduce((a, s) => a + (s.t - mt) * (s[k] - mv), 0);
+    const den = half.reduce((a, s) => a + (s.t - mt) ** 2, 0);
+    return (num / den) * 60;
+  };
+  console.log(`  ${total} requests; rss first ${rss[0]!.toFixed(1)} last ${rss[rss.length - 1]!.toFixed(1)} max ${Math.max(...rss).toFixed(1)} MiB, slope over the second half ${slope('rss').toFixed(2)} MiB/min`);
+  console.log(`  heap first ${heap[0]!.toFixed(1)} last ${heap[heap.length - 1]!.toFixed(1)} max ${Math.max(...heap).toFixed(1)} MiB, slope over the second half ${slope('heap').toFixed(2)} MiB/min`);
+}
+
+/** The saturating load for `ms`; the number of requests answered. */
+async function loadFor(pick: () => Req, port: number, ms: number): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  let done = 0;
+  const end = Date.now() + ms;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (Date.now() < end) {
+        await send(pick(), port, agent).catch(() => 0);
+        done++;
+      }
+    }),
+  );
+  agent.destroy();
+  return done;
+}
+
+// Run as a script (an A/B script may import the pieces).
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  void main().catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
+}
+
+export { deployOwasp, load, mix, nodeChild, rulesmith, UPSTREAM };

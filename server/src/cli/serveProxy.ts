@@ -21,7 +21,12 @@ export interface ProxyFlags {
   readonly challenge: ChallengeMode;
   readonly trustProxy: boolean;
   readonly fieldsMapping?: FieldsMapping;
+  /** `--proxy-workers N`: evaluation worker threads (0: on the proxy's thread). */
+  readonly workers: number;
 }
+
+/** Evaluation threads without `--proxy-workers` (docs/proxy.md "Threads" says why). */
+export const DEFAULT_PROXY_WORKERS = 0;
 
 /** Builds the sink the proxy hands evaluated requests to (the security-events store gives one). */
 export type ProxySinkFactory = (service: Service) => EvaluatedRequestSink | undefined;
@@ -36,6 +41,7 @@ export const PROXY_FLAGS = {
   challenge: { type: 'string' },
   'trust-proxy': { type: 'boolean' },
   'fields-file': { type: 'string' },
+  'proxy-workers': { type: 'string' },
 } as const;
 
 function seconds(text: string | undefined, flag: string, fallback: number): number {
@@ -83,8 +89,12 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
     if ('error' in parsed) throw new UsageError(`--fields-file ${parsed.error}`);
     fieldsMapping = parsed;
   }
+  const workersText = values['proxy-workers'] as string | undefined;
+  const workers = workersText === undefined ? DEFAULT_PROXY_WORKERS : Number(workersText);
+  if (!/^\d{1,2}$/.test(workersText ?? '0') || workers > 64) throw new UsageError(`--proxy-workers takes a number of evaluation threads from 0 (evaluate on the proxy's thread) to 64, got "${workersText}"`);
   return {
     routes,
+    workers,
     host: m[1] ?? m[2]!,
     port: Number(m[3]),
     ...(inspectBodyLimit !== undefined ? { inspectBodyLimit } : {}),
@@ -107,6 +117,7 @@ export function makeProxy(flags: ProxyFlags, service: Service, io: Io, sinkFacto
     headerTimeoutMs: flags.headerTimeoutMs,
     challenge: flags.challenge,
     trustProxy: flags.trustProxy,
+    workers: flags.workers,
     ...(flags.fieldsMapping ? { fieldsMapping: flags.fieldsMapping } : {}),
     ...(sink ? { sink } : {}),
     log: (l) => io.out(`${l}\n`),

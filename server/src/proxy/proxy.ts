@@ -15,14 +15,12 @@
  * Every evaluated request goes to the EvaluatedRequestSink, if one is given, once its
  * status is known; the sink must return at once (it is never awaited).
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
-import { requestValues } from '../requests/fields';
 import { DEFAULT_BODY_LIMIT } from '../requests/body';
-import { liveSampleRequest } from '../requests/live';
 import type { Evaluation } from '../rulesets/engine';
 import { ApiError } from '../service/api';
 import { authenticate } from '../service/auth';
@@ -30,8 +28,10 @@ import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
 import { edgeFields, type EdgeFields, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
-import { characteristicsKey, DEFAULT_MAX_COUNTERS, RateLimiter, ruleKey } from './rateLimit';
-import { hostName, liveZone, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
+import { evaluateLive, type LiveJob } from './evaluateLive';
+import { EvaluationPool, proxyWorkerFile } from './evaluationPool';
+import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
+import { hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
 
 export type { EvaluatedRequestSink } from '../evaluatedRequest';
 
@@ -57,6 +57,11 @@ export interface ProxyOptions {
   readonly maxRateLimitCounters?: number;
   /** One line per request the proxy answered itself (block, challenge, error); never headers or bodies. */
   readonly log?: (line: string) => void;
+  /**
+   * Evaluation worker threads (evaluationPool.ts); 0 (the default) evaluates on the proxy's
+   * thread. Workers count rate limits on the real clock, so not with `now`.
+   */
+  readonly workers?: number;
 }
 
 export interface ZoneCounters {
@@ -110,6 +115,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const limiter = new RateLimiter(now, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS);
   const clearance = new Clearance(now);
   const log = options.log ?? (() => {});
+  const zones = new LiveZones(options.store);
+  const pool = evaluationPool(options, log);
   const counters = new Map<string, ZoneCounters>(routes.map((r) => [r.zoneId, { zone: r.zoneName, zoneId: r.zoneId, upstream: r.upstream.href, requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0 }]));
   const httpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: 256 });
   const httpsAgent = new HttpsAgent({ keepAlive: true, maxFreeSockets: 256 });
@@ -160,20 +167,16 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   /** Evaluates a request whose first body bytes are `body` (binary string): forward it, or the page to answer. */
-  function evaluateRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, body: string, bodySize: number): Verdict {
+  async function evaluateRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, body: string, bodySize: number): Promise<Verdict> {
     const time = now();
     const edge = edgeFields({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trustProxy: options.trustProxy === true, ...(options.fieldsMapping ? { mapping: options.fieldsMapping } : {}), now: time, rayId });
-    const sample = liveSampleRequest({ method: req.method ?? 'GET', target: req.url ?? '/', httpVersion: req.httpVersion, rawHeaders: req.rawHeaders, body, bodySize, edge: edge.edge });
-    const { fields, values } = requestValues(sample, { bodyLimit: limit });
-    const zone = liveZone(options.store, route.zoneId);
-    const cleared = challengeMode === 'pass' || clearance.valid(route.zoneId, req.headers.cookie);
-    const evaluation = zone.compiled.evaluate(values, undefined, {
-      rateLimitExceeded: (ref) => {
-        const rl = zone.rateLimits.get(ruleKey(ref));
-        return rl !== undefined && limiter.hit(`${route.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`, rl);
-      },
-      challengePassed: () => cleared,
-    });
+    const job: LiveJob = {
+      zoneId: route.zoneId,
+      live: { method: req.method ?? 'GET', target: req.url ?? '/', httpVersion: req.httpVersion, rawHeaders: req.rawHeaders, body, bodySize, edge: edge.edge },
+      bodyLimit: limit,
+      cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, req.headers.cookie),
+    };
+    const evaluation = pool ? await pool.evaluate(job, edge.clientIp) : evaluateLive(zones.get(route.zoneId), job, limiter);
     const d = evaluation.decision;
     const bodyTruncated = bodySize > limit;
     const base = { route, rayId, time, edge, evaluation, bodyTruncated };
@@ -249,7 +252,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const bodySize = Number.isSafeInteger(declared) && declared >= 0 ? declared : buffered.length;
     let verdict: Verdict;
     try {
-      verdict = evaluateRequest(req, route, rayId, buffered.subarray(0, limit).toString('latin1'), bodySize);
+      verdict = await evaluateRequest(req, route, rayId, buffered.subarray(0, limit).toString('latin1'), bodySize);
     } catch (e) {
       req.resume();
       sendPage(res, zoneErrorPage(rayId, route.zoneName, (e as Error).message), rayId);
@@ -368,7 +371,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     counters.set(resolved.zoneId, { ...c, upstream: resolved.upstream.href });
     setImmediate(() => {
       try {
-        liveZone(options.store, resolved.zoneId);
+        if (pool) pool.warm(resolved.zoneId);
+        else zones.get(resolved.zoneId);
       } catch {
         // compiled on its first request instead, with the error page if it still fails
       }
@@ -380,13 +384,16 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const at = routes.findIndex((x) => x.zoneId === zone || x.zoneName === zone.toLowerCase());
     if (at < 0) return false;
     counters.delete(routes[at]!.zoneId);
+    zones.drop(routes[at]!.zoneId);
+    pool?.forget(routes[at]!.zoneId);
     routes.splice(at, 1);
     return true;
   }
 
   /**
    * The control API (for the extension's Zones view), on the proxy's own listener:
-   * `GET /.rulesmith/proxy` lists the proxied zones with their counters;
+   * `GET /.rulesmith/proxy` lists the proxied zones with their counters, and the process's
+   * memory (rss, heapUsed, heapTotal, external: buffers and SQLite's WebAssembly memory) and rate-limit counters (the memory benchmark samples them);
    * `PUT /.rulesmith/proxy/zones/{zone}` with `{"upstream": URL}` starts one;
    * `DELETE …/zones/{zone}` stops it. Each needs a token the rules service accepts.
    */
@@ -412,7 +419,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const address = server.address();
     const port = address && typeof address === 'object' ? address.port : 0;
     const view = (c: ZoneCounters) => ({ ...c, url: `http://${c.zone}.localhost:${port}/` });
-    if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) return json(200, { success: true, result: { zones: [...counters.values()].map(view) } });
+    if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
+      const m = process.memoryUsage();
+      // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
+      const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }) };
+      return json(200, { success: true, result: { zones: [...counters.values()].map(view), process: status } });
+    }
     const m = new RegExp(`^${CONTROL_PATH}/zones/([^/]+)$`).exec(path);
     if (m && req.method === 'PUT') {
       let upstream: unknown;
@@ -454,7 +466,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     }
     let verdict: Verdict;
     try {
-      verdict = evaluateRequest(req, route, rayId, '', 0);
+      verdict = await evaluateRequest(req, route, rayId, '', 0);
     } catch (e) {
       writeRawPage(socket, zoneErrorPage(rayId, route.zoneName, (e as Error).message), rayId);
       return;
@@ -514,7 +526,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   setImmediate(() => {
     for (const r of routes) {
       try {
-        liveZone(options.store, r.zoneId);
+        if (pool) pool.warm(r.zoneId);
+        else zones.get(r.zoneId);
       } catch (e) {
         log(`proxy: zone ${r.zoneName} cannot be compiled yet: ${(e as Error).message}`);
       }
@@ -538,6 +551,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     startZone,
     stopZone,
     close() {
+      void pool?.close();
       httpAgent.destroy();
       httpsAgent.destroy();
       for (const t of tunnels) t.destroy();
@@ -549,8 +563,30 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   };
 }
 
+/** Random bytes for ray ids, drawn 4 KiB at a time (one system call per 512 requests, not one each). */
+const rayBytes = Buffer.alloc(4096);
+let rayAt = rayBytes.length;
+
+/** The evaluation workers asked for, or undefined to evaluate on this thread. */
+function evaluationPool(options: ProxyOptions, log: (line: string) => void): EvaluationPool | undefined {
+  const n = options.workers ?? 0;
+  if (n <= 0) return undefined;
+  if (options.now) throw new ProxyConfigError('evaluation workers count rate limits on the real clock: a proxy with a fake clock (now) evaluates on its own thread (workers: 0)');
+  const file = proxyWorkerFile();
+  if (!file) {
+    log('proxy: the evaluation worker is not built (server/out/proxyWorker.js: run `npm run build`); evaluating on the proxy thread');
+    return undefined;
+  }
+  return new EvaluationPool(file, n, options.store, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS, log);
+}
+
 function newRayId(): string {
-  return `${randomBytes(8).toString('hex')}-LCL`;
+  if (rayAt + 8 > rayBytes.length) {
+    randomFillSync(rayBytes);
+    rayAt = 0;
+  }
+  rayAt += 8;
+  return `${rayBytes.toString('hex', rayAt - 8, rayAt)}-LCL`;
 }
 
 function sendPage(res: ServerResponse, page: Page, rayId?: string): void {

@@ -4,14 +4,16 @@
  * Host → zone: the Host header without its port and a trailing `.localhost` (browsers send
  * `example.com.localhost` to 127.0.0.1, so a zone can be opened locally without editing
  * /etc/hosts), equal to a proxied zone's name or a host name under it; the longest zone
- * name wins. The zone's configuration: the service's compiled-zone cache (traceEval.ts
- * `compiledZone`, which the trace uses), keyed by the deployment key — computed again for
- * every request, so a deploy (API write, extension deploy, migration) takes effect on the
- * next request, and the cache swaps the whole compiled zone in one step.
+ * name wins. The zone's configuration: the service's compiled-zone cache
+ * (service/compiledZones.ts, which the trace uses), keyed by the deployment key. The key is
+ * read again (a few SQL queries) only when the store's write generation has moved since the
+ * last request (`LiveZones`): every write bumps it, so a deploy (API write, extension
+ * deploy, migration) takes effect on the next request, and the cache swaps the whole
+ * compiled zone in one step; between writes a request costs no SQL.
  */
 import type { CompiledZone } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
-import type { DeployedZone } from '../service/deployment';
+import type { DeployedZone, ZoneSource } from '../service/deployment';
 import { ZONE_SELECT, type ZoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { compiledZone } from '../service/compiledZones';
@@ -67,6 +69,8 @@ export function routeFor(routes: Iterable<ZoneRoute>, host: string): ZoneRoute |
 }
 
 export interface LiveZone {
+  /** The deployment key it was compiled under. */
+  readonly key: string;
   readonly deployed: DeployedZone;
   readonly compiled: CompiledZone;
   readonly rateLimits: ReadonlyMap<string, RateLimit>;
@@ -76,9 +80,34 @@ const rateLimitIndex = new WeakMap<CompiledZone, ReadonlyMap<string, RateLimit>>
 
 /** The zone's deployed configuration, compiled (cached under its deployment key). */
 export function liveZone(store: Store, zoneId: string): LiveZone {
-  const key = deploymentKey(store, zoneId);
-  const zone = compiledZone(zoneId, key, () => zoneSource(store, zoneId))!;
+  return compiledLiveZone(zoneId, deploymentKey(store, zoneId), () => zoneSource(store, zoneId));
+}
+
+/** The zone built from `source` and compiled (cached under `key`): the evaluation workers build theirs so. */
+export function compiledLiveZone(zoneId: string, key: string, source: (() => ZoneSource) | ZoneSource): LiveZone {
+  const zone = compiledZone(zoneId, key, source)!;
   let rateLimits = rateLimitIndex.get(zone.compiled);
   if (!rateLimits) rateLimitIndex.set(zone.compiled, (rateLimits = rateLimitRules(zone.deployed.config.entryPoints.http_ratelimit)));
-  return { deployed: zone.deployed, compiled: zone.compiled, rateLimits };
+  return { key, deployed: zone.deployed, compiled: zone.compiled, rateLimits };
+}
+
+/** `liveZone` per zone, read from the store again only after a write (Store.generation). */
+export class LiveZones {
+  private readonly zones = new Map<string, { generation: number; zone: LiveZone }>();
+
+  constructor(private readonly store: Store) {}
+
+  get(zoneId: string): LiveZone {
+    const generation = this.store.generation;
+    const hit = this.zones.get(zoneId);
+    if (hit && hit.generation === generation) return hit.zone;
+    const zone = liveZone(this.store, zoneId);
+    this.zones.set(zoneId, { generation, zone });
+    return zone;
+  }
+
+  /** Forgets a zone no longer proxied. */
+  drop(zoneId: string): void {
+    this.zones.delete(zoneId);
+  }
 }

@@ -54,6 +54,12 @@ export class Store {
   private savepoints = 0;
   /** Commits done (a test and the benchmark count them against the writes). */
   commits = 0;
+  /**
+   * Bumped by every write statement and every rollback: while it holds, nothing read from
+   * the store has changed, so a cache keyed on a digest of the store (the WAF proxy's
+   * deployment key) need not read it again.
+   */
+  generation = 0;
   /** Called after each write that rolled back, so caches can drop what it touched. */
   readonly rollbackHooks: (() => void)[] = [];
 
@@ -132,6 +138,7 @@ export class Store {
     if (params.some((v) => typeof v === 'string' && v.includes('\u0000'))) throw new Error('a text value with a NUL character cannot be stored');
     // Outside write(), one statement is its own write (its own savepoint in a batch).
     if (this.depth === 0) return this.write(() => this.run(sql, params));
+    this.generation++;
     return this.use(sql, (st) => st.run(params as SqlValue[]).changes);
   }
 
@@ -168,6 +175,7 @@ export class Store {
   }
 
   private rolledBack(): void {
+    this.generation++;
     for (const hook of this.rollbackHooks) hook();
   }
 

@@ -28,6 +28,7 @@ describe('serve --proxy flags', () => {
       headerTimeoutMs: 20_000,
       challenge: 'interstitial',
       trustProxy: false,
+      workers: 0,
     });
     assert.equal(opts(), undefined);
     // --proxy-listen alone: a proxy with no zone yet, started from the extension.
@@ -35,8 +36,8 @@ describe('serve --proxy flags', () => {
   });
 
   it('takes the listener, limits, timeouts and modes', () => {
-    const o = opts('--proxy', 'a.test=http://u', '--proxy-listen', '[::1]:0', '--inspect-body-limit', '4096', '--upstream-timeout', '2.5', '--header-timeout', '5', '--challenge', 'pass', '--trust-proxy');
-    assert.deepEqual([o?.host, o?.port, o?.inspectBodyLimit, o?.upstreamTimeoutMs, o?.headerTimeoutMs, o?.challenge, o?.trustProxy], ['::1', 0, 4096, 2500, 5000, 'pass', true]);
+    const o = opts('--proxy', 'a.test=http://u', '--proxy-listen', '[::1]:0', '--inspect-body-limit', '4096', '--upstream-timeout', '2.5', '--header-timeout', '5', '--challenge', 'pass', '--trust-proxy', '--proxy-workers', '2');
+    assert.deepEqual([o?.host, o?.port, o?.inspectBodyLimit, o?.upstreamTimeoutMs, o?.headerTimeoutMs, o?.challenge, o?.trustProxy, o?.workers], ['::1', 0, 4096, 2500, 5000, 'pass', true, 2]);
   });
 
   it('says what is wrong', () => {
@@ -44,6 +45,7 @@ describe('serve --proxy flags', () => {
     assert.equal(error('--challenge', 'pass'), '--challenge needs --proxy ZONE=UPSTREAM_URL (e.g. --proxy example.com=http://127.0.0.1:3000)');
     assert.equal(error('--proxy', 'a=http://u', '--proxy-listen', '8081'), '--proxy-listen takes HOST:PORT (e.g. 127.0.0.1:8081; port 0 picks a free one), got "8081"');
     assert.equal(error('--proxy', 'a=http://u', '--challenge', 'solve'), '--challenge takes interstitial, pass or block, got "solve"');
+    assert.equal(error('--proxy', 'a=http://u', '--proxy-workers', 'all'), '--proxy-workers takes a number of evaluation threads from 0 (evaluate on the proxy\'s thread) to 64, got "all"');
     assert.equal(error('--proxy', 'a=http://u', '--upstream-timeout', '0'), '--upstream-timeout takes seconds from 0.001 to 3600 (e.g. --upstream-timeout 30), got "0"');
     assert.match(error('--proxy', 'a=http://u', '--fields-file', 'no-such-fields.json'), /^--fields-file: cannot read no-such-fields\.json: ENOENT/);
   });

@@ -1,0 +1,49 @@
+/**
+ * One live request through a zone's compiled configuration: the one engine path of the
+ * WAF proxy, whether it runs on the proxy's thread or in an evaluation worker
+ * (evaluationPool.ts). Field values come from requests/ (live.ts → fields.ts); the rate
+ * limiter and the clearance cookie's verdict are the engine's per-request hooks.
+ */
+import { requestValues } from '../requests/fields';
+import type { LiveRequest } from '../requests/live';
+import { liveSampleRequest } from '../requests/live';
+import type { CompiledZone, Evaluation } from '../rulesets/engine';
+import type { RateLimit } from '../rulesets/model';
+import { characteristicsKey, ruleKey, type RateLimiter } from './rateLimit';
+
+export interface EvaluableZone {
+  readonly compiled: CompiledZone;
+  readonly rateLimits: ReadonlyMap<string, RateLimit>;
+}
+
+export interface LiveJob {
+  readonly zoneId: string;
+  readonly live: LiveRequest;
+  /** Body bytes the fields see. */
+  readonly bodyLimit: number;
+  /** The client holds a valid clearance (or challenges pass by flag). */
+  readonly cleared: boolean;
+}
+
+export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): Evaluation {
+  const { fields, values } = requestValues(liveSampleRequest(job.live), { bodyLimit: job.bodyLimit });
+  const evaluation = zone.compiled.evaluate(values, undefined, {
+    rateLimitExceeded: (ref) => {
+      const rl = zone.rateLimits.get(ruleKey(ref));
+      return rl !== undefined && limiter.hit(`${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`, rl);
+    },
+    challengePassed: () => job.cleared,
+  });
+  return withoutIdleRules(evaluation);
+}
+
+/**
+ * The evaluation without the trace entries of rules that did not act (not matched,
+ * disabled): nothing downstream of the proxy reads them (the security events are the rules
+ * that acted, events/fromEvaluation.ts), and an OWASP zone has hundreds of them per request
+ * to copy out of a worker.
+ */
+export function withoutIdleRules(e: Evaluation): Evaluation {
+  const trace = e.trace.filter((t) => t.outcome !== 'not-matched' && t.outcome !== 'disabled');
+  return trace.length === e.trace.length ? e : { ...e, trace };
+}

@@ -1,0 +1,160 @@
+/**
+ * The WAF proxy's evaluation workers (`--proxy-workers N`): the proxy's thread parses,
+ * reads bodies and streams; N worker threads (proxyWorker.ts) compile the proxied zones
+ * and evaluate requests with the same code as the proxy's thread would (evaluateLive.ts).
+ *
+ * Deploys: the pool reads a zone's deployment key again only when the store has been
+ * written since (Store.generation), and under a new key sends the zone's source to a worker
+ * before that worker's next request of the zone. A worker answers its messages in order,
+ * so it compiles the new configuration and swaps it in one step before the requests sent
+ * after the deploy: no request is evaluated against half a configuration, and each
+ * request sent after the write that deployed it sees the new one.
+ *
+ * Which worker: rate-limit counters live in the worker that counts them, so a zone with
+ * `http_ratelimit` rules keeps every counter in one worker — when each of its rules counts
+ * per `ip.src`, a client's requests all go to the worker its address hashes to; otherwise
+ * all of the zone's requests go to the first worker. Other zones' requests go to the
+ * worker with the fewest requests in flight.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Evaluation } from '../rulesets/engine';
+import { zoneConfigOf, type ZoneSource } from '../service/deployment';
+import type { Store } from '../service/store';
+import { deploymentKey, zoneSource } from '../service/zoneConfig';
+import type { LiveJob } from './evaluateLive';
+import type { ToWorker } from './proxyWorker';
+import { rateLimitRules } from './rateLimit';
+
+/** The built worker (`npm run build`), beside the bundle or in server/out when run from source. */
+export function proxyWorkerFile(): string | undefined {
+  return [join(__dirname, 'proxyWorker.js'), resolve(__dirname, '../../out/proxyWorker.js')].find((f) => existsSync(f));
+}
+
+interface ZoneState {
+  readonly generation: number;
+  readonly key: string;
+  readonly source: ZoneSource;
+  /** Which workers may evaluate the zone's requests (see the file's comment). */
+  readonly spread: 'any' | 'by-client' | 'first';
+}
+
+interface PoolWorker {
+  readonly worker: Worker;
+  readonly pending: Map<number, { resolve(e: Evaluation): void; reject(e: Error): void }>;
+  /** The deployment key each zone was last sent to this worker under. */
+  readonly keys: Map<string, string>;
+}
+
+export class EvaluationPool {
+  private readonly workers: PoolWorker[] = [];
+  private readonly zones = new Map<string, ZoneState>();
+  private nextId = 0;
+  private closed = false;
+  /** Each worker's share of the rate-limit counter bound. */
+  private readonly countersPerWorker: number;
+
+  constructor(
+    private readonly file: string,
+    size: number,
+    private readonly store: Store,
+    maxRateLimitCounters: number,
+    private readonly log: (line: string) => void,
+  ) {
+    this.countersPerWorker = Math.ceil(maxRateLimitCounters / size);
+    for (let i = 0; i < size; i++) this.workers.push(this.start());
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  private start(): PoolWorker {
+    const worker = new Worker(this.file, { workerData: { maxRateLimitCounters: this.countersPerWorker } });
+    const w: PoolWorker = { worker, pending: new Map(), keys: new Map() };
+    worker.unref();
+    worker.on('message', (m: { id: number; evaluation?: Evaluation; error?: string }) => {
+      const p = w.pending.get(m.id);
+      if (!p) return;
+      w.pending.delete(m.id);
+      if (m.evaluation) p.resolve(m.evaluation);
+      else p.reject(new Error(m.error ?? 'the evaluation worker gave no answer'));
+    });
+    const lost = (why: string) => {
+      for (const p of w.pending.values()) p.reject(new Error(`the evaluation worker stopped (${why})`));
+      w.pending.clear();
+      const at = this.workers.indexOf(w);
+      if (this.closed || at < 0) return;
+      this.log(`proxy: an evaluation worker stopped (${why}); starting another`);
+      this.workers[at] = this.start();
+    };
+    worker.on('error', (e) => lost(e.message));
+    worker.on('exit', (code) => lost(`exit code ${code}`));
+    return w;
+  }
+
+  /** The zone as deployed now (SQL only after a write since the last look). */
+  private zone(zoneId: string): ZoneState {
+    const generation = this.store.generation;
+    const held = this.zones.get(zoneId);
+    if (held && held.generation === generation) return held;
+    const key = deploymentKey(this.store, zoneId);
+    if (held && held.key === key) {
+      const same = { ...held, generation };
+      this.zones.set(zoneId, same);
+      return same;
+    }
+    const source = zoneSource(this.store, zoneId);
+    const limits = [...rateLimitRules(zoneConfigOf(source).config.entryPoints.http_ratelimit).values()];
+    const spread = limits.length === 0 ? 'any' : limits.every((l) => l.characteristics.includes('ip.src')) ? 'by-client' : 'first';
+    const state: ZoneState = { generation, key, source, spread };
+    this.zones.set(zoneId, state);
+    return state;
+  }
+
+  private send(w: PoolWorker, zoneId: string, z: ZoneState): void {
+    if (w.keys.get(zoneId) === z.key) return;
+    w.worker.postMessage({ type: 'zone', zoneId, key: z.key, source: z.source } satisfies ToWorker);
+    w.keys.set(zoneId, z.key);
+  }
+
+  /** Compiles the zone in every worker now, so that its first requests do not wait for it. */
+  warm(zoneId: string): void {
+    const z = this.zone(zoneId);
+    for (const w of this.workers) this.send(w, zoneId, z);
+  }
+
+  forget(zoneId: string): void {
+    this.zones.delete(zoneId);
+  }
+
+  evaluate(job: LiveJob, clientIp: string): Promise<Evaluation> {
+    const z = this.zone(job.zoneId);
+    const w = z.spread === 'first' ? this.workers[0]! : z.spread === 'by-client' ? this.workers[hash(clientIp) % this.workers.length]! : this.leastBusy();
+    this.send(w, job.zoneId, z);
+    const id = ++this.nextId;
+    return new Promise((resolve, reject) => {
+      w.pending.set(id, { resolve, reject });
+      w.worker.postMessage({ type: 'eval', id, key: z.key, job } satisfies ToWorker);
+    });
+  }
+
+  private leastBusy(): PoolWorker {
+    let best = this.workers[0]!;
+    for (const w of this.workers) if (w.pending.size < best.pending.size) best = w;
+    return best;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+  }
+}
+
+/** FNV-1a of a string: spreads client addresses over the workers. */
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}

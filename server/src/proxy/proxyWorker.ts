@@ -1,0 +1,47 @@
+/**
+ * An evaluation worker of the WAF proxy (bundled to server/out/proxyWorker.js; started by
+ * evaluationPool.ts when `--proxy-workers` is above 0). It holds each proxied zone compiled
+ * and evaluates the requests the proxy's thread sends it, in order:
+ *
+ * - `{ type: 'zone', zoneId, key, source }`: a zone's deployed configuration (the pool sends
+ *   it before the first request under a new deployment key). It is compiled here and then
+ *   replaces the zone's previous one in one step: a request is evaluated against the old
+ *   configuration or the new one, never a mix.
+ * - `{ type: 'eval', id, key, job }`: one request (evaluateLive.ts); the answer is
+ *   `{ id, evaluation }` or `{ id, error }`.
+ *
+ * Rate-limit counters live in the worker that evaluates the requests they count; the pool
+ * sends every request a counter could see to the same worker (see evaluationPool.ts).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { boundRegexBacktracking } from '../regexBudget';
+import type { ZoneSource } from '../service/deployment';
+import { evaluateLive, type LiveJob } from './evaluateLive';
+import { RateLimiter } from './rateLimit';
+import { compiledLiveZone, type LiveZone } from './zones';
+
+boundRegexBacktracking();
+
+export type ToWorker = { readonly type: 'zone'; readonly zoneId: string; readonly key: string; readonly source: ZoneSource } | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
+
+const limiter = new RateLimiter(Date.now, (workerData as { maxRateLimitCounters: number }).maxRateLimitCounters);
+const zones = new Map<string, { key: string; zone?: LiveZone; error?: string }>();
+
+parentPort!.on('message', (m: ToWorker) => {
+  if (m.type === 'zone') {
+    try {
+      zones.set(m.zoneId, { key: m.key, zone: compiledLiveZone(m.zoneId, m.key, m.source) });
+    } catch (e) {
+      zones.set(m.zoneId, { key: m.key, error: (e as Error).message });
+    }
+    return;
+  }
+  const held = zones.get(m.job.zoneId);
+  try {
+    if (!held || held.key !== m.key) throw new Error(`zone ${m.job.zoneId} is not compiled in this worker under the deployment asked for`);
+    if (!held.zone) throw new Error(held.error);
+    parentPort!.postMessage({ id: m.id, evaluation: evaluateLive(held.zone, m.job, limiter) });
+  } catch (e) {
+    parentPort!.postMessage({ id: m.id, error: (e as Error).message });
+  }
+});

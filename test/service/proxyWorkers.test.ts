@@ -1,0 +1,130 @@
+// The WAF proxy with evaluation worker threads (`--proxy-workers`, evaluationPool.ts) over
+// real sockets: the same answers and events as evaluating on the proxy's thread, a deploy
+// that reaches every worker by the next request, and rate limits counted exactly although
+// two threads evaluate (each client's counters in one worker). Needs the built worker
+// (server/out/proxyWorker.js, `npm run build`).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
+import { proxyWorkerFile } from '../../server/src/proxy/evaluationPool';
+import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
+import { DEMO_ACCOUNT } from '../../server/src/service/seed';
+import { startService, type TestService } from './harness';
+import { send, startUpstream, type Upstream } from './proxyHarness';
+
+const ZONE_ID = '0123456789abcdef0123456789abcdee';
+const ZONE = 'workers.test';
+const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
+const RATELIMIT = `/zones/${ZONE_ID}/rulesets/phases/http_ratelimit/entrypoint`;
+
+const RULES = [
+  { action: 'block', expression: 'http.request.uri.path eq "/teapot"', description: 'custom response', action_parameters: { response: { status_code: 418, content_type: 'text/plain', content: 'teapot' } } },
+  { action: 'block', expression: 'http.request.uri.query contains "attack=1"', description: 'attack parameter' },
+  { action: 'log', expression: 'http.request.uri.path eq "/logged"', description: 'log the path' },
+];
+
+let svc: TestService;
+let upstream: Upstream;
+
+async function deploy(path: string, rules: unknown[]): Promise<void> {
+  const r = await svc.call('PUT', path, { body: { rules } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+async function startProxy(workers: number, sink: EvaluatedRequest[], extra: Partial<Parameters<typeof createProxy>[0]> = {}): Promise<RunningProxy> {
+  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], workers, sink: { record: (e) => sink.push(e) }, ...extra });
+  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
+  return p;
+}
+
+before(async () => {
+  assert.ok(proxyWorkerFile(), 'server/out/proxyWorker.js is built (npm run build)');
+  svc = await startService();
+  svc.store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [ZONE_ID, DEMO_ACCOUNT.id, ZONE, 'enterprise', 'active', new Date().toISOString()]);
+  svc.store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [ZONE_ID, JSON.stringify({ migration_state: 'complete' })]);
+  upstream = await startUpstream();
+  await deploy(CUSTOM, RULES);
+});
+after(async () => {
+  await upstream.close();
+  await svc.close();
+});
+
+describe('evaluation worker threads', () => {
+  it('answer as the proxy thread does, with the same events', async () => {
+    const inlineEvents: EvaluatedRequest[] = [];
+    const pooledEvents: EvaluatedRequest[] = [];
+    const inline = await startProxy(0, inlineEvents);
+    const pooled = await startProxy(2, pooledEvents);
+    try {
+      const paths = ['/', '/teapot', '/search?attack=1', '/logged'];
+      const answers = async (p: RunningProxy) => {
+        const out: string[] = [];
+        for (const path of paths) {
+          const a = await send(p.url(), ZONE, path);
+          out.push(`${path} ${a.status} ${a.body.startsWith('ok') || a.body === 'teapot' ? a.body : a.body.includes('attack parameter') ? 'block page: attack parameter' : a.body.slice(0, 40)}`);
+        }
+        return out;
+      };
+      const expected = ['/ 200 ok GET /', '/teapot 418 teapot', '/search?attack=1 403 block page: attack parameter', '/logged 200 ok GET /logged'];
+      assert.deepEqual(await answers(inline), expected);
+      assert.deepEqual(await answers(pooled), expected);
+      const view = (e: EvaluatedRequest) => ({ path: e.path, status: e.responseStatus, decision: e.evaluation.decision, logs: e.evaluation.logs, trace: e.evaluation.trace.map((t) => `${t.description ?? t.ref} ${t.outcome}`) });
+      assert.deepEqual(pooledEvents.map(view), inlineEvents.map(view));
+      assert.deepEqual(pooledEvents.map((e) => e.evaluation.trace.map((t) => `${t.description} ${t.outcome}`)), [[], ['custom response terminated'], ['attack parameter terminated'], ['log the path logged']]);
+    } finally {
+      await inline.close();
+      await pooled.close();
+    }
+  });
+
+  it('take a deploy by the next request in every worker, never half of one', async () => {
+    const pooled = await startProxy(2, []);
+    try {
+      const burst = async (path: string) => (await Promise.all(Array.from({ length: 8 }, () => send(pooled.url(), ZONE, path)))).map((a) => a.status);
+      assert.deepEqual(await burst('/new'), [200, 200, 200, 200, 200, 200, 200, 200]);
+      await deploy(CUSTOM, [...RULES, { action: 'block', expression: 'http.request.uri.path eq "/new"', description: 'new rule' }]);
+      assert.deepEqual(await burst('/new'), [403, 403, 403, 403, 403, 403, 403, 403]);
+      assert.deepEqual(await burst('/teapot'), [418, 418, 418, 418, 418, 418, 418, 418]);
+      await deploy(CUSTOM, RULES);
+      assert.deepEqual(await burst('/new'), [200, 200, 200, 200, 200, 200, 200, 200]);
+    } finally {
+      await pooled.close();
+    }
+  });
+
+  it('count a rate limit per client exactly although two threads evaluate', async () => {
+    await deploy(RATELIMIT, [
+      { action: 'block', expression: 'http.request.uri.path eq "/limited"', description: 'two per hour', ratelimit: { characteristics: ['ip.src', 'cf.colo.id'], period: 3600, requests_per_period: 2, mitigation_timeout: 3600 } },
+    ]);
+    // Clients told apart by CF-Connecting-IP (trusted here), so their requests may go to either worker.
+    const pooled = await startProxy(2, [], { trustProxy: true });
+    try {
+      const clients = ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4'];
+      const statuses = await Promise.all(clients.flatMap((ip) => Array.from({ length: 5 }, () => send(pooled.url(), ZONE, '/limited', { headers: { 'cf-connecting-ip': ip } }).then((a) => `${ip} ${a.status}`))));
+      const perClient = Object.fromEntries(clients.map((ip) => [ip, statuses.filter((s) => s.startsWith(ip)).map((s) => Number(s.split(' ')[1])).sort()]));
+      assert.deepEqual(perClient, Object.fromEntries(clients.map((ip) => [ip, [200, 200, 429, 429, 429]])));
+    } finally {
+      await pooled.close();
+      await deploy(RATELIMIT, []);
+    }
+  });
+
+  it('count a rate limit per header in one worker', async () => {
+    await deploy(RATELIMIT, [
+      { action: 'block', expression: 'http.request.uri.path eq "/keyed"', description: 'three per key', ratelimit: { characteristics: ['cf.colo.id', 'http.request.headers["x-key"]'], period: 3600, requests_per_period: 3, mitigation_timeout: 3600 } },
+    ]);
+    const pooled = await startProxy(2, []);
+    try {
+      const statuses = await Promise.all(Array.from({ length: 8 }, (_, i) => send(pooled.url(), ZONE, '/keyed', { headers: { 'x-key': i % 2 ? 'odd' : 'even' } }).then((a) => a.status)));
+      assert.deepEqual(statuses.sort(), [200, 200, 200, 200, 200, 200, 429, 429]);
+    } finally {
+      await pooled.close();
+      await deploy(RATELIMIT, []);
+    }
+  });
+
+  it('refuse a fake clock (rate limits in workers run on the real one)', () => {
+    assert.throws(() => createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], workers: 2, now: () => 0 }), /evaluation workers count rate limits on the real clock/);
+  });
+});
