@@ -46,6 +46,11 @@ const secondsAt = args.indexOf('--seconds');
 const CLIENTS = 32;
 const WARMUP_MS = 1_500;
 const RUN_MS = (secondsAt >= 0 ? Number(args[secondsAt + 1]) : 6) * 1000;
+const onlyAt = args.indexOf('--only');
+const ONLY = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+const skipped: Figures = { requests: 0, perSecond: NaN, p50: NaN, p99: NaN, max: NaN, failures: 0 };
+/** The load named `name` unless --only names another. */
+const maybe = (name: string, run: () => Promise<Figures>): Promise<Figures> => (ONLY === undefined || ONLY === name ? run() : Promise.resolve(skipped));
 const RULES = 20;
 const BIG = 500;
 const ZONE = demoZoneId('enterprise.example.com');
@@ -204,10 +209,10 @@ async function loadPart(dir: string): Promise<void> {
       puts++;
       return { method: 'PUT', path: entry(BIG_ZONE), body: { rules: bigRules(i + 1) } };
     };
-    const get = await load(svc, getOf);
-    const patch = await load(svc, patchOf);
-    const post = await load(svc, postOf);
-    const mixedGet = await loadWithPutTimes(svc, mixedOf, putLatencies);
+    const get = await maybe('get', () => load(svc, getOf));
+    const patch = await maybe('patch', () => load(svc, patchOf));
+    const post = await maybe('post', () => load(svc, postOf));
+    const mixedGet = await maybe('mixed', () => loadWithPutTimes(svc, mixedOf, putLatencies));
     await svc.stop();
 
     // The floor, same run, same clients: what node:http and a durable SQLite write cost alone.

@@ -28,7 +28,8 @@ import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedR
 import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
-import { readRules, reopenAt, writeRules } from './rulesetHistory';
+import { forgetLiveRows, readRules, reopenAt, writeRules } from './rulesetHistory';
+import { fixJson, jsonText } from './jsonText';
 import type { Store } from './store';
 
 export type RulesetScope = 'account' | 'zone';
@@ -144,6 +145,22 @@ function cacheOf(store: Store): Map<string, Cached> {
   return c;
 }
 
+/**
+ * A stored ruleset's JSON: its header's, then its rules' texts (each serialized once,
+ * jsonText.ts). `rules` is the object's last key, as assemble and saveRuleset make it.
+ */
+function rulesetJson(rs: StoredRuleset): string {
+  const { rules, ...header } = rs;
+  const head = JSON.stringify(header);
+  return `${head.slice(0, -1)},"rules":[${rules.map(jsonText).join(',')}]}`;
+}
+
+/** A ruleset object the store made: it never changes, so its JSON is made once. */
+function fixed(rs: StoredRuleset): StoredRuleset {
+  fixJson(rs, () => rulesetJson(rs));
+  return rs;
+}
+
 function remember(store: Store, scope: RulesetScope, scopeId: string, ruleset: StoredRuleset): void {
   const c = cacheOf(store);
   c.delete(ruleset.id);
@@ -152,7 +169,7 @@ function remember(store: Store, scope: RulesetScope, scopeId: string, ruleset: S
 }
 
 function assemble(r: RulesetRow, h: VersionHeaderRow, rules: readonly object[]): StoredRuleset {
-  return {
+  return fixed({
     id: r.id,
     name: h.name,
     description: h.description,
@@ -161,7 +178,7 @@ function assemble(r: RulesetRow, h: VersionHeaderRow, rules: readonly object[]):
     last_updated: h.last_updated,
     phase: r.phase,
     rules: rules as StoredRule[],
-  };
+  });
 }
 
 function headerRow(store: Store, rulesetId: string, version?: number): VersionHeaderRow | undefined {
@@ -227,6 +244,37 @@ export function storedRulesets(store: Store, scope: RulesetScope, scopeId: strin
       [scope, scopeId],
     )
     .map((r) => headerOf(assemble(r, { name: r.hname, description: r.hdescription, version: r.hversion, last_updated: r.hlast }, [])));
+}
+
+/**
+ * The account's custom rulesets (id → phase): what an execute rule may run, checked on
+ * every write. Kept until a ruleset is created or deleted (kind and phase never change).
+ */
+const customCaches = new WeakMap<Store, Map<string, ReadonlyMap<string, Phase>>>();
+
+function customCacheOf(store: Store): Map<string, ReadonlyMap<string, Phase>> {
+  let c = customCaches.get(store);
+  if (!c) {
+    const fresh = new Map<string, ReadonlyMap<string, Phase>>();
+    customCaches.set(store, (c = fresh));
+    store.rollbackHooks.push(() => fresh.clear());
+  }
+  return c;
+}
+
+export function customRulesetPhases(store: Store, accountId: string): ReadonlyMap<string, Phase> {
+  const c = customCacheOf(store);
+  let phases = c.get(accountId);
+  if (!phases) {
+    phases = new Map(
+      store.all<{ id: string; phase: Phase }>(
+        "SELECT id, phase FROM rulesets r WHERE scope = 'account' AND scope_id = ? AND kind = 'custom' AND EXISTS (SELECT 1 FROM ruleset_versions WHERE ruleset_id = r.id)",
+        [accountId],
+      ).map((r) => [r.id, r.phase]),
+    );
+    c.set(accountId, phases);
+  }
+  return phases;
 }
 
 /** The id of the scope's entry point of a phase, or undefined. */
@@ -451,7 +499,7 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
   const existing = draft.id !== undefined ? row(store, scope, scopeId, draft.id) : undefined;
   const id = existing?.id ?? draft.id ?? newId();
   const version = (existing?.version ?? 0) + 1;
-  const body: StoredRuleset = {
+  const body = fixed({
     id,
     name: draft.name,
     description: draft.description,
@@ -460,7 +508,7 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
     last_updated: now,
     phase: draft.phase,
     rules: draft.rules,
-  };
+  });
   if (existing) {
     store.run('UPDATE rulesets SET name = ?, description = ?, version = ?, last_updated = ? WHERE id = ?', [draft.name, draft.description, version, now, id]);
   } else {
@@ -480,6 +528,7 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
       now,
     ]);
   }
+  if (!existing) customCacheOf(store).clear();
   store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [id, version, now, draft.name, draft.description]);
   writeRules(store, id, version, draft.rules);
   remember(store, scope, scopeId, body);
@@ -493,11 +542,13 @@ export function tooManyEntryPoints(kind: RulesetKind, phase: Phase): ApiError {
 /** Deletes a ruleset and all its versions (and the rule bodies no other ruleset shares). */
 export function deleteRuleset(store: Store, rulesetId: string): void {
   const hashes = store.all<{ hash: string }>('SELECT DISTINCT hash FROM ruleset_rules WHERE ruleset_id = ?', [rulesetId]);
+  forgetLiveRows(store, rulesetId);
   store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ?', [rulesetId]);
   store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ?', [rulesetId]);
   store.run('DELETE FROM rulesets WHERE id = ?', [rulesetId]);
   for (const { hash } of hashes) store.run('DELETE FROM rule_bodies WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM ruleset_rules WHERE hash = ?)', [hash, hash]);
   cacheOf(store).delete(rulesetId);
+  customCacheOf(store).clear();
 }
 
 /**

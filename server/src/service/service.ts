@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { ApiError, CODES, envelope, errorEnvelope, type Reply } from './api';
+import { ApiError, CODES, envelopeText, errorEnvelope, type Reply } from './api';
 import { authenticate, type Principal } from './auth';
 import { decodeUtf8, parseJson } from './body';
 import { Router, type Ctx } from './router';
@@ -166,12 +166,32 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     }
     checkRepeatedParameters(url.searchParams);
     const body = parseJson(decodeUtf8(bytes));
-    // A client that disconnects before its answer cancels what is still running for it (a trace).
-    const gone = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    const ctx: Ctx = { method, path, params, query: url.searchParams, body, principal, service, headers: req.headers, signal: gone.signal };
+    // A client that disconnects before its answer cancels what is still running for it (a
+    // trace). Made when a route asks for it: a listener per request was a cost on every write.
+    let gone: AbortController | undefined;
+    const signal = (): AbortSignal => {
+      if (!gone) {
+        const g = (gone = new AbortController());
+        if (req.socket.destroyed) g.abort();
+        else res.on('close', () => {
+          if (!res.writableFinished) g.abort();
+        });
+      }
+      return gone.signal;
+    };
+    const ctx: Ctx = {
+      method,
+      path,
+      params,
+      query: url.searchParams,
+      body,
+      principal,
+      service,
+      headers: req.headers,
+      get signal() {
+        return signal();
+      },
+    };
     const reply: Reply = await route.handler(ctx);
     // Answer only once what this request wrote (or read from others' writes) is committed.
     await service.store.durable();
@@ -179,7 +199,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     if (status === 204) {
       res.writeHead(204, { ...commonHeaders(), ...extra });
       res.end();
-    } else send(res, status, reply.raw !== undefined ? reply.raw : envelope(reply), extra);
+    } else sendText(res, status, reply.raw !== undefined ? JSON.stringify(reply.raw) : envelopeText(reply), extra);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     await service.store.durable();
@@ -236,11 +256,14 @@ function commonHeaders(): Record<string, string> {
 }
 
 function send(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
+  sendText(res, status, JSON.stringify(body), extra);
+}
+
+function sendText(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  const text = JSON.stringify(body);
   res.writeHead(status, { ...commonHeaders(), ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
