@@ -114,7 +114,32 @@ function headerOf(r: Pick<StoredRuleset, keyof RulesetHeader>): RulesetHeader {
 // --- Reading -----------------------------------------------------------------------------
 
 function row(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string): RulesetRow | undefined {
-  return store.get<RulesetRow>('SELECT * FROM rulesets WHERE id = ? AND scope = ? AND scope_id = ?', [rulesetId, scope, scopeId]);
+  const rows = rowCacheOf(store);
+  const hit = rows.get(rulesetId);
+  if (hit) return hit.scope === scope && hit.scope_id === scopeId ? hit : undefined;
+  const r = store.get<RulesetRow>('SELECT * FROM rulesets WHERE id = ? AND scope = ? AND scope_id = ?', [rulesetId, scope, scopeId]);
+  if (r) keepRow(store, r);
+  return r;
+}
+
+/** The `rulesets` rows of recently used rulesets (every write reads its ruleset's row): saveRuleset keeps them current. */
+const rowCaches = new WeakMap<Store, Map<string, RulesetRow>>();
+
+function rowCacheOf(store: Store): Map<string, RulesetRow> {
+  let c = rowCaches.get(store);
+  if (!c) {
+    const fresh = new Map<string, RulesetRow>();
+    rowCaches.set(store, (c = fresh));
+    store.rollbackHooks.push(() => fresh.clear());
+  }
+  return c;
+}
+
+function keepRow(store: Store, r: RulesetRow): void {
+  const c = rowCacheOf(store);
+  c.delete(r.id);
+  if (c.size >= CACHE_SIZE) c.delete(c.keys().next().value!);
+  c.set(r.id, r);
 }
 
 interface VersionHeaderRow {
@@ -441,6 +466,11 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
       throw ruleError(`'${ref}' is not a valid value for ref because rule ${refBefore + 1} already has it: a ref is unique within a ruleset`, `${pointerOf(i)}/ref`);
     }
     usedRefs.set(ref, i);
+    // A rule the write passes through as it is (the same object) is unchanged.
+    if (old !== undefined && (rule as unknown) === old) {
+      out.push(old);
+      return;
+    }
     const draft: Omit<StoredRule, 'version' | 'last_updated'> = {
       id,
       action: rule.action,
@@ -453,8 +483,7 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
       ...(rule.exposed_credential_check !== undefined ? { exposed_credential_check: rule.exposed_credential_check } : {}),
       ...(rule.ratelimit !== undefined ? { ratelimit: rule.ratelimit } : {}),
     };
-    // A rule the write passes through as it is (the same object) is unchanged; else compare definitions.
-    const same = old !== undefined && ((rule as unknown) === old || definitionOf(old) === definitionOf(draft));
+    const same = old !== undefined && definitionOf(old) === definitionOf(draft);
     // An unchanged rule stays the same object: the store knows its content hash (rulesetHistory.ts).
     out.push(same ? old : ordered(draft, old ? String(Number(old.version) + 1) : '1', now));
   });
@@ -510,7 +539,9 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
     rules: draft.rules,
   });
   if (existing) {
+    rowCacheOf(store).delete(id);
     store.run('UPDATE rulesets SET name = ?, description = ?, version = ?, last_updated = ? WHERE id = ?', [draft.name, draft.description, version, now, id]);
+    keepRow(store, { ...existing, name: draft.name, description: draft.description, version, last_updated: now });
   } else {
     if (!ID.test(id)) throw new Error(`saveRuleset: bad ruleset id ${id}`);
     if (ENTRY_POINT_KINDS.includes(draft.kind) && entryPointId(store, scope, scopeId, draft.phase) !== undefined) {
@@ -548,6 +579,7 @@ export function deleteRuleset(store: Store, rulesetId: string): void {
   store.run('DELETE FROM rulesets WHERE id = ?', [rulesetId]);
   for (const { hash } of hashes) store.run('DELETE FROM rule_bodies WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM ruleset_rules WHERE hash = ?)', [hash, hash]);
   cacheOf(store).delete(rulesetId);
+  rowCacheOf(store).delete(rulesetId);
   customCacheOf(store).clear();
 }
 
