@@ -67,31 +67,31 @@ export function findToken(store: Store, token: string): TokenRow | undefined {
 
 /**
  * Known tokens by bearer value, their policies parsed: every request authenticates, and
- * a hash, a query and a JSON parse were a twentieth of a PATCH's time. Only seed.ts's
- * addToken writes the table, and it calls forgetTokens. Unknown bearers are not kept.
+ * a hash, a query and a JSON parse were a twentieth of a PATCH's time. Valid while the
+ * tokens table is unchanged (Store.tableVersion). Unknown bearers are not kept.
  */
 const TOKEN_CACHE_SIZE = 256;
-const tokenCaches = new WeakMap<Store, Map<string, { row: TokenRow; policies: Policy[] }>>();
-
-export function forgetTokens(store: Store): void {
-  tokenCaches.get(store)?.clear();
+interface KnownTokens {
+  version: number;
+  readonly tokens: Map<string, { row: TokenRow; policies: Policy[] }>;
 }
+const tokenCaches = new WeakMap<Store, KnownTokens>();
 
 function knownToken(store: Store, bearer: string): { row: TokenRow; policies: Policy[] } | undefined {
+  const version = store.tableVersion('tokens');
   let cache = tokenCaches.get(store);
-  if (!cache) {
-    const fresh = new Map<string, { row: TokenRow; policies: Policy[] }>();
-    tokenCaches.set(store, (cache = fresh));
-    // A token written by a transaction that rolled back must not stay known.
-    store.rollbackHooks.push(() => fresh.clear());
+  if (!cache) tokenCaches.set(store, (cache = { version, tokens: new Map() }));
+  if (cache.version !== version) {
+    cache.tokens.clear();
+    cache.version = version;
   }
-  const hit = cache.get(bearer);
+  const hit = cache.tokens.get(bearer);
   if (hit) return hit;
   const row = findToken(store, bearer);
   if (!row) return undefined;
   const known = { row, policies: fromJson<Policy[]>(row.policies) };
-  if (cache.size >= TOKEN_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-  cache.set(bearer, known);
+  if (cache.tokens.size >= TOKEN_CACHE_SIZE) cache.tokens.delete(cache.tokens.keys().next().value!);
+  cache.tokens.set(bearer, known);
   return known;
 }
 

@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Plan } from '../language/scheme/types';
 import { timestamp } from './api';
-import { forgetTokens, hashSecret, type PermissionGroup, type Policy } from './auth';
+import { hashSecret, type PermissionGroup, type Policy } from './auth';
 import { toJson, type Store } from './store';
 
 export function seedId(name: string): string {
@@ -68,7 +68,6 @@ export function addToken(store: Store, name: string, token: string, policies: re
     'INSERT INTO tokens (id, name, token_hash, status, policies, issued_on) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET token_hash = excluded.token_hash, policies = excluded.policies, status = excluded.status',
     [id, name, hashSecret(token), 'active', toJson(policies), timestamp()],
   );
-  forgetTokens(store);
 }
 
 /**
