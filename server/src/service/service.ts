@@ -251,8 +251,17 @@ function checkRepeatedParameters(query: URLSearchParams): void {
   }
 }
 
+/** Random bytes for cf-ray ids, drawn 4 KB at a time (a draw per request was a fiftieth of a PATCH). */
+let rayPool = Buffer.alloc(0);
+let rayAt = 0;
+
 function commonHeaders(): Record<string, string> {
-  return { 'cf-ray': `${randomBytes(8).toString('hex')}-LCL` };
+  if (rayAt + 8 > rayPool.length) {
+    rayPool = randomBytes(4096);
+    rayAt = 0;
+  }
+  rayAt += 8;
+  return { 'cf-ray': `${rayPool.toString('hex', rayAt - 8, rayAt)}-LCL` };
 }
 
 function send(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
