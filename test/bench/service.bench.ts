@@ -4,6 +4,10 @@
  *   node --import tsx test/bench/service.bench.ts            # scaled-down size part (20 zones)
  *   node --import tsx test/bench/service.bench.ts --full     # 200 zones × 500 rules, 10,000 PATCHes
  *   … --seconds N                                            # measured seconds per load (default 6)
+ *   … --only get|patch|post|mixed --load-only               # one load (RULESMITH_BENCH_CPU_PROF=<dir>: profile the service)
+ *
+ * CPU/request: the service process's CPU time (from /proc, Linux) over a whole load divided by
+ * the requests answered in it: a figure other processes on a shared machine change little.
  *
  * Load part: the service runs as `rulesmith serve --seed demo` in a child process (from
  * source through tsx, its SQLite file in a temporary folder), so the load generator in
@@ -28,7 +32,7 @@
  * 200 with --full) and P PATCHes (1,000, or 10,000 with --full) spread over them, and
  * the store's size after.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +50,11 @@ const secondsAt = args.indexOf('--seconds');
 const CLIENTS = 32;
 const WARMUP_MS = 1_500;
 const RUN_MS = (secondsAt >= 0 ? Number(args[secondsAt + 1]) : 6) * 1000;
+const onlyAt = args.indexOf('--only');
+const ONLY = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
+const skipped: Figures = { requests: 0, perSecond: NaN, p50: NaN, p99: NaN, max: NaN, failures: 0 };
+/** The load named `name` unless --only names another. */
+const maybe = (name: string, run: () => Promise<Figures>): Promise<Figures> => (ONLY === undefined || ONLY === name ? run() : Promise.resolve(skipped));
 const RULES = 20;
 const BIG = 500;
 const ZONE = demoZoneId('enterprise.example.com');
@@ -94,12 +103,38 @@ interface Figures {
   readonly max: number;
   readonly failures: number;
   readonly firstFailure?: string;
+  /** CPU time the server process spent per request of the whole load (warm-up included), when the OS tells it. */
+  readonly cpuPerRequest?: number;
+}
+
+/** CPU ms the process has used (utime + stime from /proc; undefined elsewhere). */
+function cpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    // After the command: state is field 3, utime 14 and stime 15 (man proc), in clock ticks (100 Hz).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The load's figures with the server's CPU per request (noise from other processes does not enter it). */
+async function withCpu(pid: number, run: (count: () => void) => Promise<Figures>): Promise<Figures> {
+  let all = 0;
+  const before = cpuMs(pid);
+  const r = await run(() => all++);
+  const after = cpuMs(pid);
+  return before === undefined || after === undefined || all === 0 ? r : { ...r, cpuPerRequest: (after - before) / all };
 }
 
 type Next = (client: number, i: number) => { method: string; path: string; body?: unknown } | undefined;
 
 /** `clients` loops sending `next(client, i)` back to back (undefined: that client sits out); latencies after the warm-up only. */
-async function load(svc: Service, next: Next, clients = CLIENTS): Promise<Figures> {
+function load(svc: Service, next: Next, clients = CLIENTS): Promise<Figures> {
+  return withCpu(svc.pid, (count) => loadCounted(svc, next, count, clients));
+}
+
+async function loadCounted(svc: Service, next: Next, count: () => void, clients: number): Promise<Figures> {
   const latencies: number[] = [];
   let failures = 0;
   let firstFailure: string | undefined;
@@ -116,6 +151,7 @@ async function load(svc: Service, next: Next, clients = CLIENTS): Promise<Figure
         const r = next(client, i);
         if (!r) break;
         const answer = await call(agent, svc, r.method, r.path, r.body);
+        count();
         const done = performance.now();
         if (start >= measureFrom && done <= end) {
           latencies.push(done - start);
@@ -159,13 +195,13 @@ function bigRules(n: number): Record<string, unknown>[] {
 }
 
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
-const widths = [46, 9, 8, 9, 9, 9, 7, 14];
+const widths = [46, 9, 8, 9, 9, 9, 7, 14, 12];
 
 function print(rows: readonly (readonly [string, Figures, Figures | undefined])[]): void {
-  console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors', 'req/s of floor'], widths));
+  console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors', 'req/s of floor', 'CPU/request'], widths));
   for (const [name, r, base] of rows) {
     const share = base ? `${((100 * r.perSecond) / base.perSecond).toFixed(0)}%` : '';
-    console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share], widths));
+    console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share, r.cpuPerRequest === undefined ? '' : `${r.cpuPerRequest.toFixed(2)} ms`], widths));
     if (r.firstFailure) console.log(`  first failure: ${r.firstFailure}`);
   }
 }
@@ -204,10 +240,10 @@ async function loadPart(dir: string): Promise<void> {
       puts++;
       return { method: 'PUT', path: entry(BIG_ZONE), body: { rules: bigRules(i + 1) } };
     };
-    const get = await load(svc, getOf);
-    const patch = await load(svc, patchOf);
-    const post = await load(svc, postOf);
-    const mixedGet = await loadWithPutTimes(svc, mixedOf, putLatencies);
+    const get = await maybe('get', () => load(svc, getOf));
+    const patch = await maybe('patch', () => load(svc, patchOf));
+    const post = await maybe('post', () => load(svc, postOf));
+    const mixedGet = await maybe('mixed', () => loadWithPutTimes(svc, mixedOf, putLatencies));
     await svc.stop();
 
     // The floor, same run, same clients: what node:http and a durable SQLite write cost alone.

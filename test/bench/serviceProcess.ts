@@ -16,6 +16,9 @@ export async function startService(dir: string, floor?: { getBodyFile: string; t
   const args = floor
     ? ['--import', 'tsx', 'test/bench/service-floor.ts', join(dir, 'floor.db'), floor.getBodyFile, floor.token]
     : ['--import', 'tsx', 'server/src/cli/main.ts', 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'];
+  // RULESMITH_BENCH_CPU_PROF=<dir>: the service (not the floor) writes a V8 CPU profile there on exit.
+  const prof = process.env.RULESMITH_BENCH_CPU_PROF;
+  if (prof && !floor) args.unshift('--cpu-prof', `--cpu-prof-dir=${prof}`);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let started = false;

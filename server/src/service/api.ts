@@ -3,6 +3,7 @@
  * Route handlers return a Reply or throw an ApiError; the server writes the envelope.
  */
 import { randomBytes } from 'node:crypto';
+import { jsonText } from './jsonText';
 import type { ApiMessage as WireMessage, PageInfo } from '../rulesApi';
 
 export type { PageInfo };
@@ -109,6 +110,12 @@ export function envelope(reply: Reply): Record<string, unknown> {
     messages: reply.messages ?? [],
     ...(reply.result_info !== undefined ? { result_info: reply.result_info } : {}),
   };
+}
+
+/** JSON.stringify(envelope(reply)), with the result's text from jsonText (made once for a stored ruleset). */
+export function envelopeText(reply: Reply): string {
+  const info = reply.result_info !== undefined ? `,"result_info":${JSON.stringify(reply.result_info)}` : '';
+  return `{"result":${jsonText(reply.result ?? null)},"success":true,"errors":[],"messages":${JSON.stringify(reply.messages ?? [])}${info}}`;
 }
 
 export function errorEnvelope(errors: readonly ApiMessage[], messages: readonly ApiMessage[] | null = []): Record<string, unknown> {

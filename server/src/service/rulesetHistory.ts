@@ -18,6 +18,7 @@
  * the bodies that version was written with.
  */
 import { createHash } from 'node:crypto';
+import { fixJson } from './jsonText';
 import type { Store } from './store';
 
 export const HISTORY_SCHEMA = `
@@ -59,6 +60,7 @@ const hashes = new WeakMap<object, string>();
 export function fromBody(body: string, hash: string): object {
   const rule = JSON.parse(body) as object;
   hashes.set(rule, hash);
+  fixJson(rule, body);
   return rule;
 }
 
@@ -72,8 +74,12 @@ export interface RuleObject {
  * a write; the header row is written by the caller.
  */
 export function writeRules(store: Store, rulesetId: string, version: number, rules: readonly RuleObject[]): void {
-  const live = store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]);
-  const before = new Map(live.map((r) => [r.rule_id, r]));
+  const lives = liveCacheOf(store);
+  const before =
+    lives.get(rulesetId) ??
+    new Map(store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]).map((r) => [r.rule_id, r]));
+  lives.delete(rulesetId);
+  const after = new Map<string, LiveRow>();
   const keep = keptInOrder(rules.map((r) => before.get(r.id)?.pos));
   let positions = placeAround(rules.map((r, i) => (keep.has(i) ? before.get(r.id)!.pos : undefined)));
   if (!positions) positions = rules.map((_, i) => (i + 1) * STEP);
@@ -86,15 +92,46 @@ export function writeRules(store: Store, rulesetId: string, version: number, rul
       body = JSON.stringify(r);
       hash = bodyHash(body);
       hashes.set(r, hash);
+      fixJson(r, body);
     }
     const old = before.get(r.id);
     const pos = positions[i]!;
-    if (old && old.hash === hash && old.pos === pos) return;
+    if (old && old.hash === hash && old.pos === pos) {
+      after.set(r.id, old);
+      return;
+    }
     if (old) close(store, rulesetId, old, version);
     store.run('INSERT OR IGNORE INTO rule_bodies (hash, body) VALUES (?, ?)', [hash, body ?? JSON.stringify(r)]);
     store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, from_version, to_version) VALUES (?, ?, ?, ?, ?, NULL)', [rulesetId, r.id, pos, hash, version]);
+    after.set(r.id, { rule_id: r.id, hash, pos, from_version: version });
   });
-  for (const old of live) if (!incoming.has(old.rule_id)) close(store, rulesetId, old, version);
+  for (const old of before.values()) if (!incoming.has(old.rule_id)) close(store, rulesetId, old, version);
+  // Kept only once every statement succeeded (a throw above leaves the rows to be read again).
+  if (lives.size >= LIVE_CACHE_SIZE) lives.delete(lives.keys().next().value!);
+  lives.set(rulesetId, after);
+}
+
+/**
+ * The live rows of recently written rulesets, as writeRules left them: the next write of
+ * one rule compares against these instead of reading the ruleset's rows again.
+ */
+const LIVE_CACHE_SIZE = 512;
+const liveCaches = new WeakMap<Store, Map<string, Map<string, LiveRow>>>();
+
+function liveCacheOf(store: Store): Map<string, Map<string, LiveRow>> {
+  let c = liveCaches.get(store);
+  if (!c) {
+    const fresh = new Map<string, Map<string, LiveRow>>();
+    liveCaches.set(store, (c = fresh));
+    // A rolled-back write may have cached rows it wrote: start over.
+    store.rollbackHooks.push(() => fresh.clear());
+  }
+  return c;
+}
+
+/** Forgets the cached live rows of a ruleset (its rows were changed other than by writeRules). */
+export function forgetLiveRows(store: Store, rulesetId: string): void {
+  liveCacheOf(store).delete(rulesetId);
 }
 
 /** Ends a live row at `version` (by its primary key: the live index would scan the ruleset's rows). */
@@ -169,6 +206,7 @@ export function readRules(store: Store, rulesetId: string, version?: number): ob
  * (the newest version left): rows only later versions had go, rows closed after it reopen.
  */
 export function reopenAt(store: Store, rulesetId: string, newest: number): void {
+  forgetLiveRows(store, rulesetId);
   store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version > ?', [rulesetId, newest]);
   store.run('UPDATE ruleset_rules SET to_version = NULL WHERE ruleset_id = ? AND to_version > ?', [rulesetId, newest]);
 }

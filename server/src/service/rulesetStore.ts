@@ -28,7 +28,8 @@ import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedR
 import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
-import { readRules, reopenAt, writeRules } from './rulesetHistory';
+import { forgetLiveRows, readRules, reopenAt, writeRules } from './rulesetHistory';
+import { fixJson, jsonText } from './jsonText';
 import type { Store } from './store';
 
 export type RulesetScope = 'account' | 'zone';
@@ -113,7 +114,32 @@ function headerOf(r: Pick<StoredRuleset, keyof RulesetHeader>): RulesetHeader {
 // --- Reading -----------------------------------------------------------------------------
 
 function row(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string): RulesetRow | undefined {
-  return store.get<RulesetRow>('SELECT * FROM rulesets WHERE id = ? AND scope = ? AND scope_id = ?', [rulesetId, scope, scopeId]);
+  const rows = rowCacheOf(store);
+  const hit = rows.get(rulesetId);
+  if (hit) return hit.scope === scope && hit.scope_id === scopeId ? hit : undefined;
+  const r = store.get<RulesetRow>('SELECT * FROM rulesets WHERE id = ? AND scope = ? AND scope_id = ?', [rulesetId, scope, scopeId]);
+  if (r) keepRow(store, r);
+  return r;
+}
+
+/** The `rulesets` rows of recently used rulesets (every write reads its ruleset's row): saveRuleset keeps them current. */
+const rowCaches = new WeakMap<Store, Map<string, RulesetRow>>();
+
+function rowCacheOf(store: Store): Map<string, RulesetRow> {
+  let c = rowCaches.get(store);
+  if (!c) {
+    const fresh = new Map<string, RulesetRow>();
+    rowCaches.set(store, (c = fresh));
+    store.rollbackHooks.push(() => fresh.clear());
+  }
+  return c;
+}
+
+function keepRow(store: Store, r: RulesetRow): void {
+  const c = rowCacheOf(store);
+  c.delete(r.id);
+  if (c.size >= CACHE_SIZE) c.delete(c.keys().next().value!);
+  c.set(r.id, r);
 }
 
 interface VersionHeaderRow {
@@ -144,6 +170,22 @@ function cacheOf(store: Store): Map<string, Cached> {
   return c;
 }
 
+/**
+ * A stored ruleset's JSON: its header's, then its rules' texts (each serialized once,
+ * jsonText.ts). `rules` is the object's last key, as assemble and saveRuleset make it.
+ */
+function rulesetJson(rs: StoredRuleset): string {
+  const { rules, ...header } = rs;
+  const head = JSON.stringify(header);
+  return `${head.slice(0, -1)},"rules":[${rules.map(jsonText).join(',')}]}`;
+}
+
+/** A ruleset object the store made: it never changes, so its JSON is made once. */
+function fixed(rs: StoredRuleset): StoredRuleset {
+  fixJson(rs, () => rulesetJson(rs));
+  return rs;
+}
+
 function remember(store: Store, scope: RulesetScope, scopeId: string, ruleset: StoredRuleset): void {
   const c = cacheOf(store);
   c.delete(ruleset.id);
@@ -152,7 +194,7 @@ function remember(store: Store, scope: RulesetScope, scopeId: string, ruleset: S
 }
 
 function assemble(r: RulesetRow, h: VersionHeaderRow, rules: readonly object[]): StoredRuleset {
-  return {
+  return fixed({
     id: r.id,
     name: h.name,
     description: h.description,
@@ -161,7 +203,7 @@ function assemble(r: RulesetRow, h: VersionHeaderRow, rules: readonly object[]):
     last_updated: h.last_updated,
     phase: r.phase,
     rules: rules as StoredRule[],
-  };
+  });
 }
 
 function headerRow(store: Store, rulesetId: string, version?: number): VersionHeaderRow | undefined {
@@ -229,9 +271,64 @@ export function storedRulesets(store: Store, scope: RulesetScope, scopeId: strin
     .map((r) => headerOf(assemble(r, { name: r.hname, description: r.hdescription, version: r.hversion, last_updated: r.hlast }, [])));
 }
 
+/**
+ * Which rulesets exist, read on every write and GET: the account's custom rulesets (id →
+ * phase, what an execute rule may run) and the entry points' ids. Kept until a ruleset is
+ * created or deleted (kind and phase never change) or a write rolls back.
+ */
+interface IdCache {
+  readonly custom: Map<string, ReadonlyMap<string, Phase>>;
+  readonly entryPoints: Map<string, string>;
+  clear(): void;
+}
+const idCaches = new WeakMap<Store, IdCache>();
+
+function idCacheOf(store: Store): IdCache {
+  let c = idCaches.get(store);
+  if (!c) {
+    const custom = new Map<string, ReadonlyMap<string, Phase>>();
+    const entryPoints = new Map<string, string>();
+    const fresh: IdCache = {
+      custom,
+      entryPoints,
+      clear() {
+        custom.clear();
+        entryPoints.clear();
+      },
+    };
+    idCaches.set(store, (c = fresh));
+    store.rollbackHooks.push(() => fresh.clear());
+  }
+  return c;
+}
+
+export function customRulesetPhases(store: Store, accountId: string): ReadonlyMap<string, Phase> {
+  const c = idCacheOf(store).custom;
+  let phases = c.get(accountId);
+  if (!phases) {
+    phases = new Map(
+      store.all<{ id: string; phase: Phase }>(
+        "SELECT id, phase FROM rulesets r WHERE scope = 'account' AND scope_id = ? AND kind = 'custom' AND EXISTS (SELECT 1 FROM ruleset_versions WHERE ruleset_id = r.id)",
+        [accountId],
+      ).map((r) => [r.id, r.phase]),
+    );
+    c.set(accountId, phases);
+  }
+  return phases;
+}
+
 /** The id of the scope's entry point of a phase, or undefined. */
 export function entryPointId(store: Store, scope: RulesetScope, scopeId: string, phase: Phase): string | undefined {
-  return store.get<{ id: string }>("SELECT id FROM rulesets WHERE scope = ? AND scope_id = ? AND phase = ? AND kind IN ('root', 'zone')", [scope, scopeId, phase])?.id;
+  const c = idCacheOf(store).entryPoints;
+  const key = `${scope}/${scopeId}/${phase}`;
+  const hit = c.get(key);
+  if (hit !== undefined) return hit;
+  const id = store.get<{ id: string }>("SELECT id FROM rulesets WHERE scope = ? AND scope_id = ? AND phase = ? AND kind IN ('root', 'zone')", [scope, scopeId, phase])?.id;
+  if (id !== undefined) {
+    if (c.size >= CACHE_SIZE) c.delete(c.keys().next().value!);
+    c.set(key, id);
+  }
+  return id;
 }
 
 /** The scope's entry point of a phase (its current version), or undefined. */
@@ -342,22 +439,27 @@ export function managedHeader(rs: ManagedRuleset, v: ManagedRulesetVersion | und
 
 // --- Writing -----------------------------------------------------------------------------
 
-/** Sorted-key JSON: two definitions that differ only in key order are the same. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .filter((k) => o[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(',')}}`;
+/**
+ * Whether two JSON values are the same, whatever the order of keys (an `undefined`
+ * member is no member). A PUT of 500 rules compares each to the rule it replaces: this
+ * walk was several times cheaper than comparing sorted-key serializations.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => sameJson(x, b[i]));
   }
-  return JSON.stringify(v);
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x).filter((k) => x[k] !== undefined);
+  if (keys.length !== Object.keys(y).filter((k) => y[k] !== undefined).length) return false;
+  return keys.every((k) => sameJson(x[k], y[k]));
 }
 
-function definitionOf(r: Partial<StoredRule>): string {
-  return canonical(Object.fromEntries(DEFINITION.map((k) => [k, r[k]])));
+function sameDefinition(a: Partial<StoredRule>, b: Partial<StoredRule>): boolean {
+  return DEFINITION.every((k) => sameJson(a[k], b[k]));
 }
 
 function ruleError(message: string, pointer?: string): ApiError {
@@ -393,6 +495,11 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
       throw ruleError(`'${ref}' is not a valid value for ref because rule ${refBefore + 1} already has it: a ref is unique within a ruleset`, `${pointerOf(i)}/ref`);
     }
     usedRefs.set(ref, i);
+    // A rule the write passes through as it is (the same object) is unchanged.
+    if (old !== undefined && (rule as unknown) === old) {
+      out.push(old);
+      return;
+    }
     const draft: Omit<StoredRule, 'version' | 'last_updated'> = {
       id,
       action: rule.action,
@@ -405,8 +512,7 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
       ...(rule.exposed_credential_check !== undefined ? { exposed_credential_check: rule.exposed_credential_check } : {}),
       ...(rule.ratelimit !== undefined ? { ratelimit: rule.ratelimit } : {}),
     };
-    // A rule the write passes through as it is (the same object) is unchanged; else compare definitions.
-    const same = old !== undefined && ((rule as unknown) === old || definitionOf(old) === definitionOf(draft));
+    const same = old !== undefined && sameDefinition(old, draft);
     // An unchanged rule stays the same object: the store knows its content hash (rulesetHistory.ts).
     out.push(same ? old : ordered(draft, old ? String(Number(old.version) + 1) : '1', now));
   });
@@ -451,7 +557,7 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
   const existing = draft.id !== undefined ? row(store, scope, scopeId, draft.id) : undefined;
   const id = existing?.id ?? draft.id ?? newId();
   const version = (existing?.version ?? 0) + 1;
-  const body: StoredRuleset = {
+  const body = fixed({
     id,
     name: draft.name,
     description: draft.description,
@@ -460,9 +566,11 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
     last_updated: now,
     phase: draft.phase,
     rules: draft.rules,
-  };
+  });
   if (existing) {
+    rowCacheOf(store).delete(id);
     store.run('UPDATE rulesets SET name = ?, description = ?, version = ?, last_updated = ? WHERE id = ?', [draft.name, draft.description, version, now, id]);
+    keepRow(store, { ...existing, name: draft.name, description: draft.description, version, last_updated: now });
   } else {
     if (!ID.test(id)) throw new Error(`saveRuleset: bad ruleset id ${id}`);
     if (ENTRY_POINT_KINDS.includes(draft.kind) && entryPointId(store, scope, scopeId, draft.phase) !== undefined) {
@@ -480,6 +588,7 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
       now,
     ]);
   }
+  if (!existing) idCacheOf(store).clear();
   store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [id, version, now, draft.name, draft.description]);
   writeRules(store, id, version, draft.rules);
   remember(store, scope, scopeId, body);
@@ -493,11 +602,14 @@ export function tooManyEntryPoints(kind: RulesetKind, phase: Phase): ApiError {
 /** Deletes a ruleset and all its versions (and the rule bodies no other ruleset shares). */
 export function deleteRuleset(store: Store, rulesetId: string): void {
   const hashes = store.all<{ hash: string }>('SELECT DISTINCT hash FROM ruleset_rules WHERE ruleset_id = ?', [rulesetId]);
+  forgetLiveRows(store, rulesetId);
   store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ?', [rulesetId]);
   store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ?', [rulesetId]);
   store.run('DELETE FROM rulesets WHERE id = ?', [rulesetId]);
   for (const { hash } of hashes) store.run('DELETE FROM rule_bodies WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM ruleset_rules WHERE hash = ?)', [hash, hash]);
   cacheOf(store).delete(rulesetId);
+  rowCacheOf(store).delete(rulesetId);
+  idCacheOf(store).clear();
 }
 
 /**

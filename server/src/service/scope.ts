@@ -7,6 +7,7 @@ import type { Zone } from '../rulesApi';
 import { ApiError, CODES } from './api';
 import { authorize, seesEverything, visible, type Access, type PermissionGroup } from './auth';
 import type { Ctx } from './router';
+import type { Store } from './store';
 
 export interface ZoneRow {
   readonly id: string;
@@ -45,12 +46,33 @@ export const ZONE_SELECT =
  */
 export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): ZoneRow {
   const id = ctx.params.zone_id!;
-  const zone = ctx.service.store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]);
+  const zone = zoneRow(ctx.service.store, id);
   if (!zone && !seesEverything(ctx.principal)) notYours();
   if (!zone) {
     throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /zones/${id}, perhaps your object identifier is invalid?` }]);
   }
   authorize(ctx.principal, { accountId: zone.account_id, zoneId: zone.id }, groups, access);
+  return zone;
+}
+
+/**
+ * Zone rows by id, read on every zone request: valid while the zones and accounts tables
+ * are unchanged (Store.tableVersion), whoever changed them.
+ */
+const ZONE_CACHE_SIZE = 1024;
+const zoneCaches = new WeakMap<Store, { version: string; rows: Map<string, ZoneRow> }>();
+
+export function zoneRow(store: Store, id: string): ZoneRow | undefined {
+  const version = `${store.tableVersion('zones')}/${store.tableVersion('accounts')}`;
+  let cache = zoneCaches.get(store);
+  if (!cache || cache.version !== version) zoneCaches.set(store, (cache = { version, rows: new Map() }));
+  const hit = cache.rows.get(id);
+  if (hit) return hit;
+  const zone = store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]);
+  if (zone) {
+    if (cache.rows.size >= ZONE_CACHE_SIZE) cache.rows.delete(cache.rows.keys().next().value!);
+    cache.rows.set(id, zone);
+  }
   return zone;
 }
 

@@ -51,7 +51,6 @@ export class Store {
   private grouping = false;
   private batch: Batch | undefined;
   private depth = 0;
-  private savepoints = 0;
   /** Commits done (a test and the benchmark count them against the writes). */
   commits = 0;
   /**
@@ -62,6 +61,10 @@ export class Store {
   generation = 0;
   /** Called after each write that rolled back, so caches can drop what it touched. */
   readonly rollbackHooks: (() => void)[] = [];
+  /** The table each write statement changes (by its SQL), and a count of changes per table (see tableVersion). */
+  private readonly tableOfSql = new Map<string, string | null>();
+  private readonly tableVersions = new Map<string, number>();
+  private versionBase = 0;
 
   constructor(readonly file: string) {
     const { real, claims } = claim(file);
@@ -139,7 +142,36 @@ export class Store {
     // Outside write(), one statement is its own write (its own savepoint in a batch).
     if (this.depth === 0) return this.write(() => this.run(sql, params));
     this.generation++;
+    this.changed(sql);
     return this.use(sql, (st) => st.run(params as SqlValue[]).changes);
+  }
+
+  /**
+   * A number that changes whenever a statement writes `table` (or a write rolls back):
+   * a cache of the table's rows (tokens, zones) stays valid while it is the same, whoever
+   * wrote (a route, the seed, a test's own SQL).
+   */
+  tableVersion(table: string): number {
+    return this.tableVersions.get(table) ?? this.versionBase;
+  }
+
+  private changed(sql: string): void {
+    let table = this.tableOfSql.get(sql);
+    if (table === undefined) {
+      table = /^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+["`]?(\w+)/i.exec(sql)?.[1]?.toLowerCase() ?? null;
+      this.tableOfSql.set(sql, table);
+    }
+    if (table === null) {
+      // Not a plain row write (DDL, a migration step): every table may have changed.
+      this.bumpAll();
+      return;
+    }
+    this.tableVersions.set(table, this.tableVersion(table) + 1);
+  }
+
+  private bumpAll(): void {
+    this.versionBase++;
+    for (const [t, v] of this.tableVersions) this.tableVersions.set(t, v + 1);
   }
 
   /** Runs `fn` on the cached statement for `sql`. A statement whose step failed cannot be reset for reuse, so it is dropped. */
@@ -176,6 +208,7 @@ export class Store {
 
   private rolledBack(): void {
     this.generation++;
+    this.bumpAll();
     for (const hook of this.rollbackHooks) hook();
   }
 
@@ -193,17 +226,18 @@ export class Store {
     if (this.depth > 0) return fn();
     if (!this.grouping) return this.writeAlone(fn);
     const batch = this.openBatch();
-    const name = `w${++this.savepoints}`;
-    this.db.exec(`SAVEPOINT ${name}`);
+    // One name serves: the batch's writes run one after another, never nested. Prepared
+    // once (exec parsed the statement every time).
+    this.use('SAVEPOINT w', (st) => st.run());
     this.depth++;
     try {
       const result = fn();
-      this.db.exec(`RELEASE ${name}`);
+      this.use('RELEASE w', (st) => st.run());
       return result;
     } catch (e) {
       if (this.db.inTransaction) {
-        this.db.exec(`ROLLBACK TO ${name}`);
-        this.db.exec(`RELEASE ${name}`);
+        this.db.exec('ROLLBACK TO w');
+        this.db.exec('RELEASE w');
       } else {
         // SQLite ended the whole transaction (an I/O error, a full disk): the batch's
         // other writes went with it, so their requests must not be told they are saved.

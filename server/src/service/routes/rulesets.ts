@@ -70,6 +70,7 @@ import {
   managedHeader,
   managedObject,
   managedRuleset,
+  customRulesetPhases,
   mergeRules,
   saveRuleset,
   storedRulesets,
@@ -373,10 +374,6 @@ interface Target {
   readonly id?: string;
 }
 
-/** Custom rulesets of the account (id → phase) that execute rules may run. */
-function customRulesets(store: Store, accountId: string): Map<string, Phase> {
-  return new Map(storedRulesets(store, 'account', accountId).filter((r) => r.kind === 'custom').map((r) => [r.id, r.phase]));
-}
 
 /** How a core problem is answered: its API code. */
 function codeOf(p: RulesetProblem): number {
@@ -409,11 +406,11 @@ interface Found {
 /** What validating needs besides the rules: read from the store once per request. */
 interface Checking {
   readonly target: Target;
-  readonly custom: Map<string, Phase>;
+  readonly custom: ReadonlyMap<string, Phase>;
 }
 
 function checking(store: Store, target: Target): Checking {
-  return { target, custom: customRulesets(store, target.where.accountId) };
+  return { target, custom: customRulesetPhases(store, target.where.accountId) };
 }
 
 /**
@@ -432,10 +429,13 @@ function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: 
     executeTargets: { custom, ...(target.id !== undefined ? { self: target.id } : {}) },
     expressions: false,
   });
-  const root = parseTree(text);
+  // The tree only places what was found: most rules have no problem, and need none.
+  let tree: ReturnType<typeof parseTree> | null = null;
+  const rootOf = () => (tree ??= parseTree(text));
   for (const p of problems) {
     const entitlement = p.code === 'plan-required' && typeof p.data?.rulesetId === 'string';
     if ((p.severity !== 'error' && p.severity !== 'warning') || HANDLED_HERE.has(p.code)) continue;
+    const root = rootOf();
     const node = root && findNodeAtOffset(root, p.start);
     const path = node ? getNodePath(node) : [];
     const inRule = (typeof path[1] === 'number' && path[0] === 'rules') || p.rule !== undefined;
@@ -465,6 +465,7 @@ function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: 
     errors.push({ rule: i, order: p.start, message: { code: codeOf(p), message, source: { pointer } } });
   }
   const at = (key: string, message: ApiMessage, into = errors) => {
+    const root = rootOf();
     const node = root && findNodeAtLocation(root, ['rules', 0, ...key.split('/')]);
     // A missing field is reported after the rule's other problems (the API answers a
     // PATCH of only action_parameters with "action is required…", then 20125).
