@@ -249,6 +249,22 @@ class Run {
  * seed, with a random full-access token, and tells the in-host suite where it is through
  * `<workspace>/.rulesmith-e2e/service.json` (the suite signs in to it with that token).
  */
+/** A screenshot kept twice: in test/e2e/screenshots (the README shows them) and in the run's folder. */
+async function screenshot(page: Page, runDir: string, name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, name) });
+  await page.screenshot({ path: join(runDir, name) });
+}
+
+/** Runs a command from the command palette (F1) by its title. */
+async function runCommand(page: Page, command: string): Promise<void> {
+  const quickInput = page.locator('.quick-input-widget');
+  await page.keyboard.press('F1');
+  await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+  await page.keyboard.type(command);
+  await quickInput.locator('.monaco-list-row', { hasText: command }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press('Enter');
+}
+
 /**
  * Puts the cursor at `position` (`line:column`) with Go to Line, opens VS Code's token
  * inspector there and waits until it shows `scope`; returns the inspector.
@@ -586,10 +602,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     if (skipIfUnavailable(t)) return;
     const page = await newPage('ui-words');
     mkdirSync(SCREENSHOTS, { recursive: true });
-    const shot = async (name: string) => {
-      await page.screenshot({ path: join(SCREENSHOTS, name) });
-      await page.screenshot({ path: join(r.dir, name) });
-    };
+    const shot = (name: string) => screenshot(page, r.dir, name);
     try {
       // The first page of a run on a busy machine can take minutes to load.
       await page.goto(`http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}`, { waitUntil: 'domcontentloaded', timeout: 180_000 });
@@ -632,18 +645,8 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     if (skipIfUnavailable(t)) return;
     const page = await newPage('ui-rules');
     mkdirSync(SCREENSHOTS, { recursive: true });
-    const shot = async (name: string) => {
-      await page.screenshot({ path: join(SCREENSHOTS, name) });
-      await page.screenshot({ path: join(r.dir, name) });
-    };
-    const palette = async (command: string) => {
-      await page.keyboard.press('F1');
-      const quickInput = page.locator('.quick-input-widget');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type(command);
-      await quickInput.locator('.monaco-list-row', { hasText: command }).first().waitFor({ timeout: 15_000 });
-      await page.keyboard.press('Enter');
-    };
+    const shot = (name: string) => screenshot(page, r.dir, name);
+    const palette = (command: string) => runCommand(page, command);
     try {
       // The Rulesmith container; its welcome view's Sign In button is what this test shows.
       const { zones, signIn, account } = await openRulesmithView(page, r);
@@ -752,18 +755,9 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     if (skipIfUnavailable(t)) return;
     const page = await newPage('ui-flows');
     mkdirSync(SCREENSHOTS, { recursive: true });
-    const shot = async (name: string) => {
-      await page.screenshot({ path: join(SCREENSHOTS, name) });
-      await page.screenshot({ path: join(r.dir, name) });
-    };
+    const shot = (name: string) => screenshot(page, r.dir, name);
     const quickInput = page.locator('.quick-input-widget');
-    const palette = async (command: string) => {
-      await page.keyboard.press('F1');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type(command);
-      await quickInput.locator('.monaco-list-row', { hasText: command }).first().waitFor({ timeout: 15_000 });
-      await page.keyboard.press('Enter');
-    };
+    const palette = (command: string) => runCommand(page, command);
     const open = async (file: string) => {
       await page.keyboard.press('Control+P');
       await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
@@ -842,18 +836,9 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     if (skipIfUnavailable(t)) return;
     const page = await newPage('ui-events');
     mkdirSync(SCREENSHOTS, { recursive: true });
-    const shot = async (name: string) => {
-      await page.screenshot({ path: join(SCREENSHOTS, name) });
-      await page.screenshot({ path: join(r.dir, name) });
-    };
+    const shot = (name: string) => screenshot(page, r.dir, name);
     const quickInput = page.locator('.quick-input-widget');
-    const palette = async (command: string) => {
-      await page.keyboard.press('F1');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type(command);
-      await quickInput.locator('.monaco-list-row', { hasText: command }).first().waitFor({ timeout: 15_000 });
-      await page.keyboard.press('Enter');
-    };
+    const palette = (command: string) => runCommand(page, command);
     /** A notification's button, read in the notification centre (a toast moves there after a while). */
     const answer = async (text: string, button: string) => {
       await palette('Notifications: Show Notifications');
