@@ -3,6 +3,7 @@
  * reference manual. Each takes the inspected value first and its parameter (a literal)
  * second; `prepare` builds the matcher once.
  */
+import { buildAutomaton } from '../../ahoCorasick';
 import { asciiLower } from '../../bytes';
 import { binaryToUtf8 } from '../../bytes';
 import { parseIpAddr } from '../../ip';
@@ -58,72 +59,15 @@ function caselessLiteral(phrase: string): string {
  */
 const PM_AUTOMATON_MIN = 200;
 
-/**
- * Aho–Corasick over bytes, ASCII letters folded to lower case, as a full transition table:
- * the bytes that occur in the (lower-cased) phrases are numbered 1..K-1, every other byte is
- * class 0, and `next[state * K + class]` is the state after reading a byte. A state is final
- * when a phrase ends there or at one of its suffix states. Code units above 0xff (not bytes)
- * read as class 0.
- */
+/** Any of the (lower-case) phrases, ASCII letters in either case: ahoCorasick.ts's automaton, stopping at the first phrase. */
 export function phraseAutomaton(phrases: readonly string[]): (s: string) => boolean {
-  const cls = new Uint8Array(256);
-  let k = 1;
-  for (const p of phrases) for (let i = 0; i < p.length; i++) if (cls[p.charCodeAt(i)] === 0) cls[p.charCodeAt(i)] = k++;
-  for (let c = 65; c <= 90; c++) cls[c] = cls[c + 32];
-  const K = k;
-  // The trie, with goto edges in a growable table (-1 = no edge).
-  let goto = new Int32Array(64 * K).fill(-1);
-  let states = 1;
-  const finals: boolean[] = [false];
-  for (const p of phrases) {
-    let st = 0;
-    for (let i = 0; i < p.length; i++) {
-      const at = st * K + cls[p.charCodeAt(i)];
-      if (goto[at] < 0) {
-        if ((states + 1) * K > goto.length) {
-          const bigger = new Int32Array(goto.length * 2).fill(-1);
-          bigger.set(goto);
-          goto = bigger;
-        }
-        goto[at] = states++;
-        finals.push(false);
-      }
-      st = goto[at];
-    }
-    finals[st] = true;
-  }
-  // Breadth first: suffix links, then the full transition table.
-  const next = states < 0x10000 ? new Uint16Array(states * K) : new Uint32Array(states * K);
-  const fail = new Int32Array(states);
-  const final = new Uint8Array(states);
-  const queue: number[] = [];
-  for (let c = 0; c < K; c++) {
-    const t = goto[c];
-    if (t > 0) {
-      next[c] = t;
-      fail[t] = 0;
-      queue.push(t);
-    }
-  }
-  final[0] = 0;
-  for (let q = 0; q < queue.length; q++) {
-    const st = queue[q];
-    final[st] = finals[st] || final[fail[st]] === 1 ? 1 : 0;
-    for (let c = 0; c < K; c++) {
-      const t = goto[st * K + c];
-      if (t > 0) {
-        fail[t] = next[fail[st] * K + c];
-        next[st * K + c] = t;
-        queue.push(t);
-      } else next[st * K + c] = next[fail[st] * K + c];
-    }
-  }
+  const { cls, K, next, out: final } = buildAutomaton(phrases, () => 1, true);
   return (s) => {
     let st = 0;
     for (let i = 0; i < s.length; i++) {
       const c = s.charCodeAt(i);
       st = next[st * K + (c < 256 ? cls[c] : 0)];
-      if (final[st] === 1) return true;
+      if (final[st] !== 0) return true;
     }
     return false;
   };
