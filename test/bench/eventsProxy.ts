@@ -24,7 +24,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,17 +33,12 @@ import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/pr
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import type { Rule } from '../../server/src/rulesets/model';
 import { demoZoneId } from '../../server/src/service/seed';
+import { send, type Req } from './proxy.bench';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const ZONE = 'migrated.example.com';
 const CLIENTS = 32;
 
-interface Req {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: Record<string, string>;
-  readonly body?: Buffer;
-}
 
 interface Served {
   readonly child: ChildProcess;
@@ -128,18 +123,6 @@ function mix(): Req[] {
   });
 }
 
-function send(r: Req, port: number, agent: Agent): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body ? { 'content-length': String(r.body.length) } : {}) }, agent, timeout: 10_000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
-    req.on('error', reject);
-    req.end(r.body);
-  });
-}
 
 interface Load {
   requests: number;

@@ -538,4 +538,4 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   });
 }
 
-export { deployOwasp, load, mix, nodeChild, rulesmith, UPSTREAM };
+export { deployOwasp, load, mix, nodeChild, rulesmith, send, UPSTREAM, type Req };
