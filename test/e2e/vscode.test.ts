@@ -299,7 +299,14 @@ async function openRulesmithView(page: Page, r: Run) {
   const zones = page.locator('.pane').filter({ has: page.locator('.pane-header', { hasText: 'Zones' }) }).first();
   const signIn = zones.locator('.welcome-view-content').getByRole('button', { name: 'Sign In' }).first();
   const account = page.getByRole('treeitem', { name: /Rulesmith Demo/ }).first();
-  await Promise.race([signIn.waitFor({ timeout: 60_000 }), account.waitFor({ timeout: 60_000 })]);
+  try {
+    await Promise.race([signIn.waitFor({ timeout: 60_000 }), account.waitFor({ timeout: 60_000 })]);
+  } catch (e) {
+    // What the view showed instead, so a failure says more than "timeout".
+    await page.screenshot({ path: join(r.dir, 'zones-view-failure.png') }).catch(() => undefined);
+    const shown = (await zones.innerText({ timeout: 5_000 }).catch(() => '(the Zones pane is not there)')).replace(/\s+/g, ' ');
+    throw new Error(`the Zones view showed neither Sign In nor the demo account within 60 s; it showed: "${shown}" (screenshot ${join(r.dir, 'zones-view-failure.png')}): ${(e as Error).message}`);
+  }
   return { zones, signIn, account };
 }
 

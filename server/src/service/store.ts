@@ -13,12 +13,18 @@
  * Writes run in `write()`: all of `fn`'s writes or none. With `groupCommit()` on (the
  * service turns it on), the writes of every request handled in one turn of the event
  * loop share one transaction — each request's in a SAVEPOINT of its own, so a failing
- * one rolls back alone — and the transaction commits with one fsync at the end of the
- * turn. A request is answered only after `durable()`, i.e. after the commit that holds
- * its writes (and anything it read from the batch), so an acknowledged write is never
- * lost. Without it (the CLI, tests) every outermost `write()` commits at once.
+ * one rolls back alone — and the transaction commits at the end of the turn. The commit
+ * itself does not wait for the disk (`synchronous=NORMAL`: SQLite writes the log and
+ * syncs only at checkpoints); the fsync that makes it durable runs on libuv's thread
+ * pool (`fdatasync` of the log file), so the event loop keeps serving meanwhile, and the
+ * commits of the turns that ran during one fsync share the next. A request is answered
+ * only after `durable()`: after the fsync that followed the commit holding its writes
+ * (and anything it read), so an acknowledged write is never lost, not even to a power
+ * cut. Without group commit (the CLI, tests) every outermost `write()` commits with
+ * SQLite's own fsync at once.
  */
 import { closeSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database, type Statement } from 'node-sqlite3-wasm';
@@ -31,7 +37,7 @@ export type Row = Record<string, SqlValue>;
 /** Prepared statements kept at most (the SQL is the code's own, so this is a guard, not an LRU). */
 const MAX_STATEMENTS = 256;
 
-/** The open group-commit batch: its transaction commits once, then every waiter is answered. */
+/** A group-commit batch: its transaction commits once, its log is synced, then every waiter is answered. */
 interface Batch {
   readonly done: Promise<void>;
   resolve(): void;
@@ -49,10 +55,17 @@ export class Store {
   /** The real path of the database file (the one SQLite opens, so its -wal sits beside it). */
   readonly realFile: string;
   private grouping = false;
+  /** The batch whose transaction is open (requests of this turn write into it). */
   private batch: Batch | undefined;
+  /** Committed batches waiting for the next fsync of the log, and whether one is running. */
+  private unsynced: Batch[] = [];
+  private syncing: Batch[] = [];
+  /** The newest batch not yet durable: durable() waits for it (batches become durable in order). */
+  private newest: Batch | undefined;
   private depth = 0;
-  /** Commits done (a test and the benchmark count them against the writes). */
+  /** Commits done, and fsyncs of the log that made group commits durable (tests and the benchmark count them against the writes). */
   commits = 0;
+  syncs = 0;
   /**
    * Bumped by every write statement and every rollback: while it holds, nothing read from
    * the store has changed, so a cache keyed on a digest of the store (the WAF proxy's
@@ -214,7 +227,10 @@ export class Store {
 
   /** Turns group commit on (see the file's comment): the service does, once it serves. */
   groupCommit(): void {
+    if (this.grouping) return;
     this.grouping = true;
+    // Commits no longer fsync on the event loop; syncLog() makes each durable before its answer.
+    this.db.exec('PRAGMA synchronous = NORMAL');
   }
 
   /**
@@ -243,6 +259,7 @@ export class Store {
         // other writes went with it, so their requests must not be told they are saved.
         batch.failed = new Error(`the store lost a transaction: ${(e as Error).message}`);
         this.batch = undefined;
+        this.settled(batch);
         batch.reject(batch.failed);
       }
       this.rolledBack();
@@ -282,6 +299,7 @@ export class Store {
     const batch: Batch = { done, resolve, reject };
     this.db.exec('BEGIN IMMEDIATE');
     this.batch = batch;
+    this.newest = batch;
     // After the I/O callbacks of this turn: every request that arrived together is in.
     setImmediate(() => this.commitBatch(batch));
     return batch;
@@ -293,20 +311,67 @@ export class Store {
     try {
       this.db.exec('COMMIT');
       this.commits++;
-      batch.resolve();
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.rolledBack();
+      this.settled(batch);
       batch.reject(new Error(`the store could not commit: ${(e as Error).message}`));
+      return;
     }
+    this.unsynced.push(batch);
+    this.syncLog();
   }
 
   /**
-   * Resolves when everything written or read so far is durable (the open batch, if any,
-   * has committed); rejects if that batch was lost. Answer a request only after it.
+   * One fsync of the log at a time, for every batch committed before it started: those
+   * committed while it runs wait for the next one, so a burst costs two fsyncs, not one
+   * per turn. fdatasync on a file descriptor of our own reaches the same file's pages as
+   * SQLite's writes (the kernel's page cache is per file, not per descriptor); the file is
+   * opened for each sync, so a log that SQLite deleted and made again is still the one synced.
+   */
+  private syncLog(): void {
+    if (this.syncing.length > 0 || this.unsynced.length === 0) return;
+    const batches = this.unsynced;
+    this.unsynced = [];
+    this.syncing = batches;
+    const log = `${this.realFile}-wal`;
+    (async () => {
+      const handle = await open(log, 'r+');
+      try {
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+    })().then(
+      () => this.synced(batches),
+      (e: Error) => this.synced(batches, new Error(`the store could not make a commit durable (fsync of ${log}): ${e.message}`)),
+    );
+  }
+
+  private synced(batches: readonly Batch[], error?: Error): void {
+    this.syncing = [];
+    if (!error) this.syncs++;
+    for (const b of batches) {
+      this.settled(b);
+      // Committed, but not known to be on the disk: its requests must not be told they are saved.
+      if (error) b.reject(error);
+      else b.resolve();
+    }
+    this.syncLog();
+  }
+
+  /** `batch` is durable or lost: durable() now waits for the newest batch still pending, if any. */
+  private settled(batch: Batch): void {
+    if (this.newest === batch) this.newest = this.unsynced.at(-1) ?? this.syncing.at(-1);
+  }
+
+  /**
+   * Resolves when everything written or read so far is durable (the open batch and every
+   * batch before it have committed and their log is synced); rejects if that batch was
+   * lost. Answer a request only after it.
    */
   durable(): Promise<void> | undefined {
-    return this.batch?.done;
+    return this.newest?.done;
   }
 
   /** A value kept in the `meta` table (e.g. when the seed ran). */
@@ -341,7 +406,12 @@ export class Store {
     if (this.db.isOpen) {
       if (this.batch) this.commitBatch(this.batch);
       this.finalizeStatements();
+      // Closing checkpoints the log into the database file and syncs it (SQLite does, at any
+      // synchronous level), so what still waited for a sync of the log is durable after it.
       this.db.close();
+      const pending = [...this.syncing, ...this.unsynced];
+      this.unsynced = [];
+      this.synced(pending);
     }
     release(this.claims);
   }

@@ -1,0 +1,76 @@
+// Group commit with the log's fsync off the event loop (store.ts): a write is committed at
+// the end of its turn, but durable() — what the service awaits before answering — waits
+// for an fsync of the log that started after that commit; writes of the turns that ran
+// during one fsync share the next one; a log that cannot be synced fails its writes.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Store } from '../../server/src/service/store';
+
+function withStore(fn: (store: Store, dir: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rulesmith-sync-'));
+    const store = new Store(join(dir, 's.db'));
+    store.groupCommit();
+    try {
+      await fn(store, dir);
+    } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
+test(
+  'a commit does not wait for the disk, its answer does: durable() settles only after the log is synced',
+  withStore(async (store) => {
+    assert.equal(Object.values(store.get('PRAGMA synchronous')!)[0], 1, 'NORMAL: the commit itself does not fsync');
+    store.setMeta('k', 'v1');
+    const durable = store.durable();
+    assert.ok(durable, 'a write leaves something to wait for');
+    let settled = false;
+    void durable.then(() => (settled = true));
+    await turn();
+    assert.equal(store.commits, 1, 'committed at the end of the turn');
+    assert.equal(settled, false, 'but not acknowledged before the fsync');
+    assert.equal(store.durable(), durable, 'a read now waits for the same fsync (it may have read the write)');
+    await durable;
+    assert.equal(store.syncs, 1);
+    assert.equal(store.durable(), undefined, 'nothing left to wait for');
+  }),
+);
+
+test(
+  'writes of turns that ran during one fsync share the next: 20 turns, 20 commits, fewer fsyncs',
+  withStore(async (store) => {
+    const waits: Promise<void>[] = [];
+    for (let i = 0; i < 20; i++) {
+      store.setMeta(`k${i}`, 'v');
+      waits.push(store.durable()!);
+      await turn();
+    }
+    await Promise.all(waits);
+    assert.equal(store.commits, 20);
+    assert.ok(store.syncs < 20, `${store.syncs} fsyncs for 20 commits`);
+    assert.equal(store.meta('k19'), 'v');
+  }),
+);
+
+test(
+  'a log that cannot be synced fails the writes waiting for it, with the file named; later writes go on',
+  withStore(async (store, dir) => {
+    store.setMeta('k', 'v1');
+    await store.durable();
+    // The log replaced by a folder: opening it for the fsync fails.
+    rmSync(join(dir, 's.db-wal'));
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(dir, 's.db-wal'));
+    store.setMeta('k', 'v2');
+    await assert.rejects(store.durable()!, /the store could not make a commit durable \(fsync of .*s\.db-wal\): EISDIR/);
+    assert.equal(store.durable(), undefined, 'the failure does not stick to later reads');
+  }),
+);
