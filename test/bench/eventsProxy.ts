@@ -64,6 +64,9 @@ function serve(upstreamPort: number, db: string, token: string, extra: readonly 
   const cli = join(REPO, 'server/out/cli.js');
   if (!existsSync(cli)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
   const args = [cli, 'serve', '--port', '0', '--db', db, '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...extra];
+  // RULESMITH_BENCH_CPU_PROF=<dir>: each serve writes a V8 CPU profile there on exit (named by its events side: see the file's pid in the output).
+  const prof = process.env.RULESMITH_BENCH_CPU_PROF;
+  if (prof) args.unshift('--cpu-prof', `--cpu-prof-dir=${prof}/${extra.join('_').replace(/\W+/g, '') || 'on'}`);
   const child = spawn(process.execPath, args, { env: { ...process.env, RULESMITH_SERVICE_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   // Only the lines that are not one per request are kept (the service logs every API call).
