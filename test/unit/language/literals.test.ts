@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { binaryToDisplay, binaryToUtf8, utf8ToBinary } from '../../../server/src/language/bytes';
 import {
   decodeMapKey,
@@ -52,6 +53,24 @@ describe('bytes helpers', () => {
     assert.equal(binaryToUtf8(bin(0xc3)), undefined);
     assert.equal(binaryToDisplay(bin(0x61, 0xff, 0x0a)), 'a\\xff\\x0a');
     assert.equal(binaryToDisplay(utf8ToBinary('日本')), '日本');
+  });
+
+  test('binaryToUtf8 accepts exactly what a fatal TextDecoder accepts (overlong, surrogate, past U+10FFFF and cut sequences refused)', () => {
+    const fatal = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+    const reference = (bytes: number[]) => {
+      try {
+        return fatal.decode(Uint8Array.from(bytes));
+      } catch {
+        return undefined;
+      }
+    };
+    for (const bytes of [[0xe0, 0x80, 0x80], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xf0, 0x8f, 0xbf, 0xbf], [0xc1, 0xbf], [0xe2, 0x82], [0x61, 0xf0, 0x9f, 0x98], [0xed, 0x9f, 0xbf], [0xf4, 0x8f, 0xbf, 0xbf]]) {
+      assert.equal(binaryToUtf8(bin(...bytes)), reference(bytes), bytes.map((b) => b.toString(16)).join(' '));
+    }
+    // Random bytes biased to the interesting ones (lead bytes, continuations), and valid text.
+    const byte = fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5));
+    fc.assert(fc.property(fc.array(byte, { maxLength: 12 }), (bytes) => binaryToUtf8(bin(...bytes)) === reference(bytes)), { numRuns: 20_000 });
+    fc.assert(fc.property(fc.string({ unit: 'grapheme' }), (text) => binaryToUtf8(utf8ToBinary(text)) === text));
   });
 });
 
