@@ -1,6 +1,7 @@
 /** ModSecurity's variables for the managed OWASP ruleset: the managed-only `crs.*` fields. */
 import { asciiLower, binaryToUtf8, percentDecode as decodePercent, utf8ToBinary } from '../language/bytes';
 import { bytes, emptyMap, mapKey } from './fieldBytes';
+import { parseJsonBody } from './jsonBody';
 import { headerParams, multipartHeaderLines, parseMultipart } from './multipart';
 import { percentDecode } from './normalize';
 import { splitPairs, type Target } from './target';
@@ -84,12 +85,8 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
   } else if (media === 'application/json' || media.endsWith('+json')) {
     processor = 'JSON';
     const text = binaryToUtf8(body);
-    let doc: unknown;
-    try {
-      doc = text === undefined || text.trim() === '' ? undefined : JSON.parse(text);
-    } catch {
-      bodyError = true;
-    }
+    const doc = text === undefined || text.trim() === '' ? undefined : parseJsonBody(text);
+    if (text !== undefined && text.trim() !== '' && doc === undefined) bodyError = true;
     if (doc !== undefined && !jsonLeaves(doc, 'json', jsonArgs)) bodyError = true;
   } else if (/^(?:text\/xml|application\/xml|application\/[\w.+-]*\+xml)$/.test(media)) {
     processor = 'XML';

@@ -1,5 +1,6 @@
 /** `http.request.body.mime`: the media type of a body sniffed from its bytes. */
 import { binaryToUtf8 } from '../language/bytes';
+import { parseJsonBody } from './jsonBody';
 
 /**
  * The media type of a body from its first bytes: common image, audio, video, archive and
@@ -44,10 +45,5 @@ export function sniffMime(body: string): string {
 }
 
 function isJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
+  return parseJsonBody(text) !== undefined;
 }
