@@ -74,6 +74,14 @@ function typesOf(scheme: Scheme): ReadonlyMap<string, Type> {
   return types;
 }
 
+/**
+ * On a `{"hex": …}` value made in this process from bytes (requests/fieldBytes.ts): the
+ * bytes themselves, which convert takes as they are. Its `hex` is then computed only if
+ * something reads it (the JSON form), not built and decoded again per request: 100 KB of
+ * invalid UTF-8 in a query was 200 KB of hex both ways.
+ */
+export const EXACT_BYTES: unique symbol = Symbol('exact bytes');
+
 /** Converts one JSON value to a runtime value of `type`; pushes messages on failure. */
 export function convertFieldValue(raw: unknown, type: Type, path: string, problems: string[]): Value | undefined {
   return convert(raw, type, path, problems);
@@ -111,6 +119,8 @@ function convert(raw: unknown, type: Type, path: string, problems: string[]): Va
     case 'Bytes':
       if (typeof raw === 'string') return utf8ToBinary(raw);
       if (isPlainObject(raw)) {
+        const exact = (raw as { [EXACT_BYTES]?: unknown })[EXACT_BYTES];
+        if (typeof exact === 'string') return exact;
         const keys = Object.keys(raw);
         if (keys.length === 1 && keys[0] === 'hex' && typeof raw.hex === 'string') {
           const b = hexToBinary(raw.hex);

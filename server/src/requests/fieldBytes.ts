@@ -4,6 +4,7 @@
  * for bytes that are not UTF-8.
  */
 import { binaryToBytes, binaryToUtf8 } from '../language/bytes';
+import { EXACT_BYTES } from '../language/fieldValues';
 
 /** A map without a prototype, so that any key (even `__proto__`) is an own entry. */
 export function emptyMap(): Record<string, unknown[]> {
@@ -25,9 +26,17 @@ function toHex(b: string): string {
 }
 
 /** A Bytes value prepareFields turns back into exactly these bytes. */
-export function bytes(b: string): string | { hex: string } {
+export function bytes(b: string): string | { readonly hex: string } {
   const text = binaryToUtf8(b);
-  return text !== undefined ? text : { hex: toHex(b) };
+  if (text !== undefined) return text;
+  // The hex is for readers of the JSON form; prepareFields takes the bytes (EXACT_BYTES).
+  const value = {
+    get hex(): string {
+      return toHex(b);
+    },
+  };
+  Object.defineProperty(value, EXACT_BYTES, { value: b });
+  return value;
 }
 
 /** A map key (text); bytes that are not UTF-8 become U+FFFD and a problem. */

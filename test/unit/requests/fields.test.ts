@@ -289,6 +289,12 @@ describe('requestFields: headers, cookies, body', () => {
     const values = prepareFields(requestFields(r).fields);
     assert.deepEqual(values.errors, []);
     assert.equal(values.values.get('http.request.body.raw'), body);
+    // The JSON form (what `eval --format json` and the editor show) and a copy sent to a worker
+    // (structured clone: the hex is all that crosses) read as the same bytes.
+    assert.equal(JSON.stringify(f['http.request.body.raw']), '{"hex":"613daced0005"}');
+    const cloned = prepareFields(structuredClone(requestFields(r).fields));
+    assert.equal(cloned.values.get('http.request.body.raw'), body);
+    assert.deepEqual(cloned.values.get('http.request.body.form.values'), ['\xac\xed\x00\x05']);
   });
 
   test('a map key that is not UTF-8 reads with U+FFFD and is reported', () => {
