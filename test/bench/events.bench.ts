@@ -16,7 +16,8 @@
  * 3. The WAF proxy's throughput with events on and off, side by side (eventsProxy.ts; needs
  *    `npm run build`): RULESMITH_BENCH_SECONDS (default 5) per round and side,
  *    RULESMITH_BENCH_ROUNDS (default 3) interleaved rounds.
- * The database is a temporary file with the service's settings (synchronous=FULL). Wall
+ * The database is a temporary file opened as the CLI opens it (synchronous=FULL, each
+ * batch's commit fsyncs; the service's group commit syncs off the event loop instead). Wall
  * times swing with the load of a shared machine; the least CPU time of the runs (this
  * process's own) is what load disturbs least.
  */

@@ -5,8 +5,8 @@
  * database file itself with SQLite's own journal and fsync, so durability is SQLite's,
  * not a periodic export. Measured against better-sqlite3 in docs/service-store.md.
  *
- * Journal: WAL with `synchronous=FULL` — one fsync of the log per commit (the rollback
- * journal needed about four). The WASM VFS has no shared memory, so WAL runs in
+ * Journal: WAL — one fsync of the log per commit (the rollback journal needed about
+ * four): SQLite's own (`synchronous=FULL`) until group commit is on, then ours (below). The WASM VFS has no shared memory, so WAL runs in
  * `locking_mode=EXCLUSIVE` (the wal-index lives in the process heap); the service is the
  * file's only user anyway (see claim()).
  *
