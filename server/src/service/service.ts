@@ -97,6 +97,11 @@ export function createService(options: ServiceOptions): RunningService {
         log(`${req.method} ${req.url} ${gone ? 'aborted by the client' : res.statusCode} ${ms.toFixed(1)}ms`);
       });
   });
+  // A client that sends its request and closes its side (`socket.end(request)`, `nc -N`)
+  // still gets its answer. Node's default aborts a request when the client's FIN arrives
+  // before the answer, and an answer may wait a few milliseconds for the commit's fsync
+  // (store.ts durable()), so such clients got nothing when a sync was in flight.
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   // Keep-alive sockets must not hold shutdown up.
   server.keepAliveTimeout = 5_000;
   // What Node's HTTP parser refuses before a handler runs (headers or URL over its 16 KB
@@ -178,10 +183,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     const signal = (): AbortSignal => {
       if (!gone) {
         const g = (gone = new AbortController());
-        if (req.socket.destroyed) g.abort();
-        else res.on('close', () => {
-          if (!res.writableFinished) g.abort();
-        });
+        const socket = req.socket;
+        if (socket.destroyed || socket.readableEnded) g.abort();
+        else {
+          res.on('close', () => {
+            if (!res.writableFinished) g.abort();
+          });
+          // Sockets are half-open (see createServer): a client that closed its side is gone
+          // as far as long work goes, so its trace stops as when the socket closed at once.
+          const abort = () => g.abort();
+          socket.once('end', abort);
+          res.once('finish', () => socket.off('end', abort));
+        }
       }
       return gone.signal;
     };
