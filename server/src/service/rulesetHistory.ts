@@ -20,6 +20,7 @@
 import { createHash } from 'node:crypto';
 import { fixJson } from './jsonText';
 import type { Store } from './store';
+import { storeCache } from './storeCache';
 
 export const HISTORY_SCHEMA = `
   CREATE TABLE rule_bodies (hash TEXT PRIMARY KEY, body TEXT NOT NULL);
@@ -116,18 +117,7 @@ export function writeRules(store: Store, rulesetId: string, version: number, rul
  * one rule compares against these instead of reading the ruleset's rows again.
  */
 const LIVE_CACHE_SIZE = 512;
-const liveCaches = new WeakMap<Store, Map<string, Map<string, LiveRow>>>();
-
-function liveCacheOf(store: Store): Map<string, Map<string, LiveRow>> {
-  let c = liveCaches.get(store);
-  if (!c) {
-    const fresh = new Map<string, Map<string, LiveRow>>();
-    liveCaches.set(store, (c = fresh));
-    // A rolled-back write may have cached rows it wrote: start over.
-    store.rollbackHooks.push(() => fresh.clear());
-  }
-  return c;
-}
+const liveCacheOf = storeCache<string, Map<string, LiveRow>>();
 
 /** Forgets the cached live rows of a ruleset (its rows were changed other than by writeRules). */
 export function forgetLiveRows(store: Store, rulesetId: string): void {

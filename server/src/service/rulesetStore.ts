@@ -31,6 +31,7 @@ import { ApiError, CODES, ID, newId, timestamp } from './api';
 import { forgetLiveRows, readRules, reopenAt, writeRules } from './rulesetHistory';
 import { fixJson, jsonText } from './jsonText';
 import type { Store } from './store';
+import { storeCache } from './storeCache';
 
 export type RulesetScope = 'account' | 'zone';
 
@@ -123,17 +124,7 @@ function row(store: Store, scope: RulesetScope, scopeId: string, rulesetId: stri
 }
 
 /** The `rulesets` rows of recently used rulesets (every write reads its ruleset's row): saveRuleset keeps them current. */
-const rowCaches = new WeakMap<Store, Map<string, RulesetRow>>();
-
-function rowCacheOf(store: Store): Map<string, RulesetRow> {
-  let c = rowCaches.get(store);
-  if (!c) {
-    const fresh = new Map<string, RulesetRow>();
-    rowCaches.set(store, (c = fresh));
-    store.rollbackHooks.push(() => fresh.clear());
-  }
-  return c;
-}
+const rowCacheOf = storeCache<string, RulesetRow>();
 
 function keepRow(store: Store, r: RulesetRow): void {
   const c = rowCacheOf(store);
@@ -157,18 +148,7 @@ interface Cached {
 }
 
 const CACHE_SIZE = 512;
-const caches = new WeakMap<Store, Map<string, Cached>>();
-
-function cacheOf(store: Store): Map<string, Cached> {
-  let c = caches.get(store);
-  if (!c) {
-    const fresh = new Map<string, Cached>();
-    caches.set(store, (c = fresh));
-    // A rolled-back write may have cached what it wrote: start over.
-    store.rollbackHooks.push(() => fresh.clear());
-  }
-  return c;
-}
+const cacheOf = storeCache<string, Cached>();
 
 /**
  * A stored ruleset's JSON: its header's, then its rules' texts (each serialized once,
@@ -276,34 +256,17 @@ export function storedRulesets(store: Store, scope: RulesetScope, scopeId: strin
  * phase, what an execute rule may run) and the entry points' ids. Kept until a ruleset is
  * created or deleted (kind and phase never change) or a write rolls back.
  */
-interface IdCache {
-  readonly custom: Map<string, ReadonlyMap<string, Phase>>;
-  readonly entryPoints: Map<string, string>;
-  clear(): void;
-}
-const idCaches = new WeakMap<Store, IdCache>();
+const customOf = storeCache<string, ReadonlyMap<string, Phase>>();
+const entryPointsOf = storeCache<string, string>();
 
-function idCacheOf(store: Store): IdCache {
-  let c = idCaches.get(store);
-  if (!c) {
-    const custom = new Map<string, ReadonlyMap<string, Phase>>();
-    const entryPoints = new Map<string, string>();
-    const fresh: IdCache = {
-      custom,
-      entryPoints,
-      clear() {
-        custom.clear();
-        entryPoints.clear();
-      },
-    };
-    idCaches.set(store, (c = fresh));
-    store.rollbackHooks.push(() => fresh.clear());
-  }
-  return c;
+/** Forgets which rulesets exist (one was created or deleted). */
+function forgetIds(store: Store): void {
+  customOf(store).clear();
+  entryPointsOf(store).clear();
 }
 
 export function customRulesetPhases(store: Store, accountId: string): ReadonlyMap<string, Phase> {
-  const c = idCacheOf(store).custom;
+  const c = customOf(store);
   let phases = c.get(accountId);
   if (!phases) {
     phases = new Map(
@@ -319,7 +282,7 @@ export function customRulesetPhases(store: Store, accountId: string): ReadonlyMa
 
 /** The id of the scope's entry point of a phase, or undefined. */
 export function entryPointId(store: Store, scope: RulesetScope, scopeId: string, phase: Phase): string | undefined {
-  const c = idCacheOf(store).entryPoints;
+  const c = entryPointsOf(store);
   const key = `${scope}/${scopeId}/${phase}`;
   const hit = c.get(key);
   if (hit !== undefined) return hit;
@@ -588,7 +551,7 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
       now,
     ]);
   }
-  if (!existing) idCacheOf(store).clear();
+  if (!existing) forgetIds(store);
   store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [id, version, now, draft.name, draft.description]);
   writeRules(store, id, version, draft.rules);
   remember(store, scope, scopeId, body);
@@ -609,7 +572,7 @@ export function deleteRuleset(store: Store, rulesetId: string): void {
   for (const { hash } of hashes) store.run('DELETE FROM rule_bodies WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM ruleset_rules WHERE hash = ?)', [hash, hash]);
   cacheOf(store).delete(rulesetId);
   rowCacheOf(store).delete(rulesetId);
-  idCacheOf(store).clear();
+  forgetIds(store);
 }
 
 /**
