@@ -23,8 +23,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent } from 'node:http';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +32,7 @@ import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/pr
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import type { Rule } from '../../server/src/rulesets/model';
 import { demoZoneId } from '../../server/src/service/seed';
-import { send, type Req } from './proxy.bench';
+import { closedLoop, cpuMs, type Req } from './proxy.bench';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const ZONE = 'migrated.example.com';
@@ -138,46 +137,20 @@ interface Load {
 
 const newLoad = (): Load => ({ requests: 0, seconds: 0, errors: 0, cpuMs: 0, times: [] });
 
-/** The process's user + system CPU time in ms (Linux), NaN when unknown. */
-function cpuMsOf(pid: number | undefined): number {
-  try {
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // USER_HZ is 100 on Linux
-  } catch {
-    return NaN;
-  }
-}
-
-/** `seconds` of CLIENTS clients sending the mix round-robin; adds to `into`. */
+/** `seconds` of the proxy bench's closed-loop clients sending the mix round-robin; adds to `into`. */
 async function load(reqs: readonly Req[], s: Served, seconds: number, into: Load): Promise<void> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
-  const port = s.proxyPort;
-  let next = 0;
-  const cpu0 = cpuMsOf(s.child.pid);
+  const pids = s.child.pid === undefined ? [] : [s.child.pid];
+  const cpu0 = cpuMs(pids);
   const started = Date.now();
-  const end = started + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (Date.now() < end) {
-        const r = reqs[next++ % reqs.length]!;
-        const t = process.hrtime.bigint();
-        try {
-          await send(r, port, agent);
-          into.times.push(Number(process.hrtime.bigint() - t) / 1e6);
-          into.requests++;
-        } catch {
-          into.errors++;
-        }
-      }
-    }),
-  );
+  const { times, errors } = await closedLoop(reqs, s.proxyPort, seconds);
   into.seconds += (Date.now() - started) / 1000;
+  for (const t of times) into.times.push(t);
+  into.requests += times.length;
+  into.errors += errors;
   // The writer's last batch of this round (FLUSH_MS) is counted in this round too.
   await new Promise((r) => setTimeout(r, 250));
-  into.cpuMs += cpuMsOf(s.child.pid) - cpu0;
-  agent.destroy();
+  const cpu1 = cpuMs(pids);
+  into.cpuMs += cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : NaN;
 }
 
 async function storedEvents(s: Served, token: string, since: string): Promise<number> {

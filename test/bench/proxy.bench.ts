@@ -312,14 +312,16 @@ function summary(times: number[], seconds: number, errors: number, cpu: number |
   return { rps: times.length / seconds, p50: at(0.5), p99: at(0.99), max: times[times.length - 1] ?? NaN, errors, ...(cpu !== undefined && times.length > 0 ? { cpuMsPerRequest: cpu / times.length } : {}) };
 }
 
-/** Saturating (closed loop): CLIENTS keep-alive clients, each sending its next request when the last is answered. */
-async function load(reqs: readonly Req[], port: number, pids: readonly number[]): Promise<Run> {
+/**
+ * Saturating (closed loop): CLIENTS keep-alive clients for `seconds`, each sending the mix's
+ * next request (round-robin) when its last is answered. Each answer's ms, and the failures.
+ */
+async function closedLoop(reqs: readonly Req[], port: number, seconds: number): Promise<{ times: number[]; errors: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   const times: number[] = [];
   let errors = 0;
   let next = 0;
-  const cpu0 = cpuMs(pids);
-  const end = Date.now() + SECONDS * 1000;
+  const end = Date.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
       while (Date.now() < end) {
@@ -334,8 +336,15 @@ async function load(reqs: readonly Req[], port: number, pids: readonly number[])
       }
     }),
   );
-  const cpu1 = cpuMs(pids);
   agent.destroy();
+  return { times, errors };
+}
+
+/** A closed-loop run of SECONDS with the CPU time `pids` spent in it. */
+async function load(reqs: readonly Req[], port: number, pids: readonly number[]): Promise<Run> {
+  const cpu0 = cpuMs(pids);
+  const { times, errors } = await closedLoop(reqs, port, SECONDS);
+  const cpu1 = cpuMs(pids);
   return summary(times, SECONDS, errors, cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined);
 }
 
@@ -538,4 +547,4 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   });
 }
 
-export { deployOwasp, load, mix, nodeChild, rulesmith, send, UPSTREAM, type Req };
+export { closedLoop, cpuMs, deployOwasp, load, mix, nodeChild, rulesmith, send, UPSTREAM, type Req };
