@@ -255,6 +255,19 @@ async function screenshot(page: Page, runDir: string, name: string): Promise<voi
   await page.screenshot({ path: join(runDir, name) });
 }
 
+/** Opens a workspace file by name with Quick Open (Ctrl+P) and waits for its tab; `name` may carry folders. */
+async function openFile(page: Page, name: string): Promise<void> {
+  const quickInput = page.locator('.quick-input-widget');
+  const base = name.split('/').pop()!;
+  await page.keyboard.press('Control+P');
+  await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
+  await page.keyboard.type(name);
+  // The file search indexes the workspace first: slow on a busy machine.
+  await quickInput.locator('.monaco-list-row', { hasText: base }).first().waitFor({ timeout: 60_000 });
+  await page.keyboard.press('Enter');
+  await page.locator('.tab', { hasText: base }).first().waitFor({ timeout: 15_000 });
+}
+
 /** Runs a command from the command palette (F1) by its title. */
 async function runCommand(page: Page, command: string): Promise<void> {
   const quickInput = page.locator('.quick-input-widget');
@@ -551,14 +564,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
       // Quick Open the file, as a person would.
       await page.locator('.explorer-folders-view, .monaco-workbench .part.editor').first().waitFor({ timeout: 30_000 });
-      await page.keyboard.press('Control+P');
-      const quickInput = page.locator('.quick-input-widget');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type('unknown-field.cfrule');
-      // The file search indexes the workspace first: slow on a busy machine.
-      await quickInput.locator('.monaco-list-row', { hasText: 'unknown-field.cfrule' }).first().waitFor({ timeout: 60_000 });
-      await page.keyboard.press('Enter');
-      await page.locator('.tab', { hasText: 'unknown-field.cfrule' }).waitFor({ timeout: 15_000 });
+      await openFile(page, 'unknown-field.cfrule');
 
       await page.locator('[aria-label="Rulesmith language server running"]').first().waitFor({ timeout: 60_000 });
       await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 30_000 });
@@ -574,12 +580,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.screenshot({ path: join(r.dir, 'problems.png') });
 
       // The ruleset JSON, coloured by the injection grammar, with its squiggle.
-      await page.keyboard.press('Control+P');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type('zone.ruleset.json');
-      await quickInput.locator('.monaco-list-row', { hasText: 'zone.ruleset.json' }).first().waitFor({ timeout: 15_000 });
-      await page.keyboard.press('Enter');
-      await page.locator('.tab', { hasText: 'zone.ruleset.json' }).waitFor({ timeout: 15_000 });
+      await openFile(page, 'zone.ruleset.json');
       await markers.locator('.monaco-list-row', { hasText: 'zone.ruleset.json' }).first().waitFor({ timeout: 30_000 });
       await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 30_000 });
       await page.screenshot({ path: join(r.dir, 'ruleset-json.png') });
@@ -614,23 +615,14 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       // The first page of a run on a busy machine can take minutes to load.
       await page.goto(`http://127.0.0.1:${r.port}/?folder=${encodeURIComponent(r.workspace)}`, { waitUntil: 'domcontentloaded', timeout: 180_000 });
       await page.locator('.monaco-workbench').waitFor({ timeout: 120_000 });
-      const quickInput = page.locator('.quick-input-widget');
-      const openFile = async (name: string) => {
-        await page.keyboard.press('Control+P');
-        await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-        await page.keyboard.type(name);
-        await quickInput.locator('.monaco-list-row', { hasText: name.split('/').pop()! }).first().waitFor({ timeout: 60_000 });
-        await page.keyboard.press('Enter');
-        await page.locator('.tab', { hasText: name.split('/').pop()! }).waitFor({ timeout: 15_000 });
-      };
-      await openFile('evaluate/requests.http');
+      await openFile(page, 'evaluate/requests.http');
       // The language mode in the status bar, then the token inspector on the method of line 2.
       await page.locator('.statusbar-item', { hasText: 'HTTP requests (Rulesmith)' }).first().waitFor({ timeout: 30_000 });
       await inspectTokenAt(page, '2:2', 'keyword.other.method.rulesmith-http');
       await shot('http-grammar.png');
       await page.keyboard.press('Escape');
 
-      await openFile('words/escape.cfrule');
+      await openFile(page, 'words/escape.cfrule');
       await page.locator('.monaco-editor .squiggly-error').first().waitFor({ timeout: 30_000 });
       await page.keyboard.press('Control+Shift+M');
       const markers = page.locator('.markers-panel');
@@ -763,16 +755,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     const page = await newPage('ui-flows');
     mkdirSync(SCREENSHOTS, { recursive: true });
     const shot = (name: string) => screenshot(page, r.dir, name);
-    const quickInput = page.locator('.quick-input-widget');
     const palette = (command: string) => runCommand(page, command);
-    const open = async (file: string) => {
-      await page.keyboard.press('Control+P');
-      await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
-      await page.keyboard.type(file);
-      await quickInput.locator('.monaco-list-row', { hasText: file }).first().waitFor({ timeout: 60_000 });
-      await page.keyboard.press('Enter');
-      await page.locator('.tab', { hasText: file }).first().waitFor({ timeout: 15_000 });
-    };
     writeFileSync(
       join(r.workspace, 'ui-deploy.ruleset.json'),
       `${JSON.stringify({ name: 'default', kind: 'zone', phase: 'http_request_firewall_custom', rules: [{ ref: 'ui-block-admin', description: 'UI: block the admin area', action: 'block', expression: 'http.request.uri.path eq "/ui-admin"' }] }, null, 2)}\n`,
@@ -787,7 +770,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
 
       // 1. Deploy: the diff opens first, its title leading with the summary; the question is
       // a notification (no modal over the diff) naming the rule by its description.
-      await open('ui-deploy.ruleset.json');
+      await openFile(page, 'ui-deploy.ruleset.json');
       // The editor's title-bar button (the palette's entry depends on where the focus is).
       await page.locator('.editor-actions .action-label[aria-label*="Deploy Ruleset"]').first().click({ timeout: 30_000 });
       await page.locator('.tab', { hasText: 'pro.example.com http_request_firewall_custom' }).first().waitFor({ timeout: 60_000 });
@@ -810,7 +793,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.keyboard.press('Escape');
 
       // 2. The trace view: matched rules only, with the switches in its title bar.
-      await open('requests.http');
+      await openFile(page, 'requests.http');
       const lens = (text: string) => page.locator('.codelens-decoration a', { hasText: text }).first();
       await page.locator('.codelens-decoration a').filter({ hasText: /^▶ Evaluate$/ }).first().click({ timeout: 60_000 });
       await lens('Blocked by vendor:log4shell-uri').click({ timeout: 60_000 });
