@@ -54,11 +54,14 @@ export function binaryToUtf8(b: string): string | undefined {
   if (isAscii(b)) return b;
   // Checked first: the decoder's TypeError on bad bytes cost ~20 µs (a stack trace) per
   // value, and a request with `%FD` in one argument name hits it for every field built.
-  return isUtf8(b) ? decoder.decode(binaryToBytes(b)) : undefined;
+  return firstNonUtf8(b) < 0 ? decoder.decode(binaryToBytes(b)) : undefined;
 }
 
-/** True when the bytes (one per code unit, as binaryToBytes reads them) are well-formed UTF-8: exactly what the fatal decoder accepts. */
-function isUtf8(b: string): boolean {
+/**
+ * Where the bytes (one per code unit, as binaryToBytes reads them) stop being well-formed
+ * UTF-8 — the offset of the first byte the fatal decoder refuses — or -1 when they are.
+ */
+export function firstNonUtf8(b: string): number {
   const n = b.length;
   for (let i = 0; i < n; ) {
     const c = b.charCodeAt(i) & 0xff;
@@ -69,18 +72,18 @@ function isUtf8(b: string): boolean {
     // Continuations after the lead byte, and the first one's range: no overlong forms
     // (E0, F0), no surrogates (ED), nothing past U+10FFFF (F4).
     const more = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
-    if (more === 0 || i + more >= n) return false;
+    if (more === 0 || i + more >= n) return i;
     const lo = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
     const hi = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
     const first = b.charCodeAt(i + 1) & 0xff;
-    if (first < lo || first > hi) return false;
+    if (first < lo || first > hi) return i;
     for (let k = 2; k <= more; k++) {
       const d = b.charCodeAt(i + k) & 0xff;
-      if (d < 0x80 || d > 0xbf) return false;
+      if (d < 0x80 || d > 0xbf) return i;
     }
     i += more + 1;
   }
-  return true;
+  return -1;
 }
 
 /** For messages and hovers: the text when valid UTF-8, else printable ASCII with `\xHH` escapes. */

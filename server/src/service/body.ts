@@ -4,6 +4,7 @@
  * (`source.pointer`, a JSON pointer into the body).
  */
 import { ApiError, CODES } from './api';
+import { bytesToBinary, firstNonUtf8 } from '../language/bytes';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: Json };
@@ -24,21 +25,10 @@ export function decodeUtf8(bytes: Uint8Array): string {
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    const at = firstInvalidUtf8(bytes);
+    // The decoder says only that it failed; the core's check says where.
+    const at = Math.max(0, firstNonUtf8(bytesToBinary(bytes)));
     throw invalidJson(`the body is not valid UTF-8 (byte 0x${bytes[at]?.toString(16).padStart(2, '0') ?? '??'} at offset ${at}); send UTF-8 JSON`);
   }
-}
-
-function firstInvalidUtf8(b: Uint8Array): number {
-  let i = 0;
-  while (i < b.length) {
-    const c = b[i]!;
-    const n = c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1;
-    if (n < 0) return i;
-    for (let k = 1; k <= n; k++) if (i + k >= b.length || (b[i + k]! & 0xc0) !== 0x80) return i;
-    i += n + 1;
-  }
-  return Math.max(0, b.length - 1);
 }
 
 /** The nesting depth of a JSON text (strings skipped), without recursion. */

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { binaryToDisplay, binaryToUtf8, utf8ToBinary } from '../../../server/src/language/bytes';
+import { binaryToDisplay, binaryToUtf8, firstNonUtf8, utf8ToBinary } from '../../../server/src/language/bytes';
 import {
   decodeMapKey,
   decodeQuoted,
@@ -71,6 +71,13 @@ describe('bytes helpers', () => {
     const byte = fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5));
     fc.assert(fc.property(fc.array(byte, { maxLength: 12 }), (bytes) => binaryToUtf8(bin(...bytes)) === reference(bytes)), { numRuns: 20_000 });
     fc.assert(fc.property(fc.string({ unit: 'grapheme' }), (text) => binaryToUtf8(utf8ToBinary(text)) === text));
+  });
+
+  test('firstNonUtf8 points at the first byte the decoder refuses (what the API's body error reports)', () => {
+    assert.equal(firstNonUtf8('ab'), -1);
+    assert.equal(firstNonUtf8(bin(0x61, 0xe0, 0x80, 0x80)), 1, 'overlong');
+    assert.equal(firstNonUtf8(bin(0x61, 0xc3, 0xa9, 0xed, 0xa0, 0x80)), 3, 'surrogate after a valid é');
+    assert.equal(firstNonUtf8(bin(0x61, 0x62, 0xf0, 0x9f)), 2, 'cut at the end');
   });
 });
 

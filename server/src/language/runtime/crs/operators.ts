@@ -4,8 +4,7 @@
  * second; `prepare` builds the matcher once.
  */
 import { buildAutomaton } from '../../ahoCorasick';
-import { asciiLower } from '../../bytes';
-import { binaryToUtf8 } from '../../bytes';
+import { asciiLower, firstNonUtf8 } from '../../bytes';
 import { parseIpAddr } from '../../ip';
 import type { IpAddr, IpRange } from '../../ir';
 import { CRS_DATA as GENERATED_CRS_DATA } from './crs-data';
@@ -111,7 +110,7 @@ export function invalidUrlEncoding(s: string): boolean {
 
 /** True when the bytes are not valid UTF-8 (truncated, overlong, surrogate or > U+10FFFF). */
 export function invalidUtf8(s: string): boolean {
-  return binaryToUtf8(s) === undefined;
+  return firstNonUtf8(s) >= 0;
 }
 
 /** `@ipMatch` parameter: addresses and CIDRs separated by commas (host bits may be set). */
