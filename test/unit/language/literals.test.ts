@@ -73,7 +73,7 @@ describe('bytes helpers', () => {
     fc.assert(fc.property(fc.string({ unit: 'grapheme' }), (text) => binaryToUtf8(utf8ToBinary(text)) === text));
   });
 
-  test('firstNonUtf8 points at the first byte the decoder refuses (what the API's body error reports)', () => {
+  test('firstNonUtf8 points at the first byte the decoder refuses (what the API reports for a body that is not UTF-8)', () => {
     assert.equal(firstNonUtf8('ab'), -1);
     assert.equal(firstNonUtf8(bin(0x61, 0xe0, 0x80, 0x80)), 1, 'overlong');
     assert.equal(firstNonUtf8(bin(0x61, 0xc3, 0xa9, 0xed, 0xa0, 0x80)), 3, 'surrogate after a valid é');
