@@ -16,8 +16,9 @@
  * Each request is a full request (sample request -> field values -> engine), with the
  * process's regex safeguards on as in every Rulesmith process; the core is bundled by esbuild
  * as the CLI ships it. Per request the median over R rounds (RULESMITH_BENCH_ROUNDS, default
- * 3) after untimed ones (RULESMITH_BENCH_WARMUP, default 3, so that V8 has optimized the
- * zone's generated code, as in a proxy that has served a few requests); per level the p50,
+ * 3) after untimed ones (RULESMITH_BENCH_WARMUP rounds, default 3, and at least
+ * RULESMITH_BENCH_WARMUP_MS, default 3000, so that V8 has optimized the zone's generated
+ * code, as in a proxy that has served a few requests); per level the p50,
  * p99 and max of those over the set.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -34,8 +35,9 @@ import { corpusBytes, harness, Harness, modsecConfig } from './modsec/modsec';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_ROUNDS ?? 3) | 0);
-/** Untimed rounds of ours first (RULESMITH_BENCH_WARMUP, default 3): see main. */
+/** Untimed rounds of ours first (RULESMITH_BENCH_WARMUP, default 3), and at least WARMUP_MS of them: see main. */
 const WARMUP = Math.max(1, Number(process.env.RULESMITH_BENCH_WARMUP ?? 3) | 0);
+const WARMUP_MS = Math.max(0, Number(process.env.RULESMITH_BENCH_WARMUP_MS ?? 3000));
 const SIZES = (process.env.RULESMITH_HOSTILE_SIZES ?? '2000,20000').split(',').map(Number);
 /** Only the requests whose name contains this (e.g. `<a%20`). */
 const ONLY = process.env.RULESMITH_HOSTILE_ONLY ?? '';
@@ -97,9 +99,12 @@ async function main(): Promise<void> {
     const ours: number[][] = requests.map(() => []);
     const theirs: number[][] = requests.map(() => []);
     // Untimed rounds: the zone's generated code is new, and V8 optimizes it only after some
-    // calls; a proxy's engine is warm after its first requests.
+    // calls; a proxy's engine is warm after its first requests. Rounds, and time as well: a
+    // set of a few small requests makes few calls per round, and a process that has just
+    // waited for ModSecurity's rounds runs slower for a while (docs/benchmarks.md).
     const warmUp = () => {
-      for (let r = 0; r < WARMUP; r++) requests.forEach((_, i) => one(i));
+      const until = performance.now() + WARMUP_MS;
+      for (let r = 0; r < WARMUP || performance.now() < until; r++) requests.forEach((_, i) => one(i));
     };
     if (INTERLEAVED) {
       warmUp();
