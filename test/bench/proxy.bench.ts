@@ -383,6 +383,12 @@ async function fixedRate(reqs: readonly Req[], port: number, rate: number): Prom
   return summary(times, SECONDS, errors, undefined);
 }
 
+/** The proxy's event-loop delay since the last call (GET /.rulesmith/proxy?reset=event-loop). */
+async function loopDelay(port: number, token: string): Promise<{ p50: number; p99: number; max: number }> {
+  const res = await fetch(`http://127.0.0.1:${port}/.rulesmith/proxy?reset=event-loop`, { headers: { authorization: `Bearer ${token}` } });
+  return ((await res.json()) as { result: { process: { eventLoopDelay: { p50: number; p99: number; max: number } } } }).result.process.eventLoopDelay;
+}
+
 function line(name: string, r: Run): string {
   return `  ${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms   max ${r.max.toFixed(1).padStart(7)} ms${r.cpuMsPerRequest !== undefined ? `   cpu ${r.cpuMsPerRequest.toFixed(2)} ms/req` : ''}${r.errors ? `   (${r.errors} errors)` : ''}`;
 }
@@ -443,8 +449,11 @@ async function main(): Promise<void> {
       console.log(`  fixed rate ${rate} req/s (open loop; half the slowest column's saturated throughput, or RULESMITH_BENCH_RATE), PL${level}:`);
       const fixedFloor = await fixedRate(all, floor.port, rate);
       console.log(line(floor.name, fixedFloor));
+      await loopDelay(ours.port, token);
       const fixedOurs = await fixedRate(all, ours.port, rate);
       console.log(line(ours.name, fixedOurs));
+      const d = await loopDelay(ours.port, token);
+      console.log(`    rulesmith's event-loop delay in that run: p50 ${d.p50} ms, p99 ${d.p99} ms, max ${d.max} ms (a request waits this long for the proxy's thread)`);
       let added = `    added p99 over the floor at a fixed rate: rulesmith ${(fixedOurs.p99 - fixedFloor.p99).toFixed(2)} ms`;
       if (theirs) {
         const fixedTheirs = await fixedRate(all, theirs.port, rate);

@@ -18,6 +18,7 @@
 import { randomFillSync } from 'node:crypto';
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
 import { DEFAULT_BODY_LIMIT } from '../requests/body';
@@ -123,6 +124,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   /** Upgraded connections: no longer the HTTP server's, so close() ends them itself. */
   const tunnels = new Set<Duplex>();
 
+  // How long this thread's turns hold other requests (GET /.rulesmith/proxy reports it).
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const server = createServer({ headersTimeout: headerTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.min(headerTimeout / 4, 30_000)), keepAliveTimeout: 5_000 }, (req, res) => {
     handle(req, res).catch((e) => {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
@@ -393,7 +397,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   /**
    * The control API (for the extension's Zones view), on the proxy's own listener:
    * `GET /.rulesmith/proxy` lists the proxied zones with their counters, and the process's
-   * memory (rss, heapUsed, heapTotal, external: buffers and SQLite's WebAssembly memory) and rate-limit counters (the memory benchmark samples them);
+   * memory (rss, heapUsed, heapTotal, external: buffers and SQLite's WebAssembly memory) and rate-limit counters (the memory benchmark samples them),
+   * and the event loop's delay (p50, p99, max in ms: how long a request that arrived could wait for this thread) since the
+   * start or the last `GET /.rulesmith/proxy?reset=event-loop` (the proxy benchmark reads it for its fixed-rate runs);
    * `PUT /.rulesmith/proxy/zones/{zone}` with `{"upstream": URL}` starts one;
    * `DELETE …/zones/{zone}` stops it. Each needs a token the rules service accepts.
    */
@@ -422,7 +428,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
       // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
-      const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }) };
+      const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+      const eventLoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
+      if (new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('reset') === 'event-loop') loopDelay.reset();
+      const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }), eventLoopDelay };
       return json(200, { success: true, result: { zones: [...counters.values()].map(view), process: status } });
     }
     const m = new RegExp(`^${CONTROL_PATH}/zones/([^/]+)$`).exec(path);
@@ -551,6 +560,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     startZone,
     stopZone,
     close() {
+      loopDelay.disable();
       void pool?.close();
       httpAgent.destroy();
       httpsAgent.destroy();
