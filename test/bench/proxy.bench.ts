@@ -556,4 +556,4 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   });
 }
 
-export { closedLoop, cpuMs, deployOwasp, load, mix, nodeChild, rulesmith, send, UPSTREAM, type Req };
+export { closedLoop, cpuMs, deployOwasp, fixedRate, load, loopDelay, mix, nodeChild, rulesmith, send, UPSTREAM, type Req };
