@@ -16,6 +16,7 @@ import { eventsOn, eventsOptions } from '../service/events/options';
 import { SecurityEvents, type SecurityEventsOptions } from '../service/events/writer';
 import { registerServiceToken, seedDemo } from '../service/seed';
 import { demoSeedSteps } from '../service/routes/index';
+import { batchedOutput } from './batchedOutput';
 import { parseOptions, UsageError } from './input';
 import type { Io } from './main';
 
@@ -90,7 +91,10 @@ export function serveOptions(values: Record<string, string | boolean | string[] 
   };
 }
 
-export function runServe(options: ServeOptions, io: Io, extras: { proxySink?: ProxySinkFactory } = {}): number {
+export function runServe(options: ServeOptions, given: Io, extras: { proxySink?: ProxySinkFactory } = {}): number {
+  // A line per request: written once per turn of the event loop (batchedOutput.ts).
+  const output = batchedOutput(given.out);
+  const io: Io = { ...given, out: output.write };
   let store: Store;
   try {
     store = new Store(options.db);
@@ -129,6 +133,7 @@ export function runServe(options: ServeOptions, io: Io, extras: { proxySink?: Pr
       proxy = makeProxy(options.proxy, running.service, io, extras.proxySink ?? (() => events));
     } catch (e) {
       if (!(e instanceof ProxyConfigError)) throw e;
+      output.flush();
       io.err(`rulesmith proxy: ${e.message}\n`);
       void running.close().then(() => (events?.close(), store.close()));
       return 2;
@@ -146,6 +151,7 @@ export function runServe(options: ServeOptions, io: Io, extras: { proxySink?: Pr
       events?.close(); // its last batch, before the store closes
       store.close();
       io.out(`rulesmith serve: stopped (${signal})\n`);
+      output.flush();
       process.exitCode = 0;
     });
   };
