@@ -3,8 +3,8 @@
  *
  *   node --import tsx test/bench/regexHostile.bench.ts
  *
- * The service runs as `rulesmith serve --seed demo` in a child process (from source
- * through tsx). GET clients read an entry point back to back, first alone, then while one
+ * The service runs as `rulesmith serve --seed demo` in a child process (the built CLI,
+ * server/out/cli.js: `npm run build` first). GET clients read an entry point back to back, first alone, then while one
  * writer PUTs another zone's entry point with 10 new patterns each time, every one near
  * the engine's size limit (`a{300000}`-like, `(.*){1,46000}`-like: seconds and ~20 MB each
  * to compile), and for comparison the same writer with small patterns. Printed: the GETs'

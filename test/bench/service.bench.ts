@@ -9,8 +9,8 @@
  * CPU/request: the service process's CPU time (from /proc, Linux) over a whole load divided by
  * the requests answered in it: a figure other processes on a shared machine change little.
  *
- * Load part: the service runs as `rulesmith serve --seed demo` in a child process (from
- * source through tsx, its SQLite file in a temporary folder), so the load generator in
+ * Load part: the service runs as `rulesmith serve --seed demo` in a child process (the
+ * built CLI, server/out/cli.js: `npm run build` first; its SQLite file in a temporary folder), so the load generator in
  * this process does not share the service's event loop. 32 clients, each with its own
  * keep-alive connection, send requests back to back for a fixed time after a warm-up:
  *
