@@ -549,6 +549,30 @@ describe('validation errors, in the engine wording', () => {
     ]);
   });
 
+  it('a rule checked before is placed where each body has it, and checked again when the custom rulesets change', async () => {
+    const bad = { action: 'block', expression: 'http.host eq' };
+    const ok = { action: 'log', expression: 'true' };
+    let p = put([ok, ok, bad], BIZ);
+    const first = await svc.call('PUT', p.path, { body: p.body });
+    const message: string = first.body.errors[0].message;
+    assert.match(message, /^'http\.host eq' is not a valid value for expression because could not parse filter expression/);
+    assert.deepEqual([first.status, first.body.errors], [400, [{ code: 20021, message, source: { pointer: '/rules/2/expression' } }]]);
+    p = put([bad], BIZ);
+    await refused('PUT', p.path, { body: p.body }, 400, [{ code: 20021, message, source: { pointer: '/rules/0/expression' } }]);
+    // An execute rule accepted while its custom ruleset exists is refused once it is gone.
+    const acc = `/accounts/${ACCOUNT}/rulesets`;
+    const shared = await svc.call('POST', acc, { body: { name: 'Shared blocks', kind: 'custom', phase: CUSTOM, rules: [] } });
+    const run = { action: 'execute', expression: 'true', action_parameters: { id: shared.body.result.id } };
+    p = put([run], BIZ);
+    assert.equal((await svc.call('PUT', p.path, { body: p.body })).status, 200);
+    assert.equal((await svc.call('PUT', p.path, { body: { rules: [] } })).status, 200);
+    assert.equal((await svc.call('DELETE', `${acc}/${shared.body.result.id}`)).status, 204);
+    const again = await svc.call('PUT', p.path, { body: p.body });
+    assert.equal(again.status, 400);
+    assert.match(again.body.errors[0].message, /^'[0-9a-f]{32}' is not a valid value for id because no managed ruleset nor custom ruleset of the account has this id/);
+    assert.equal(again.body.errors[0].source.pointer, '/rules/0/action_parameters/id');
+  });
+
   it('create: kinds by scope, required fields; update: name, kind and phase are immutable', async () => {
     const acc = `/accounts/${ACCOUNT}/rulesets`;
     await refused('POST', acc, { body: { name: 'z', kind: 'zone', phase: CUSTOM } }, 400, [

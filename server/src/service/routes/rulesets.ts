@@ -413,13 +413,53 @@ function checking(store: Store, target: Target): Checking {
   return { target, custom: customRulesetPhases(store, target.where.accountId) };
 }
 
+/** What checking one rule found, at rule 0 and pointers relative to the rule. */
+interface RuleFindings {
+  readonly errors: readonly Found[];
+  readonly warnings: readonly Found[];
+}
+
+/**
+ * checkRule's findings by the rule's text and what else they depend on: the target's
+ * kind, phase, plan and id, and the account's custom rulesets (execute targets). That map
+ * is replaced when they change (rulesetStore.ts customRulesetPhases), and its cache goes
+ * with it. A PUT re-sends every rule, most of them unchanged (a Terraform apply of one
+ * changed rule sends all 500): those are not checked again.
+ */
+const ruleFindings = new WeakMap<ReadonlyMap<string, Phase>, Map<string, RuleFindings>>();
+/** Rule texts remembered per custom-rulesets map; past it the cache starts over. */
+const MAX_REMEMBERED_RULES = 5_000;
+
 /**
  * The problems of rule `i` (decoded), reported at `base` (its JSON pointer in the
  * request body). Rules are checked one at a time: what the core finds about a rule
  * depends only on that rule (duplicate ids and refs, the one check across rules, are
- * the store's: mergeRules), so a write validates only the rules it brings.
+ * the store's: mergeRules), so a write validates only the rules it brings, and a rule
+ * checked before in the same context is not checked again (ruleFindings).
  */
 function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: Found[], warnings: Found[]): void {
+  const { target } = c;
+  const key = `${target.kind}\u0000${target.phase}\u0000${target.where.plan ?? ''}\u0000${target.id ?? ''}\u0000${JSON.stringify(r)}`;
+  let cache = ruleFindings.get(c.custom);
+  if (!cache) ruleFindings.set(c.custom, (cache = new Map()));
+  let found = cache.get(key);
+  if (!found) {
+    const e: Found[] = [];
+    const w: Found[] = [];
+    findRuleProblems(c, r, e, w);
+    found = { errors: e, warnings: w };
+    if (cache.size >= MAX_REMEMBERED_RULES) cache.clear();
+    cache.set(key, found);
+  }
+  const at = (f: Found): Found => ({ ...f, rule: i, message: f.message.source ? { ...f.message, source: { pointer: `${base}${f.message.source.pointer}` } } : f.message });
+  for (const f of found.errors) errors.push(at(f));
+  for (const f of found.warnings) warnings.push(at(f));
+}
+
+/** checkRule's work for a rule not seen before: its problems at rule 0, pointers relative to the rule. */
+function findRuleProblems(c: Checking, r: JsonObject, errors: Found[], warnings: Found[]): void {
+  const i = 0;
+  const base = '';
   const { target, custom } = c;
   const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules: [r] });
   const problems = validateRulesetJson(text, {
