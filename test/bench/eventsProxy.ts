@@ -32,7 +32,8 @@ import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/pr
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import type { Rule } from '../../server/src/rulesets/model';
 import { demoZoneId } from '../../server/src/service/seed';
-import { closedLoop, cpuMs, type Req } from './proxy.bench';
+import { cpuMs } from './measure';
+import { closedLoop, type Req } from './proxy.bench';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const ZONE = 'migrated.example.com';

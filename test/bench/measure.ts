@@ -1,5 +1,7 @@
-// Timing helper for the benchmarks: runs `fn` in batches after a warm-up and returns
-// the median time per call of the batches, in nanoseconds. Figures, not assertions.
+// Timing helpers for the benchmarks. Figures, not assertions.
+import { readFileSync } from 'node:fs';
+
+/** Runs `fn` in batches after a warm-up; the median time per call of the batches, in nanoseconds. */
 export function medianNs(fn: () => void, { batches = 31, minBatchNs = 10_000_000, warmupNs = 300_000_000 } = {}): number {
   // Warm up so that the JIT has optimised the code before we measure.
   const warmEnd = process.hrtime.bigint() + BigInt(warmupNs);
@@ -27,4 +29,20 @@ export function ms(ns: number): string {
 
 export function row(cells: readonly string[], widths: readonly number[]): string {
   return cells.map((c, i) => c.padEnd(widths[i])).join('  ');
+}
+
+/** CPU time (user + system, ms) the processes have used so far: /proc/<pid>/stat, Linux only (undefined elsewhere). */
+export function cpuMs(pids: readonly number[]): number | undefined {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // After the command's closing parenthesis: utime and stime are fields 14 and 15 (man proc).
+      const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(rest[11]) + Number(rest[12]);
+    } catch {
+      return undefined;
+    }
+  }
+  return ticks * 10; // USER_HZ is 100 on Linux
 }

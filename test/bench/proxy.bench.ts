@@ -57,6 +57,7 @@ import { defaultCatalog } from '../../server/src/managed/catalog';
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { demoZoneId } from '../../server/src/service/seed';
 import type { Rule } from '../../server/src/rulesets/model';
+import { cpuMs } from './measure';
 import { modsecConfig } from './modsec/modsec';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -275,21 +276,6 @@ async function verdicts(reqs: readonly Req[], port: number): Promise<boolean[]> 
 }
 
 type Run = { rps: number; p50: number; p99: number; max: number; errors: number; cpuMsPerRequest?: number };
-
-/** CPU time (user + system, ms) the processes have used: /proc/<pid>/stat, Linux only. */
-function cpuMs(pids: readonly number[]): number | undefined {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(rest[11]) + Number(rest[12]);
-    } catch {
-      return undefined;
-    }
-  }
-  return ticks * 10; // USER_HZ is 100 on Linux
-}
 
 /** A process and its children (nginx's master and its worker). */
 function withChildren(pid: number): number[] {
@@ -556,4 +542,4 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   });
 }
 
-export { closedLoop, cpuMs, deployOwasp, fixedRate, load, loopDelay, mix, nodeChild, rulesmith, send, UPSTREAM, type Req };
+export { closedLoop, deployOwasp, fixedRate, load, loopDelay, mix, nodeChild, rulesmith, send, UPSTREAM, type Req };

@@ -32,7 +32,7 @@
  * 200 with --full) and P PATCHes (1,000, or 10,000 with --full) spread over them, and
  * the store's size after.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +41,7 @@ import { createService } from '../../server/src/service/service';
 import { Store } from '../../server/src/service/store';
 import { DEMO_ACCOUNT, demoZoneId, seedDemo } from '../../server/src/service/seed';
 import { demoSeedSteps } from '../../server/src/service/routes/index';
-import { row } from './measure';
+import { cpuMs, row } from './measure';
 import { startService, type Service } from './serviceProcess';
 
 const args = process.argv.slice(2);
@@ -107,23 +107,12 @@ interface Figures {
   readonly cpuPerRequest?: number;
 }
 
-/** CPU ms the process has used (utime + stime from /proc; undefined elsewhere). */
-function cpuMs(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-    // After the command: state is field 3, utime 14 and stime 15 (man proc), in clock ticks (100 Hz).
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The load's figures with the server's CPU per request (noise from other processes does not enter it). */
 async function withCpu(pid: number, run: (count: () => void) => Promise<Figures>): Promise<Figures> {
   let all = 0;
-  const before = cpuMs(pid);
+  const before = cpuMs([pid]);
   const r = await run(() => all++);
-  const after = cpuMs(pid);
+  const after = cpuMs([pid]);
   return before === undefined || after === undefined || all === 0 ? r : { ...r, cpuPerRequest: (after - before) / all };
 }
 
