@@ -1,7 +1,7 @@
 /**
- * The security-events sink: `record()` only queues the evaluated request and returns; a
- * timer turns the queue into events (fromEvaluation.ts) and writes them in one
- * transaction, off the request path.
+ * The security-events sink: `record()` turns the evaluated request into its events
+ * (fromEvaluation.ts: a few µs, nothing when no rule acted) and queues them; a timer
+ * writes the queue in one transaction, off the request path.
  *
  * Batches: a flush runs FLUSH_MS after the first queued request, or at once (next turn of
  * the event loop) when BATCH_REQUESTS are queued, and writes SLICE_REQUESTS requests per
@@ -23,7 +23,7 @@ import type { ManagedCatalog } from '../../rulesets/catalog';
 import { defaultCatalog } from '../../managed/catalog';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../../evaluatedRequest';
 import type { SqlValue, Store } from '../store';
-import { eventEvaluation, eventsOf, type CategoriesOf, type SecurityEvent } from './fromEvaluation';
+import { eventsOf, type CategoriesOf, type SecurityEvent } from './fromEvaluation';
 import { HOUR_MS, HOURLY_KEY } from './schema';
 
 export const FLUSH_MS = 200;
@@ -69,7 +69,8 @@ const ROLLUP_ADD = `INSERT INTO security_events_hourly (${ROLLUP_KEY}, count) SE
   ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET count = count + excluded.count`;
 
 export class SecurityEvents implements EvaluatedRequestSink {
-  private queue: { request: EvaluatedRequest; origin: 'proxy' | 'trace' }[] = [];
+  /** Per queued request, its events (never empty). */
+  private queue: SecurityEvent[][] = [];
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private lastPrune = 0;
@@ -108,10 +109,14 @@ export class SecurityEvents implements EvaluatedRequestSink {
       this.dropped++;
       return;
     }
-    // Only what becomes events is kept while the request waits for its batch: a managed
-    // ruleset's whole trace (hundreds of entries) times MAX_QUEUED requests would be
+    // The request becomes its events now and only they wait for the batch: a request no
+    // rule acted on (most of the traffic) is not kept at all, and one that was keeps a few
+    // small objects instead of its evaluation (a managed ruleset's trace has hundreds of
+    // entries) — less for the garbage collector to copy while the batch waits, and no
     // hundreds of MB when the store falls behind.
-    this.queue.push({ request: { ...request, evaluation: eventEvaluation(request.evaluation) }, origin });
+    const events = eventsOf(request, this.categoriesOf, origin);
+    if (events.length === 0) return;
+    this.queue.push(events);
     if (this.queue.length >= BATCH_REQUESTS) {
       this.immediate ??= setImmediate(() => this.drain());
     } else if (!this.timer && !this.immediate) {
@@ -152,8 +157,8 @@ export class SecurityEvents implements EvaluatedRequestSink {
   private writeSlice(n: number): void {
     const batch = this.queue.splice(0, n);
     try {
-      const events = batch.flatMap((q) => eventsOf(q.request, this.categoriesOf, q.origin));
-      if (events.length > 0) this.store.write(() => this.insert(events));
+      const events = batch.flat();
+      this.store.write(() => this.insert(events));
       this.written += events.length;
       this.overflowing = false;
       this.rows += events.length;
