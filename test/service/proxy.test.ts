@@ -341,14 +341,15 @@ describe('the control API (for the extension)', () => {
 
   it("reports how long the proxy's thread held requests (event-loop delay) since the last reset", async () => {
     await control('GET', '?reset=event-loop', svc.adminToken);
-    // The proxy runs on this thread: holding it 60 ms is a turn that long.
-    const until = performance.now() + 60;
+    // The proxy runs on this thread: holding it 250 ms is a turn that long (long enough
+    // that a loaded machine's own pauses do not reach it).
+    const until = performance.now() + 250;
     while (performance.now() < until);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const held = (await control('GET', '?reset=event-loop', svc.adminToken)).body.result.process.eventLoopDelay;
     assert.deepEqual(Object.keys(held), ['p50', 'p99', 'max']);
-    assert.ok(held.max >= 55, JSON.stringify(held));
+    assert.ok(held.max >= 240, JSON.stringify(held));
     const after = (await control('GET', '', svc.adminToken)).body.result.process.eventLoopDelay;
-    assert.ok(after.max < 55, `the reset forgot the 60 ms turn: ${JSON.stringify(after)}`);
+    assert.ok(after.max < 240, `the reset did not forget the 250 ms turn: ${JSON.stringify(after)}`);
   });
 });
