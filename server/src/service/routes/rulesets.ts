@@ -427,7 +427,7 @@ interface RuleFindings {
  * changed rule sends all 500): those are not checked again.
  */
 const ruleFindings = new WeakMap<ReadonlyMap<string, Phase>, Map<string, RuleFindings>>();
-/** Rule texts remembered per custom-rulesets map; past it the cache starts over. */
+/** Rule texts remembered per custom-rulesets map, least recently used dropped first (as expressionCheck.ts does). */
 const MAX_REMEMBERED_RULES = 5_000;
 
 /**
@@ -439,29 +439,30 @@ const MAX_REMEMBERED_RULES = 5_000;
  */
 function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: Found[], warnings: Found[]): void {
   const { target } = c;
-  const key = `${target.kind}\u0000${target.phase}\u0000${target.where.plan ?? ''}\u0000${target.id ?? ''}\u0000${JSON.stringify(r)}`;
+  // The one-rule ruleset the core validates; with the plan and the ruleset's id, the cache key.
+  const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules: [r] });
+  const key = `${target.where.plan ?? ''}\u0000${target.id ?? ''}\u0000${text}`;
   let cache = ruleFindings.get(c.custom);
   if (!cache) ruleFindings.set(c.custom, (cache = new Map()));
   let found = cache.get(key);
-  if (!found) {
+  if (found) {
+    cache.delete(key);
+  } else {
     const e: Found[] = [];
     const w: Found[] = [];
-    findRuleProblems(c, r, e, w);
+    findRuleProblems(c, r, text, e, w);
     found = { errors: e, warnings: w };
-    if (cache.size >= MAX_REMEMBERED_RULES) cache.clear();
-    cache.set(key, found);
+    if (cache.size >= MAX_REMEMBERED_RULES) cache.delete(cache.keys().next().value!);
   }
+  cache.set(key, found);
   const at = (f: Found): Found => ({ ...f, rule: i, message: f.message.source ? { ...f.message, source: { pointer: `${base}${f.message.source.pointer}` } } : f.message });
   for (const f of found.errors) errors.push(at(f));
   for (const f of found.warnings) warnings.push(at(f));
 }
 
-/** checkRule's work for a rule not seen before: its problems at rule 0, pointers relative to the rule. */
-function findRuleProblems(c: Checking, r: JsonObject, errors: Found[], warnings: Found[]): void {
-  const i = 0;
-  const base = '';
+/** checkRule's work for a rule not seen before (`text`: it as a one-rule ruleset): its problems at rule 0, pointers relative to the rule. */
+function findRuleProblems(c: Checking, r: JsonObject, text: string, errors: Found[], warnings: Found[]): void {
   const { target, custom } = c;
-  const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules: [r] });
   const problems = validateRulesetJson(text, {
     catalog: CATALOG,
     plan: target.where.plan,
@@ -482,58 +483,58 @@ function findRuleProblems(c: Checking, r: JsonObject, errors: Found[], warnings:
     if (!inRule) continue;
     // A missing expression reads as the engine's blank expression (rules-api §2.6).
     if (p.code === MISSING_EXPRESSION) continue;
-    const pointer = `${base}${path
+    const pointer = path
       .slice(2)
       .map((s) => `/${escapePointer(String(s))}`)
-      .join('')}`;
+      .join('');
     if (EXECUTE_TARGET.has(p.code)) {
-      errors.push({ rule: i, order: p.start, message: { code: CODES.invalidValue, message: `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`, source: { pointer } } });
+      errors.push({ rule: 0, order: p.start, message: { code: CODES.invalidValue, message: `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`, source: { pointer } } });
       continue;
     }
     if (entitlement) {
       // A managed ruleset the zone's plan is not entitled to: the whole write fails.
       const message = `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`;
-      errors.push({ rule: i, order: p.start, message: { code: CODES.planFeature, message, source: { pointer } } });
+      errors.push({ rule: 0, order: p.start, message: { code: CODES.planFeature, message, source: { pointer } } });
       continue;
     }
     if (p.severity === 'warning') {
-      warnings.push({ rule: i, order: p.start, message: { code: CODES.rulesetWarning, message: p.message, source: { pointer } } });
+      warnings.push({ rule: 0, order: p.start, message: { code: CODES.rulesetWarning, message: p.message, source: { pointer } } });
       continue;
     }
     // Every decoding problem reads as the strict decoder's ("invalid JSON: …").
     const message = p.code === 'wrong-type' ? `invalid JSON: ${p.message}` : p.message;
-    errors.push({ rule: i, order: p.start, message: { code: codeOf(p), message, source: { pointer } } });
+    errors.push({ rule: 0, order: p.start, message: { code: codeOf(p), message, source: { pointer } } });
   }
   const at = (key: string, message: ApiMessage, into = errors) => {
     const root = rootOf();
     const node = root && findNodeAtLocation(root, ['rules', 0, ...key.split('/')]);
     // A missing field is reported after the rule's other problems (the API answers a
     // PATCH of only action_parameters with "action is required…", then 20125).
-    into.push({ rule: i, order: node ? node.offset : Number.MAX_SAFE_INTEGER, message });
+    into.push({ rule: 0, order: node ? node.offset : Number.MAX_SAFE_INTEGER, message });
   };
   const warn = (key: string, exprText: string, field: string, ws: readonly Diagnostic[]) => {
-    for (const d of ws) at(key, { code: CODES.rulesetWarning, message: expressionWarning(exprText, field, d), source: { pointer: `${base}/${key}` } }, warnings);
+    for (const d of ws) at(key, { code: CODES.rulesetWarning, message: expressionWarning(exprText, field, d), source: { pointer: `/${key}` } }, warnings);
   };
   // expressions
   const expr = r.expression;
   if (expr === undefined || (typeof expr === 'string' && expr.trim() === '')) {
     // Blank as the Filters API has it too: nothing but white space.
-    at('expression', { code: CODES.blankExpression, message: `'${expr ?? ''}' is not a valid value for expression because the expression cannot be blank`, source: { pointer: `${base}/expression` } });
+    at('expression', { code: CODES.blankExpression, message: `'${expr ?? ''}' is not a valid value for expression because the expression cannot be blank`, source: { pointer: '/expression' } });
   } else if (typeof expr === 'string') {
     const ch = expressionCheck(expr, 'expression', target);
-    if (ch.error) at('expression', { code: CODES.invalidValue, message: ch.error, source: { pointer: `${base}/expression` } });
+    if (ch.error) at('expression', { code: CODES.invalidValue, message: ch.error, source: { pointer: '/expression' } });
     else warn('expression', expr, 'expression', ch.warnings);
   }
   const counting = (r.ratelimit as JsonObject | undefined)?.counting_expression;
   if (typeof counting === 'string' && counting !== '') {
     const ch = expressionCheck(counting, 'counting_expression', target);
-    if (ch.error) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: ch.error, source: { pointer: `${base}/ratelimit/counting_expression` } });
+    if (ch.error) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: ch.error, source: { pointer: '/ratelimit/counting_expression' } });
     else warn('ratelimit/counting_expression', counting, 'counting_expression', ch.warnings);
   }
   const params = r.action_parameters as JsonObject | undefined;
   // set_config with `{}` sets nothing: the API's answer is the one for no parameters (tf #2285).
   if (r.action === 'set_config' && params !== undefined && typeof params === 'object' && !Array.isArray(params) && Object.keys(params).length === 0) {
-    at('action_parameters', { code: CODES.actionParametersRequired, message: 'action parameters are required for the set_config action', source: { pointer: `${base}/action_parameters` } });
+    at('action_parameters', { code: CODES.actionParametersRequired, message: 'action parameters are required for the set_config action', source: { pointer: '/action_parameters' } });
   }
 }
 
