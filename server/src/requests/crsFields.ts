@@ -85,9 +85,10 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
   } else if (media === 'application/json' || media.endsWith('+json')) {
     processor = 'JSON';
     const text = binaryToUtf8(body);
-    const doc = text === undefined || text.trim() === '' ? undefined : parseJsonBody(text);
-    if (text !== undefined && text.trim() !== '' && doc === undefined) bodyError = true;
-    if (doc !== undefined && !jsonLeaves(doc, 'json', jsonArgs)) bodyError = true;
+    if (text !== undefined && text.trim() !== '') {
+      const doc = parseJsonBody(text);
+      if (doc === undefined || !jsonLeaves(doc, 'json', jsonArgs)) bodyError = true;
+    }
   } else if (/^(?:text\/xml|application\/xml|application\/[\w.+-]*\+xml)$/.test(media)) {
     processor = 'XML';
     const r = xmlText(body);
