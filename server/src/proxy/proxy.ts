@@ -421,7 +421,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       if (!(e instanceof ApiError)) throw e;
       return json(e.status, { success: false, errors: e.errors });
     }
-    const path = (req.url ?? '').split('?')[0]!;
+    const [path = '', query = ''] = (req.url ?? '').split('?');
     const address = server.address();
     const port = address && typeof address === 'object' ? address.port : 0;
     const view = (c: ZoneCounters) => ({ ...c, url: `http://${c.zone}.localhost:${port}/` });
@@ -430,7 +430,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
       const ms = (ns: number) => Math.round(ns / 1e4) / 100;
       const eventLoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
-      if (new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('reset') === 'event-loop') loopDelay.reset();
+      if (new URLSearchParams(query).get('reset') === 'event-loop') loopDelay.reset();
       const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }), eventLoopDelay };
       return json(200, { success: true, result: { zones: [...counters.values()].map(view), process: status } });
     }
