@@ -64,7 +64,7 @@ import type { SampleRequest } from '../../server/src/requests/types';
 import type { CompiledZone } from '../../server/src/rulesets/engine';
 import type { Rule } from '../../server/src/rulesets/model';
 import { boundRegexBacktracking } from '../../server/src/regexBudget';
-import { row } from './measure';
+import { median, row } from './measure';
 import { corpusBytes, harness, Harness, modsecConfig, type Verdict } from './modsec/modsec';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -171,8 +171,6 @@ function ourVerdict(z: CompiledZone, values: FieldValues): Verdict {
   const ids = ev.trace.filter((t) => t.outcome === 'scored' && t.ref !== undefined).map((t) => t.ref!);
   return { blocked: ev.decision.action !== 'allow-through', ids: [...new Set(ids)].sort() };
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** One timed round: each request's time, in ns. */
 function round(n: number, one: (i: number) => void): number[] {

@@ -35,7 +35,7 @@ import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/pr
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import type { Rule } from '../../server/src/rulesets/model';
 import { demoZoneId } from '../../server/src/service/seed';
-import { cpuMs } from './measure';
+import { cpuMs, median } from './measure';
 import { closedLoop, mix as proxyMix, type Req } from './proxy.bench';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -149,20 +149,17 @@ function addLoad(into: Load, l: Load): void {
   for (const t of l.times) into.times.push(t);
 }
 
-/** `seconds` of the proxy bench's closed-loop clients sending the mix round-robin; adds to `into`. */
-async function load(reqs: readonly Req[], s: Served, seconds: number, into: Load): Promise<void> {
+/** `seconds` of the proxy bench's closed-loop clients sending the mix round-robin. */
+async function load(reqs: readonly Req[], s: Served, seconds: number): Promise<Load> {
   const pids = s.child.pid === undefined ? [] : [s.child.pid];
   const cpu0 = cpuMs(pids);
   const started = Date.now();
   const { times, errors } = await closedLoop(reqs, s.proxyPort, seconds);
-  into.seconds += (Date.now() - started) / 1000;
-  for (const t of times) into.times.push(t);
-  into.requests += times.length;
-  into.errors += errors;
+  const elapsed = (Date.now() - started) / 1000;
   // The writer's last batch of this round (FLUSH_MS) is counted in this round too.
   await new Promise((r) => setTimeout(r, 250));
   const cpu1 = cpuMs(pids);
-  into.cpuMs += cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : NaN;
+  return { requests: times.length, seconds: elapsed, errors, cpuMs: cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : NaN, times };
 }
 
 async function storedEvents(s: Served, token: string, since: string): Promise<number> {
@@ -212,9 +209,8 @@ export async function proxyEventsCost(seconds: number, rounds: number): Promise<
       const since = new Date(Date.now() - 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
       // A warm-up of each (the zone compiles, the JIT settles): with 1 s the first pair of
       // rounds still measured it (on/off 0.74-0.81 where the later pairs gave 0.9-1.0).
-      const warm = newLoad();
-      await load(reqs, on, 3, warm);
-      await load(reqs, off, 3, warm);
+      await load(reqs, on, 3);
+      await load(reqs, off, 3);
       const results = { on: newLoad(), off: newLoad() };
       // Each pair's on/off ratio too: the machine's load drifts between pairs, and the
       // spread of the ratios says how far one run's total can be trusted.
@@ -222,8 +218,9 @@ export async function proxyEventsCost(seconds: number, rounds: number): Promise<
       for (let r = 0; r < rounds; r++) {
         const order = r % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
         const pair = { on: newLoad(), off: newLoad() };
-        for (const side of order) await load(reqs, side === 'on' ? on : off, seconds, pair[side]);
-        for (const side of order) addLoad(results[side], pair[side]);
+        for (const side of order) pair[side] = await load(reqs, side === 'on' ? on : off, seconds);
+        addLoad(results.on, pair.on);
+        addLoad(results.off, pair.off);
         ratios.push(pair.on.requests / pair.on.seconds / (pair.off.requests / pair.off.seconds));
       }
       // The writer flushes within 200 ms; then the stored count is final.
@@ -236,10 +233,8 @@ export async function proxyEventsCost(seconds: number, rounds: number): Promise<
       console.log(`    ${offName}  ${rps(results.off).toFixed(0).padStart(6)} req/s   ${latency(results.off)}   ${offEvents} events stored`);
       const cpu = (l: Load) => l.cpuMs / l.requests;
       console.log(`    on/off throughput ${(rps(results.on) / rps(results.off)).toFixed(3)} (cost ${(100 * (1 - rps(results.on) / rps(results.off))).toFixed(1)}%; target < 10%)`);
-      const sorted = [...ratios].sort((a, b) => a - b);
-      const mid = sorted.length / 2;
-      const median = sorted.length % 2 === 1 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-      console.log(`    per pair of rounds: on/off ${ratios.map((x) => x.toFixed(2)).join(' ')}; median ${median.toFixed(3)} (cost ${(100 * (1 - median)).toFixed(1)}%)`);
+      const mid = median(ratios);
+      console.log(`    per pair of rounds: on/off ${ratios.map((x) => x.toFixed(2)).join(' ')}; median ${mid.toFixed(3)} (cost ${(100 * (1 - mid)).toFixed(1)}%)`);
       console.log(`    serve's CPU per request: on ${cpu(results.on).toFixed(2)} ms, off ${cpu(results.off).toFixed(2)} ms (events ${(100 * (cpu(results.on) / cpu(results.off) - 1)).toFixed(1)}% more; what load disturbs least)`);
     }
     const dropped = /security events: .*dropped[^\n]*/.exec(on.output());

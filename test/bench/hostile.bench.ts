@@ -30,7 +30,7 @@ import { boundRegexBacktracking } from '../../server/src/regexBudget';
 import type { SampleRequest } from '../../server/src/requests/types';
 import { HOSTILE } from '../hostileRequests';
 import type { Rule } from '../../server/src/rulesets/model';
-import { row } from './measure';
+import { median, row } from './measure';
 import { corpusBytes, harness, Harness, modsecConfig } from './modsec/modsec';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -60,7 +60,6 @@ function loadCore(): Core {
   return createRequire(import.meta.url)(outfile) as Core;
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const pct = (xs: readonly number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];

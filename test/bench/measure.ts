@@ -23,6 +23,13 @@ export function medianNs(fn: () => void, { batches = 31, minBatchNs = 10_000_000
   return samples[Math.floor(samples.length / 2)];
 }
 
+/** The median (of an even count, the mean of the middle two). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
 export function ms(ns: number): string {
   return `${(ns / 1e6).toFixed(3)} ms`;
 }
