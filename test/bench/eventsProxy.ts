@@ -26,19 +26,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { defaultCatalog } from '../../server/src/managed/catalog';
 import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/preview';
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import type { Rule } from '../../server/src/rulesets/model';
 import { demoZoneId } from '../../server/src/service/seed';
-import { cpuMs, median } from './measure';
+import { builtCli, cpuMs, median } from './measure';
 import { closedLoop, mix as proxyMix, type Req } from './proxy.bench';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const ZONE = 'migrated.example.com';
 const CLIENTS = 32;
 
@@ -64,8 +62,7 @@ function upstream(): Promise<{ child: ChildProcess; port: number }> {
 }
 
 function serve(upstreamPort: number, db: string, token: string, extra: readonly string[]): Promise<Served> {
-  const cli = join(REPO, 'server/out/cli.js');
-  if (!existsSync(cli)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
+  const cli = builtCli();
   const args = [cli, 'serve', '--port', '0', '--db', db, '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...extra];
   // RULESMITH_BENCH_CPU_PROF=<dir>: each serve writes a V8 CPU profile there on exit (named by its events side: see the file's pid in the output).
   const prof = process.env.RULESMITH_BENCH_CPU_PROF;

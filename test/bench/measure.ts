@@ -1,5 +1,6 @@
 // Timing helpers for the benchmarks. Figures, not assertions.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /** Runs `fn` in batches after a warm-up; the median time per call of the batches, in nanoseconds. */
 export function medianNs(fn: () => void, { batches = 31, minBatchNs = 10_000_000, warmupNs = 300_000_000 } = {}): number {
@@ -52,4 +53,11 @@ export function cpuMs(pids: readonly number[]): number | undefined {
     }
   }
   return ticks * 10; // USER_HZ is 100 on Linux
+}
+
+/** The built CLI (server/out/cli.js) the benches run as users do, or an error saying to build it. */
+export function builtCli(): string {
+  const cli = fileURLToPath(new URL('../../server/out/cli.js', import.meta.url));
+  if (!existsSync(cli)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
+  return cli;
 }

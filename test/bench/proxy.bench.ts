@@ -57,7 +57,7 @@ import { defaultCatalog } from '../../server/src/managed/catalog';
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { demoZoneId } from '../../server/src/service/seed';
 import type { Rule } from '../../server/src/rulesets/model';
-import { cpuMs } from './measure';
+import { builtCli, cpuMs } from './measure';
 import { modsecConfig } from './modsec/modsec';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -99,8 +99,7 @@ http.createServer((req, res) => {
 }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
 
 async function rulesmith(upstreamPort: number, dir: string, token: string, workers = process.env.RULESMITH_BENCH_PROXY_WORKERS): Promise<{ child: ChildProcess; port: number; api: string }> {
-  const cli = join(repo, 'server/out/cli.js');
-  if (!existsSync(cli)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
+  const cli = builtCli();
   // RULESMITH_BENCH_NODE_ARGS: node flags for the proxy's process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
   const nodeArgs = (process.env.RULESMITH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...(process.env.RULESMITH_BENCH_SERVE_ARGS ?? '').split(' ').filter(Boolean)], {

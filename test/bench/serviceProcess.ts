@@ -4,11 +4,8 @@
 // The service is the built CLI (server/out/cli.js), the code `npm start` and the extension
 // run, not the sources through tsx (whose transform differs: keepNames, no bundling).
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const CLI = fileURLToPath(new URL('../../server/out/cli.js', import.meta.url));
+import { builtCli } from './measure';
 
 export interface Service {
   readonly url: URL;
@@ -21,8 +18,7 @@ export interface Service {
 export async function startService(dir: string, floor?: { getBodyFile: string; token: string }): Promise<Service> {
   const args = floor
     ? ['--import', 'tsx', 'test/bench/service-floor.ts', join(dir, 'floor.db'), floor.getBodyFile, floor.token]
-    : [CLI, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'];
-  if (!floor && !existsSync(CLI)) throw new Error('server/out/cli.js is missing: run `npm run build` first');
+    : [builtCli(), 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'];
   // RULESMITH_BENCH_CPU_PROF=<dir>: the service (not the floor) writes a V8 CPU profile there on exit.
   const prof = process.env.RULESMITH_BENCH_CPU_PROF;
   if (prof && !floor) args.unshift('--cpu-prof', `--cpu-prof-dir=${prof}`);
