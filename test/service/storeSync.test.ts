@@ -74,3 +74,35 @@ test(
     assert.equal(store.durable(), undefined, 'the failure does not stick to later reads');
   }),
 );
+
+test(
+  "a reader of one scope waits only for the pending writes of that scope or of none, not another zone's",
+  withStore(async (store) => {
+    store.write(() => store.setMeta('b', '1'), 'zone:B');
+    const ofB = store.durable('zone:B');
+    assert.ok(ofB, "zone B's reader waits for zone B's write");
+    assert.equal(store.durable(), ofB, 'a reader of anything waits for it too');
+    assert.equal(store.durable('zone:A'), undefined, "zone A's reader has nothing to wait for");
+    await turn();
+    assert.equal(store.commits, 1);
+    assert.equal(store.durable('zone:A'), undefined, 'still nothing once committed and syncing');
+    assert.equal(store.durable('zone:B'), ofB);
+    await ofB;
+
+    // An older write without a scope holds every reader, even behind a newer scoped one.
+    store.setMeta('k', 'any');
+    const unscoped = store.durable()!;
+    await turn();
+    store.write(() => store.setMeta('b', '2'), 'zone:B');
+    assert.equal(store.durable('zone:A'), unscoped, 'the unscoped write may have changed zone A');
+    assert.notEqual(store.durable('zone:B'), unscoped, "zone B's reader waits for the newer batch");
+    await store.durable();
+
+    // One turn's batch with a scoped and an unscoped write is unscoped as a whole.
+    store.write(() => store.setMeta('b', '3'), 'zone:B');
+    store.setMeta('k', 'any again');
+    assert.ok(store.durable('zone:A'), 'the batch also holds a write without a scope');
+    await store.durable();
+    assert.equal(store.durable('zone:A'), undefined);
+  }),
+);

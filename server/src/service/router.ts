@@ -23,6 +23,12 @@ export interface Ctx {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /** Aborted when the client disconnects before its answer (long work stops then). */
   readonly signal?: AbortSignal;
+  /**
+   * Set by a handler that read only one scope's rows (`zone:<id>`, `account:<id>`) besides
+   * tokens and zones: its answer then waits only for that scope's writes to be durable, not
+   * for every pending write (store.ts durable()).
+   */
+  readScope?: string;
 }
 
 export type Handler = (ctx: Ctx) => Reply | Promise<Reply>;

@@ -212,8 +212,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
       },
     };
     const reply: Reply = await route.handler(ctx);
-    // Answer only once what this request wrote (or read from others' writes) is committed.
-    await service.store.durable();
+    // Answer only once what this request wrote (or read from others' writes) is durable.
+    await service.store.durable(ctx.readScope);
     const status = reply.status ?? 200;
     if (status === 204) {
       res.writeHead(204, { ...commonHeaders(), ...extra });

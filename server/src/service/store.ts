@@ -44,6 +44,11 @@ interface Batch {
   reject(e: Error): void;
   /** Set when the transaction was lost (SQLite rolled it back by itself): nothing of it is durable. */
   failed?: Error;
+  /**
+   * The scopes its writes named (`write(fn, scope)`), or undefined once one write named
+   * none: then every reader waits for it.
+   */
+  scopes: Set<string> | undefined;
 }
 
 export class Store {
@@ -236,12 +241,16 @@ export class Store {
   /**
    * Runs `fn` atomically: all of its writes or none. Nested calls join the outer one.
    * Without group commit, returns once the commit is durable; with it, the writes are
-   * durable when `durable()` resolves.
+   * durable when `durable()` resolves. `scope` names what the writes change (e.g.
+   * `zone:<id>`, see durable()); the outermost call's is the one that counts, and a write
+   * without one may have changed anything.
    */
-  write<T>(fn: () => T): T {
+  write<T>(fn: () => T, scope?: string): T {
     if (this.depth > 0) return fn();
     if (!this.grouping) return this.writeAlone(fn);
     const batch = this.openBatch();
+    if (scope === undefined) batch.scopes = undefined;
+    else batch.scopes?.add(scope);
     // One name serves: the batch's writes run one after another, never nested. Prepared
     // once (exec parsed the statement every time).
     this.use('SAVEPOINT w', (st) => st.run());
@@ -296,7 +305,7 @@ export class Store {
     });
     // Waiters are attached by durable(); a batch nobody waits for must not be an unhandled rejection.
     done.catch(() => {});
-    const batch: Batch = { done, resolve, reject };
+    const batch: Batch = { done, resolve, reject, scopes: new Set() };
     this.db.exec('BEGIN IMMEDIATE');
     this.batch = batch;
     this.newest = batch;
@@ -369,9 +378,23 @@ export class Store {
    * Resolves when everything written or read so far is durable (the open batch and every
    * batch before it have committed and their log is synced); rejects if that batch was
    * lost. Answer a request only after it.
+   *
+   * With `scope`, for a reader that read only that scope's rows (and rows no scoped write
+   * changes: tokens, zones): waits only for the newest pending batch that wrote the scope or
+   * wrote without one, so a GET of one zone is not held up by the fsync of another zone's
+   * 500-rule PUT or of a batch of security events.
    */
-  durable(): Promise<void> | undefined {
-    return this.newest?.done;
+  durable(scope?: string): Promise<void> | undefined {
+    if (scope === undefined) return this.newest?.done;
+    // Batches become durable in order: the newest one this reader may have read from is enough.
+    if (this.batch && (!this.batch.scopes || this.batch.scopes.has(scope))) return this.batch.done;
+    for (const pending of [this.unsynced, this.syncing]) {
+      for (let i = pending.length - 1; i >= 0; i--) {
+        const b = pending[i]!;
+        if (!b.scopes || b.scopes.has(scope)) return b.done;
+      }
+    }
+    return undefined;
   }
 
   /** A value kept in the `meta` table (e.g. when the seed ran). */

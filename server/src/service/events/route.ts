@@ -9,6 +9,7 @@ import { authenticate } from '../auth';
 import type { Reply } from '../api';
 import type { Ctx, Router } from '../router';
 import { runGraphql, type GraphqlRequest } from './graphql';
+import { EVENTS_SCOPE } from './schema';
 
 export function graphqlRoutes(r: Router, log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): void {
   r.post('/graphql', (ctx) => graphql(ctx, log), { public: true });
@@ -22,6 +23,8 @@ async function graphql(ctx: Ctx, log: (line: string) => void): Promise<Reply> {
     if (!(e instanceof ApiError)) throw e;
     return { status: e.status, raw: { data: null, errors: e.errors.map((x) => ({ message: x.message, extensions: { code: x.code } })) } };
   }
+  // The events and the zones are all it reads: a pending ruleset write does not hold it.
+  ctx.readScope = EVENTS_SCOPE;
   const body = ctx.body !== null && typeof ctx.body === 'object' && !Array.isArray(ctx.body) ? (ctx.body as GraphqlRequest) : {};
   const result = await runGraphql(ctx.service.store, principal, body, (e) => log(`graphql internal error: ${e.stack ?? e}`));
   const requestError = result.data === undefined && (result.errors?.[0] as { extensions?: { code?: string } } | undefined)?.extensions?.code === 'BAD_REQUEST';

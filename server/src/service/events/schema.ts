@@ -35,6 +35,12 @@ export const EVENTS_SCHEMA = `
     PRIMARY KEY (zone_id, hour, action, source, ruleset_id, rule_id, description, origin)) WITHOUT ROWID;
 `;
 
+/**
+ * The store's scope of these tables (store.ts write(fn, scope)): an API read of rulesets
+ * does not wait for a batch of events to be durable, nor a GraphQL read for a ruleset write.
+ */
+export const EVENTS_SCOPE = 'events';
+
 /** The hourly counts' key columns (after zone and hour, the order the writer binds them). */
 export const HOURLY_KEY = 'zone_id, hour, action, source, ruleset_id, rule_id, description, origin';
 

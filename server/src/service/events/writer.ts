@@ -24,7 +24,7 @@ import { defaultCatalog } from '../../managed/catalog';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../../evaluatedRequest';
 import type { SqlValue, Store } from '../store';
 import { eventsOf, type CategoriesOf, type SecurityEvent } from './fromEvaluation';
-import { HOUR_MS, HOURLY_KEY } from './schema';
+import { EVENTS_SCOPE, HOUR_MS, HOURLY_KEY } from './schema';
 
 export const FLUSH_MS = 200;
 export const BATCH_REQUESTS = 500;
@@ -158,7 +158,7 @@ export class SecurityEvents implements EvaluatedRequestSink {
     const batch = this.queue.splice(0, n);
     try {
       const events = batch.flat();
-      this.store.write(() => this.insert(events));
+      this.store.write(() => this.insert(events), EVENTS_SCOPE);
       this.written += events.length;
       this.overflowing = false;
       this.rows += events.length;
@@ -219,7 +219,7 @@ export class SecurityEvents implements EvaluatedRequestSink {
       );
       this.store.run('DELETE FROM security_events_hourly WHERE count <= 0');
       this.rows -= this.store.run(`DELETE FROM security_events WHERE ${where}`, params);
-    });
+    }, EVENTS_SCOPE);
   }
 
   /** Writes what is queued and stops taking events. */

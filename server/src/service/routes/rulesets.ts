@@ -104,12 +104,23 @@ interface Where {
 }
 
 function where(ctx: Ctx, access: 'Read' | 'Write'): Where {
+  let w: Where;
   if (ctx.params.zone_id !== undefined) {
     const zone = requireZone(ctx, ZONE_GROUPS, access);
-    return { scope: 'zone', scopeId: zone.id, accountId: zone.account_id, zone, plan: zone.plan };
+    w = { scope: 'zone', scopeId: zone.id, accountId: zone.account_id, zone, plan: zone.plan };
+  } else {
+    const account = requireAccount(ctx, ACCOUNT_GROUPS, access);
+    w = { scope: 'account', scopeId: account.id, accountId: account.id };
   }
-  const account = requireAccount(ctx, ACCOUNT_GROUPS, access);
-  return { scope: 'account', scopeId: account.id, accountId: account.id };
+  // A read of these routes reads only this scope's rulesets: another zone's pending write
+  // does not hold its answer (store.ts durable()).
+  if (access === 'Read') ctx.readScope = scopeKey(w);
+  return w;
+}
+
+/** The store's name for what a write of `w` changes (store.ts write(fn, scope)). */
+function scopeKey(w: Where): string {
+  return `${w.scope}:${w.scopeId}`;
 }
 
 /** Parses `dry_run` before anything else, so a bad value is refused even on an otherwise bad request. */
@@ -123,13 +134,13 @@ class DryRun {
 }
 
 /** Runs a mutation in one write transaction; a dry run rolls it back and answers `null` (or 204). */
-function mutate(store: Store, dry: boolean, fn: () => Reply): Reply {
+function mutate(store: Store, w: Where, dry: boolean, fn: () => Reply): Reply {
   try {
     return store.write(() => {
       const reply = fn();
       if (dry) throw new DryRun(reply);
       return reply;
-    });
+    }, scopeKey(w));
   } catch (e) {
     if (e instanceof DryRun) return e.reply.status === 204 ? { status: 204 } : { result: null, ...(e.reply.messages?.length ? { messages: e.reply.messages } : {}) };
     throw e;
@@ -770,7 +781,7 @@ async function create(ctx: Ctx): Promise<Reply> {
   // Another request may have created the entry point while this one was validated.
   if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
   checkQuota(w, target.kind, target.phase, 0, rules.length, '/rules');
-  return mutate(store, dry, () => {
+  return mutate(store, w, dry, () => {
     const now = timestamp();
     migrationHook(ctx, w, target.kind, target.phase, (body.rules as unknown[] | undefined) ?? [], new URLSearchParams());
     const merged = mergeRules([], rules.map(ruleInput), now);
@@ -799,7 +810,7 @@ async function replaceRules(
   const current = fresh();
   const { name, description } = naming(current);
   checkQuota(w, target.kind, target.phase, current?.rules.length ?? 0, rules.length, '/rules');
-  return mutate(store, dry, () => {
+  return mutate(store, w, dry, () => {
     const now = timestamp();
     migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
     const merged = mergeRules(current?.rules ?? [], rules.map(ruleInput), now);
@@ -831,7 +842,7 @@ function remove(ctx: Ctx): Reply {
   const store = ctx.service.store;
   const users = deploymentsOf(store, w.accountId, current.id);
   if (users.length > 0) throw inUse(current, users[0]!);
-  return mutate(store, dry, () => {
+  return mutate(store, w, dry, () => {
     deleteRuleset(store, current.id);
     return { status: 204 };
   });
@@ -867,7 +878,7 @@ function removeVersion(ctx: Ctx): Reply {
       `version ${target.version} of ruleset '${target.name}' (${id}) is deployed by rule ${d.ruleId} of ruleset '${d.rulesetName}' (${d.rulesetId}); change or delete that execute rule first`,
     );
   }
-  return mutate(store, dry, () => {
+  return mutate(store, w, dry, () => {
     deleteVersion(store, id, Number(target.version));
     return { status: 204 };
   });
@@ -877,7 +888,7 @@ function removeVersion(ctx: Ctx): Reply {
 
 function saveRules(ctx: Ctx, w: Where, current: StoredRuleset, rules: readonly StoredRule[], dry: boolean, now: string, warnings: readonly ApiMessage[] = []): Reply {
   const store = ctx.service.store;
-  return mutate(store, dry, () => {
+  return mutate(store, w, dry, () => {
     migrationHook(ctx, w, current.kind, current.phase, rules, new URLSearchParams());
     return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { id: current.id, name: current.name, description: current.description, kind: current.kind, phase: current.phase, rules }, now) }, warnings);
   });
