@@ -14,8 +14,10 @@
  *    counts: every matching event is read), top IPs over one day, events per hour by
  *    action, and the 100 newest events.
  * 3. The WAF proxy's throughput with events on and off, side by side (eventsProxy.ts; needs
- *    `npm run build`): RULESMITH_BENCH_SECONDS (default 5) per round and side,
- *    RULESMITH_BENCH_ROUNDS (default 3) interleaved rounds.
+ *    `npm run build`): RULESMITH_BENCH_SECONDS (default 1) per round and side,
+ *    RULESMITH_BENCH_ROUNDS (default 30) interleaved rounds. Many short rounds, because this
+ *    machine's speed drifts over seconds: two identical services (RULESMITH_BENCH_NOISE_FLOOR=1)
+ *    differed by 0.5% over 30 rounds of 1 s, and by up to 6% over 6 rounds of 4 s.
  * The database is a temporary file opened as the CLI opens it (synchronous=FULL, each
  * batch's commit fsyncs; the service's group commit syncs off the event loop instead). Wall
  * times swing with the load of a shared machine; the least CPU time of the runs (this
@@ -37,8 +39,8 @@ import { row } from './measure';
 
 const ONLY_PROXY = process.argv[2] === 'proxy';
 const EVENTS = ONLY_PROXY ? 0 : Number(process.argv[2] ?? 1_000_000);
-const PROXY_SECONDS = Math.max(1, Number(process.env.RULESMITH_BENCH_SECONDS ?? 5));
-const PROXY_ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_ROUNDS ?? 3));
+const PROXY_SECONDS = Math.max(1, Number(process.env.RULESMITH_BENCH_SECONDS ?? 1));
+const PROXY_ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_ROUNDS ?? 30));
 const ZONE = demoZoneId('enterprise.example.com');
 const NOW = Date.UTC(2026, 10, 26, 12, 30);
 const DAY = 86_400_000;

@@ -231,7 +231,9 @@ export async function proxyEventsCost(seconds: number, rounds: number): Promise<
       const cpu = (l: Load) => l.cpuMs / l.requests;
       console.log(`    on/off throughput ${(rps(results.on) / rps(results.off)).toFixed(3)} (cost ${(100 * (1 - rps(results.on) / rps(results.off))).toFixed(1)}%; target < 10%)`);
       const mid = median(ratios);
-      console.log(`    per pair of rounds: on/off ${ratios.map((x) => x.toFixed(2)).join(' ')}; median ${mid.toFixed(3)} (cost ${(100 * (1 - mid)).toFixed(1)}%)`);
+      const sorted = [...ratios].sort((a, b) => a - b);
+      const quartile = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+      console.log(`    per pair of rounds (${ratios.length}): on/off median ${mid.toFixed(3)} (cost ${(100 * (1 - mid)).toFixed(1)}%), middle half ${quartile(0.25).toFixed(2)}–${quartile(0.75).toFixed(2)}`);
       console.log(`    serve's CPU per request: on ${cpu(results.on).toFixed(2)} ms, off ${cpu(results.off).toFixed(2)} ms (events ${(100 * (cpu(results.on) / cpu(results.off) - 1)).toFixed(1)}% more; what load disturbs least)`);
     }
     const dropped = /security events: .*dropped[^\n]*/.exec(on.output());
