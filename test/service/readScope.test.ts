@@ -27,12 +27,16 @@ function holdSyncs(): () => void {
   };
 }
 
-const settledWithin = async <T>(p: Promise<T>, ms: number): Promise<boolean> => {
-  let done = false;
-  void p.then(() => (done = true));
-  await new Promise((r) => setTimeout(r, ms));
-  return done;
-};
+/** Whether `p` settles within `ms` (resolves as soon as it does). */
+const settledWithin = <T>(p: Promise<T>, ms: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    p.then(done, done);
+  });
 
 it("answers a GET of zone A while zone B's write waits for the disk, and holds zone B's reader and the writer", async () => {
   const release = holdSyncs();
@@ -69,6 +73,27 @@ it('holds every reader behind a write that names no scope (a token, a zone setti
     release();
     assert.equal((await write).status, 200);
     assert.equal((await getA).status, 200);
+  } finally {
+    release();
+  }
+});
+
+it("scopes the legacy filters and firewall rules the same way: zone A's lists answer while zone B's filter write waits", async () => {
+  const release = holdSyncs();
+  try {
+    const write = svc.call('POST', `/zones/${ZONE_B}/filters`, { body: [{ expression: 'http.request.uri.path eq "/legacy-b"' }] });
+    assert.equal(await settledWithin(write, 300), false, "the writer's answer waits for its fsync");
+    for (const path of [`/zones/${ZONE_A}/filters`, `/zones/${ZONE_A}/firewall/rules`]) {
+      const get = svc.call('GET', path);
+      assert.equal(await settledWithin(get, 2000), true, `${path} is answered at once`);
+      assert.equal((await get).status, 200);
+    }
+    const getB = svc.call('GET', `/zones/${ZONE_B}/filters`);
+    assert.equal(await settledWithin(getB, 300), false, "zone B's filters wait: they include the write");
+    release();
+    assert.equal((await write).status, 200);
+    const b = await getB;
+    assert.ok(b.body.result.some((f: { expression: string }) => f.expression === 'http.request.uri.path eq "/legacy-b"'));
   } finally {
     release();
   }

@@ -44,6 +44,14 @@ export const ZONE_SELECT =
  * same 403 as a zone they may not see, so another account's token cannot learn which
  * ids exist.
  */
+/**
+ * The store's name for one zone's or account's rows: what a write of only those rows names
+ * (store.ts write(fn, scope)) and what a read of only those rows waits for (durable(scope)).
+ */
+export function storeScope(kind: 'zone' | 'account', id: string): string {
+  return `${kind}:${id}`;
+}
+
 export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): ZoneRow {
   const id = ctx.params.zone_id!;
   const zone = zoneRow(ctx.service.store, id);

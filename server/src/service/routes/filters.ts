@@ -8,7 +8,7 @@
 import { ApiError, CODES, newId, notFound, paginate, timestamp, type ApiMessage, type Reply } from '../api';
 import { expectArray, expectObject, onlyKeys, optString, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
-import { requireZone, type ZoneRow } from '../scope';
+import { requireZone, storeScope, type ZoneRow } from '../scope';
 import type { Store } from '../store';
 import {
   checkFilterExpression,
@@ -54,6 +54,7 @@ export function filterRoutes(r: Router): void {
 
 function list(ctx: Ctx): Reply {
   const zone = requireZone(ctx, ['Firewall Services'], 'Read');
+  ctx.readScope = storeScope('zone', zone.id);
   const q = ctx.query;
   const id = q.get('id');
   const expression = q.get('expression')?.toLowerCase();
@@ -99,7 +100,7 @@ function create(ctx: Ctx): Reply {
         seen.set(f.expression, row.id);
         return filterObject(row);
       });
-    }),
+    }, storeScope('zone', zone.id)),
   };
 }
 
@@ -215,7 +216,7 @@ function applyUpdates(ctx: Ctx, zone: ZoneRow, updates: readonly Update[]): Filt
       ]);
       return getFilter(store, zone.id, u.id)!;
     });
-  });
+  }, storeScope('zone', zone.id));
 }
 
 function decodeUpdate(zone: ZoneRow, obj: JsonObject, pointer: string, pathId?: string): Update {
@@ -254,6 +255,7 @@ function notFoundFilter(id: string): ApiError {
 
 function getOne(ctx: Ctx): Reply {
   const zone = requireZone(ctx, ['Firewall Services'], 'Read');
+  ctx.readScope = storeScope('zone', zone.id);
   const f = getFilter(ctx.service.store, zone.id, ctx.params.filter_id!);
   if (!f) throw notFoundFilter(ctx.params.filter_id!);
   return { result: filterObject(f) };
@@ -280,7 +282,7 @@ function deleteFilters(ctx: Ctx, zone: ZoneRow, ids: readonly string[], mustExis
       }
       store.run('DELETE FROM filters WHERE zone_id = ? AND id = ?', [zone.id, id]);
     }
-  });
+  }, storeScope('zone', zone.id));
 }
 
 function bulkDelete(ctx: Ctx): Reply {

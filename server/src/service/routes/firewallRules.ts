@@ -19,7 +19,7 @@
 import { ApiError, CODES, newId, notFound, paginate, timestamp, type ApiMessage, type Reply } from '../api';
 import { expectArray, expectObject, onlyKeys, optBool, optInt, optString, type Json, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
-import { requireZone, type ZoneRow } from '../scope';
+import { requireZone, storeScope, type ZoneRow } from '../scope';
 import type { Store } from '../store';
 import { toJson } from '../store';
 import {
@@ -72,6 +72,7 @@ function notFoundRule(id: string, pointer?: string): ApiError {
 
 function list(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Read');
+  ctx.readScope = storeScope('zone', zone.id);
   const q = ctx.query;
   const id = q.get('id');
   const description = q.get('description')?.toLowerCase();
@@ -90,6 +91,7 @@ function list(ctx: Ctx): Reply {
 
 function getOne(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Read');
+  ctx.readScope = storeScope('zone', zone.id);
   const rule = getRule(ctx.service.store, zone.id, ctx.params.firewall_rule_id!);
   if (!rule) throw notFoundRule(ctx.params.firewall_rule_id!);
   return { result: ruleObject(rule, getFilter(ctx.service.store, zone.id, rule.filter_id)) };
@@ -198,7 +200,7 @@ function create(ctx: Ctx): Reply {
         return getRule(store, zone.id, id)!;
       }),
     };
-  });
+  }, storeScope('zone', zone.id));
   if ('problems' in outcome) throw singleCallError(zone, outcome.problems, outcome.filterIds, outcome.created, rules);
   return { result: ruleObjects(store, zone.id, outcome.rules) };
 }
@@ -269,7 +271,7 @@ function applyRuleUpdates(store: Store, zone: ZoneRow, updates: readonly RuleUpd
       );
       return getRule(store, zone.id, u.id)!;
     });
-  });
+  }, storeScope('zone', zone.id));
 }
 
 function bulkUpdate(ctx: Ctx): Reply {
@@ -324,7 +326,7 @@ function applyPriorities(store: Store, zone: ZoneRow, edits: readonly PriorityEd
       store.run('UPDATE firewall_rules SET priority = ?, modified_on = ? WHERE zone_id = ? AND id = ?', [e.priority, now, zone.id, e.id]);
       return getRule(store, zone.id, e.id)!;
     });
-  });
+  }, storeScope('zone', zone.id));
 }
 
 function bulkPriority(ctx: Ctx): Reply {
@@ -362,7 +364,7 @@ function deleteRules(store: Store, zone: ZoneRow, ids: readonly string[], dropFi
         store.run('DELETE FROM filters WHERE zone_id = ? AND id = ?', [zone.id, rule.filter_id]);
       }
     }
-  });
+  }, storeScope('zone', zone.id));
 }
 
 function deleteOne(ctx: Ctx): Reply {

@@ -84,7 +84,7 @@ import {
   type StoredRule,
   type StoredRuleset,
 } from '../rulesetStore';
-import { requireAccount, requireZone, type ZoneRow } from '../scope';
+import { requireAccount, requireZone, storeScope, type ZoneRow } from '../scope';
 import type { Store } from '../store';
 
 const CATALOG = defaultCatalog;
@@ -120,7 +120,7 @@ function where(ctx: Ctx, access: 'Read' | 'Write'): Where {
 
 /** The store's name for what a write of `w` changes (store.ts write(fn, scope)). */
 function scopeKey(w: Where): string {
-  return `${w.scope}:${w.scopeId}`;
+  return storeScope(w.scope, w.scopeId);
 }
 
 /** Parses `dry_run` before anything else, so a bad value is refused even on an otherwise bad request. */
