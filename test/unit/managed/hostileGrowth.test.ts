@@ -2,7 +2,8 @@
 // every paranoia level. CPU time (test/cpuTime.ts) of each hostile request (long runs of
 // spaces, `%20`, `'`, `"`, `<a `, `%`, invalid UTF-8, 10,000 arguments, nested JSON, a
 // JSON string, a urlencoded body, a multipart part: test/hostileRequests.ts) of 100,000
-// bytes against the same of 10,000: linear work is ~10x, quadratic ~100x; the bound is 15x.
+// bytes against the same of 10,000: linear work is ~10x, quadratic ~100x; the bound is 15x,
+// and a pair over it is measured again, up to three times in all.
 // The timing collects garbage before each run (test/cpuTime.ts): a major collection made due
 // by the rest of the heap is not the request's cost. What made them linear: op.rx's search-equivalent rewrites, required-literal prefilter and
 // roomy backtrack budget for long values (runtime/crs/rxSearch.ts, operators.ts), and
@@ -35,9 +36,18 @@ for (const level of [1, 2, 3, 4] as const) {
           const req = make(n);
           return minCpuTime(() => assert.ok(zone.evaluate(requestValues(req).values).trace.length > 0), 3, 1);
         };
-        const small = cost(SMALL);
-        const large = cost(LARGE);
-        assert.ok(large / small < BOUND, `${SMALL} bytes: ${small} us, ${LARGE} bytes: ${large} us (${(large / small).toFixed(1)}x)`);
+        // Measured again (up to three times) when over the bound: with the suite's other
+        // files running beside it one measurement was 16x where the file alone gives 2-5x;
+        // a quadratic cost (~100x) is over it every time.
+        const attempts: string[] = [];
+        let ratio = Infinity;
+        while (ratio >= BOUND && attempts.length < 3) {
+          const small = cost(SMALL);
+          const large = cost(LARGE);
+          ratio = large / small;
+          attempts.push(`${SMALL} bytes: ${small} us, ${LARGE} bytes: ${large} us (${ratio.toFixed(1)}x)`);
+        }
+        assert.ok(ratio < BOUND, attempts.join('; '));
       });
     }
   });
