@@ -39,12 +39,6 @@ export const ZONE_SELECT =
   'SELECT z.id, z.account_id, a.name AS account_name, z.name, z.plan, z.status, z.created_on, z.page_rules FROM zones z JOIN accounts a ON a.id = z.account_id';
 
 /**
- * The zone of `:zone_id`, after checking the caller may use `groups` with `access` on it.
- * A missing zone is 404 only for credentials that reach every zone; for others it is the
- * same 403 as a zone they may not see, so another account's token cannot learn which
- * ids exist.
- */
-/**
  * The store's name for one zone's or account's rows: what a write of only those rows names
  * (store.ts write(fn, scope)) and what a read of only those rows waits for (durable(scope)).
  */
@@ -52,6 +46,12 @@ export function storeScope(kind: 'zone' | 'account', id: string): string {
   return `${kind}:${id}`;
 }
 
+/**
+ * The zone of `:zone_id`, after checking the caller may use `groups` with `access` on it.
+ * A missing zone is 404 only for credentials that reach every zone; for others it is the
+ * same 403 as a zone they may not see, so another account's token cannot learn which
+ * ids exist.
+ */
 export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): ZoneRow {
   const id = ctx.params.zone_id!;
   const zone = zoneRow(ctx.service.store, id);

@@ -114,13 +114,8 @@ function where(ctx: Ctx, access: 'Read' | 'Write'): Where {
   }
   // A read of these routes reads only this scope's rulesets: another zone's pending write
   // does not hold its answer (store.ts durable()).
-  if (access === 'Read') ctx.readScope = scopeKey(w);
+  if (access === 'Read') ctx.readScope = storeScope(w.scope, w.scopeId);
   return w;
-}
-
-/** The store's name for what a write of `w` changes (store.ts write(fn, scope)). */
-function scopeKey(w: Where): string {
-  return storeScope(w.scope, w.scopeId);
 }
 
 /** Parses `dry_run` before anything else, so a bad value is refused even on an otherwise bad request. */
@@ -140,7 +135,7 @@ function mutate(store: Store, w: Where, dry: boolean, fn: () => Reply): Reply {
       const reply = fn();
       if (dry) throw new DryRun(reply);
       return reply;
-    }, scopeKey(w));
+    }, storeScope(w.scope, w.scopeId));
   } catch (e) {
     if (e instanceof DryRun) return e.reply.status === 204 ? { status: 204 } : { result: null, ...(e.reply.messages?.length ? { messages: e.reply.messages } : {}) };
     throw e;
