@@ -34,7 +34,7 @@ import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/pr
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import type { Rule } from '../../server/src/rulesets/model';
 import { demoZoneId } from '../../server/src/service/seed';
-import { builtCli, cpuMs, median } from './measure';
+import { builtCli, cpuMs, median, quantile } from './measure';
 import { closedLoop, mix as proxyMix, type Req } from './proxy.bench';
 
 const ZONE = 'migrated.example.com';
@@ -168,9 +168,8 @@ async function storedEvents(s: Served, token: string, since: string): Promise<nu
 }
 
 function latency(l: Load): string {
-  const t = [...l.times].sort((a, b) => a - b);
-  const at = (q: number) => t[Math.min(t.length - 1, Math.floor(q * t.length))] ?? NaN;
-  return `p50 ${at(0.5).toFixed(2).padStart(6)} ms   p99 ${at(0.99).toFixed(2).padStart(6)} ms   max ${(t[t.length - 1] ?? NaN).toFixed(1).padStart(6)} ms${l.errors ? `   (${l.errors} errors)` : ''}`;
+  const at = (q: number) => quantile(l.times, q);
+  return `p50 ${at(0.5).toFixed(2).padStart(6)} ms   p99 ${at(0.99).toFixed(2).padStart(6)} ms   max ${at(1).toFixed(1).padStart(6)} ms${l.errors ? `   (${l.errors} errors)` : ''}`;
 }
 
 /** The section: prints the figures; `seconds` per round and side, `rounds` pairs. */
@@ -231,9 +230,7 @@ export async function proxyEventsCost(seconds: number, rounds: number): Promise<
       const cpu = (l: Load) => l.cpuMs / l.requests;
       console.log(`    on/off throughput ${(rps(results.on) / rps(results.off)).toFixed(3)} (cost ${(100 * (1 - rps(results.on) / rps(results.off))).toFixed(1)}%; target < 10%)`);
       const mid = median(ratios);
-      const sorted = [...ratios].sort((a, b) => a - b);
-      const quartile = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-      console.log(`    per pair of rounds (${ratios.length}): on/off median ${mid.toFixed(3)} (cost ${(100 * (1 - mid)).toFixed(1)}%), middle half ${quartile(0.25).toFixed(2)}–${quartile(0.75).toFixed(2)}`);
+      console.log(`    per pair of rounds (${ratios.length}): on/off median ${mid.toFixed(3)} (cost ${(100 * (1 - mid)).toFixed(1)}%), middle half ${quantile(ratios, 0.25).toFixed(2)}–${quantile(ratios, 0.75).toFixed(2)}`);
       console.log(`    serve's CPU per request: on ${cpu(results.on).toFixed(2)} ms, off ${cpu(results.off).toFixed(2)} ms (events ${(100 * (cpu(results.on) / cpu(results.off) - 1)).toFixed(1)}% more; what load disturbs least)`);
     }
     const dropped = /security events: .*dropped[^\n]*/.exec(on.output());

@@ -31,6 +31,12 @@ export function median(xs: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
+/** The value at quantile `q` (0–1): the sample at rank floor(q × count), so p99 of 1,000 samples is the 991st smallest. */
+export function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+}
+
 export function ms(ns: number): string {
   return `${(ns / 1e6).toFixed(3)} ms`;
 }

@@ -170,18 +170,11 @@ export class SecurityEvents implements EvaluatedRequestSink {
 
   private insert(events: readonly SecurityEvent[]): void {
     const hourly = new Map<string, unknown[]>();
-    // A request's events share these two objects: each is serialized once, not per event.
-    let scores: object | undefined;
-    let scoresText = '';
-    let defaulted: object | undefined;
-    let defaultedText = '';
     for (const e of events) {
-      if (e.anomalyScores !== scores) [scores, scoresText] = [e.anomalyScores, JSON.stringify(e.anomalyScores)];
-      if (e.defaultedFields !== defaulted) [defaulted, defaultedText] = [e.defaultedFields, JSON.stringify(e.defaultedFields)];
       this.store.run(INSERT, [
         e.rayId, e.time, e.zoneId, e.action, e.outcome, e.ruleAction, e.source, e.phase, e.rulesetId, e.ruleId, text(e.ref), text(e.description),
         text(e.clientIp), e.country, e.asn, text(e.method), text(e.host), text(e.path), text(e.query), text(e.userAgent), text(e.httpVersion), e.responseStatus,
-        e.anomalyScore, scoresText, defaultedText, e.bodyTruncated ? 1 : 0, e.origin,
+        e.anomalyScore, JSON.stringify(e.anomalyScores), JSON.stringify(e.defaultedFields), e.bodyTruncated ? 1 : 0, e.origin,
       ] as SqlValue[]);
       const values = [e.zoneId, Math.floor(e.time / HOUR_MS) * HOUR_MS, e.action, e.source, e.rulesetId, e.ruleId, text(e.description), e.origin];
       const k = values.join('\u0000');
