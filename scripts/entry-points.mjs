@@ -15,6 +15,8 @@ export const ENTRY_POINTS = [
   { entryPoints: ['server/src/service/traceWorker.ts'], outfile: 'server/out/traceWorker.js' },
   // The WAF proxy's evaluation worker threads (`serve --proxy-workers N`).
   { entryPoints: ['server/src/proxy/proxyWorker.ts'], outfile: 'server/out/proxyWorker.js' },
+  // The security events' thread: owns the events file, writes batches and answers GraphQL's reads.
+  { entryPoints: ['server/src/service/events/eventsWorker.ts'], outfile: 'server/out/eventsWorker.js' },
   // The language server's evaluation worker thread (an evaluation that runs too long is stopped).
   { entryPoints: ['server/src/lsp/evaluationWorker.ts'], outfile: 'server/out/evaluationWorker.js' },
   { entryPoints: ['client/src/extension.ts'], outfile: 'client/out/extension.js', external: ['vscode'] },

@@ -13,10 +13,13 @@ import { createService, type LegacyMode, type RunningService } from '../../serve
 import { Store } from '../../server/src/service/store';
 import { seedDemo, type SeededCredential } from '../../server/src/service/seed';
 import { demoSeedSteps } from '../../server/src/service/routes/index';
+import { SecurityEvents, type SecurityEventsOptions } from '../../server/src/service/events/writer';
 
 export interface TestService {
   readonly url: string;
   readonly store: Store;
+  /** The service's security events (with `startService({events})`): record into them, GraphQL reads them. */
+  readonly events: SecurityEvents | undefined;
   readonly running: RunningService;
   readonly dir: string;
   /** Seeded credentials by name: `demo admin`, `demo read-only`, `<zone> WAF`, `global API key`. */
@@ -33,7 +36,7 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startService(options: { legacy?: LegacyMode; seed?: boolean; traceTimeoutMs?: number } = {}): Promise<TestService> {
+export async function startService(options: { legacy?: LegacyMode; seed?: boolean; traceTimeoutMs?: number; events?: SecurityEventsOptions } = {}): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'rulesmith-service-'));
   const store = new Store(join(dir, 'service.db'));
   const seeded = options.seed === false ? undefined : seedDemo(store, demoSeedSteps);
@@ -44,13 +47,15 @@ export async function startService(options: { legacy?: LegacyMode; seed?: boolea
     log.push(l);
     for (const w of waiting) w(l);
   };
-  const running = createService({ store, legacy: options.legacy, log: write, ...(options.traceTimeoutMs ? { traceTimeoutMs: options.traceTimeoutMs } : {}) });
+  const events = options.events ? new SecurityEvents(store, options.events) : undefined;
+  const running = createService({ store, legacy: options.legacy, log: write, ...(options.traceTimeoutMs ? { traceTimeoutMs: options.traceTimeoutMs } : {}), ...(events ? { events } : {}) });
   await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
   const url = running.url();
   const adminToken = credentials.get('demo admin') ?? '';
   return {
     url,
     store,
+    events,
     running,
     dir,
     credentials,
@@ -95,6 +100,7 @@ export async function startService(options: { legacy?: LegacyMode; seed?: boolea
     },
     async close() {
       await running.close();
+      await events?.close();
       store.close();
       rmSync(dir, { recursive: true, force: true });
     },

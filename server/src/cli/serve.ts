@@ -111,31 +111,31 @@ export function runServe(options: ServeOptions, given: Io, extras: { proxySink?:
   }
   const serviceToken = process.env.RULESMITH_SERVICE_TOKEN;
   if (serviceToken) registerServiceToken(store, serviceToken);
-  // What the proxy's and the traces' rules do becomes security events (docs/events.md), written off the request path.
-  const events = options.eventsOff ? undefined : new SecurityEvents(store, { ...options.events, log: (l) => io.out(`${l}\n`) });
+  // What the proxy's and the traces' rules do becomes security events (docs/events.md), written
+  // by their own thread. With --events off nothing is recorded, and GraphQL still reads what is stored.
+  const events = new SecurityEvents(store, { ...options.events, recording: !options.eventsOff, log: (l) => io.out(`${l}\n`) });
   const running = createService({
     store,
     legacy: options.legacy,
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.rulesetWriteRate !== undefined ? { rulesetWriteRate: options.rulesetWriteRate } : {}),
-    ...(events ? { events } : {}),
+    events,
     log: (l) => io.out(`${l}\n`),
   });
   running.server.on('error', (e) => {
     io.err(`rulesmith serve: cannot listen on ${options.host}:${options.port}: ${e.message}\n`);
-    events?.close();
-    store.close();
+    void events.close().finally(() => store.close());
     process.exitCode = 1;
   });
   let proxy: RunningProxy | undefined;
   if (options.proxy) {
     try {
-      proxy = makeProxy(options.proxy, running.service, io, extras.proxySink ?? (() => events));
+      proxy = makeProxy(options.proxy, running.service, io, extras.proxySink ?? (() => (options.eventsOff ? undefined : events)));
     } catch (e) {
       if (!(e instanceof ProxyConfigError)) throw e;
       output.flush();
       io.err(`rulesmith proxy: ${e.message}\n`);
-      void running.close().then(() => (events?.close(), store.close()));
+      void running.close().then(() => events.close()).finally(() => store.close());
       return 2;
     }
   }
@@ -147,8 +147,8 @@ export function runServe(options: ServeOptions, given: Io, extras: { proxySink?:
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    void Promise.all([running.close(), proxy?.close()]).then(() => {
-      events?.close(); // its last batch, before the store closes
+    void Promise.all([running.close(), proxy?.close()]).then(async () => {
+      await events.close(); // its last batch
       store.close();
       io.out(`rulesmith serve: stopped (${signal})\n`);
       output.flush();

@@ -15,6 +15,7 @@ import { TraceRunner } from './traceRunner';
 import { RulesetWriteLimiter, rulesetWriteKey } from './rateLimit';
 import { WorkerCancelled } from '../timedWorker';
 import type { TracedRequestSink } from '../evaluatedRequest';
+import type { EventReader } from './events/query';
 
 export type LegacyMode = 'on' | 'sunset';
 
@@ -34,8 +35,8 @@ export interface ServiceOptions {
   readonly rulesetWriteRate?: number;
   /** The limiter itself (tests give one with their own clock); wins over rulesetWriteRate. */
   readonly writeLimiter?: RulesetWriteLimiter;
-  /** Where traces' evaluations go to become security events (events/writer.ts); absent: traces leave none. */
-  readonly events?: TracedRequestSink;
+  /** The security events (events/writer.ts): traces' evaluations go there, GraphQL reads them; absent: traces leave none, GraphQL finds none. */
+  readonly events?: TracedRequestSink & EventReader;
 }
 
 export interface Service {
@@ -47,8 +48,8 @@ export interface Service {
   readonly bodyLimit?: number;
   /** Throttles updates to one ruleset (`--ruleset-write-rate`), when on. */
   readonly writeLimiter?: RulesetWriteLimiter;
-  /** The security events' sink for traces, when events are on. */
-  readonly events?: TracedRequestSink;
+  /** The security events: the sink for traces (it records nothing with `--events off`) and GraphQL's reader. */
+  readonly events?: TracedRequestSink & EventReader;
 }
 
 export const API_PREFIX = '/client/v4';

@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database, type Statement } from 'node-sqlite3-wasm';
 import { SCHEMA } from './schema';
-import { eventsSchema } from './events/schema';
+import { eventsFileOf, moveEventsOut } from './events/schema';
 
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type Row = Record<string, SqlValue>;
@@ -98,7 +98,8 @@ export class Store {
       this.db.exec('PRAGMA synchronous = FULL');
       this.db.exec('PRAGMA foreign_keys = ON');
       this.migrate();
-      eventsSchema(this.db);
+      // Security events live in a file of their own now (events/eventsDb.ts); a store from before keeps none.
+      moveEventsOut(this.db, eventsFileOf(real));
     } catch (e) {
       // Not a database (or a newer one): the claim goes, the file stays as it was.
       if (db?.isOpen) db.close();

@@ -13,14 +13,13 @@ import { entryPointBody } from '../../../server/src/rulesets/diff';
 import { compileZone } from '../../../server/src/rulesets/engine';
 import type { Ruleset } from '../../../server/src/rulesets/model';
 import { zoneConfigOf } from '../../../server/src/service/deployment';
-import { SecurityEvents } from '../../../server/src/service/events/writer';
 import { DEMO_ACCOUNT, demoZoneId } from '../../../server/src/service/seed';
 import { zoneSource } from '../../../server/src/service/zoneConfig';
 import { startService, type TestService } from '../harness';
 
 const ZONE = demoZoneId('migrated.example.com');
 let svc: TestService;
-before(async () => (svc = await startService()));
+before(async () => (svc = await startService({ events: {} })));
 after(() => svc.close());
 
 test('event → GraphQL → Add exception deployed → the same request passes', async () => {
@@ -34,12 +33,12 @@ test('event → GraphQL → Add exception deployed → the same request passes',
   const sample = { method: 'GET', url: 'https://migrated.example.com/admin', httpVersion: 'HTTP/1.1', headers: [['User-Agent', 'curl/8.5']] as [string, string][], meta: { 'ip.src': '203.0.113.7' } };
   const evaluation = compileZone(deployed.config, deployed.previousWaf ? { previousWaf: deployed.previousWaf } : {}).evaluate(requestValues(sample).values);
   assert.equal(evaluation.decision.action, 'block');
-  const sink = new SecurityEvents(svc.store);
+  const sink = svc.events!;
   sink.record({
     rayId: '7a5e000000000001', time: Date.now(), zoneId: ZONE, zoneName: 'migrated.example.com', clientIp: '203.0.113.7', method: 'GET', host: 'migrated.example.com',
     path: '/admin', query: '', userAgent: 'curl/8.5', httpVersion: 'HTTP/1.1', responseStatus: 403, evaluation, defaultedFields: ['ip.src.country'], bodyTruncated: false,
   });
-  sink.close();
+  await sink.flush();
 
   // The editor's part: the view's query, the exception, the deploy, the re-evaluation.
   const res = await fetch(`${svc.url}/graphql`, {

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Cloudflare from 'cloudflare';
 import { addToken, demoZoneId, policy } from '../../../server/src/service/seed';
-import { SecurityEvents } from '../../../server/src/service/events/writer';
 import { startService, type TestService } from '../harness';
 import { BLOCK_ADMIN, CATALOG, CUSTOM_EP, evaluated, LOG_CURL, SKIP_HEALTH } from './fixture';
 
@@ -16,8 +15,8 @@ const MIN = 60_000;
 let svc: TestService;
 
 before(async () => {
-  svc = await startService();
-  const sink = new SecurityEvents(svc.store, { catalog: CATALOG, now: () => T0 + 5 * 3_600_000 });
+  svc = await startService({ events: { catalog: CATALOG, now: () => T0 + 5 * 3_600_000 } });
+  const sink = svc.events!;
   // 00:10 block, 00:40 log+block (curl on /admin), 01:05 skip, 01:30 block from another ip, 02:20 block; one in another zone.
   sink.record(evaluated(ENT, { time: T0 + 10 * MIN, path: '/admin', ray: 'ray-a' }));
   sink.record(evaluated(ENT, { time: T0 + 40 * MIN, path: '/admin', ua: 'curl/8.5', ray: 'ray-b', query: 'x=1' }));
@@ -25,7 +24,7 @@ before(async () => {
   sink.record(evaluated(ENT, { time: T0 + 90 * MIN, path: '/admin', ip: '198.51.100.4', ray: 'ray-d' }));
   sink.record(evaluated(ENT, { time: T0 + 140 * MIN, path: '/admin', ray: 'ray-e' }));
   sink.record(evaluated(BIZ, { time: T0 + 10 * MIN, path: '/admin', ray: 'ray-z' }));
-  sink.close();
+  await sink.flush();
   addToken(svc.store, 'analytics', 'analytics-token-1234567890', [policy([`com.cloudflare.api.account.zone.${ENT}`], ['Zone Analytics'], 'Read')]);
 });
 after(() => svc.close());

@@ -12,6 +12,7 @@ import { serveArgs, serveOptions } from '../../../server/src/cli/serve';
 import { eventEvaluation, eventsOf } from '../../../server/src/service/events/fromEvaluation';
 import { SecurityEvents } from '../../../server/src/service/events/writer';
 import { eventsOn, parseMaxRows, parseRetention } from '../../../server/src/service/events/options';
+import { EVENT_COLUMNS, EVENTS_SCHEMA } from '../../../server/src/service/events/schema';
 import { ANOMALY_RULE, BLOCK_ADMIN, CATALOG, CUSTOM_EP, evaluated, LOG_CURL, SCORED, SKIP_HEALTH, SQLI_RULE, XSS_RULE } from './fixture';
 
 const ZONE_ID = 'f'.repeat(32);
@@ -71,97 +72,151 @@ describe('events of an evaluation', () => {
 });
 
 describe('the sink', () => {
-  test('record() only queues (a request no rule acted on not even that); the batch is written after the flush interval, with the hourly counts', async () => {
+  test('record() only queues (a request no rule acted on not even that); the batch is written by the events thread after the flush interval, with the hourly counts', async () => {
     const store = newStore();
     const sink = new SecurityEvents(store, { catalog: CATALOG, flushMs: 20 });
     sink.record(evaluated(ZONE_ID, { path: '/admin', ua: 'curl/8' }));
     sink.record(evaluated(ZONE_ID, { path: '/health' }));
     sink.record(evaluated(ZONE_ID, { path: '/home' }));
-    assert.equal(store.get<{ n: number }>('SELECT COUNT(*) AS n FROM security_events')!.n, 0, 'nothing written on the request path');
     assert.deepEqual(sink.stats, { written: 0, dropped: 0, queued: 2 });
-    await new Promise((r) => setTimeout(r, 100));
+    // No flush(): the timer hands the batch over (the thread's start takes a moment).
+    for (let i = 0; i < 100 && sink.stats.written === 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(sink.stats, { written: 3, dropped: 0, queued: 0 });
     assert.deepEqual(
-      store.all('SELECT rule_id, action, count FROM security_events_hourly ORDER BY rule_id').map((r) => [r.rule_id, r.action, r.count]),
+      (await sink.all('SELECT rule_id, action, count FROM security_events_hourly ORDER BY rule_id')).map((r) => [r.rule_id, r.action, r.count]),
       [[BLOCK_ADMIN, 'block', 1], [LOG_CURL, 'log', 1], [SKIP_HEALTH, 'skip', 1]],
     );
-    sink.close();
+    await sink.close();
+    // In their own file beside the store's, not in the store.
+    assert.equal(sink.file, `${store.realFile}-events`);
+    assert.equal(store.get("SELECT COUNT(*) AS n FROM sqlite_master WHERE name LIKE 'security_events%'")!.n, 0);
     store.close();
   });
 
-  test('a text with a NUL is stored with U+FFFD instead of failing the batch', () => {
+  test('without the built events thread the same batches are written on this thread', async () => {
+    const store = newStore();
+    const sink = new SecurityEvents(store, { catalog: CATALOG, workerFile: undefined });
+    sink.record(evaluated(ZONE_ID, { path: '/admin', ua: 'curl/8' }));
+    await sink.flush();
+    assert.deepEqual((await sink.all('SELECT action, origin FROM security_events ORDER BY seq')).map((r) => [r.action, r.origin]), [['log', 'proxy'], ['block', 'proxy']]);
+    await sink.close();
+    store.close();
+  });
+
+  test('a text with a NUL is stored with U+FFFD instead of failing the batch', async () => {
     const store = newStore();
     const sink = new SecurityEvents(store, { catalog: CATALOG });
     sink.record({ ...evaluated(ZONE_ID, { path: '/admin' }), userAgent: 'a\u0000b' });
-    sink.flush();
-    assert.equal(store.get('SELECT user_agent FROM security_events')!.user_agent, 'a\uFFFDb');
-    sink.close();
+    await sink.flush();
+    assert.equal((await sink.all('SELECT user_agent FROM security_events'))[0]!.user_agent, 'a\uFFFDb');
+    await sink.close();
     store.close();
   });
 
-  test('retention deletes events older than it and takes them out of the hourly counts', () => {
+  test('a query the events file refuses rejects with its error, and the thread goes on', async () => {
+    const store = newStore();
+    const sink = new SecurityEvents(store, { catalog: CATALOG });
+    await assert.rejects(sink.all('SELECT nope FROM security_events'), /no such column: nope/);
+    sink.record(evaluated(ZONE_ID, { path: '/admin' }));
+    await sink.flush();
+    assert.deepEqual(sink.stats, { written: 1, dropped: 0, queued: 0 });
+    await sink.close();
+    store.close();
+  });
+
+  test('retention deletes events older than it and takes them out of the hourly counts', async () => {
     const store = newStore();
     const now = Date.UTC(2026, 10, 26, 12);
     const sink = new SecurityEvents(store, { catalog: CATALOG, retentionMs: 2 * 3_600_000, now: () => now });
     for (const hoursAgo of [5, 3, 1.5, 1, 0]) sink.record(evaluated(ZONE_ID, { path: '/admin', time: now - hoursAgo * 3_600_000 }));
-    sink.flush();
-    assert.deepEqual(store.all('SELECT time FROM security_events ORDER BY time').map((r) => (now - Number(r.time)) / 3_600_000), [1.5, 1, 0]);
-    assert.deepEqual(store.all('SELECT hour, count FROM security_events_hourly ORDER BY hour').map((r) => [(now - Number(r.hour)) / 3_600_000, r.count]), [[2, 1], [1, 1], [0, 1]]);
-    sink.close();
+    await sink.flush();
+    assert.deepEqual((await sink.all('SELECT time FROM security_events ORDER BY time')).map((r) => (now - Number(r.time)) / 3_600_000), [1.5, 1, 0]);
+    assert.deepEqual((await sink.all('SELECT hour, count FROM security_events_hourly ORDER BY hour')).map((r) => [(now - Number(r.hour)) / 3_600_000, r.count]), [[2, 1], [1, 1], [0, 1]]);
+    await sink.close();
     store.close();
   });
 
-  test('the row limit keeps the newest events', () => {
+  test('the row limit keeps the newest events', async () => {
     const store = newStore();
     let now = Date.UTC(2026, 10, 26, 12);
     const sink = new SecurityEvents(store, { catalog: CATALOG, maxRows: 3, now: () => now });
     for (let i = 0; i < 5; i++) sink.record(evaluated(ZONE_ID, { path: '/admin', ray: `r${i}`, time: now - 1000 + i }));
-    sink.flush();
-    assert.deepEqual(store.all('SELECT ray_id FROM security_events ORDER BY seq').map((r) => r.ray_id), ['r2', 'r3', 'r4']);
-    assert.equal(store.get('SELECT SUM(count) AS n FROM security_events_hourly')!.n, 3);
-    // A reopened store counts its rows again.
-    sink.close();
+    await sink.flush();
+    assert.deepEqual((await sink.all('SELECT ray_id FROM security_events ORDER BY seq')).map((r) => r.ray_id), ['r2', 'r3', 'r4']);
+    assert.equal((await sink.all('SELECT SUM(count) AS n FROM security_events_hourly'))[0]!.n, 3);
+    // A reopened file counts its rows again.
+    await sink.close();
     store.close();
     const again = new Store(store.file);
     now += 60_000;
     const sink2 = new SecurityEvents(again, { catalog: CATALOG, maxRows: 3, now: () => now });
     sink2.record(evaluated(ZONE_ID, { path: '/admin', ray: 'r5', time: now }));
-    sink2.flush();
-    assert.deepEqual(again.all('SELECT ray_id FROM security_events ORDER BY seq').map((r) => r.ray_id), ['r3', 'r4', 'r5']);
-    sink2.close();
+    await sink2.flush();
+    assert.deepEqual((await sink2.all('SELECT ray_id FROM security_events ORDER BY seq')).map((r) => r.ray_id), ['r3', 'r4', 'r5']);
+    await sink2.close();
     again.close();
   });
 });
 
-describe('the hourly counts of a store from before `origin`', () => {
-  test('are rebuilt from the events when the store opens, with the origin', () => {
-    const file = join(dir, 'before-origin.db');
+describe('a store from before the events file', () => {
+  test('has its events moved into the events file when it opens, once, seq and hourly counts included', async () => {
+    const file = join(dir, 'before-events-file.db');
+    // The old layout: the events' tables in the store's own file (events of a minute ago: retention keeps them).
+    const t = Date.now() - 60_000;
+    const raw = new Database(file);
+    raw.exec(EVENTS_SCHEMA);
+    raw.exec(`INSERT INTO security_events (seq, ${EVENT_COLUMNS.join(', ')}) VALUES
+      (7, 'ray-a', ${t}, '${ZONE_ID}', 'block', 'terminated', 'block', 'firewallCustom', 'http_request_firewall_custom', 'rs', 'r1', 'block-admin', 'no admin',
+       '203.0.113.7', 'NL', 64500, 'GET', 'h', '/admin', '', 'curl/8', 'HTTP/1.1', 403, 0, '{}', '[]', 0, 'proxy'),
+      (9, 'ray-b', ${t + 1}, '${ZONE_ID}', 'log', 'logged', 'log', 'firewallCustom', 'http_request_firewall_custom', 'rs', 'r2', 'log-curl', 'curl',
+       '203.0.113.7', 'NL', 64500, 'GET', 'h', '/', '', 'curl/8', 'HTTP/1.1', 200, 0, '{}', '[]', 0, 'trace')`);
+    raw.close();
     const store = new Store(file);
+    assert.equal(store.get("SELECT COUNT(*) AS n FROM sqlite_master WHERE name LIKE 'security_events%'")!.n, 0, 'the store keeps no events');
+    const sink = new SecurityEvents(store, { catalog: CATALOG });
+    assert.deepEqual((await sink.all('SELECT seq, ray_id, origin FROM security_events ORDER BY seq')).map((r) => [r.seq, r.ray_id, r.origin]), [[7, 'ray-a', 'proxy'], [9, 'ray-b', 'trace']]);
+    assert.deepEqual((await sink.all('SELECT action, origin, count FROM security_events_hourly ORDER BY action')).map((r) => [r.action, r.origin, r.count]), [['block', 'proxy', 1], ['log', 'trace', 1]]);
+    // New events follow the moved ones.
+    sink.record(evaluated(ZONE_ID, { path: '/admin', ray: 'ray-c' }));
+    await sink.flush();
+    assert.deepEqual((await sink.all('SELECT seq, ray_id FROM security_events WHERE seq > 9')).map((r) => [r.seq, r.ray_id]), [[10, 'ray-c']]);
+    await sink.close();
+    store.close();
+    // Opened again: nothing to move, nothing lost.
+    const again = new Store(file);
+    const sink2 = new SecurityEvents(again, { catalog: CATALOG });
+    assert.equal((await sink2.all('SELECT COUNT(*) AS n FROM security_events'))[0]!.n, 3);
+    await sink2.close();
+    again.close();
+  });
+
+  test('an hourly table from before `origin` is rebuilt from the events when the events file opens', async () => {
+    const store = newStore();
     const sink = new SecurityEvents(store, { catalog: CATALOG });
     sink.record(evaluated(ZONE_ID, { path: '/admin' }));
     sink.recordTrace(evaluated(ZONE_ID, { path: '/admin' }));
     sink.recordTrace(evaluated(ZONE_ID, { path: '/health' }));
-    sink.close();
-    store.close();
+    await sink.close();
     // The table as it was before origin joined its key (with a count that is wrong on purpose).
-    const raw = new Database(file);
-    raw.exec('PRAGMA locking_mode = EXCLUSIVE'); // the store's WAL has no shared memory (store.ts)
+    const raw = new Database(sink.file);
+    raw.exec('PRAGMA locking_mode = EXCLUSIVE'); // the file's WAL has no shared memory (eventsDb.ts)
     raw.exec(`DROP TABLE security_events_hourly;
       CREATE TABLE security_events_hourly (zone_id TEXT NOT NULL, hour INTEGER NOT NULL, action TEXT NOT NULL, source TEXT NOT NULL,
         ruleset_id TEXT NOT NULL, rule_id TEXT NOT NULL, description TEXT NOT NULL, count INTEGER NOT NULL,
         PRIMARY KEY (zone_id, hour, action, source, ruleset_id, rule_id, description)) WITHOUT ROWID;
       INSERT INTO security_events_hourly VALUES ('${ZONE_ID}', 0, 'block', 'firewallCustom', '', '', '', 99);`);
     raw.close();
-    const reopened = new Store(file);
+    const reopened = new SecurityEvents(store, { catalog: CATALOG });
     assert.deepEqual(
-      reopened.all('SELECT action, origin, count FROM security_events_hourly ORDER BY origin, action').map((r) => [r.action, r.origin, r.count]),
+      (await reopened.all('SELECT action, origin, count FROM security_events_hourly ORDER BY origin, action')).map((r) => [r.action, r.origin, r.count]),
       [['block', 'proxy', 1], ['block', 'trace', 1], ['skip', 'trace', 1]],
     );
-    reopened.close();
+    await reopened.close();
     // Opened again: nothing to rebuild, the counts stay.
-    const third = new Store(file);
-    assert.equal(third.get('SELECT SUM(count) AS n FROM security_events_hourly')!.n, 3);
-    third.close();
+    const third = new SecurityEvents(store, { catalog: CATALOG });
+    assert.equal((await third.all('SELECT SUM(count) AS n FROM security_events_hourly'))[0]!.n, 3);
+    await third.close();
+    store.close();
   });
 });
 

@@ -1,5 +1,6 @@
-// A process that records evaluated requests into a store without pause, flushing every
-// 20 ms and printing `written N` after each flush: durability.test.ts kills it mid-write.
+// A process that records evaluated requests without pause, handing a batch to the events
+// thread every 20 ms and printing `written N` once it is written: durability.test.ts kills
+// it mid-write.
 import { Store } from '../../../server/src/service/store';
 import { SecurityEvents } from '../../../server/src/service/events/writer';
 import { CATALOG, evaluated } from './fixture';
@@ -13,7 +14,9 @@ const record = () => {
   setImmediate(record);
 };
 record();
-setInterval(() => {
-  sink.flush();
-  process.stdout.write(`written ${sink.stats.written}\n`);
-}, 20);
+const flush = () =>
+  void sink.flush().then(() => {
+    process.stdout.write(`written ${sink.stats.written}\n`);
+    setTimeout(flush, 20);
+  });
+flush();

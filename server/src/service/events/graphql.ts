@@ -28,7 +28,7 @@ import { allowed, type Principal } from '../auth';
 import { ZONE_SELECT, type ZoneRow } from '../scope';
 import type { Store } from '../store';
 import { EVENT_ROW_FIELDS, FILTER_FIELDS, GROUP_DIMENSIONS, type EventField } from './fields';
-import { groupEvents, listEvents, OPERATORS, QueryError, timeRange, type Filter } from './query';
+import { groupEvents, listEvents, OPERATORS, QueryError, timeRange, type EventReader, type Filter } from './query';
 
 export const LIMITS = {
   /** The largest `limit` of one dataset field. */
@@ -122,6 +122,7 @@ const schema = buildSchema(SDL);
 
 interface Context {
   readonly store: Store;
+  readonly events: EventReader;
   readonly principal: Principal;
   readonly now: number;
   datasets: number;
@@ -139,7 +140,7 @@ export interface GraphqlResponse {
 }
 
 /** Runs one GraphQL request; every failure is in `errors` (`internal` logs a bug's stack). */
-export async function runGraphql(store: Store, principal: Principal, body: GraphqlRequest, internal: (e: Error) => void = () => {}, now = Date.now()): Promise<GraphqlResponse> {
+export async function runGraphql(store: Store, events: EventReader, principal: Principal, body: GraphqlRequest, internal: (e: Error) => void = () => {}, now = Date.now()): Promise<GraphqlResponse> {
   const fail = (message: string, code: string): GraphqlResponse => ({ errors: [{ message, extensions: { code } }] });
   if (typeof body.query !== 'string') return fail('the request needs "query": a GraphQL document as a string (and optionally "variables": an object)', 'BAD_REQUEST');
   if (body.variables !== undefined && body.variables !== null && (typeof body.variables !== 'object' || Array.isArray(body.variables))) {
@@ -162,7 +163,7 @@ export async function runGraphql(store: Store, principal: Principal, body: Graph
   }
   const invalid = validate(schema, document, specifiedRules);
   if (invalid.length > 0) return { errors: invalid.map((e) => e.toJSON()) };
-  const context: Context = { store, principal, now, datasets: 0 };
+  const context: Context = { store, events, principal, now, datasets: 0 };
   const result = await execute({
     schema,
     document,
@@ -210,13 +211,13 @@ function zoneObject(zoneId: string) {
       const fields = [...selections(info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : [])), info.fragments).keys()].filter((n) =>
         EVENT_ROW_FIELDS.some((f) => f.name === n),
       );
-      return guarded(() => listEvents(ctx.store, { zoneId, filter: args.filter, limit: args.limit, orderBy: args.orderBy ?? ['datetime_DESC'], fields }));
+      return listEvents(ctx.events, { zoneId, filter: args.filter, limit: args.limit, orderBy: args.orderBy ?? ['datetime_DESC'], fields }).catch(asBadInput);
     },
     firewallEventsAdaptiveGroups(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo) {
       const range = checkDataset(args, ctx, info);
       const top = selections(info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : [])), info.fragments);
       const dimensions = [...selections(top.get('dimensions') ?? [], info.fragments).keys()].filter((n) => GROUP_DIMENSIONS.some((f) => f.name === n));
-      return guarded(() => groupEvents(ctx.store, { zoneId, filter: args.filter, range, limit: args.limit, orderBy: args.orderBy ?? [], dimensions }));
+      return groupEvents(ctx.events, { zoneId, filter: args.filter, range, limit: args.limit, orderBy: args.orderBy ?? [], dimensions }).catch(asBadInput);
     },
   };
 }
@@ -224,17 +225,18 @@ function zoneObject(zoneId: string) {
 function checkDataset(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo): { from: number; to: number } {
   if (++ctx.datasets > LIMITS.maxDatasets) throw bad(`${info.fieldName}: more than ${LIMITS.maxDatasets} datasets in one query (over all zones and aliases); split the query`, 'LIMIT_EXCEEDED');
   if (args.limit < 1 || args.limit > LIMITS.maxLimit) throw bad(`${info.fieldName}: limit must be from 1 to ${LIMITS.maxLimit}, got ${args.limit}`, 'LIMIT_EXCEEDED');
-  return guarded(() => timeRange(args.filter, ctx.now, LIMITS.maxRangeMs));
+  try {
+    return timeRange(args.filter, ctx.now, LIMITS.maxRangeMs);
+  } catch (e) {
+    return asBadInput(e);
+  }
 }
 
 /** A QueryError (bad input the SQL layer found) as a GraphQL error. */
-function guarded<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (e) {
-    if (e instanceof QueryError) throw bad(e.message);
-    throw e;
-  }
+/** A QueryError (a filter, range or order the events cannot be read by) is the client's: a GraphQL BAD_INPUT error. */
+function asBadInput(e: unknown): never {
+  if (e instanceof QueryError) throw bad(e.message);
+  throw e;
 }
 
 function bad(message: string, code = 'BAD_INPUT'): GraphQLError {

@@ -3,7 +3,8 @@
  * security events the store keeps (writer.ts), and `--events on|off`. Parsed here so the
  * CLI adds the flags and a call each.
  */
-import { DEFAULT_MAX_ROWS, DEFAULT_RETENTION_MS, type SecurityEventsOptions } from './writer';
+import { DEFAULT_MAX_ROWS, DEFAULT_RETENTION_MS } from './eventsDb';
+import type { SecurityEventsOptions } from './writer';
 
 const UNITS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

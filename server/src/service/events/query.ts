@@ -8,7 +8,12 @@
  * for the whole hours inside the time range and the events only for the partial hours at
  * its two ends, so its cost follows the number of hours and rules, not of events.
  */
-import type { SqlValue, Store } from '../store';
+import type { Row, SqlValue } from '../store';
+
+/** Where the events are read (writer.ts SecurityEvents: the events thread answers). */
+export interface EventReader {
+  all(sql: string, params: readonly SqlValue[]): Promise<Row[]>;
+}
 import { EVENT_ROW_FIELDS, FIELD_BY_NAME, formatDate, formatTime, type EventField } from './fields';
 import { HOUR_MS } from './schema';
 
@@ -124,7 +129,7 @@ export interface ListQuery {
 }
 
 /** `firewallEventsAdaptive`: the events, newest first unless ordered otherwise. */
-export function listEvents(store: Store, q: ListQuery): Record<string, unknown>[] {
+export async function listEvents(events: EventReader, q: ListQuery): Promise<Record<string, unknown>[]> {
   const where = compileFilter(q.filter);
   const order = orderSql(q.orderBy, (name) => FIELD_BY_NAME.get(name)?.sql);
   // Rows of one request (same time) keep the order they were recorded in, in the order's direction.
@@ -132,7 +137,7 @@ export function listEvents(store: Store, q: ListQuery): Record<string, unknown>[
   const cols = q.fields.map((name) => `${FIELD_BY_NAME.get(name)!.sql} AS "${name}"`);
   const sql = `SELECT ${['anomaly_scores', 'defaulted_fields', ...cols].join(', ')} FROM security_events
     WHERE zone_id = ? AND ${where.sql} ORDER BY ${[...order, `seq ${tie}`].join(', ')} LIMIT ?`;
-  return store.all(sql, [q.zoneId, ...where.params, q.limit]).map((row) => {
+  return (await events.all(sql, [q.zoneId, ...where.params, q.limit])).map((row) => {
     const out: Record<string, unknown> = {};
     for (const name of q.fields) out[name] = outValue(FIELD_BY_NAME.get(name)!, row[name]);
     out.anomalyScores = Object.entries(JSON.parse(String(row.anomaly_scores)) as Record<string, number>).map(([category, score]) => ({ category, score }));
@@ -156,7 +161,7 @@ export interface Group {
 }
 
 /** `firewallEventsAdaptiveGroups`: counts per distinct value of the dimensions. */
-export function groupEvents(store: Store, q: GroupQuery): Group[] {
+export async function groupEvents(events: EventReader, q: GroupQuery): Promise<Group[]> {
   const orderDims = q.orderBy.map((o) => o.replace(/_(ASC|DESC)$/, '')).filter((n) => n !== 'count');
   const dims = [...new Set([...q.dimensions, ...orderDims])].map((n) => FIELD_BY_NAME.get(n)!);
   // A time bound inside AND/OR would cut an hour's count in two: then only events are exact.
@@ -190,7 +195,7 @@ export function groupEvents(store: Store, q: GroupQuery): Group[] {
     params = [q.zoneId, ...where.params];
   }
   sql += ` ${order.length ? `ORDER BY ${order.join(', ')}` : ''} LIMIT ?`;
-  return store.all(`${sql}`, [...params, q.limit]).map((row) => {
+  return (await events.all(sql, [...params, q.limit])).map((row) => {
     const dimensions: Record<string, unknown> = {};
     dims.forEach((d, i) => (dimensions[d.name] = outValue(d, row[`d${i}`])));
     return { count: Number(row.count), dimensions };

@@ -9,7 +9,11 @@ import { authenticate } from '../auth';
 import type { Reply } from '../api';
 import type { Ctx, Router } from '../router';
 import { runGraphql, type GraphqlRequest } from './graphql';
+import type { EventReader } from './query';
 import { EVENTS_SCOPE } from './schema';
+
+/** A service started without security events (tests of other routes, createService without them): no event to read. */
+const NO_EVENTS: EventReader = { all: async () => [] };
 
 export function graphqlRoutes(r: Router, log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): void {
   r.post('/graphql', (ctx) => graphql(ctx, log), { public: true });
@@ -26,7 +30,7 @@ async function graphql(ctx: Ctx, log: (line: string) => void): Promise<Reply> {
   // The events and the zones are all it reads: a pending ruleset write does not hold it.
   ctx.readScope = EVENTS_SCOPE;
   const body = ctx.body !== null && typeof ctx.body === 'object' && !Array.isArray(ctx.body) ? (ctx.body as GraphqlRequest) : {};
-  const result = await runGraphql(ctx.service.store, principal, body, (e) => log(`graphql internal error: ${e.stack ?? e}`));
+  const result = await runGraphql(ctx.service.store, ctx.service.events ?? NO_EVENTS, principal, body, (e) => log(`graphql internal error: ${e.stack ?? e}`));
   const requestError = result.data === undefined && (result.errors?.[0] as { extensions?: { code?: string } } | undefined)?.extensions?.code === 'BAD_REQUEST';
   return { status: requestError ? 400 : 200, raw: result };
 }

@@ -1,8 +1,7 @@
 /**
- * The security events' tables, kept apart from the versioned store schema (schema.ts):
- * `CREATE … IF NOT EXISTS`, run every time the store opens, so adding them never takes a
- * schema version another part of the store may need. A later change to these tables adds
- * statements here that are safe to repeat.
+ * The security events' tables, in their own file (eventsDb.ts), apart from the service's
+ * versioned store schema (../schema.ts): `CREATE … IF NOT EXISTS`, run every time the file
+ * opens. A later change to these tables adds statements here that are safe to repeat.
  *
  * - `security_events`: one row per acting rule of an evaluated request (fromEvaluation.ts).
  *   `time` is ms since the epoch; JSON columns hold what is only passed through. Two
@@ -35,9 +34,22 @@ export const EVENTS_SCHEMA = `
     PRIMARY KEY (zone_id, hour, action, source, ruleset_id, rule_id, description, origin)) WITHOUT ROWID;
 `;
 
+/** The events file of the service's database file (its real path, store.ts `realFile`); eventsDb.ts says why apart. */
+export function eventsFileOf(storeFile: string): string {
+  return `${storeFile}-events`;
+}
+
+/** The columns an event is written with, in the order writer.ts `eventRow` gives its values. */
+export const EVENT_COLUMNS = [
+  'ray_id', 'time', 'zone_id', 'action', 'outcome', 'rule_action', 'source', 'phase', 'ruleset_id', 'rule_id', 'ref', 'description',
+  'client_ip', 'country', 'asn', 'method', 'host', 'path', 'query', 'user_agent', 'http_version', 'response_status',
+  'anomaly_score', 'anomaly_scores', 'defaulted_fields', 'body_truncated', 'origin',
+] as const;
+
 /**
- * The store's scope of these tables (store.ts write(fn, scope)): an API read of rulesets
- * does not wait for a batch of events to be durable, nor a GraphQL read for a ruleset write.
+ * The scope a GraphQL read names to the service's store (store.ts durable(scope)): no
+ * write of the store names it, so such a read waits only for writes that name no scope
+ * (it reads zones and tokens from the store; its events come from the events file).
  */
 export const EVENTS_SCOPE = 'events';
 
@@ -63,6 +75,40 @@ export function eventsSchema(db: SchemaDb): void {
     return;
   }
   db.exec(EVENTS_SCHEMA);
+}
+
+/**
+ * Moves the events of a service store from before the events file (they were tables of
+ * the store itself) into `eventsFile`, once, when the store opens: one transaction over
+ * both files, keeping each event's seq (INSERT OR IGNORE: were the store's half of an
+ * interrupted move to run again, nothing is copied twice); the hourly counts are rebuilt
+ * in the events file. Returns the events moved.
+ */
+export function moveEventsOut(db: SchemaDb, eventsFile: string): number {
+  if (db.get("SELECT 1 AS y FROM main.sqlite_master WHERE type = 'table' AND name = 'security_events'") === null) return 0;
+  db.exec(`ATTACH DATABASE '${eventsFile.replaceAll("'", "''")}' AS moved`);
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.exec(EVENTS_SCHEMA.replaceAll('IF NOT EXISTS ', 'IF NOT EXISTS moved.'));
+      const n = Number((db.get('SELECT COUNT(*) AS n FROM main.security_events') as { n: number }).n);
+      const cols = ['seq', ...EVENT_COLUMNS].join(', ');
+      db.exec(`INSERT OR IGNORE INTO moved.security_events (${cols}) SELECT ${cols} FROM main.security_events ORDER BY seq;
+        DROP TABLE main.security_events; DROP TABLE IF EXISTS main.security_events_hourly;
+        DELETE FROM moved.security_events_hourly; ${HOURLY_REBUILD.replace('INTO security_events_hourly', 'INTO moved.security_events_hourly').replace('FROM security_events', 'FROM moved.security_events')};
+        COMMIT`);
+      return n;
+    } catch (e) {
+      try {
+        db.exec('ROLLBACK');
+      } catch {
+        // SQLite had ended the transaction itself
+      }
+      throw e;
+    }
+  } finally {
+    db.exec('DETACH DATABASE moved');
+  }
 }
 
 /** The hourly table's bucket of a time (ms). */

@@ -1,94 +1,97 @@
 /**
- * The security-events sink: `record()` turns the evaluated request into its events
- * (fromEvaluation.ts: a few µs, nothing when no rule acted) and queues them; a timer
- * writes the queue in one transaction, off the request path.
+ * The security-events sink and reader. `record()` turns the evaluated request into its
+ * events (fromEvaluation.ts: a few µs, nothing when no rule acted), each as the row it is
+ * stored as, and queues them; a timer hands the queue to the events thread
+ * (eventsWorker.ts), which owns the events file (eventsDb.ts) and writes each batch in
+ * one transaction. So the WAF proxy's thread never runs an insert, a commit or a
+ * checkpoint: handing a batch over costs it about a microsecond per event.
  *
- * Batches: a flush runs FLUSH_MS after the first queued request, or at once (next turn of
- * the event loop) when BATCH_REQUESTS are queued, and writes SLICE_REQUESTS requests per
- * turn until the queue is empty, so the proxy's requests are served in between. So a
- * SIGKILL loses at most the requests queued and not yet written — at most FLUSH_MS
- * (200 ms) of traffic, and a flush is started for every 500 requests — and never corrupts
- * the store: each slice is one SQLite transaction (or part of the service's group
- * commit), committed whole or rolled back by SQLite on the next open. When the store
- * cannot keep up, the queue stops at MAX_QUEUED requests and later ones are counted in
- * `dropped` instead of growing memory without bound.
+ * Batches: one is handed over FLUSH_MS after the first queued request, or at once (next
+ * turn of the event loop) when BATCH_REQUESTS are queued. A SIGKILL loses at most what was
+ * queued or in the thread and not yet committed: at most FLUSH_MS (200 ms) of traffic or
+ * BATCH_REQUESTS requests, plus the batch being written; the file is never left corrupt
+ * (eventsDb.ts). When the thread cannot keep up, queued and unwritten requests stop at
+ * MAX_QUEUED and later ones are counted in `dropped` instead of growing memory without bound.
  *
- * Retention (`--events-retention`, `--events-max-rows`) runs after a flush at most once per
- * PRUNE_MS: events older than the retention go, then the oldest beyond the row limit, at
- * most PRUNE_CHUNK rows per pass so a pass never holds the event loop for long. The hourly
- * counts (schema.ts) are kept in step on insert and on delete.
+ * Reads (the GraphQL endpoint, query.ts) go to the same thread, after the batches handed
+ * over before them. Without the built thread (server/out/eventsWorker.js: running from
+ * source before `npm run build`) the same code answers on this thread, a turn later.
  */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { findManagedRuleset, rulesetVersion } from '../../rulesets/catalog';
 import type { ManagedCatalog } from '../../rulesets/catalog';
 import { defaultCatalog } from '../../managed/catalog';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../../evaluatedRequest';
-import type { SqlValue, Store } from '../store';
+import type { Row, SqlValue, Store } from '../store';
+import { answer, EventsDb, type EventRow, type FromEvents, type Retention, type ToEvents } from './eventsDb';
 import { eventsOf, type CategoriesOf, type SecurityEvent } from './fromEvaluation';
-import { EVENTS_SCOPE, HOUR_MS, HOURLY_KEY } from './schema';
+import { eventsFileOf } from './schema';
 
 export const FLUSH_MS = 200;
 export const BATCH_REQUESTS = 500;
 export const MAX_QUEUED = 20_000;
-/** Requests written per turn of the event loop: ~3-4 ms of work at one event each; fewer would commit (and rewrite the same WAL pages) more often. */
-const SLICE_REQUESTS = 200;
-const PRUNE_MS = 10_000;
-const PRUNE_CHUNK = 50_000;
 
-export const DEFAULT_RETENTION_MS = 7 * 24 * HOUR_MS;
-export const DEFAULT_MAX_ROWS = 5_000_000;
-
-export interface SecurityEventsOptions {
-  /** Events older than this are deleted (ms; default 7 days). */
-  readonly retentionMs?: number;
-  /** At most this many events are kept; the oldest go first (default 5,000,000). */
-  readonly maxRows?: number;
+export interface SecurityEventsOptions extends Retention {
   readonly flushMs?: number;
   readonly now?: () => number;
   readonly catalog?: ManagedCatalog;
   /** Where a failed batch is reported (the batch is dropped, the service goes on). */
   readonly log?: (line: string) => void;
+  /** false (`serve --events off`): nothing is recorded; the stored events are still read. */
+  readonly recording?: boolean;
+  /** The events thread's script; undefined: answer on this thread (tests of that path). Default: the built one. */
+  readonly workerFile?: string | undefined;
 }
 
 export interface EventStats {
   readonly written: number;
   readonly dropped: number;
+  /** Requests queued here or handed over and not yet written. */
   readonly queued: number;
 }
 
-const COLUMNS = [
-  'ray_id', 'time', 'zone_id', 'action', 'outcome', 'rule_action', 'source', 'phase', 'ruleset_id', 'rule_id', 'ref', 'description',
-  'client_ip', 'country', 'asn', 'method', 'host', 'path', 'query', 'user_agent', 'http_version', 'response_status',
-  'anomaly_score', 'anomaly_scores', 'defaulted_fields', 'body_truncated', 'origin',
-] as const;
-// One prepared statement run per event, its values bound: 16 µs of CPU per event, where
-// one statement per batch with the rows as a JSON array for SQLite to unpack (json_each)
-// took 42 µs — the WASM build parses JSON slower than binding costs.
-const INSERT = `INSERT INTO security_events (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`;
-const ROLLUP_KEY = HOURLY_KEY;
-const ROLLUP_ADD = `INSERT INTO security_events_hourly (${ROLLUP_KEY}, count) SELECT ${[0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => `value ->> ${i}`).join(', ')} FROM json_each(?) WHERE true
-  ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET count = count + excluded.count`;
+/** The built events thread, beside the bundle or in server/out when run from source. */
+export function eventsWorkerFile(): string | undefined {
+  return [join(__dirname, 'eventsWorker.js'), resolve(__dirname, '../../../out/eventsWorker.js')].find((f) => existsSync(f));
+}
+
+interface Pending {
+  /** Requests in a write (0 for a read). */
+  readonly requests: number;
+  resolve(f: FromEvents): void;
+}
 
 export class SecurityEvents implements EvaluatedRequestSink {
-  /** Per queued request, its events (never empty). */
-  private queue: SecurityEvent[][] = [];
+  /** Rows waiting to be handed over, and how many requests they are. */
+  private queue: EventRow[] = [];
+  private queuedRequests = 0;
+  /** Messages handed over and not yet answered, in order (the owner answers in order). */
+  private readonly pending: Pending[] = [];
+  private inFlightRequests = 0;
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
-  private lastPrune = 0;
-  private rows: number;
+  private worker: Worker | undefined;
+  /** The owner on this thread when there is no built worker. */
+  private local: EventsDb | undefined;
   private written = 0;
   private dropped = 0;
   private closed = false;
   private overflowing = false;
   private readonly now: () => number;
   private readonly categoriesOf: CategoriesOf;
+  readonly file: string;
+  private readonly workerFile: string | undefined;
 
   constructor(
-    private readonly store: Store,
+    store: Store,
     private readonly options: SecurityEventsOptions = {},
   ) {
+    this.file = eventsFileOf(store.realFile);
     this.now = options.now ?? Date.now;
     this.categoriesOf = attackCategories(options.catalog ?? defaultCatalog);
-    this.rows = Number(store.get<{ n: number }>('SELECT COUNT(*) AS n FROM security_events')?.n ?? 0);
+    this.workerFile = 'workerFile' in options ? options.workerFile : eventsWorkerFile();
   }
 
   record(request: EvaluatedRequest): void {
@@ -101,135 +104,138 @@ export class SecurityEvents implements EvaluatedRequestSink {
   }
 
   private enqueue(request: EvaluatedRequest, origin: 'proxy' | 'trace'): void {
-    if (this.closed) return;
-    if (this.queue.length >= MAX_QUEUED) {
+    if (this.closed || this.options.recording === false) return;
+    if (this.queuedRequests + this.inFlightRequests >= MAX_QUEUED) {
       // Said once per overflow (the flag clears when a batch is written), not per request.
-      if (!this.overflowing) this.options.log?.(`security events: ${MAX_QUEUED} requests wait for the store; events are dropped until it catches up`);
+      if (!this.overflowing) this.options.log?.(`security events: ${MAX_QUEUED} requests wait for the events file; events are dropped until it catches up`);
       this.overflowing = true;
       this.dropped++;
       return;
     }
-    // The request becomes its events now and only they wait for the batch: a request no
-    // rule acted on (most of the traffic) is not kept at all, and one that was keeps a few
-    // small objects instead of its evaluation (a managed ruleset's trace has hundreds of
-    // entries) — less for the garbage collector to copy while the batch waits, and no
-    // hundreds of MB when the store falls behind.
+    // The request becomes its rows now and only they wait for the batch: a request no rule
+    // acted on (most of the traffic) is not kept at all, and one that was keeps a few small
+    // arrays instead of its evaluation (a managed ruleset's trace has hundreds of entries).
     const events = eventsOf(request, this.categoriesOf, origin);
     if (events.length === 0) return;
-    this.queue.push(events);
-    if (this.queue.length >= BATCH_REQUESTS) {
-      this.immediate ??= setImmediate(() => this.drain());
+    for (const e of events) this.queue.push(eventRow(e));
+    this.queuedRequests++;
+    if (this.queuedRequests >= BATCH_REQUESTS) {
+      this.immediate ??= setImmediate(() => this.handOver());
     } else if (!this.timer && !this.immediate) {
-      this.timer = setTimeout(() => this.drain(), this.options.flushMs ?? FLUSH_MS);
+      this.timer = setTimeout(() => this.handOver(), this.options.flushMs ?? FLUSH_MS);
       this.timer.unref();
     }
   }
 
   get stats(): EventStats {
-    return { written: this.written, dropped: this.dropped, queued: this.queue.length };
+    return { written: this.written, dropped: this.dropped, queued: this.queuedRequests + this.inFlightRequests };
   }
 
-  /** Writes everything queued now (tests, shutdown). */
-  flush(): void {
-    this.unschedule();
-    while (this.queue.length > 0) this.writeSlice(this.queue.length);
-    if (this.now() - this.lastPrune >= PRUNE_MS) this.prune();
+  /** Hands the queue over and resolves when everything recorded so far is written (tests, shutdown). */
+  async flush(): Promise<void> {
+    this.handOver();
+    await this.send({ op: 'all', sql: 'SELECT 1', params: [] }, 0);
   }
 
-  /**
-   * The timer's flush: SLICE_REQUESTS requests per turn of the event loop, so the proxy's
-   * requests are served between slices instead of waiting behind a whole batch.
-   */
-  private drain(): void {
-    this.unschedule();
-    this.writeSlice(SLICE_REQUESTS);
-    if (this.queue.length > 0) this.immediate = setImmediate(() => this.drain());
-    else if (this.now() - this.lastPrune >= PRUNE_MS) this.prune();
+  /** The rows of a query over the events file (query.ts), after every batch handed over before it. */
+  async all(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
+    const reply = await this.send({ op: 'all', sql, params }, 0);
+    if (!reply.ok) throw new Error(reply.error);
+    return reply.rows ?? [];
   }
 
-  private unschedule(): void {
+  /** Writes what is queued, stops taking events and closes the events file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.flush();
+    this.closed = true;
+    if (this.worker || this.local) await this.send({ op: 'close' }, 0);
+    await this.worker?.terminate();
+    this.worker = undefined;
+    this.local = undefined;
+  }
+
+  private handOver(): void {
     if (this.timer) clearTimeout(this.timer);
     if (this.immediate) clearImmediate(this.immediate);
     this.timer = undefined;
     this.immediate = undefined;
+    if (this.queuedRequests === 0) return;
+    const rows = this.queue;
+    const requests = this.queuedRequests;
+    this.queue = [];
+    this.queuedRequests = 0;
+    this.inFlightRequests += requests;
+    void this.send({ op: 'write', rows, now: this.now() }, requests).then((reply) => {
+      this.inFlightRequests -= requests;
+      if (reply.ok) {
+        this.written += rows.length;
+        this.overflowing = false;
+      } else {
+        this.dropped += requests;
+        this.options.log?.(`security events: a batch of ${requests} requests was not written: ${reply.error}`);
+      }
+    });
   }
 
-  private writeSlice(n: number): void {
-    const batch = this.queue.splice(0, n);
-    try {
-      const events = batch.flat();
-      this.store.write(() => this.insert(events), EVENTS_SCOPE);
-      this.written += events.length;
-      this.overflowing = false;
-      this.rows += events.length;
-    } catch (e) {
-      this.dropped += batch.length;
-      this.options.log?.(`security events: a batch of ${batch.length} requests was not written: ${(e as Error).message}`);
-    }
+  private send(m: ToEvents, requests: number): Promise<FromEvents> {
+    if (this.closed && m.op !== 'close') return Promise.resolve({ ok: false, error: 'the security events are closed' });
+    return new Promise((resolve) => {
+      this.pending.push({ requests, resolve });
+      if (!this.workerFile) {
+        // No thread: the same answer, on this thread, a turn later (as a reply would come).
+        setImmediate(() => {
+          let reply: FromEvents;
+          try {
+            this.local ??= new EventsDb(this.file, this.options);
+            reply = answer(this.local, m);
+          } catch (e) {
+            reply = { ok: false, error: `cannot open ${this.file}: ${(e as Error).message}` };
+          }
+          this.pending.shift()?.resolve(reply);
+        });
+        return;
+      }
+      const worker = this.thread();
+      worker.ref();
+      worker.postMessage(m);
+    });
   }
 
-  private insert(events: readonly SecurityEvent[]): void {
-    const hourly = new Map<string, unknown[]>();
-    for (const e of events) {
-      this.store.run(INSERT, [
-        e.rayId, e.time, e.zoneId, e.action, e.outcome, e.ruleAction, e.source, e.phase, e.rulesetId, e.ruleId, text(e.ref), text(e.description),
-        text(e.clientIp), e.country, e.asn, text(e.method), text(e.host), text(e.path), text(e.query), text(e.userAgent), text(e.httpVersion), e.responseStatus,
-        e.anomalyScore, JSON.stringify(e.anomalyScores), JSON.stringify(e.defaultedFields), e.bodyTruncated ? 1 : 0, e.origin,
-      ] as SqlValue[]);
-      const values = [e.zoneId, Math.floor(e.time / HOUR_MS) * HOUR_MS, e.action, e.source, e.rulesetId, e.ruleId, text(e.description), e.origin];
-      const k = values.join('\u0000');
-      const h = hourly.get(k);
-      if (h) (h[8] as number)++;
-      else hourly.set(k, [...values, 1]);
-    }
-    this.store.run(ROLLUP_ADD, [JSON.stringify([...hourly.values()])]);
-  }
-
-  /** Deletes what retention and the row limit no longer keep (see the header). */
-  prune(): void {
-    this.lastPrune = this.now();
-    try {
-      const retention = this.options.retentionMs ?? DEFAULT_RETENTION_MS;
-      const cutoff = this.now() - retention;
-      const old = this.store.get<{ seq: number }>('SELECT seq FROM security_events WHERE time < ? ORDER BY time DESC LIMIT 1', [cutoff]);
-      // Events arrive nearly in time order, so "older than the cutoff" is a prefix of seq.
-      if (old) this.deleteThrough(Math.min(old.seq, this.oldestSeq() + PRUNE_CHUNK - 1), cutoff);
-      const excess = this.rows - (this.options.maxRows ?? DEFAULT_MAX_ROWS);
-      if (excess > 0) this.deleteThrough(this.oldestSeq() + Math.min(excess, PRUNE_CHUNK) - 1);
-    } catch (e) {
-      this.options.log?.(`security events: pruning failed: ${(e as Error).message}`);
-    }
-  }
-
-  private oldestSeq(): number {
-    return Number(this.store.get<{ s: number | null }>('SELECT MIN(seq) AS s FROM security_events')?.s ?? 0);
-  }
-
-  /** Deletes events with seq <= `seq` (and, with `before`, only those older than it). */
-  private deleteThrough(seq: number, before?: number): void {
-    const where = before === undefined ? 'seq <= ?' : 'seq <= ? AND time < ?';
-    const params = before === undefined ? [seq] : [seq, before];
-    this.store.write(() => {
-      this.store.run(
-        `INSERT INTO security_events_hourly (${ROLLUP_KEY}, count)
-         SELECT zone_id, (time / ${HOUR_MS}) * ${HOUR_MS}, action, source, ruleset_id, rule_id, description, origin, -COUNT(*)
-           FROM security_events WHERE ${where} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
-         ON CONFLICT (${ROLLUP_KEY}) DO UPDATE SET count = count + excluded.count`,
-        params,
-      );
-      this.store.run('DELETE FROM security_events_hourly WHERE count <= 0');
-      this.rows -= this.store.run(`DELETE FROM security_events WHERE ${where}`, params);
-    }, EVENTS_SCOPE);
-  }
-
-  /** Writes what is queued and stops taking events. */
-  close(): void {
-    this.flush();
-    this.closed = true;
+  /** The events thread, started on first use; a crashed one fails what it held and is started again on the next message. */
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(this.workerFile!, { workerData: { file: this.file, retention: { retentionMs: this.options.retentionMs, maxRows: this.options.maxRows } } });
+    this.worker = worker;
+    worker.on('message', (reply: FromEvents) => {
+      this.pending.shift()?.resolve(reply);
+      // An idle thread does not keep the process alive; one with work in hand does.
+      if (this.pending.length === 0) worker.unref();
+    });
+    const fail = (why: string) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      for (const p of this.pending.splice(0)) p.resolve({ ok: false, error: `the security events thread ${why}` });
+    };
+    worker.on('error', (e) => {
+      this.options.log?.(`security events: the events thread failed: ${e.stack ?? e.message}`);
+      fail(`failed: ${e.message}`);
+    });
+    worker.on('exit', (code) => fail(`exited with code ${code}`));
+    return worker;
   }
 }
 
-/** A stored text: NUL cannot be stored (store.ts `run`), so it becomes U+FFFD. */
+/** An event as the row it is stored as (EVENT_COLUMNS' order). */
+function eventRow(e: SecurityEvent): EventRow {
+  return [
+    e.rayId, e.time, e.zoneId, e.action, e.outcome, e.ruleAction, e.source, e.phase, e.rulesetId, e.ruleId, text(e.ref), text(e.description),
+    text(e.clientIp), e.country, e.asn, text(e.method), text(e.host), text(e.path), text(e.query), text(e.userAgent), text(e.httpVersion), e.responseStatus,
+    e.anomalyScore, JSON.stringify(e.anomalyScores), JSON.stringify(e.defaultedFields), e.bodyTruncated ? 1 : 0, e.origin,
+  ];
+}
+
+/** A stored text: node-sqlite3-wasm binds text as a C string, so a NUL would cut it; it becomes U+FFFD. */
 function text(s: string): string {
   return s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s;
 }

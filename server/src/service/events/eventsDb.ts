@@ -1,0 +1,210 @@
+/**
+ * The security events' own SQLite file, `<service db>-events` beside the service's store
+ * (named like SQLite's `-wal`: copy or move them together). Its owner is the events
+ * thread (eventsWorker.ts), not the service's event loop: an event's insert, its commit
+ * and the log's checkpoints (whose fsyncs node-sqlite3-wasm runs synchronously) then cost
+ * the WAF proxy's thread nothing, and a batch of events never shares a group commit with
+ * an API write.
+ *
+ * Durability: WAL with `synchronous=NORMAL`, one transaction per batch: a batch is on the
+ * disk's way once committed, so a SIGKILL loses only what was not yet committed (the
+ * batch being written and what waited in the service's queue, writer.ts); a power cut
+ * may also lose the last commits before a checkpoint. Never a corrupt file: SQLite
+ * rolls an unfinished transaction back when the file opens.
+ *
+ * Retention (`--events-retention`, `--events-max-rows`) runs after a write at most once
+ * per PRUNE_MS: events older than the retention go, then the oldest beyond the row limit,
+ * at most PRUNE_CHUNK rows per pass. The hourly counts (schema.ts) are kept in step on
+ * insert and on delete.
+ */
+import { rmSync } from 'node:fs';
+import { Database, type Statement } from 'node-sqlite3-wasm';
+import type { Row, SqlValue } from '../store';
+import { EVENT_COLUMNS, eventsSchema, HOUR_MS, HOURLY_KEY } from './schema';
+
+const PRUNE_MS = 10_000;
+const PRUNE_CHUNK = 50_000;
+
+export const DEFAULT_RETENTION_MS = 7 * 24 * HOUR_MS;
+export const DEFAULT_MAX_ROWS = 5_000_000;
+
+export interface Retention {
+  /** Events older than this are deleted (ms; default 7 days). */
+  readonly retentionMs?: number;
+  /** At most this many events are kept; the oldest go first (default 5,000,000). */
+  readonly maxRows?: number;
+}
+
+/** One event as stored: its values in EVENT_COLUMNS order (writer.ts `eventRow`). */
+export type EventRow = SqlValue[];
+
+// Where the hourly key's values sit in an EventRow (after zone and hour, HOURLY_KEY's order).
+const COL = Object.fromEntries(EVENT_COLUMNS.map((c, i) => [c, i])) as Record<(typeof EVENT_COLUMNS)[number], number>;
+const INSERT = `INSERT INTO security_events (${EVENT_COLUMNS.join(', ')}) VALUES (${EVENT_COLUMNS.map(() => '?').join(', ')})`;
+// One prepared statement run per event, its values bound: where one statement per batch
+// with the rows as a JSON array for SQLite to unpack (json_each) took 2.6 times as long —
+// the WASM build parses JSON slower than binding costs. The hourly counts of a batch are
+// few, so they go in one statement.
+const ROLLUP_ADD = `INSERT INTO security_events_hourly (${HOURLY_KEY}, count) SELECT ${[0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => `value ->> ${i}`).join(', ')} FROM json_each(?) WHERE true
+  ON CONFLICT (${HOURLY_KEY}) DO UPDATE SET count = count + excluded.count`;
+
+export class EventsDb {
+  private readonly db: Database;
+  private readonly statements = new Map<string, Statement>();
+  private rows: number;
+  private lastPrune = 0;
+
+  constructor(
+    readonly file: string,
+    private readonly retention: Retention = {},
+  ) {
+    // node-sqlite3-wasm locks with a `<file>.lock` folder that a killed process leaves
+    // behind. The service's claim on its own file (store.ts claim()) makes this process
+    // the events file's only user, so a lock found here is a dead process's.
+    rmSync(`${file}.lock`, { recursive: true, force: true });
+    this.db = new Database(file);
+    try {
+      // As the service's store (store.ts): the only user, WAL without shared memory.
+      this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
+      this.db.exec('PRAGMA journal_mode = WAL');
+      this.db.exec('PRAGMA synchronous = NORMAL');
+      eventsSchema(this.db);
+      this.rows = Number(this.get('SELECT COUNT(*) AS n FROM security_events')?.n ?? 0);
+    } catch (e) {
+      this.db.close();
+      throw e;
+    }
+  }
+
+  /** Stores one batch in one transaction (all of it or none), then prunes when due. */
+  insert(rows: readonly EventRow[], now: number): void {
+    const hourly = new Map<string, SqlValue[]>();
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const row of rows) {
+        this.use(INSERT, (st) => st.run(row));
+        const values = [row[COL.zone_id]!, Math.floor(Number(row[COL.time]) / HOUR_MS) * HOUR_MS, row[COL.action]!, row[COL.source]!, row[COL.ruleset_id]!, row[COL.rule_id]!, row[COL.description]!, row[COL.origin]!];
+        const k = values.join('\u0000');
+        const h = hourly.get(k);
+        if (h) (h[8] as number)++;
+        else hourly.set(k, [...values, 1]);
+      }
+      this.use(ROLLUP_ADD, (st) => st.run([JSON.stringify([...hourly.values()])]));
+      this.db.exec('COMMIT');
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    }
+    this.rows += rows.length;
+    if (now - this.lastPrune >= PRUNE_MS) this.prune(now);
+  }
+
+  /** Deletes what retention and the row limit no longer keep (see the file's comment). */
+  prune(now: number): void {
+    this.lastPrune = now;
+    const cutoff = now - (this.retention.retentionMs ?? DEFAULT_RETENTION_MS);
+    const old = this.get('SELECT seq FROM security_events WHERE time < ? ORDER BY time DESC LIMIT 1', [cutoff]);
+    // Events arrive nearly in time order, so "older than the cutoff" is a prefix of seq.
+    if (old) this.deleteThrough(Math.min(Number(old.seq), this.oldestSeq() + PRUNE_CHUNK - 1), cutoff);
+    const excess = this.rows - (this.retention.maxRows ?? DEFAULT_MAX_ROWS);
+    if (excess > 0) this.deleteThrough(this.oldestSeq() + Math.min(excess, PRUNE_CHUNK) - 1);
+  }
+
+  private oldestSeq(): number {
+    return Number(this.get('SELECT MIN(seq) AS s FROM security_events')?.s ?? 0);
+  }
+
+  /** Deletes events with seq <= `seq` (and, with `before`, only those older than it). */
+  private deleteThrough(seq: number, before?: number): void {
+    const where = before === undefined ? 'seq <= ?' : 'seq <= ? AND time < ?';
+    const params = before === undefined ? [seq] : [seq, before];
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      this.use(
+        `INSERT INTO security_events_hourly (${HOURLY_KEY}, count)
+         SELECT zone_id, (time / ${HOUR_MS}) * ${HOUR_MS}, action, source, ruleset_id, rule_id, description, origin, -COUNT(*)
+           FROM security_events WHERE ${where} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+         ON CONFLICT (${HOURLY_KEY}) DO UPDATE SET count = count + excluded.count`,
+        (st) => st.run(params),
+      );
+      this.use('DELETE FROM security_events_hourly WHERE count <= 0', (st) => st.run());
+      const deleted = this.use(`DELETE FROM security_events WHERE ${where}`, (st) => st.run(params).changes);
+      this.db.exec('COMMIT');
+      this.rows -= deleted;
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  /** The rows of a query (query.ts builds them; the GraphQL endpoint asks through writer.ts). */
+  all(sql: string, params: readonly SqlValue[] = []): Row[] {
+    return this.use(sql, (st) => st.all(params as SqlValue[]) as Row[]);
+  }
+
+  private get(sql: string, params: readonly SqlValue[] = []): Row | undefined {
+    return this.all(sql, params)[0];
+  }
+
+  /**
+   * Runs `fn` on the cached statement for `sql` (query.ts's are few shapes, their values
+   * bound, so the cache stays small). A statement whose step failed cannot be reset for
+   * reuse, so it is dropped.
+   */
+  private use<T>(sql: string, fn: (st: Statement) => T): T {
+    let st = this.statements.get(sql);
+    if (!st) {
+      if (this.statements.size >= 256) this.finalizeStatements();
+      st = this.db.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    try {
+      return fn(st);
+    } catch (e) {
+      this.statements.delete(sql);
+      try {
+        st.finalize();
+      } catch {
+        // finalize repeats the step's error; the statement is gone either way
+      }
+      throw e;
+    }
+  }
+
+  private finalizeStatements(): void {
+    for (const st of this.statements.values()) {
+      try {
+        st.finalize();
+      } catch {
+        // a statement whose last step failed repeats its error here; it is gone either way
+      }
+    }
+    this.statements.clear();
+  }
+
+  close(): void {
+    if (!this.db.isOpen) return;
+    this.finalizeStatements();
+    this.db.close();
+  }
+}
+
+/** What writer.ts asks of the events file's owner; each message is answered, in order. */
+export type ToEvents =
+  | { readonly op: 'write'; readonly rows: readonly EventRow[]; readonly now: number }
+  | { readonly op: 'all'; readonly sql: string; readonly params: readonly SqlValue[] }
+  | { readonly op: 'close' };
+
+export type FromEvents = { readonly ok: true; readonly rows?: Row[] } | { readonly ok: false; readonly error: string };
+
+/** The owner's answer to one message (the events thread's, or writer.ts's own when there is no thread). */
+export function answer(db: EventsDb, m: ToEvents): FromEvents {
+  try {
+    if (m.op === 'write') db.insert(m.rows, m.now);
+    else if (m.op === 'all') return { ok: true, rows: db.all(m.sql, m.params) };
+    else db.close();
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: (e as Error).message };
+  }
+}
