@@ -1,9 +1,18 @@
 /**
  * The security events' thread (writer.ts starts it): it owns the events file
  * (eventsDb.ts) and answers writer.ts's messages in the order they came.
+ *
+ * writer.ts hands rows over every HAND_OVER_MS, so that they die young on the proxy's
+ * thread instead of living through garbage collections there; this thread gathers them
+ * and commits every COMMIT_MS (or COMMIT_ROWS rows), answering each write once its rows
+ * are committed. Any other message commits what is gathered first, so a read sees every
+ * row handed over before it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { answer, EventsDb, type Retention, type ToEvents } from './eventsDb';
+import { answer, EventsDb, type EventRow, type Retention, type ToEvents } from './eventsDb';
+
+const COMMIT_MS = 200;
+const COMMIT_ROWS = 2_000;
 
 const { file, retention } = workerData as { file: string; retention: Retention };
 let db: EventsDb | undefined;
@@ -13,5 +22,37 @@ try {
 } catch (e) {
   failed = `cannot open ${file}: ${(e as Error).message}`;
 }
+
+let gathered: EventRow[] = [];
+let writes = 0;
+let now = 0;
+let timer: NodeJS.Timeout | undefined;
+
+function reply(m: ToEvents): void {
+  parentPort!.postMessage(db ? answer(db, m) : { ok: false, error: failed });
+}
+
+/** Commits the gathered rows in one transaction and answers each write that brought them. */
+function commit(): void {
+  if (timer) clearTimeout(timer);
+  timer = undefined;
+  if (writes === 0) return;
+  const result = db ? answer(db, { op: 'write', rows: gathered, now }) : { ok: false, error: failed };
+  for (let i = 0; i < writes; i++) parentPort!.postMessage(result);
+  gathered = [];
+  writes = 0;
+}
+
 // After `close`, writer.ts ends the thread once the answer is in.
-parentPort!.on('message', (m: ToEvents) => parentPort!.postMessage(db ? answer(db, m) : { ok: false, error: failed }));
+parentPort!.on('message', (m: ToEvents) => {
+  if (m.op !== 'write') {
+    commit();
+    reply(m);
+    return;
+  }
+  for (const row of m.rows) gathered.push(row);
+  writes++;
+  now = m.now;
+  if (gathered.length >= COMMIT_ROWS) commit();
+  else timer ??= setTimeout(commit, COMMIT_MS);
+});

@@ -2,14 +2,15 @@
  * The security-events sink and reader. `record()` turns the evaluated request into its
  * events (fromEvaluation.ts: a few µs, nothing when no rule acted), each as the row it is
  * stored as, and queues them; a timer hands the queue to the events thread
- * (eventsWorker.ts), which owns the events file (eventsDb.ts) and writes each batch in
- * one transaction. So the WAF proxy's thread never runs an insert, a commit or a
- * checkpoint: handing a batch over costs it about a microsecond per event.
+ * (eventsWorker.ts), which owns the events file (eventsDb.ts) and commits what it gathers
+ * every 200 ms. So the WAF proxy's thread never runs an insert, a commit or a checkpoint.
  *
- * Batches: one is handed over FLUSH_MS after the first queued request, or at once (next
- * turn of the event loop) when BATCH_REQUESTS are queued. A SIGKILL loses at most what was
- * queued or in the thread and not yet committed: at most FLUSH_MS (200 ms) of traffic or
- * BATCH_REQUESTS requests, plus the batch being written; the file is never left corrupt
+ * Hand-over: FLUSH_MS (20 ms) after the first queued request, or at once (next turn of the
+ * event loop) when BATCH_REQUESTS are queued. Short, so that the queued rows are garbage
+ * before the proxy thread's next young-generation collection instead of being copied and
+ * promoted by it (at 200 ms they all were). A SIGKILL loses at most what was queued or
+ * gathered and not yet committed: about 220 ms of traffic (at most BATCH_REQUESTS requests
+ * queued here), plus the transaction being written; the file is never left corrupt
  * (eventsDb.ts). When the thread cannot keep up, queued and unwritten requests stop at
  * MAX_QUEUED and later ones are counted in `dropped` instead of growing memory without bound.
  *
@@ -29,7 +30,7 @@ import { answer, EventsDb, type EventRow, type FromEvents, type Retention, type 
 import { eventsOf, type CategoriesOf, type SecurityEvent } from './fromEvaluation';
 import { eventsFileOf } from './schema';
 
-export const FLUSH_MS = 200;
+export const FLUSH_MS = 20;
 export const BATCH_REQUESTS = 500;
 export const MAX_QUEUED = 20_000;
 
