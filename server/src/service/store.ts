@@ -3,7 +3,7 @@
  * with a file-backed VFS). We chose it over better-sqlite3 because the extension host
  * starts the service and must not need a native build; unlike sql.js it writes the
  * database file itself with SQLite's own journal and fsync, so durability is SQLite's,
- * not a periodic export. Measured against better-sqlite3 in docs/service-store.md.
+ * not a periodic export. Measured against better-sqlite3 and node:sqlite in docs/service.md ("The binding, measured").
  *
  * Journal: WAL — one fsync of the log per commit (the rollback journal needed about
  * four): SQLite's own (`synchronous=FULL`) until group commit is on, then ours (below). The WASM VFS has no shared memory, so WAL runs in
