@@ -341,6 +341,9 @@ describe('the control API (for the extension)', () => {
 
   it("reports how long the proxy's thread held requests (event-loop delay) since the last reset", async () => {
     await control('GET', '?reset=event-loop', svc.adminToken);
+    // Node's delay monitor measures from its previous tick, and a reset forgets that tick:
+    // a turn held before the monitor's first tick after the reset is not seen. Let it tick.
+    await new Promise((resolve) => setTimeout(resolve, 20));
     // The proxy runs on this thread: holding it 250 ms is a turn that long (long enough
     // that a loaded machine's own pauses do not reach it).
     const until = performance.now() + 250;
