@@ -32,10 +32,11 @@
  *   (/proc, user + system). Its latency is mostly time spent queued behind the other 31
  *   clients' requests, so its "added p99 over the floor" is not the latency target;
  * - fixed rate (open loop): requests sent on a schedule, at half the slowest column's
- *   saturated throughput (RULESMITH_BENCH_RATE overrides), each timed from when it was due.
+ *   saturated throughput (RULESMITH_BENCH_RATE overrides), each timed from when it was due,
+ *   in RULESMITH_BENCH_FIXED_ROUNDS (default 10) rounds that rotate through the columns.
  *   Every server runs at most half loaded, so the difference to the floor is the time a
  *   request spends in the WAF: its "added p99 over the floor" is the figure the < 2 ms
- *   target (PL1) is about.
+ *   target (PL1) is about; the median of the rounds' differences is the steadier one.
  * Then the memory run (RULESMITH_BENCH_MINUTES, default 0.5; 0 skips it): a fresh proxy at
  * PL1 with a rate-limit rule counting per client header, a new client on every request,
  * under the saturating load; RSS and heap every 5 s from the proxy's control API, with
@@ -57,13 +58,15 @@ import { defaultCatalog } from '../../server/src/managed/catalog';
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { demoZoneId } from '../../server/src/service/seed';
 import type { Rule } from '../../server/src/rulesets/model';
-import { builtCli, cpuMs } from './measure';
+import { builtCli, cpuMs, median, quantile } from './measure';
 import { modsecConfig } from './modsec/modsec';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '../..');
 const SECONDS = Math.max(0, Number(process.env.RULESMITH_BENCH_SECONDS ?? 20));
 const MINUTES = Math.max(0, Number(process.env.RULESMITH_BENCH_MINUTES ?? 0.5));
+/** Rounds of the fixed-rate comparison (fixedRateRounds). */
+const FIXED_ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_FIXED_ROUNDS ?? 10));
 const CLIENTS = 32;
 const ZONE = 'migrated.example.com';
 const CRS_RULES = '/usr/share/modsecurity-crs/rules';
@@ -338,11 +341,11 @@ async function load(reqs: readonly Req[], port: number, pids: readonly number[])
  * earlier ones were answered; its latency counts from when it was due, so a server that
  * falls behind is charged for the wait (no coordinated omission).
  */
-async function fixedRate(reqs: readonly Req[], port: number, rate: number): Promise<Run> {
+async function fixedRate(reqs: readonly Req[], port: number, rate: number, seconds: number): Promise<{ times: number[]; errors: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 512 });
   const times: number[] = [];
   let errors = 0;
-  const total = Math.round(rate * SECONDS);
+  const total = Math.round(rate * seconds);
   const start = performance.now();
   const inFlight: Promise<void>[] = [];
   let i = 0;
@@ -365,7 +368,52 @@ async function fixedRate(reqs: readonly Req[], port: number, rate: number): Prom
   });
   await Promise.all(inFlight);
   agent.destroy();
-  return summary(times, SECONDS, errors, undefined);
+  return { times, errors };
+}
+
+/**
+ * The fixed-rate comparison: FIXED_ROUNDS rounds, each giving every column SECONDS /
+ * FIXED_ROUNDS at `rate`, the columns' order rotated from round to round, so that a change
+ * of the machine's load falls on all of them (run one after another, 20 s each, nginx's
+ * added p99 swung from 3 to 23 ms between runs). Per column, its latencies over all rounds;
+ * per round, each WAF's p99 minus the floor's in that round. For `delayOf` columns, the
+ * proxy's event-loop delay over their own rounds (max of the maxima, median of the p99s).
+ */
+async function fixedRateRounds(
+  reqs: readonly Req[],
+  columns: readonly Column[],
+  rate: number,
+  delayOf: (c: Column) => (() => Promise<{ p50: number; p99: number; max: number }>) | undefined,
+): Promise<{ runs: Run[]; addedPerRound: number[][]; delays: ({ p99: number; max: number } | undefined)[] }> {
+  const seconds = Math.max(1, SECONDS / FIXED_ROUNDS);
+  const times = columns.map((): number[] => []);
+  const errors = columns.map(() => 0);
+  const addedPerRound = columns.map((): number[] => []);
+  const delays = columns.map((): { p99: number[]; max: number } => ({ p99: [], max: 0 }));
+  const p99 = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.99 * xs.length))]!;
+  for (let r = 0; r < FIXED_ROUNDS; r++) {
+    const roundP99 = columns.map(() => NaN);
+    for (let k = 0; k < columns.length; k++) {
+      const c = (k + r) % columns.length;
+      const delay = delayOf(columns[c]!);
+      await delay?.();
+      const run = await fixedRate(reqs, columns[c]!.port, rate, seconds);
+      if (delay) {
+        const d = await delay();
+        delays[c]!.p99.push(d.p99);
+        delays[c]!.max = Math.max(delays[c]!.max, d.max);
+      }
+      times[c]!.push(...run.times);
+      errors[c]! += run.errors;
+      roundP99[c] = p99(run.times);
+    }
+    columns.forEach((_, c) => addedPerRound[c]!.push(roundP99[c]! - roundP99[0]!));
+  }
+  return {
+    runs: columns.map((_, c) => summary(times[c]!, seconds * FIXED_ROUNDS, errors[c]!, undefined)),
+    addedPerRound,
+    delays: delays.map((d) => (d.p99.length > 0 ? { p99: median(d.p99), max: d.max } : undefined)),
+  };
 }
 
 /** The proxy's event-loop delay since the last call (GET /.rulesmith/proxy?reset=event-loop). */
@@ -431,21 +479,19 @@ async function main(): Promise<void> {
       // The latency target is about this run: every server well under its capacity, so the
       // difference is the time a request spends in the WAF, not in a queue.
       const rate = Number(process.env.RULESMITH_BENCH_RATE) || Math.max(1, Math.round(0.5 * Math.min(floorRun.rps, ourRun.rps, ngRun?.rps ?? Infinity)));
-      console.log(`  fixed rate ${rate} req/s (open loop; half the slowest column's saturated throughput, or RULESMITH_BENCH_RATE), PL${level}:`);
-      const fixedFloor = await fixedRate(all, floor.port, rate);
-      console.log(line(floor.name, fixedFloor));
-      await loopDelay(ours.port, token);
-      const fixedOurs = await fixedRate(all, ours.port, rate);
-      console.log(line(ours.name, fixedOurs));
-      const d = await loopDelay(ours.port, token);
-      console.log(`    rulesmith's event-loop delay in that run: p50 ${d.p50} ms, p99 ${d.p99} ms, max ${d.max} ms (a request waits this long for the proxy's thread)`);
-      let added = `    added p99 over the floor at a fixed rate: rulesmith ${(fixedOurs.p99 - fixedFloor.p99).toFixed(2)} ms`;
-      if (theirs) {
-        const fixedTheirs = await fixedRate(all, theirs.port, rate);
-        console.log(line(theirs.name, fixedTheirs));
-        added += `, nginx + ModSecurity ${(fixedTheirs.p99 - fixedFloor.p99).toFixed(2)} ms`;
-      }
-      console.log(added);
+      console.log(
+        `  fixed rate ${rate} req/s (open loop; half the slowest column's saturated throughput, or RULESMITH_BENCH_RATE), PL${level}, ${FIXED_ROUNDS} rounds of ${Math.max(1, SECONDS / FIXED_ROUNDS)} s per column, order rotated:`,
+      );
+      const columns = theirs ? [floor, ours, theirs] : [floor, ours];
+      const fixed = await fixedRateRounds(all, columns, rate, (c) => (c === ours ? () => loopDelay(ours.port, token) : undefined));
+      columns.forEach((c, i) => console.log(line(c.name, fixed.runs[i]!)));
+      const d = fixed.delays[1]!;
+      console.log(`    rulesmith's event-loop delay in its rounds: p99 ${d.p99} ms (median of the rounds), max ${d.max} ms (a request waits this long for the proxy's thread)`);
+      const added = (i: number) => {
+        const perRound = fixed.addedPerRound[i]!;
+        return `${(fixed.runs[i]!.p99 - fixed.runs[0]!.p99).toFixed(2)} ms (per round: median ${median(perRound).toFixed(2)}, middle half ${quantile(perRound, 0.25).toFixed(2)}–${quantile(perRound, 0.75).toFixed(2)})`;
+      };
+      console.log(`    added p99 over the floor at a fixed rate: rulesmith ${added(1)}${theirs ? `; nginx + ModSecurity ${added(2)}` : ''}`);
       ng?.child.kill('SIGQUIT');
     }
     rs.child.kill('SIGTERM');
