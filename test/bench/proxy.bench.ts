@@ -393,8 +393,7 @@ async function fixedRateRounds(
   const p99 = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.99 * xs.length))]!;
   for (let r = 0; r < FIXED_ROUNDS; r++) {
     const roundP99 = columns.map(() => NaN);
-    for (let k = 0; k < columns.length; k++) {
-      const c = (k + r) % columns.length;
+    const one = async (c: number): Promise<void> => {
       const delay = delayOf(columns[c]!);
       await delay?.();
       const run = await fixedRate(reqs, columns[c]!.port, rate, seconds);
@@ -406,7 +405,8 @@ async function fixedRateRounds(
       times[c]!.push(...run.times);
       errors[c]! += run.errors;
       roundP99[c] = p99(run.times);
-    }
+    };
+    for (let k = 0; k < columns.length; k++) await one((k + r) % columns.length);
     columns.forEach((_, c) => addedPerRound[c]!.push(roundP99[c]! - roundP99[0]!));
   }
   return {
@@ -486,7 +486,7 @@ async function main(): Promise<void> {
       const fixed = await fixedRateRounds(all, columns, rate, (c) => (c === ours ? () => loopDelay(ours.port, token) : undefined));
       columns.forEach((c, i) => console.log(line(c.name, fixed.runs[i]!)));
       const d = fixed.delays[1]!;
-      console.log(`    rulesmith's event-loop delay in its rounds: p99 ${d.p99} ms (median of the rounds), max ${d.max} ms (a request waits this long for the proxy's thread)`);
+      console.log(`    rulesmith's event-loop delay in its rounds: p99 ${d.p99.toFixed(2)} ms (median of the rounds), max ${d.max.toFixed(2)} ms (a request waits this long for the proxy's thread)`);
       const added = (i: number) => {
         const perRound = fixed.addedPerRound[i]!;
         return `${(fixed.runs[i]!.p99 - fixed.runs[0]!.p99).toFixed(2)} ms (per round: median ${median(perRound).toFixed(2)}, middle half ${quantile(perRound, 0.25).toFixed(2)}–${quantile(perRound, 0.75).toFixed(2)})`;
