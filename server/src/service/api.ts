@@ -3,7 +3,7 @@
  * Route handlers return a Reply or throw an ApiError; the server writes the envelope.
  */
 import { randomBytes } from 'node:crypto';
-import { jsonText } from './jsonText';
+import { isFixed, jsonText } from './jsonText';
 import type { ApiMessage as WireMessage, PageInfo } from '../rulesApi';
 
 export type { PageInfo };
@@ -117,6 +117,22 @@ export function envelopeText(reply: Reply): string {
   const info = reply.result_info !== undefined ? `,"result_info":${JSON.stringify(reply.result_info)}` : '';
   return `{"result":${jsonText(reply.result ?? null)},"success":true,"errors":[],"messages":${JSON.stringify(reply.messages ?? [])}${info}}`;
 }
+
+/**
+ * envelopeText(reply) as UTF-8 bytes. The answer of a read of a stored ruleset (a fixed
+ * result, nothing else in the envelope) is encoded once and answered again as it is: a
+ * 500-rule entry point is ~150 KB that every GET would otherwise concatenate, measure and
+ * encode anew.
+ */
+export function envelopeBytes(reply: Reply): Buffer {
+  const plain = reply.result_info === undefined && (reply.messages === undefined || reply.messages.length === 0);
+  if (!plain || !isFixed(reply.result)) return Buffer.from(envelopeText(reply));
+  let bytes = plainAnswers.get(reply.result);
+  if (!bytes) plainAnswers.set(reply.result, (bytes = Buffer.from(envelopeText(reply))));
+  return bytes;
+}
+
+const plainAnswers = new WeakMap<object, Buffer>();
 
 export function errorEnvelope(errors: readonly ApiMessage[], messages: readonly ApiMessage[] | null = []): Record<string, unknown> {
   return { result: null, success: false, errors, messages };

@@ -23,3 +23,8 @@ export function jsonText(v: unknown): string {
   }
   return JSON.stringify(v);
 }
+
+/** Whether `v` was marked with fixJson (its text never changes). */
+export function isFixed(v: unknown): v is object {
+  return v !== null && typeof v === 'object' && texts.has(v);
+}

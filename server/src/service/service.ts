@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { ApiError, CODES, envelopeText, errorEnvelope, type Reply } from './api';
+import { ApiError, CODES, envelopeBytes, errorEnvelope, type Reply } from './api';
 import { authenticate, type Principal } from './auth';
 import { decodeUtf8, parseJson } from './body';
 import { Router, type Ctx } from './router';
@@ -219,7 +219,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     if (status === 204) {
       res.writeHead(204, { ...commonHeaders(), ...extra });
       res.end();
-    } else sendText(res, status, reply.raw !== undefined ? JSON.stringify(reply.raw) : envelopeText(reply), extra);
+    } else sendText(res, status, reply.raw !== undefined ? JSON.stringify(reply.raw) : envelopeBytes(reply), extra);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     await service.store.durable();
@@ -288,7 +288,7 @@ function send(res: ServerResponse, status: number, body: unknown, extra: Record<
   sendText(res, status, JSON.stringify(body), extra);
 }
 
-function sendText(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
+function sendText(res: ServerResponse, status: number, text: string | Buffer, extra: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.end();
     return;
