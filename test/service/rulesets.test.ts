@@ -743,3 +743,22 @@ describe('a NUL character in a stored string', () => {
     ]);
   });
 });
+
+describe('answers to reads', () => {
+  it('a GET answers the same ruleset until it changes, and the change at once after', async () => {
+    const entry = `/zones/${BIZ}/rulesets/phases/${CUSTOM}/entrypoint`;
+    const put = await svc.call('PUT', entry, { body: { rules: [{ action: 'block', expression: 'http.host eq "one.example"', ref: 'one' }] } });
+    assert.equal(put.status, 200);
+    const first = await svc.call('GET', entry);
+    const again = await svc.call('GET', entry);
+    assert.deepEqual(again.body, first.body);
+    assert.equal(again.headers.get('content-length'), first.headers.get('content-length'));
+    const rs = (first.body as { result: AnyRuleset }).result;
+    assert.deepEqual([(first.body as { success: boolean }).success, (first.body as { messages: unknown[] }).messages], [true, []]);
+    const patched = await svc.call('PATCH', `/zones/${BIZ}/rulesets/${rs.id}/rules/${rs.rules[0].id}`, { body: { action: 'block', expression: 'http.host eq "two.example"' } });
+    assert.equal(patched.status, 200);
+    const after = (await svc.call('GET', entry)).body as { result: AnyRuleset };
+    assert.deepEqual([after.result.version, after.result.rules[0].expression], [String(Number(rs.version) + 1), 'http.host eq "two.example"']);
+    assert.deepEqual(after.result, (patched.body as { result: AnyRuleset }).result);
+  });
+});
