@@ -64,30 +64,38 @@ export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access
 }
 
 /**
- * Zone rows by id, read on every zone request: valid while the zones and accounts tables
- * are unchanged (Store.tableVersion), whoever changed them.
+ * Zone and account rows by id, read on every zone or account request: valid while the
+ * zones and accounts tables are unchanged (Store.tableVersion), whoever changed them.
  */
-const ZONE_CACHE_SIZE = 1024;
-const zoneCaches = new WeakMap<Store, { version: string; rows: Map<string, ZoneRow> }>();
+const ROW_CACHE_SIZE = 1024;
+const rowCaches = new WeakMap<Store, { version: string; rows: Map<string, ZoneRow | AccountRow> }>();
+
+function cachedRow<T extends ZoneRow | AccountRow>(store: Store, key: string, read: () => T | undefined): T | undefined {
+  const version = `${store.tableVersion('zones')}/${store.tableVersion('accounts')}`;
+  let cache = rowCaches.get(store);
+  if (!cache || cache.version !== version) rowCaches.set(store, (cache = { version, rows: new Map() }));
+  const hit = cache.rows.get(key);
+  if (hit) return hit as T;
+  const row = read();
+  if (row) {
+    if (cache.rows.size >= ROW_CACHE_SIZE) cache.rows.delete(cache.rows.keys().next().value!);
+    cache.rows.set(key, row);
+  }
+  return row;
+}
 
 export function zoneRow(store: Store, id: string): ZoneRow | undefined {
-  const version = `${store.tableVersion('zones')}/${store.tableVersion('accounts')}`;
-  let cache = zoneCaches.get(store);
-  if (!cache || cache.version !== version) zoneCaches.set(store, (cache = { version, rows: new Map() }));
-  const hit = cache.rows.get(id);
-  if (hit) return hit;
-  const zone = store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]);
-  if (zone) {
-    if (cache.rows.size >= ZONE_CACHE_SIZE) cache.rows.delete(cache.rows.keys().next().value!);
-    cache.rows.set(id, zone);
-  }
-  return zone;
+  return cachedRow(store, `zone/${id}`, () => store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]));
+}
+
+export function accountRow(store: Store, id: string): AccountRow | undefined {
+  return cachedRow(store, `account/${id}`, () => store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]));
 }
 
 /** The account of `:account_id`, after the permission check (a missing one as for zones). */
 export function requireAccount(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): AccountRow {
   const id = ctx.params.account_id!;
-  const account = ctx.service.store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]);
+  const account = accountRow(ctx.service.store, id);
   if (!account && !seesEverything(ctx.principal)) notYours();
   if (!account) {
     throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);

@@ -6,7 +6,7 @@ import type { Account } from '../../rulesApi';
 import { ApiError, CODES, paginate, type Reply } from '../api';
 import { bearerOf, findToken, seesEverything, tokenStatus, visible } from '../auth';
 import type { Ctx, Router } from '../router';
-import { requireZone, ZONE_SELECT, zoneObject, zoneVisible, type AccountRow, type ZoneRow } from '../scope';
+import { accountRow, requireZone, ZONE_SELECT, zoneObject, zoneVisible, type AccountRow, type ZoneRow } from '../scope';
 
 export function accountRoutes(r: Router): void {
   r.get('/accounts', (ctx) => {
@@ -22,7 +22,7 @@ export function accountRoutes(r: Router): void {
   // `cf.accounts.get({account_id})`: an account the credentials may see (as in the list), else 10000.
   r.get('/accounts/:account_id', (ctx) => {
     const id = ctx.params.account_id!;
-    const a = ctx.service.store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]);
+    const a = accountRow(ctx.service.store, id);
     // A missing account reads as a hidden one to credentials that do not reach every account (scope.ts).
     if (!a && !seesEverything(ctx.principal)) throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
     if (!a) throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);
