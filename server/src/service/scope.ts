@@ -68,38 +68,57 @@ export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access
  * zones and accounts tables are unchanged (Store.tableVersion), whoever changed them.
  */
 const ROW_CACHE_SIZE = 1024;
-const rowCaches = new WeakMap<Store, { version: string; rows: Map<string, ZoneRow | AccountRow> }>();
+interface RowCache {
+  readonly version: string;
+  readonly zones: Map<string, ZoneRow>;
+  readonly accounts: Map<string, AccountRow>;
+}
+const rowCaches = new WeakMap<Store, RowCache>();
 
-function cachedRow<T extends ZoneRow | AccountRow>(store: Store, key: string, read: () => T | undefined): T | undefined {
+function rowCache(store: Store): RowCache {
   const version = `${store.tableVersion('zones')}/${store.tableVersion('accounts')}`;
   let cache = rowCaches.get(store);
-  if (!cache || cache.version !== version) rowCaches.set(store, (cache = { version, rows: new Map() }));
-  const hit = cache.rows.get(key);
-  if (hit) return hit as T;
+  if (!cache || cache.version !== version) rowCaches.set(store, (cache = { version, zones: new Map(), accounts: new Map() }));
+  return cache;
+}
+
+function cached<T>(rows: Map<string, T>, id: string, read: () => T | undefined): T | undefined {
+  const hit = rows.get(id);
+  if (hit) return hit;
   const row = read();
   if (row) {
-    if (cache.rows.size >= ROW_CACHE_SIZE) cache.rows.delete(cache.rows.keys().next().value!);
-    cache.rows.set(key, row);
+    if (rows.size >= ROW_CACHE_SIZE) rows.delete(rows.keys().next().value!);
+    rows.set(id, row);
   }
   return row;
 }
 
 export function zoneRow(store: Store, id: string): ZoneRow | undefined {
-  return cachedRow(store, `zone/${id}`, () => store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]));
+  return cached(rowCache(store).zones, id, () => store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]));
 }
 
 export function accountRow(store: Store, id: string): AccountRow | undefined {
-  return cachedRow(store, `account/${id}`, () => store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]));
+  return cached(rowCache(store).accounts, id, () => store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]));
 }
 
-/** The account of `:account_id`, after the permission check (a missing one as for zones). */
-export function requireAccount(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): AccountRow {
-  const id = ctx.params.account_id!;
+/**
+ * The account `id`, or the answer for one that does not exist: to credentials that do not
+ * reach every account, the same 403 as an account they may not see (as for zones), so ids
+ * of other accounts do not leak; to the others, 404. Whether the caller may see it is the
+ * caller's check.
+ */
+export function existingAccount(ctx: Ctx, id: string): AccountRow {
   const account = accountRow(ctx.service.store, id);
   if (!account && !seesEverything(ctx.principal)) notYours();
   if (!account) {
     throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);
   }
+  return account;
+}
+
+/** The account of `:account_id`, after the permission check (a missing one as for zones). */
+export function requireAccount(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): AccountRow {
+  const account = existingAccount(ctx, ctx.params.account_id!);
   authorize(ctx.principal, { accountId: account.id }, groups, access);
   return account;
 }

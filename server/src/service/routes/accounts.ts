@@ -4,9 +4,9 @@
  */
 import type { Account } from '../../rulesApi';
 import { ApiError, CODES, paginate, type Reply } from '../api';
-import { bearerOf, findToken, seesEverything, tokenStatus, visible } from '../auth';
+import { bearerOf, findToken, tokenStatus, visible } from '../auth';
 import type { Ctx, Router } from '../router';
-import { accountRow, requireZone, ZONE_SELECT, zoneObject, zoneVisible, type AccountRow, type ZoneRow } from '../scope';
+import { existingAccount, requireZone, ZONE_SELECT, zoneObject, zoneVisible, type AccountRow, type ZoneRow } from '../scope';
 
 export function accountRoutes(r: Router): void {
   r.get('/accounts', (ctx) => {
@@ -21,11 +21,7 @@ export function accountRoutes(r: Router): void {
 
   // `cf.accounts.get({account_id})`: an account the credentials may see (as in the list), else 10000.
   r.get('/accounts/:account_id', (ctx) => {
-    const id = ctx.params.account_id!;
-    const a = accountRow(ctx.service.store, id);
-    // A missing account reads as a hidden one to credentials that do not reach every account (scope.ts).
-    if (!a && !seesEverything(ctx.principal)) throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
-    if (!a) throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);
+    const a = existingAccount(ctx, ctx.params.account_id!);
     if (!accountVisible(ctx, a.id)) throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
     return { result: accountObject(a) };
   });

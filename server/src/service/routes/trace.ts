@@ -52,10 +52,10 @@
 import { Buffer } from 'node:buffer';
 import type { SampleRequest } from '../../requests/types';
 import { ApiError, CODES } from '../api';
-import { authorize, seesEverything, visible } from '../auth';
+import { authorize, visible } from '../auth';
 import { expectObject, invalidJson, onlyKeys, optBool, type Json, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
-import { ZONE_SELECT, zoneVisible, type ZoneRow } from '../scope';
+import { existingAccount, ZONE_SELECT, zoneVisible, type ZoneRow } from '../scope';
 import { deploymentKey, zoneSource } from '../zoneConfig';
 import { zoneBodyLimit } from './zoneSettings';
 import { traceRayId, tracedRequest } from '../events/fromTrace';
@@ -207,10 +207,7 @@ function zoneForHost(ctx: Ctx, accountId: string, host: string): ZoneRow {
 export function traceRoutes(r: Router): void {
   r.post('/accounts/:account_id/request-tracer/trace', async (ctx) => {
     const accountId = ctx.params.account_id!;
-    const account = ctx.service.store.get<{ id: string }>('SELECT id FROM accounts WHERE id = ?', [accountId]);
-    // As scope.ts requireAccount: a missing account reads as a hidden one to credentials that do not reach every account.
-    if (!account && !seesEverything(ctx.principal)) throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
-    if (!account) throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${accountId}, perhaps your object identifier is invalid?` }]);
+    existingAccount(ctx, accountId);
     const seesAccount =
       visible(ctx.principal, { accountId }) ||
       ctx.service.store.all<ZoneRow>(`${ZONE_SELECT} WHERE z.account_id = ?`, [accountId]).some((z) => zoneVisible(ctx, z));
