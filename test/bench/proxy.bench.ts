@@ -376,43 +376,43 @@ async function fixedRate(reqs: readonly Req[], port: number, rate: number, secon
  * FIXED_ROUNDS at `rate`, the columns' order rotated from round to round, so that a change
  * of the machine's load falls on all of them (run one after another, 20 s each, nginx's
  * added p99 swung from 3 to 23 ms between runs). Per column, its latencies over all rounds;
- * per round, each WAF's p99 minus the floor's in that round. For `delayOf` columns, the
- * proxy's event-loop delay over their own rounds (max of the maxima, median of the p99s).
+ * per round, each column's p99 minus the floor's (columns[0]) in that round; and the
+ * `watched` column's event-loop delay over its own rounds (median of the p99s, max).
  */
 async function fixedRateRounds(
   reqs: readonly Req[],
   columns: readonly Column[],
   rate: number,
-  delayOf: (c: Column) => (() => Promise<{ p50: number; p99: number; max: number }>) | undefined,
-): Promise<{ runs: Run[]; addedPerRound: number[][]; delays: ({ p99: number; max: number } | undefined)[] }> {
+  watched: { column: Column; loopDelay: () => Promise<{ p99: number; max: number }> },
+): Promise<{ runs: Run[]; addedPerRound: number[][]; delay: { p99: number; max: number } }> {
   const seconds = Math.max(1, SECONDS / FIXED_ROUNDS);
   const times = columns.map((): number[] => []);
   const errors = columns.map(() => 0);
   const addedPerRound = columns.map((): number[] => []);
-  const delays = columns.map((): { p99: number[]; max: number } => ({ p99: [], max: 0 }));
-  const p99 = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.99 * xs.length))]!;
+  const delayP99s: number[] = [];
+  let delayMax = 0;
   for (let r = 0; r < FIXED_ROUNDS; r++) {
     const roundP99 = columns.map(() => NaN);
-    const one = async (c: number): Promise<void> => {
-      const delay = delayOf(columns[c]!);
-      await delay?.();
+    for (let k = 0; k < columns.length; k++) {
+      const c = (k + r) % columns.length;
+      const isWatched = columns[c] === watched.column;
+      if (isWatched) await watched.loopDelay();
       const run = await fixedRate(reqs, columns[c]!.port, rate, seconds);
-      if (delay) {
-        const d = await delay();
-        delays[c]!.p99.push(d.p99);
-        delays[c]!.max = Math.max(delays[c]!.max, d.max);
+      if (isWatched) {
+        const d = await watched.loopDelay();
+        delayP99s.push(d.p99);
+        delayMax = Math.max(delayMax, d.max);
       }
       times[c]!.push(...run.times);
       errors[c]! += run.errors;
-      roundP99[c] = p99(run.times);
-    };
-    for (let k = 0; k < columns.length; k++) await one((k + r) % columns.length);
+      roundP99[c] = quantile(run.times, 0.99);
+    }
     columns.forEach((_, c) => addedPerRound[c]!.push(roundP99[c]! - roundP99[0]!));
   }
   return {
     runs: columns.map((_, c) => summary(times[c]!, seconds * FIXED_ROUNDS, errors[c]!, undefined)),
     addedPerRound,
-    delays: delays.map((d) => (d.p99.length > 0 ? { p99: median(d.p99), max: d.max } : undefined)),
+    delay: { p99: median(delayP99s), max: delayMax },
   };
 }
 
@@ -483,9 +483,9 @@ async function main(): Promise<void> {
         `  fixed rate ${rate} req/s (open loop; half the slowest column's saturated throughput, or RULESMITH_BENCH_RATE), PL${level}, ${FIXED_ROUNDS} rounds of ${Math.max(1, SECONDS / FIXED_ROUNDS)} s per column, order rotated:`,
       );
       const columns = theirs ? [floor, ours, theirs] : [floor, ours];
-      const fixed = await fixedRateRounds(all, columns, rate, (c) => (c === ours ? () => loopDelay(ours.port, token) : undefined));
+      const fixed = await fixedRateRounds(all, columns, rate, { column: ours, loopDelay: () => loopDelay(ours.port, token) });
       columns.forEach((c, i) => console.log(line(c.name, fixed.runs[i]!)));
-      const d = fixed.delays[1]!;
+      const d = fixed.delay;
       console.log(`    rulesmith's event-loop delay in its rounds: p99 ${d.p99.toFixed(2)} ms (median of the rounds), max ${d.max.toFixed(2)} ms (a request waits this long for the proxy's thread)`);
       const added = (i: number) => {
         const perRound = fixed.addedPerRound[i]!;
