@@ -113,7 +113,7 @@ export function envelope(reply: Reply): Record<string, unknown> {
 }
 
 /** JSON.stringify(envelope(reply)), with the result's text from jsonText (made once for a stored ruleset). */
-export function envelopeText(reply: Reply): string {
+function envelopeText(reply: Reply): string {
   const info = reply.result_info !== undefined ? `,"result_info":${JSON.stringify(reply.result_info)}` : '';
   return `{"result":${jsonText(reply.result ?? null)},"success":true,"errors":[],"messages":${JSON.stringify(reply.messages ?? [])}${info}}`;
 }
