@@ -45,7 +45,7 @@
  * machine is shared: compare columns of one run, not runs.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -101,10 +101,31 @@ http.createServer((req, res) => {
   req.pipe(up);
 }).listen(0, '127.0.0.1', function () { console.log(this.address().port); });`;
 
-async function rulesmith(upstreamPort: number, dir: string, token: string, workers = process.env.RULESMITH_BENCH_PROXY_WORKERS): Promise<{ child: ChildProcess; port: number; api: string }> {
-  const cli = builtCli();
-  // RULESMITH_BENCH_NODE_ARGS: node flags for the proxy's process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
-  const nodeArgs = (process.env.RULESMITH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** How a Rulesmith column is started: the built CLI and node flags (RULESMITH_BENCH_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`). */
+interface Build {
+  readonly cli: string;
+  readonly nodeArgs: readonly string[];
+}
+
+const words = (s: string | undefined) => (s ?? '').split(' ').filter(Boolean);
+
+/**
+ * The A/B column: RULESMITH_BENCH_B_CLI (another build's server/out/cli.js, e.g. a commit
+ * checked out beside this one) and/or RULESMITH_BENCH_B_NODE_ARGS start a second Rulesmith
+ * that runs beside the first in every load and fixed-rate round, so that a change is measured
+ * against what it replaces in the same run, not against another run's figures.
+ */
+function buildB(): Build | undefined {
+  const cli = process.env.RULESMITH_BENCH_B_CLI;
+  const nodeArgs = process.env.RULESMITH_BENCH_B_NODE_ARGS;
+  if (cli === undefined && nodeArgs === undefined) return undefined;
+  if (cli !== undefined && !existsSync(cli)) throw new Error(`RULESMITH_BENCH_B_CLI: ${cli} does not exist`);
+  return { cli: cli ?? builtCli(), nodeArgs: words(nodeArgs) };
+}
+
+async function rulesmith(upstreamPort: number, dir: string, token: string, options: { build?: Build; workers?: string } = {}): Promise<{ child: ChildProcess; port: number; api: string }> {
+  const { cli, nodeArgs } = options.build ?? { cli: builtCli(), nodeArgs: words(process.env.RULESMITH_BENCH_NODE_ARGS) };
+  const workers = options.workers ?? process.env.RULESMITH_BENCH_PROXY_WORKERS;
   const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...(process.env.RULESMITH_BENCH_SERVE_ARGS ?? '').split(' ').filter(Boolean)], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -117,7 +138,10 @@ async function rulesmith(upstreamPort: number, dir: string, token: string, worke
       const proxy = /rulesmith proxy: listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (api && proxy) {
         child.stdout!.removeAllListeners('data');
-        child.stdout!.resume();
+        // RULESMITH_BENCH_PROXY_OUT=<file>: keep the proxy's output (e.g. with RULESMITH_BENCH_NODE_ARGS=--trace-gc).
+        const keep = process.env.RULESMITH_BENCH_PROXY_OUT;
+        if (keep) child.stdout!.pipe(createWriteStream(keep));
+        else child.stdout!.resume();
         resolve({ child, port: Number(proxy[1]), api: api[1]! });
       }
     });
@@ -450,6 +474,10 @@ async function main(): Promise<void> {
     const floor: Column = { name: 'floor: bare node:http proxy', port: floorChild.port, pids: [floorChild.child.pid!] };
     const rs = await rulesmith(up.port, dir, token);
     children.push(rs.child);
+    const b = buildB();
+    const rsB = b ? await rulesmith(up.port, mkdtempSync(join(dir, 'b-')), token, { build: b }) : undefined;
+    if (rsB) children.push(rsB.child);
+    if (b) console.log(`A/B: column "(B)" is ${b.cli}${b.nodeArgs.length ? ` with node ${b.nodeArgs.join(' ')}` : ''}`);
     const noNginx = nginxAvailable();
     if (noNginx) console.log(`anchor skipped: ${noNginx}`);
 
@@ -463,6 +491,15 @@ async function main(): Promise<void> {
       const ourRun = await load(all, ours.port, ours.pids);
       console.log(line(ours.name, ourRun));
       console.log(`    added p99 over the floor at saturation (mostly queueing): ${(ourRun.p99 - floorRun.p99).toFixed(2)} ms; blocked ${ourVerdicts.filter(Boolean).length} of ${all.length}`);
+      let oursB: Column | undefined;
+      if (rsB) {
+        await deployOwasp(rsB.api, token, level);
+        oursB = { name: `rulesmith proxy PL${level} (B)`, port: rsB.port, pids: [rsB.child.pid!] };
+        const bVerdicts = await verdicts(all, oursB.port);
+        const bRun = await load(all, oursB.port, oursB.pids);
+        console.log(line(oursB.name, bRun));
+        console.log(`    B's verdicts differ from A's on ${bVerdicts.filter((v, i) => v !== ourVerdicts[i]).length} of ${all.length}`);
+      }
       let theirs: Column | undefined;
       let ngRun: Run | undefined;
       let ng: { child: ChildProcess; port: number } | undefined;
@@ -482,7 +519,7 @@ async function main(): Promise<void> {
       console.log(
         `  fixed rate ${rate} req/s (open loop; half the slowest column's saturated throughput, or RULESMITH_BENCH_RATE), PL${level}, ${FIXED_ROUNDS} rounds of ${Math.max(1, SECONDS / FIXED_ROUNDS)} s per column, order rotated:`,
       );
-      const columns = theirs ? [floor, ours, theirs] : [floor, ours];
+      const columns = [floor, ours, ...(theirs ? [theirs] : []), ...(oursB ? [oursB] : [])];
       const fixed = await fixedRateRounds(all, columns, rate, { column: ours, loopDelay: () => loopDelay(ours.port, token) });
       columns.forEach((c, i) => console.log(line(c.name, fixed.runs[i]!)));
       const d = fixed.delay;
@@ -491,7 +528,7 @@ async function main(): Promise<void> {
         const perRound = fixed.addedPerRound[i]!;
         return `${(fixed.runs[i]!.p99 - fixed.runs[0]!.p99).toFixed(2)} ms (per round: median ${median(perRound).toFixed(2)}, middle half ${quantile(perRound, 0.25).toFixed(2)}–${quantile(perRound, 0.75).toFixed(2)})`;
       };
-      console.log(`    added p99 over the floor at a fixed rate: rulesmith ${added(1)}${theirs ? `; nginx + ModSecurity ${added(2)}` : ''}`);
+      console.log(`    added p99 over the floor at a fixed rate: rulesmith ${added(1)}${theirs ? `; nginx + ModSecurity ${added(2)}` : ''}${oursB ? `; rulesmith (B) ${added(columns.length - 1)}` : ''}`);
       ng?.child.kill('SIGQUIT');
     }
     rs.child.kill('SIGTERM');

@@ -3,9 +3,11 @@
  * node:http on loopback answering the same GET body, and for a write one durable SQLite
  * insert per request with the service's library and pragmas (node-sqlite3-wasm, WAL,
  * synchronous=FULL, exclusive locking; one commit, one fsync, per request) — none of the service's own work (credentials,
- * routing, validation with the core, versions).
+ * routing, validation with the core, versions). With `grouped`, the writes that arrive in one
+ * turn of the event loop are committed together (one fsync) and each answered after that
+ * commit, as the service groups its commits: the least a durable write can cost here.
  *
- *   node --import tsx test/bench/service-floor.ts DB_FILE GET_BODY_FILE TOKEN
+ *   node --import tsx test/bench/service-floor.ts DB_FILE GET_BODY_FILE TOKEN [grouped]
  *
  * Prints `listening on http://127.0.0.1:PORT/client/v4` when ready.
  */
@@ -13,8 +15,8 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Database } from 'node-sqlite3-wasm';
 
-const [dbFile, getBodyFile, token] = process.argv.slice(2);
-if (!dbFile || !getBodyFile || !token) throw new Error('usage: service-floor.ts DB_FILE GET_BODY_FILE TOKEN');
+const [dbFile, getBodyFile, token, mode] = process.argv.slice(2);
+if (!dbFile || !getBodyFile || !token) throw new Error('usage: service-floor.ts DB_FILE GET_BODY_FILE TOKEN [grouped]');
 const getBody = readFileSync(getBodyFile);
 const db = new Database(dbFile);
 db.exec('PRAGMA locking_mode = EXCLUSIVE');
@@ -36,11 +38,28 @@ const server = createServer((req, res) => {
     }
     const text = Buffer.concat(chunks).toString();
     const rule = JSON.parse(text) as unknown;
-    db.run('INSERT INTO edits (path, body) VALUES (?, ?)', [req.url ?? '', text]);
-    const out = JSON.stringify({ result: rule, success: true, errors: [], messages: [] });
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) }).end(out);
+    const answer = () => {
+      const out = JSON.stringify({ result: rule, success: true, errors: [], messages: [] });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) }).end(out);
+    };
+    if (mode !== 'grouped') {
+      db.run('INSERT INTO edits (path, body) VALUES (?, ?)', [req.url ?? '', text]);
+      answer();
+      return;
+    }
+    if (pending.length === 0) setImmediate(commitPending);
+    pending.push({ path: req.url ?? '', text, answer });
   });
 });
+
+const pending: { path: string; text: string; answer: () => void }[] = [];
+function commitPending(): void {
+  const batch = pending.splice(0);
+  db.exec('BEGIN');
+  for (const w of batch) db.run('INSERT INTO edits (path, body) VALUES (?, ?)', [w.path, w.text]);
+  db.exec('COMMIT');
+  for (const w of batch) w.answer();
+}
 server.listen(0, '127.0.0.1', () => {
   const a = server.address();
   if (a && typeof a === 'object') console.log(`listening on http://127.0.0.1:${a.port}/client/v4`);

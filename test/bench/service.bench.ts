@@ -24,8 +24,8 @@
  *
  * Then the same loads against a floor in the same run (service-floor.ts: node:http with
  * the same GET body; for a write, one durable SQLite insert per request, WAL and
- * synchronous=FULL, no grouping), so the figures read as a share of what this machine
- * can do at all.
+ * synchronous=FULL, without and with the service's grouping of commits), so the figures
+ * read as a share of what this machine can do at all.
  *
  * Size part (in this process, the service in-process too): bytes the store grows per
  * PATCH of one rule in a 500-rule ruleset; then Z zones × 500 rules (20 by default,
@@ -242,6 +242,9 @@ async function loadPart(dir: string): Promise<void> {
     const floorGet = await load(floor, getOf);
     const floorPatch = await load(floor, patchOf);
     await floor.stop();
+    const grouped = await startService(dir, { getBodyFile, token: 'floor-token', grouped: true });
+    const groupedPatch = await load(grouped, patchOf);
+    await grouped.stop();
 
     console.log(`rules service on loopback, ${CLIENTS} concurrent keep-alive clients, ${RUN_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up; entry point of ${RULES} rules (${getBody.body.length} bytes)`);
     const puts500 = figures(putLatencies);
@@ -251,6 +254,7 @@ async function loadPart(dir: string): Promise<void> {
       ['PATCH rule (new version, durable)', patch, floorPatch],
       ['POST rule (new version, durable)', post, floorPatch],
       ['  floor: one durable SQLite insert', floorPatch, undefined],
+      ['  floor: the same, commits grouped', groupedPatch, undefined],
       ['GET entry point, 31 clients, during 500-rule PUTs', mixedGet, floorGet],
       ['  the 500-rule PUTs of the 32nd client', puts500, undefined],
     ]);

@@ -15,9 +15,9 @@ export interface Service {
 }
 
 /** `rulesmith serve`, or with `floor` the baseline server of service-floor.ts. */
-export async function startService(dir: string, floor?: { getBodyFile: string; token: string }): Promise<Service> {
+export async function startService(dir: string, floor?: { getBodyFile: string; token: string; grouped?: boolean }): Promise<Service> {
   const args = floor
-    ? ['--import', 'tsx', 'test/bench/service-floor.ts', join(dir, 'floor.db'), floor.getBodyFile, floor.token]
+    ? ['--import', 'tsx', 'test/bench/service-floor.ts', join(dir, floor.grouped ? 'floor-grouped.db' : 'floor.db'), floor.getBodyFile, floor.token, ...(floor.grouped ? ['grouped'] : [])]
     : [builtCli(), 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'];
   // RULESMITH_BENCH_CPU_PROF=<dir>: the service (not the floor) writes a V8 CPU profile there on exit.
   const prof = process.env.RULESMITH_BENCH_CPU_PROF;

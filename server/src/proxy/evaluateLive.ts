@@ -27,23 +27,14 @@ export interface LiveJob {
 
 export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): Evaluation {
   const { fields, values } = requestValues(liveSampleRequest(job.live), { bodyLimit: job.bodyLimit });
-  const evaluation = zone.compiled.evaluate(values, undefined, {
+  return zone.compiled.evaluate(values, undefined, {
     rateLimitExceeded: (ref) => {
       const rl = zone.rateLimits.get(ruleKey(ref));
       return rl !== undefined && limiter.hit(`${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`, rl);
     },
     challengePassed: () => job.cleared,
+    // Nothing downstream of the proxy reads the rules that did not act (the security events
+    // are the rules that acted, events/fromEvaluation.ts), and each would be copied out of a worker.
+    omitIdleRules: true,
   });
-  return withoutIdleRules(evaluation);
-}
-
-/**
- * The evaluation without the trace entries of rules that did not act (not matched,
- * disabled): nothing downstream of the proxy reads them (the security events are the rules
- * that acted, events/fromEvaluation.ts), and an OWASP zone has hundreds of them per request
- * to copy out of a worker.
- */
-export function withoutIdleRules(e: Evaluation): Evaluation {
-  const trace = e.trace.filter((t) => t.outcome !== 'not-matched' && t.outcome !== 'disabled');
-  return trace.length === e.trace.length ? e : { ...e, trace };
 }

@@ -125,6 +125,12 @@ export interface RequestHooks {
   readonly rateLimitExceeded?: (rule: RuleRef, fields: FieldValues) => boolean;
   /** True when the client has solved this challenge: the rule is logged and evaluation goes on. */
   readonly challengePassed?: (rule: RuleRef, action: 'challenge' | 'js_challenge' | 'managed_challenge') => boolean;
+  /**
+   * True: the trace leaves out the rules that did not act (not matched, disabled). The WAF
+   * proxy reads only the rules that acted, and an OWASP zone has hundreds of idle ones per
+   * request: making their entries was a third of the proxy's allocation.
+   */
+  readonly omitIdleRules?: boolean;
 }
 
 export interface EngineProblem {
@@ -606,13 +612,17 @@ class Run {
   phaseSkippedBy?: RuleRef;
   /** Validation mode: the first action the new managed rules would have taken. */
   newDecision?: Decision;
+  /** Trace entries for rules that did not act are kept (RequestHooks.omitIdleRules). */
+  readonly traceIdle: boolean;
 
   constructor(
     readonly fields: FieldValues,
     readonly ctx: EvalContext | undefined,
     readonly options: CompileZoneOptions,
     readonly hooks: RequestHooks | undefined,
-  ) {}
+  ) {
+    this.traceIdle = hooks?.omitIdleRules !== true;
+  }
 }
 
 interface Frame {
@@ -671,7 +681,7 @@ function runRuleset(run: Run, rs: CRuleset, frame: Frame): boolean {
       continue;
     }
     if (!r.enabled) {
-      run.trace.push(entry(r, depth, { outcome: 'disabled' }));
+      if (run.traceIdle) run.trace.push(entry(r, depth, { outcome: 'disabled' }));
       continue;
     }
     const ruleSkip = rs.id !== undefined && r.ref.ruleId !== undefined ? run.skippedRules.get(rs.id)?.get(r.ref.ruleId) : undefined;
@@ -688,7 +698,7 @@ function runRuleset(run: Run, rs: CRuleset, frame: Frame): boolean {
       // The anomaly rule: its expression and the total against its threshold.
       const base = { matched, score, threshold: r.threshold };
       if (!matched) {
-        run.trace.push(entry(r, depth, { ...base, outcome: 'not-matched' }));
+        if (run.traceIdle) run.trace.push(entry(r, depth, { ...base, outcome: 'not-matched' }));
         continue;
       }
       if (score < r.threshold) {
@@ -699,7 +709,7 @@ function runRuleset(run: Run, rs: CRuleset, frame: Frame): boolean {
       continue;
     }
     if (!matched) {
-      run.trace.push(entry(r, depth, { matched, outcome: 'not-matched' }));
+      if (run.traceIdle) run.trace.push(entry(r, depth, { matched, outcome: 'not-matched' }));
       continue;
     }
     switch (r.action) {
@@ -814,7 +824,7 @@ function runLegacy(run: Run, rs: CRuleset): boolean {
   for (let i = 0; i < rs.rules.length; i++) {
     const r = rs.rules[i];
     if (!r.enabled) {
-      run.trace.push(entry(r, 0, { outcome: 'disabled', note: 'paused' }));
+      if (run.traceIdle) run.trace.push(entry(r, 0, { outcome: 'disabled', note: 'paused' }));
       continue;
     }
     if (!r.filter) {
@@ -823,7 +833,7 @@ function runLegacy(run: Run, rs: CRuleset): boolean {
     }
     const matched = r.filter.matches(run.fields, run.ctx);
     if (!matched) {
-      run.trace.push(entry(r, 0, { matched, outcome: 'not-matched' }));
+      if (run.traceIdle) run.trace.push(entry(r, 0, { matched, outcome: 'not-matched' }));
       continue;
     }
     switch (r.action) {
@@ -900,13 +910,13 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
           continue;
         }
         if (!options.previousWaf) {
-          run.trace.push({ phase: 'previous_waf', depth: 0, enabled: true, outcome: 'not-matched', note: 'no previous-WAF stand-in given: it lets the request through' });
+          if (run.traceIdle) run.trace.push({ phase: 'previous_waf', depth: 0, enabled: true, outcome: 'not-matched', note: 'no previous-WAF stand-in given: it lets the request through' });
           continue;
         }
         previous = options.previousWaf(fields, ctx);
         const ref: RuleRef = { phase: 'previous_waf', ruleId: previous?.ruleId, ref: previous?.ruleId, description: previous?.description };
         if (!previous) {
-          run.trace.push({ ...ref, depth: 0, enabled: true, matched: false, outcome: 'not-matched' });
+          if (run.traceIdle) run.trace.push({ ...ref, depth: 0, enabled: true, matched: false, outcome: 'not-matched' });
         } else if (isTerminating(previous.action)) {
           run.decision = { action: previous.action, phase: 'previous_waf', ...(previous.ruleId ? { ruleId: previous.ruleId, ref: previous.ruleId } : {}), ...(previous.description ? { description: previous.description } : {}) };
           run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'terminated' });

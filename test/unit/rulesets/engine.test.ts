@@ -870,8 +870,8 @@ describe('managed-rules migration validation mode', () => {
 // --- The whole trace --------------------------------------------------------------------
 
 describe('trace content', () => {
-  test('every rule looked at, in order, with stage, ruleset, rule, state and outcome', () => {
-    const z = compileZone(
+  const traced = () =>
+    compileZone(
       zone({
         legacy: { firewallRules: [{ id: id('aa'), ref: 'fw-log', action: 'log', filter: { expression: 'http.request.method eq "POST"' } }], migrated: false },
         entryPoints: {
@@ -884,7 +884,9 @@ describe('trace content', () => {
         },
       }),
     );
-    const ev = z.evaluate(ATTACK);
+
+  test('every rule looked at, in order, with stage, ruleset, rule, state and outcome', () => {
+    const ev = traced().evaluate(ATTACK);
     const rows = ev.trace.map((t) => [t.phase, t.rulesetId?.slice(0, 2) ?? null, t.ref, t.depth, t.enabled, t.matched ?? null, t.action, t.outcome, t.scoreAdded ?? null, t.score ?? null]);
     assert.deepEqual(rows, [
       ['legacy_firewall_rules', null, 'fw-log', 0, true, false, 'log', 'not-matched', null, null],
@@ -912,6 +914,25 @@ describe('trace content', () => {
       threshold: 10,
       via: { phase: 'http_request_firewall_managed', rulesetId: 'e'.repeat(32), rulesetName: undefined, ruleId: id('c1'), ref: 'owasp', description: undefined },
     });
+  });
+
+  test('omitIdleRules (the WAF proxy): only the rules that acted, the same decision and scores', () => {
+    const z = traced();
+    const full = z.evaluate(ATTACK);
+    const acting = z.evaluate(ATTACK, undefined, { omitIdleRules: true });
+    assert.deepEqual(
+      acting.trace.map((t) => [t.ref, t.outcome]),
+      [
+        ['owasp', 'executed'],
+        ['01', 'scored'],
+        ['02', 'scored'],
+        ['04', 'scored'],
+        ['anomaly', 'terminated'],
+      ],
+    );
+    assert.deepEqual(acting.trace, full.trace.filter((t) => t.outcome !== 'not-matched' && t.outcome !== 'disabled'));
+    assert.deepEqual(acting.decision, full.decision);
+    assert.deepEqual(acting.scores, { [OWASP]: 13 });
   });
 
   test('compiled once: evaluating many requests gives independent results', () => {
