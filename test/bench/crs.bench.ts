@@ -5,6 +5,7 @@
  *
  *   node --import tsx test/bench/crs.bench.ts
  *   RULESMITH_BENCH_ROUNDS=9 RULESMITH_BENCH_THRESHOLD=5 node --import tsx test/bench/crs.bench.ts
+ *   RULESMITH_BENCH_TRACE=acting node --import tsx test/bench/crs.bench.ts   (as the WAF proxy evaluates: no entries for idle rules)
  *
  * The corpus: every stage of every enabled test in test/fixtures/crs-3.3.4-regression-tests
  * (or $CRS_TESTS), read by the project's ftw parser (requests/ftw.ts) into sample requests.
@@ -71,6 +72,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '../..');
 const ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_ROUNDS ?? 5) | 0);
 const THRESHOLD = Math.max(1, Number(process.env.RULESMITH_BENCH_THRESHOLD ?? 5) | 0);
+/** RULESMITH_BENCH_TRACE=acting: evaluate as the WAF proxy does, without trace entries for the rules that did not act (RequestHooks.omitIdleRules). */
+const HOOKS = process.env.RULESMITH_BENCH_TRACE === 'acting' ? { omitIdleRules: true } : undefined;
 const TESTS_DIR = process.env.CRS_TESTS ?? join(repo, 'test/fixtures/crs-3.3.4-regression-tests');
 const CRS_RULES = process.env.CRS_RULES ?? '/usr/share/modsecurity-crs/rules';
 const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rulesmith-bench');
@@ -248,8 +251,8 @@ async function main(): Promise<void> {
     // Untimed: verdicts, and a warm-up round of each kind (ModSecurity's is its verdict round).
     const ours = entries.map((e) => ourVerdict(z, e.values));
     let sink = 0;
-    const evalOne = (i: number) => void (sink += z.evaluate(entries[i].values).trace.length);
-    const fullOne = (i: number) => void (sink += z.evaluate(core.requestValues(entries[i].request).values).trace.length);
+    const evalOne = (i: number) => void (sink += z.evaluate(entries[i].values, undefined, HOOKS).trace.length);
+    const fullOne = (i: number) => void (sink += z.evaluate(core.requestValues(entries[i].request).values, undefined, HOOKS).trace.length);
     round(n, evalOne);
     round(n, fullOne);
     const theirs = harnessRun ? await harnessRun.verdicts(n) : undefined;

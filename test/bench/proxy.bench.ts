@@ -6,6 +6,7 @@
  *
  *   node --import tsx test/bench/proxy.bench.ts                    (20 s per column, 0.5 min of memory)
  *   RULESMITH_BENCH_SECONDS=3 node --import tsx test/bench/proxy.bench.ts
+ *   RULESMITH_BENCH_LEVELS=1 RULESMITH_BENCH_B_NODE_ARGS=--max-semi-space-size=64 node --import tsx test/bench/proxy.bench.ts   (PL1, A/B column)
  *   RULESMITH_BENCH_SECONDS=0 RULESMITH_BENCH_MINUTES=10 node --import tsx test/bench/proxy.bench.ts   (memory only)
  *
  * - Upstream: a node:http app in its own process answering every request with 1 KB.
@@ -25,7 +26,10 @@
  * - Verdicts: each request of the mix once through each WAF before the timed runs; a 403
  *   is "block", anything else "pass".
  *
- * Per level, two runs of each column:
+ * Per level, Rulesmith's requests one at a time (RULESMITH_BENCH_ALONE_ROUNDS, default 3; 0
+ * skips): each request of the mix alone, to Rulesmith and to the floor, the fastest of the
+ * rounds kept, and the difference's p50/p90/p99/max: the time a request spends in the WAF
+ * when nothing else is queued. Then two runs of each column:
  * - saturating (closed loop): 32 keep-alive clients, each sending its next request when the
  *   last is answered, for RULESMITH_BENCH_SECONDS (default 20). Gives the throughput
  *   (the ≥ 1× nginx target) and the CPU time the server's processes used per request
@@ -65,9 +69,17 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '../..');
 const SECONDS = Math.max(0, Number(process.env.RULESMITH_BENCH_SECONDS ?? 20));
 const MINUTES = Math.max(0, Number(process.env.RULESMITH_BENCH_MINUTES ?? 0.5));
+/** Rounds of the one-at-a-time comparison (alone); 0 skips it. */
+const ALONE_ROUNDS = Math.max(0, Number(process.env.RULESMITH_BENCH_ALONE_ROUNDS ?? 3));
 /** Rounds of the fixed-rate comparison (fixedRateRounds). */
 const FIXED_ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_FIXED_ROUNDS ?? 10));
 const CLIENTS = 32;
+/** OWASP paranoia levels measured: RULESMITH_BENCH_LEVELS=1 for PL1 only (default 1,4). */
+const LEVELS = (process.env.RULESMITH_BENCH_LEVELS ?? '1,4').split(',').map((l) => {
+  const n = Number(l);
+  if (n !== 1 && n !== 2 && n !== 3 && n !== 4) throw new Error(`RULESMITH_BENCH_LEVELS: '${l}' is not a paranoia level (1–4)`);
+  return n as 1 | 2 | 3 | 4;
+});
 const ZONE = 'migrated.example.com';
 const CRS_RULES = '/usr/share/modsecurity-crs/rules';
 const NGINX_MODULE = '/usr/share/nginx/modules-available/mod-http-modsecurity.conf';
@@ -396,6 +408,33 @@ async function fixedRate(reqs: readonly Req[], port: number, rate: number, secon
 }
 
 /**
+ * One request at a time (no queue, no other load): each request of the mix sent to the
+ * column and then to the floor, ALONE_ROUNDS times, the fastest of each kept; per request
+ * the column's time minus the floor's. What a request spends in the WAF when it waits for
+ * nothing, to set beside the fixed-rate run's added p99 (which adds the waiting).
+ */
+async function alone(reqs: readonly Req[], port: number, floorPort: number): Promise<number[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const floorAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const ours = reqs.map(() => Infinity);
+  const floors = reqs.map(() => Infinity);
+  const timed = async (r: Req, p: number, a: Agent) => {
+    const t = performance.now();
+    await send(r, p, a).catch(() => 0);
+    return performance.now() - t;
+  };
+  for (let round = 0; round < ALONE_ROUNDS; round++) {
+    for (let i = 0; i < reqs.length; i++) {
+      ours[i] = Math.min(ours[i]!, await timed(reqs[i]!, port, agent));
+      floors[i] = Math.min(floors[i]!, await timed(reqs[i]!, floorPort, floorAgent));
+    }
+  }
+  agent.destroy();
+  floorAgent.destroy();
+  return ours.map((t, i) => t - floors[i]!);
+}
+
+/**
  * The fixed-rate comparison: FIXED_ROUNDS rounds, each giving every column SECONDS /
  * FIXED_ROUNDS at `rate`, the columns' order rotated from round to round, so that a change
  * of the machine's load falls on all of them (run one after another, 20 s each, nginx's
@@ -484,13 +523,19 @@ async function main(): Promise<void> {
     console.log('saturating (closed loop):');
     const floorRun = await load(all, floor.port, floor.pids);
     console.log(line(floor.name, floorRun));
-    for (const level of [1, 4] as const) {
+    for (const level of LEVELS) {
       await deployOwasp(rs.api, token, level);
       const ours: Column = { name: `rulesmith proxy PL${level}`, port: rs.port, pids: [rs.child.pid!] };
       const ourVerdicts = await verdicts(all, ours.port);
       const ourRun = await load(all, ours.port, ours.pids);
       console.log(line(ours.name, ourRun));
       console.log(`    added p99 over the floor at saturation (mostly queueing): ${(ourRun.p99 - floorRun.p99).toFixed(2)} ms; blocked ${ourVerdicts.filter(Boolean).length} of ${all.length}`);
+      if (ALONE_ROUNDS > 0) {
+        // The verdict round above warmed both up (regexes for long values compile on first use).
+        const added = await alone(all, ours.port, floor.port);
+        const q = (p: number) => quantile(added, p).toFixed(2);
+        console.log(`    one request at a time (fastest of ${ALONE_ROUNDS}), added over the floor: p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms, max ${Math.max(...added).toFixed(2)} ms`);
+      }
       let oursB: Column | undefined;
       if (rsB) {
         await deployOwasp(rsB.api, token, level);
