@@ -26,8 +26,8 @@
  * - Verdicts: each request of the mix once through each WAF before the timed runs; a 403
  *   is "block", anything else "pass".
  *
- * Per level, Rulesmith's requests one at a time (RULESMITH_BENCH_ALONE_ROUNDS, default 3; 0
- * skips): each request of the mix alone, to Rulesmith and to the floor, the fastest of the
+ * Per level, each WAF's requests one at a time (RULESMITH_BENCH_ALONE_ROUNDS, default 3; 0
+ * skips): each request of the mix alone, to the WAF and to the floor, the fastest of the
  * rounds kept, and the difference's p50/p90/p99/max: the time a request spends in the WAF
  * when nothing else is queued. Then two runs of each column:
  * - saturating (closed loop): 32 keep-alive clients, each sending its next request when the
@@ -434,6 +434,13 @@ async function alone(reqs: readonly Req[], port: number, floorPort: number): Pro
   return ours.map((t, i) => t - floors[i]!);
 }
 
+async function printAlone(name: string, reqs: readonly Req[], port: number, floorPort: number): Promise<void> {
+  if (ALONE_ROUNDS === 0) return;
+  const added = await alone(reqs, port, floorPort);
+  const q = (p: number) => quantile(added, p).toFixed(2);
+  console.log(`    ${name}, one request at a time (fastest of ${ALONE_ROUNDS}), added over the floor: p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms, max ${Math.max(...added).toFixed(2)} ms`);
+}
+
 /**
  * The fixed-rate comparison: FIXED_ROUNDS rounds, each giving every column SECONDS /
  * FIXED_ROUNDS at `rate`, the columns' order rotated from round to round, so that a change
@@ -530,12 +537,8 @@ async function main(): Promise<void> {
       const ourRun = await load(all, ours.port, ours.pids);
       console.log(line(ours.name, ourRun));
       console.log(`    added p99 over the floor at saturation (mostly queueing): ${(ourRun.p99 - floorRun.p99).toFixed(2)} ms; blocked ${ourVerdicts.filter(Boolean).length} of ${all.length}`);
-      if (ALONE_ROUNDS > 0) {
-        // The verdict round above warmed both up (regexes for long values compile on first use).
-        const added = await alone(all, ours.port, floor.port);
-        const q = (p: number) => quantile(added, p).toFixed(2);
-        console.log(`    one request at a time (fastest of ${ALONE_ROUNDS}), added over the floor: p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms, max ${Math.max(...added).toFixed(2)} ms`);
-      }
+      // The verdict round above warmed it up (regexes for long values compile on first use).
+      await printAlone(ours.name, all, ours.port, floor.port);
       let oursB: Column | undefined;
       if (rsB) {
         await deployOwasp(rsB.api, token, level);
@@ -553,6 +556,7 @@ async function main(): Promise<void> {
         children.push(ng.child);
         theirs = { name: `nginx + ModSecurity 3 + CRS PL${level}`, port: ng.port, pids: withChildren(ng.child.pid!) };
         const theirVerdicts = await verdicts(all, theirs.port);
+        await printAlone(theirs.name, all, theirs.port, floor.port);
         ngRun = await load(all, theirs.port, theirs.pids);
         console.log(line(theirs.name, ngRun));
         const agree = ourVerdicts.filter((v, i) => v === theirVerdicts[i]).length;
