@@ -1,8 +1,8 @@
 /**
  * The WAF proxy under load: throughput, latency, CPU and memory of `rulesmith serve --proxy`
  * in front of a small app, beside a bare node:http reverse proxy (the floor) and nginx with
- * ModSecurity 3 and CRS 3.3.4 (the anchor), at OWASP paranoia levels 1 and 4, with the
- * verdicts of both WAFs compared request by request.
+ * ModSecurity 3 and CRS 3.3.4 (the anchor), at OWASP paranoia levels 1 and 4
+ * (RULESMITH_BENCH_LEVELS), with the verdicts of both WAFs compared request by request.
  *
  *   node --import tsx test/bench/proxy.bench.ts                    (20 s per column, 0.5 min of memory)
  *   RULESMITH_BENCH_SECONDS=3 node --import tsx test/bench/proxy.bench.ts
@@ -27,9 +27,10 @@
  *   is "block", anything else "pass".
  *
  * Per level, each WAF's requests one at a time (RULESMITH_BENCH_ALONE_ROUNDS, default 3; 0
- * skips): each request of the mix alone, to the WAF and to the floor, the fastest of the
- * rounds kept, and the difference's p50/p90/p99/max: the time a request spends in the WAF
- * when nothing else is queued. Then two runs of each column:
+ * skips; Rulesmith's after its saturating run, nginx's before its): each request of the mix
+ * alone, to the WAF and to the floor, the fastest answered round kept, and the difference's
+ * p50/p90/p99/max: the time a request spends in the WAF when nothing else is queued. And two
+ * runs of each column:
  * - saturating (closed loop): 32 keep-alive clients, each sending its next request when the
  *   last is answered, for RULESMITH_BENCH_SECONDS (default 20). Gives the throughput
  *   (the ≥ 1× nginx target) and the CPU time the server's processes used per request
@@ -39,8 +40,10 @@
  *   saturated throughput (RULESMITH_BENCH_RATE overrides), each timed from when it was due,
  *   in RULESMITH_BENCH_FIXED_ROUNDS (default 10) rounds that rotate through the columns.
  *   Every server runs at most half loaded, so the difference to the floor is the time a
- *   request spends in the WAF: its "added p99 over the floor" is the figure the < 2 ms
- *   target (PL1) is about; the median of the rounds' differences is the steadier one.
+ *   request spends in the WAF and waiting for it (behind other requests, collector pauses;
+ *   the one-at-a-time figures leave the waiting out): its "added p99 over the floor" is the
+ *   figure the < 2 ms target (PL1) is about; the median of the rounds' differences is the
+ *   steadier one.
  * Then the memory run (RULESMITH_BENCH_MINUTES, default 0.5; 0 skips it): a fresh proxy at
  * PL1 with a rate-limit rule counting per client header, a new client on every request,
  * under the saturating load; RSS and heap every 5 s from the proxy's control API, with
@@ -135,7 +138,7 @@ function buildB(): Build | undefined {
   return { cli: cli ?? builtCli(), nodeArgs: words(nodeArgs) };
 }
 
-async function rulesmith(upstreamPort: number, dir: string, token: string, options: { build?: Build; workers?: string } = {}): Promise<{ child: ChildProcess; port: number; api: string }> {
+async function rulesmith(upstreamPort: number, dir: string, token: string, options: { build?: Build; workers?: string; label?: string } = {}): Promise<{ child: ChildProcess; port: number; api: string }> {
   const { cli, nodeArgs } = options.build ?? { cli: builtCli(), nodeArgs: words(process.env.RULESMITH_BENCH_NODE_ARGS) };
   const workers = options.workers ?? process.env.RULESMITH_BENCH_PROXY_WORKERS;
   const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...(process.env.RULESMITH_BENCH_SERVE_ARGS ?? '').split(' ').filter(Boolean)], {
@@ -150,9 +153,10 @@ async function rulesmith(upstreamPort: number, dir: string, token: string, optio
       const proxy = /rulesmith proxy: listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (api && proxy) {
         child.stdout!.removeAllListeners('data');
-        // RULESMITH_BENCH_PROXY_OUT=<file>: keep the proxy's output (e.g. with RULESMITH_BENCH_NODE_ARGS=--trace-gc).
+        // RULESMITH_BENCH_PROXY_OUT=<file>: keep the proxy's output (e.g. with RULESMITH_BENCH_NODE_ARGS=--trace-gc);
+        // each other process started in the run (`label`) writes to <file>.<label>.
         const keep = process.env.RULESMITH_BENCH_PROXY_OUT;
-        if (keep) child.stdout!.pipe(createWriteStream(keep));
+        if (keep) child.stdout!.pipe(createWriteStream(options.label ? `${keep}.${options.label}` : keep));
         else child.stdout!.resume();
         resolve({ child, port: Number(proxy[1]), api: api[1]! });
       }
@@ -409,18 +413,24 @@ async function fixedRate(reqs: readonly Req[], port: number, rate: number, secon
 
 /**
  * One request at a time (no queue, no other load): each request of the mix sent to the
- * column and then to the floor, ALONE_ROUNDS times, the fastest of each kept; per request
- * the column's time minus the floor's. What a request spends in the WAF when it waits for
- * nothing, to set beside the fixed-rate run's added p99 (which adds the waiting).
+ * column and then to the floor, ALONE_ROUNDS times, the fastest answered of each kept; per
+ * request the column's time minus the floor's (a request left without an answer in every
+ * round on either side is left out and counted). What a request spends in the WAF when it
+ * waits for nothing, to set beside the fixed-rate run's added p99 (which adds the waiting).
  */
-async function alone(reqs: readonly Req[], port: number, floorPort: number): Promise<number[]> {
+async function alone(reqs: readonly Req[], port: number, floorPort: number): Promise<{ added: number[]; unanswered: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const floorAgent = new Agent({ keepAlive: true, maxSockets: 1 });
   const ours = reqs.map(() => Infinity);
   const floors = reqs.map(() => Infinity);
+  // A failed request (a reset, a timeout) is no time: it must not win the fastest-of-rounds.
   const timed = async (r: Req, p: number, a: Agent) => {
     const t = performance.now();
-    await send(r, p, a).catch(() => 0);
+    try {
+      await send(r, p, a);
+    } catch {
+      return Infinity;
+    }
     return performance.now() - t;
   };
   for (let round = 0; round < ALONE_ROUNDS; round++) {
@@ -431,14 +441,17 @@ async function alone(reqs: readonly Req[], port: number, floorPort: number): Pro
   }
   agent.destroy();
   floorAgent.destroy();
-  return ours.map((t, i) => t - floors[i]!);
+  const added = ours.map((t, i) => t - floors[i]!).filter(Number.isFinite);
+  return { added, unanswered: reqs.length - added.length };
 }
 
 async function printAlone(name: string, reqs: readonly Req[], port: number, floorPort: number): Promise<void> {
   if (ALONE_ROUNDS === 0) return;
-  const added = await alone(reqs, port, floorPort);
+  const { added, unanswered } = await alone(reqs, port, floorPort);
   const q = (p: number) => quantile(added, p).toFixed(2);
-  console.log(`    ${name}, one request at a time (fastest of ${ALONE_ROUNDS}), added over the floor: p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms, max ${Math.max(...added).toFixed(2)} ms`);
+  console.log(
+    `    ${name}, one request at a time (fastest of ${ALONE_ROUNDS}), added over the floor: p50 ${q(0.5)} ms, p90 ${q(0.9)} ms, p99 ${q(0.99)} ms, max ${Math.max(...added).toFixed(2)} ms${unanswered ? `; ${unanswered} never answered, left out` : ''}`,
+  );
 }
 
 /**
@@ -521,7 +534,7 @@ async function main(): Promise<void> {
     const rs = await rulesmith(up.port, dir, token);
     children.push(rs.child);
     const b = buildB();
-    const rsB = b ? await rulesmith(up.port, mkdtempSync(join(dir, 'b-')), token, { build: b }) : undefined;
+    const rsB = b ? await rulesmith(up.port, mkdtempSync(join(dir, 'b-')), token, { build: b, label: 'b' }) : undefined;
     if (rsB) children.push(rsB.child);
     if (b) console.log(`A/B: column "(B)" is ${b.cli}${b.nodeArgs.length ? ` with node ${b.nodeArgs.join(' ')}` : ''}`);
     const noNginx = nginxAvailable();
@@ -537,14 +550,15 @@ async function main(): Promise<void> {
       const ourRun = await load(all, ours.port, ours.pids);
       console.log(line(ours.name, ourRun));
       console.log(`    added p99 over the floor at saturation (mostly queueing): ${(ourRun.p99 - floorRun.p99).toFixed(2)} ms; blocked ${ourVerdicts.filter(Boolean).length} of ${all.length}`);
-      // The verdict round above warmed it up (regexes for long values compile on first use).
+      // The verdict round and the saturating run above warmed it up (regexes for long values compile on first use).
       await printAlone(ours.name, all, ours.port, floor.port);
       let oursB: Column | undefined;
+      let bRun: Run | undefined;
       if (rsB) {
         await deployOwasp(rsB.api, token, level);
         oursB = { name: `rulesmith proxy PL${level} (B)`, port: rsB.port, pids: [rsB.child.pid!] };
         const bVerdicts = await verdicts(all, oursB.port);
-        const bRun = await load(all, oursB.port, oursB.pids);
+        bRun = await load(all, oursB.port, oursB.pids);
         console.log(line(oursB.name, bRun));
         console.log(`    B's verdicts differ from A's on ${bVerdicts.filter((v, i) => v !== ourVerdicts[i]).length} of ${all.length}`);
       }
@@ -563,8 +577,8 @@ async function main(): Promise<void> {
         console.log(`    throughput ratio rulesmith/nginx ${(ourRun.rps / ngRun.rps).toFixed(2)}×; verdicts agree on ${agree} of ${all.length} (${((100 * agree) / all.length).toFixed(1)}%); nginx blocked ${theirVerdicts.filter(Boolean).length}`);
       }
       // The latency target is about this run: every server well under its capacity, so the
-      // difference is the time a request spends in the WAF, not in a queue.
-      const rate = Number(process.env.RULESMITH_BENCH_RATE) || Math.max(1, Math.round(0.5 * Math.min(floorRun.rps, ourRun.rps, ngRun?.rps ?? Infinity)));
+      // difference is the time a request spends in the WAF and waiting for it, not in a saturated queue.
+      const rate = Number(process.env.RULESMITH_BENCH_RATE) || Math.max(1, Math.round(0.5 * Math.min(floorRun.rps, ourRun.rps, ngRun?.rps ?? Infinity, bRun?.rps ?? Infinity)));
       console.log(
         `  fixed rate ${rate} req/s (open loop; half the slowest column's saturated throughput, or RULESMITH_BENCH_RATE), PL${level}, ${FIXED_ROUNDS} rounds of ${Math.max(1, SECONDS / FIXED_ROUNDS)} s per column, order rotated:`,
       );
@@ -581,6 +595,7 @@ async function main(): Promise<void> {
       ng?.child.kill('SIGQUIT');
     }
     rs.child.kill('SIGTERM');
+    rsB?.child.kill('SIGTERM');
     floorChild.child.kill('SIGTERM');
     if (MINUTES > 0) await memoryRun(all, up.port, mkdtempSync(join(dir, 'memory-')), token, children);
   } finally {
@@ -596,7 +611,7 @@ async function main(): Promise<void> {
  * proxy's RSS and heap (its control API) every 5 s; first, last, max and the slope.
  */
 async function memoryRun(all: readonly Req[], upstreamPort: number, dir: string, token: string, children: ChildProcess[]): Promise<void> {
-  const rs = await rulesmith(upstreamPort, dir, token);
+  const rs = await rulesmith(upstreamPort, dir, token, { label: 'memory' });
   children.push(rs.child);
   await deployOwasp(rs.api, token, 1);
   const res = await fetch(`${rs.api}/zones/${demoZoneId(ZONE)}/rulesets/phases/http_ratelimit/entrypoint`, {

@@ -23,8 +23,8 @@ async function main(): Promise<void> {
   const { all } = mix();
   const up = await nodeChild(UPSTREAM);
   const token = randomBytes(24).toString('hex');
-  const inline = await rulesmith(up.port, mkdtempSync(join(dir, 'inline-')), token, { workers: '0' });
-  const pooled = await rulesmith(up.port, mkdtempSync(join(dir, 'pooled-')), token, { workers });
+  const inline = await rulesmith(up.port, mkdtempSync(join(dir, 'inline-')), token, { workers: '0', label: 'inline' });
+  const pooled = await rulesmith(up.port, mkdtempSync(join(dir, 'pooled-')), token, { workers, label: 'pooled' });
   try {
     await deployOwasp(inline.api, token, level);
     await deployOwasp(pooled.api, token, level);

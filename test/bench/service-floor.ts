@@ -4,8 +4,9 @@
  * insert per request with the service's library and pragmas (node-sqlite3-wasm, WAL,
  * synchronous=FULL, exclusive locking; one commit, one fsync, per request) — none of the service's own work (credentials,
  * routing, validation with the core, versions). With `grouped`, the writes that arrive in one
- * turn of the event loop are committed together (one fsync) and each answered after that
- * commit, as the service groups its commits: the least a durable write can cost here.
+ * turn of the event loop are committed together (one commit, one fsync) and each answered
+ * after that commit, as the service groups its commits; the fsync here is SQLite's own, on
+ * the event loop, where the service's runs on libuv's thread pool (store.ts).
  *
  *   node --import tsx test/bench/service-floor.ts DB_FILE GET_BODY_FILE TOKEN [grouped]
  *

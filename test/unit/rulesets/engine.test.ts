@@ -865,6 +865,18 @@ describe('managed-rules migration validation mode', () => {
       trace: ['sk:skip', 'previous_waf:skipped'],
     },
   ]);
+
+  test("omitIdleRules: the previous WAF that let the request through (no stand-in, or it passed) leaves no entry; the rest as in the full trace", () => {
+    for (const options of [{}, { previousWaf: () => undefined }]) {
+      const c = compileZone(z(), options);
+      const full = c.evaluate(req({ query: 'jndi' }));
+      const acting = c.evaluate(req({ query: 'jndi' }), undefined, { omitIdleRules: true });
+      assert.ok(full.trace.some((t) => t.phase === 'previous_waf' && t.outcome === 'not-matched'));
+      assert.deepEqual(acting.trace, full.trace.filter((t) => t.outcome !== 'not-matched' && t.outcome !== 'disabled'));
+      assert.deepEqual(acting.trace.map((t) => `${t.ref}:${t.outcome}`), ['ex:executed', 'd1:validation-only']);
+      assert.deepEqual({ ...acting, trace: [] }, { ...full, trace: [] });
+    }
+  });
 });
 
 // --- The whole trace --------------------------------------------------------------------
