@@ -73,7 +73,8 @@ const repo = join(here, '../..');
 const SECONDS = Math.max(0, Number(process.env.RULESMITH_BENCH_SECONDS ?? 20));
 const MINUTES = Math.max(0, Number(process.env.RULESMITH_BENCH_MINUTES ?? 0.5));
 /** Rounds of the one-at-a-time comparison (alone); 0 skips it. */
-const ALONE_ROUNDS = Math.max(0, Number(process.env.RULESMITH_BENCH_ALONE_ROUNDS ?? 3));
+const ALONE_ROUNDS = Number(process.env.RULESMITH_BENCH_ALONE_ROUNDS ?? 3);
+if (!Number.isInteger(ALONE_ROUNDS) || ALONE_ROUNDS < 0) throw new Error(`RULESMITH_BENCH_ALONE_ROUNDS: '${process.env.RULESMITH_BENCH_ALONE_ROUNDS}' is not a whole number of rounds (0 skips)`);
 /** Rounds of the fixed-rate comparison (fixedRateRounds). */
 const FIXED_ROUNDS = Math.max(1, Number(process.env.RULESMITH_BENCH_FIXED_ROUNDS ?? 10));
 const CLIENTS = 32;

@@ -128,7 +128,7 @@ export interface RequestHooks {
   /**
    * True: the trace leaves out the rules that did not act (not matched, disabled). The WAF
    * proxy reads only the rules that acted, and an OWASP zone has hundreds of idle ones per
-   * request: making their entries was a third of the proxy's allocation.
+   * request (over the CRS corpus at PL1, leaving them out means ~40% fewer collections).
    */
   readonly omitIdleRules?: boolean;
 }
