@@ -121,28 +121,32 @@ http.createServer((req, res) => {
 interface Build {
   readonly cli: string;
   readonly nodeArgs: readonly string[];
+  /** `serve` flags (RULESMITH_BENCH_SERVE_ARGS, e.g. `--events off`). */
+  readonly serveArgs: readonly string[];
 }
 
 const words = (s: string | undefined) => (s ?? '').split(' ').filter(Boolean);
 
 /**
  * The A/B column: RULESMITH_BENCH_B_CLI (another build's server/out/cli.js, e.g. a commit
- * checked out beside this one) and/or RULESMITH_BENCH_B_NODE_ARGS start a second Rulesmith
+ * checked out beside this one), RULESMITH_BENCH_B_NODE_ARGS and/or RULESMITH_BENCH_B_SERVE_ARGS
+ * (`serve` flags instead of RULESMITH_BENCH_SERVE_ARGS, e.g. `--proxy-workers 2`) start a second Rulesmith
  * that runs beside the first in every load and fixed-rate round, so that a change is measured
  * against what it replaces in the same run, not against another run's figures.
  */
 function buildB(): Build | undefined {
   const cli = process.env.RULESMITH_BENCH_B_CLI;
   const nodeArgs = process.env.RULESMITH_BENCH_B_NODE_ARGS;
-  if (cli === undefined && nodeArgs === undefined) return undefined;
+  const serveArgs = process.env.RULESMITH_BENCH_B_SERVE_ARGS;
+  if (cli === undefined && nodeArgs === undefined && serveArgs === undefined) return undefined;
   if (cli !== undefined && !existsSync(cli)) throw new Error(`RULESMITH_BENCH_B_CLI: ${cli} does not exist`);
-  return { cli: cli ?? builtCli(), nodeArgs: words(nodeArgs) };
+  return { cli: cli ?? builtCli(), nodeArgs: words(nodeArgs), serveArgs: words(serveArgs ?? process.env.RULESMITH_BENCH_SERVE_ARGS) };
 }
 
 async function rulesmith(upstreamPort: number, dir: string, token: string, options: { build?: Build; workers?: string; label?: string } = {}): Promise<{ child: ChildProcess; port: number; api: string }> {
-  const { cli, nodeArgs } = options.build ?? { cli: builtCli(), nodeArgs: words(process.env.RULESMITH_BENCH_NODE_ARGS) };
+  const { cli, nodeArgs, serveArgs } = options.build ?? { cli: builtCli(), nodeArgs: words(process.env.RULESMITH_BENCH_NODE_ARGS), serveArgs: words(process.env.RULESMITH_BENCH_SERVE_ARGS) };
   const workers = options.workers ?? process.env.RULESMITH_BENCH_PROXY_WORKERS;
-  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...(process.env.RULESMITH_BENCH_SERVE_ARGS ?? '').split(' ').filter(Boolean)], {
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...serveArgs], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -537,7 +541,7 @@ async function main(): Promise<void> {
     const b = buildB();
     const rsB = b ? await rulesmith(up.port, mkdtempSync(join(dir, 'b-')), token, { build: b, label: 'b' }) : undefined;
     if (rsB) children.push(rsB.child);
-    if (b) console.log(`A/B: column "(B)" is ${b.cli}${b.nodeArgs.length ? ` with node ${b.nodeArgs.join(' ')}` : ''}`);
+    if (b) console.log(`A/B: column "(B)" is ${b.cli}${b.nodeArgs.length ? ` with node ${b.nodeArgs.join(' ')}` : ''}${b.serveArgs.length ? `, serve ${b.serveArgs.join(' ')}` : ''}`);
     const noNginx = nginxAvailable();
     if (noNginx) console.log(`anchor skipped: ${noNginx}`);
 
