@@ -27,7 +27,7 @@
  *   is "block", anything else "pass".
  *
  * Per level, each WAF's requests one at a time (RULESMITH_BENCH_ALONE_ROUNDS, default 3; 0
- * skips; Rulesmith's after its saturating run, nginx's before its): each request of the mix
+ * skips; right after the WAF's verdict round, which warms it up): each request of the mix
  * alone, to the WAF and to the floor, the fastest answered round kept, and the difference's
  * p50/p90/p99/max: the time a request spends in the WAF when nothing else is queued. And two
  * runs of each column:
@@ -143,9 +143,9 @@ function buildB(): Build | undefined {
   return { cli: cli ?? builtCli(), nodeArgs: words(nodeArgs), serveArgs: words(serveArgs ?? process.env.RULESMITH_BENCH_SERVE_ARGS) };
 }
 
-async function rulesmith(upstreamPort: number, dir: string, token: string, options: { build?: Build; workers?: string; label?: string } = {}): Promise<{ child: ChildProcess; port: number; api: string }> {
+async function rulesmith(upstreamPort: number, dir: string, token: string, options: { build?: Build; label?: string } = {}): Promise<{ child: ChildProcess; port: number; api: string }> {
   const { cli, nodeArgs, serveArgs } = options.build ?? { cli: builtCli(), nodeArgs: words(process.env.RULESMITH_BENCH_NODE_ARGS), serveArgs: words(process.env.RULESMITH_BENCH_SERVE_ARGS) };
-  const workers = options.workers ?? process.env.RULESMITH_BENCH_PROXY_WORKERS;
+  const workers = process.env.RULESMITH_BENCH_PROXY_WORKERS;
   const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...serveArgs], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -552,11 +552,11 @@ async function main(): Promise<void> {
       await deployOwasp(rs.api, token, level);
       const ours: Column = { name: `rulesmith proxy PL${level}`, port: rs.port, pids: [rs.child.pid!] };
       const ourVerdicts = await verdicts(all, ours.port);
+      // The verdict round warmed it up (regexes for long values compile on first use).
+      await printAlone(ours.name, all, ours.port, floor.port);
       const ourRun = await load(all, ours.port, ours.pids);
       console.log(line(ours.name, ourRun));
       console.log(`    added p99 over the floor at saturation (mostly queueing): ${(ourRun.p99 - floorRun.p99).toFixed(2)} ms; blocked ${ourVerdicts.filter(Boolean).length} of ${all.length}`);
-      // The verdict round and the saturating run above warmed it up (regexes for long values compile on first use).
-      await printAlone(ours.name, all, ours.port, floor.port);
       let oursB: Column | undefined;
       let bRun: Run | undefined;
       if (rsB) {
@@ -693,4 +693,4 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   });
 }
 
-export { closedLoop, deployOwasp, fixedRate, load, loopDelay, mix, nodeChild, rulesmith, send, UPSTREAM, type Req };
+export { closedLoop, mix, type Req };
