@@ -8,6 +8,8 @@
  *
  * CPU/request: the service process's CPU time (from /proc, Linux) over a whole load divided by
  * the requests answered in it: a figure other processes on a shared machine change little.
+ * Client CPU: the same for this process, the load generator (httpClient.ts: raw keep-alive
+ * sockets; Node's http client took 0.15–0.28 ms a request, a core the server could not use).
  *
  * Load part: the service runs as `rulesmith serve --seed demo` in a child process (the
  * built CLI, server/out/cli.js: `npm run build` first; its SQLite file in a temporary folder), so the load generator in
@@ -33,7 +35,6 @@
  * the store's size after.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -41,6 +42,7 @@ import { createService } from '../../server/src/service/service';
 import { Store } from '../../server/src/service/store';
 import { DEMO_ACCOUNT, demoZoneId, seedDemo } from '../../server/src/service/seed';
 import { demoSeedSteps } from '../../server/src/service/routes/index';
+import { type Answer, Connection } from './httpClient';
 import { cpuMs, row } from './measure';
 import { startService, type Service } from './serviceProcess';
 
@@ -61,34 +63,9 @@ const ZONE = demoZoneId('enterprise.example.com');
 const BIG_ZONE = demoZoneId('firewall.example.com');
 const CUSTOM = 'http_request_firewall_custom';
 
-interface Answer {
-  readonly status: number;
-  readonly body: string;
-}
-
-function call(agent: Agent, svc: { url: URL; token: string }, method: string, path: string, body?: unknown): Promise<Answer> {
+function call(conn: Connection, svc: { token: string }, method: string, path: string, body?: unknown): Promise<Answer> {
   const text = body === undefined ? undefined : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      new URL(path.replace(/^\//, ''), svc.url),
-      {
-        method,
-        agent,
-        headers: {
-          authorization: `Bearer ${svc.token}`,
-          ...(text !== undefined ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(text);
-  });
+  return conn.request(method, path, { authorization: `Bearer ${svc.token}`, ...(text !== undefined ? { 'content-type': 'application/json' } : {}) }, text);
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -105,15 +82,20 @@ interface Figures {
   readonly firstFailure?: string;
   /** CPU time the server process spent per request of the whole load (warm-up included), when the OS tells it. */
   readonly cpuPerRequest?: number;
+  /** The same for this process, the load generator: CPU the server being measured could not use. */
+  readonly clientCpuPerRequest?: number;
 }
 
 /** The load's figures with the server's CPU per request (noise from other processes does not enter it). */
 async function withCpu(pid: number, run: (count: () => void) => Promise<Figures>): Promise<Figures> {
   let all = 0;
   const before = cpuMs([pid]);
+  const mine = process.cpuUsage();
   const r = await run(() => all++);
   const after = cpuMs([pid]);
-  return before === undefined || after === undefined || all === 0 ? r : { ...r, cpuPerRequest: (after - before) / all };
+  const own = process.cpuUsage(mine);
+  const clientCpu = all === 0 ? {} : { clientCpuPerRequest: (own.user + own.system) / 1000 / all };
+  return before === undefined || after === undefined || all === 0 ? { ...r, ...clientCpu } : { ...r, ...clientCpu, cpuPerRequest: (after - before) / all };
 }
 
 type Next = (client: number, i: number) => { method: string; path: string; body?: unknown } | undefined;
@@ -133,13 +115,13 @@ async function loadCounted(svc: Service, next: Next, count: () => void, clients:
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
       // One keep-alive connection per client, as independent API clients would have.
-      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const conn = new Connection(svc.url);
       for (let i = 0; ; i++) {
         const start = performance.now();
         if (start >= end) break;
         const r = next(client, i);
         if (!r) break;
-        const answer = await call(agent, svc, r.method, r.path, r.body);
+        const answer = await call(conn, svc, r.method, r.path, r.body);
         count();
         const done = performance.now();
         if (start >= measureFrom && done <= end) {
@@ -150,7 +132,7 @@ async function loadCounted(svc: Service, next: Next, count: () => void, clients:
           }
         }
       }
-      agent.destroy();
+      conn.close();
     }),
   );
   return figures(latencies, failures, firstFailure);
@@ -184,13 +166,13 @@ function bigRules(n: number): Record<string, unknown>[] {
 }
 
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
-const widths = [46, 9, 8, 9, 9, 9, 7, 14, 12];
+const widths = [46, 9, 8, 9, 9, 9, 7, 14, 12, 12];
 
 function print(rows: readonly (readonly [string, Figures, Figures | undefined])[]): void {
-  console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors', 'req/s of floor', 'CPU/request'], widths));
+  console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors', 'req/s of floor', 'CPU/request', 'client CPU'], widths));
   for (const [name, r, base] of rows) {
     const share = base ? `${((100 * r.perSecond) / base.perSecond).toFixed(0)}%` : '';
-    console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share, r.cpuPerRequest === undefined ? '' : `${r.cpuPerRequest.toFixed(2)} ms`], widths));
+    console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share, r.cpuPerRequest === undefined ? '' : `${r.cpuPerRequest.toFixed(2)} ms`, r.clientCpuPerRequest === undefined ? '' : `${r.clientCpuPerRequest.toFixed(2)} ms`], widths));
     if (r.firstFailure) console.log(`  first failure: ${r.firstFailure}`);
   }
 }
@@ -198,21 +180,21 @@ function print(rows: readonly (readonly [string, Figures, Figures | undefined])[
 async function loadPart(dir: string): Promise<void> {
   const svc = await startService(dir);
   try {
-    const agent = new Agent({ keepAlive: true });
+    const conn = new Connection(svc.url);
     const entry = (zone: string) => `/zones/${zone}/rulesets/phases/${CUSTOM}/entrypoint`;
-    const put = await call(agent, svc, 'PUT', entry(ZONE), { rules: Array.from({ length: RULES }, (_, i) => ruleFor(i, 0)) });
+    const put = await call(conn, svc, 'PUT', entry(ZONE), { rules: Array.from({ length: RULES }, (_, i) => ruleFor(i, 0)) });
     if (put.status !== 200) throw new Error(`entry point PUT failed: ${put.status} ${put.body}`);
     const rs = JSON.parse(put.body).result as { id: string; rules: { id: string }[] };
     const customs: string[] = [];
     for (let c = 0; c < CLIENTS; c++) {
-      const made = await call(agent, svc, 'POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { name: `bench ${c}`, kind: 'custom', phase: CUSTOM, rules: [] });
+      const made = await call(conn, svc, 'POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { name: `bench ${c}`, kind: 'custom', phase: CUSTOM, rules: [] });
       if (made.status !== 200) throw new Error(`ruleset create failed: ${made.status} ${made.body}`);
       customs.push((JSON.parse(made.body).result as { id: string }).id);
     }
-    const big = await call(agent, svc, 'PUT', entry(BIG_ZONE), { rules: bigRules(0) });
+    const big = await call(conn, svc, 'PUT', entry(BIG_ZONE), { rules: bigRules(0) });
     if (big.status !== 200) throw new Error(`500-rule PUT failed: ${big.status} ${big.body}`);
-    const getBody = await call(agent, svc, 'GET', entry(ZONE));
-    agent.destroy();
+    const getBody = await call(conn, svc, 'GET', entry(ZONE));
+    conn.close();
 
     const getOf: Next = () => ({ method: 'GET', path: entry(ZONE) });
     const patchOf: Next = (client, i) => {
@@ -273,12 +255,12 @@ async function loadWithPutTimes(svc: Service, next: Next, putLatencies: number[]
   const end = measureFrom + RUN_MS;
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, client) => {
-      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      const conn = new Connection(svc.url);
       for (let i = 0; ; i++) {
         const start = performance.now();
         if (start >= end) break;
         const r = next(client, i)!;
-        const answer = await call(agent, svc, r.method, r.path, r.body);
+        const answer = await call(conn, svc, r.method, r.path, r.body);
         const done = performance.now();
         if (start >= measureFrom && done <= end) {
           (client === 0 ? putLatencies : latencies).push(done - start);
@@ -288,7 +270,7 @@ async function loadWithPutTimes(svc: Service, next: Next, putLatencies: number[]
           }
         }
       }
-      agent.destroy();
+      conn.close();
     }),
   );
   return figures(latencies, failures, firstFailure);
@@ -303,7 +285,7 @@ async function sizePart(dir: string): Promise<void> {
   const running = createService({ store });
   await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
   const svc = { url: new URL(`${running.url()}/`), token };
-  const agent = new Agent({ keepAlive: true });
+  const conn = new Connection(svc.url);
   try {
     // Zones of the demo account on the Enterprise plan (quota 1000 custom rules).
     const ids: string[] = [];
@@ -316,7 +298,7 @@ async function sizePart(dir: string): Promise<void> {
     });
     const rulesets: { zone: string; id: string; rules: string[] }[] = [];
     for (const zone of ids) {
-      const r = await call(agent, svc, 'PUT', `/zones/${zone}/rulesets/phases/${CUSTOM}/entrypoint`, { rules: bigRules(0) });
+      const r = await call(conn, svc, 'PUT', `/zones/${zone}/rulesets/phases/${CUSTOM}/entrypoint`, { rules: bigRules(0) });
       if (r.status !== 200) throw new Error(`PUT failed: ${r.status} ${r.body.slice(0, 300)}`);
       const rs = JSON.parse(r.body).result as { id: string; rules: { id: string }[] };
       rulesets.push({ zone, id: rs.id, rules: rs.rules.map((x) => x.id) });
@@ -329,7 +311,7 @@ async function sizePart(dir: string): Promise<void> {
     const patchTimes: number[] = [];
     for (let i = 0; i < perPatchRuns; i++) {
       const t = performance.now();
-      const r = await call(agent, svc, 'PATCH', `/zones/${one.zone}/rulesets/${one.id}/rules/${one.rules[i % BIG]}`, ruleFor(i % BIG, 1_000 + i));
+      const r = await call(conn, svc, 'PATCH', `/zones/${one.zone}/rulesets/${one.id}/rules/${one.rules[i % BIG]}`, ruleFor(i % BIG, 1_000 + i));
       patchTimes.push(performance.now() - t);
       if (r.status !== 200) throw new Error(`PATCH failed: ${r.status} ${r.body.slice(0, 300)}`);
     }
@@ -340,11 +322,11 @@ async function sizePart(dir: string): Promise<void> {
     for (let i = 0; i < patches; i++) {
       const rs = rulesets[i % rulesets.length]!;
       const k = Math.floor(i / rulesets.length) % BIG;
-      const r = await call(agent, svc, 'PATCH', `/zones/${rs.zone}/rulesets/${rs.id}/rules/${rs.rules[k]}`, ruleFor(k, 2_000 + i));
+      const r = await call(conn, svc, 'PATCH', `/zones/${rs.zone}/rulesets/${rs.id}/rules/${rs.rules[k]}`, ruleFor(k, 2_000 + i));
       if (r.status !== 200) throw new Error(`PATCH failed: ${r.status} ${r.body.slice(0, 300)}`);
     }
     const elapsed = performance.now() - t0;
-    const versions = await call(agent, svc, 'GET', `/zones/${one.zone}/rulesets/${one.id}/versions?per_page=50`);
+    const versions = await call(conn, svc, 'GET', `/zones/${one.zone}/rulesets/${one.id}/versions?per_page=50`);
     const list = JSON.parse(versions.body) as { result: unknown[]; result_info: { cursor?: string } };
     const p = figures(patchTimes);
     console.log(`\nstore size (in-process service, one client, ${FULL ? 'full size' : 'scaled down: --full for 200 zones and 10,000 PATCHes'})`);
@@ -352,7 +334,7 @@ async function sizePart(dir: string): Promise<void> {
     console.log(`  ${zones} zones × ${BIG} rules: ${(filled / 1e6).toFixed(1)} MB; after ${patches.toLocaleString('en')} more PATCHes (${((patches * 1000) / elapsed).toFixed(0)} PATCH/s, sequential): ${(store.usedBytes() / 1e6).toFixed(1)} MB`);
     console.log(`  versions list of a ruleset with ${perPatchRuns + 1 + Math.ceil(patches / zones)} versions: first page of ${list.result.length}, next cursor ${list.result_info.cursor ? 'given' : 'none'}`);
   } finally {
-    agent.destroy();
+    conn.close();
     await running.close();
     store.close();
   }
