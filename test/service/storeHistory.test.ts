@@ -76,6 +76,37 @@ describe('ruleset versions as rule rows', () => {
     assert.deepEqual((await svc.call('GET', `${entry(ENT)}/versions/${moved.body.result.version}`)).body.result, moved.body.result);
   });
 
+  it('rules added, edited, moved and deleted one at a time, then a PUT that drops some: every version reads back as answered', async () => {
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'one at a time', kind: 'custom', phase: CUSTOM, rules: [] } });
+    const id = made.body.result.id;
+    const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
+    const answers = [made.body.result];
+    const step = async (method: string, path: string, body?: unknown) => {
+      const r = await svc.call(method, path, body === undefined ? {} : { body });
+      assert.equal(r.status, 200, `${method} ${path}: ${JSON.stringify(r.body)}`);
+      answers.push(r.body.result);
+      return r.body.result as { version: string; rules: { id: string; ref: string; version: string }[] };
+    };
+    for (const i of [1, 2, 3]) await step('POST', `${base}/rules`, rule(i));
+    let rs = await step('POST', `${base}/rules`, { ...rule(4), position: { index: 2 } });
+    assert.deepEqual(rs.rules.map((r) => r.ref), ['rule-1', 'rule-4', 'rule-2', 'rule-3']);
+    rs = await step('PATCH', `${base}/rules/${rs.rules[2]!.id}`, rule(2, 1));
+    assert.deepEqual(rs.rules.map((r) => `${r.ref}@${r.version}`), ['rule-1@1', 'rule-4@1', 'rule-2@2', 'rule-3@1']);
+    rs = await step('PATCH', `${base}/rules/${rs.rules[3]!.id}`, { ...rule(3, 1), position: { index: 1 } });
+    assert.deepEqual(rs.rules.map((r) => `${r.ref}@${r.version}`), ['rule-3@2', 'rule-1@1', 'rule-4@1', 'rule-2@2']);
+    const gone = await svc.call('DELETE', `${base}/rules/${rs.rules[1]!.id}`);
+    assert.equal(gone.status, 200);
+    answers.push(gone.body.result);
+    assert.deepEqual(gone.body.result.rules.map((r: { ref: string }) => r.ref), ['rule-3', 'rule-4', 'rule-2']);
+    rs = await step('PUT', base, { rules: [rule(2, 1), rule(5)] });
+    assert.deepEqual(rs.rules.map((r) => r.ref), ['rule-2', 'rule-5']);
+    rs = await step('POST', `${base}/rules`, rule(6));
+    assert.deepEqual(rs.rules.map((r) => r.ref), ['rule-2', 'rule-5', 'rule-6']);
+    for (const answer of answers) {
+      assert.deepEqual((await svc.call('GET', `${base}/versions/${answer.version}`)).body.result, answer, `version ${answer.version}`);
+    }
+  });
+
   it('deleting the newest version makes the one before current, and the next write builds on it', async () => {
     const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'history', kind: 'custom', phase: CUSTOM, rules: [rule(1)] } });
     const id = made.body.result.id;

@@ -80,13 +80,14 @@ export function writeRules(store: Store, rulesetId: string, version: number, rul
     lives.get(rulesetId) ??
     new Map(store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]).map((r) => [r.rule_id, r]));
   lives.delete(rulesetId);
-  const after = new Map<string, LiveRow>();
-  const keep = keptInOrder(rules.map((r) => before.get(r.id)?.pos));
-  let positions = placeAround(rules.map((r, i) => (keep.has(i) ? before.get(r.id)!.pos : undefined)));
-  if (!positions) positions = rules.map((_, i) => (i + 1) * STEP);
-  const incoming = new Set<string>();
+  // Each rule's live row, looked up once; the map itself becomes the new version's live
+  // rows (a write of one rule into 1,000 used to build two more maps and a set of them all).
+  const olds = rules.map((r) => before.get(r.id));
+  const oldKeys = olds.map((o) => o?.pos);
+  const keep = ascending(oldKeys) ? undefined : keptInOrder(oldKeys);
+  const positions = placeAround(keep ? oldKeys.map((k, i) => (keep.has(i) ? k : undefined)) : oldKeys) ?? rules.map((_, i) => (i + 1) * STEP);
+  let matched = 0;
   rules.forEach((r, i) => {
-    incoming.add(r.id);
     let hash = hashes.get(r);
     let body: string | undefined;
     if (hash === undefined) {
@@ -95,21 +96,38 @@ export function writeRules(store: Store, rulesetId: string, version: number, rul
       hashes.set(r, hash);
       fixJson(r, body);
     }
-    const old = before.get(r.id);
+    const old = olds[i];
+    if (old) matched++;
     const pos = positions[i]!;
-    if (old && old.hash === hash && old.pos === pos) {
-      after.set(r.id, old);
-      return;
-    }
+    if (old && old.hash === hash && old.pos === pos) return;
     if (old) close(store, rulesetId, old, version);
     store.run('INSERT OR IGNORE INTO rule_bodies (hash, body) VALUES (?, ?)', [hash, body ?? JSON.stringify(r)]);
     store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, from_version, to_version) VALUES (?, ?, ?, ?, ?, NULL)', [rulesetId, r.id, pos, hash, version]);
-    after.set(r.id, { rule_id: r.id, hash, pos, from_version: version });
+    before.set(r.id, { rule_id: r.id, hash, pos, from_version: version });
   });
-  for (const old of before.values()) if (!incoming.has(old.rule_id)) close(store, rulesetId, old, version);
+  if (matched < before.size - (rules.length - matched)) {
+    // Some live rules are not in the new list: their rows end at this version.
+    const incoming = new Set(rules.map((r) => r.id));
+    for (const old of [...before.values()]) {
+      if (incoming.has(old.rule_id)) continue;
+      close(store, rulesetId, old, version);
+      before.delete(old.rule_id);
+    }
+  }
   // Kept only once every statement succeeded (a throw above leaves the rows to be read again).
   if (lives.size >= LIVE_CACHE_SIZE) lives.delete(lives.keys().next().value!);
-  lives.set(rulesetId, after);
+  lives.set(rulesetId, before);
+}
+
+/** Whether the keys that are set are in increasing order already (the rules kept their order: nothing moved). */
+function ascending(keys: readonly (number | undefined)[]): boolean {
+  let last = -Infinity;
+  for (const k of keys) {
+    if (k === undefined) continue;
+    if (k <= last) return false;
+    last = k;
+  }
+  return true;
 }
 
 /**

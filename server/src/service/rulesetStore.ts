@@ -463,23 +463,43 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
       out.push(old);
       return;
     }
-    const draft: Omit<StoredRule, 'version' | 'last_updated'> = {
-      id,
-      action: rule.action,
-      ...(rule.action_parameters !== undefined ? { action_parameters: rule.action_parameters } : {}),
-      expression: rule.expression,
-      description: rule.description ?? '',
-      ref,
-      enabled: rule.enabled ?? true,
-      ...(rule.logging !== undefined ? { logging: rule.logging } : {}),
-      ...(rule.exposed_credential_check !== undefined ? { exposed_credential_check: rule.exposed_credential_check } : {}),
-      ...(rule.ratelimit !== undefined ? { ratelimit: rule.ratelimit } : {}),
-    };
-    const same = old !== undefined && sameDefinition(old, draft);
-    // An unchanged rule stays the same object: the store knows its content hash (rulesetHistory.ts).
-    out.push(same ? old : ordered(draft, old ? String(Number(old.version) + 1) : '1', now));
+    out.push(stored(rule, id, ref, old, now));
   });
   return out;
+}
+
+/**
+ * mergeRules' answer for a write of one rule (POST and PATCH of a rule), without walking
+ * the others: `rule` replaces current rule `index` (undefined: it is new, with a new id)
+ * and goes to position `at` of the list without it. Its ref must already be known free
+ * among the others. A POST to a ruleset of 1,000 rules built and filled four maps of
+ * them to place one.
+ */
+export function withRule(current: readonly StoredRule[], index: number | undefined, rule: RuleInput, at: number, now: string): StoredRule[] {
+  const old = index === undefined ? undefined : current[index];
+  const id = old?.id ?? newId();
+  const out = index === undefined ? [...current] : current.filter((_, i) => i !== index);
+  out.splice(at, 0, stored(rule, id, rule.ref ?? old?.ref ?? id, old, now));
+  return out;
+}
+
+/** The stored form of `rule` under `id` and `ref`: `old` itself when its definition is unchanged, else a new version of it. */
+function stored(rule: RuleInput, id: string, ref: string, old: StoredRule | undefined, now: string): StoredRule {
+  const draft: Omit<StoredRule, 'version' | 'last_updated'> = {
+    id,
+    action: rule.action,
+    ...(rule.action_parameters !== undefined ? { action_parameters: rule.action_parameters } : {}),
+    expression: rule.expression,
+    description: rule.description ?? '',
+    ref,
+    enabled: rule.enabled ?? true,
+    ...(rule.logging !== undefined ? { logging: rule.logging } : {}),
+    ...(rule.exposed_credential_check !== undefined ? { exposed_credential_check: rule.exposed_credential_check } : {}),
+    ...(rule.ratelimit !== undefined ? { ratelimit: rule.ratelimit } : {}),
+  };
+  // An unchanged rule stays the same object: the store knows its content hash (rulesetHistory.ts).
+  if (old !== undefined && sameDefinition(old, draft)) return old;
+  return ordered(draft, old ? String(Number(old.version) + 1) : '1', now);
 }
 
 /** The rule with its keys in the API's order. */

@@ -72,6 +72,7 @@ import {
   managedRuleset,
   customRulesetPhases,
   mergeRules,
+  withRule,
   saveRuleset,
   storedRulesets,
   storedVersion,
@@ -913,9 +914,7 @@ function addRule(ctx: Ctx): Reply {
   refTaken(current.rules, rule.ref);
   checkQuota(w, current.kind, current.phase, current.rules.length, current.rules.length + 1);
   const now = timestamp();
-  const inputs: RuleInput[] = [...current.rules];
-  inputs.splice(at, 0, { ...ruleInput(rule), id: undefined });
-  const merged = mergeRules(current.rules, inputs, now, () => '');
+  const merged = withRule(current.rules, undefined, ruleInput(rule), at, now);
   return saveRules(ctx, w, current, merged, dry, now, warnings);
 }
 
@@ -944,9 +943,7 @@ function editRule(ctx: Ctx): Reply {
     replacement = { ...ruleInput(rule), id: ruleId, ref: typeof rule.ref === 'string' ? rule.ref : old.ref };
   }
   const now = timestamp();
-  const inputs: RuleInput[] = [...others];
-  inputs.splice(at, 0, replacement);
-  const merged = mergeRules(current.rules, inputs, now, () => '');
+  const merged = withRule(current.rules, index, replacement, at, now);
   return saveRules(ctx, w, current, merged, dry, now, warnings);
 }
 
