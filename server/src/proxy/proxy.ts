@@ -15,7 +15,6 @@
  * Every evaluated request goes to the EvaluatedRequestSink, if one is given, once its
  * status is known; the sink must return at once (it is never awaited).
  */
-import { randomFillSync } from 'node:crypto';
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -23,7 +22,7 @@ import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
 import { DEFAULT_BODY_LIMIT } from '../requests/body';
 import type { Evaluation } from '../rulesets/engine';
-import { ApiError } from '../service/api';
+import { ApiError, randomHex } from '../service/api';
 import { authenticate } from '../service/auth';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
@@ -573,10 +572,6 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   };
 }
 
-/** Random bytes for ray ids, drawn 4 KiB at a time (one system call per 512 requests, not one each). */
-const rayBytes = Buffer.alloc(4096);
-let rayAt = rayBytes.length;
-
 /** The evaluation workers asked for, or undefined to evaluate on this thread. */
 function evaluationPool(options: ProxyOptions, log: (line: string) => void): EvaluationPool | undefined {
   const n = options.workers ?? 0;
@@ -591,12 +586,7 @@ function evaluationPool(options: ProxyOptions, log: (line: string) => void): Eva
 }
 
 function newRayId(): string {
-  if (rayAt + 8 > rayBytes.length) {
-    randomFillSync(rayBytes);
-    rayAt = 0;
-  }
-  rayAt += 8;
-  return `${rayBytes.toString('hex', rayAt - 8, rayAt)}-LCL`;
+  return `${randomHex(8)}-LCL`;
 }
 
 function sendPage(res: ServerResponse, page: Page, rayId?: string): void {

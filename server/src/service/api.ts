@@ -140,8 +140,24 @@ export function errorEnvelope(errors: readonly ApiMessage[], messages: readonly 
 
 /** A new object id: 32 lowercase hex, like a dash-less uuid4. */
 export function newId(): string {
-  return randomBytes(16).toString('hex');
+  return randomHex(16);
 }
+
+/**
+ * `bytes` random bytes as hex, drawn from a pool filled 4 KB at a time: a draw cost about
+ * as much whatever its size (18 µs here, a system call), a fiftieth of a POST of a rule.
+ * For ids and ray ids, not for secrets (tokens draw their own).
+ */
+export function randomHex(bytes: number): string {
+  if (poolAt + bytes > pool.length) {
+    pool = randomBytes(4096);
+    poolAt = 0;
+  }
+  poolAt += bytes;
+  return pool.toString('hex', poolAt - bytes, poolAt);
+}
+let pool = Buffer.alloc(0);
+let poolAt = 0;
 
 export const ID = /^[0-9a-f]{32}$/;
 

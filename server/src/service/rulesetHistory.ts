@@ -76,47 +76,95 @@ export interface RuleObject {
  */
 export function writeRules(store: Store, rulesetId: string, version: number, rules: readonly RuleObject[]): void {
   const lives = liveCacheOf(store);
-  const before =
-    lives.get(rulesetId) ??
-    new Map(store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]).map((r) => [r.rule_id, r]));
+  const cached = lives.get(rulesetId);
   lives.delete(rulesetId);
-  // Each rule's live row, looked up once; the map itself becomes the new version's live
-  // rows (a write of one rule into 1,000 used to build two more maps and a set of them all).
-  const olds = rules.map((r) => before.get(r.id));
+  const rows =
+    cached?.rows ??
+    new Map(store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]).map((r) => [r.rule_id, r]));
+  const w: Writing = { store, rulesetId, version, rows };
+  if (!(cached && writeOneRule(w, cached.rules, rules))) writeAll(w, rules);
+  // Kept only once every statement succeeded (a throw above leaves the rows to be read again).
+  if (lives.size >= LIVE_CACHE_SIZE) lives.delete(lives.keys().next().value!);
+  lives.set(rulesetId, { rows, rules });
+}
+
+/** A version being written: `rows` are the ruleset's live rows, brought up to date as rules are written. */
+interface Writing {
+  readonly store: Store;
+  readonly rulesetId: string;
+  readonly version: number;
+  readonly rows: Map<string, LiveRow>;
+}
+
+/**
+ * The write of one rule (a POST or PATCH of a rule): `rules` is the list last written,
+ * `before`, with one rule added or one replaced by a new version of itself, every other
+ * rule the same object. Only that rule is looked at (a POST into 1,000 rules used to look
+ * up all of them); false, with nothing written, for any other change.
+ */
+function writeOneRule(w: Writing, before: readonly RuleObject[], rules: readonly RuleObject[]): boolean {
+  const added = rules.length === before.length + 1;
+  if (!added && rules.length !== before.length) return false;
+  let p = 0;
+  while (p < before.length && rules[p] === before[p]) p++;
+  if (p === rules.length) return true;
+  let s = 0;
+  while (s < before.length - p && rules[rules.length - 1 - s] === before[before.length - 1 - s]) s++;
+  if (p + s !== rules.length - 1) return false;
+  const r = rules[p]!;
+  const old = w.rows.get(r.id);
+  if (added ? old !== undefined : before[p]!.id !== r.id || old === undefined) return false;
+  let pos = old?.pos;
+  if (pos === undefined) {
+    const next = rules[p + 1];
+    const keys = [...(p > 0 ? [w.rows.get(rules[p - 1]!.id)!.pos] : []), undefined, ...(next ? [w.rows.get(next.id)!.pos] : [])];
+    pos = placeAround(keys)?.[p > 0 ? 1 : 0];
+    if (pos === undefined) return false;
+  }
+  writeRule(w, r, pos, old);
+  return true;
+}
+
+/** Any new list of rules: the longest run of rules still in order keep their sort keys, the others get keys between them. */
+function writeAll(w: Writing, rules: readonly RuleObject[]): void {
+  const { rows } = w;
+  const olds = rules.map((r) => rows.get(r.id));
   const oldKeys = olds.map((o) => o?.pos);
   const keep = ascending(oldKeys) ? undefined : keptInOrder(oldKeys);
   const positions = placeAround(keep ? oldKeys.map((k, i) => (keep.has(i) ? k : undefined)) : oldKeys) ?? rules.map((_, i) => (i + 1) * STEP);
+  const liveBefore = rows.size;
   let matched = 0;
   rules.forEach((r, i) => {
-    let hash = hashes.get(r);
-    let body: string | undefined;
-    if (hash === undefined) {
-      body = JSON.stringify(r);
-      hash = bodyHash(body);
-      hashes.set(r, hash);
-      fixJson(r, body);
-    }
-    const old = olds[i];
-    if (old) matched++;
-    const pos = positions[i]!;
-    if (old && old.hash === hash && old.pos === pos) return;
-    if (old) close(store, rulesetId, old, version);
-    store.run('INSERT OR IGNORE INTO rule_bodies (hash, body) VALUES (?, ?)', [hash, body ?? JSON.stringify(r)]);
-    store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, from_version, to_version) VALUES (?, ?, ?, ?, ?, NULL)', [rulesetId, r.id, pos, hash, version]);
-    before.set(r.id, { rule_id: r.id, hash, pos, from_version: version });
+    if (olds[i]) matched++;
+    writeRule(w, r, positions[i]!, olds[i]);
   });
-  if (matched < before.size - (rules.length - matched)) {
+  if (matched < liveBefore) {
     // Some live rules are not in the new list: their rows end at this version.
     const incoming = new Set(rules.map((r) => r.id));
-    for (const old of [...before.values()]) {
+    for (const old of [...rows.values()]) {
       if (incoming.has(old.rule_id)) continue;
-      close(store, rulesetId, old, version);
-      before.delete(old.rule_id);
+      close(w.store, w.rulesetId, old, w.version);
+      rows.delete(old.rule_id);
     }
   }
-  // Kept only once every statement succeeded (a throw above leaves the rows to be read again).
-  if (lives.size >= LIVE_CACHE_SIZE) lives.delete(lives.keys().next().value!);
-  lives.set(rulesetId, before);
+}
+
+/** Rule `r` at sort key `pos` in the version written; `old` its live row, if it had one. */
+function writeRule(w: Writing, r: RuleObject, pos: number, old: LiveRow | undefined): void {
+  let hash = hashes.get(r);
+  let body: string | undefined;
+  if (hash === undefined) {
+    body = JSON.stringify(r);
+    hash = bodyHash(body);
+    hashes.set(r, hash);
+    fixJson(r, body);
+  }
+  if (old && old.hash === hash && old.pos === pos) return;
+  const { store, rulesetId, version } = w;
+  if (old) close(store, rulesetId, old, version);
+  store.run('INSERT OR IGNORE INTO rule_bodies (hash, body) VALUES (?, ?)', [hash, body ?? JSON.stringify(r)]);
+  store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, from_version, to_version) VALUES (?, ?, ?, ?, ?, NULL)', [rulesetId, r.id, pos, hash, version]);
+  w.rows.set(r.id, { rule_id: r.id, hash, pos, from_version: version });
 }
 
 /** Whether the keys that are set are in increasing order already (the rules kept their order: nothing moved). */
@@ -131,11 +179,12 @@ function ascending(keys: readonly (number | undefined)[]): boolean {
 }
 
 /**
- * The live rows of recently written rulesets, as writeRules left them: the next write of
- * one rule compares against these instead of reading the ruleset's rows again.
+ * The live rows of recently written rulesets, as writeRules left them, with the rules
+ * written: the next write of one rule compares against these instead of reading the
+ * ruleset's rows again, and finds the rule it changed by comparing the lists' objects.
  */
 const LIVE_CACHE_SIZE = 512;
-const liveCacheOf = storeCache<string, Map<string, LiveRow>>();
+const liveCacheOf = storeCache<string, { readonly rows: Map<string, LiveRow>; readonly rules: readonly RuleObject[] }>();
 
 /** Forgets the cached live rows of a ruleset (its rows were changed other than by writeRules). */
 export function forgetLiveRows(store: Store, rulesetId: string): void {

@@ -4,8 +4,7 @@
  * decode bodies and call the core (language, rulesets, managed, migration, engine).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { randomBytes } from 'node:crypto';
-import { ApiError, CODES, envelopeBytes, errorEnvelope, type Reply } from './api';
+import { ApiError, CODES, envelopeBytes, errorEnvelope, randomHex, type Reply } from './api';
 import { authenticate, type Principal } from './auth';
 import { decodeUtf8, parseJson } from './body';
 import { Router, type Ctx } from './router';
@@ -271,17 +270,8 @@ function checkRepeatedParameters(query: URLSearchParams): void {
   }
 }
 
-/** Random bytes for cf-ray ids, drawn 4 KB at a time (a draw per request was a fiftieth of a PATCH). */
-let rayPool = Buffer.alloc(0);
-let rayAt = 0;
-
 function commonHeaders(): Record<string, string> {
-  if (rayAt + 8 > rayPool.length) {
-    rayPool = randomBytes(4096);
-    rayAt = 0;
-  }
-  rayAt += 8;
-  return { 'cf-ray': `${rayPool.toString('hex', rayAt - 8, rayAt)}-LCL` };
+  return { 'cf-ray': `${randomHex(8)}-LCL` };
 }
 
 function send(res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {

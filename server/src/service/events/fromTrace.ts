@@ -10,8 +10,8 @@
  * - the response status is the WAF's when a rule ended the request (`status_code`), else 0:
  *   a trace never reaches an origin.
  */
-import { randomBytes } from 'node:crypto';
 import type { EvaluatedRequest } from '../../evaluatedRequest';
+import { randomHex } from '../api';
 import { DEFAULT_CLIENT_IP } from '../../requests/fields';
 import type { SampleRequest } from '../../requests/types';
 import type { Evaluation } from '../../rulesets/engine';
@@ -20,7 +20,7 @@ import type { Evaluation } from '../../rulesets/engine';
 const CONTEXT_FIELDS = ['ip.src', 'ip.src.country', 'ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score'] as const;
 
 export function traceRayId(): string {
-  return `${randomBytes(8).toString('hex')}-TRC`;
+  return `${randomHex(8)}-TRC`;
 }
 
 export interface TracedRequestInput {
