@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Database } from 'node-sqlite3-wasm';
+import { readRules } from '../../server/src/service/rulesetHistory';
 import { SCHEMA } from '../../server/src/service/schema';
 import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
 import { Store } from '../../server/src/service/store';
@@ -102,6 +103,42 @@ describe('ruleset versions as rule rows', () => {
     assert.deepEqual(rs.rules.map((r) => r.ref), ['rule-2', 'rule-5']);
     rs = await step('POST', `${base}/rules`, rule(6));
     assert.deepEqual(rs.rules.map((r) => r.ref), ['rule-2', 'rule-5', 'rule-6']);
+    for (const answer of answers) {
+      assert.deepEqual((await svc.call('GET', `${base}/versions/${answer.version}`)).body.result, answer, `version ${answer.version}`);
+    }
+  });
+
+  it('one-rule writes beside the rules written last: the store holds each version in the order answered, and drops a rule a PUT replaced', async () => {
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'beside', kind: 'custom', phase: CUSTOM, rules: [rule(1), rule(2)] } });
+    const id = made.body.result.id;
+    const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
+    const answers = [made.body.result];
+    const step = async (method: string, path: string, body: unknown, refs: string[]) => {
+      const r = await svc.call(method, path, { body });
+      assert.equal(r.status, 200, `${method} ${path}: ${JSON.stringify(r.body)}`);
+      const rs = r.body.result as { version: string; rules: { id: string; ref: string }[] };
+      assert.deepEqual(rs.rules.map((x) => x.ref), refs, `${method} ${path}`);
+      // The newest version as the store holds it (a GET answers it from memory until the ruleset is read again).
+      assert.deepEqual(readRules(svc.store, id), rs.rules, `version ${rs.version} as stored`);
+      answers.push(rs);
+      return rs;
+    };
+    const idOf = (rs: { rules: { id: string; ref: string }[] }, ref: string) => rs.rules.find((x) => x.ref === ref)!.id;
+    // A rule put between two, then the one before it edited (its new row must still sort before the new rule).
+    let rs = await step('POST', `${base}/rules`, { ...rule(3), position: { index: 2 } }, ['rule-1', 'rule-3', 'rule-2']);
+    rs = await step('PATCH', `${base}/rules/${idOf(rs, 'rule-1')}`, rule(1, 1), ['rule-1', 'rule-3', 'rule-2']);
+    // At the start, then the rule after it edited; then the last rule edited.
+    rs = await step('POST', `${base}/rules`, { ...rule(4), position: { index: 1 } }, ['rule-4', 'rule-1', 'rule-3', 'rule-2']);
+    rs = await step('PATCH', `${base}/rules/${idOf(rs, 'rule-1')}`, rule(1, 2), ['rule-4', 'rule-1', 'rule-3', 'rule-2']);
+    rs = await step('PATCH', `${base}/rules/${idOf(rs, 'rule-2')}`, rule(2, 1), ['rule-4', 'rule-1', 'rule-3', 'rule-2']);
+    // A PUT that replaces one rule by another in its place, the others unchanged: the one replaced is gone.
+    rs = await step('PUT', base, { rules: [rule(4), rule(1, 2), rule(5), rule(2, 1)] }, ['rule-4', 'rule-1', 'rule-5', 'rule-2']);
+    // Rules put at one place until the sort keys there run out (the rules are renumbered).
+    const refs = rs.rules.map((x) => x.ref);
+    for (let i = 10; i < 60; i++) {
+      refs.splice(1, 0, `rule-${i}`);
+      rs = await step('POST', `${base}/rules`, { ...rule(i), position: { index: 2 } }, [...refs]);
+    }
     for (const answer of answers) {
       assert.deepEqual((await svc.call('GET', `${base}/versions/${answer.version}`)).body.result, answer, `version ${answer.version}`);
     }
