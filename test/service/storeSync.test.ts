@@ -1,9 +1,10 @@
 // Group commit with the log's fsync off the event loop (store.ts): a write is committed at
 // the end of its turn, but durable() — what the service awaits before answering — waits
 // for an fsync of the log that started after that commit; writes of the turns that ran
-// during one fsync share the next one; a log that cannot be synced fails its writes.
+// during one fsync share the next one; a log that cannot be synced fails its writes; a close
+// while a sync runs leaves the log's descriptor to that sync to close.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -106,3 +107,32 @@ test(
     assert.equal(store.durable('zone:A'), undefined);
   }),
 );
+
+test('closing the store while a sync of the log runs answers its writes and leaves no descriptor of the log open', { skip: process.platform !== 'linux' && 'reads /proc/self/fd' }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rulesmith-sync-'));
+  const logFds = () => readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`).startsWith(join(dir, 's.db-wal'));
+    } catch {
+      return false; // closed since it was listed
+    }
+  });
+  try {
+    const store = new Store(join(dir, 's.db'));
+    store.groupCommit();
+    store.setMeta('k', 'v1');
+    const durable = store.durable()!;
+    await turn();
+    assert.equal(store.commits, 1, 'committed; its sync has started');
+    store.close();
+    await durable;
+    // The sync ends after the close: its descriptor is closed then, once.
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(logFds(), []);
+    const again = new Store(join(dir, 's.db'));
+    assert.equal(again.meta('k'), 'v1');
+    again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
