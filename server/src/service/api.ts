@@ -145,7 +145,9 @@ export function newId(): string {
 
 /**
  * `bytes` random bytes as hex, drawn from a pool filled 4 KB at a time: a draw cost about
- * as much whatever its size (18 µs here, a system call), a fiftieth of a POST of a rule.
+ * as much whatever its size (18 µs here: Node's crypto call, not a system call — OpenSSL's
+ * generator draws from the kernel only to seed), a fiftieth of a POST of a rule. At most
+ * 4,096 bytes a call.
  * For ids and ray ids, not for secrets (tokens draw their own).
  */
 export function randomHex(bytes: number): string {
