@@ -479,7 +479,8 @@ export function withRule(current: readonly StoredRule[], index: number | undefin
   const old = index === undefined ? undefined : current[index];
   const id = old?.id ?? newId();
   const out = index === undefined ? [...current] : current.filter((_, i) => i !== index);
-  out.splice(at, 0, stored(rule, id, rule.ref ?? old?.ref ?? id, old, now));
+  // A rule passed through as it is (a PATCH of its position only) stays that object, as in mergeRules.
+  out.splice(at, 0, old !== undefined && (rule as unknown) === old ? old : stored(rule, id, rule.ref ?? old?.ref ?? id, old, now));
   return out;
 }
 
