@@ -53,7 +53,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +65,7 @@ import { defaultCatalog } from '../../server/src/managed/catalog';
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { demoZoneId } from '../../server/src/service/seed';
 import type { Rule } from '../../server/src/rulesets/model';
+import { Pool } from './httpClient';
 import { builtCli, cpuMs, median, quantile } from './measure';
 import { modsecConfig } from './modsec/modsec';
 
@@ -216,7 +217,12 @@ http {
   for (let i = 0; i < 200; i++) {
     await new Promise((r) => setTimeout(r, 100));
     try {
-      await send({ method: 'GET', path: '/', headers: { host: ZONE } }, port, new Agent());
+      const probe = pool(port, 1);
+      try {
+        await send({ method: 'GET', path: '/', headers: { host: ZONE } }, probe);
+      } finally {
+        probe.close();
+      }
       return { child, port };
     } catch {
       // not yet listening
@@ -293,32 +299,29 @@ function mix(): { attacks: Req[]; all: Req[] } {
   return { attacks, all };
 }
 
-function send(r: Req, port: number, agent: Agent): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: r.method, path: r.path, headers: { ...r.headers, ...(r.body ? { 'content-length': String(r.body.length) } : {}) }, agent, timeout: 10_000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
-    req.on('error', reject);
-    req.end(r.body);
-  });
+/** Sends `r` on one of `pool`'s connections (httpClient.ts: Node's client cost the bench a core at saturation); its status. */
+async function send(r: Req, pool: Pool): Promise<number> {
+  return (await pool.request(r.method, r.path, r.headers, r.body, 10_000)).status;
+}
+
+/** Keep-alive connections to the server on `port`: one per client. */
+function pool(port: number, connections: number): Pool {
+  return new Pool('127.0.0.1', port, connections);
 }
 
 async function verdicts(reqs: readonly Req[], port: number): Promise<boolean[]> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  const conns = pool(port, 8);
   const out: boolean[] = new Array(reqs.length);
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       while (next < reqs.length) {
         const i = next++;
-        out[i] = (await send(reqs[i]!, port, agent).catch(() => 0)) === 403;
+        out[i] = (await send(reqs[i]!, conns).catch(() => 0)) === 403;
       }
     }),
   );
-  agent.destroy();
+  conns.close();
   return out;
 }
 
@@ -350,7 +353,7 @@ function summary(times: number[], seconds: number, errors: number, cpu: number |
  * next request (round-robin) when its last is answered. Each answer's ms, and the failures.
  */
 async function closedLoop(reqs: readonly Req[], port: number, seconds: number): Promise<{ times: number[]; errors: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const conns = pool(port, CLIENTS);
   const times: number[] = [];
   let errors = 0;
   let next = 0;
@@ -361,7 +364,7 @@ async function closedLoop(reqs: readonly Req[], port: number, seconds: number): 
         const r = reqs[next++ % reqs.length]!;
         const t = process.hrtime.bigint();
         try {
-          await send(r, port, agent);
+          await send(r, conns);
           times.push(Number(process.hrtime.bigint() - t) / 1e6);
         } catch {
           errors++;
@@ -369,7 +372,7 @@ async function closedLoop(reqs: readonly Req[], port: number, seconds: number): 
       }
     }),
   );
-  agent.destroy();
+  conns.close();
   return { times, errors };
 }
 
@@ -387,7 +390,7 @@ async function load(reqs: readonly Req[], port: number, pids: readonly number[])
  * falls behind is charged for the wait (no coordinated omission).
  */
 async function fixedRate(reqs: readonly Req[], port: number, rate: number, seconds: number): Promise<{ times: number[]; errors: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 512 });
+  const conns = pool(port, 512);
   const times: number[] = [];
   let errors = 0;
   const total = Math.round(rate * seconds);
@@ -400,7 +403,7 @@ async function fixedRate(reqs: readonly Req[], port: number, rate: number, secon
       for (; i < total && start + (i * 1000) / rate <= now; i++) {
         const due = start + (i * 1000) / rate;
         inFlight.push(
-          send(reqs[i % reqs.length]!, port, agent).then(
+          send(reqs[i % reqs.length]!, conns).then(
             () => void times.push(performance.now() - due),
             () => void errors++,
           ),
@@ -412,7 +415,7 @@ async function fixedRate(reqs: readonly Req[], port: number, rate: number, secon
     tick();
   });
   await Promise.all(inFlight);
-  agent.destroy();
+  conns.close();
   return { times, errors };
 }
 
@@ -424,15 +427,15 @@ async function fixedRate(reqs: readonly Req[], port: number, rate: number, secon
  * waits for nothing, to set beside the fixed-rate run's added p99 (which adds the waiting).
  */
 async function alone(reqs: readonly Req[], port: number, floorPort: number): Promise<{ added: number[]; unanswered: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const floorAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const ourConn = pool(port, 1);
+  const floorConn = pool(floorPort, 1);
   const ours = reqs.map(() => Infinity);
   const floors = reqs.map(() => Infinity);
   // A failed request (a reset, a timeout) is no time: it must not win the fastest-of-rounds.
-  const timed = async (r: Req, p: number, a: Agent) => {
+  const timed = async (r: Req, conns: Pool) => {
     const t = performance.now();
     try {
-      await send(r, p, a);
+      await send(r, conns);
     } catch {
       return Infinity;
     }
@@ -440,12 +443,12 @@ async function alone(reqs: readonly Req[], port: number, floorPort: number): Pro
   };
   for (let round = 0; round < ALONE_ROUNDS; round++) {
     for (let i = 0; i < reqs.length; i++) {
-      ours[i] = Math.min(ours[i]!, await timed(reqs[i]!, port, agent));
-      floors[i] = Math.min(floors[i]!, await timed(reqs[i]!, floorPort, floorAgent));
+      ours[i] = Math.min(ours[i]!, await timed(reqs[i]!, ourConn));
+      floors[i] = Math.min(floors[i]!, await timed(reqs[i]!, floorConn));
     }
   }
-  agent.destroy();
-  floorAgent.destroy();
+  ourConn.close();
+  floorConn.close();
   const added = ours.map((t, i) => t - floors[i]!).filter(Number.isFinite);
   return { added, unanswered: reqs.length - added.length };
 }
@@ -670,18 +673,18 @@ async function memoryRun(all: readonly Req[], upstreamPort: number, dir: string,
 
 /** The saturating load for `ms`; the number of requests answered. */
 async function loadFor(pick: () => Req, port: number, ms: number): Promise<number> {
-  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const conns = pool(port, CLIENTS);
   let done = 0;
   const end = Date.now() + ms;
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
       while (Date.now() < end) {
-        await send(pick(), port, agent).catch(() => 0);
+        await send(pick(), conns).catch(() => 0);
         done++;
       }
     }),
   );
-  agent.destroy();
+  conns.close();
   return done;
 }
 

@@ -63,9 +63,15 @@ const ZONE = demoZoneId('enterprise.example.com');
 const BIG_ZONE = demoZoneId('firewall.example.com');
 const CUSTOM = 'http_request_firewall_custom';
 
-function call(conn: Connection, svc: { token: string }, method: string, path: string, body?: unknown): Promise<Answer> {
+/** `path` under the service's API URL. */
+function call(conn: Connection, svc: { url: URL; token: string }, method: string, path: string, body?: unknown): Promise<Answer> {
   const text = body === undefined ? undefined : JSON.stringify(body);
-  return conn.request(method, path, { authorization: `Bearer ${svc.token}`, ...(text !== undefined ? { 'content-type': 'application/json' } : {}) }, text);
+  const target = new URL(path.replace(/^\//, ''), svc.url);
+  return conn.request(method, target.pathname + target.search, { authorization: `Bearer ${svc.token}`, ...(text !== undefined ? { 'content-type': 'application/json' } : {}) }, text);
+}
+
+function connection(url: URL): Connection {
+  return new Connection(url.hostname, Number(url.port));
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -115,7 +121,7 @@ async function loadCounted(svc: Service, next: Next, count: () => void, clients:
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
       // One keep-alive connection per client, as independent API clients would have.
-      const conn = new Connection(svc.url);
+      const conn = connection(svc.url);
       for (let i = 0; ; i++) {
         const start = performance.now();
         if (start >= end) break;
@@ -180,7 +186,7 @@ function print(rows: readonly (readonly [string, Figures, Figures | undefined])[
 async function loadPart(dir: string): Promise<void> {
   const svc = await startService(dir);
   try {
-    const conn = new Connection(svc.url);
+    const conn = connection(svc.url);
     const entry = (zone: string) => `/zones/${zone}/rulesets/phases/${CUSTOM}/entrypoint`;
     const put = await call(conn, svc, 'PUT', entry(ZONE), { rules: Array.from({ length: RULES }, (_, i) => ruleFor(i, 0)) });
     if (put.status !== 200) throw new Error(`entry point PUT failed: ${put.status} ${put.body}`);
@@ -255,7 +261,7 @@ async function loadWithPutTimes(svc: Service, next: Next, putLatencies: number[]
   const end = measureFrom + RUN_MS;
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, client) => {
-      const conn = new Connection(svc.url);
+      const conn = connection(svc.url);
       for (let i = 0; ; i++) {
         const start = performance.now();
         if (start >= end) break;
@@ -285,7 +291,7 @@ async function sizePart(dir: string): Promise<void> {
   const running = createService({ store });
   await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
   const svc = { url: new URL(`${running.url()}/`), token };
-  const conn = new Connection(svc.url);
+  const conn = connection(svc.url);
   try {
     // Zones of the demo account on the Enterprise plan (quota 1000 custom rules).
     const ids: string[] = [];
