@@ -45,6 +45,8 @@ export const CODES = {
   bodyTooLarge: 10027,
   /** PLACEHOLDER: a request the HTTP layer cannot read (headers or URL too large, malformed request line). */
   badRequest: 10028,
+  /** OURS: the store takes no more writes after a failed fsync of its log (503; restart the service). */
+  storeUnavailable: 10029,
   /** PLACEHOLDER: a single-valued query parameter given several times with different values. */
   repeatedParameter: 20022,
   /** PLACEHOLDER: an invalid value in a body or query (expression, action, position …). */

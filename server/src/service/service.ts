@@ -8,7 +8,7 @@ import { ApiError, CODES, envelopeBytes, errorEnvelope, randomHex, type Reply } 
 import { authenticate, type Principal } from './auth';
 import { decodeUtf8, parseJson } from './body';
 import { Router, type Ctx } from './router';
-import type { Store } from './store';
+import { StoreUnavailable, type Store } from './store';
 import { registerRoutes } from './routes/index';
 import { TraceRunner } from './traceRunner';
 import { RulesetWriteLimiter, rulesetWriteKey } from './rateLimit';
@@ -81,6 +81,11 @@ export function createService(options: ServiceOptions): RunningService {
     let gone = false;
     handle(req, res, router, service, maxBody)
       .catch((e) => {
+        if (e instanceof StoreUnavailable) {
+          log(e.message);
+          send(res, 503, errorEnvelope([{ code: CODES.storeUnavailable, message: e.message }]));
+          return;
+        }
         if (e instanceof ClientGone || e instanceof WorkerCancelled) {
           // The client closed the connection before its body was complete, or before a
           // trace finished (which was then stopped): nothing to answer.

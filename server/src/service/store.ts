@@ -50,6 +50,15 @@ interface Batch {
   scopes: Set<string> | undefined;
 }
 
+/**
+ * Thrown by `write()` once a sync of the log has failed. Linux reports a failed writeback
+ * once and then marks the pages clean, so a later fsync can succeed over a log that lost
+ * some of its frames. SQLite's recovery then stops at the first frame that is missing, and
+ * drops every commit after it. So after one failure, no later write can be promised
+ * durable, and the store takes none until it is opened again.
+ */
+export class StoreUnavailable extends Error {}
+
 export class Store {
   private readonly db: Database;
   /** Statements by SQL: preparing was a fifth of the server's time on the hot reads. */
@@ -64,6 +73,8 @@ export class Store {
   /** Committed batches waiting for the next fsync of the log, and whether one is running. */
   private unsynced: Batch[] = [];
   private syncing: Batch[] = [];
+  /** Why writes are refused: a sync of the log failed (see StoreUnavailable). */
+  private broken: StoreUnavailable | undefined;
   /** The log file, open while group commit syncs it (syncLog()). */
   private log: { readonly fd: number } | undefined;
   /** The newest batch not yet durable: durable() waits for it (batches become durable in order). */
@@ -249,6 +260,7 @@ export class Store {
    */
   write<T>(fn: () => T, scope?: string): T {
     if (this.depth > 0) return fn();
+    if (this.broken) throw this.broken;
     if (!this.grouping) return this.writeAlone(fn);
     const batch = this.openBatch();
     if (scope === undefined) batch.scopes = undefined;
@@ -319,6 +331,15 @@ export class Store {
   private commitBatch(batch: Batch): void {
     if (this.batch !== batch) return;
     this.batch = undefined;
+    if (this.broken) {
+      // A sync failed while this batch was open: it is rolled back, not committed over a
+      // log that may have lost frames, and its requests are told so.
+      this.db.exec('ROLLBACK');
+      this.rolledBack();
+      this.settled(batch);
+      batch.reject(this.broken);
+      return;
+    }
     try {
       this.db.exec('COMMIT');
       this.commits++;
@@ -375,13 +396,21 @@ export class Store {
     return this.log.fd;
   }
 
-  private synced(batches: readonly Batch[], error?: Error): void {
+  private synced(synced: readonly Batch[], error?: Error): void {
     this.syncing = [];
     if (!error) this.syncs++;
+    let batches = synced;
+    if (error) {
+      this.broken ??= new StoreUnavailable(
+        `the store takes no more writes: ${error.message}. A failed fsync can lose part of the log, so no later write could be promised durable; restart rulesmith serve (SQLite recovers the log when it opens the database)`,
+      );
+      // Batches committed after the failed one would be synced over the same log: they are not acknowledged either.
+      batches = [...synced, ...this.unsynced.splice(0)];
+    }
     for (const b of batches) {
       this.settled(b);
       // Committed, but not known to be on the disk: its requests must not be told they are saved.
-      if (error) b.reject(error);
+      if (this.broken && error) b.reject(this.broken);
       else b.resolve();
     }
     this.syncLog();
