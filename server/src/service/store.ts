@@ -75,8 +75,8 @@ export class Store {
   private syncing: Batch[] = [];
   /** Why writes are refused: a sync of the log failed (see StoreUnavailable). */
   private broken: StoreUnavailable | undefined;
-  /** The log file, open while group commit syncs it (syncLog()). */
-  private log: { readonly fd: number } | undefined;
+  /** The log file's descriptor, open while group commit syncs it (syncLog()). */
+  private logFd: number | undefined;
   /** The newest batch not yet durable: durable() waits for it (batches become durable in order). */
   private newest: Batch | undefined;
   private depth = 0;
@@ -380,7 +380,7 @@ export class Store {
     }
     fdatasync(fd, (e) => {
       // The store closed while this sync ran: the descriptor was left for us to close.
-      if (this.log?.fd !== fd) closeSync(fd);
+      if (this.logFd !== fd) closeSync(fd);
       if (e) failed(e);
       else this.synced(batches);
     });
@@ -388,32 +388,37 @@ export class Store {
 
   /** An open descriptor of the log file at `log` now (see syncLog()). */
   private logDescriptor(log: string): number {
-    if (this.log !== undefined && fstatSync(this.log.fd).ino !== statSync(log).ino) {
-      closeSync(this.log.fd);
-      this.log = undefined;
+    if (this.logFd !== undefined && fstatSync(this.logFd).ino !== statSync(log).ino) {
+      closeSync(this.logFd);
+      this.logFd = undefined;
     }
-    this.log ??= { fd: openSync(log, 'r+') };
-    return this.log.fd;
+    return (this.logFd ??= openSync(log, 'r+'));
   }
 
-  private synced(synced: readonly Batch[], error?: Error): void {
+  private synced(batches: readonly Batch[], error?: Error): void {
     this.syncing = [];
-    if (!error) this.syncs++;
-    let batches = synced;
-    if (error) {
-      this.broken ??= new StoreUnavailable(
-        `the store takes no more writes: ${error.message}. A failed fsync can lose part of the log, so no later write could be promised durable; restart rulesmith serve (SQLite recovers the log when it opens the database)`,
-      );
-      // Batches committed after the failed one would be synced over the same log: they are not acknowledged either.
-      batches = [...synced, ...this.unsynced.splice(0)];
-    }
+    if (error) return this.failSync(batches, error);
+    this.syncs++;
     for (const b of batches) {
       this.settled(b);
-      // Committed, but not known to be on the disk: its requests must not be told they are saved.
-      if (this.broken && error) b.reject(this.broken);
-      else b.resolve();
+      b.resolve();
     }
     this.syncLog();
+  }
+
+  /**
+   * A sync of the log failed: its batches, and those committed behind it (they would be
+   * synced over the same log), are committed but not known to be on the disk, so their
+   * requests are not told they are saved; and the store takes no more writes.
+   */
+  private failSync(batches: readonly Batch[], error: Error): void {
+    this.broken ??= new StoreUnavailable(
+      `the store takes no more writes: ${error.message}. A failed fsync can lose part of the log, so no later write could be promised durable; restart rulesmith serve (SQLite recovers the log when it opens the database)`,
+    );
+    for (const b of [...batches, ...this.unsynced.splice(0)]) {
+      this.settled(b);
+      b.reject(this.broken);
+    }
   }
 
   /** `batch` is durable or lost: durable() now waits for the newest batch still pending, if any. */
@@ -480,8 +485,8 @@ export class Store {
       // synchronous level), so what still waited for a sync of the log is durable after it.
       this.db.close();
       // A sync still running closes the descriptor when it ends (syncLog()).
-      if (this.log && this.syncing.length === 0) closeSync(this.log.fd);
-      this.log = undefined;
+      if (this.logFd !== undefined && this.syncing.length === 0) closeSync(this.logFd);
+      this.logFd = undefined;
       const pending = [...this.syncing, ...this.unsynced];
       this.unsynced = [];
       this.synced(pending);
