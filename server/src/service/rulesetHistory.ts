@@ -130,8 +130,8 @@ function writeAll(w: Writing, rules: readonly RuleObject[]): void {
   const { rows } = w;
   const olds = rules.map((r) => rows.get(r.id));
   const oldKeys = olds.map((o) => o?.pos);
-  const keep = ascending(oldKeys) ? undefined : keptInOrder(oldKeys);
-  const positions = placeAround(keep ? oldKeys.map((k, i) => (keep.has(i) ? k : undefined)) : oldKeys) ?? rules.map((_, i) => (i + 1) * STEP);
+  const keep = keptInOrder(oldKeys);
+  const positions = placeAround(oldKeys.map((k, i) => (keep.has(i) ? k : undefined))) ?? rules.map((_, i) => (i + 1) * STEP);
   const liveBefore = rows.size;
   let matched = 0;
   rules.forEach((r, i) => {
@@ -165,17 +165,6 @@ function writeRule(w: Writing, r: RuleObject, pos: number, old: LiveRow | undefi
   store.run('INSERT OR IGNORE INTO rule_bodies (hash, body) VALUES (?, ?)', [hash, body ?? JSON.stringify(r)]);
   store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, from_version, to_version) VALUES (?, ?, ?, ?, ?, NULL)', [rulesetId, r.id, pos, hash, version]);
   w.rows.set(r.id, { rule_id: r.id, hash, pos, from_version: version });
-}
-
-/** Whether the keys that are set are in increasing order already (the rules kept their order: nothing moved). */
-function ascending(keys: readonly (number | undefined)[]): boolean {
-  let last = -Infinity;
-  for (const k of keys) {
-    if (k === undefined) continue;
-    if (k <= last) return false;
-    last = k;
-  }
-  return true;
 }
 
 /**

@@ -470,15 +470,14 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
 
 /**
  * mergeRules' answer for a write of one rule (POST and PATCH of a rule), without walking
- * the others: `rule` replaces current rule `index` (undefined: it is new, with a new id)
- * and goes to position `at` of the list without it. Its ref must already be known free
- * among the others. A POST to a ruleset of 1,000 rules built and filled four maps of
- * them to place one.
+ * the others: `rule` goes to position `at` of `others` (the ruleset's rules without it),
+ * as a new version of `old` when it replaces one, else as a new rule with a new id. Its
+ * ref must already be known free among the others. A POST to a ruleset of 1,000 rules
+ * built and filled four maps of them to place one.
  */
-export function withRule(current: readonly StoredRule[], index: number | undefined, rule: RuleInput, at: number, now: string): StoredRule[] {
-  const old = index === undefined ? undefined : current[index];
+export function withRule(others: readonly StoredRule[], old: StoredRule | undefined, rule: RuleInput, at: number, now: string): StoredRule[] {
   const id = old?.id ?? newId();
-  const out = index === undefined ? [...current] : current.filter((_, i) => i !== index);
+  const out = [...others];
   // A rule passed through as it is (a PATCH of its position only) stays that object, as in mergeRules.
   out.splice(at, 0, old !== undefined && (rule as unknown) === old ? old : stored(rule, id, rule.ref ?? old?.ref ?? id, old, now));
   return out;

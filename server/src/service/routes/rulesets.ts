@@ -943,7 +943,7 @@ function editRule(ctx: Ctx): Reply {
     replacement = { ...ruleInput(rule), id: ruleId, ref: typeof rule.ref === 'string' ? rule.ref : old.ref };
   }
   const now = timestamp();
-  const merged = withRule(current.rules, index, replacement, at, now);
+  const merged = withRule(others, old, replacement, at, now);
   return saveRules(ctx, w, current, merged, dry, now, warnings);
 }
 
