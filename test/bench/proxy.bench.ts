@@ -350,18 +350,20 @@ function summary(times: number[], seconds: number, errors: number, cpu: number |
 
 /**
  * Saturating (closed loop): CLIENTS keep-alive clients for `seconds`, each sending the mix's
- * next request (round-robin) when its last is answered. Each answer's ms, and the failures.
+ * next request (round-robin, or what `reqs()` picks) when its last is answered. Each
+ * answer's ms, and the failures.
  */
-async function closedLoop(reqs: readonly Req[], port: number, seconds: number): Promise<{ times: number[]; errors: number }> {
+async function closedLoop(reqs: readonly Req[] | (() => Req), port: number, seconds: number): Promise<{ times: number[]; errors: number }> {
+  let next = 0;
+  const pick = typeof reqs === 'function' ? reqs : () => reqs[next++ % reqs.length]!;
   const conns = pool(port, CLIENTS);
   const times: number[] = [];
   let errors = 0;
-  let next = 0;
   const end = Date.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
       while (Date.now() < end) {
-        const r = reqs[next++ % reqs.length]!;
+        const r = pick();
         const t = process.hrtime.bigint();
         try {
           await send(r, conns);
@@ -651,8 +653,8 @@ async function memoryRun(all: readonly Req[], upstreamPort: number, dir: string,
   let total = 0;
   while (Date.now() < end) {
     const chunk = Math.min(5_000, end - Date.now());
-    const run = await loadFor(pick, rs.port, chunk);
-    total += run;
+    const run = await closedLoop(pick, rs.port, chunk / 1000);
+    total += run.times.length + run.errors;
     await sample();
   }
   const rss = samples.map((s) => s.rss);
@@ -669,23 +671,6 @@ async function memoryRun(all: readonly Req[], upstreamPort: number, dir: string,
   };
   console.log(`  ${total} requests; rss first ${rss[0]!.toFixed(1)} last ${rss[rss.length - 1]!.toFixed(1)} max ${Math.max(...rss).toFixed(1)} MiB, slope over the second half ${slope('rss').toFixed(2)} MiB/min`);
   console.log(`  heap first ${heap[0]!.toFixed(1)} last ${heap[heap.length - 1]!.toFixed(1)} max ${Math.max(...heap).toFixed(1)} MiB, slope over the second half ${slope('heap').toFixed(2)} MiB/min`);
-}
-
-/** The saturating load for `ms`; the number of requests answered. */
-async function loadFor(pick: () => Req, port: number, ms: number): Promise<number> {
-  const conns = pool(port, CLIENTS);
-  let done = 0;
-  const end = Date.now() + ms;
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (Date.now() < end) {
-        await send(pick(), conns).catch(() => 0);
-        done++;
-      }
-    }),
-  );
-  conns.close();
-  return done;
 }
 
 // Run as a script (an A/B script may import the pieces).

@@ -100,8 +100,8 @@ async function withCpu(pid: number, run: (count: () => void) => Promise<Figures>
   const r = await run(() => all++);
   const after = cpuMs([pid]);
   const own = process.cpuUsage(mine);
-  const clientCpu = all === 0 ? {} : { clientCpuPerRequest: (own.user + own.system) / 1000 / all };
-  return before === undefined || after === undefined || all === 0 ? { ...r, ...clientCpu } : { ...r, ...clientCpu, cpuPerRequest: (after - before) / all };
+  if (all === 0) return r;
+  return { ...r, clientCpuPerRequest: (own.user + own.system) / 1000 / all, ...(before !== undefined && after !== undefined ? { cpuPerRequest: (after - before) / all } : {}) };
 }
 
 type Next = (client: number, i: number) => { method: string; path: string; body?: unknown } | undefined;
@@ -111,7 +111,8 @@ function load(svc: Service, next: Next, clients = CLIENTS): Promise<Figures> {
   return withCpu(svc.pid, (count) => loadCounted(svc, next, count, clients));
 }
 
-async function loadCounted(svc: Service, next: Next, count: () => void, clients: number): Promise<Figures> {
+/** The loop of load(); with `apart`, client 0's latencies go there instead (the PUTs of the mixed load). */
+async function loadCounted(svc: Service, next: Next, count: () => void, clients: number, apart?: number[]): Promise<Figures> {
   const latencies: number[] = [];
   let failures = 0;
   let firstFailure: string | undefined;
@@ -131,7 +132,7 @@ async function loadCounted(svc: Service, next: Next, count: () => void, clients:
         count();
         const done = performance.now();
         if (start >= measureFrom && done <= end) {
-          latencies.push(done - start);
+          (apart && client === 0 ? apart : latencies).push(done - start);
           if (answer.status >= 300) {
             failures++;
             firstFailure ??= `${answer.status} ${answer.body.slice(0, 300)}`;
@@ -220,7 +221,7 @@ async function loadPart(dir: string): Promise<void> {
     const get = await maybe('get', () => load(svc, getOf));
     const patch = await maybe('patch', () => load(svc, patchOf));
     const post = await maybe('post', () => load(svc, postOf));
-    const mixedGet = await maybe('mixed', () => loadWithPutTimes(svc, mixedOf, putLatencies));
+    const mixedGet = await maybe('mixed', () => loadCounted(svc, mixedOf, () => {}, CLIENTS, putLatencies));
     await svc.stop();
 
     // The floor, same run, same clients: what node:http and a durable SQLite write cost alone.
@@ -250,36 +251,6 @@ async function loadPart(dir: string): Promise<void> {
   } finally {
     await svc.stop();
   }
-}
-
-/** load() where client 0's latencies (the PUTs) are kept apart from the others' (the GETs). */
-async function loadWithPutTimes(svc: Service, next: Next, putLatencies: number[]): Promise<Figures> {
-  const latencies: number[] = [];
-  let failures = 0;
-  let firstFailure: string | undefined;
-  const measureFrom = performance.now() + WARMUP_MS;
-  const end = measureFrom + RUN_MS;
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, client) => {
-      const conn = connection(svc.url);
-      for (let i = 0; ; i++) {
-        const start = performance.now();
-        if (start >= end) break;
-        const r = next(client, i)!;
-        const answer = await call(conn, svc, r.method, r.path, r.body);
-        const done = performance.now();
-        if (start >= measureFrom && done <= end) {
-          (client === 0 ? putLatencies : latencies).push(done - start);
-          if (answer.status >= 300) {
-            failures++;
-            firstFailure ??= `${answer.status} ${answer.body.slice(0, 300)}`;
-          }
-        }
-      }
-      conn.close();
-    }),
-  );
-  return figures(latencies, failures, firstFailure);
 }
 
 async function sizePart(dir: string): Promise<void> {
