@@ -30,14 +30,22 @@ export function bytes(b: string): string | { readonly hex: string } {
   const text = binaryToUtf8(b);
   if (text !== undefined) return text;
   // The hex is for readers of the JSON form; prepareFields takes the bytes (EXACT_BYTES).
-  const value = {
-    get hex(): string {
-      return toHex(b);
-    },
-  };
+  // One shared getter, not an object literal's: V8 keeps whatever an object literal with a
+  // getter reaches alive through young-generation collections until a full one (docs/service.md,
+  // "Objects promoted by a getter"), a cost per request for traffic full of bytes that are not UTF-8.
+  const value = {} as { readonly hex: string };
   Object.defineProperty(value, EXACT_BYTES, { value: b });
+  Object.defineProperty(value, 'hex', HEX);
   return value;
 }
+
+/** `hex` of every bytes value, computed when read: a 128 KiB body's hex is 256 KiB nobody may read. */
+const HEX: PropertyDescriptor = {
+  enumerable: true,
+  get(this: { readonly [EXACT_BYTES]: string }): string {
+    return toHex(this[EXACT_BYTES]);
+  },
+};
 
 /** A map key (text); bytes that are not UTF-8 become U+FFFD and a problem. */
 export function mapKey(b: string, what: string, problems: string[]): string {
