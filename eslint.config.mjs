@@ -36,6 +36,19 @@ export default defineConfig(
     },
   },
   {
+    // An object literal with a getter keeps whatever it reaches alive through V8's
+    // young-generation collections until a full one: made per request, it promoted every
+    // request's objects (docs/service.md, "Objects promoted by a getter"). Class getters and
+    // Object.defineProperty with a shared getter do not.
+    files: ['server/src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "Property[kind='get'], Property[kind='set']", message: 'An object literal with an accessor: use a class, or Object.defineProperty with one shared getter (docs/service.md, "Objects promoted by a getter").' },
+      ],
+    },
+  },
+  {
     // Tests read the service's JSON answers loosely.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
