@@ -5,6 +5,7 @@
  *   node --import tsx test/bench/service.bench.ts --full     # 200 zones × 500 rules, 10,000 PATCHes
  *   … --seconds N                                            # measured seconds per load (default 6)
  *   … --only get|patch|post|mixed --load-only               # one load (RULESMITH_BENCH_CPU_PROF=<dir>: profile the service)
+ *   RULESMITH_BENCH_NODE_ARGS="--trace-gc --trace-gc-nvp" RULESMITH_BENCH_SERVICE_OUT=/tmp/gc.out …  # then gcSummary.ts /tmp/gc.out /tmp/gc.out.floor
  *
  * CPU/request: the service process's CPU time (from /proc, Linux) over a whole load divided by
  * the requests answered in it: a figure other processes on a shared machine change little.
