@@ -1,6 +1,7 @@
 /**
- * What V8's `--trace-gc --trace-gc-nvp` printed, per process: how many scavenges and
- * mark-compacts, their pauses (p50, p99, max) and, per scavenge, the bytes allocated since
+ * What V8's `--trace-gc --trace-gc-nvp` printed, per isolate (a process's main thread and
+ * each of its worker threads, the most collections first — normally the main thread): how
+ * many scavenges and mark-compacts, their pauses (p50, p99, max) and, per scavenge, the bytes allocated since
  * the last one, the bytes that survived it and the bytes it promoted to the old generation.
  * Survivors are what a scavenge copies, so they set its pause; a server whose requests are
  * done in milliseconds should have next to none.
@@ -20,17 +21,18 @@ interface Collection {
   readonly promoted: number;
 }
 
-function collections(text: string): Map<string, Collection[]> {
-  const byPid = new Map<string, Collection[]>();
+/** The collections of each isolate (`pid:address`, as the lines begin), the most first. */
+function collections(text: string): [string, Collection[]][] {
+  const byIsolate = new Map<string, Collection[]>();
   for (const line of text.split('\n')) {
-    const m = /^\[(\d+):[^\]]*\].*\bpause=([\d.]+).*\bgc=(\w+)/.exec(line);
+    const m = /^\[(\d+:[^\]]*)\].*\bpause=([\d.]+).*\bgc=(\w+)/.exec(line);
     if (!m) continue;
     const num = (key: string) => Number(new RegExp(`\\b${key}=([\\d.]+)`).exec(line)?.[1] ?? NaN);
-    const list = byPid.get(m[1]!) ?? [];
+    const list = byIsolate.get(m[1]!) ?? [];
     list.push({ kind: m[3]!, pause: Number(m[2]), allocated: num('allocated'), survived: num('new_space_survived'), promoted: num('promoted') });
-    byPid.set(m[1]!, list);
+    byIsolate.set(m[1]!, list);
   }
-  return byPid;
+  return [...byIsolate].sort((a, b) => b[1].length - a[1].length);
 }
 
 const files = process.argv.slice(2);
@@ -40,15 +42,16 @@ if (files.length === 0) {
 }
 const kb = (b: number) => `${(b / 1024).toFixed(0)} KB`;
 for (const file of files) {
-  const byPid = collections(readFileSync(file, 'utf8'));
-  if (byPid.size === 0) console.log(`${file}: no --trace-gc-nvp lines`);
-  for (const [pid, all] of byPid) {
+  const isolates = collections(readFileSync(file, 'utf8'));
+  if (isolates.length === 0) console.log(`${file}: no --trace-gc-nvp lines`);
+  for (const [isolate, all] of isolates) {
     const s = all.filter((c) => c.kind === 's');
-    const mc = all.filter((c) => c.kind === 'mc' || c.kind === 'mmc');
+    // Full collections (mark-compact, mark-sweep); `mmc`, the young generation's mark-compact, is neither.
+    const mc = all.filter((c) => c.kind === 'mc' || c.kind === 'ms');
     const pauses = (list: readonly Collection[]) => list.map((c) => c.pause);
     const pauseText = (list: readonly Collection[]) =>
       list.length ? `pause p50 ${median(pauses(list)).toFixed(1)} ms, p99 ${quantile(pauses(list), 0.99).toFixed(1)} ms, max ${Math.max(...pauses(list)).toFixed(1)} ms` : '';
-    console.log(`${file} (pid ${pid}): ${s.length} scavenges, ${pauseText(s)}; ${mc.length} mark-compacts${mc.length ? `, ${pauseText(mc)}` : ''}`);
+    console.log(`${file} (isolate ${isolate}): ${s.length} scavenges, ${pauseText(s)}; ${mc.length} mark-compacts${mc.length ? `, ${pauseText(mc)}` : ''}`);
     if (s.length) {
       const med = (f: (c: Collection) => number) => median(s.map(f));
       console.log(`  per scavenge (median): allocated ${kb(med((c) => c.allocated))}, survived ${kb(med((c) => c.survived))}, promoted ${kb(med((c) => c.promoted))}`);

@@ -228,13 +228,18 @@ async function loadPart(dir: string): Promise<void> {
     // The floor, same run, same clients: what node:http and a durable SQLite write cost alone.
     const getBodyFile = join(dir, 'get.json');
     writeFileSync(getBodyFile, getBody.body);
+    // Only the floors of the loads run (--only): each floor's GC trace is then of those alone.
+    const needs = (...loads: string[]) => ONLY === undefined || loads.includes(ONLY);
     const floor = await startService(dir, { getBodyFile, token: 'floor-token' });
-    const floorGet = await load(floor, getOf);
-    const floorPatch = await load(floor, patchOf);
+    const floorGet = needs('get', 'mixed') ? await load(floor, getOf) : skipped;
+    const floorPatch = needs('patch', 'post') ? await load(floor, patchOf) : skipped;
     await floor.stop();
-    const grouped = await startService(dir, { getBodyFile, token: 'floor-token', grouped: true });
-    const groupedPatch = await load(grouped, patchOf);
-    await grouped.stop();
+    let groupedPatch = skipped;
+    if (needs('patch', 'post')) {
+      const grouped = await startService(dir, { getBodyFile, token: 'floor-token', grouped: true });
+      groupedPatch = await load(grouped, patchOf);
+      await grouped.stop();
+    }
 
     console.log(`rules service on loopback, ${CLIENTS} concurrent keep-alive clients, ${RUN_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up; entry point of ${RULES} rules (${getBody.body.length} bytes)`);
     const puts500 = figures(putLatencies);

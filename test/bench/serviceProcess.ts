@@ -24,14 +24,14 @@ export async function startService(dir: string, floor?: { getBodyFile: string; t
   const prof = process.env.RULESMITH_BENCH_CPU_PROF;
   if (prof && !floor) args.unshift('--cpu-prof', `--cpu-prof-dir=${prof}`);
   // RULESMITH_BENCH_NODE_ARGS: more node flags for the service and the floors (e.g. `--trace-gc --trace-gc-nvp`).
-  args.unshift(...(process.env.RULESMITH_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  args.unshift(...(process.env.RULESMITH_BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean));
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let started = false;
   // RULESMITH_BENCH_SERVICE_OUT=<file>: keep the service's output there (e.g. what --trace-gc
   // prints; gcSummary.ts reads it) and each floor's in <file>.floor or <file>.floor-grouped.
   const keep = process.env.RULESMITH_BENCH_SERVICE_OUT;
-  if (keep) child.stdout.pipe(createWriteStream(floor ? `${keep}.floor${floor.grouped ? '-grouped' : ''}` : keep, { flags: 'a' }));
+  if (keep) child.stdout.pipe(createWriteStream(floor ? `${keep}.floor${floor.grouped ? '-grouped' : ''}` : keep));
   const onData = (d: Buffer) => {
     // Keep only what the start needs; the request log is drained and dropped.
     if (!started) out += d.toString();

@@ -199,11 +199,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
 }
 
 /**
- * What a route is given. A class, not an object literal with a `signal` getter: a literal's
- * getter is a new closure per request, which gives every request's context its own hidden
- * class, and V8's young-generation collector keeps what those classes reach alive. Each
- * GET's request, response and context then survived two scavenges and was promoted (2.4 MB
- * a scavenge at 8,000 GET/s, scavenges 4–5 ms instead of about 1).
+ * What a route is given. A class, not an object literal with a `signal` getter: V8 keeps
+ * whatever such a literal reaches alive through young-generation collections until a full
+ * one (the literal is in dictionary mode; the exact mechanism was not pinned down). Each
+ * GET's request, response and context were promoted by the scavenge after it (2.4 MB a
+ * scavenge at 8,000 GET/s, scavenges 4–5 ms instead of about 1): docs/service.md,
+ * "Objects promoted by a getter".
  */
 class RequestCtx implements Ctx {
   readonly headers: IncomingMessage['headers'];
