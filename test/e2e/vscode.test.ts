@@ -114,6 +114,16 @@ async function buildIfStale(): Promise<void> {
 }
 
 /** Processes whose command line mentions `dir` (Linux /proc). */
+/** Whether process `pid` exists (signal 0 checks without sending anything). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 function processesUnder(dir: string): { pid: number; cmd: string }[] {
   const found: { pid: number; cmd: string }[] = [];
   if (!existsSync('/proc')) return found;
@@ -493,6 +503,37 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     return page;
   }
 
+  /**
+   * Closes a test's browser window. A window that goes without its renderer telling the
+   * extension host to terminate (a page closed right after its last action) leaves that
+   * host running for VS Code's reconnection grace time (three hours), and with it the local
+   * rules service the extension started on the user data's database: the next window, with
+   * another token (each browser context has its own secret storage), could neither share that
+   * service nor open the database ("in use by process N"). So the service a closed window
+   * left is stopped here, as the extension stops it when its host ends.
+   */
+  async function closeWindow(page: Page): Promise<void> {
+    await page.context().close().catch(() => undefined);
+    const record = join(r.userData, 'User/globalStorage/rulesmith.rulesmith/rules-service.json');
+    let pid: number | undefined;
+    try {
+      pid = (JSON.parse(readFileSync(record, 'utf8')) as { pid?: number }).pid;
+    } catch {
+      return;
+    }
+    if (typeof pid !== 'number') return;
+    const gone = async (ms: number) => {
+      for (const end = Date.now() + ms; Date.now() < end; await new Promise((res) => setTimeout(res, 100))) {
+        if (!isAlive(pid)) return true;
+      }
+      return !isAlive(pid);
+    };
+    if (await gone(5_000)) return;
+    log(`the closed window's local rules service (pid ${pid}) is still running: stopping it`);
+    process.kill(pid, 'SIGTERM');
+    if (!(await gone(5_000)) && isAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
+
   const remote = (p: string) => `vscode-remote://127.0.0.1:${r.port}${p}`;
 
   /** Runs an in-host suite (`testsPath`, mocha inside the extension host) in a window on `folder`; fails with its output when a test fails. */
@@ -527,7 +568,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     } catch (e) {
       // A suite that did not finish would keep running (and loading the machine) under the next tests.
       await page.screenshot({ path: join(r.dir, `${name}.png`) }).catch(() => undefined);
-      await page.context().close().catch(() => undefined);
+      await closeWindow(page);
       throw e;
     } finally {
       writeFileSync(join(r.dir, `${name}.log`), lines.join('\n'));
@@ -541,7 +582,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       }
     }
     log(`${name} suite finished with exit code ${result.code} in ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${join(r.dir, `${name}.log`)})`);
-    await page.context().close();
+    await closeWindow(page);
     assert.equal(result.code, 0, `in-host suite failed; its output:\n${lines.filter((l) => !/ENOTFOUND|marketplace|open-vsx/i.test(l)).slice(-80).join('\n')}`);
   }
 
@@ -602,7 +643,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.screenshot({ path: join(r.dir, 'ui-failure.png') }).catch(() => undefined);
       throw e;
     } finally {
-      await page.context().close();
+      await closeWindow(page);
     }
   });
 
@@ -636,7 +677,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.screenshot({ path: join(r.dir, 'ui-words-failure.png') }).catch(() => undefined);
       throw e;
     } finally {
-      await page.context().close();
+      await closeWindow(page);
     }
   });
 
@@ -747,7 +788,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.screenshot({ path: join(r.dir, 'ui-rules-failure.png') }).catch(() => undefined);
       throw e;
     } finally {
-      await page.context().close();
+      await closeWindow(page);
     }
   });
   it('UI (issue 17): the deploy diff first with a non-modal question, the trace view with its title-bar switches, the scratch editor of Create Firewall Rule', { timeout: 4 * 60_000 }, async (t) => {
@@ -819,7 +860,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.screenshot({ path: join(r.dir, 'ui-flows-failure.png') }).catch(() => undefined);
       throw e;
     } finally {
-      await page.context().close();
+      await closeWindow(page);
     }
   });
   it('UI (issue 16): a request the proxy blocks shows in the Security Events view; Add Exception deploys a skip through the diff and confirmation, and the same request then passes', { timeout: 3 * 60_000 }, async (t) => {
@@ -922,7 +963,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.screenshot({ path: join(r.dir, 'ui-events-failure.png') }).catch(() => undefined);
       throw e;
     } finally {
-      await page.context().close();
+      await closeWindow(page);
       if (settingsBefore === undefined) rmSync(settingsFile, { force: true });
       else writeFileSync(settingsFile, settingsBefore);
     }
