@@ -27,19 +27,5 @@ export function minCpuTime(fn: () => void, runs = 15, warmups = 5): number {
   return best;
 }
 
-/** As minCpuTime, for work that ends in a promise (a request to an in-process service). */
-export async function minCpuTimeAsync(fn: () => Promise<void>, runs = 5, warmups = 1): Promise<number> {
-  for (let i = 0; i < warmups; i++) await fn();
-  let best = Infinity;
-  for (let i = 0; i < runs; i++) {
-    collectGarbage();
-    const t0 = process.cpuUsage();
-    await fn();
-    const d = process.cpuUsage(t0);
-    best = Math.min(best, d.user + d.system);
-  }
-  return best;
-}
-
 /** 8x the input: linear work is ~8x the time, quadratic ~64x. The bound sits between. */
 export const GROWTH_BOUND = 24;
