@@ -114,16 +114,6 @@ async function buildIfStale(): Promise<void> {
 }
 
 /** Processes whose command line mentions `dir` (Linux /proc). */
-/** Whether process `pid` exists (signal 0 checks without sending anything). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function processesUnder(dir: string): { pid: number; cmd: string }[] {
   const found: { pid: number; cmd: string }[] = [];
   if (!existsSync('/proc')) return found;
@@ -514,24 +504,28 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
    */
   async function closeWindow(page: Page): Promise<void> {
     await page.context().close().catch(() => undefined);
-    const record = join(r.userData, 'User/globalStorage/rulesmith.rulesmith/rules-service.json');
-    let pid: number | undefined;
-    try {
-      pid = (JSON.parse(readFileSync(record, 'utf8')) as { pid?: number }).pid;
-    } catch {
-      return;
-    }
-    if (typeof pid !== 'number') return;
-    const gone = async (ms: number) => {
-      for (const end = Date.now() + ms; Date.now() < end; await new Promise((res) => setTimeout(res, 100))) {
-        if (!isAlive(pid)) return true;
+    // The extension's service is the process started with this database (`--db <path>`).
+    const serving = () => processesUnder(join(r.userData, 'User/globalStorage/rulesmith.rulesmith/rules-service.db'));
+    const stopped = async (ms: number) => {
+      const end = Date.now() + ms;
+      while (serving().length > 0) {
+        if (Date.now() >= end) return false;
+        await new Promise((res) => setTimeout(res, 100));
       }
-      return !isAlive(pid);
+      return true;
     };
-    if (await gone(5_000)) return;
-    log(`the closed window's local rules service (pid ${pid}) is still running: stopping it`);
-    process.kill(pid, 'SIGTERM');
-    if (!(await gone(5_000)) && isAlive(pid)) process.kill(pid, 'SIGKILL');
+    // A process may end between being listed and being signalled.
+    const signal = (pid: number, sig: NodeJS.Signals) => {
+      try {
+        process.kill(pid, sig);
+      } catch {}
+    };
+    if (await stopped(5_000)) return;
+    for (const p of serving()) {
+      log(`the closed window's local rules service (pid ${p.pid}) is still running: stopping it`);
+      signal(p.pid, 'SIGTERM');
+    }
+    if (!(await stopped(5_000))) for (const p of serving()) signal(p.pid, 'SIGKILL');
   }
 
   const remote = (p: string) => `vscode-remote://127.0.0.1:${r.port}${p}`;
