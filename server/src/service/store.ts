@@ -371,7 +371,7 @@ export class Store {
     this.unsynced = [];
     this.syncing = batches;
     const log = `${this.realFile}-wal`;
-    const failed = (e: Error) => this.synced(batches, new Error(`the store could not make a commit durable (fsync of ${log}): ${e.message}`));
+    const failed = (e: Error) => this.failSync(batches, new Error(`the store could not make a commit durable (fsync of ${log}): ${e.message}`));
     let fd: number;
     try {
       fd = this.logDescriptor(log);
@@ -395,9 +395,8 @@ export class Store {
     return (this.logFd ??= openSync(log, 'r+'));
   }
 
-  private synced(batches: readonly Batch[], error?: Error): void {
+  private synced(batches: readonly Batch[]): void {
     this.syncing = [];
-    if (error) return this.failSync(batches, error);
     this.syncs++;
     for (const b of batches) {
       this.settled(b);
@@ -412,6 +411,7 @@ export class Store {
    * requests are not told they are saved; and the store takes no more writes.
    */
   private failSync(batches: readonly Batch[], error: Error): void {
+    this.syncing = [];
     this.broken ??= new StoreUnavailable(
       `the store takes no more writes: ${error.message}. A failed fsync can lose part of the log, so no later write could be promised durable; restart rulesmith serve (SQLite recovers the log when it opens the database)`,
     );
