@@ -458,11 +458,6 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
       throw ruleError(`'${ref}' is not a valid value for ref because rule ${refBefore + 1} already has it: a ref is unique within a ruleset`, `${pointerOf(i)}/ref`);
     }
     usedRefs.set(ref, i);
-    // A rule the write passes through as it is (the same object) is unchanged.
-    if (old !== undefined && (rule as unknown) === old) {
-      out.push(old);
-      return;
-    }
     out.push(stored(rule, id, ref, old, now));
   });
   return out;
@@ -478,13 +473,17 @@ export function mergeRules(current: readonly StoredRule[], incoming: readonly Ru
 export function withRule(others: readonly StoredRule[], old: StoredRule | undefined, rule: RuleInput, at: number, now: string): StoredRule[] {
   const id = old?.id ?? newId();
   const out = [...others];
-  // A rule passed through as it is (a PATCH of its position only) stays that object, as in mergeRules.
-  out.splice(at, 0, old !== undefined && (rule as unknown) === old ? old : stored(rule, id, rule.ref ?? old?.ref ?? id, old, now));
+  out.splice(at, 0, stored(rule, id, rule.ref ?? old?.ref ?? id, old, now));
   return out;
 }
 
-/** The stored form of `rule` under `id` and `ref`: `old` itself when its definition is unchanged, else a new version of it. */
+/**
+ * The stored form of `rule` under `id` and `ref`: `old` itself when the write passes it
+ * through (the same object, e.g. a PATCH of a rule's position only) or its definition is
+ * unchanged, else a new version of it.
+ */
 function stored(rule: RuleInput, id: string, ref: string, old: StoredRule | undefined, now: string): StoredRule {
+  if (old !== undefined && (rule as unknown) === old) return old;
   const draft: Omit<StoredRule, 'version' | 'last_updated'> = {
     id,
     action: rule.action,
