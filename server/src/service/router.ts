@@ -21,8 +21,13 @@ export interface Ctx {
   readonly service: Service;
   /** The raw request headers (for routes that look at credentials themselves). */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  /** Aborted when the client disconnects before its answer (long work stops then). */
-  readonly signal?: AbortSignal;
+  /**
+   * Aborted when the client disconnects before its answer (long work stops then); made on
+   * the first call. A method, not a getter: an object literal with a getter kept every
+   * request's objects alive through V8's young-generation collections (docs/service.md,
+   * "Objects promoted by a getter").
+   */
+  signal(): AbortSignal;
   /**
    * Set by a handler that read only one scope's rows (`zone:<id>`, `account:<id>`) besides
    * tokens and zones: its answer then waits only for that scope's writes to be durable, not

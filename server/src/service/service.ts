@@ -182,7 +182,21 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     }
     checkRepeatedParameters(url.searchParams);
     const body = parseJson(decodeUtf8(bytes));
-    const ctx = new RequestCtx(req, res, method, path, params, url.searchParams, body, principal, service);
+    // A client that disconnects before its answer cancels what is still running for it (a
+    // trace). Made when a route asks for it: a listener per request was a cost on every write.
+    let gone: AbortController | undefined;
+    const ctx: Ctx = {
+      method,
+      path,
+      params,
+      query: url.searchParams,
+      body,
+      principal,
+      service,
+      headers: req.headers,
+      // A method, not a getter: see Ctx.signal.
+      signal: () => (gone ??= disconnection(req, res)).signal,
+    };
     const reply: Reply = await route.handler(ctx);
     // Answer only once what this request wrote (or read from others' writes) is durable.
     await service.store.durable(ctx.readScope);
@@ -198,56 +212,22 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
   }
 }
 
-/**
- * What a route is given. A class, not an object literal with a `signal` getter: V8 keeps
- * whatever such a literal reaches alive through young-generation collections until a full
- * one (the literal is in dictionary mode; the exact mechanism was not pinned down). Each
- * GET's request, response and context were promoted by the scavenge after it (2.4 MB a
- * scavenge at 8,000 GET/s, scavenges 4–5 ms instead of about 1): docs/service.md,
- * "Objects promoted by a getter".
- */
-class RequestCtx implements Ctx {
-  readonly headers: IncomingMessage['headers'];
-  readScope?: string;
-  private gone?: AbortController;
-
-  constructor(
-    private readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
-    readonly method: string,
-    readonly path: string,
-    readonly params: Ctx['params'],
-    readonly query: URLSearchParams,
-    readonly body: Ctx['body'],
-    readonly principal: Principal,
-    readonly service: Service,
-  ) {
-    this.headers = req.headers;
+/** Aborted when the client of `req` disconnects before `res` is finished. */
+function disconnection(req: IncomingMessage, res: ServerResponse): AbortController {
+  const g = new AbortController();
+  const socket = req.socket;
+  if (socket.destroyed || socket.readableEnded) g.abort();
+  else {
+    res.on('close', () => {
+      if (!res.writableFinished) g.abort();
+    });
+    // Sockets are half-open (see createServer): a client that closed its side is gone
+    // as far as long work goes, so its trace stops as when the socket closed at once.
+    const abort = () => g.abort();
+    socket.once('end', abort);
+    res.once('finish', () => socket.off('end', abort));
   }
-
-  /**
-   * Aborted when the client disconnects (a trace then stops). Made when a route asks for
-   * it: a listener per request was a cost on every write.
-   */
-  get signal(): AbortSignal {
-    if (!this.gone) {
-      const g = (this.gone = new AbortController());
-      const { req, res } = this;
-      const socket = req.socket;
-      if (socket.destroyed || socket.readableEnded) g.abort();
-      else {
-        res.on('close', () => {
-          if (!res.writableFinished) g.abort();
-        });
-        // Sockets are half-open (see createServer): a client that closed its side is gone
-        // as far as long work goes, so its trace stops as when the socket closed at once.
-        const abort = () => g.abort();
-        socket.once('end', abort);
-        res.once('finish', () => socket.off('end', abort));
-      }
-    }
-    return this.gone.signal;
-  }
+  return g;
 }
 
 /** The request target as a URL; one that cannot be parsed (`GET http://[`) is a routing error, not a crash. */
