@@ -39,6 +39,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createService } from '../../server/src/service/service';
 import { Store } from '../../server/src/service/store';
 import { DEMO_ACCOUNT, demoZoneId, seedDemo } from '../../server/src/service/seed';
@@ -173,6 +175,13 @@ function bigRules(n: number): Record<string, unknown>[] {
   return Array.from({ length: BIG }, (_, i) => ruleFor(i, Math.floor(i / 50) === n % 10 ? n : 0));
 }
 
+/** The heap in use after a full collection, in MB: what the service keeps, not what it has yet to collect. */
+function heapAfterGc(): string {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return `${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`;
+}
+
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
 const widths = [46, 9, 8, 9, 9, 9, 7, 14, 12, 12];
 
@@ -287,6 +296,7 @@ async function sizePart(dir: string): Promise<void> {
       rulesets.push({ zone, id: rs.id, rules: rs.rules.map((x) => x.id) });
     }
     const filled = store.usedBytes();
+    const heapFilled = heapAfterGc();
     // Bytes per PATCH of one rule in a 500-rule ruleset (one zone, 200 PATCHes).
     const one = rulesets[0]!;
     const before = store.usedBytes();
@@ -309,12 +319,14 @@ async function sizePart(dir: string): Promise<void> {
       if (r.status !== 200) throw new Error(`PATCH failed: ${r.status} ${r.body.slice(0, 300)}`);
     }
     const elapsed = performance.now() - t0;
+    const heapPatched = heapAfterGc();
     const versions = await call(conn, svc, 'GET', `/zones/${one.zone}/rulesets/${one.id}/versions?per_page=50`);
     const list = JSON.parse(versions.body) as { result: unknown[]; result_info: { cursor?: string } };
     const p = figures(patchTimes);
     console.log(`\nstore size (in-process service, one client, ${FULL ? 'full size' : 'scaled down: --full for 200 zones and 10,000 PATCHes'})`);
     console.log(`  one rule PATCHed in a 500-rule ruleset: ${perPatch.toFixed(0)} bytes per PATCH (the rule's JSON is ${ruleBytes} bytes); PATCH p50 ${f(p.p50)}, p99 ${f(p.p99)}`);
     console.log(`  ${zones} zones × ${BIG} rules: ${(filled / 1e6).toFixed(1)} MB; after ${patches.toLocaleString('en')} more PATCHes (${((patches * 1000) / elapsed).toFixed(0)} PATCH/s, sequential): ${(store.usedBytes() / 1e6).toFixed(1)} MB`);
+    console.log(`  the service's heap after a full collection: ${heapFilled} once filled, ${heapPatched} after the PATCHes`);
     console.log(`  versions list of a ruleset with ${perPatchRuns + 1 + Math.ceil(patches / zones)} versions: first page of ${list.result.length}, next cursor ${list.result_info.cursor ? 'given' : 'none'}`);
   } finally {
     conn.close();

@@ -355,6 +355,18 @@ describe('rules with the SDK: create with position, edit, delete', () => {
     assert.deepEqual([rs.rules[0].id, rs.rules[0].ref, rs.rules[0].version, rs.rules[0].enabled], [a.id, 'a2', '3', true]);
   });
 
+  it('a description in any script comes back as sent, its answer measured in bytes', async () => {
+    const description = 'Règle ☕ 規則 😀';
+    const made = await svc.call('POST', `${zonePath(PRO)}/${rs.id}/rules`, { body: { action: 'block', expression: 'http.host eq "u.example"', description, ref: 'unicode' } });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    const got = await svc.call('GET', entry(PRO));
+    const rule = (got.body.result as AnyRuleset).rules.find((r) => r.ref === 'unicode');
+    assert.equal(rule.description, description);
+    // The ruleset's bytes are sent between the envelope's two ends: the length counts all three.
+    assert.equal(Number(got.headers.get('content-length')), Buffer.byteLength(JSON.stringify(got.body)));
+    rs = (await svc.call('DELETE', `${zonePath(PRO)}/${rs.id}/rules/${rule.id}`)).body.result as AnyRuleset;
+  });
+
   it('DELETE removes a rule and returns the whole ruleset (new version)', async () => {
     const cf = svc.sdk();
     const b = rs.rules.find((r) => r.ref === 'b')!;

@@ -3,7 +3,7 @@
  * Route handlers return a Reply or throw an ApiError; the server writes the envelope.
  */
 import { randomBytes } from 'node:crypto';
-import { isFixed, jsonText } from './jsonText';
+import { isFixed, jsonBytes } from './jsonText';
 import type { ApiMessage as WireMessage, PageInfo } from '../rulesApi';
 
 export type { PageInfo };
@@ -114,27 +114,17 @@ export function envelope(reply: Reply): Record<string, unknown> {
   };
 }
 
-/** JSON.stringify(envelope(reply)), with the result's text from jsonText (made once for a stored ruleset). */
-function envelopeText(reply: Reply): string {
-  const info = reply.result_info !== undefined ? `,"result_info":${JSON.stringify(reply.result_info)}` : '';
-  return `{"result":${jsonText(reply.result ?? null)},"success":true,"errors":[],"messages":${JSON.stringify(reply.messages ?? [])}${info}}`;
-}
-
 /**
- * envelopeText(reply) as UTF-8 bytes. The answer of a read of a stored ruleset (a fixed
- * result, nothing else in the envelope) is encoded once and answered again as it is: a
- * 500-rule entry point is ~150 KB that every GET would otherwise concatenate, measure and
- * encode anew.
+ * JSON.stringify(envelope(reply)) as the chunks of a body. A stored ruleset's bytes are
+ * made once (jsonText.ts) and sent as they are between the envelope's two ends: a
+ * 500-rule entry point is ~150 KB that every answer would otherwise copy.
  */
-export function envelopeBytes(reply: Reply): Buffer {
-  const plain = reply.result_info === undefined && (reply.messages === undefined || reply.messages.length === 0);
-  if (!plain || !isFixed(reply.result)) return Buffer.from(envelopeText(reply));
-  let bytes = plainAnswers.get(reply.result);
-  if (!bytes) plainAnswers.set(reply.result, (bytes = Buffer.from(envelopeText(reply))));
-  return bytes;
+export function envelopeChunks(reply: Reply): (string | Buffer)[] {
+  const info = reply.result_info !== undefined ? `,"result_info":${JSON.stringify(reply.result_info)}` : '';
+  const tail = `,"success":true,"errors":[],"messages":${JSON.stringify(reply.messages ?? [])}${info}}`;
+  if (isFixed(reply.result)) return ['{"result":', jsonBytes(reply.result), tail];
+  return [`{"result":${JSON.stringify(reply.result ?? null)}${tail}`];
 }
-
-const plainAnswers = new WeakMap<object, Buffer>();
 
 export function errorEnvelope(errors: readonly ApiMessage[], messages: readonly ApiMessage[] | null = []): Record<string, unknown> {
   return { result: null, success: false, errors, messages };

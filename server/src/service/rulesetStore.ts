@@ -29,7 +29,7 @@ import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
 import { forgetLiveRows, readRules, reopenAt, writeRules } from './rulesetHistory';
-import { fixJson, jsonText } from './jsonText';
+import { fixJson, joinedJson } from './jsonText';
 import type { Store } from './store';
 import { storeCache } from './storeCache';
 
@@ -151,13 +151,13 @@ const CACHE_SIZE = 512;
 const cacheOf = storeCache<string, Cached>();
 
 /**
- * A stored ruleset's JSON: its header's, then its rules' texts (each serialized once,
+ * A stored ruleset's JSON bytes: its header's, then its rules' texts (each serialized once,
  * jsonText.ts). `rules` is the object's last key, as assemble and saveRuleset make it.
  */
-function rulesetJson(rs: StoredRuleset): string {
+function rulesetJson(rs: StoredRuleset): Buffer {
   const { rules, ...header } = rs;
   const head = JSON.stringify(header);
-  return `${head.slice(0, -1)},"rules":[${rules.map(jsonText).join(',')}]}`;
+  return joinedJson(`${head.slice(0, -1)},"rules":[`, rules, ']}');
 }
 
 /** A ruleset object the store made: it never changes, so its JSON is made once. */

@@ -4,7 +4,7 @@
  * decode bodies and call the core (language, rulesets, managed, migration, engine).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ApiError, CODES, envelopeBytes, errorEnvelope, randomHex, type Reply } from './api';
+import { ApiError, CODES, envelopeChunks, errorEnvelope, randomHex, type Reply } from './api';
 import { authenticate, type Principal } from './auth';
 import { decodeUtf8, parseJson } from './body';
 import { Router, type Ctx } from './router';
@@ -204,7 +204,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     if (status === 204) {
       res.writeHead(204, { ...commonHeaders(), ...extra });
       res.end();
-    } else sendText(res, status, reply.raw !== undefined ? JSON.stringify(reply.raw) : envelopeBytes(reply), extra);
+    } else sendText(res, status, reply.raw !== undefined ? JSON.stringify(reply.raw) : envelopeChunks(reply), extra);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     await service.store.durable();
@@ -282,13 +282,18 @@ function send(res: ServerResponse, status: number, body: unknown, extra: Record<
   sendText(res, status, JSON.stringify(body), extra);
 }
 
-function sendText(res: ServerResponse, status: number, text: string | Buffer, extra: Record<string, string> = {}): void {
+/** Answers `body` (its chunks are written in one go: node:http corks the socket until the end). */
+function sendText(res: ServerResponse, status: number, body: string | readonly (string | Buffer)[], extra: Record<string, string> = {}): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  res.writeHead(status, { ...commonHeaders(), ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+  const chunks = typeof body === 'string' ? [body] : body;
+  let length = 0;
+  for (const c of chunks) length += Buffer.byteLength(c);
+  res.writeHead(status, { ...commonHeaders(), ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': length });
+  for (const c of chunks) res.write(c);
+  res.end();
 }
 
 function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
