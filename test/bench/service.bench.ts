@@ -42,6 +42,7 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createService } from '../../server/src/service/service';
+import { RULESET_CACHE_BYTES, rulesetCacheSize } from '../../server/src/service/rulesetStore';
 import { Store } from '../../server/src/service/store';
 import { DEMO_ACCOUNT, demoZoneId, seedDemo } from '../../server/src/service/seed';
 import { demoSeedSteps } from '../../server/src/service/routes/index';
@@ -326,7 +327,8 @@ async function sizePart(dir: string): Promise<void> {
     console.log(`\nstore size (in-process service, one client, ${FULL ? 'full size' : 'scaled down: --full for 200 zones and 10,000 PATCHes'})`);
     console.log(`  one rule PATCHed in a 500-rule ruleset: ${perPatch.toFixed(0)} bytes per PATCH (the rule's JSON is ${ruleBytes} bytes); PATCH p50 ${f(p.p50)}, p99 ${f(p.p99)}`);
     console.log(`  ${zones} zones × ${BIG} rules: ${(filled / 1e6).toFixed(1)} MB; after ${patches.toLocaleString('en')} more PATCHes (${((patches * 1000) / elapsed).toFixed(0)} PATCH/s, sequential): ${(store.usedBytes() / 1e6).toFixed(1)} MB`);
-    console.log(`  the service's heap after a full collection: ${heapFilled} once filled, ${heapPatched} after the PATCHes`);
+    const cached = rulesetCacheSize(store);
+    console.log(`  the service's heap after a full collection: ${heapFilled} once filled, ${heapPatched} after the PATCHes; rulesets cached: ${cached.rulesets}, ${(cached.bytes / 1e6).toFixed(1)} MB of JSON (budget ${(RULESET_CACHE_BYTES / 1e6).toFixed(1)} MB)`);
     console.log(`  versions list of a ruleset with ${perPatchRuns + 1 + Math.ceil(patches / zones)} versions: first page of ${list.result.length}, next cursor ${list.result_info.cursor ? 'given' : 'none'}`);
   } finally {
     conn.close();

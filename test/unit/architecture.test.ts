@@ -17,7 +17,7 @@ const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '../..');
  * scheme build on them, and they on nothing else of the language, so the language's parts
  * form no cycle.
  */
-const LANGUAGE_BASE = ['types', 'ir', 'ip', 'bytes', 'regex', 'regexSize', 'wildcard', 'literals', 'ast', 'diagnostics', 'ahoCorasick'];
+const LANGUAGE_BASE = ['types', 'ir', 'ip', 'bytes', 'regex', 'regexSize', 'wildcard', 'literals', 'ast', 'diagnostics', 'ahoCorasick', 'sizedLru'];
 
 type Part =
   | 'client'

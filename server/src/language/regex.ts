@@ -31,6 +31,7 @@
  * pattern held as Bytes (regex_replace's argument) must be decoded from UTF-8 first.
  */
 import { RE2JS } from 're2js';
+import { SizedLru } from './sizedLru';
 import { compiledSize, REGEX_SIZE_LIMIT, utf8Sequences, type Look, type RegexNode as Node, type Utf8Seqs } from './regexSize';
 
 export { REGEX_SIZE_LIMIT };
@@ -92,39 +93,6 @@ export type RegexCheck =
 interface Parsed {
   readonly check: RegexCheck;
   readonly tree?: Node;
-}
-
-/** A map that forgets its least recently used entries past a budget of estimated bytes. */
-class SizedLru<V> {
-  private readonly map = new Map<string, { readonly value: V; readonly bytes: number }>();
-  bytes = 0;
-
-  constructor(private readonly budget: number) {}
-
-  get(key: string): V | undefined {
-    const e = this.map.get(key);
-    if (!e) return undefined;
-    // Most recently used last: a Map keeps insertion order.
-    this.map.delete(key);
-    this.map.set(key, e);
-    return e.value;
-  }
-
-  set(key: string, value: V, bytes: number): void {
-    if (bytes > this.budget) return;
-    const old = this.map.get(key);
-    if (old) {
-      this.map.delete(key);
-      this.bytes -= old.bytes;
-    }
-    while (this.bytes + bytes > this.budget) {
-      const [k, e] = this.map.entries().next().value!;
-      this.map.delete(k);
-      this.bytes -= e.bytes;
-    }
-    this.map.set(key, { value, bytes });
-    this.bytes += bytes;
-  }
 }
 
 const checks = new SizedLru<RegexCheck>(CHECK_CACHE_BUDGET);

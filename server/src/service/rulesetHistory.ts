@@ -173,7 +173,7 @@ function writeRule(w: Writing, r: RuleObject, pos: number, old: LiveRow | undefi
  * ruleset's rows again, and finds the rule it changed by comparing the lists' objects.
  */
 const LIVE_CACHE_SIZE = 512;
-const liveCacheOf = storeCache<string, { readonly rows: Map<string, LiveRow>; readonly rules: readonly RuleObject[] }>();
+const liveCacheOf = storeCache(() => new Map<string, { readonly rows: Map<string, LiveRow>; readonly rules: readonly RuleObject[] }>());
 
 /** Forgets the cached live rows of a ruleset (its rows were changed other than by writeRules). */
 export function forgetLiveRows(store: Store, rulesetId: string): void {

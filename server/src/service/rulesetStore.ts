@@ -23,13 +23,14 @@
  * rule ids or refs in one version.
  */
 import type { Phase } from '../language/scheme/types';
+import { SizedLru } from '../language/sizedLru';
 import { defaultCatalog } from '../managed/catalog';
 import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedRulesetVersion } from '../rulesets/catalog';
 import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
 import { forgetLiveRows, readRules, reopenAt, writeRules } from './rulesetHistory';
-import { fixJson, joinedJson } from './jsonText';
+import { fixJson, joinedJson, jsonBytes } from './jsonText';
 import type { Store } from './store';
 import { storeCache } from './storeCache';
 
@@ -124,7 +125,7 @@ function row(store: Store, scope: RulesetScope, scopeId: string, rulesetId: stri
 }
 
 /** The `rulesets` rows of recently used rulesets (every write reads its ruleset's row): saveRuleset keeps them current. */
-const rowCacheOf = storeCache<string, RulesetRow>();
+const rowCacheOf = storeCache(() => new Map<string, RulesetRow>());
 
 function keepRow(store: Store, r: RulesetRow): void {
   const c = rowCacheOf(store);
@@ -147,8 +148,32 @@ interface Cached {
   readonly ruleset: StoredRuleset;
 }
 
+/** Rows and account maps kept (small, a count bounds them). */
 const CACHE_SIZE = 512;
-const cacheOf = storeCache<string, Cached>();
+
+/**
+ * Rulesets kept: at most this many bytes of their JSON, least recently used out first (a
+ * count would bound nothing: one ruleset can be megabytes, 1000 rules in an 8 MiB body).
+ * 64 MiB holds 200 zones × 500 rules (~34 MB) with room; their objects take three to
+ * four times their JSON in the heap. A ruleset dropped is read from the store when next asked
+ * (a 500-rule one in ~10 ms), and its live rows (rulesetHistory.ts) go with it.
+ */
+export const RULESET_CACHE_BYTES = 64 * 1024 * 1024;
+/** What an entry costs besides its JSON (the header, the map's entry), so many tiny rulesets are bounded too. */
+const ENTRY_BYTES = 1024;
+let rulesetCacheBudget = RULESET_CACHE_BYTES;
+const cacheOf = storeCache((store) => new SizedLru<Cached>(rulesetCacheBudget, (id) => forgetLiveRows(store, id)));
+
+/** Sets the budget of the ruleset caches of stores opened from now on (tests use a small one). */
+export function setRulesetCacheBudget(bytes = RULESET_CACHE_BYTES): void {
+  rulesetCacheBudget = bytes;
+}
+
+/** The bytes a store's ruleset cache holds now, and how many rulesets (tests, benchmarks). */
+export function rulesetCacheSize(store: Store): { bytes: number; rulesets: number } {
+  const c = cacheOf(store);
+  return { bytes: c.bytes, rulesets: c.size };
+}
 
 /**
  * A stored ruleset's JSON bytes: its header's, then its rules' texts (each serialized once,
@@ -167,10 +192,8 @@ function fixed(rs: StoredRuleset): StoredRuleset {
 }
 
 function remember(store: Store, scope: RulesetScope, scopeId: string, ruleset: StoredRuleset): void {
-  const c = cacheOf(store);
-  c.delete(ruleset.id);
-  if (c.size >= CACHE_SIZE) c.delete(c.keys().next().value!);
-  c.set(ruleset.id, { scope, scopeId, ruleset });
+  // Its bytes are made now: every answer of a ruleset sends them, and they are its weight.
+  cacheOf(store).set(ruleset.id, { scope, scopeId, ruleset }, ENTRY_BYTES + jsonBytes(ruleset).length);
 }
 
 function assemble(r: RulesetRow, h: VersionHeaderRow, rules: readonly object[]): StoredRuleset {
@@ -256,8 +279,8 @@ export function storedRulesets(store: Store, scope: RulesetScope, scopeId: strin
  * phase, what an execute rule may run) and the entry points' ids. Kept until a ruleset is
  * created or deleted (kind and phase never change) or a write rolls back.
  */
-const customOf = storeCache<string, ReadonlyMap<string, Phase>>();
-const entryPointsOf = storeCache<string, string>();
+const customOf = storeCache(() => new Map<string, ReadonlyMap<string, Phase>>());
+const entryPointsOf = storeCache(() => new Map<string, string>());
 
 /** Forgets which rulesets exist (one was created or deleted). */
 function forgetIds(store: Store): void {

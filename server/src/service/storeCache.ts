@@ -1,19 +1,20 @@
 import type { Store } from './store';
 
 /**
- * A Map per store for a cache of what the store holds, emptied whenever a write rolls back
- * (the write may have cached what it wrote). Call once per cache, at module level; the
- * function it returns gives that cache's Map for a store.
+ * A cache per store of what the store holds, emptied whenever a write rolls back (the write
+ * may have cached what it wrote). Call once per cache, at module level, with what makes an
+ * empty one (a Map, or a SizedLru for what can be large); the function it returns gives
+ * that cache for a store.
  */
-export function storeCache<K, V>(): (store: Store) => Map<K, V> {
-  const maps = new WeakMap<Store, Map<K, V>>();
+export function storeCache<C extends { clear(): void }>(make: (store: Store) => C): (store: Store) => C {
+  const caches = new WeakMap<Store, C>();
   return (store) => {
-    let m = maps.get(store);
-    if (!m) {
-      const fresh = new Map<K, V>();
-      maps.set(store, (m = fresh));
+    let c = caches.get(store);
+    if (!c) {
+      const fresh = make(store);
+      caches.set(store, (c = fresh));
       store.rollbackHooks.push(() => fresh.clear());
     }
-    return m;
+    return c;
   };
 }

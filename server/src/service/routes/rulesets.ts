@@ -49,6 +49,7 @@ import type { Diagnostic } from '../../language/index';
 import { expressionVerdict } from '../expressionCheck';
 import { engineReport } from '../../language/report';
 import { PHASES, type Phase, type Plan } from '../../language/scheme/types';
+import { SizedLru } from '../../language/sizedLru';
 import { defaultCatalog } from '../../managed/catalog';
 import { rulesetVersion } from '../../rulesets/catalog';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
@@ -433,9 +434,9 @@ interface RuleFindings {
  * with it. A PUT re-sends every rule, most of them unchanged (a Terraform apply of one
  * changed rule sends all 500): those are not checked again.
  */
-const ruleFindings = new WeakMap<ReadonlyMap<string, Phase>, Map<string, RuleFindings>>();
-/** Rule texts remembered per custom-rulesets map, least recently used dropped first (as expressionCheck.ts does). */
-const MAX_REMEMBERED_RULES = 5_000;
+const ruleFindings = new WeakMap<ReadonlyMap<string, Phase>, SizedLru<RuleFindings>>();
+/** Bytes of rule texts remembered per custom-rulesets map, least recently used dropped first: 5,000 rules of 800 bytes. */
+const REMEMBERED_RULE_BYTES = 8 * 1024 * 1024;
 
 /**
  * The problems of rule `i` (decoded), reported at `base` (its JSON pointer in the
@@ -450,18 +451,16 @@ function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: 
   const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules: [r] });
   const key = `${target.where.plan ?? ''}\u0000${target.id ?? ''}\u0000${text}`;
   let cache = ruleFindings.get(c.custom);
-  if (!cache) ruleFindings.set(c.custom, (cache = new Map()));
+  if (!cache) ruleFindings.set(c.custom, (cache = new SizedLru(REMEMBERED_RULE_BYTES)));
   let found = cache.get(key);
-  if (found) {
-    cache.delete(key);
-  } else {
+  if (!found) {
     const e: Found[] = [];
     const w: Found[] = [];
     findRuleProblems(c, r, text, e, w);
     found = { errors: e, warnings: w };
-    if (cache.size >= MAX_REMEMBERED_RULES) cache.delete(cache.keys().next().value!);
+    // The key's characters (two bytes each at most) and what was found, roughly.
+    cache.set(key, found, 2 * key.length + 256 * (1 + e.length + w.length));
   }
-  cache.set(key, found);
   const at = (f: Found): Found => ({ ...f, rule: i, message: f.message.source ? { ...f.message, source: { pointer: `${base}${f.message.source.pointer}` } } : f.message });
   for (const f of found.errors) errors.push(at(f));
   for (const f of found.warnings) warnings.push(at(f));
