@@ -30,7 +30,7 @@ import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
 import { forgetLiveRows, readRules, reopenAt, writeRules } from './rulesetHistory';
-import { fixJson, joinedJson, jsonBytes } from './jsonText';
+import { fixJson, joinedJson, jsonBytes, madeJoined, type Joined } from './jsonText';
 import type { Store } from './store';
 import { storeCache } from './storeCache';
 
@@ -177,17 +177,22 @@ export function rulesetCacheSize(store: Store): { bytes: number; rulesets: numbe
 
 /**
  * A stored ruleset's JSON bytes: its header's, then its rules' texts (each serialized once,
- * jsonText.ts). `rules` is the object's last key, as assemble and saveRuleset make it.
+ * jsonText.ts), the runs of rules it shares with `before` (the version it replaces)
+ * copied from that version's bytes. `rules` is the object's last key, as assemble and
+ * saveRuleset make it.
  */
-function rulesetJson(rs: StoredRuleset): Buffer {
+function rulesetJson(rs: StoredRuleset, before?: Joined): Joined {
   const { rules, ...header } = rs;
   const head = JSON.stringify(header);
-  return joinedJson(`${head.slice(0, -1)},"rules":[`, rules, ']}');
+  return joinedJson(`${head.slice(0, -1)},"rules":[`, rules, ']}', before);
 }
 
-/** A ruleset object the store made: it never changes, so its JSON is made once. */
-function fixed(rs: StoredRuleset): StoredRuleset {
-  fixJson(rs, () => rulesetJson(rs));
+/** A ruleset object the store made: it never changes, so its JSON is made once (from `before`'s, when that was made). */
+function fixed(rs: StoredRuleset, before?: StoredRuleset): StoredRuleset {
+  // Only bytes already made are used (never made here), and remember() makes this
+  // version's at once: no version holds on to the one before it.
+  const base = before && madeJoined(before);
+  fixJson(rs, () => rulesetJson(rs, base));
   return rs;
 }
 
@@ -571,7 +576,7 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
     last_updated: now,
     phase: draft.phase,
     rules: draft.rules,
-  });
+  }, existing ? cacheOf(store).get(id)?.ruleset : undefined);
   if (existing) {
     rowCacheOf(store).delete(id);
     store.run('UPDATE rulesets SET name = ?, description = ?, version = ?, last_updated = ? WHERE id = ?', [draft.name, draft.description, version, now, id]);
