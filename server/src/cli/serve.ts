@@ -102,6 +102,7 @@ export function runServe(options: ServeOptions, given: Io, extras: { proxySink?:
     io.err(`rulesmith serve: cannot open the database ${options.db}: ${(e as Error).message}\n`);
     return 1;
   }
+  io.out(`rulesmith serve: database ${options.db} (SQLite, ${store.binding === 'native' ? 'native binding' : 'WebAssembly build'})\n`);
   if (options.seed === 'demo') {
     const seeded = seedDemo(store, demoSeedSteps);
     if (seeded) {

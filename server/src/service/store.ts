@@ -26,12 +26,11 @@
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Database, type Statement } from 'node-sqlite3-wasm';
+import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite';
 import { SCHEMA } from './schema';
 import { eventsFileOf, moveEventsOut } from './events/schema';
 
-export type SqlValue = string | number | bigint | null | Uint8Array;
-export type Row = Record<string, SqlValue>;
+export type { Row, SqlValue };
 
 /** Prepared statements kept at most (the SQL is the code's own, so this is a guard, not an LRU). */
 const MAX_STATEMENTS = 256;
@@ -60,9 +59,9 @@ interface Batch {
 export class StoreUnavailable extends Error {}
 
 export class Store {
-  private readonly db: Database;
+  private readonly db: SqlDatabase;
   /** Statements by SQL: preparing was a fifth of the server's time on the hot reads. */
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, SqlStatement>();
   /** The files that hold the claim (see claim()). */
   private readonly claims: readonly string[];
   /** The real path of the database file (the one SQLite opens, so its -wal sits beside it). */
@@ -100,9 +99,9 @@ export class Store {
     const { real, claims } = claim(file);
     this.realFile = real;
     this.claims = claims;
-    let db: Database | undefined;
+    let db: SqlDatabase | undefined;
     try {
-      this.db = db = new Database(real);
+      this.db = db = openSqlite(real);
       // The service is the file's only user (see claim()): holding SQLite's lock keeps the
       // page cache valid between statements, and lets WAL work without shared memory.
       this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
@@ -118,6 +117,11 @@ export class Store {
       release(this.claims);
       throw e;
     }
+  }
+
+  /** The SQLite binding the store runs on (sqlite.ts): native when it loads, else the WebAssembly build. */
+  get binding(): Binding {
+    return this.db.binding;
   }
 
   /** The schema version this database is at (`PRAGMA user_version`). */
@@ -158,12 +162,12 @@ export class Store {
   }
 
   all<T = Row>(sql: string, params: readonly SqlValue[] = []): T[] {
-    return this.use(sql, (st) => st.all(params as SqlValue[]) as T[]);
+    return this.use(sql, (st) => st.all(params) as T[]);
   }
 
   /** The first row. Read to the end (the queries are keyed or LIMIT 1) so the statement is done, not left open mid-read. */
   get<T = Row>(sql: string, params: readonly SqlValue[] = []): T | undefined {
-    return this.use(sql, (st) => st.all(params as SqlValue[])[0] as T | undefined);
+    return this.use(sql, (st) => st.all(params)[0] as T | undefined);
   }
 
   run(sql: string, params: readonly SqlValue[] = []): number {
@@ -174,7 +178,7 @@ export class Store {
     if (this.depth === 0) return this.write(() => this.run(sql, params));
     this.generation++;
     this.changed(sql);
-    return this.use(sql, (st) => st.run(params as SqlValue[]).changes);
+    return this.use(sql, (st) => st.run(params));
   }
 
   /**
@@ -206,7 +210,7 @@ export class Store {
   }
 
   /** Runs `fn` on the cached statement for `sql`. A statement whose step failed cannot be reset for reuse, so it is dropped. */
-  private use<T>(sql: string, fn: (st: Statement) => T): T {
+  private use<T>(sql: string, fn: (st: SqlStatement) => T): T {
     let st = this.statements.get(sql);
     if (!st) {
       if (this.statements.size >= MAX_STATEMENTS) this.finalizeStatements();

@@ -2,7 +2,7 @@
  * The security events' own SQLite file, `<service db>-events` beside the service's store
  * (named like SQLite's `-wal`: copy or move them together). Its owner is the events
  * thread (eventsWorker.ts), not the service's event loop: an event's insert, its commit
- * and the log's checkpoints (whose fsyncs node-sqlite3-wasm runs synchronously) then cost
+ * and the log's checkpoints (whose fsyncs SQLite runs synchronously) then cost
  * the WAF proxy's thread nothing, and a batch of events never shares a group commit with
  * an API write.
  *
@@ -18,8 +18,7 @@
  * insert and on delete.
  */
 import { rmSync } from 'node:fs';
-import { Database, type Statement } from 'node-sqlite3-wasm';
-import type { Row, SqlValue } from '../store';
+import { openSqlite, type Row, type SqlDatabase, type SqlStatement, type SqlValue } from '../sqlite';
 import { EVENT_COLUMNS, eventsSchema, HOUR_MS, HOURLY_KEY } from './schema';
 
 const PRUNE_MS = 10_000;
@@ -49,8 +48,8 @@ const ROLLUP_ADD = `INSERT INTO security_events_hourly (${HOURLY_KEY}, count) SE
   ON CONFLICT (${HOURLY_KEY}) DO UPDATE SET count = count + excluded.count`;
 
 export class EventsDb {
-  private readonly db: Database;
-  private readonly statements = new Map<string, Statement>();
+  private readonly db: SqlDatabase;
+  private readonly statements = new Map<string, SqlStatement>();
   private rows: number;
   private lastPrune = 0;
 
@@ -62,7 +61,7 @@ export class EventsDb {
     // behind. The service's claim on its own file (store.ts claim()) makes this process
     // the events file's only user, so a lock found here is a dead process's.
     rmSync(`${file}.lock`, { recursive: true, force: true });
-    this.db = new Database(file);
+    this.db = openSqlite(file);
     try {
       // As the service's store (store.ts): the only user, WAL without shared memory.
       this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
@@ -128,7 +127,7 @@ export class EventsDb {
         (st) => st.run(params),
       );
       this.use('DELETE FROM security_events_hourly WHERE count <= 0', (st) => st.run());
-      const deleted = this.use(`DELETE FROM security_events WHERE ${where}`, (st) => st.run(params).changes);
+      const deleted = this.use(`DELETE FROM security_events WHERE ${where}`, (st) => st.run(params));
       this.db.exec('COMMIT');
       this.rows -= deleted;
     } catch (e) {
@@ -139,7 +138,7 @@ export class EventsDb {
 
   /** The rows of a query (query.ts builds them; the GraphQL endpoint asks through writer.ts). */
   all(sql: string, params: readonly SqlValue[] = []): Row[] {
-    return this.use(sql, (st) => st.all(params as SqlValue[]) as Row[]);
+    return this.use(sql, (st) => st.all(params));
   }
 
   private get(sql: string, params: readonly SqlValue[] = []): Row | undefined {
@@ -151,7 +150,7 @@ export class EventsDb {
    * bound, so the cache stays small). A statement whose step failed cannot be reset for
    * reuse, so it is dropped.
    */
-  private use<T>(sql: string, fn: (st: Statement) => T): T {
+  private use<T>(sql: string, fn: (st: SqlStatement) => T): T {
     let st = this.statements.get(sql);
     if (!st) {
       if (this.statements.size >= 256) this.finalizeStatements();

@@ -1,0 +1,147 @@
+/**
+ * The SQLite binding the store and the security events run on: native (better-sqlite3, an
+ * optional dependency built from source by `npm install` for the Node that installed it)
+ * when it loads here, else node-sqlite3-wasm (SQLite compiled to WebAssembly, which any
+ * Node and the editor's Electron load without a native build).
+ *
+ * Why both: a statement costs the WebAssembly build two to three times the CPU of the
+ * native one, and at team scale statements are most of a write (a 500-rule PUT that
+ * changes 50 rules: 150 statements, ~5 ms of the event loop's time against ~2 ms native;
+ * docs/service.md "The binding"). The extension's service runs under the editor's own
+ * Node (Electron), whose ABI the native module was not built for: it falls back.
+ *
+ * `RULESMITH_SQLITE=native|wasm` picks one (native refuses to start without the module).
+ * Both open the same file format; a database written by one opens with the other.
+ */
+import { createRequire } from 'node:module';
+import { Database as WasmDatabase } from 'node-sqlite3-wasm';
+
+export type SqlValue = string | number | bigint | null | Uint8Array;
+export type Row = Record<string, SqlValue>;
+export type Binding = 'native' | 'wasm';
+
+export interface SqlStatement {
+  /** Runs the statement to its end; the number of rows it changed. */
+  run(params?: readonly SqlValue[]): number;
+  all(params?: readonly SqlValue[]): Row[];
+  /** Frees it (the WebAssembly build's statements hold memory until finalized). */
+  finalize(): void;
+}
+
+export interface SqlDatabase {
+  readonly binding: Binding;
+  readonly isOpen: boolean;
+  readonly inTransaction: boolean;
+  /** Runs one or more statements, no parameters. */
+  exec(sql: string): void;
+  /** The first row of a query, or null. */
+  get(sql: string): Row | null;
+  prepare(sql: string): SqlStatement;
+  close(): void;
+}
+
+/** better-sqlite3's surface used here (the package ships no types of its own). */
+interface NativeStatement {
+  readonly reader: boolean;
+  run(...params: SqlValue[]): { changes: number };
+  all(...params: SqlValue[]): Row[];
+  get(...params: SqlValue[]): Row | undefined;
+}
+interface NativeDatabase {
+  readonly open: boolean;
+  readonly inTransaction: boolean;
+  exec(sql: string): void;
+  prepare(sql: string): NativeStatement;
+  close(): void;
+}
+type NativeConstructor = new (file: string) => NativeDatabase;
+
+let native: NativeConstructor | Error | undefined;
+
+/** better-sqlite3, or why it cannot be loaded in this process (not installed, built for another Node). */
+function loadNative(): NativeConstructor | Error {
+  if (native === undefined) {
+    try {
+      // Resolved at run time (the bundle keeps it out): from the project's node_modules.
+      native = createRequire(__filename)('better-sqlite3') as NativeConstructor;
+    } catch (e) {
+      native = e instanceof Error ? e : new Error(String(e));
+    }
+  }
+  return native;
+}
+
+/** The binding `openSqlite` would use: the environment's choice, else native when it loads. */
+export function sqliteBinding(want = process.env.RULESMITH_SQLITE): Binding {
+  if (want !== undefined && want !== '' && want !== 'native' && want !== 'wasm') {
+    throw new Error(`RULESMITH_SQLITE is '${want}': set it to native or wasm, or leave it unset to use native when it loads`);
+  }
+  if (want === 'wasm') return 'wasm';
+  const n = loadNative();
+  if (n instanceof Error && want === 'native') {
+    throw new Error(`RULESMITH_SQLITE=native, but better-sqlite3 does not load in this Node (${process.version}): ${n.message.split('\n')[0]}. Run \`npm install\` with this Node (it builds the module), or unset RULESMITH_SQLITE`);
+  }
+  return n instanceof Error ? 'wasm' : 'native';
+}
+
+/** Opens (or creates) the database `file` with the binding sqliteBinding() picks. */
+export function openSqlite(file: string): SqlDatabase {
+  return sqliteBinding() === 'native' ? new NativeSqlite(new (loadNative() as NativeConstructor)(file)) : new WasmSqlite(new WasmDatabase(file));
+}
+
+class NativeSqlite implements SqlDatabase {
+  readonly binding = 'native';
+  constructor(private readonly db: NativeDatabase) {}
+  get isOpen(): boolean {
+    return this.db.open;
+  }
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+  exec(sql: string): void {
+    this.db.exec(sql);
+  }
+  get(sql: string): Row | null {
+    return this.db.prepare(sql).get() ?? null;
+  }
+  prepare(sql: string): SqlStatement {
+    const st = this.db.prepare(sql);
+    return {
+      run: (params = []) => st.run(...params).changes,
+      // better-sqlite3's all() refuses a statement that returns no rows (a write): it has none to give.
+      all: (params = []) => (st.reader ? st.all(...params) : (st.run(...params), [])),
+      finalize: () => {},
+    };
+  }
+  close(): void {
+    this.db.close();
+  }
+}
+
+class WasmSqlite implements SqlDatabase {
+  readonly binding = 'wasm';
+  constructor(private readonly db: WasmDatabase) {}
+  get isOpen(): boolean {
+    return this.db.isOpen;
+  }
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+  exec(sql: string): void {
+    this.db.exec(sql);
+  }
+  get(sql: string): Row | null {
+    return (this.db.get(sql) as Row | null) ?? null;
+  }
+  prepare(sql: string): SqlStatement {
+    const st = this.db.prepare(sql);
+    return {
+      run: (params = []) => st.run(params as SqlValue[]).changes,
+      all: (params = []) => st.all(params as SqlValue[]) as Row[],
+      finalize: () => st.finalize(),
+    };
+  }
+  close(): void {
+    this.db.close();
+  }
+}
