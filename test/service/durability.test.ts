@@ -18,7 +18,7 @@ import { after, before, describe, it } from 'node:test';
 import { SCHEMA } from '../../server/src/service/schema';
 import { Store } from '../../server/src/service/store';
 import { demoZoneId } from '../../server/src/service/seed';
-import { spawnService, type SpawnedService } from './harness';
+import { spawnService as spawnWith, type SpawnedService } from './harness';
 
 const CLI = 'server/out/cli.js';
 const SOURCES = ['server/src/service/store.ts', 'server/src/service/service.ts', 'server/src/service/legacyStore.ts', 'server/src/service/routes/filters.ts', 'server/src/service/routes/firewallRules.ts'];
@@ -98,8 +98,11 @@ async function listAll(base: string, token: string, path: string): Promise<any[]
   }
 }
 
-describe('store durability (the built CLI, SIGKILL)', () => {
-  const db = join(dir, 'burst.db');
+// Both SQLite bindings (sqlite.ts): the native one this Node loads, and the WebAssembly
+// build the editor's service falls back to.
+for (const binding of ['native', 'wasm'] as const) describe(`store durability (the built CLI, SIGKILL; SQLite ${binding})`, () => {
+  const db = join(dir, `burst-${binding}.db`);
+  const spawnService = (args: readonly string[]) => spawnWith(args, { RULESMITH_SQLITE: binding });
   let token = '';
   let second: SpawnedService | undefined;
   after(async () => {
@@ -112,6 +115,7 @@ describe('store durability (the built CLI, SIGKILL)', () => {
 
   it('keeps every acknowledged write of a burst killed mid-way, and nothing partial', async (t) => {
     const first = await spawnService(['--db', db, '--seed', 'demo']);
+    assert.match(first.output(), binding === 'native' ? /\(SQLite, native binding\)/ : /\(SQLite, WebAssembly build\)/);
     token = /demo admin +every zone, read and write +(\S+)/.exec(first.output())![1]!;
     const TOTAL = 240;
     const CLIENTS = 32;
@@ -261,7 +265,7 @@ describe('store durability (the built CLI, SIGKILL)', () => {
     // node-sqlite3-wasm locks with a `<db>.lock` directory, which a killed process leaves
     // behind (the store holds it for its lifetime: exclusive locking mode); the store clears
     // a lock whose owner is dead (store.ts claim).
-    const file = join(dir, 'stale-lock.db');
+    const file = join(dir, `stale-lock-${binding}.db`);
     const s1 = await spawnService(['--db', file, '--seed', 'demo']);
     const stopped = exited(s1.child);
     s1.child.kill('SIGKILL');

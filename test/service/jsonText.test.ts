@@ -51,6 +51,19 @@ describe('joinedJson: a list written from cached texts and the version before', 
     }
   });
 
+  it('serializes only the items that are new to the list: the others are copied from the version before', () => {
+    let serialized = 0;
+    /** Not fixed, so its text is made by JSON.stringify, which calls toJSON: a count of how often. */
+    const counted = (n: number) => ({ toJSON: () => (serialized++, { n }) });
+    const items = [1, 2, 3, 4, 5, 6].map(counted);
+    const base = joinedJson('[', items, ']');
+    assert.equal(serialized, 6);
+    const edited = [items[0], items[1], counted(30), items[3], items[4], items[5], counted(31)];
+    const next = joinedJson('[', edited, ']', base);
+    assert.equal(next.bytes.toString(), '[{"n":1},{"n":2},{"n":30},{"n":4},{"n":5},{"n":6},{"n":31}]');
+    assert.equal(serialized, 6 + 2);
+  });
+
   it('a chain of 300 random edits, each version written from the one before, stays exact', () => {
     const next = random(7);
     let n = 100;

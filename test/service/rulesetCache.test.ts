@@ -45,9 +45,11 @@ describe('the ruleset cache is bounded by bytes', () => {
     assert.ok(held.bytes <= BUDGET, `${held.bytes} bytes held`);
     assert.ok(held.rulesets >= 3 && held.rulesets < 8, `${held.rulesets} rulesets held`);
 
+    // Each read of a dropped ruleset brings it back from the store and drops another.
     for (const rs of made) assert.deepEqual((await svc.call('GET', `${rulesetsPath}/${rs.id}`)).body.result, rs);
+    assert.ok(rulesetCacheSize(svc.store).rulesets < 8);
 
-    // The first ruleset was dropped (it was read again above, and dropped again by the reads after it).
+    // The first ruleset was dropped again by the reads after it: its PATCH reads it from the store.
     const first = made[0];
     const target = first.rules[7];
     const edited = await svc.call('PATCH', `${rulesetsPath}/${first.id}/rules/${target.id}`, { body: { action: 'log', expression: 'http.host eq "edited.example.com"' } });

@@ -75,7 +75,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
   cli: ['node:*'],
   proxy: ['node:*'],
   terraform: ['@cdktf/hcl2json'],
-  service: ['node-sqlite3-wasm', 'jsonc-parser', 'graphql', 'node:*'],
+  service: ['node-sqlite3-wasm', 'better-sqlite3', 'jsonc-parser', 'graphql', 'node:*'],
   evaluatedRequest: [],
   protocol: ['vscode-languageserver-protocol'],
   rulesApi: [],

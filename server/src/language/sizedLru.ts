@@ -9,7 +9,7 @@ export class SizedLru<V> {
   /** The estimated bytes held now. */
   bytes = 0;
 
-  /** `onEvict` hears of each entry dropped to make room (not of delete or clear). */
+  /** `onEvict` hears of each entry let go to keep the budget, one too large to keep included (not of delete or clear). */
   constructor(
     private readonly budget: number,
     private readonly onEvict?: (key: string, value: V) => void,
@@ -31,7 +31,10 @@ export class SizedLru<V> {
   /** Keeps `value` as the most recently used; one larger than the whole budget is not kept. */
   set(key: string, value: V, bytes: number): void {
     this.delete(key);
-    if (bytes > this.budget) return;
+    if (bytes > this.budget) {
+      this.onEvict?.(key, value);
+      return;
+    }
     while (this.bytes + bytes > this.budget) {
       const [k, e] = this.map.entries().next().value!;
       this.map.delete(k);

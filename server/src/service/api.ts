@@ -104,20 +104,11 @@ export interface Reply {
   readonly raw?: unknown;
 }
 
-export function envelope(reply: Reply): Record<string, unknown> {
-  return {
-    result: reply.result ?? null,
-    success: true,
-    errors: [],
-    messages: reply.messages ?? [],
-    ...(reply.result_info !== undefined ? { result_info: reply.result_info } : {}),
-  };
-}
-
 /**
- * JSON.stringify(envelope(reply)) as the chunks of a body. A stored ruleset's bytes are
- * made once (jsonText.ts) and sent as they are between the envelope's two ends: a
- * 500-rule entry point is ~150 KB that every answer would otherwise copy.
+ * The v4 envelope of `reply` (`{result, success, errors, messages, result_info?}`) as the
+ * chunks of a body. A stored ruleset's bytes are made once (jsonText.ts) and sent as they
+ * are between the envelope's two ends: a 500-rule entry point is ~150 KB that every
+ * answer would otherwise copy.
  */
 export function envelopeChunks(reply: Reply): (string | Buffer)[] {
   const info = reply.result_info !== undefined ? `,"result_info":${JSON.stringify(reply.result_info)}` : '';

@@ -89,7 +89,8 @@ export function joinedJson(head: string, items: readonly unknown[], tail: string
   // A comma between pieces; a run's own commas are in its bytes.
   let size = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.max(0, pieces.length - 1);
   for (const p of pieces) size += 'text' in p ? Buffer.byteLength(p.text) : base!.spans[2 * p.to - 1]! - base!.spans[2 * p.from]!;
-  const bytes = Buffer.allocUnsafe(size);
+  // Not from Node's shared pool: a small ruleset's bytes would keep a whole 8 KiB slab alive.
+  const bytes = Buffer.allocUnsafeSlow(size);
   const spans = new Int32Array(2 * items.length);
   let at = bytes.write(head, 0);
   let n = 0;

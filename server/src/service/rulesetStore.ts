@@ -154,7 +154,7 @@ const CACHE_SIZE = 512;
 /**
  * Rulesets kept: at most this many bytes of their JSON, least recently used out first (a
  * count would bound nothing: one ruleset can be megabytes, 1000 rules in an 8 MiB body).
- * 64 MiB holds 200 zones × 500 rules (~34 MB) with room; their objects take three to
+ * 64 MiB holds 200 zones × 500 rules (~38 MB) with room; their objects take three to
  * four times their JSON in the heap. A ruleset dropped is read from the store when next asked
  * (a 500-rule one in ~10 ms), and its live rows (rulesetHistory.ts) go with it.
  */
@@ -164,7 +164,7 @@ const ENTRY_BYTES = 1024;
 let rulesetCacheBudget = RULESET_CACHE_BYTES;
 const cacheOf = storeCache((store) => new SizedLru<Cached>(rulesetCacheBudget, (id) => forgetLiveRows(store, id)));
 
-/** Sets the budget of the ruleset caches of stores opened from now on (tests use a small one). */
+/** Sets the budget of the ruleset caches first used from now on (a store's is made at its first ruleset; tests use a small one). */
 export function setRulesetCacheBudget(bytes = RULESET_CACHE_BYTES): void {
   rulesetCacheBudget = bytes;
 }

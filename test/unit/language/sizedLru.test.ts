@@ -27,11 +27,12 @@ describe('SizedLru: a cache bounded by bytes', () => {
     assert.deepEqual([c.bytes, c.size, dropped], [0, 0, []]);
   });
 
-  it('does not keep an entry larger than the whole budget, nor the old value under its key', () => {
-    const c = new SizedLru<string>(100);
+  it('does not keep an entry larger than the whole budget, nor the old value under its key, and says so', () => {
+    const dropped: string[] = [];
+    const c = new SizedLru<string>(100, (k, v) => dropped.push(`${k}=${v}`));
     c.set('small', 's', 10);
     c.set('big', 'old', 10);
     c.set('big', 'new', 101);
-    assert.deepEqual([c.get('big'), c.get('small'), c.bytes], [undefined, 's', 10]);
+    assert.deepEqual([c.get('big'), c.get('small'), c.bytes, dropped], [undefined, 's', 10, ['big=new']]);
   });
 });

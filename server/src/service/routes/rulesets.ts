@@ -435,7 +435,7 @@ interface RuleFindings {
  * changed rule sends all 500): those are not checked again.
  */
 const ruleFindings = new WeakMap<ReadonlyMap<string, Phase>, SizedLru<RuleFindings>>();
-/** Bytes of rule texts remembered per custom-rulesets map, least recently used dropped first: 5,000 rules of 800 bytes. */
+/** What is remembered per custom-rulesets map, in bytes (a rule's text, twice, and what was found): ~4,500 rules of 800 bytes. */
 const REMEMBERED_RULE_BYTES = 8 * 1024 * 1024;
 
 /**
