@@ -54,6 +54,7 @@ async function pickPort(preferred) {
   });
 }
 
+run(process.execPath, ['scripts/ensure-build-tools.mjs']);
 if (!existsSync(join(ROOT, 'node_modules/.package-lock.json'))) run('npm', ['ci', '--no-audit', '--no-fund']);
 run(process.execPath, ['scripts/crs/ensure-crs.mjs']);
 run('npm', ['run', 'build', '--silent']);
