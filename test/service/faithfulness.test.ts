@@ -25,7 +25,7 @@ const entry = (zone: string, phase = CUSTOM) => `/zones/${zone}/rulesets/phases/
 /** Every row the service keeps: a refused request must change none. */
 function snapshot(): string {
   return JSON.stringify(
-    ['rulesets', 'ruleset_versions', 'ruleset_rules', 'rule_bodies', 'filters', 'firewall_rules', 'previous_waf', 'waf_migration'].map((t) => svc.store.all(`SELECT * FROM ${t} ORDER BY rowid`)),
+    ['rulesets', 'ruleset_versions', 'ruleset_rules', 'filters', 'firewall_rules', 'previous_waf', 'waf_migration'].map((t) => svc.store.all(`SELECT * FROM ${t} ORDER BY rowid`)),
   );
 }
 

@@ -27,7 +27,7 @@ const entry = (zone: string, phase = CUSTOM) => `/zones/${zone}/rulesets/phases/
 const rules = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ action: 'block', expression: `http.host eq "r${from + i}.example.com"` }));
 
 function storeSnapshot(): string {
-  return JSON.stringify([svc.store.all('SELECT * FROM rulesets ORDER BY id'), svc.store.all('SELECT * FROM ruleset_versions ORDER BY ruleset_id, version'), svc.store.all('SELECT * FROM ruleset_rules ORDER BY ruleset_id, rule_id, from_version'), svc.store.all('SELECT * FROM rule_bodies ORDER BY hash')]);
+  return JSON.stringify([svc.store.all('SELECT * FROM rulesets ORDER BY id'), svc.store.all('SELECT * FROM ruleset_versions ORDER BY ruleset_id, version'), svc.store.all('SELECT * FROM ruleset_rules ORDER BY ruleset_id, rule_id, from_version')]);
 }
 
 async function refused(method: string, path: string, body: unknown, status: number, errors: readonly { code: number; message: string; source?: { pointer: string } }[]): Promise<void> {

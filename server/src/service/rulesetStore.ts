@@ -362,10 +362,10 @@ export interface Deployment {
 export function deploymentsOf(store: Store, accountId: string, rulesetId: string): Deployment[] {
   // The current rules (live rows) of the account's and its zones' rulesets that name the id.
   const rows = store.all<{ body: string; ruleset_id: string; scope: RulesetScope; scope_id: string }>(
-    `SELECT b.body, r.id AS ruleset_id, r.scope, r.scope_id
-       FROM rulesets r JOIN ruleset_rules x ON x.ruleset_id = r.id AND x.to_version IS NULL JOIN rule_bodies b ON b.hash = x.hash
+    `SELECT x.body, r.id AS ruleset_id, r.scope, r.scope_id
+       FROM rulesets r JOIN ruleset_rules x ON x.ruleset_id = r.id AND x.to_version IS NULL
       WHERE ((r.scope = 'account' AND r.scope_id = ?) OR (r.scope = 'zone' AND r.scope_id IN (SELECT id FROM zones WHERE account_id = ?)))
-        AND b.body LIKE ?
+        AND x.body LIKE ?
       ORDER BY r.id, x.pos`,
     [accountId, accountId, `%${rulesetId}%`],
   );
@@ -609,14 +609,12 @@ export function tooManyEntryPoints(kind: RulesetKind, phase: Phase): ApiError {
   return ApiError.of(400, CODES.tooManyEntryPoints, `'${kind}' is not a valid value for kind because exceeded maximum number of ${kind} rulesets for phase ${phase}`, '/kind');
 }
 
-/** Deletes a ruleset and all its versions (and the rule bodies no other ruleset shares). */
+/** Deletes a ruleset and all its versions. */
 export function deleteRuleset(store: Store, rulesetId: string): void {
-  const hashes = store.all<{ hash: string }>('SELECT DISTINCT hash FROM ruleset_rules WHERE ruleset_id = ?', [rulesetId]);
   forgetLiveRows(store, rulesetId);
   store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ?', [rulesetId]);
   store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ?', [rulesetId]);
   store.run('DELETE FROM rulesets WHERE id = ?', [rulesetId]);
-  for (const { hash } of hashes) store.run('DELETE FROM rule_bodies WHERE hash = ? AND NOT EXISTS (SELECT 1 FROM ruleset_rules WHERE hash = ?)', [hash, hash]);
   cacheOf(store).delete(rulesetId);
   rowCacheOf(store).delete(rulesetId);
   forgetIds(store);

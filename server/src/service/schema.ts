@@ -5,9 +5,9 @@
  * API objects whose shape the service only passes through (ruleset versions, previous-WAF
  * settings, migration state) are kept as JSON documents next to the keys that queries
  * and constraints need. Ruleset versions are the exception since schema 2: rule rows
- * keyed by content (rulesetHistory.ts), so a version costs what changed.
+ * (rulesetHistory.ts), so a version costs what changed.
  */
-import { migrateToRuleRows } from './rulesetHistory';
+import { inlineRuleBodies, migrateToRuleRows } from './rulesetHistory';
 import type { Store } from './store';
 
 /** SQL, or a step that moves data (run in the step's transaction). */
@@ -53,4 +53,6 @@ export const SCHEMA: readonly SchemaStep[] = [
   `,
   // 2: ruleset versions as rule rows keyed by content hash (rulesetHistory.ts).
   migrateToRuleRows,
+  // 3: a rule row holds its body, keyed for writes (rulesetHistory.ts).
+  inlineRuleBodies,
 ];
