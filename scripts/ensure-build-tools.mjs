@@ -4,7 +4,8 @@
 //   - missing, running as root on a system with apt-get: runs `apt-get install -y
 //     --no-install-recommends g++ make python3` (and `apt-get update` first when that fails),
 //     printing each command;
-//   - otherwise: says so and goes on. npm then skips the binding, and the service runs on
+//   - otherwise: says so and goes on (exit code 2, so `npm test` does not reinstall a
+//     module it cannot build). npm then skips the binding, and the service runs on
 //     SQLite's WebAssembly build (docs/service.md, "Store"); the test of the binding fails
 //     and says how to build it.
 import { spawnSync } from 'node:child_process';
@@ -22,11 +23,11 @@ const note = (m) => console.log(`ensure-build-tools: ${m}`);
 const manual = `install them (\`apt-get update && ${INSTALL.join(' ')}\` as root), then run \`npm install\` to build the native SQLite binding; until then the service uses SQLite's WebAssembly build`;
 if (process.platform !== 'linux' || spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status !== 0) {
   note(`${missing.join(', ')} missing and apt-get is not available; ${manual}`);
-  process.exit(0);
+  process.exit(2);
 }
 if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
   note(`${missing.join(', ')} missing and this is not root, so nothing was installed; ${manual}`);
-  process.exit(0);
+  process.exit(2);
 }
 
 function run(args) {
@@ -36,4 +37,7 @@ function run(args) {
 }
 
 // The package lists may be missing or stale: refresh them once and retry.
-if (!run(INSTALL) && !(run(['apt-get', 'update']) && run(INSTALL))) note(`apt-get could not install ${missing.join(', ')}; ${manual}`);
+if (!run(INSTALL) && !(run(['apt-get', 'update']) && run(INSTALL))) {
+  note(`apt-get could not install ${missing.join(', ')}; ${manual}`);
+  process.exit(2);
+}

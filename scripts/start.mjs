@@ -54,8 +54,11 @@ async function pickPort(preferred) {
   });
 }
 
-run(process.execPath, ['scripts/ensure-build-tools.mjs']);
-if (!existsSync(join(ROOT, 'node_modules/.package-lock.json'))) run('npm', ['ci', '--no-audit', '--no-fund']);
+if (!existsSync(join(ROOT, 'node_modules/.package-lock.json'))) {
+  // A compiler for the native SQLite binding npm builds; without one the service uses SQLite's WebAssembly build.
+  spawnSync(process.execPath, ['scripts/ensure-build-tools.mjs'], { stdio: 'inherit', cwd: ROOT });
+  run('npm', ['ci', '--no-audit', '--no-fund']);
+}
 run(process.execPath, ['scripts/crs/ensure-crs.mjs']);
 run('npm', ['run', 'build', '--silent']);
 const setup = spawnSync(process.execPath, ['scripts/e2e-setup.mjs'], { stdio: 'inherit', cwd: ROOT });

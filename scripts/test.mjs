@@ -12,14 +12,15 @@ function run(cmd, args, opts = {}) {
   if (r.status !== 0) process.exit(r.status ?? 1);
 }
 
-// A compiler for the native SQLite binding, which npm builds (scripts/ensure-build-tools.mjs).
-run(process.execPath, ['scripts/ensure-build-tools.mjs']);
+// A compiler for the native SQLite binding, which npm builds (scripts/ensure-build-tools.mjs;
+// exit code 2: none here, so that optional module is not installed again on every run).
+const canBuild = spawnSync(process.execPath, ['scripts/ensure-build-tools.mjs'], { stdio: 'inherit' }).status === 0;
 if (!existsSync('node_modules/.package-lock.json')) run('npm', ['ci', '--no-audit', '--no-fund']);
 else {
   // A checkout whose package.json gained a package since node_modules was installed (the
   // optional native binding included: the tests run the service on it).
   const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
-  const declared = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies, ...pkg.optionalDependencies });
+  const declared = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies, ...(canBuild ? pkg.optionalDependencies : {}) });
   if (declared.some((name) => !existsSync(join('node_modules', name, 'package.json')))) run('npm', ['install', '--no-audit', '--no-fund']);
 }
 // Debian's modsecurity-crs (CRS 3.3.4), the source of the OWASP-based ruleset.

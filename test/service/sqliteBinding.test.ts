@@ -29,7 +29,7 @@ function openWith(file: string, binding: string): Store {
 
 describe('the SQLite binding', () => {
   it('is native in this Node (npm install builds better-sqlite3), so the service tests run on it', () => {
-    assert.equal(sqliteBinding(''), 'native', 'better-sqlite3 did not load: run `npm install` (it builds the module with node-gyp)');
+    assert.equal(sqliteBinding(''), 'native', 'better-sqlite3 did not load: run `npm rebuild better-sqlite3` with this Node (g++, make and python3 needed)');
     assert.equal(sqliteBinding('wasm'), 'wasm');
   });
 
@@ -53,6 +53,17 @@ describe('the SQLite binding', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(latestRuleset(store, 'account', DEMO_ACCOUNT.id, made.id))), JSON.parse(JSON.stringify(second)));
     assert.equal(second.version, '2');
     store.close();
+  });
+
+  it('binds a whole number as an integer on both bindings (a TEXT column gets 7, not 7.0)', () => {
+    for (const binding of ['native', 'wasm']) {
+      const store = openWith(join(dir, `numbers-${binding}.db`), binding);
+      try {
+        assert.deepEqual(store.get("SELECT ? || '' AS t, typeof(?) AS k, ? || '' AS r", [7, 7, 2.5]), { t: '7', k: 'integer', r: '2.5' }, binding);
+      } finally {
+        store.close();
+      }
+    }
   });
 
   it('refuses an unknown RULESMITH_SQLITE with what to set instead', () => {

@@ -1,7 +1,7 @@
 /**
  * Ruleset versions stored compactly (schema 2, rows laid out for writes since schema 3): a
- * version is a header row plus the rules it holds, and a rule is stored once per change,
- * not once per version.
+ * version is a header row plus the rules it holds, and a rule is stored once per change of
+ * its content or place, not once per version.
  *
  * - `ruleset_versions (ruleset_id, version, last_updated, name, description)`: one header
  *   per retained version.
@@ -12,14 +12,14 @@
  *
  * A new version only touches the rules that changed (content or place): a PATCH of one
  * rule closes one row and adds one, O(rule) bytes whatever the ruleset's size. The key is
- * (ruleset_id, from_version, rule_id), so a commit's new rows land together at the end of
- * their ruleset's rows; with the bodies in the rows themselves, a commit of 12 PATCHes
- * writes about 75 KB to the log where schema 2 (bodies in a table of their own, keyed by
- * their digest, so each new body went to a page of its own) wrote about 200 KB, and the
- * log's fsync, which every write waits for, has that much less to flush. Sort keys are
- * reals, so a rule moved or inserted between two others takes a key between theirs and
- * the others keep theirs; only when two keys get too close are the current rules
- * renumbered. Version v's rules are the rows live at v, by `pos`: exactly the bodies that
+ * (ruleset_id, from_version, rule_id), so a commit's new key entries land together at the
+ * end of their ruleset's (the rows themselves are appended); with the bodies in the rows,
+ * a commit of 12 PATCHes writes about 75 KB to the log where schema 2 (bodies in a table
+ * of their own, keyed by their digest, so each new body went to a page of its own) wrote
+ * about 200 KB, and the log's fsync, which every write waits for, has that much less to
+ * flush (a script of those statements; docs/benchmarks.md). Sort keys are reals, so a
+ * rule moved or inserted between two others takes a key between theirs and the others
+ * keep theirs; only when two keys get too close are the current rules renumbered. Version v's rules are the rows live at v, by `pos`: exactly the bodies that
  * version was written with.
  */
 import { createHash } from 'node:crypto';
@@ -292,8 +292,9 @@ export function inlineRuleBodies(store: Store): void {
   store.run('ALTER TABLE ruleset_rules RENAME TO ruleset_rules_v2');
   store.run('DROP INDEX ruleset_rules_live');
   for (const stmt of RULE_ROWS.split(';').map((s) => s.trim()).filter(Boolean)) store.run(stmt);
+  // A row whose body is missing fails `body NOT NULL`: the step rolls back, saying so, rather than drop the rule.
   store.run(`INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, body, from_version, to_version)
-    SELECT r.ruleset_id, r.rule_id, r.pos, r.hash, b.body, r.from_version, r.to_version FROM ruleset_rules_v2 r JOIN rule_bodies b ON b.hash = r.hash`);
+    SELECT r.ruleset_id, r.rule_id, r.pos, r.hash, b.body, r.from_version, r.to_version FROM ruleset_rules_v2 r LEFT JOIN rule_bodies b ON b.hash = r.hash`);
   store.run('DROP TABLE ruleset_rules_v2');
   store.run('DROP TABLE rule_bodies');
 }

@@ -361,9 +361,11 @@ export interface Deployment {
 /** Every enabled or disabled execute rule, in the current versions of the account's and its zones' rulesets, that runs `rulesetId`. */
 export function deploymentsOf(store: Store, accountId: string, rulesetId: string): Deployment[] {
   // The current rules (live rows) of the account's and its zones' rulesets that name the id.
+  // CROSS JOIN keeps rulesets the outer loop, so the rows are found by the live index
+  // rather than by a scan of every version's rows and bodies.
   const rows = store.all<{ body: string; ruleset_id: string; scope: RulesetScope; scope_id: string }>(
     `SELECT x.body, r.id AS ruleset_id, r.scope, r.scope_id
-       FROM rulesets r JOIN ruleset_rules x ON x.ruleset_id = r.id AND x.to_version IS NULL
+       FROM rulesets r CROSS JOIN ruleset_rules x ON x.ruleset_id = r.id AND x.to_version IS NULL
       WHERE ((r.scope = 'account' AND r.scope_id = ?) OR (r.scope = 'zone' AND r.scope_id IN (SELECT id FROM zones WHERE account_id = ?)))
         AND x.body LIKE ?
       ORDER BY r.id, x.pos`,

@@ -79,7 +79,7 @@ export function sqliteBinding(want = process.env.RULESMITH_SQLITE): Binding {
   if (want === 'wasm') return 'wasm';
   const n = loadNative();
   if (n instanceof Error && want === 'native') {
-    throw new Error(`RULESMITH_SQLITE=native, but better-sqlite3 does not load in this Node (${process.version}): ${n.message.split('\n')[0]}. Run \`npm install\` with this Node (it builds the module), or unset RULESMITH_SQLITE`);
+    throw new Error(`RULESMITH_SQLITE=native, but better-sqlite3 does not load in this Node (${process.version}): ${n.message.split('\n')[0]}. Run \`npm rebuild better-sqlite3\` with this Node (it builds the module for it; g++, make and python3 are needed), or unset RULESMITH_SQLITE`);
   }
   return n instanceof Error ? 'wasm' : 'native';
 }
@@ -87,6 +87,15 @@ export function sqliteBinding(want = process.env.RULESMITH_SQLITE): Binding {
 /** Opens (or creates) the database `file` with the binding sqliteBinding() picks. */
 export function openSqlite(file: string): SqlDatabase {
   return sqliteBinding() === 'native' ? new NativeSqlite(new (loadNative() as NativeConstructor)(file)) : new WasmSqlite(new WasmDatabase(file));
+}
+
+/**
+ * Parameters as the WebAssembly build binds them: better-sqlite3 binds every number as a
+ * REAL (7 in a TEXT column reads back '7.0'), node-sqlite3-wasm an integral one as an
+ * INTEGER. A whole number goes over as a BigInt, which better-sqlite3 binds as an INTEGER.
+ */
+function bound(params: readonly SqlValue[]): SqlValue[] {
+  return params.map((v) => (typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : v));
 }
 
 class NativeSqlite implements SqlDatabase {
@@ -102,14 +111,15 @@ class NativeSqlite implements SqlDatabase {
     this.db.exec(sql);
   }
   get(sql: string): Row | null {
-    return this.db.prepare(sql).get() ?? null;
+    const st = this.db.prepare(sql);
+    return st.reader ? (st.get() ?? null) : (st.run(), null);
   }
   prepare(sql: string): SqlStatement {
     const st = this.db.prepare(sql);
     return {
-      run: (params = []) => st.run(...params).changes,
+      run: (params = []) => st.run(...bound(params)).changes,
       // better-sqlite3's all() refuses a statement that returns no rows (a write): it has none to give.
-      all: (params = []) => (st.reader ? st.all(...params) : (st.run(...params), [])),
+      all: (params = []) => (st.reader ? st.all(...bound(params)) : (st.run(...bound(params)), [])),
       finalize: () => {},
     };
   }
