@@ -20,7 +20,8 @@ export type SqlValue = string | number | bigint | null | Uint8Array;
 export type Row = Record<string, SqlValue>;
 export type Binding = 'native' | 'wasm';
 
-export interface SqlStatement {
+/** A prepared statement of either binding. */
+interface SqlStatement {
   /** Runs the statement to its end; the number of rows it changed. */
   run(params?: readonly SqlValue[]): number;
   all(params?: readonly SqlValue[]): Row[];
@@ -36,7 +37,11 @@ export interface SqlDatabase {
   exec(sql: string): void;
   /** The first row of a query, or null. */
   get(sql: string): Row | null;
-  prepare(sql: string): SqlStatement;
+  /** The rows of `sql` (prepared once and kept, see Sqlite). */
+  all(sql: string, params?: readonly SqlValue[]): Row[];
+  /** Runs `sql` (prepared once and kept); the number of rows it changed. */
+  run(sql: string, params?: readonly SqlValue[]): number;
+  /** Frees the kept statements, then closes the file. */
   close(): void;
 }
 
@@ -98,9 +103,74 @@ function bound(params: readonly SqlValue[]): SqlValue[] {
   return params.map((v) => (typeof v === 'number' && Number.isSafeInteger(v) ? BigInt(v) : v));
 }
 
-class NativeSqlite implements SqlDatabase {
+/** Statements kept at most (the SQL is the code's own, so this is a guard, not an LRU). */
+const MAX_STATEMENTS = 256;
+
+/**
+ * What both bindings share: each statement is prepared once and kept by its SQL
+ * (preparing was a fifth of the service's time on the hot reads). A statement whose step
+ * failed cannot be reset for reuse, so it is dropped.
+ */
+abstract class Sqlite implements SqlDatabase {
+  abstract readonly binding: Binding;
+  abstract readonly isOpen: boolean;
+  abstract readonly inTransaction: boolean;
+  abstract exec(sql: string): void;
+  abstract get(sql: string): Row | null;
+  protected abstract prepare(sql: string): SqlStatement;
+  protected abstract closeFile(): void;
+  private readonly statements = new Map<string, SqlStatement>();
+
+  all(sql: string, params: readonly SqlValue[] = []): Row[] {
+    return this.use(sql, (st) => st.all(params));
+  }
+
+  run(sql: string, params: readonly SqlValue[] = []): number {
+    return this.use(sql, (st) => st.run(params));
+  }
+
+  close(): void {
+    this.finalizeAll();
+    this.closeFile();
+  }
+
+  private use<T>(sql: string, fn: (st: SqlStatement) => T): T {
+    let st = this.statements.get(sql);
+    if (!st) {
+      if (this.statements.size >= MAX_STATEMENTS) this.finalizeAll();
+      st = this.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    try {
+      return fn(st);
+    } catch (e) {
+      this.statements.delete(sql);
+      try {
+        st.finalize();
+      } catch {
+        // finalize repeats the step's error; the statement is gone either way
+      }
+      throw e;
+    }
+  }
+
+  private finalizeAll(): void {
+    for (const st of this.statements.values()) {
+      try {
+        st.finalize();
+      } catch {
+        // as above
+      }
+    }
+    this.statements.clear();
+  }
+}
+
+class NativeSqlite extends Sqlite {
   readonly binding = 'native';
-  constructor(private readonly db: NativeDatabase) {}
+  constructor(private readonly db: NativeDatabase) {
+    super();
+  }
   get isOpen(): boolean {
     return this.db.open;
   }
@@ -114,7 +184,7 @@ class NativeSqlite implements SqlDatabase {
     const st = this.db.prepare(sql);
     return st.reader ? (st.get() ?? null) : (st.run(), null);
   }
-  prepare(sql: string): SqlStatement {
+  protected prepare(sql: string): SqlStatement {
     const st = this.db.prepare(sql);
     return {
       run: (params = []) => st.run(...bound(params)).changes,
@@ -123,14 +193,16 @@ class NativeSqlite implements SqlDatabase {
       finalize: () => {},
     };
   }
-  close(): void {
+  protected closeFile(): void {
     this.db.close();
   }
 }
 
-class WasmSqlite implements SqlDatabase {
+class WasmSqlite extends Sqlite {
   readonly binding = 'wasm';
-  constructor(private readonly db: WasmDatabase) {}
+  constructor(private readonly db: WasmDatabase) {
+    super();
+  }
   get isOpen(): boolean {
     return this.db.isOpen;
   }
@@ -143,7 +215,7 @@ class WasmSqlite implements SqlDatabase {
   get(sql: string): Row | null {
     return (this.db.get(sql) as Row | null) ?? null;
   }
-  prepare(sql: string): SqlStatement {
+  protected prepare(sql: string): SqlStatement {
     const st = this.db.prepare(sql);
     return {
       run: (params = []) => st.run(params as SqlValue[]).changes,
@@ -151,7 +223,7 @@ class WasmSqlite implements SqlDatabase {
       finalize: () => st.finalize(),
     };
   }
-  close(): void {
+  protected closeFile(): void {
     this.db.close();
   }
 }

@@ -26,14 +26,12 @@
 import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlStatement, type SqlValue } from './sqlite';
+import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlValue } from './sqlite';
 import { SCHEMA } from './schema';
 import { eventsFileOf, moveEventsOut } from './events/schema';
 
 export type { Row, SqlValue };
 
-/** Prepared statements kept at most (the SQL is the code's own, so this is a guard, not an LRU). */
-const MAX_STATEMENTS = 256;
 
 /** A group-commit batch: its transaction commits once, its log is synced, then every waiter is answered. */
 interface Batch {
@@ -60,8 +58,6 @@ export class StoreUnavailable extends Error {}
 
 export class Store {
   private readonly db: SqlDatabase;
-  /** Statements by SQL: preparing was a fifth of the server's time on the hot reads. */
-  private readonly statements = new Map<string, SqlStatement>();
   /** The files that hold the claim (see claim()). */
   private readonly claims: readonly string[];
   /** The real path of the database file (the one SQLite opens, so its -wal sits beside it). */
@@ -162,12 +158,12 @@ export class Store {
   }
 
   all<T = Row>(sql: string, params: readonly SqlValue[] = []): T[] {
-    return this.use(sql, (st) => st.all(params) as T[]);
+    return this.db.all(sql, params) as T[];
   }
 
   /** The first row. Read to the end (the queries are keyed or LIMIT 1) so the statement is done, not left open mid-read. */
   get<T = Row>(sql: string, params: readonly SqlValue[] = []): T | undefined {
-    return this.use(sql, (st) => st.all(params)[0] as T | undefined);
+    return this.db.all(sql, params)[0] as T | undefined;
   }
 
   run(sql: string, params: readonly SqlValue[] = []): number {
@@ -178,7 +174,7 @@ export class Store {
     if (this.depth === 0) return this.write(() => this.run(sql, params));
     this.generation++;
     this.changed(sql);
-    return this.use(sql, (st) => st.run(params));
+    return this.db.run(sql, params);
   }
 
   /**
@@ -207,38 +203,6 @@ export class Store {
   private bumpAll(): void {
     this.versionBase++;
     for (const [t, v] of this.tableVersions) this.tableVersions.set(t, v + 1);
-  }
-
-  /** Runs `fn` on the cached statement for `sql`. A statement whose step failed cannot be reset for reuse, so it is dropped. */
-  private use<T>(sql: string, fn: (st: SqlStatement) => T): T {
-    let st = this.statements.get(sql);
-    if (!st) {
-      if (this.statements.size >= MAX_STATEMENTS) this.finalizeStatements();
-      st = this.db.prepare(sql);
-      this.statements.set(sql, st);
-    }
-    try {
-      return fn(st);
-    } catch (e) {
-      this.statements.delete(sql);
-      try {
-        st.finalize();
-      } catch {
-        // finalize repeats the step's error; the statement is gone either way
-      }
-      throw e;
-    }
-  }
-
-  private finalizeStatements(): void {
-    for (const st of this.statements.values()) {
-      try {
-        st.finalize();
-      } catch {
-        // as above
-      }
-    }
-    this.statements.clear();
   }
 
   private rolledBack(): void {
@@ -271,11 +235,11 @@ export class Store {
     else batch.scopes?.add(scope);
     // One name serves: the batch's writes run one after another, never nested. Prepared
     // once (exec parsed the statement every time).
-    this.use('SAVEPOINT w', (st) => st.run());
+    this.db.run('SAVEPOINT w');
     this.depth++;
     try {
       const result = fn();
-      this.use('RELEASE w', (st) => st.run());
+      this.db.run('RELEASE w');
       return result;
     } catch (e) {
       if (this.db.inTransaction) {
@@ -484,7 +448,6 @@ export class Store {
   close(): void {
     if (this.db.isOpen) {
       if (this.batch) this.commitBatch(this.batch);
-      this.finalizeStatements();
       // Closing checkpoints the log into the database file and syncs it (SQLite does, at any
       // synchronous level), so what still waited for a sync of the log is durable after it.
       this.db.close();

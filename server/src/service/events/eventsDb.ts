@@ -18,7 +18,7 @@
  * insert and on delete.
  */
 import { rmSync } from 'node:fs';
-import { openSqlite, type Row, type SqlDatabase, type SqlStatement, type SqlValue } from '../sqlite';
+import { openSqlite, type Row, type SqlDatabase, type SqlValue } from '../sqlite';
 import { EVENT_COLUMNS, eventsSchema, HOUR_MS, HOURLY_KEY } from './schema';
 
 const PRUNE_MS = 10_000;
@@ -49,7 +49,6 @@ const ROLLUP_ADD = `INSERT INTO security_events_hourly (${HOURLY_KEY}, count) SE
 
 export class EventsDb {
   private readonly db: SqlDatabase;
-  private readonly statements = new Map<string, SqlStatement>();
   private rows: number;
   private lastPrune = 0;
 
@@ -81,14 +80,14 @@ export class EventsDb {
     this.db.exec('BEGIN IMMEDIATE');
     try {
       for (const row of rows) {
-        this.use(INSERT, (st) => st.run(row));
+        this.db.run(INSERT, row);
         const values = [row[COL.zone_id]!, Math.floor(Number(row[COL.time]) / HOUR_MS) * HOUR_MS, row[COL.action]!, row[COL.source]!, row[COL.ruleset_id]!, row[COL.rule_id]!, row[COL.description]!, row[COL.origin]!];
         const k = values.join('\u0000');
         const h = hourly.get(k);
         if (h) (h[8] as number)++;
         else hourly.set(k, [...values, 1]);
       }
-      this.use(ROLLUP_ADD, (st) => st.run([JSON.stringify([...hourly.values()])]));
+      this.db.run(ROLLUP_ADD, [JSON.stringify([...hourly.values()])]);
       this.db.exec('COMMIT');
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
@@ -119,15 +118,15 @@ export class EventsDb {
     const params = before === undefined ? [seq] : [seq, before];
     this.db.exec('BEGIN IMMEDIATE');
     try {
-      this.use(
+      this.db.run(
         `INSERT INTO security_events_hourly (${HOURLY_KEY}, count)
          SELECT zone_id, (time / ${HOUR_MS}) * ${HOUR_MS}, action, source, ruleset_id, rule_id, description, origin, -COUNT(*)
            FROM security_events WHERE ${where} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
          ON CONFLICT (${HOURLY_KEY}) DO UPDATE SET count = count + excluded.count`,
-        (st) => st.run(params),
+        params,
       );
-      this.use('DELETE FROM security_events_hourly WHERE count <= 0', (st) => st.run());
-      const deleted = this.use(`DELETE FROM security_events WHERE ${where}`, (st) => st.run(params));
+      this.db.run('DELETE FROM security_events_hourly WHERE count <= 0');
+      const deleted = this.db.run(`DELETE FROM security_events WHERE ${where}`, params);
       this.db.exec('COMMIT');
       this.rows -= deleted;
     } catch (e) {
@@ -138,52 +137,15 @@ export class EventsDb {
 
   /** The rows of a query (query.ts builds them; the GraphQL endpoint asks through writer.ts). */
   all(sql: string, params: readonly SqlValue[] = []): Row[] {
-    return this.use(sql, (st) => st.all(params));
+    return this.db.all(sql, params);
   }
 
   private get(sql: string, params: readonly SqlValue[] = []): Row | undefined {
     return this.all(sql, params)[0];
   }
 
-  /**
-   * Runs `fn` on the cached statement for `sql` (query.ts's are few shapes, their values
-   * bound, so the cache stays small). A statement whose step failed cannot be reset for
-   * reuse, so it is dropped.
-   */
-  private use<T>(sql: string, fn: (st: SqlStatement) => T): T {
-    let st = this.statements.get(sql);
-    if (!st) {
-      if (this.statements.size >= 256) this.finalizeStatements();
-      st = this.db.prepare(sql);
-      this.statements.set(sql, st);
-    }
-    try {
-      return fn(st);
-    } catch (e) {
-      this.statements.delete(sql);
-      try {
-        st.finalize();
-      } catch {
-        // finalize repeats the step's error; the statement is gone either way
-      }
-      throw e;
-    }
-  }
-
-  private finalizeStatements(): void {
-    for (const st of this.statements.values()) {
-      try {
-        st.finalize();
-      } catch {
-        // a statement whose last step failed repeats its error here; it is gone either way
-      }
-    }
-    this.statements.clear();
-  }
-
   close(): void {
     if (!this.db.isOpen) return;
-    this.finalizeStatements();
     this.db.close();
   }
 }
