@@ -249,27 +249,43 @@ describe('what a rule may hold', () => {
   });
 });
 
+/** A database that `fill` gives an older schema's tables and rows, opened as a Store (which migrates it) for `check`, then removed. */
+function migrated(fill: (raw: Database) => void, check: (store: Store) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'rulesmith-old-schema-'));
+  try {
+    const file = join(dir, 'old.db');
+    const raw = new Database(file);
+    raw.exec(SCHEMA[0] as string);
+    fill(raw);
+    raw.close();
+    const store = new Store(file);
+    try {
+      assert.equal(store.schemaVersion, SCHEMA.length);
+      check(store);
+    } finally {
+      store.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('a database of schema 1', () => {
   it('is migrated: every retained version reads back exactly as it was stored', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rulesmith-schema1-'));
-    try {
-      const file = join(dir, 'old.db');
-      const raw = new Database(file);
-      raw.exec(SCHEMA[0] as string);
-      raw.exec('PRAGMA user_version = 1');
-      raw.exec("INSERT INTO accounts VALUES ('a', 'A', 't')");
-      raw.run("INSERT INTO rulesets VALUES ('r1', 'account', 'a', 'custom', ?, 'old', 'd2', 3, 't3')", [CUSTOM]);
-      const r = (id: string, v: string, expr: string) => ({ id, version: v, action: 'block', expression: expr, description: '', last_updated: `t${v}`, ref: id, enabled: true });
-      const bodies = [
-        { id: 'r1', name: 'old', description: 'd1', kind: 'custom', version: '1', last_updated: 't1', phase: CUSTOM, rules: [r('x', '1', 'true'), r('y', '1', 'false')] },
-        // version 2 was deleted; version 3 changed y and dropped x
-        { id: 'r1', name: 'old', description: 'd2', kind: 'custom', version: '3', last_updated: 't3', phase: CUSTOM, rules: [r('y', '2', 'not false')] },
-      ];
-      for (const b of bodies) raw.run('INSERT INTO ruleset_versions VALUES (?, ?, ?, ?)', ['r1', Number(b.version), b.last_updated, JSON.stringify(b)]);
-      raw.close();
-      const store = new Store(file);
-      try {
-        assert.equal(store.schemaVersion, SCHEMA.length);
+    const r = (id: string, v: string, expr: string) => ({ id, version: v, action: 'block', expression: expr, description: '', last_updated: `t${v}`, ref: id, enabled: true });
+    const bodies = [
+      { id: 'r1', name: 'old', description: 'd1', kind: 'custom', version: '1', last_updated: 't1', phase: CUSTOM, rules: [r('x', '1', 'true'), r('y', '1', 'false')] },
+      // version 2 was deleted; version 3 changed y and dropped x
+      { id: 'r1', name: 'old', description: 'd2', kind: 'custom', version: '3', last_updated: 't3', phase: CUSTOM, rules: [r('y', '2', 'not false')] },
+    ];
+    migrated(
+      (raw) => {
+        raw.exec('PRAGMA user_version = 1');
+        raw.exec("INSERT INTO accounts VALUES ('a', 'A', 't')");
+        raw.run("INSERT INTO rulesets VALUES ('r1', 'account', 'a', 'custom', ?, 'old', 'd2', 3, 't3')", [CUSTOM]);
+        for (const b of bodies) raw.run('INSERT INTO ruleset_versions VALUES (?, ?, ?, ?)', ['r1', Number(b.version), b.last_updated, JSON.stringify(b)]);
+      },
+      (store) => {
         const read = (v: number) => {
           const h = store.get<{ name: string; description: string; last_updated: string }>('SELECT * FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', ['r1', v]);
           const rules = store.all<{ body: string }>(
@@ -281,50 +297,41 @@ describe('a database of schema 1', () => {
         assert.deepEqual(read(1), bodies[0]);
         assert.deepEqual(read(3), bodies[1]);
         assert.equal(store.get('SELECT 1 AS x FROM ruleset_versions WHERE version = 2'), undefined);
-      } finally {
-        store.close();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+      },
+    );
   });
 });
 
 describe('a database of schema 2', () => {
   it('is migrated: each rule row takes its body, every version reads back exactly, and the ruleset takes writes', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rulesmith-schema2-'));
-    try {
-      const file = join(dir, 'v2.db');
-      const raw = new Database(file);
-      raw.exec(SCHEMA[0] as string);
-      // Schema 2's history tables, as that version made them.
-      raw.exec(`DROP TABLE ruleset_versions;
-        CREATE TABLE ruleset_versions (ruleset_id TEXT NOT NULL REFERENCES rulesets(id) ON DELETE CASCADE, version INTEGER NOT NULL,
-          last_updated TEXT NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL, PRIMARY KEY (ruleset_id, version));
-        CREATE TABLE rule_bodies (hash TEXT PRIMARY KEY, body TEXT NOT NULL);
-        CREATE TABLE ruleset_rules (ruleset_id TEXT NOT NULL REFERENCES rulesets(id) ON DELETE CASCADE, rule_id TEXT NOT NULL,
-          pos REAL NOT NULL, hash TEXT NOT NULL, from_version INTEGER NOT NULL, to_version INTEGER, PRIMARY KEY (ruleset_id, rule_id, from_version));
-        CREATE INDEX ruleset_rules_live ON ruleset_rules (ruleset_id, to_version, pos);
-        PRAGMA user_version = 2;`);
-      raw.exec("INSERT INTO accounts VALUES ('a', 'A', 't')");
-      raw.run("INSERT INTO rulesets VALUES ('r1', 'account', 'a', 'custom', ?, 'two', '', 2, 't2')", [CUSTOM]);
-      const r = (id: string, v: string, expr: string) => ({ id, version: v, action: 'block', expression: expr, description: 'règle ☕', last_updated: `t${v}`, ref: id, enabled: true });
-      const rows: [string, number, string, number, number | null][] = [
-        // [rule, pos, body, from, to]: x stays, y changes at version 2, z is added at version 2
-        ['x', 1024, JSON.stringify(r('x', '1', 'true')), 1, null],
-        ['y', 2048, JSON.stringify(r('y', '1', 'false')), 1, 2],
-        ['y', 2048, JSON.stringify(r('y', '2', 'not false')), 2, null],
-        ['z', 3072, JSON.stringify(r('z', '2', 'true')), 2, null],
-      ];
-      for (const [id, pos, body, from, to] of rows) {
-        raw.run('INSERT OR IGNORE INTO rule_bodies VALUES (?, ?)', [`h-${id}-${from}`, body]);
-        raw.run('INSERT INTO ruleset_rules VALUES (?, ?, ?, ?, ?, ?)', ['r1', id, pos, `h-${id}-${from}`, from, to]);
-      }
-      raw.run("INSERT INTO ruleset_versions VALUES ('r1', 1, 't1', 'two', ''), ('r1', 2, 't2', 'two', '')");
-      raw.close();
-      const store = new Store(file);
-      try {
-        assert.equal(store.schemaVersion, SCHEMA.length);
+    const r = (id: string, v: string, expr: string) => ({ id, version: v, action: 'block', expression: expr, description: 'règle ☕', last_updated: `t${v}`, ref: id, enabled: true });
+    migrated(
+      (raw) => {
+        // Schema 2's history tables, as that version made them.
+        raw.exec(`DROP TABLE ruleset_versions;
+          CREATE TABLE ruleset_versions (ruleset_id TEXT NOT NULL REFERENCES rulesets(id) ON DELETE CASCADE, version INTEGER NOT NULL,
+            last_updated TEXT NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL, PRIMARY KEY (ruleset_id, version));
+          CREATE TABLE rule_bodies (hash TEXT PRIMARY KEY, body TEXT NOT NULL);
+          CREATE TABLE ruleset_rules (ruleset_id TEXT NOT NULL REFERENCES rulesets(id) ON DELETE CASCADE, rule_id TEXT NOT NULL,
+            pos REAL NOT NULL, hash TEXT NOT NULL, from_version INTEGER NOT NULL, to_version INTEGER, PRIMARY KEY (ruleset_id, rule_id, from_version));
+          CREATE INDEX ruleset_rules_live ON ruleset_rules (ruleset_id, to_version, pos);
+          PRAGMA user_version = 2;`);
+        raw.exec("INSERT INTO accounts VALUES ('a', 'A', 't')");
+        raw.run("INSERT INTO rulesets VALUES ('r1', 'account', 'a', 'custom', ?, 'two', '', 2, 't2')", [CUSTOM]);
+        const rows: [string, number, string, number, number | null][] = [
+          // [rule, pos, body, from, to]: x stays, y changes at version 2, z is added at version 2
+          ['x', 1024, JSON.stringify(r('x', '1', 'true')), 1, null],
+          ['y', 2048, JSON.stringify(r('y', '1', 'false')), 1, 2],
+          ['y', 2048, JSON.stringify(r('y', '2', 'not false')), 2, null],
+          ['z', 3072, JSON.stringify(r('z', '2', 'true')), 2, null],
+        ];
+        for (const [id, pos, body, from, to] of rows) {
+          raw.run('INSERT OR IGNORE INTO rule_bodies VALUES (?, ?)', [`h-${id}-${from}`, body]);
+          raw.run('INSERT INTO ruleset_rules VALUES (?, ?, ?, ?, ?, ?)', ['r1', id, pos, `h-${id}-${from}`, from, to]);
+        }
+        raw.run("INSERT INTO ruleset_versions VALUES ('r1', 1, 't1', 'two', ''), ('r1', 2, 't2', 'two', '')");
+      },
+      (store) => {
         assert.equal(store.get("SELECT 1 AS y FROM sqlite_master WHERE name = 'rule_bodies'"), undefined);
         const v1 = storedVersion(store, 'account', 'a', 'r1', 1)!;
         const v2 = latestRuleset(store, 'account', 'a', 'r1')!;
@@ -334,11 +341,7 @@ describe('a database of schema 2', () => {
         assert.deepEqual(JSON.parse(JSON.stringify(latestRuleset(store, 'account', 'a', 'r1')!.rules)), [r('x', '1', 'true'), r('z', '2', 'true')]);
         assert.equal(v3.version, '3');
         assert.deepEqual(JSON.parse(JSON.stringify(storedVersion(store, 'account', 'a', 'r1', 2)!.rules)), JSON.parse(JSON.stringify(v2.rules)));
-      } finally {
-        store.close();
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+      },
+    );
   });
 });
