@@ -34,7 +34,7 @@ const RULE_ROWS = `
     PRIMARY KEY (ruleset_id, from_version, rule_id));
   CREATE INDEX ruleset_rules_live ON ruleset_rules (ruleset_id, to_version, pos);`;
 
-export const HISTORY_SCHEMA = `${RULE_ROWS}
+const HISTORY_SCHEMA = `${RULE_ROWS}
   CREATE TABLE ruleset_headers (
     ruleset_id TEXT NOT NULL REFERENCES rulesets(id) ON DELETE CASCADE, version INTEGER NOT NULL,
     last_updated TEXT NOT NULL, name TEXT NOT NULL, description TEXT NOT NULL,
@@ -268,7 +268,7 @@ export function reopenAt(store: Store, rulesetId: string, newest: number): void 
  */
 export function migrateToRuleRows(store: Store): void {
   store.run('ALTER TABLE ruleset_versions RENAME TO ruleset_versions_v1');
-  for (const stmt of HISTORY_SCHEMA.split(';').map((s) => s.trim()).filter(Boolean)) store.run(stmt);
+  store.exec(HISTORY_SCHEMA);
   store.run('ALTER TABLE ruleset_headers RENAME TO ruleset_versions');
   const old = store.all<{ ruleset_id: string; version: number; last_updated: string; body: string }>(
     'SELECT ruleset_id, version, last_updated, body FROM ruleset_versions_v1 ORDER BY ruleset_id, version',
@@ -291,7 +291,7 @@ export function inlineRuleBodies(store: Store): void {
   if (store.get("SELECT 1 AS y FROM sqlite_master WHERE type = 'table' AND name = 'rule_bodies'") === undefined) return;
   store.run('ALTER TABLE ruleset_rules RENAME TO ruleset_rules_v2');
   store.run('DROP INDEX ruleset_rules_live');
-  for (const stmt of RULE_ROWS.split(';').map((s) => s.trim()).filter(Boolean)) store.run(stmt);
+  store.exec(RULE_ROWS);
   // A row whose body is missing fails `body NOT NULL`: the step rolls back, saying so, rather than drop the rule.
   store.run(`INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, body, from_version, to_version)
     SELECT r.ruleset_id, r.rule_id, r.pos, r.hash, b.body, r.from_version, r.to_version FROM ruleset_rules_v2 r LEFT JOIN rule_bodies b ON b.hash = r.hash`);

@@ -177,6 +177,14 @@ export class Store {
     return this.db.run(sql, params);
   }
 
+  /** Runs statements without parameters (a migration's tables and indexes): every table may have changed. */
+  exec(sql: string): void {
+    if (this.depth === 0) return this.write(() => this.exec(sql));
+    this.generation++;
+    this.bumpAll();
+    this.db.exec(sql);
+  }
+
   /**
    * A number that changes whenever a statement writes `table` (or a write rolls back):
    * a cache of the table's rows (tokens, zones) stays valid while it is the same, whoever
