@@ -29,11 +29,10 @@ export function isFixed(v: unknown): v is object {
   return v !== null && typeof v === 'object' && fixed.has(v);
 }
 
-/** `JSON.stringify(v)`, from the cache when `v` was marked with fixJson. */
+/** `JSON.stringify(v)`, from the cache when `v` was fixed with its text (a rule; a ruleset keeps bytes, not text). */
 export function jsonText(v: unknown): string {
   const t = v !== null && typeof v === 'object' ? fixed.get(v) : undefined;
-  if (typeof t === 'string') return t;
-  return t === undefined ? JSON.stringify(v) : jsonBytes(v).toString();
+  return typeof t === 'string' ? t : JSON.stringify(v);
 }
 
 /** `JSON.stringify(v)` as UTF-8 bytes; those of an object fixed with a maker are made once and kept. */
