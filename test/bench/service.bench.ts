@@ -39,14 +39,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { createService } from '../../server/src/service/service';
 import { RULESET_CACHE_BYTES, rulesetCacheSize } from '../../server/src/service/rulesetStore';
 import { Store } from '../../server/src/service/store';
 import { DEMO_ACCOUNT, demoZoneId, seedDemo } from '../../server/src/service/seed';
 import { demoSeedSteps } from '../../server/src/service/routes/index';
 import { type Answer, Connection } from './httpClient';
+import { collectGarbage } from '../cpuTime';
 import { cpuMs, row } from './measure';
 import { startService, type Service } from './serviceProcess';
 
@@ -178,8 +177,7 @@ function bigRules(n: number): Record<string, unknown>[] {
 
 /** The heap in use after a full collection, in MB: what the service keeps, not what it has yet to collect. */
 function heapAfterGc(): string {
-  setFlagsFromString('--expose-gc');
-  (runInNewContext('gc') as () => void)();
+  collectGarbage();
   return `${(process.memoryUsage().heapUsed / 1e6).toFixed(0)} MB`;
 }
 
