@@ -5,6 +5,7 @@
  *   node --import tsx test/bench/service.bench.ts --full     # 200 zones × 500 rules, 10,000 PATCHes
  *   … --seconds N                                            # measured seconds per load (default 6)
  *   … --only get|patch|post|mixed --load-only               # one load (RULESMITH_BENCH_CPU_PROF=<dir>: profile the service)
+ *   … --clients N                                            # concurrent clients (default 32, the issue's figure)
  *   RULESMITH_BENCH_NODE_ARGS="--trace-gc --trace-gc-nvp" RULESMITH_BENCH_SERVICE_OUT=/tmp/gc.out …  # then gcSummary.ts /tmp/gc.out /tmp/gc.out.floor
  *
  * CPU/request: the service process's CPU time (from /proc, Linux) over a whole load divided by
@@ -21,7 +22,7 @@
  *   - PATCH one rule of it (each client its rule, a new expression every time: the rule
  *     is validated, a new version written and committed durably before the answer);
  *   - POST  a rule to a custom ruleset of the account (one ruleset per client);
- *   - GET   the entry point by 31 clients while the 32nd loops PUTs of a 500-rule entry
+ *   - GET   the entry point by all clients but one while that one loops PUTs of a 500-rule entry
  *     point of another Enterprise zone (each PUT changes 50 of the 500 rules, as an apply of a
  *     Terraform plan re-sends the whole list; all 500 are validated).
  *
@@ -52,7 +53,9 @@ import { startService, type Service } from './serviceProcess';
 const args = process.argv.slice(2);
 const FULL = args.includes('--full');
 const secondsAt = args.indexOf('--seconds');
-const CLIENTS = 32;
+const clientsAt = args.indexOf('--clients');
+const CLIENTS = clientsAt >= 0 ? Number(args[clientsAt + 1]) : 32;
+if (!Number.isInteger(CLIENTS) || CLIENTS < 2) throw new Error('--clients takes a whole number of at least 2 (the mixed load needs one client for the PUTs and one for GETs)');
 const WARMUP_MS = 1_500;
 const RUN_MS = (secondsAt >= 0 ? Number(args[secondsAt + 1]) : 6) * 1000;
 const onlyAt = args.indexOf('--only');
@@ -258,8 +261,8 @@ async function loadPart(dir: string): Promise<void> {
       ['POST rule (new version, durable)', post, floorPatch],
       ['  floor: one durable SQLite insert', floorPatch, undefined],
       ['  floor: the same, commits grouped', groupedPatch, undefined],
-      ['GET entry point, 31 clients, during 500-rule PUTs', mixedGet, floorGet],
-      ['  the 500-rule PUTs of the 32nd client', puts500, undefined],
+      [`GET entry point, ${CLIENTS - 1} clients, during 500-rule PUTs`, mixedGet, floorGet],
+      ['  the 500-rule PUTs of the one other client', puts500, undefined],
     ]);
     console.log(`(${puts} PUTs of 500 rules sent during that load)`);
   } finally {

@@ -75,6 +75,33 @@ const RATELIMIT: Spec = {
   required: ['characteristics', 'period'],
 };
 
+/** The ruleset's fields checked by their spec alone, in the order they are reported. */
+const RULESET_SPECS: readonly (readonly [string, Spec])[] = [
+  ['id', 'hex32'],
+  ['name', 'string1'],
+  ['description', 'string'],
+  ['kind', { enum: KINDS }],
+  ['version', 'digits'],
+  ['last_updated', 'string'],
+  ['phase', { enum: PHASES }],
+  ['shareable_entitlement_name', 'string'],
+  ['source', 'string'],
+];
+
+/** A rule's fields checked by their spec alone (the expression and action have checks of their own). */
+const RULE_SPECS: readonly (readonly [string, Spec])[] = [
+  ['id', 'hex32'],
+  ['version', 'digits'],
+  ['description', 'string'],
+  ['enabled', 'boolean'],
+  ['ref', 'string1'],
+  ['last_updated', 'string'],
+  ['categories', { array: 'string1', min: 1, unique: true }],
+  ['logging', { name: 'logging', object: { enabled: 'boolean' }, required: ['enabled'] }],
+  ['exposed_credential_check', { name: 'exposed_credential_check', object: { username_expression: 'string1', password_expression: 'string1' }, required: ['username_expression', 'password_expression'] }],
+  ['ratelimit', RATELIMIT],
+];
+
 /** Top-level keys of the parameters of actions outside the WAF's scope (rules-api §2.5). */
 const OTHER_PARAMETER_KEYS: Partial<Record<Action, readonly string[]>> = {
   rewrite: ['headers', 'uri'],
@@ -107,18 +134,7 @@ class Validator extends OverridesChecker {
     const scope: Scope = { what: 'a ruleset', invalid: 'invalid-value' };
     this.unknownKeys(obj, RULESET_FIELDS, scope);
     const props = propsOf(obj);
-    const specs: Record<string, Spec> = {
-      id: 'hex32',
-      name: 'string1',
-      description: 'string',
-      kind: { enum: KINDS },
-      version: 'digits',
-      last_updated: 'string',
-      phase: { enum: PHASES },
-      shareable_entitlement_name: 'string',
-      source: 'string',
-    };
-    for (const [key, spec] of Object.entries(specs)) {
+    for (const [key, spec] of RULESET_SPECS) {
       const p = props.get(key);
       if (p && this.value(p.value, spec, key, scope)) {
         if (key === 'kind') this.kind = p.value!.value as RulesetKind;
@@ -162,19 +178,7 @@ class Validator extends OverridesChecker {
     }
     const props = propsOf(rule);
     this.unknownKeys(rule, RULE_FIELDS, scope);
-    const simple: Record<string, Spec> = {
-      id: 'hex32',
-      version: 'digits',
-      description: 'string',
-      enabled: 'boolean',
-      ref: 'string1',
-      last_updated: 'string',
-      categories: { array: 'string1', min: 1, unique: true },
-      logging: { name: 'logging', object: { enabled: 'boolean' }, required: ['enabled'] },
-      exposed_credential_check: { name: 'exposed_credential_check', object: { username_expression: 'string1', password_expression: 'string1' }, required: ['username_expression', 'password_expression'] },
-      ratelimit: RATELIMIT,
-    };
-    for (const [key, spec] of Object.entries(simple)) {
+    for (const [key, spec] of RULE_SPECS) {
       const p = props.get(key);
       if (p) this.value(p.value, spec, key, scope);
     }

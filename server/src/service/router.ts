@@ -48,6 +48,8 @@ export interface RouteOptions {
 interface Route {
   readonly method: string;
   readonly segments: readonly string[];
+  /** Per segment: the parameter it names (`:zone_id` → `zone_id`), or undefined for a literal. */
+  readonly params: readonly (string | undefined)[];
   readonly handler: Handler;
   readonly options: RouteOptions;
 }
@@ -60,10 +62,15 @@ export interface Match {
 }
 
 export class Router {
-  private readonly routes: Route[] = [];
+  /** The routes by their number of segments, each list in the order the routes were added. */
+  private readonly byLength = new Map<number, Route[]>();
 
   add(method: string, pattern: string, handler: Handler, options: RouteOptions = {}): void {
-    this.routes.push({ method, segments: pattern.split('/').filter(Boolean), handler, options });
+    const segments = pattern.split('/').filter(Boolean);
+    const params = segments.map((s) => (s.startsWith(':') ? s.slice(1) : undefined));
+    let routes = this.byLength.get(segments.length);
+    if (!routes) this.byLength.set(segments.length, (routes = []));
+    routes.push({ method, segments, params, handler, options });
   }
 
   get(p: string, h: Handler, o?: RouteOptions): void {
@@ -87,20 +94,18 @@ export class Router {
     const parts = path.split('/').filter(Boolean).map(safeDecode);
     let pathMatched = false;
     let badId: string | undefined;
-    for (const route of this.routes) {
-      if (route.segments.length !== parts.length) continue;
+    // This runs on every request: only the routes of the path's length are tried, and a
+    // route's parameters are read only once all its literal segments matched.
+    for (const route of this.byLength.get(parts.length) ?? []) {
+      if (!literalsMatch(route, parts)) continue;
       const params: Record<string, string> = {};
-      let ok = true;
       let idProblem = false;
-      for (let i = 0; i < parts.length && ok; i++) {
-        const seg = route.segments[i]!;
-        if (seg.startsWith(':')) {
-          const name = seg.slice(1);
-          if (ID_PARAMS.has(name) && !ID.test(parts[i]!)) idProblem = true;
-          params[name] = parts[i]!;
-        } else if (seg !== parts[i]) ok = false;
+      for (let i = 0; i < parts.length; i++) {
+        const name = route.params[i];
+        if (name === undefined) continue;
+        if (ID_PARAMS.has(name) && !ID.test(parts[i]!)) idProblem = true;
+        params[name] = parts[i]!;
       }
-      if (!ok) continue;
       if (idProblem) {
         badId ??= path;
         continue;
@@ -126,4 +131,11 @@ function safeDecode(s: string): string {
   } catch {
     return s;
   }
+}
+
+function literalsMatch(route: Route, parts: readonly string[]): boolean {
+  for (let i = 0; i < parts.length; i++) {
+    if (route.params[i] === undefined && route.segments[i] !== parts[i]) return false;
+  }
+  return true;
 }
