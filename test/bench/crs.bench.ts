@@ -53,11 +53,9 @@
  * v3's rule parser keeps `\\` in operator arguments where Apache's config reader makes it
  * `\` (920460, 932200, 941330, 942440); v3 compiles regexes with PCRE_MULTILINE (932150).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
 import type { FieldValues } from '../../server/src/language/evaluate';
 import type { ParanoiaLevel } from '../../server/src/managed/preview';
 import type { ManagedCatalog, ManagedRule } from '../../server/src/rulesets/catalog';
@@ -67,6 +65,7 @@ import type { Rule } from '../../server/src/rulesets/model';
 import { boundRegexBacktracking } from '../../server/src/regexBudget';
 import { median, row } from './measure';
 import { corpusBytes, harness, Harness, modsecConfig, type Verdict } from './modsec/modsec';
+import { BENCH_CACHE, type Core, loadCore } from './modsec/shippedCore';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '../..');
@@ -76,26 +75,8 @@ const THRESHOLD = Math.max(1, Number(process.env.RULESMITH_BENCH_THRESHOLD ?? 5)
 const HOOKS = process.env.RULESMITH_BENCH_TRACE === 'acting' ? { omitIdleRules: true } : undefined;
 const TESTS_DIR = process.env.CRS_TESTS ?? join(repo, 'test/fixtures/crs-3.3.4-regression-tests');
 const CRS_RULES = process.env.CRS_RULES ?? '/usr/share/modsecurity-crs/rules';
-const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'rulesmith-bench');
 
-// --- The code under test, as it ships ----------------------------------------------------------
-
-type Core = typeof import('./modsec/rulesmith-core');
-
-/**
- * The core bundled by esbuild with scripts/build.mjs's options (so: without tsx's
- * keepNames, see modsec/rulesmith-core.ts); RULESMITH_BENCH_TSX=1 loads it through tsx instead.
- */
-async function loadCore(): Promise<{ core: Core; how: string }> {
-  const entry = join(here, 'modsec/rulesmith-core.ts');
-  if (process.env.RULESMITH_BENCH_TSX === '1') return { core: (await import('./modsec/rulesmith-core')) as Core, how: 'core loaded through tsx' };
-  const { buildSync } = await import('esbuild');
-  const outfile = join(CACHE, 'rulesmith-core.cjs');
-  mkdirSync(CACHE, { recursive: true });
-  buildSync({ entryPoints: [entry], outfile, bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: true, logLevel: 'warning', mainFields: ['module', 'main'] });
-  return { core: createRequire(import.meta.url)(outfile) as Core, how: 'core bundled by esbuild as the CLI ships' };
-}
-
+// The code under test, as it ships (modsec/shippedCore.ts).
 let core: Core;
 
 // --- The corpus ---------------------------------------------------------------------------
@@ -222,10 +203,10 @@ async function main(): Promise<void> {
   const n = entries.length;
   const { catalog, source } = owaspCatalog();
   const ruleCount = core.rulesetVersion(catalog.rulesets.find((r) => r.id === core.OWASP_RULESET_ID)!)!.rules.length;
-  const h = harness(CACHE, CRS_RULES);
+  const h = harness(BENCH_CACHE, CRS_RULES);
   let corpusFile: string | undefined;
   if (h.bin) {
-    corpusFile = join(CACHE, 'crs-corpus.bin');
+    corpusFile = join(BENCH_CACHE, 'crs-corpus.bin');
     writeFileSync(corpusFile, corpusBytes(entries.map((e) => e.request), core.DEFAULT_CLIENT_IP));
   }
   console.log(
@@ -244,7 +225,7 @@ async function main(): Promise<void> {
     let harnessRun: Harness | undefined;
     let ms: { loadMs: number; verdicts: Verdict[]; nsPerRequest: number } | undefined;
     if (h.bin && corpusFile) {
-      const conf = join(CACHE, `crs-pl${level}.conf`);
+      const conf = join(BENCH_CACHE, `crs-pl${level}.conf`);
       writeFileSync(conf, modsecConfig(CRS_RULES, level, THRESHOLD));
       harnessRun = new Harness(h.bin, conf, corpusFile);
     }
@@ -314,13 +295,13 @@ async function main(): Promise<void> {
           if (!a && !b) bothMissed++;
           if (!a || !b) missed.push({ test: e.name, expects: `${e.expect.logged ? '' : 'no '}${e.expect.id}`, missedBy: !a && !b ? 'both' : !a ? 'Rulesmith' : 'ModSecurity' });
         });
-        writeFileSync(join(CACHE, 'crs-expectations-missed-pl4.json'), JSON.stringify(missed, null, 1));
+        writeFileSync(join(BENCH_CACHE, 'crs-expectations-missed-pl4.json'), JSON.stringify(missed, null, 1));
         notes.push(
           `  PL4, the regression tests' own expectations (log_contains / no_log_contains a rule id, ${tests} requests): met by Rulesmith ${oursMet}` +
             ` (${((oursMet / tests) * 100).toFixed(1)}%), by ModSecurity ${theirsMet} (${((theirsMet / tests) * 100).toFixed(1)}%), by neither ${bothMissed}`,
         );
       }
-      writeFileSync(join(CACHE, `crs-disagreements-pl${level}.json`), JSON.stringify(disagreements, null, 1));
+      writeFileSync(join(BENCH_CACHE, `crs-disagreements-pl${level}.json`), JSON.stringify(disagreements, null, 1));
       agree = `${(((n - verdictDiff) / n) * 100).toFixed(1)}% (${verdictDiff})`;
       same = `${(((n - ruleDiff) / n) * 100).toFixed(1)}% (${ruleDiff})`;
       ratio = `${(ms.nsPerRequest / fullNs).toFixed(1)}×`;
@@ -346,7 +327,7 @@ async function main(): Promise<void> {
   console.log(
     '  Times: per request, the median over the rounds, averaged over the corpus. ratio = ModSecurity ÷ Rulesmith (above 1: Rulesmith faster);' +
       ' ModSecurity\'s time covers a whole transaction (parsing the request included), like "request+eval". "verdicts agree": both block or both pass;' +
-      ` "same rules": the same CRS ids scored.${h.bin ? ` Disagreements: ${CACHE}/crs-disagreements-plN.json; tests missed at PL4: crs-expectations-missed-pl4.json there.` : ''}`,
+      ` "same rules": the same CRS ids scored.${h.bin ? ` Disagreements: ${BENCH_CACHE}/crs-disagreements-plN.json; tests missed at PL4: crs-expectations-missed-pl4.json there.` : ''}`,
   );
 }
 

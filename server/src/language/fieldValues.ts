@@ -110,11 +110,21 @@ function hexToBinary(hex: string): string | undefined {
   return out;
 }
 
+/** Records that `raw` at `path` is not a `type` (a function, not a closure per call: this runs for every field of every request). */
+function mismatch(raw: unknown, type: Type, path: string, problems: string[]): undefined {
+  if (problems.length < MAX_PROBLEMS) problems.push(`${path}: expected ${describe(type)} (${typeToString(type)}), got ${show(raw)}`);
+  return undefined;
+}
+
+/** Text items as binary strings: the array itself when every item is ASCII (the same bytes either way), else a copy. */
+function binaryItems(items: readonly string[]): string[] {
+  for (let i = 0; i < items.length; i++) {
+    if (utf8ToBinary(items[i]!) !== items[i]) return items.map(utf8ToBinary);
+  }
+  return items as string[];
+}
+
 function convert(raw: unknown, type: Type, path: string, problems: string[]): Value | undefined {
-  const fail = (): undefined => {
-    if (problems.length < MAX_PROBLEMS) problems.push(`${path}: expected ${describe(type)} (${typeToString(type)}), got ${show(raw)}`);
-    return undefined;
-  };
   switch (type.kind) {
     case 'Bytes':
       if (typeof raw === 'string') return utf8ToBinary(raw);
@@ -131,29 +141,29 @@ function convert(raw: unknown, type: Type, path: string, problems: string[]): Va
           if (b !== undefined) return b;
         }
       }
-      return fail();
+      return mismatch(raw, type, path, problems);
     case 'Int':
       if (typeof raw === 'number' && Number.isInteger(raw)) {
         if (Number.isSafeInteger(raw)) return raw;
         const b = BigInt(raw);
-        return b >= I64_MIN && b <= I64_MAX ? b : fail();
+        return b >= I64_MIN && b <= I64_MAX ? b : mismatch(raw, type, path, problems);
       }
       if (typeof raw === 'bigint') {
-        if (raw < I64_MIN || raw > I64_MAX) return fail();
+        if (raw < I64_MIN || raw > I64_MAX) return mismatch(raw, type, path, problems);
         return raw >= BigInt(Number.MIN_SAFE_INTEGER) && raw <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(raw) : raw;
       }
-      return fail();
+      return mismatch(raw, type, path, problems);
     case 'Bool':
-      return typeof raw === 'boolean' ? raw : fail();
+      return typeof raw === 'boolean' ? raw : mismatch(raw, type, path, problems);
     case 'Ip': {
-      if (typeof raw !== 'string') return fail();
+      if (typeof raw !== 'string') return mismatch(raw, type, path, problems);
       const r = parseIpAddr(raw.trim());
-      return r.ok ? r.value : fail();
+      return r.ok ? r.value : mismatch(raw, type, path, problems);
     }
     case 'Array': {
-      if (!Array.isArray(raw)) return fail();
+      if (!Array.isArray(raw)) return mismatch(raw, type, path, problems);
       // The common case first: text items of an Array<Bytes>, without a path per item.
-      if (type.of.kind === 'Bytes' && raw.every((x) => typeof x === 'string')) return (raw as string[]).map(utf8ToBinary);
+      if (type.of.kind === 'Bytes' && raw.every((x) => typeof x === 'string')) return binaryItems(raw as string[]);
       const out: Value[] = [];
       let ok = true;
       raw.forEach((item, i) => {
@@ -164,27 +174,24 @@ function convert(raw: unknown, type: Type, path: string, problems: string[]): Va
       return ok ? out : undefined;
     }
     case 'Map': {
-      const entries: [string, unknown][] | undefined = raw instanceof Map ? [...raw.entries()].map(([k, v]) => [String(k), v]) : isPlainObject(raw) ? Object.keys(raw).map((k) => [k, raw[k]]) : undefined;
-      if (!entries) return fail();
+      if (!(raw instanceof Map) && !isPlainObject(raw)) return mismatch(raw, type, path, problems);
       const out = new Map<string, Value>();
       let ok = true;
       const of = type.of;
-      for (const [k, item] of entries) {
+      const add = (k: string, item: unknown): void => {
         // The common cases first (text, or an array of text), without building the item's path.
         const quick =
           of.kind === 'Bytes' && typeof item === 'string'
             ? utf8ToBinary(item)
             : of.kind === 'Array' && of.of.kind === 'Bytes' && Array.isArray(item) && item.every((x) => typeof x === 'string')
-              ? (item as string[]).map(utf8ToBinary)
+              ? binaryItems(item as string[])
               : undefined;
-        if (quick !== undefined) {
-          out.set(utf8ToBinary(k), quick);
-          continue;
-        }
-        const v = convert(item, of, `${path}[${JSON.stringify(k)}]`, problems);
+        const v = quick ?? convert(item, of, `${path}[${JSON.stringify(k)}]`, problems);
         if (v === undefined) ok = false;
         else out.set(utf8ToBinary(k), v);
-      }
+      };
+      if (raw instanceof Map) for (const [k, item] of raw) add(String(k), item);
+      else for (const k of Object.keys(raw)) add(k, raw[k]);
       return ok ? out : undefined;
     }
   }

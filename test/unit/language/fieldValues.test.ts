@@ -47,6 +47,18 @@ describe('prepareFields: conversions', () => {
   test('a JS Map is accepted for a Map field', () => {
     assert.deepEqual(values({ 'http.request.headers': new Map([['x', ['1']]]) }), { 'http.request.headers': new Map([['x', ['1']]]) });
   });
+
+  test('ASCII text arrays are used as they are (every request has several); others are encoded into a copy', () => {
+    const names = ['a', 'b'];
+    const header = ['1', '2'];
+    const mixed = ['1', 'é'];
+    const v = values({ 'http.request.uri.args.names': names, 'http.request.headers': { 'x-a': header, 'x-b': mixed } });
+    assert.equal(v['http.request.uri.args.names'], names);
+    const headers = v['http.request.headers'] as Map<string, string[]>;
+    assert.equal(headers.get('x-a'), header);
+    assert.deepEqual(headers.get('x-b'), ['1', '\xc3\xa9']);
+    assert.deepEqual(mixed, ['1', 'é'], 'the input is left as it was');
+  });
 });
 
 describe('prepareFields: errors', () => {
