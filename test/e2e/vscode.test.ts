@@ -263,8 +263,11 @@ async function openFile(page: Page, name: string): Promise<void> {
   await quickInput.waitFor({ state: 'visible', timeout: 15_000 });
   await page.keyboard.type(name);
   // The file search indexes the workspace first: slow on a busy machine.
-  await quickInput.locator('.monaco-list-row', { hasText: base }).first().waitFor({ timeout: 60_000 });
-  await page.keyboard.press('Enter');
+  const row = quickInput.locator('.monaco-list-row', { hasText: base }).first();
+  await row.waitFor({ timeout: 60_000 });
+  // A click opens that row; Enter opened whichever row was selected, and on a busy machine
+  // the list could still be changing under it (the file's tab then never came).
+  await row.click();
   await page.locator('.tab', { hasText: base }).first().waitFor({ timeout: 15_000 });
 }
 
