@@ -53,7 +53,7 @@
  * v3's rule parser keeps `\\` in operator arguments where Apache's config reader makes it
  * `\` (920460, 932200, 941330, 942440); v3 compiles regexes with PCRE_MULTILINE (932150).
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FieldValues } from '../../server/src/language/evaluate';
@@ -62,6 +62,7 @@ import type { ManagedCatalog, ManagedRule } from '../../server/src/rulesets/cata
 import type { SampleRequest } from '../../server/src/requests/types';
 import type { CompiledZone } from '../../server/src/rulesets/engine';
 import type { Rule } from '../../server/src/rulesets/model';
+import { yamlFiles } from '../../server/src/corpusFiles';
 import { boundRegexBacktracking } from '../../server/src/regexBudget';
 import { median, row } from './measure';
 import { corpusBytes, harness, Harness, modsecConfig, type Verdict } from './modsec/modsec';
@@ -87,16 +88,6 @@ interface Entry {
   readonly values: FieldValues;
   /** The test's own expectation, when it names a rule: `log_contains` (true) / `no_log_contains` (false) that id. */
   readonly expect?: { readonly id: string; readonly logged: boolean };
-}
-
-function yamlFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...yamlFiles(p));
-    else if (/\.ya?ml$/i.test(name)) out.push(p);
-  }
-  return out;
 }
 
 function corpus(): { entries: Entry[]; skipped: number; withProblems: number } {

@@ -8,21 +8,15 @@
  *
  *   node --import tsx test/bench/fieldAllocation.bench.ts
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { yamlFiles } from '../../server/src/corpusFiles';
 import type { SampleRequest } from '../../server/src/requests/types';
 import { loadCore } from './modsec/shippedCore';
 
 const corpus = fileURLToPath(new URL('../fixtures/crs-3.3.4-regression-tests', import.meta.url));
 const ROUNDS = 10;
-
-function yamlFiles(dir: string): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((n) => (statSync(join(dir, n)).isDirectory() ? yamlFiles(join(dir, n)) : /\.ya?ml$/.test(n) ? [join(dir, n)] : []));
-}
 
 interface ProfileNode {
   readonly callFrame: { readonly functionName: string };

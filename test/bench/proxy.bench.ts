@@ -52,12 +52,13 @@
  * machine is shared: compare columns of one run, not runs.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { yamlFiles } from '../../server/src/corpusFiles';
 import { parseFtwFile } from '../../server/src/requests/ftw';
 import type { SampleRequest } from '../../server/src/requests/types';
 import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/preview';
@@ -232,12 +233,6 @@ http {
 }
 
 // --- Requests --------------------------------------------------------------------------
-
-function yamlFiles(d: string): string[] {
-  return readdirSync(d)
-    .sort()
-    .flatMap((n) => (statSync(join(d, n)).isDirectory() ? yamlFiles(join(d, n)) : /\.ya?ml$/.test(n) ? [join(d, n)] : []));
-}
 
 function toReq(s: SampleRequest): Req | undefined {
   // A CONNECT is a tunnel request: node's client waits for a tunnel, not a response.

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { yamlFiles } from '../../../server/src/corpusFiles';
 import { prepareFields } from '../../../server/src/language/index';
 import { requestFields } from '../../../server/src/requests/fields';
 import { ftwFormReencode, ftwInputRequest, ftwRuleId, parseFtwFile, parseRawRequest, serverRejection, incompleteBody } from '../../../server/src/requests/ftw';
@@ -330,15 +330,6 @@ test('ftwRuleId', () => {
 // The whole CRS 3.3.4 regression suite (vendored in test/fixtures/crs-3.3.4-regression-tests).
 
 const CRS = fileURLToPath(new URL('../../fixtures/crs-3.3.4-regression-tests', import.meta.url));
-
-function yamlFiles(dir: string, out: string[] = []): string[] {
-  for (const name of readdirSync(dir).sort()) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) yamlFiles(p, out);
-    else if (/\.ya?ml$/.test(name)) out.push(p);
-  }
-  return out;
-}
 
 test('CRS 3.3.4 regression tests: every file loads, every stage becomes field values', () => {
   const files = yamlFiles(CRS);
