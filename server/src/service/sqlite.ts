@@ -111,15 +111,22 @@ const MAX_STATEMENTS = 256;
  * (preparing was a fifth of the service's time on the hot reads). A statement whose step
  * failed cannot be reset for reuse, so it is dropped.
  */
-abstract class Sqlite implements SqlDatabase {
+abstract class Sqlite<D extends { readonly inTransaction: boolean; exec(sql: string): void; close(): void }> implements SqlDatabase {
   abstract readonly binding: Binding;
   abstract readonly isOpen: boolean;
-  abstract readonly inTransaction: boolean;
-  abstract exec(sql: string): void;
   abstract get(sql: string): Row | null;
   protected abstract prepare(sql: string): SqlStatement;
-  protected abstract closeFile(): void;
   private readonly statements = new Map<string, SqlStatement>();
+
+  constructor(protected readonly db: D) {}
+
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
+  exec(sql: string): void {
+    this.db.exec(sql);
+  }
 
   all(sql: string, params: readonly SqlValue[] = []): Row[] {
     return this.use(sql, (st) => st.all(params));
@@ -131,7 +138,7 @@ abstract class Sqlite implements SqlDatabase {
 
   close(): void {
     this.finalizeAll();
-    this.closeFile();
+    this.db.close();
   }
 
   private use<T>(sql: string, fn: (st: SqlStatement) => T): T {
@@ -166,19 +173,10 @@ abstract class Sqlite implements SqlDatabase {
   }
 }
 
-class NativeSqlite extends Sqlite {
+class NativeSqlite extends Sqlite<NativeDatabase> {
   readonly binding = 'native';
-  constructor(private readonly db: NativeDatabase) {
-    super();
-  }
   get isOpen(): boolean {
     return this.db.open;
-  }
-  get inTransaction(): boolean {
-    return this.db.inTransaction;
-  }
-  exec(sql: string): void {
-    this.db.exec(sql);
   }
   get(sql: string): Row | null {
     const st = this.db.prepare(sql);
@@ -193,24 +191,12 @@ class NativeSqlite extends Sqlite {
       finalize: () => {},
     };
   }
-  protected closeFile(): void {
-    this.db.close();
-  }
 }
 
-class WasmSqlite extends Sqlite {
+class WasmSqlite extends Sqlite<WasmDatabase> {
   readonly binding = 'wasm';
-  constructor(private readonly db: WasmDatabase) {
-    super();
-  }
   get isOpen(): boolean {
     return this.db.isOpen;
-  }
-  get inTransaction(): boolean {
-    return this.db.inTransaction;
-  }
-  exec(sql: string): void {
-    this.db.exec(sql);
   }
   get(sql: string): Row | null {
     return (this.db.get(sql) as Row | null) ?? null;
@@ -222,8 +208,5 @@ class WasmSqlite extends Sqlite {
       all: (params = []) => st.all(params as SqlValue[]) as Row[],
       finalize: () => st.finalize(),
     };
-  }
-  protected closeFile(): void {
-    this.db.close();
   }
 }
