@@ -6,6 +6,7 @@
  *   node --import tsx test/bench/crs.bench.ts
  *   RULESMITH_BENCH_ROUNDS=9 RULESMITH_BENCH_THRESHOLD=5 node --import tsx test/bench/crs.bench.ts
  *   RULESMITH_BENCH_TRACE=acting node --import tsx test/bench/crs.bench.ts   (as the WAF proxy evaluates: no entries for idle rules)
+ *   RULESMITH_BENCH_EVICT_MB=16 node --import tsx test/bench/crs.bench.ts   (caches evicted before each request, both sides)
  *
  * The corpus: every stage of every enabled test in test/fixtures/crs-3.3.4-regression-tests
  * (or $CRS_TESTS), read by the project's ftw parser (requests/ftw.ts) into sample requests.
@@ -147,10 +148,22 @@ function ourVerdict(z: CompiledZone, values: FieldValues): Verdict {
   return { blocked: ev.decision.action !== 'allow-through', ids: [...new Set(ids)].sort() };
 }
 
+/**
+ * RULESMITH_BENCH_EVICT_MB=N: N MB written before each timed request, on both sides (the
+ * harness reads the same variable), so that a request finds the caches as on a lightly
+ * loaded server, where the app and other processes run between requests.
+ */
+const EVICT = Math.max(0, Number(process.env.RULESMITH_BENCH_EVICT_MB ?? 0) | 0) << 20;
+const evictBuffer = new Uint8Array(EVICT);
+function evict(): void {
+  for (let k = 0; k < EVICT; k += 64) evictBuffer[k]!++;
+}
+
 /** One timed round: each request's time, in ns. */
 function round(n: number, one: (i: number) => void): number[] {
   const out = new Array<number>(n);
   for (let i = 0; i < n; i++) {
+    evict();
     const t = process.hrtime.bigint();
     one(i);
     out[i] = Number(process.hrtime.bigint() - t);
@@ -203,7 +216,8 @@ async function main(): Promise<void> {
   console.log(
     `node ${process.version}, ${process.platform}-${process.arch}; ${n} requests from the CRS 3.3.4 regression tests` +
       ` (${skipped} disabled or unreadable stages left out; ${withProblems} read with problems, kept); OWASP-based ruleset: ${ruleCount} rules from ${source};` +
-      ` anomaly threshold ${THRESHOLD}; ${loaded.how}; ${ROUNDS} timed rounds per side, interleaved, after an untimed one`,
+      ` anomaly threshold ${THRESHOLD}; ${loaded.how}; ${ROUNDS} timed rounds per side, interleaved, after an untimed one` +
+      (EVICT ? `; caches evicted before each timed request (${EVICT >> 20} MB written, both sides)` : ''),
   );
   if (!h.bin) console.log(`ModSecurity: not measured — ${h.why}`);
 

@@ -466,31 +466,36 @@ async function printAlone(name: string, reqs: readonly Req[], port: number, floo
  * of the machine's load falls on all of them (run one after another, 20 s each, nginx's
  * added p99 swung from 3 to 23 ms between runs). Per column, its latencies over all rounds;
  * per round, each column's p99 minus the floor's (columns[0]) in that round; and the
- * `watched` column's event-loop delay over its own rounds (median of the p99s, max).
+ * `watched` column's event-loop delay and evaluation time over its own rounds (medians of
+ * the rounds' percentiles, max).
  */
 async function fixedRateRounds(
   reqs: readonly Req[],
   columns: readonly Column[],
   rate: number,
-  watched: { column: Column; loopDelay: () => Promise<{ p99: number; max: number }> },
-): Promise<{ runs: Run[]; addedPerRound: number[][]; delay: { p99: number; max: number } }> {
+  watched: { column: Column; timings: () => Promise<Timings> },
+): Promise<{ runs: Run[]; addedPerRound: number[][]; delay: { p99: number; max: number }; evaluation: { p50: number; p99: number; max: number } }> {
   const seconds = Math.max(1, SECONDS / FIXED_ROUNDS);
   const times = columns.map((): number[] => []);
   const errors = columns.map(() => 0);
   const addedPerRound = columns.map((): number[] => []);
   const delayP99s: number[] = [];
   let delayMax = 0;
+  const evaluation = { p50s: [] as number[], p99s: [] as number[], max: 0 };
   for (let r = 0; r < FIXED_ROUNDS; r++) {
     const roundP99 = columns.map(() => NaN);
     for (let k = 0; k < columns.length; k++) {
       const c = (k + r) % columns.length;
       const isWatched = columns[c] === watched.column;
-      if (isWatched) await watched.loopDelay();
+      if (isWatched) await watched.timings();
       const run = await fixedRate(reqs, columns[c]!.port, rate, seconds);
       if (isWatched) {
-        const d = await watched.loopDelay();
-        delayP99s.push(d.p99);
-        delayMax = Math.max(delayMax, d.max);
+        const t = await watched.timings();
+        delayP99s.push(t.eventLoopDelay.p99);
+        delayMax = Math.max(delayMax, t.eventLoopDelay.max);
+        evaluation.p50s.push(t.evaluation.p50);
+        evaluation.p99s.push(t.evaluation.p99);
+        evaluation.max = Math.max(evaluation.max, t.evaluation.max);
       }
       times[c]!.push(...run.times);
       errors[c]! += run.errors;
@@ -502,13 +507,19 @@ async function fixedRateRounds(
     runs: columns.map((_, c) => summary(times[c]!, seconds * FIXED_ROUNDS, errors[c]!, undefined)),
     addedPerRound,
     delay: { p99: median(delayP99s), max: delayMax },
+    evaluation: { p50: median(evaluation.p50s), p99: median(evaluation.p99s), max: evaluation.max },
   };
 }
 
-/** The proxy's event-loop delay since the last call (GET /.rulesmith/proxy?reset=event-loop). */
-async function loopDelay(port: number, token: string): Promise<{ p50: number; p99: number; max: number }> {
-  const res = await fetch(`http://127.0.0.1:${port}/.rulesmith/proxy?reset=event-loop`, { headers: { authorization: `Bearer ${token}` } });
-  return ((await res.json()) as { result: { process: { eventLoopDelay: { p50: number; p99: number; max: number } } } }).result.process.eventLoopDelay;
+interface Timings {
+  readonly eventLoopDelay: { p50: number; p99: number; max: number };
+  readonly evaluation: { requests: number; p50: number; p99: number; max: number };
+}
+
+/** The proxy's event-loop delay and evaluation time since the last call (GET /.rulesmith/proxy?reset=timings). */
+async function timings(port: number, token: string): Promise<Timings> {
+  const res = await fetch(`http://127.0.0.1:${port}/.rulesmith/proxy?reset=timings`, { headers: { authorization: `Bearer ${token}` } });
+  return ((await res.json()) as { result: { process: Timings } }).result.process;
 }
 
 function line(name: string, r: Run): string {
@@ -589,10 +600,12 @@ async function main(): Promise<void> {
         `  fixed rate ${rate} req/s (open loop; half the slowest column's saturated throughput, or RULESMITH_BENCH_RATE), PL${level}, ${FIXED_ROUNDS} rounds of ${Math.max(1, SECONDS / FIXED_ROUNDS)} s per column, order rotated:`,
       );
       const columns = [floor, ours, ...(theirs ? [theirs] : []), ...(oursB ? [oursB] : [])];
-      const fixed = await fixedRateRounds(all, columns, rate, { column: ours, loopDelay: () => loopDelay(ours.port, token) });
+      const fixed = await fixedRateRounds(all, columns, rate, { column: ours, timings: () => timings(ours.port, token) });
       columns.forEach((c, i) => console.log(line(c.name, fixed.runs[i]!)));
       const d = fixed.delay;
       console.log(`    rulesmith's event-loop delay in its rounds: p99 ${d.p99.toFixed(2)} ms (median of the rounds), max ${d.max.toFixed(2)} ms (a request waits this long for the proxy's thread)`);
+      const e = fixed.evaluation;
+      console.log(`    rulesmith's time in the WAF per request in its rounds (fields and rules, its own histogram): p50 ${e.p50.toFixed(2)} ms, p99 ${e.p99.toFixed(2)} ms (medians of the rounds), max ${e.max.toFixed(2)} ms`);
       const added = (i: number) => {
         const perRound = fixed.addedPerRound[i]!;
         return `${(fixed.runs[i]!.p99 - fixed.runs[0]!.p99).toFixed(2)} ms (per round: median ${median(perRound).toFixed(2)}, middle half ${quantile(perRound, 0.25).toFixed(2)}–${quantile(perRound, 0.75).toFixed(2)})`;

@@ -340,7 +340,7 @@ describe('the control API (for the extension)', () => {
   });
 
   it("reports how long the proxy's thread held requests (event-loop delay) since the last reset", async () => {
-    await control('GET', '?reset=event-loop', svc.adminToken);
+    await control('GET', '?reset=timings', svc.adminToken);
     // Node's delay monitor measures from its previous tick, and a reset forgets that tick:
     // a turn held before the monitor's first tick after the reset is not seen. Let it tick.
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -349,10 +349,20 @@ describe('the control API (for the extension)', () => {
     const until = performance.now() + 250;
     while (performance.now() < until);
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const held = (await control('GET', '?reset=event-loop', svc.adminToken)).body.result.process.eventLoopDelay;
+    const held = (await control('GET', '?reset=timings', svc.adminToken)).body.result.process.eventLoopDelay;
     assert.deepEqual(Object.keys(held), ['p50', 'p99', 'max']);
     assert.ok(held.max >= 240, JSON.stringify(held));
     const after = (await control('GET', '', svc.adminToken)).body.result.process.eventLoopDelay;
     assert.ok(after.max < 240, `the reset did not forget the 250 ms turn: ${JSON.stringify(after)}`);
+  });
+
+  it('reports how long the WAF took per request (evaluation time) since the last reset', async () => {
+    await control('GET', '?reset=timings', svc.adminToken);
+    for (const path of ['/a', '/b?q=<script>alert(1)</script>', '/c']) await send(url, ZONE, path);
+    const timed = (await control('GET', '?reset=timings', svc.adminToken)).body.result.process.evaluation;
+    assert.deepEqual(Object.keys(timed), ['requests', 'p50', 'p99', 'max']);
+    assert.equal(timed.requests, 3);
+    assert.ok(timed.p50 > 0 && timed.p50 <= timed.p99 && timed.p99 <= timed.max, JSON.stringify(timed));
+    assert.equal((await control('GET', '', svc.adminToken)).body.result.process.evaluation.requests, 0);
   });
 });

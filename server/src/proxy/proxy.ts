@@ -17,7 +17,7 @@
  */
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
 import { DEFAULT_BODY_LIMIT } from '../requests/body';
@@ -123,9 +123,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   /** Upgraded connections: no longer the HTTP server's, so close() ends them itself. */
   const tunnels = new Set<Duplex>();
 
-  // How long this thread's turns hold other requests (GET /.rulesmith/proxy reports it).
+  // How long this thread's turns hold other requests, and how long the WAF itself takes per
+  // request (fields and rules, from the request's head to the verdict): GET /.rulesmith/proxy reports both.
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
+  const evaluationTime = createHistogram();
   const server = createServer({ headersTimeout: headerTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.min(headerTimeout / 4, 30_000)), keepAliveTimeout: 5_000 }, (req, res) => {
     handle(req, res).catch((e) => {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
@@ -171,6 +173,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 
   /** Evaluates a request whose first body bytes are `body` (binary string): forward it, or the page to answer. */
   async function evaluateRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, body: string, bodySize: number): Promise<Verdict> {
+    const started = performance.now();
     const time = now();
     const edge = edgeFields({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trustProxy: options.trustProxy === true, ...(options.fieldsMapping ? { mapping: options.fieldsMapping } : {}), now: time, rayId });
     const job: LiveJob = {
@@ -180,6 +183,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, req.headers.cookie),
     };
     const evaluation = pool ? await pool.evaluate(job, edge.clientIp) : evaluateLive(zones.get(route.zoneId), job, limiter);
+    // In ns (the histogram takes whole numbers ≥ 1).
+    evaluationTime.record(Math.max(1, Math.round((performance.now() - started) * 1e6)));
     const d = evaluation.decision;
     const bodyTruncated = bodySize > limit;
     const base = { route, rayId, time, edge, evaluation, bodyTruncated };
@@ -397,8 +402,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
    * The control API (for the extension's Zones view), on the proxy's own listener:
    * `GET /.rulesmith/proxy` lists the proxied zones with their counters, and the process's
    * memory (rss, heapUsed, heapTotal, external: buffers and SQLite's WebAssembly memory) and rate-limit counters (the memory benchmark samples them),
-   * and the event loop's delay (p50, p99, max in ms: how long a request that arrived could wait for this thread) since the
-   * start or the last `GET /.rulesmith/proxy?reset=event-loop` (the proxy benchmark reads it for its fixed-rate runs);
+   * the event loop's delay (p50, p99, max in ms: how long a request that arrived could wait for this thread) and the
+   * time the WAF took per request (`evaluation`: requests evaluated, p50, p99, max in ms) since the start or the last
+   * `GET /.rulesmith/proxy?reset=timings` (the proxy benchmark reads both for its fixed-rate runs);
    * `PUT /.rulesmith/proxy/zones/{zone}` with `{"upstream": URL}` starts one;
    * `DELETE …/zones/{zone}` stops it. Each needs a token the rules service accepts.
    */
@@ -429,8 +435,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
       const ms = (ns: number) => Math.round(ns / 1e4) / 100;
       const eventLoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
-      if (new URLSearchParams(query).get('reset') === 'event-loop') loopDelay.reset();
-      const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }), eventLoopDelay };
+      const evaluation = { requests: evaluationTime.count, p50: ms(evaluationTime.percentile(50)), p99: ms(evaluationTime.percentile(99)), max: ms(evaluationTime.max) };
+      if (new URLSearchParams(query).get('reset') === 'timings') {
+        loopDelay.reset();
+        evaluationTime.reset();
+      }
+      const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }), eventLoopDelay, evaluation };
       return json(200, { success: true, result: { zones: [...counters.values()].map(view), process: status } });
     }
     const m = new RegExp(`^${CONTROL_PATH}/zones/([^/]+)$`).exec(path);

@@ -7,6 +7,9 @@
  *
  *   harness CONFIG CORPUS
  *
+ * RULESMITH_BENCH_EVICT_MB=N (as crs.bench.ts): before each timed request, N MB of memory
+ * are written, so that each request finds the caches as a lightly loaded server does.
+ *
  * First the verdict round (not timed): a ModSecurity instance with a log callback collects
  * the ids of the rules that logged (`[id "N"]` in each message). Then the harness waits for
  * commands on stdin, so that the bench can interleave its own rounds with ModSecurity's on
@@ -204,6 +207,12 @@ int main(int argc, char **argv) {
   printf("ready\n");
   fflush(stdout);
 
+  /* Evicting the caches between timed requests (see the top). */
+  const char *evict_env = getenv("RULESMITH_BENCH_EVICT_MB");
+  size_t evict_n = evict_env ? (size_t)atol(evict_env) << 20 : 0;
+  volatile unsigned char *evict_buf = evict_n ? calloc(evict_n, 1) : NULL;
+  if (!evict_buf) evict_n = 0;
+
   /* Timed rounds, one per `r` line. */
   char line[64];
   while (fgets(line, sizeof line, stdin)) {
@@ -211,6 +220,7 @@ int main(int argc, char **argv) {
     fputs("round", stdout);
     for (uint32_t i = 0; i < n; i++) {
       int status;
+      for (size_t k = 0; k < evict_n; k += 64) evict_buf[k]++;
       double s = now_ns();
       run(quiet, rules, &reqs[i], &status);
       printf(" %.0f", now_ns() - s);
