@@ -359,10 +359,16 @@ describe('the control API (for the extension)', () => {
   it('reports how long the WAF took per request (evaluation time) since the last reset', async () => {
     await control('GET', '?reset=timings', svc.adminToken);
     for (const path of ['/a', '/b?q=<script>alert(1)</script>', '/c']) await send(url, ZONE, path);
-    const timed = (await control('GET', '?reset=timings', svc.adminToken)).body.result.process.evaluation;
+    const listed = (await control('GET', '?reset=timings', svc.adminToken)).body.result;
+    const timed = listed.process.evaluation;
+    const zone = listed.zones.find((z: any) => z.zone === ZONE).evaluation;
+    assert.deepEqual(Object.keys(zone), ['p50', 'p99']);
+    assert.ok(zone.p50 > 0 && zone.p50 <= zone.p99, JSON.stringify(zone));
     assert.deepEqual(Object.keys(timed), ['requests', 'p50', 'p99', 'max']);
     assert.equal(timed.requests, 3);
     assert.ok(timed.p50 > 0 && timed.p50 <= timed.p99 && timed.p99 <= timed.max, JSON.stringify(timed));
-    assert.equal((await control('GET', '', svc.adminToken)).body.result.process.evaluation.requests, 0);
+    const after = (await control('GET', '', svc.adminToken)).body.result;
+    assert.equal(after.process.evaluation.requests, 0);
+    assert.deepEqual(after.zones.find((z: any) => z.zone === ZONE).evaluation, { p50: 0, p99: 0 });
   });
 });

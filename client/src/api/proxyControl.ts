@@ -14,6 +14,8 @@ export interface ProxiedZone {
   readonly challenged: number;
   readonly forwarded: number;
   readonly upstreamErrors: number;
+  /** The WAF's time per request for this zone, in ms (0 before a request); absent from older proxies. */
+  readonly evaluation?: { readonly p50: number; readonly p99: number };
 }
 
 export class ProxyControl {

@@ -12,6 +12,7 @@ import { describeRule } from '../../../server/src/rulesets/ruleNames';
 import { serviceCatalog } from '../api/catalog';
 import type { Connection } from '../api/connection';
 import { ProxyControl, type ProxiedZone } from '../api/proxyControl';
+import { proxyDescription, proxyTooltip } from './proxyItem';
 import type { Account, Zone } from '../api/rulesApi';
 import { BaseProvider, errorNodes, groupItem, groupManagedRules, managedRuleItem, message, messageItem, type GroupNode, type ManagedRuleNode, type MessageNode } from './common';
 
@@ -94,8 +95,8 @@ export class ZonesView extends BaseProvider<ZonesNode> {
         const item = new vscode.TreeItem('Proxy', C.None);
         item.id = n.id;
         item.iconPath = new vscode.ThemeIcon(p ? 'shield' : 'debug-disconnect');
-        item.description = problem ?? (p ? `${p.url} · ${p.requests} requests, ${p.blocked} blocked, ${p.challenged} challenged` : 'stopped');
-        item.tooltip = p ? `WAF proxy for ${n.zone.name} → ${p.upstream}\nOpen ${p.url} to browse the app through the zone's rules.\n${p.forwarded} forwarded, ${p.upstreamErrors} upstream errors` : (problem ?? `Start a WAF proxy in front of your app: requests to it run through ${n.zone.name}'s rules.`);
+        item.description = problem ?? (p ? proxyDescription(p) : 'stopped');
+        item.tooltip = p ? proxyTooltip(n.zone.name, p) : (problem ?? `Start a WAF proxy in front of your app: requests to it run through ${n.zone.name}'s rules.`);
         item.contextValue = p ? 'proxy.running' : problem ? 'proxy.unavailable' : 'proxy.stopped';
         if (p) item.command = { command: 'rulesmith.proxy.open', title: 'Open', arguments: [n] };
         return item;

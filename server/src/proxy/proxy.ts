@@ -17,7 +17,7 @@
  */
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { createHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { createHistogram, monitorEventLoopDelay, performance, type RecordableHistogram } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
 import { DEFAULT_BODY_LIMIT } from '../requests/body';
@@ -128,6 +128,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const evaluationTime = createHistogram();
+  // The same per zone: the Zones view shows what each zone's rules cost a request.
+  const zoneEvaluationTime = new Map<string, RecordableHistogram>();
   const server = createServer({ headersTimeout: headerTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.min(headerTimeout / 4, 30_000)), keepAliveTimeout: 5_000 }, (req, res) => {
     handle(req, res).catch((e) => {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
@@ -183,8 +185,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, req.headers.cookie),
     };
     const evaluation = pool ? await pool.evaluate(job, edge.clientIp) : evaluateLive(zones.get(route.zoneId), job, limiter);
-    // In ns (the histogram takes whole numbers ≥ 1).
-    evaluationTime.record(Math.max(1, Math.round((performance.now() - started) * 1e6)));
+    // In ns (the histograms take whole numbers ≥ 1).
+    const ns = Math.max(1, Math.round((performance.now() - started) * 1e6));
+    evaluationTime.record(ns);
+    let zoneTime = zoneEvaluationTime.get(route.zoneId);
+    if (!zoneTime) zoneEvaluationTime.set(route.zoneId, (zoneTime = createHistogram()));
+    zoneTime.record(ns);
     const d = evaluation.decision;
     const bodyTruncated = bodySize > limit;
     const base = { route, rayId, time, edge, evaluation, bodyTruncated };
@@ -400,7 +406,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 
   /**
    * The control API (for the extension's Zones view), on the proxy's own listener:
-   * `GET /.rulesmith/proxy` lists the proxied zones with their counters, and the process's
+   * `GET /.rulesmith/proxy` lists the proxied zones with their counters and the WAF's time per request
+   * (`evaluation`: p50, p99 in ms, 0 before a request), and the process's
    * memory (rss, heapUsed, heapTotal, external: buffers and SQLite's WebAssembly memory) and rate-limit counters (the memory benchmark samples them),
    * the event loop's delay (p50, p99, max in ms: how long a request that arrived could wait for this thread) and the
    * time the WAF took per request (`evaluation`: requests evaluated, p50, p99, max in ms) since the start or the last
@@ -429,19 +436,22 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const [path = '', query = ''] = (req.url ?? '').split('?');
     const address = server.address();
     const port = address && typeof address === 'object' ? address.port : 0;
-    const view = (c: ZoneCounters) => ({ ...c, url: `http://${c.zone}.localhost:${port}/` });
+    const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+    const timeOf = (h: RecordableHistogram | undefined) => (h && h.count > 0 ? { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)) } : { p50: 0, p99: 0 });
+    const view = (c: ZoneCounters) => ({ ...c, url: `http://${c.zone}.localhost:${port}/`, evaluation: timeOf(zoneEvaluationTime.get(c.zoneId)) });
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
       // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
-      const ms = (ns: number) => Math.round(ns / 1e4) / 100;
       const eventLoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
       const evaluation = { requests: evaluationTime.count, p50: ms(evaluationTime.percentile(50)), p99: ms(evaluationTime.percentile(99)), max: ms(evaluationTime.max) };
+      const zones = [...counters.values()].map(view);
       if (new URLSearchParams(query).get('reset') === 'timings') {
         loopDelay.reset();
         evaluationTime.reset();
+        zoneEvaluationTime.clear();
       }
       const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }), eventLoopDelay, evaluation };
-      return json(200, { success: true, result: { zones: [...counters.values()].map(view), process: status } });
+      return json(200, { success: true, result: { zones, process: status } });
     }
     const m = new RegExp(`^${CONTROL_PATH}/zones/([^/]+)$`).exec(path);
     if (m && req.method === 'PUT') {
