@@ -398,6 +398,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const at = routes.findIndex((x) => x.zoneId === zone || x.zoneName === zone.toLowerCase());
     if (at < 0) return false;
     counters.delete(routes[at]!.zoneId);
+    zoneEvaluationTime.delete(routes[at]!.zoneId);
     zones.drop(routes[at]!.zoneId);
     pool?.forget(routes[at]!.zoneId);
     routes.splice(at, 1);
