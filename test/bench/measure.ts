@@ -47,10 +47,23 @@ export function row(cells: readonly string[], widths: readonly number[]): string
 
 /** CPU time (user + system, ms) the processes have used so far: /proc/<pid>/stat, Linux only (undefined elsewhere). */
 export function cpuMs(pids: readonly number[]): number | undefined {
+  return ticksMs(pids.map((pid) => `/proc/${pid}/stat`));
+}
+
+/**
+ * The same for each process's main thread only (/proc/<pid>/task/<pid>/stat): the JavaScript
+ * thread, without V8's helper threads and libuv's pool. A Node server saturates when this
+ * reaches the wall time, whatever its other threads do.
+ */
+export function mainThreadCpuMs(pids: readonly number[]): number | undefined {
+  return ticksMs(pids.map((pid) => `/proc/${pid}/task/${pid}/stat`));
+}
+
+function ticksMs(files: readonly string[]): number | undefined {
   let ticks = 0;
-  for (const pid of pids) {
+  for (const file of files) {
     try {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = readFileSync(file, 'utf8');
       // After the command's closing parenthesis: utime and stime are fields 14 and 15 (man proc).
       const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
       ticks += Number(rest[11]) + Number(rest[12]);

@@ -10,6 +10,9 @@
  *
  * CPU/request: the service process's CPU time (from /proc, Linux) over a whole load divided by
  * the requests answered in it: a figure other processes on a shared machine change little.
+ * Thread CPU: the same for its main thread alone, the one that handles every request: the
+ * service saturates when that thread is busy all the time, so 1 ÷ this figure is the most
+ * requests a second it can answer.
  * Client CPU: the same for this process, the load generator (httpClient.ts: raw keep-alive
  * sockets; Node's http client took 0.15–0.28 ms a request, a core the server could not use).
  *
@@ -47,7 +50,7 @@ import { DEMO_ACCOUNT, demoZoneId, seedDemo } from '../../server/src/service/see
 import { demoSeedSteps } from '../../server/src/service/routes/index';
 import { type Answer, Connection } from './httpClient';
 import { collectGarbage } from '../cpuTime';
-import { cpuMs, row } from './measure';
+import { cpuMs, mainThreadCpuMs, row } from './measure';
 import { startService, type Service } from './serviceProcess';
 
 const args = process.argv.slice(2);
@@ -94,6 +97,8 @@ interface Figures {
   readonly firstFailure?: string;
   /** CPU time the server process spent per request of the whole load (warm-up included), when the OS tells it. */
   readonly cpuPerRequest?: number;
+  /** The same for the server's main thread alone. */
+  readonly threadCpuPerRequest?: number;
   /** The same for this process, the load generator: CPU the server being measured could not use. */
   readonly clientCpuPerRequest?: number;
 }
@@ -102,12 +107,19 @@ interface Figures {
 async function withCpu(pid: number, run: (count: () => void) => Promise<Figures>): Promise<Figures> {
   let all = 0;
   const before = cpuMs([pid]);
+  const threadBefore = mainThreadCpuMs([pid]);
   const mine = process.cpuUsage();
   const r = await run(() => all++);
   const after = cpuMs([pid]);
+  const threadAfter = mainThreadCpuMs([pid]);
   const own = process.cpuUsage(mine);
   if (all === 0) return r;
-  return { ...r, clientCpuPerRequest: (own.user + own.system) / 1000 / all, ...(before !== undefined && after !== undefined ? { cpuPerRequest: (after - before) / all } : {}) };
+  return {
+    ...r,
+    clientCpuPerRequest: (own.user + own.system) / 1000 / all,
+    ...(before !== undefined && after !== undefined ? { cpuPerRequest: (after - before) / all } : {}),
+    ...(threadBefore !== undefined && threadAfter !== undefined ? { threadCpuPerRequest: (threadAfter - threadBefore) / all } : {}),
+  };
 }
 
 type Next = (client: number, i: number) => { method: string; path: string; body?: unknown } | undefined;
@@ -185,13 +197,13 @@ function heapAfterGc(): string {
 }
 
 const f = (ms: number) => `${ms.toFixed(1)} ms`;
-const widths = [46, 9, 8, 9, 9, 9, 7, 14, 12, 12];
+const widths = [46, 9, 8, 9, 9, 9, 7, 14, 12, 12, 12];
 
 function print(rows: readonly (readonly [string, Figures, Figures | undefined])[]): void {
-  console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors', 'req/s of floor', 'CPU/request', 'client CPU'], widths));
+  console.log(row(['request', 'requests', 'req/s', 'p50', 'p99', 'max', 'errors', 'req/s of floor', 'CPU/request', 'thread CPU', 'client CPU'], widths));
   for (const [name, r, base] of rows) {
     const share = base ? `${((100 * r.perSecond) / base.perSecond).toFixed(0)}%` : '';
-    console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share, r.cpuPerRequest === undefined ? '' : `${r.cpuPerRequest.toFixed(2)} ms`, r.clientCpuPerRequest === undefined ? '' : `${r.clientCpuPerRequest.toFixed(2)} ms`], widths));
+    console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share, r.cpuPerRequest === undefined ? '' : `${r.cpuPerRequest.toFixed(2)} ms`, r.threadCpuPerRequest === undefined ? '' : `${r.threadCpuPerRequest.toFixed(2)} ms`, r.clientCpuPerRequest === undefined ? '' : `${r.clientCpuPerRequest.toFixed(2)} ms`], widths));
     if (r.firstFailure) console.log(`  first failure: ${r.firstFailure}`);
   }
 }
