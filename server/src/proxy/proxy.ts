@@ -437,14 +437,18 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const [path = '', query = ''] = (req.url ?? '').split('?');
     const address = server.address();
     const port = address && typeof address === 'object' ? address.port : 0;
+    // Each histogram holds ns; reported in ms (an empty one reports 0).
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
-    const timeOf = (h: RecordableHistogram | undefined) => (h && h.count > 0 ? { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)) } : { p50: 0, p99: 0 });
-    const view = (c: ZoneCounters) => ({ ...c, url: `http://${c.zone}.localhost:${port}/`, evaluation: timeOf(zoneEvaluationTime.get(c.zoneId)) });
+    const tail = (h: { percentile(p: number): number }) => ({ p50: ms(h.percentile(50)), p99: ms(h.percentile(99)) });
+    const view = (c: ZoneCounters) => {
+      const h = zoneEvaluationTime.get(c.zoneId);
+      return { ...c, url: `http://${c.zone}.localhost:${port}/`, evaluation: h ? tail(h) : { p50: 0, p99: 0 } };
+    };
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
       // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
-      const eventLoopDelay = { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) };
-      const evaluation = { requests: evaluationTime.count, p50: ms(evaluationTime.percentile(50)), p99: ms(evaluationTime.percentile(99)), max: ms(evaluationTime.max) };
+      const eventLoopDelay = { ...tail(loopDelay), max: ms(loopDelay.max) };
+      const evaluation = { requests: evaluationTime.count, ...tail(evaluationTime), max: ms(evaluationTime.max) };
       const zones = [...counters.values()].map(view);
       if (new URLSearchParams(query).get('reset') === 'timings') {
         loopDelay.reset();
