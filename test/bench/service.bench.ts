@@ -4,7 +4,7 @@
  *   node --import tsx test/bench/service.bench.ts            # scaled-down size part (20 zones)
  *   node --import tsx test/bench/service.bench.ts --full     # 200 zones × 500 rules, 10,000 PATCHes
  *   … --seconds N                                            # measured seconds per load (default 6)
- *   … --only get|patch|post|mixed --load-only               # one load (RULESMITH_BENCH_CPU_PROF=<dir>: profile the service)
+ *   … --only get|patch|post|post-small|mixed --load-only               # one load (RULESMITH_BENCH_CPU_PROF=<dir>: profile the service)
  *   … --clients N                                            # concurrent clients (default 32, the issue's figure)
  *   RULESMITH_BENCH_NODE_ARGS="--trace-gc --trace-gc-nvp" RULESMITH_BENCH_SERVICE_OUT=/tmp/gc.out …  # then gcSummary.ts /tmp/gc.out /tmp/gc.out.floor
  *
@@ -24,14 +24,20 @@
  *   - GET   the zone's http_request_firewall_custom entry point (20 rules);
  *   - PATCH one rule of it (each client its rule, a new expression every time: the rule
  *     is validated, a new version written and committed durably before the answer);
- *   - POST  a rule to a custom ruleset of the account (one ruleset per client);
+ *   - POST  a rule to a custom ruleset of the account (one ruleset per client): the rulesets
+ *     grow through the run (to about 400 rules), and so does the answer (the ruleset with all
+ *     its rules, as the hosted API answers);
+ *   - POST  the same, each client moving on to a new ruleset every 50 rules: answers of a
+ *     steady size, as a team adding rules to rulesets of tens of rules would see;
  *   - GET   the entry point by all clients but one while that one loops PUTs of a 500-rule entry
  *     point of another Enterprise zone (each PUT changes 50 of the 500 rules, as an apply of a
  *     Terraform plan re-sends the whole list; all 500 are validated).
  *
  * Then the same loads against a floor in the same run (service-floor.ts: node:http with
  * the same GET body; for a write, one durable SQLite insert per request, WAL and
- * synchronous=FULL, without and with the service's grouping of commits), so the figures
+ * synchronous=FULL, without and with the service's grouping of commits; for each POST load,
+ * the same insert answered with every body POSTed to that path so far, an answer that grows
+ * as the service's does), so the figures
  * read as a share of what this machine can do at all.
  *
  * Size part (in this process, the service in-process too): bytes the store grows per
@@ -66,6 +72,11 @@ const ONLY = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 const skipped: Figures = { requests: 0, perSecond: NaN, p50: NaN, p99: NaN, max: NaN, failures: 0 };
 /** The load named `name` unless --only names another. */
 const maybe = (name: string, run: () => Promise<Figures>): Promise<Figures> => (ONLY === undefined || ONLY === name ? run() : Promise.resolve(skipped));
+/** The steady POST load: rules per ruleset before a client moves on to its next one, and rulesets per client. */
+const SMALL = 50;
+const SMALL_SETS = 24;
+// Only the floors of the loads run (--only): each floor's GC trace is then of those alone.
+const needs = (...loads: string[]) => ONLY === undefined || loads.includes(ONLY);
 const RULES = 20;
 const BIG = 500;
 const ZONE = demoZoneId('enterprise.example.com');
@@ -95,6 +106,8 @@ interface Figures {
   readonly max: number;
   readonly failures: number;
   readonly firstFailure?: string;
+  /** Mean size of the answers' bodies, in bytes. */
+  readonly answerBytes?: number;
   /** CPU time the server process spent per request of the whole load (warm-up included), when the OS tells it. */
   readonly cpuPerRequest?: number;
   /** The same for the server's main thread alone. */
@@ -132,6 +145,7 @@ function load(svc: Service, next: Next, clients = CLIENTS): Promise<Figures> {
 /** The loop of load(); with `apart`, client 0's latencies go there instead (the PUTs of the mixed load). */
 async function loadCounted(svc: Service, next: Next, count: () => void, clients: number, apart?: number[]): Promise<Figures> {
   const latencies: number[] = [];
+  let answerBytes = 0;
   let failures = 0;
   let firstFailure: string | undefined;
   const t0 = performance.now();
@@ -151,6 +165,7 @@ async function loadCounted(svc: Service, next: Next, count: () => void, clients:
         const done = performance.now();
         if (start >= measureFrom && done <= end) {
           (apart && client === 0 ? apart : latencies).push(done - start);
+          if (!(apart && client === 0)) answerBytes += answer.body.length;
           if (answer.status >= 300) {
             failures++;
             firstFailure ??= `${answer.status} ${answer.body.slice(0, 300)}`;
@@ -160,7 +175,7 @@ async function loadCounted(svc: Service, next: Next, count: () => void, clients:
       conn.close();
     }),
   );
-  return figures(latencies, failures, firstFailure);
+  return { ...figures(latencies, failures, firstFailure), answerBytes: answerBytes / Math.max(1, latencies.length) };
 }
 
 function figures(latencies: number[], failures = 0, firstFailure?: string): Figures {
@@ -222,6 +237,16 @@ async function loadPart(dir: string): Promise<void> {
       if (made.status !== 200) throw new Error(`ruleset create failed: ${made.status} ${made.body}`);
       customs.push((JSON.parse(made.body).result as { id: string }).id);
     }
+    // The steady POST load: each client fills its rulesets one after another, SMALL rules each.
+    const smalls: string[][] = [];
+    for (let c = 0; c < CLIENTS && needs('post-small'); c++) {
+      smalls.push([]);
+      for (let k = 0; k < SMALL_SETS; k++) {
+        const made = await call(conn, svc, 'POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { name: `bench ${c}.${k}`, kind: 'custom', phase: CUSTOM, rules: [] });
+        if (made.status !== 200) throw new Error(`ruleset create failed: ${made.status} ${made.body}`);
+        smalls[c]!.push((JSON.parse(made.body).result as { id: string }).id);
+      }
+    }
     const big = await call(conn, svc, 'PUT', entry(BIG_ZONE), { rules: bigRules(0) });
     if (big.status !== 200) throw new Error(`500-rule PUT failed: ${big.status} ${big.body}`);
     const getBody = await call(conn, svc, 'GET', entry(ZONE));
@@ -235,6 +260,10 @@ async function loadPart(dir: string): Promise<void> {
     };
     // A custom ruleset holds at most 1000 rules: a client stops there.
     const postOf: Next = (client, i) => (i < 1000 ? { method: 'POST', path: `/accounts/${DEMO_ACCOUNT.id}/rulesets/${customs[client]}/rules`, body: { ...ruleFor(i, client), ref: `c${client}-${i}` } } : undefined);
+    const postSmallOf: Next = (client, i) => {
+      const set = smalls[client]?.[Math.floor(i / SMALL)];
+      return set === undefined ? undefined : { method: 'POST', path: `/accounts/${DEMO_ACCOUNT.id}/rulesets/${set}/rules`, body: { ...ruleFor(i, client), ref: `s${client}-${i}` } };
+    };
     let puts = 0;
     const putLatencies: number[] = [];
     const mixedOf: Next = (client, i) => {
@@ -245,20 +274,21 @@ async function loadPart(dir: string): Promise<void> {
     const get = await maybe('get', () => load(svc, getOf));
     const patch = await maybe('patch', () => load(svc, patchOf));
     const post = await maybe('post', () => load(svc, postOf));
+    const postSmall = await maybe('post-small', () => load(svc, postSmallOf));
     const mixedGet = await maybe('mixed', () => loadCounted(svc, mixedOf, () => {}, CLIENTS, putLatencies));
     await svc.stop();
 
     // The floor, same run, same clients: what node:http and a durable SQLite write cost alone.
     const getBodyFile = join(dir, 'get.json');
     writeFileSync(getBodyFile, getBody.body);
-    // Only the floors of the loads run (--only): each floor's GC trace is then of those alone.
-    const needs = (...loads: string[]) => ONLY === undefined || loads.includes(ONLY);
     const floor = await startService(dir, { getBodyFile, token: 'floor-token' });
     const floorGet = needs('get', 'mixed') ? await load(floor, getOf) : skipped;
-    const floorPatch = needs('patch', 'post') ? await load(floor, patchOf) : skipped;
+    const floorPatch = needs('patch', 'post', 'post-small') ? await load(floor, patchOf) : skipped;
+    const floorPost = needs('post') ? await load(floor, postOf) : skipped;
+    const floorPostSmall = needs('post-small') ? await load(floor, postSmallOf) : skipped;
     await floor.stop();
     let groupedPatch = skipped;
-    if (needs('patch', 'post')) {
+    if (needs('patch', 'post', 'post-small')) {
       const grouped = await startService(dir, { getBodyFile, token: 'floor-token', grouped: true });
       groupedPatch = await load(grouped, patchOf);
       await grouped.stop();
@@ -271,12 +301,17 @@ async function loadPart(dir: string): Promise<void> {
       ['  floor: node:http, same body', floorGet, undefined],
       ['PATCH rule (new version, durable)', patch, floorPatch],
       ['POST rule (new version, durable)', post, floorPatch],
+      ['  floor: the insert, answering its path\'s list', floorPost, undefined],
+      [`POST rule, rulesets of up to ${SMALL} rules`, postSmall, floorPatch],
+      ['  floor: the insert, answering its path\'s list', floorPostSmall, undefined],
       ['  floor: one durable SQLite insert', floorPatch, undefined],
       ['  floor: the same, commits grouped', groupedPatch, undefined],
       [`GET entry point, ${CLIENTS - 1} clients, during 500-rule PUTs`, mixedGet, floorGet],
       ['  the 500-rule PUTs of the one other client', puts500, undefined],
     ]);
     console.log(`(${puts} PUTs of 500 rules sent during that load)`);
+    const kb = (r: Figures) => (r.answerBytes === undefined ? '–' : `${(r.answerBytes / 1024).toFixed(1)} KB`);
+    if (needs('post', 'post-small')) console.log(`(answers averaged: POST ${kb(post)}, its floor ${kb(floorPost)}; POST to rulesets of up to ${SMALL} rules ${kb(postSmall)}, its floor ${kb(floorPostSmall)})`);
   } finally {
     await svc.stop();
   }
