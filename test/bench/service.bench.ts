@@ -4,7 +4,7 @@
  *   node --import tsx test/bench/service.bench.ts            # scaled-down size part (20 zones)
  *   node --import tsx test/bench/service.bench.ts --full     # 200 zones × 500 rules, 10,000 PATCHes
  *   … --seconds N                                            # measured seconds per load (default 6)
- *   … --only get|patch|post|post-small|mixed --load-only               # one load (RULESMITH_BENCH_CPU_PROF=<dir>: profile the service)
+ *   … --only get|patch|post|post-small|mixed --load-only    # one load (RULESMITH_BENCH_CPU_PROF=<dir>: profile the service)
  *   … --clients N                                            # concurrent clients (default 32, the issue's figure)
  *   RULESMITH_BENCH_NODE_ARGS="--trace-gc --trace-gc-nvp" RULESMITH_BENCH_SERVICE_OUT=/tmp/gc.out …  # then gcSummary.ts /tmp/gc.out /tmp/gc.out.floor
  *
@@ -72,7 +72,7 @@ const ONLY = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 const skipped: Figures = { requests: 0, perSecond: NaN, p50: NaN, p99: NaN, max: NaN, failures: 0 };
 /** The load named `name` unless --only names another. */
 const maybe = (name: string, run: () => Promise<Figures>): Promise<Figures> => (ONLY === undefined || ONLY === name ? run() : Promise.resolve(skipped));
-/** The steady POST load: rules per ruleset before a client moves on to its next one, and rulesets per client. */
+/** The steady POST load: rules per ruleset before a client moves on to its next one, and rulesets per client (a client stops after the last). */
 const SMALL = 50;
 const SMALL_SETS = 24;
 // Only the floors of the loads run (--only): each floor's GC trace is then of those alone.
