@@ -339,6 +339,22 @@ describe('the control API (for the extension)', () => {
     assert.match(bad.body.errors[0].message, /^nope\.example=…: no zone "nope\.example" in the database/);
   });
 
+  it("keeps a zone's counters and timings while it runs, and starts them from zero when it starts again", async () => {
+    const zoneOf = async () => (await control('GET', '', svc.adminToken)).body.result.zones.find((z: any) => z.zone === 'pro.example.com');
+    await control('PUT', '/zones/pro.example.com', svc.adminToken, { upstream: upstream.url });
+    await send(url, 'pro.example.com', '/', { headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' } });
+    const first = await zoneOf();
+    assert.equal(first.requests, 1);
+    assert.ok(first.evaluation.p50 > 0, JSON.stringify(first.evaluation));
+    // The same zone started again (a new upstream, say) keeps what it counted.
+    await control('PUT', '/zones/pro.example.com', svc.adminToken, { upstream: upstream.url });
+    assert.deepEqual([(await zoneOf()).requests, (await zoneOf()).evaluation], [1, first.evaluation]);
+    await control('DELETE', '/zones/pro.example.com', svc.adminToken);
+    const again = (await control('PUT', '/zones/pro.example.com', svc.adminToken, { upstream: upstream.url })).body.result;
+    assert.deepEqual([again.requests, again.evaluation], [0, { p50: 0, p99: 0 }]);
+    await control('DELETE', '/zones/pro.example.com', svc.adminToken);
+  });
+
   it("reports how long the proxy's thread held requests (event-loop delay) since the last reset", async () => {
     await control('GET', '?reset=timings', svc.adminToken);
     // Node's delay monitor measures from its previous tick, and a reset forgets that tick:

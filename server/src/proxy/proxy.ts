@@ -77,6 +77,11 @@ export interface ZoneCounters {
   upstreamErrors: number;
 }
 
+interface ZoneStats {
+  counters: ZoneCounters;
+  readonly evaluationTime: RecordableHistogram;
+}
+
 export interface RunningProxy {
   readonly server: Server;
   /** `http://127.0.0.1:<port>` once listening. */
@@ -117,7 +122,16 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const log = options.log ?? (() => {});
   const zones = new LiveZones(options.store);
   const pool = evaluationPool(options, log);
-  const counters = new Map<string, ZoneCounters>(routes.map((r) => [r.zoneId, { zone: r.zoneName, zoneId: r.zoneId, upstream: r.upstream.href, requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0 }]));
+  /**
+   * Per proxied zone, its counters and the WAF's time per request (the Zones view shows both):
+   * one entry, made when the zone starts and gone when it stops, so neither outlives the other.
+   */
+  const stats = new Map<string, ZoneStats>();
+  const newStats = (zone: string, zoneId: string, upstream: string): ZoneStats => ({
+    counters: { zone, zoneId, upstream, requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0 },
+    evaluationTime: createHistogram(),
+  });
+  for (const r of routes) stats.set(r.zoneId, newStats(r.zoneName, r.zoneId, r.upstream.href));
   const httpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: 256 });
   const httpsAgent = new HttpsAgent({ keepAlive: true, maxFreeSockets: 256 });
   /** Upgraded connections: no longer the HTTP server's, so close() ends them itself. */
@@ -128,8 +142,6 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const evaluationTime = createHistogram();
-  // The same per zone: the Zones view shows what each zone's rules cost a request.
-  const zoneEvaluationTime = new Map<string, RecordableHistogram>();
   const server = createServer({ headersTimeout: headerTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.min(headerTimeout / 4, 30_000)), keepAliveTimeout: 5_000 }, (req, res) => {
     handle(req, res).catch((e) => {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
@@ -188,9 +200,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     // In ns (the histograms take whole numbers ≥ 1).
     const ns = Math.max(1, Math.round((performance.now() - started) * 1e6));
     evaluationTime.record(ns);
-    let zoneTime = zoneEvaluationTime.get(route.zoneId);
-    if (!zoneTime) zoneEvaluationTime.set(route.zoneId, (zoneTime = createHistogram()));
-    zoneTime.record(ns);
+    // Absent when the zone stopped while its request was evaluated.
+    stats.get(route.zoneId)?.evaluationTime.record(ns);
     const d = evaluation.decision;
     const bodyTruncated = bodySize > limit;
     const base = { route, rayId, time, edge, evaluation, bodyTruncated };
@@ -207,7 +218,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   function record(v: Verdict, req: IncomingMessage, status: number): void {
-    const c = counters.get(v.route.zoneId);
+    const c = stats.get(v.route.zoneId)?.counters;
     if (c) {
       c.requests++;
       if (v.kind === 'block') c.blocked++;
@@ -381,8 +392,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const at = routes.findIndex((x) => x.zoneId === resolved.zoneId);
     if (at >= 0) routes.splice(at, 1);
     routes.push(resolved);
-    const c = counters.get(resolved.zoneId) ?? { zone: resolved.zoneName, zoneId: resolved.zoneId, upstream: '', requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0 };
-    counters.set(resolved.zoneId, { ...c, upstream: resolved.upstream.href });
+    const s = stats.get(resolved.zoneId);
+    // A zone started again keeps its counters and timings; only its upstream changes.
+    if (s) s.counters = { ...s.counters, upstream: resolved.upstream.href };
+    else stats.set(resolved.zoneId, newStats(resolved.zoneName, resolved.zoneId, resolved.upstream.href));
     setImmediate(() => {
       try {
         if (pool) pool.warm(resolved.zoneId);
@@ -391,14 +404,13 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         // compiled on its first request instead, with the error page if it still fails
       }
     });
-    return { ...counters.get(resolved.zoneId)! };
+    return { ...stats.get(resolved.zoneId)!.counters };
   }
 
   function stopZone(zone: string): boolean {
     const at = routes.findIndex((x) => x.zoneId === zone || x.zoneName === zone.toLowerCase());
     if (at < 0) return false;
-    counters.delete(routes[at]!.zoneId);
-    zoneEvaluationTime.delete(routes[at]!.zoneId);
+    stats.delete(routes[at]!.zoneId);
     zones.drop(routes[at]!.zoneId);
     pool?.forget(routes[at]!.zoneId);
     routes.splice(at, 1);
@@ -440,20 +452,17 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     // Each histogram holds ns; reported in ms (an empty one reports 0).
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
     const tail = (h: { percentile(p: number): number }) => ({ p50: ms(h.percentile(50)), p99: ms(h.percentile(99)) });
-    const view = (c: ZoneCounters) => {
-      const h = zoneEvaluationTime.get(c.zoneId);
-      return { ...c, url: `http://${c.zone}.localhost:${port}/`, evaluation: h ? tail(h) : { p50: 0, p99: 0 } };
-    };
+    const view = (s: ZoneStats) => ({ ...s.counters, url: `http://${s.counters.zone}.localhost:${port}/`, evaluation: tail(s.evaluationTime) });
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
       // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
       const eventLoopDelay = { ...tail(loopDelay), max: ms(loopDelay.max) };
       const evaluation = { requests: evaluationTime.count, ...tail(evaluationTime), max: ms(evaluationTime.max) };
-      const zones = [...counters.values()].map(view);
+      const zones = [...stats.values()].map(view);
       if (new URLSearchParams(query).get('reset') === 'timings') {
         loopDelay.reset();
         evaluationTime.reset();
-        zoneEvaluationTime.clear();
+        for (const s of stats.values()) s.evaluationTime.reset();
       }
       const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }), eventLoopDelay, evaluation };
       return json(200, { success: true, result: { zones, process: status } });
@@ -470,7 +479,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       const started = startZone({ zone: decodeURIComponent(m[1]!), upstream });
       if ('error' in started) return json(400, { success: false, errors: [{ message: started.error.replace(/^--proxy /, '') }] });
       log(`proxy: started ${started.zone} → ${started.upstream}`);
-      return json(200, { success: true, result: view(started) });
+      return json(200, { success: true, result: view(stats.get(started.zoneId)!) });
     }
     if (m && req.method === 'DELETE') {
       const zone = decodeURIComponent(m[1]!);
@@ -580,7 +589,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       if (a === null || typeof a === 'string') throw new Error('the proxy is not listening');
       return `http://${zone}.localhost:${a.port}/`;
     },
-    counters: () => [...counters.values()].map((c) => ({ ...c })),
+    counters: () => [...stats.values()].map((s) => ({ ...s.counters })),
     startZone,
     stopZone,
     close() {
