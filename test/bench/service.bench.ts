@@ -70,13 +70,13 @@ const RUN_MS = (secondsAt >= 0 ? Number(args[secondsAt + 1]) : 6) * 1000;
 const onlyAt = args.indexOf('--only');
 const ONLY = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 const skipped: Figures = { requests: 0, perSecond: NaN, p50: NaN, p99: NaN, max: NaN, failures: 0 };
+/** Whether --only leaves one of these loads to run (a floor runs for its loads only: its GC trace is then of those alone). */
+const needs = (...loads: string[]) => ONLY === undefined || loads.includes(ONLY);
 /** The load named `name` unless --only names another. */
-const maybe = (name: string, run: () => Promise<Figures>): Promise<Figures> => (ONLY === undefined || ONLY === name ? run() : Promise.resolve(skipped));
+const maybe = (name: string, run: () => Promise<Figures>): Promise<Figures> => (needs(name) ? run() : Promise.resolve(skipped));
 /** The steady POST load: rules per ruleset before a client moves on to its next one, and rulesets per client (a client stops after the last). */
 const SMALL = 50;
 const SMALL_SETS = 24;
-// Only the floors of the loads run (--only): each floor's GC trace is then of those alone.
-const needs = (...loads: string[]) => ONLY === undefined || loads.includes(ONLY);
 const RULES = 20;
 const BIG = 500;
 const ZONE = demoZoneId('enterprise.example.com');
@@ -164,8 +164,11 @@ async function loadCounted(svc: Service, next: Next, count: () => void, clients:
         count();
         const done = performance.now();
         if (start >= measureFrom && done <= end) {
-          (apart && client === 0 ? apart : latencies).push(done - start);
-          if (!(apart && client === 0)) answerBytes += answer.body.length;
+          if (apart && client === 0) apart.push(done - start);
+          else {
+            latencies.push(done - start);
+            answerBytes += answer.body.length;
+          }
           if (answer.status >= 300) {
             failures++;
             firstFailure ??= `${answer.status} ${answer.body.slice(0, 300)}`;
@@ -231,20 +234,20 @@ async function loadPart(dir: string): Promise<void> {
     const put = await call(conn, svc, 'PUT', entry(ZONE), { rules: Array.from({ length: RULES }, (_, i) => ruleFor(i, 0)) });
     if (put.status !== 200) throw new Error(`entry point PUT failed: ${put.status} ${put.body}`);
     const rs = JSON.parse(put.body).result as { id: string; rules: { id: string }[] };
-    const customs: string[] = [];
-    for (let c = 0; c < CLIENTS; c++) {
-      const made = await call(conn, svc, 'POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { name: `bench ${c}`, kind: 'custom', phase: CUSTOM, rules: [] });
+    /** A new empty custom ruleset of the account: its id. */
+    const customRuleset = async (name: string): Promise<string> => {
+      const made = await call(conn, svc, 'POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { name, kind: 'custom', phase: CUSTOM, rules: [] });
       if (made.status !== 200) throw new Error(`ruleset create failed: ${made.status} ${made.body}`);
-      customs.push((JSON.parse(made.body).result as { id: string }).id);
-    }
+      return (JSON.parse(made.body).result as { id: string }).id;
+    };
+    const customs: string[] = [];
+    for (let c = 0; c < CLIENTS; c++) customs.push(await customRuleset(`bench ${c}`));
     // The steady POST load: each client fills its rulesets one after another, SMALL rules each.
     const smalls: string[][] = [];
-    for (let c = 0; c < CLIENTS && needs('post-small'); c++) {
-      smalls.push([]);
-      for (let k = 0; k < SMALL_SETS; k++) {
-        const made = await call(conn, svc, 'POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { name: `bench ${c}.${k}`, kind: 'custom', phase: CUSTOM, rules: [] });
-        if (made.status !== 200) throw new Error(`ruleset create failed: ${made.status} ${made.body}`);
-        smalls[c]!.push((JSON.parse(made.body).result as { id: string }).id);
+    if (needs('post-small')) {
+      for (let c = 0; c < CLIENTS; c++) {
+        smalls.push([]);
+        for (let k = 0; k < SMALL_SETS; k++) smalls[c]!.push(await customRuleset(`bench ${c}.${k}`));
       }
     }
     const big = await call(conn, svc, 'PUT', entry(BIG_ZONE), { rules: bigRules(0) });
