@@ -363,7 +363,11 @@ class Generator<C> {
     const scratch = this.constant(() => new Array<Value | undefined>(n.args.length));
     const env = this.constant(() => ({ fields: undefined }) as unknown as CallEnv);
     const sets = n.args.map((a, i) => `${scratch}[${i}] = ${this.arg(a)}`);
-    return `(${[...sets, `${env}.fields = f`, `${impl}(${scratch}, ${env})`].join(', ')})`;
+    // Emptied after the call: a long-lived array holding a request's values would keep
+    // them alive past the request (see evaluate.ts callUncached).
+    const t = this.temp();
+    const clears = n.args.map((_a, i) => `${scratch}[${i}] = undefined`);
+    return `(${[...sets, `${env}.fields = f`, `${t} = ${impl}(${scratch}, ${env})`, ...clears, `${env}.fields = undefined`, t].join(', ')})`;
   }
 
   private arg(a: IrArg): string {
