@@ -3,7 +3,7 @@
 // of JSON.stringify, and each rule's span must hold its text.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fixJson, joinedJson, type Joined } from '../../server/src/service/jsonText';
+import { fixJson, isFixed, joinedJson, jsonText, type Joined } from '../../server/src/service/jsonText';
 
 function ruleObject(n: number): object {
   const r = { id: `r${n}`, expression: `http.host eq "h${n}.example.com"`, description: n % 3 === 0 ? `règle ${n} ☕` : `rule ${n}` };
@@ -82,5 +82,22 @@ describe('joinedJson: a list written from cached texts and the version before', 
       version = joinedJson(`{"step":${step},"rules":[`, items, ']}', version);
       check(version, `{"step":${step},"rules":[`, ']}');
     }
+  });
+});
+
+describe('fixJson: the cached text is invisible to everything that reads the object', () => {
+  it('keys, JSON, copies and deep equality see the object as it was; jsonText answers the cached text', () => {
+    const r = { id: 'r1', expression: 'http.host eq "a.example"' };
+    fixJson(r, '{"cached":true}');
+    assert.deepEqual(Object.keys(r), ['id', 'expression']);
+    assert.deepEqual(Reflect.ownKeys({ ...r }), ['id', 'expression']);
+    assert.equal(JSON.stringify(r), '{"id":"r1","expression":"http.host eq \\"a.example\\""}');
+    assert.deepStrictEqual(r, { id: 'r1', expression: 'http.host eq "a.example"' });
+    assert.equal(isFixed(r), true);
+    assert.equal(isFixed({ ...r }), false);
+    assert.equal(jsonText(r), '{"cached":true}');
+    // Fixed again (a rule read back from its stored body): the newer text wins.
+    fixJson(r, '{"cached":2}');
+    assert.equal(jsonText(r), '{"cached":2}');
   });
 });
