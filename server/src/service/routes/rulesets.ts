@@ -44,6 +44,7 @@
  *   carries come back in `messages` of the successful answer (dry runs too), code 20040,
  *   with `source.pointer`; they never refuse the write.
  */
+import { bodyHash } from '../rulesetHistory';
 import { findNodeAtLocation, findNodeAtOffset, getNodePath, parseTree } from 'jsonc-parser';
 import type { Diagnostic } from '../../language/index';
 import { expressionVerdict } from '../expressionCheck';
@@ -435,7 +436,7 @@ interface RuleFindings {
  * changed rule sends all 500): those are not checked again.
  */
 const ruleFindings = new WeakMap<ReadonlyMap<string, Phase>, SizedLru<RuleFindings>>();
-/** What is remembered per custom-rulesets map, in bytes (a rule's text, twice, and what was found): ~4,500 rules of 800 bytes. */
+/** What is remembered per custom-rulesets map, in bytes (a digest of the rule and what was found): ~26,000 rules without findings. */
 const REMEMBERED_RULE_BYTES = 8 * 1024 * 1024;
 
 /**
@@ -449,7 +450,9 @@ function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: 
   const { target } = c;
   // The one-rule ruleset the core validates; with the plan and the ruleset's id, the cache key.
   const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules: [r] });
-  const key = `${target.where.plan ?? ''}\u0000${target.id ?? ''}\u0000${text}`;
+  // Keyed by a digest, not the text: a write of new rules fills the cache with keys that
+  // live for seconds, and each survives young-generation collections (docs/service.md).
+  const key = bodyHash(`${target.where.plan ?? ''}\u0000${target.id ?? ''}\u0000${text}`);
   let cache = ruleFindings.get(c.custom);
   if (!cache) ruleFindings.set(c.custom, (cache = new SizedLru(REMEMBERED_RULE_BYTES)));
   let found = cache.get(key);
@@ -458,8 +461,8 @@ function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: 
     const w: Found[] = [];
     findRuleProblems(c, r, text, e, w);
     found = { errors: e, warnings: w };
-    // The key's characters (two bytes each at most) and what was found, roughly.
-    cache.set(key, found, 2 * key.length + 256 * (1 + e.length + w.length));
+    // The key and what was found, roughly.
+    cache.set(key, found, 64 + 256 * (1 + e.length + w.length));
   }
   const at = (f: Found): Found => ({ ...f, rule: i, message: f.message.source ? { ...f.message, source: { pointer: `${base}${f.message.source.pointer}` } } : f.message });
   for (const f of found.errors) errors.push(at(f));
