@@ -21,6 +21,8 @@ import { demoWorkspaceDir, makeDemoWorkspace } from './demo-workspace.mjs';
 import { e2ePaths } from './e2e-setup.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
+/** Node flags for `serve` (server/src/serveNodeFlags.ts says why). */
+const SERVE_NODE_FLAGS = JSON.parse(readFileSync(join(ROOT, 'server/src/serveNodeFlags.json'), 'utf8'));
 const DEMO = join(ROOT, '.demo');
 const smoke = process.argv.includes('--smoke');
 const say = (s) => process.stdout.write(`[rulesmith] ${s}\n`);
@@ -109,7 +111,7 @@ const demoAppUrl = await new Promise((res, rej) => {
 });
 const proxyPort = await pickPort(8081);
 const servicePort = await pickPort(8787);
-const service = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', String(servicePort), '--db', join(DEMO, 'rules-service.db'), '--seed', 'demo', '--proxy', `pro.example.com=${demoAppUrl}`, '--proxy-listen', `127.0.0.1:${proxyPort}`], {
+const service = spawn(process.execPath, [...SERVE_NODE_FLAGS, 'server/out/cli.js', 'serve', '--port', String(servicePort), '--db', join(DEMO, 'rules-service.db'), '--seed', 'demo', '--proxy', `pro.example.com=${demoAppUrl}`, '--proxy-listen', `127.0.0.1:${proxyPort}`], {
   cwd: ROOT,
   env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
   stdio: ['ignore', 'pipe', 'inherit'],

@@ -13,13 +13,15 @@
 // runs the suite in a window on a copy of test/fixtures/e2e/workspace. Exit 1 when a test fails.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Node flags for `serve` (server/src/serveNodeFlags.ts says why). */
+const SERVE_NODE_FLAGS = JSON.parse(readFileSync(join(ROOT, 'server/src/serveNodeFlags.json'), 'utf8'));
 const SUITE = join(ROOT, 'test/e2e/suite');
 const CRS_CORPUS = join(ROOT, 'test/fixtures/crs-3.3.4-regression-tests');
 
@@ -79,7 +81,7 @@ if (install.status !== 0) {
 
 // The local rules service the suite signs in to (as the code-server run starts it).
 const token = `desktop_${randomBytes(24).toString('base64url')}`;
-const rules = spawn(process.execPath, [join(ROOT, 'server/out/cli.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(dir, 'rules-service.db'), '--seed', 'demo'], {
+const rules = spawn(process.execPath, [...SERVE_NODE_FLAGS, join(ROOT, 'server/out/cli.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(dir, 'rules-service.db'), '--seed', 'demo'], {
   env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
   stdio: ['ignore', 'pipe', 'pipe'],
 });

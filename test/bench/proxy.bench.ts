@@ -66,6 +66,7 @@ import { defaultCatalog } from '../../server/src/managed/catalog';
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { demoZoneId } from '../../server/src/service/seed';
 import type { Rule } from '../../server/src/rulesets/model';
+import { SERVE_NODE_FLAGS } from '../../server/src/serveNodeFlags';
 import { Pool } from './httpClient';
 import { builtCli, cpuMs, median, quantile } from './measure';
 import { modsecConfig } from './modsec/modsec';
@@ -148,7 +149,7 @@ function buildB(): Build | undefined {
 async function rulesmith(upstreamPort: number, dir: string, token: string, options: { build?: Build; label?: string } = {}): Promise<{ child: ChildProcess; port: number; api: string }> {
   const { cli, nodeArgs, serveArgs } = options.build ?? { cli: builtCli(), nodeArgs: words(process.env.RULESMITH_BENCH_NODE_ARGS), serveArgs: words(process.env.RULESMITH_BENCH_SERVE_ARGS) };
   const workers = process.env.RULESMITH_BENCH_PROXY_WORKERS;
-  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...serveArgs], {
+  const child = spawn(process.execPath, [...SERVE_NODE_FLAGS, ...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...serveArgs], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
     stdio: ['ignore', 'pipe', 'ignore'],
   });

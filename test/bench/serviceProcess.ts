@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { SERVE_NODE_FLAGS } from '../../server/src/serveNodeFlags';
 import { builtCli } from './measure';
 
 export interface Service {
@@ -19,7 +20,7 @@ export interface Service {
 export async function startService(dir: string, floor?: { getBodyFile: string; token: string; grouped?: boolean }): Promise<Service> {
   const args = floor
     ? ['--import', 'tsx', 'test/bench/service-floor.ts', join(dir, floor.grouped ? 'floor-grouped.db' : 'floor.db'), floor.getBodyFile, floor.token, ...(floor.grouped ? ['grouped'] : [])]
-    : [process.env.RULESMITH_BENCH_CLI ?? builtCli(), 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'];
+    : [...SERVE_NODE_FLAGS, process.env.RULESMITH_BENCH_CLI ?? builtCli(), 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo'];
   // RULESMITH_BENCH_CLI=<another build's cli.js beside this one, e.g. server/out/cli.old.js>: that build is the service (A/B).
   // RULESMITH_BENCH_CPU_PROF=<dir>: the service (not the floor) writes a V8 CPU profile there on exit.
   const prof = process.env.RULESMITH_BENCH_CPU_PROF;

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { serveNodeFlags } from '../../../server/src/serveNodeFlags';
 
 const TOKEN_SECRET = 'rulesmith.localService.token';
 const READY = /rulesmith serve: listening on (http:\/\/\S+\/client\/v4)/;
@@ -110,7 +111,7 @@ export class LocalService implements vscode.Disposable {
     const args = [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', this.databasePath, '--seed', 'demo', '--proxy-listen', '127.0.0.1:0'];
     this.output.info(`Starting the local rules service: node ${args.join(' ')}`);
     // The extension host's Node (plain Node in code-server, Electron as Node on the desktop).
-    const child = spawn(process.execPath, args, {
+    const child = spawn(process.execPath, [...serveNodeFlags(), ...args], {
       env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', RULESMITH_SERVICE_TOKEN: token },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { serveNodeFlags } from '../../../server/src/serveNodeFlags';
 import { isLoopback } from './urls';
 
 const READY = /rulesmith serve: listening on (http:\/\/\S+\/client\/v4)/;
@@ -40,7 +41,7 @@ export class ServicesAtUrls implements vscode.Disposable {
     const db = join(this.context.globalStorageUri.fsPath, `rules-service-${at.port}.db`);
     const args = [cli, 'serve', '--host', at.host, '--port', String(at.port), '--db', db, '--seed', 'demo'];
     this.output.info(`Starting the rules service at ${baseUrl}: node ${args.join(' ')}`);
-    const child = spawn(process.execPath, args, { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', RULESMITH_SERVICE_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...serveNodeFlags(), ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', RULESMITH_SERVICE_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.children.push(child);
     return new Promise((resolve, reject) => {
       let out = '';
