@@ -37,7 +37,7 @@
  * the same GET body; for a write, one durable SQLite insert per request, WAL and
  * synchronous=FULL, without and with the service's grouping of commits; for each POST load,
  * the same insert answered with every body POSTed to that path so far, an answer that grows
- * as the service's does), so the figures
+ * as the service's does, also without and with grouped commits), so the figures
  * read as a share of what this machine can do at all.
  *
  * Size part (in this process, the service in-process too): bytes the store grows per
@@ -291,9 +291,14 @@ async function loadPart(dir: string): Promise<void> {
     const floorPostSmall = needs('post-small') ? await load(floor, postSmallOf) : skipped;
     await floor.stop();
     let groupedPatch = skipped;
+    let groupedPost = skipped;
+    let groupedPostSmall = skipped;
     if (needs('patch', 'post', 'post-small')) {
       const grouped = await startService(dir, { getBodyFile, token: 'floor-token', grouped: true });
       groupedPatch = await load(grouped, patchOf);
+      // The POST floors with grouped commits too: what the service's answers cost here at best.
+      if (needs('post')) groupedPost = await load(grouped, postOf);
+      if (needs('post-small')) groupedPostSmall = await load(grouped, postSmallOf);
       await grouped.stop();
     }
 
@@ -305,8 +310,10 @@ async function loadPart(dir: string): Promise<void> {
       ['PATCH rule (new version, durable)', patch, floorPatch],
       ['POST rule (new version, durable)', post, floorPatch],
       ['  floor: the insert, answering its path\'s list', floorPost, undefined],
+      ['  floor: the same, commits grouped', groupedPost, undefined],
       [`POST rule, rulesets of up to ${SMALL} rules`, postSmall, floorPatch],
       ['  floor: the insert, answering its path\'s list', floorPostSmall, undefined],
+      ['  floor: the same, commits grouped', groupedPostSmall, undefined],
       ['  floor: one durable SQLite insert', floorPatch, undefined],
       ['  floor: the same, commits grouped', groupedPatch, undefined],
       [`GET entry point, ${CLIENTS - 1} clients, during 500-rule PUTs`, mixedGet, floorGet],
