@@ -7,6 +7,7 @@
  * rules that changed: a PATCH of one rule in a 500-rule ruleset serializes one rule and
  * copies the rest as two runs, with no 150 KB string made, encoded and collected.
  */
+import { hiddenSlot } from './hiddenSlot';
 
 /** A list's JSON as joinedJson wrote it: the items, the bytes, and where each item's text starts and ends in them. */
 export interface Joined {
@@ -18,57 +19,42 @@ export interface Joined {
 
 type Fixed = string | Joined | (() => Joined);
 
-/**
- * Where a fixed object keeps its JSON: a property of its own that is not enumerable, so
- * JSON.stringify, spreads, Object.keys and deep equality do not see it, and a copy of the
- * object does not have it. Not a WeakMap: every write makes new rule and ruleset objects,
- * and a WeakMap of objects that die young makes each young-generation collection process
- * its entries (in a script of 3 million such entries, scavenges took 17.8 ms against 1.6 ms
- * with the property; docs/service.md "WeakMaps of young objects").
- */
-const FIXED = Symbol('fixed JSON');
-
-function fixedOf(v: unknown): Fixed | undefined {
-  return v !== null && typeof v === 'object' ? (v as { [FIXED]?: Fixed })[FIXED] : undefined;
-}
-
-function setFixed(v: object, json: Fixed): void {
-  Object.defineProperty(v, FIXED, { value: json, writable: true, configurable: true, enumerable: false });
-}
+/** Where a fixed object keeps its JSON (hiddenSlot.ts says why not a WeakMap). */
+const fixed = hiddenSlot<Fixed>('fixed JSON');
 
 /** Marks `v` as never changing from now on: its JSON is `json`, or what `json()` makes when first asked. */
 export function fixJson(v: object, json: string | (() => Joined)): void {
-  setFixed(v, json);
+  fixed.set(v, json);
 }
 
 /** Whether `v` was marked with fixJson (its JSON never changes). */
 export function isFixed(v: unknown): v is object {
-  return fixedOf(v) !== undefined;
+  return fixed.get(v) !== undefined;
 }
 
 /** `JSON.stringify(v)`, from the cache when `v` was fixed with its text (a rule; a ruleset keeps bytes, not text). */
 export function jsonText(v: unknown): string {
-  const t = fixedOf(v);
+  const t = fixed.get(v);
   return typeof t === 'string' ? t : JSON.stringify(v);
 }
 
 /** `JSON.stringify(v)` as UTF-8 bytes; those of an object fixed with a maker are made once and kept. */
 export function jsonBytes(v: unknown): Buffer {
-  const t = fixedOf(v);
+  const t = fixed.get(v);
   if (t === undefined || typeof t === 'string') return Buffer.from(t ?? JSON.stringify(v));
   return made(v as object, t).bytes;
 }
 
 /** The list JSON of `v` if it was made already (fixed with a maker, and asked for since), else undefined. */
 export function madeJoined(v: object): Joined | undefined {
-  const t = fixedOf(v);
+  const t = fixed.get(v);
   return t !== undefined && typeof t === 'object' ? t : undefined;
 }
 
 function made(v: object, t: Joined | (() => Joined)): Joined {
   if (typeof t !== 'function') return t;
   const j = t();
-  setFixed(v, j);
+  fixed.set(v, j);
   return j;
 }
 

@@ -23,6 +23,7 @@
  * version was written with.
  */
 import { createHash } from 'node:crypto';
+import { hiddenSlot } from './hiddenSlot';
 import { fixJson, jsonText } from './jsonText';
 import type { Store } from './store';
 import { storeCache } from './storeCache';
@@ -59,23 +60,14 @@ interface LiveRow {
 
 /**
  * The content hash of rule objects read from or written to the store: a rule a write
- * keeps as it was (the same object) is neither serialized nor hashed again. Kept on the
- * object, not enumerable, as jsonText.ts keeps its JSON (and for the same reason).
+ * keeps as it was (the same object) is neither serialized nor hashed again.
  */
-const HASH = Symbol('content hash');
-
-function hashOf(rule: object): string | undefined {
-  return (rule as { [HASH]?: string })[HASH];
-}
-
-function setHash(rule: object, hash: string): void {
-  Object.defineProperty(rule, HASH, { value: hash, writable: true, configurable: true, enumerable: false });
-}
+const hashes = hiddenSlot<string>('content hash');
 
 /** A rule object read back from body text stored under `hash`. */
 export function fromBody(body: string, hash: string): object {
   const rule = JSON.parse(body) as object;
-  setHash(rule, hash);
+  hashes.set(rule, hash);
   fixJson(rule, body);
   return rule;
 }
@@ -166,12 +158,12 @@ function writeAll(w: Writing, rules: readonly RuleObject[]): void {
 
 /** Rule `r` at sort key `pos` in the version written; `old` its live row, if it had one. */
 function writeRule(w: Writing, r: RuleObject, pos: number, old: LiveRow | undefined): void {
-  let hash = hashOf(r);
+  let hash = hashes.get(r);
   let body: string | undefined;
   if (hash === undefined) {
     body = JSON.stringify(r);
     hash = bodyHash(body);
-    setHash(r, hash);
+    hashes.set(r, hash);
     fixJson(r, body);
   }
   if (old && old.hash === hash && old.pos === pos) return;
