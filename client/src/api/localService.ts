@@ -9,15 +9,14 @@
 // One database, one service: the window that starts it writes its pid and URL to
 // <globalStorage>/rules-service.json, and other windows use that service (after checking
 // it answers to the token) instead of opening the same SQLite file from a second process.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { serveNodeFlags } from '../../../server/src/serveNodeFlags';
+import { SERVE_READY, spawnServe } from './spawnServe';
 
 const TOKEN_SECRET = 'rulesmith.localService.token';
-const READY = /rulesmith serve: listening on (http:\/\/\S+\/client\/v4)/;
 /** The WAF proxy the service runs beside it (zones are started from the Zones view). */
 const PROXY_READY = /rulesmith proxy: listening on (http:\/\/\S+)/;
 const START_TIMEOUT_MS = 30_000;
@@ -108,13 +107,8 @@ export class LocalService implements vscode.Disposable {
       this.changed.fire(other);
       return other;
     }
-    const args = [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', this.databasePath, '--seed', 'demo', '--proxy-listen', '127.0.0.1:0'];
-    this.output.info(`Starting the local rules service: node ${args.join(' ')}`);
-    // The extension host's Node (plain Node in code-server, Electron as Node on the desktop).
-    const child = spawn(process.execPath, [...serveNodeFlags(), ...args], {
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', RULESMITH_SERVICE_TOKEN: token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const serveArgs = ['--host', '127.0.0.1', '--port', '0', '--db', this.databasePath, '--seed', 'demo', '--proxy-listen', '127.0.0.1:0'];
+    const child = spawnServe(cli, serveArgs, token, (command) => this.output.info(`Starting the local rules service: ${command}`));
     this.child = child;
     this.stopping = false;
     return new Promise<LocalServiceInfo>((resolve, reject) => {
@@ -139,7 +133,7 @@ export class LocalService implements vscode.Disposable {
         else this.output.info(`[service] ${line}`);
         const proxy = PROXY_READY.exec(line);
         if (proxy) this.proxyUrl = proxy[1];
-        const m = READY.exec(line);
+        const m = SERVE_READY.exec(line);
         if (m && !done) {
           done = true;
           clearTimeout(timer);

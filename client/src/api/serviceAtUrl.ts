@@ -4,14 +4,13 @@
 //        --db <globalStorage>/rules-service-<port>.db --seed demo
 // with the token the extension signs in with as RULESMITH_SERVICE_TOKEN, so the same
 // credentials work. It runs until the window closes (or it is stopped by its pid).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { serveNodeFlags } from '../../../server/src/serveNodeFlags';
+import { SERVE_READY, spawnServe } from './spawnServe';
 import { isLoopback } from './urls';
 
-const READY = /rulesmith serve: listening on (http:\/\/\S+\/client\/v4)/;
 const START_TIMEOUT_MS = 20_000;
 
 /** Host and port of a loopback base URL, or undefined. */
@@ -39,9 +38,8 @@ export class ServicesAtUrls implements vscode.Disposable {
     if (!existsSync(cli)) return Promise.reject(new Error(`the rules service is missing (${cli}); build the extension with \`npm run build\``));
     mkdirSync(this.context.globalStorageUri.fsPath, { recursive: true });
     const db = join(this.context.globalStorageUri.fsPath, `rules-service-${at.port}.db`);
-    const args = [cli, 'serve', '--host', at.host, '--port', String(at.port), '--db', db, '--seed', 'demo'];
-    this.output.info(`Starting the rules service at ${baseUrl}: node ${args.join(' ')}`);
-    const child = spawn(process.execPath, [...serveNodeFlags(), ...args], { env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', RULESMITH_SERVICE_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const serveArgs = ['--host', at.host, '--port', String(at.port), '--db', db, '--seed', 'demo'];
+    const child = spawnServe(cli, serveArgs, token, (command) => this.output.info(`Starting the rules service at ${baseUrl}: ${command}`));
     this.children.push(child);
     return new Promise((resolve, reject) => {
       let out = '';
@@ -56,7 +54,7 @@ export class ServicesAtUrls implements vscode.Disposable {
       // The demo seed prints credentials (indented lines) before it is ready: never logged.
       child.stdout!.on('data', (b: Buffer) => {
         out += b.toString();
-        const m = READY.exec(out);
+        const m = SERVE_READY.exec(out);
         if (m) {
           this.output.info(`Rules service ready at ${m[1]} (pid ${child.pid})`);
           done(undefined, m[1]);
