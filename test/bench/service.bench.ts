@@ -284,23 +284,19 @@ async function loadPart(dir: string): Promise<void> {
     // The floor, same run, same clients: what node:http and a durable SQLite write cost alone.
     const getBodyFile = join(dir, 'get.json');
     writeFileSync(getBodyFile, getBody.body);
+    /** The write loads against a floor: one commit per request, or grouped as the service groups them. */
+    const floorWrites = async (f: Service) => ({
+      patch: needs('patch', 'post', 'post-small') ? await load(f, patchOf) : skipped,
+      post: needs('post') ? await load(f, postOf) : skipped,
+      postSmall: needs('post-small') ? await load(f, postSmallOf) : skipped,
+    });
     const floor = await startService(dir, { getBodyFile, token: 'floor-token' });
     const floorGet = needs('get', 'mixed') ? await load(floor, getOf) : skipped;
-    const floorPatch = needs('patch', 'post', 'post-small') ? await load(floor, patchOf) : skipped;
-    const floorPost = needs('post') ? await load(floor, postOf) : skipped;
-    const floorPostSmall = needs('post-small') ? await load(floor, postSmallOf) : skipped;
+    const { patch: floorPatch, post: floorPost, postSmall: floorPostSmall } = await floorWrites(floor);
     await floor.stop();
-    let groupedPatch = skipped;
-    let groupedPost = skipped;
-    let groupedPostSmall = skipped;
-    if (needs('patch', 'post', 'post-small')) {
-      const grouped = await startService(dir, { getBodyFile, token: 'floor-token', grouped: true });
-      groupedPatch = await load(grouped, patchOf);
-      // The POST floors with grouped commits too: what the service's answers cost here at best.
-      if (needs('post')) groupedPost = await load(grouped, postOf);
-      if (needs('post-small')) groupedPostSmall = await load(grouped, postSmallOf);
-      await grouped.stop();
-    }
+    const grouped = await startService(dir, { getBodyFile, token: 'floor-token', grouped: true });
+    const { patch: groupedPatch, post: groupedPost, postSmall: groupedPostSmall } = await floorWrites(grouped);
+    await grouped.stop();
 
     console.log(`rules service on loopback, ${CLIENTS} concurrent keep-alive clients, ${RUN_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up; entry point of ${RULES} rules (${getBody.body.length} bytes)`);
     const puts500 = figures(putLatencies);
