@@ -44,7 +44,6 @@
  *   carries come back in `messages` of the successful answer (dry runs too), code 20040,
  *   with `source.pointer`; they never refuse the write.
  */
-import { bodyHash } from '../rulesetHistory';
 import { findNodeAtLocation, findNodeAtOffset, getNodePath, parseTree } from 'jsonc-parser';
 import type { Diagnostic } from '../../language/index';
 import { expressionVerdict } from '../expressionCheck';
@@ -87,6 +86,7 @@ import {
   type StoredRule,
   type StoredRuleset,
 } from '../rulesetStore';
+import { bodyHash } from '../rulesetHistory';
 import { requireAccount, requireZone, storeScope, type ZoneRow } from '../scope';
 import type { Store } from '../store';
 
