@@ -49,3 +49,43 @@ export function parseRulesetTree(json: string): { root?: Node; errors: ParseErro
   const root = parseTree(json, errors, { disallowComments: true, allowTrailingComma: false });
   return { root, errors };
 }
+
+/**
+ * The tree of an already decoded JSON value, shaped as parseTree's (object → property →
+ * key and value, with parents), for a caller that holds the value and not its text: the
+ * rules service validates each rule a write brings, and printing it only to parse it
+ * again was a sixth of that work. Offsets are positions in document order, not
+ * characters: a node's children lie inside its range, so findNodeAtOffset and
+ * getNodePath work, and problems sort as they would in the text. `undefined` members are
+ * left out, as JSON.stringify leaves them.
+ */
+export function valueTree(value: unknown): Node {
+  type Built = { -readonly [K in keyof Node]: Node[K] } & { children?: Node[] };
+  let next = 0;
+  const build = (v: unknown, parent: Node | undefined): Node => {
+    const node: Built = { type: 'null', value: null, offset: next++, length: 1, parent };
+    if (Array.isArray(v)) {
+      node.type = 'array';
+      node.value = undefined;
+      node.children = v.map((item) => build(item ?? null, node));
+    } else if (v !== null && typeof v === 'object') {
+      node.type = 'object';
+      node.value = undefined;
+      const children: Node[] = (node.children = []);
+      for (const [k, item] of Object.entries(v)) {
+        if (item === undefined) continue;
+        // A property starts where its key does, as in text: its offset finds the key.
+        const prop: Built = { type: 'property', offset: next, length: 1, parent: node, children: [] };
+        prop.children!.push({ type: 'string', value: k, offset: next++, length: 1, parent: prop }, build(item, prop));
+        prop.length = next - prop.offset;
+        children.push(prop);
+      }
+    } else if (v !== null) {
+      node.type = typeof v === 'string' ? 'string' : typeof v === 'number' ? 'number' : 'boolean';
+      node.value = v;
+    }
+    node.length = next - node.offset;
+    return node;
+  };
+  return build(value, undefined);
+}

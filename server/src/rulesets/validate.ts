@@ -461,6 +461,17 @@ export function validateRulesetJson(json: string, options: ValidateOptions): Rul
   return v.problems.sort((a, b) => a.start - b.start || a.end - b.end);
 }
 
+/**
+ * validateRulesetJson for a decoded value (no text: no JSON or duplicate-key problems, and
+ * no expression checks, whose places are characters). Problems' offsets are positions in
+ * `tree` (jsonTree.ts valueTree), which the caller passes to place them.
+ */
+export function validateRulesetValue(tree: Node, options: ValidateOptions): RulesetProblem[] {
+  const v = new Validator('', { ...options, expressions: false });
+  v.document(tree);
+  return v.problems.sort((a, b) => a.start - b.start || a.end - b.end);
+}
+
 /** Every key node that repeats an earlier key of the same object (a loop with its own stack). */
 function duplicateKeys(root: Node): Node[] {
   const out: Node[] = [];

@@ -6,7 +6,7 @@
  * `result: null`, `204` stays `204`.
  *
  * Validation is the core's: the body is decoded strictly here (unknown fields, types),
- * then the rules go through `validateRulesetJson` (actions, phase/action matrix,
+ * then the rules go through `validateRulesetValue` (actions, phase/action matrix,
  * action_parameters, overrides, the managed ruleset an execute rule runs) and every
  * expression through the core's `checkExpression` (cached, see expressionCheck.ts) at the zone's plan and the ruleset's phase. The
  * core's problems become API errors in one place (`toApiErrors`, `expressionError`).
@@ -44,7 +44,7 @@
  *   carries come back in `messages` of the successful answer (dry runs too), code 20040,
  *   with `source.pointer`; they never refuse the write.
  */
-import { findNodeAtLocation, findNodeAtOffset, getNodePath, parseTree } from 'jsonc-parser';
+import { findNodeAtLocation, findNodeAtOffset, getNodePath } from 'jsonc-parser';
 import type { Diagnostic } from '../../language/index';
 import { expressionVerdict } from '../expressionCheck';
 import { engineReport } from '../../language/report';
@@ -52,8 +52,9 @@ import { PHASES, type Phase, type Plan } from '../../language/scheme/types';
 import { SizedLru } from '../../language/sizedLru';
 import { defaultCatalog } from '../../managed/catalog';
 import { rulesetVersion } from '../../rulesets/catalog';
+import { valueTree } from '../../rulesets/jsonTree';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
-import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetJson, type RulesetProblem } from '../../rulesets/validate';
+import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetValue, type RulesetProblem } from '../../rulesets/validate';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import type { PermissionGroup } from '../auth';
 import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
@@ -459,7 +460,7 @@ function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: 
   if (!found) {
     const e: Found[] = [];
     const w: Found[] = [];
-    findRuleProblems(c, r, text, e, w);
+    findRuleProblems(c, r, e, w);
     found = { errors: e, warnings: w };
     // The key and what was found, roughly.
     cache.set(key, found, 64 + 256 * (1 + e.length + w.length));
@@ -469,24 +470,21 @@ function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: 
   for (const f of found.warnings) warnings.push(at(f));
 }
 
-/** checkRule's work for a rule not seen before (`text`: it as a one-rule ruleset): its problems at rule 0, pointers relative to the rule. */
-function findRuleProblems(c: Checking, r: JsonObject, text: string, errors: Found[], warnings: Found[]): void {
+/** checkRule's work for a rule not seen before: its problems at rule 0, pointers relative to the rule. */
+function findRuleProblems(c: Checking, r: JsonObject, errors: Found[], warnings: Found[]): void {
   const { target, custom } = c;
-  const problems = validateRulesetJson(text, {
+  // The rule as a one-rule ruleset, a tree made from the decoded value (not printed and parsed again).
+  const root = valueTree({ kind: target.kind, phase: target.phase, rules: [r] });
+  const problems = validateRulesetValue(root, {
     catalog: CATALOG,
     plan: target.where.plan,
     phase: target.phase,
     executeTargets: { custom, ...(target.id !== undefined ? { self: target.id } : {}) },
-    expressions: false,
   });
-  // The tree only places what was found: most rules have no problem, and need none.
-  let tree: ReturnType<typeof parseTree> | null = null;
-  const rootOf = () => (tree ??= parseTree(text));
   for (const p of problems) {
     const entitlement = p.code === 'plan-required' && typeof p.data?.rulesetId === 'string';
     if ((p.severity !== 'error' && p.severity !== 'warning') || HANDLED_HERE.has(p.code)) continue;
-    const root = rootOf();
-    const node = root && findNodeAtOffset(root, p.start);
+    const node = findNodeAtOffset(root, p.start);
     const path = node ? getNodePath(node) : [];
     const inRule = (typeof path[1] === 'number' && path[0] === 'rules') || p.rule !== undefined;
     if (!inRule) continue;
@@ -515,8 +513,7 @@ function findRuleProblems(c: Checking, r: JsonObject, text: string, errors: Foun
     errors.push({ rule: 0, order: p.start, message: { code: codeOf(p), message, source: { pointer } } });
   }
   const at = (key: string, message: ApiMessage, into = errors) => {
-    const root = rootOf();
-    const node = root && findNodeAtLocation(root, ['rules', 0, ...key.split('/')]);
+    const node = findNodeAtLocation(root, ['rules', 0, ...key.split('/')]);
     // A missing field is reported after the rule's other problems (the API answers a
     // PATCH of only action_parameters with "action is required…", then 20125).
     into.push({ rule: 0, order: node ? node.offset : Number.MAX_SAFE_INTEGER, message });
