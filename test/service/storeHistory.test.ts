@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Database } from 'node-sqlite3-wasm';
 import { readRules } from '../../server/src/service/rulesetHistory';
-import { latestRuleset, saveRuleset, storedVersion } from '../../server/src/service/rulesetStore';
+import { deleteVersion, latestRuleset, saveRuleset, storedVersion } from '../../server/src/service/rulesetStore';
 import { SCHEMA } from '../../server/src/service/schema';
 import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
 import { Store } from '../../server/src/service/store';
@@ -297,8 +297,41 @@ describe('a database of schema 1', () => {
         assert.deepEqual(read(1), bodies[0]);
         assert.deepEqual(read(3), bodies[1]);
         assert.equal(store.get('SELECT 1 AS x FROM ruleset_versions WHERE version = 2'), undefined);
+        // Schema 4: the row keeps what never changes, and the number versions go above.
+        assert.deepEqual(store.all('SELECT * FROM rulesets'), [{ id: 'r1', scope: 'account', scope_id: 'a', kind: 'custom', phase: CUSTOM, version_floor: 3 }]);
+        const v4 = store.write(() => saveRuleset(store, 'account', 'a', { id: 'r1', name: 'new', description: 'd4', kind: 'custom', phase: CUSTOM, rules: [] }));
+        assert.deepEqual([v4.version, v4.name, v4.description], ['4', 'new', 'd4']);
       },
     );
+  });
+});
+
+describe('version numbers', () => {
+  it('a deleted newest version is not numbered again, also once the store is opened again; a write leaves the ruleset row as it was', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rulesmith-versions-'));
+    const file = join(dir, 'v.db');
+    const save = (store: Store, id: string | undefined, name: string) => store.write(() => saveRuleset(store, 'account', 'a', { ...(id ? { id } : {}), name, description: '', kind: 'custom', phase: CUSTOM, rules: [] }));
+    try {
+      let store = new Store(file);
+      const v1 = save(store, undefined, 'one');
+      const row = store.all('SELECT * FROM rulesets');
+      save(store, v1.id, 'two');
+      save(store, v1.id, 'three');
+      assert.deepEqual(store.all('SELECT * FROM rulesets'), row);
+      store.write(() => deleteVersion(store, v1.id, 3));
+      assert.deepEqual([latestRuleset(store, 'account', 'a', v1.id)!.version, latestRuleset(store, 'account', 'a', v1.id)!.name], ['2', 'two']);
+      store.close();
+      store = new Store(file);
+      try {
+        assert.deepEqual([latestRuleset(store, 'account', 'a', v1.id)!.version, latestRuleset(store, 'account', 'a', v1.id)!.name], ['2', 'two']);
+        assert.equal(save(store, v1.id, 'four').version, '4');
+        assert.equal(save(store, v1.id, 'five').version, '5');
+      } finally {
+        store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -3,9 +3,10 @@
  * migration flow, the demo seed, trace and zone configuration).
  *
  * Storage contract (others rely on it):
- * - `rulesets`: one row per ruleset (id, scope 'account'|'zone', scope_id, kind, phase,
- *   name, description, version = the NEWEST version number ever written — numbers are
- *   never reused, even after a version is deleted — and that version's last_updated).
+ * - `rulesets`: one row per ruleset, of what never changes (id, scope 'account'|'zone',
+ *   scope_id, kind, phase) and `version_floor`, the newest version number deleted: new
+ *   versions are numbered above it and above every retained one, so a number is never
+ *   given twice. A write adds a version without touching this row (schema 4).
  *   At most one entry point (kind root/zone) per scope and phase (a unique index).
  * - Versions (rulesetHistory.ts): a header per version in `ruleset_versions` and the
  *   rules as rows keyed by content; read back they give the whole ruleset object exactly
@@ -97,16 +98,15 @@ export function entryPointKind(scope: RulesetScope): 'root' | 'zone' {
   return scope === 'zone' ? 'zone' : 'root';
 }
 
+/** A ruleset's row: what never changes, and the number its versions are given above (schema 4). */
 interface RulesetRow {
   id: string;
   scope: RulesetScope;
   scope_id: string;
   kind: RulesetKind;
   phase: Phase;
-  name: string;
-  description: string;
-  version: number;
-  last_updated: string;
+  /** The newest version number deleted (or, from before schema 4, given): new versions are numbered above it. */
+  version_floor: number;
 }
 
 function headerOf(r: Pick<StoredRuleset, keyof RulesetHeader>): RulesetHeader {
@@ -568,7 +568,10 @@ export interface RulesetDraft {
 export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, draft: RulesetDraft, now: string = timestamp()): StoredRuleset {
   const existing = draft.id !== undefined ? row(store, scope, scopeId, draft.id) : undefined;
   const id = existing?.id ?? draft.id ?? newId();
-  const version = (existing?.version ?? 0) + 1;
+  const before = existing ? cacheOf(store).get(id)?.ruleset : undefined;
+  // Above every version retained and every one deleted: a number is never given twice.
+  const newest = existing ? Number(before?.version ?? headerRow(store, id)?.version ?? 0) : 0;
+  const version = Math.max(existing?.version_floor ?? 0, newest) + 1;
   const body = fixed({
     id,
     name: draft.name,
@@ -578,29 +581,15 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
     last_updated: now,
     phase: draft.phase,
     rules: draft.rules,
-  }, existing ? cacheOf(store).get(id)?.ruleset : undefined);
-  if (existing) {
-    rowCacheOf(store).delete(id);
-    store.run('UPDATE rulesets SET name = ?, description = ?, version = ?, last_updated = ? WHERE id = ?', [draft.name, draft.description, version, now, id]);
-    keepRow(store, { ...existing, name: draft.name, description: draft.description, version, last_updated: now });
-  } else {
+  }, before);
+  if (!existing) {
     if (!ID.test(id)) throw new Error(`saveRuleset: bad ruleset id ${id}`);
     if (ENTRY_POINT_KINDS.includes(draft.kind) && entryPointId(store, scope, scopeId, draft.phase) !== undefined) {
       throw tooManyEntryPoints(draft.kind, draft.phase);
     }
-    store.run('INSERT INTO rulesets (id, scope, scope_id, kind, phase, name, description, version, last_updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-      id,
-      scope,
-      scopeId,
-      draft.kind,
-      draft.phase,
-      draft.name,
-      draft.description,
-      version,
-      now,
-    ]);
+    store.run('INSERT INTO rulesets (id, scope, scope_id, kind, phase, version_floor) VALUES (?, ?, ?, ?, ?, 0)', [id, scope, scopeId, draft.kind, draft.phase]);
+    forgetIds(store);
   }
-  if (!existing) forgetIds(store);
   store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [id, version, now, draft.name, draft.description]);
   writeRules(store, id, version, draft.rules);
   remember(store, scope, scopeId, body);
@@ -623,11 +612,14 @@ export function deleteRuleset(store: Store, rulesetId: string): void {
 }
 
 /**
- * Deletes one version (the ruleset row keeps the newest number, so it is never reused).
- * When it was the newest retained one, the one before becomes current. Never the only one.
+ * Deletes one version (the ruleset row keeps its number as the floor of the next, so it
+ * is never given again). When it was the newest retained one, the one before becomes
+ * current. Never the only one.
  */
 export function deleteVersion(store: Store, rulesetId: string, version: number): void {
   store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', [rulesetId, version]);
+  store.run('UPDATE rulesets SET version_floor = MAX(version_floor, ?) WHERE id = ?', [version, rulesetId]);
+  rowCacheOf(store).delete(rulesetId);
   const newest = headerRow(store, rulesetId);
   if (newest && newest.version < version) reopenAt(store, rulesetId, newest.version);
   cacheOf(store).delete(rulesetId);

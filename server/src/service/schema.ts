@@ -55,4 +55,13 @@ export const SCHEMA: readonly SchemaStep[] = [
   migrateToRuleRows,
   // 3: a rule row holds its body, keyed for writes (rulesetHistory.ts).
   inlineRuleBodies,
+  // 4: a ruleset's row holds only what never changes, so a new version writes no row of it:
+  // its name, description, version and time are its newest version row's. `version_floor`
+  // keeps a deleted newest version's number from being given again (rulesetStore.ts).
+  `
+  ALTER TABLE rulesets DROP COLUMN name;
+  ALTER TABLE rulesets DROP COLUMN description;
+  ALTER TABLE rulesets DROP COLUMN last_updated;
+  ALTER TABLE rulesets RENAME COLUMN version TO version_floor;
+  `,
 ];
