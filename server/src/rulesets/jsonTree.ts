@@ -56,8 +56,9 @@ export function parseRulesetTree(json: string): { root?: Node; errors: ParseErro
  * rules service validates each rule a write brings, and printing it only to parse it
  * again was a sixth of that work. Offsets are positions in document order, not
  * characters: a node's children lie inside its range, so findNodeAtOffset and
- * getNodePath work, and problems sort as they would in the text. `undefined` members are
- * left out, as JSON.stringify leaves them.
+ * getNodePath work, and problems sort as they would in the text. For values decoded from
+ * JSON: `undefined` members are left out and array holes read as null, as JSON.stringify
+ * has them; functions, BigInts or dates are not JSON and are not mapped.
  */
 export function valueTree(value: unknown): Node {
   type Built = { -readonly [K in keyof Node]: Node[K] } & { children?: Node[] };
@@ -67,7 +68,8 @@ export function valueTree(value: unknown): Node {
     if (Array.isArray(v)) {
       node.type = 'array';
       node.value = undefined;
-      node.children = v.map((item) => build(item ?? null, node));
+      // Array.from visits holes too (map would leave them), as JSON.stringify prints them: null.
+      node.children = Array.from(v, (item) => build(item ?? null, node));
     } else if (v !== null && typeof v === 'object') {
       node.type = 'object';
       node.value = undefined;

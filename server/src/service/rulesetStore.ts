@@ -4,7 +4,8 @@
  *
  * Storage contract (others rely on it):
  * - `rulesets`: one row per ruleset, of what never changes (id, scope 'account'|'zone',
- *   scope_id, kind, phase) and `version_floor`, the newest version number deleted: new
+ *   scope_id, kind, phase) and `version_floor`, the newest version number deleted (from
+ *   before schema 4: the newest given until then): new
  *   versions are numbered above it and above every retained one, so a number is never
  *   given twice. A write adds a version without touching this row (schema 4).
  *   At most one entry point (kind root/zone) per scope and phase (a unique index).
@@ -124,7 +125,7 @@ function row(store: Store, scope: RulesetScope, scopeId: string, rulesetId: stri
   return r;
 }
 
-/** The `rulesets` rows of recently used rulesets (every write reads its ruleset's row): saveRuleset keeps them current. */
+/** The `rulesets` rows of recently used rulesets (every write reads its ruleset's row; only deleteVersion changes one). */
 const rowCacheOf = storeCache(() => new Map<string, RulesetRow>());
 
 function keepRow(store: Store, r: RulesetRow): void {

@@ -42,11 +42,12 @@ test('a misplaced property is found at its key, a missing one at its object', ()
   ]);
 });
 
-test('members left undefined are not in the tree, as JSON.stringify leaves them out', () => {
-  const tree = valueTree({ a: 1, b: undefined, c: [undefined, 'x'] });
+test('members left undefined are not in the tree and holes read as null, as JSON.stringify has them', () => {
+  // eslint-disable-next-line no-sparse-arrays -- a hole, as a caller's array may have
+  const tree = valueTree({ a: 1, b: undefined, c: [undefined, , 'x'] });
   assert.deepEqual(
     tree.children!.map((p) => p.children![0]!.value),
     ['a', 'c'],
   );
-  assert.deepEqual(tree.children![1]!.children![1]!.children!.map((n) => [n.type, n.value]), [['null', null], ['string', 'x']]);
+  assert.deepEqual(tree.children![1]!.children![1]!.children!.map((n) => [n.type, n.value]), [['null', null], ['null', null], ['string', 'x']]);
 });
