@@ -16,11 +16,13 @@
  * - Floor: a bare node:http reverse proxy (its own process, request piped to the upstream).
  * - Rulesmith: the built CLI (`npm run build`), `serve --seed demo --proxy
  *   migrated.example.com=<upstream>` (`--proxy-workers N` with
- *   RULESMITH_BENCH_PROXY_WORKERS=N), whose managed entry point is set through the API to the
+ *   RULESMITH_BENCH_PROXY_WORKERS=N, else serve's default: one evaluation thread on a
+ *   machine of two cores or more), whose managed entry point is set through the API to the
  *   OWASP-based ruleset at PL N with anomaly threshold 5 (CRS's default, which the
  *   regression tests assume) and nothing else.
  * - Anchor: nginx + libnginx-mod-http-modsecurity + modsecurity-crs (Debian), one worker
- *   process as Rulesmith evaluates on one thread (N with RULESMITH_BENCH_PROXY_WORKERS=N), configured as test/bench/modsec/modsec.ts configures libmodsecurity for the
+ *   process as Rulesmith evaluates on one thread (its proxy thread keeps the sockets), N
+ *   with RULESMITH_BENCH_PROXY_WORKERS=N, configured as test/bench/modsec/modsec.ts configures libmodsecurity for the
  *   CRS bench. Installed with apt-get when running as root and missing; else that column is
  *   skipped with a message.
  * - Verdicts: each request of the mix once through each WAF before the timed runs; a 403

@@ -3,6 +3,7 @@
  * errors, and the proxy started beside the service (server/src/proxy/, docs/proxy.md).
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { parseBodyLimit } from '../requests/body';
 import { parseFieldsFile, type FieldsMapping } from '../proxy/edgeFields';
 import { createProxy, type ChallengeMode, type EvaluatedRequestSink, type RunningProxy } from '../proxy/proxy';
@@ -25,8 +26,13 @@ export interface ProxyFlags {
   readonly workers: number;
 }
 
-/** Evaluation threads without `--proxy-workers` (docs/proxy.md "Threads" says why). */
-export const DEFAULT_PROXY_WORKERS = 0;
+/**
+ * Evaluation threads without `--proxy-workers`: one when the machine has a core for it
+ * beside the proxy's thread, else none (docs/proxy.md "Threads" says why).
+ */
+export function defaultProxyWorkers(cores = availableParallelism()): number {
+  return cores >= 2 ? 1 : 0;
+}
 
 /** Builds the sink the proxy hands evaluated requests to (the security-events store gives one). */
 export type ProxySinkFactory = (service: Service) => EvaluatedRequestSink | undefined;
@@ -90,7 +96,7 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
     fieldsMapping = parsed;
   }
   const workersText = values['proxy-workers'] as string | undefined;
-  const workers = workersText === undefined ? DEFAULT_PROXY_WORKERS : Number(workersText);
+  const workers = workersText === undefined ? defaultProxyWorkers() : Number(workersText);
   if (!/^\d{1,2}$/.test(workersText ?? '0') || workers > 64) throw new UsageError(`--proxy-workers takes a number of evaluation threads from 0 (evaluate on the proxy's thread) to 64, got "${workersText}"`);
   return {
     routes,

@@ -48,6 +48,7 @@ interface PoolWorker {
 }
 
 export class EvaluationPool {
+  /** Started on the first zone or request (a proxy listener with no zone yet, as the extension's, starts none). */
   private readonly workers: PoolWorker[] = [];
   private readonly zones = new Map<string, ZoneState>();
   private nextId = 0;
@@ -57,17 +58,18 @@ export class EvaluationPool {
 
   constructor(
     private readonly file: string,
-    size: number,
+    readonly size: number,
     private readonly store: Store,
     maxRateLimitCounters: number,
     private readonly log: (line: string) => void,
   ) {
     this.countersPerWorker = Math.ceil(maxRateLimitCounters / size);
-    for (let i = 0; i < size; i++) this.workers.push(this.start());
   }
 
-  get size(): number {
-    return this.workers.length;
+  /** The workers, started now if none is yet. */
+  private running(): readonly PoolWorker[] {
+    if (this.workers.length === 0 && !this.closed) for (let i = 0; i < this.size; i++) this.workers.push(this.start());
+    return this.workers;
   }
 
   private start(): PoolWorker {
@@ -122,7 +124,7 @@ export class EvaluationPool {
   /** Compiles the zone in every worker now, so that its first requests do not wait for it. */
   warm(zoneId: string): void {
     const z = this.zone(zoneId);
-    for (const w of this.workers) this.send(w, zoneId, z);
+    for (const w of this.running()) this.send(w, zoneId, z);
   }
 
   forget(zoneId: string): void {
@@ -131,7 +133,9 @@ export class EvaluationPool {
 
   evaluate(job: LiveJob, clientIp: string): Promise<Evaluation> {
     const z = this.zone(job.zoneId);
-    const w = z.spread === 'first' ? this.workers[0]! : z.spread === 'by-client' ? this.workers[hash(clientIp) % this.workers.length]! : this.leastBusy();
+    const workers = this.running();
+    if (workers.length === 0) return Promise.reject(new Error('the evaluation workers are closed'));
+    const w = z.spread === 'first' ? workers[0]! : z.spread === 'by-client' ? workers[hash(clientIp) % workers.length]! : this.leastBusy();
     this.send(w, job.zoneId, z);
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { UsageError } from '../../../server/src/cli/input';
 import { serveArgs, serveOptions } from '../../../server/src/cli/serve';
+import { defaultProxyWorkers } from '../../../server/src/cli/serveProxy';
 
 const opts = (...args: string[]) => serveOptions(serveArgs(args)).proxy;
 const error = (...args: string[]) => {
@@ -28,11 +29,16 @@ describe('serve --proxy flags', () => {
       headerTimeoutMs: 20_000,
       challenge: 'interstitial',
       trustProxy: false,
-      workers: 0,
+      workers: defaultProxyWorkers(),
     });
     assert.equal(opts(), undefined);
     // --proxy-listen alone: a proxy with no zone yet, started from the extension.
     assert.deepEqual([opts('--proxy-listen', '127.0.0.1:0')?.routes, opts('--proxy-listen', '127.0.0.1:0')?.port], [[], 0]);
+  });
+
+  it('evaluates in one worker thread by default when the machine has two cores or more, on the proxy thread with one', () => {
+    assert.deepEqual([1, 2, 4, 64].map((cores) => defaultProxyWorkers(cores)), [0, 1, 1, 1]);
+    assert.equal(opts('--proxy', 'a.test=http://u', '--proxy-workers', '0')?.workers, 0);
   });
 
   it('takes the listener, limits, timeouts and modes', () => {
