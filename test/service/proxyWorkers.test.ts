@@ -124,6 +124,27 @@ describe('evaluation worker threads', () => {
     }
   });
 
+  it('start with the first zone, not before; a zone stopped and started again is evaluated under its rules', async () => {
+    const p = createProxy({ store: svc.store, routes: [], workers: 1 });
+    await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
+    const workers = async () => {
+      const res = await fetch(`${p.url()}/.rulesmith/proxy`, { headers: { authorization: `Bearer ${svc.adminToken}` } });
+      return ((await res.json()) as { result: { process: { evaluationWorkers: number } } }).result.process.evaluationWorkers;
+    };
+    try {
+      assert.equal(await workers(), 0);
+      assert.equal('error' in p.startZone({ zone: ZONE, upstream: upstream.url }), false);
+      assert.deepEqual([(await send(p.url(), ZONE, '/teapot')).status, await workers()], [418, 1]);
+      assert.equal(p.stopZone(ZONE), true);
+      // A host the proxy no longer serves: the hosted-style page for an unknown zone.
+      assert.equal((await send(p.url(), ZONE, '/teapot')).status, 530);
+      p.startZone({ zone: ZONE, upstream: upstream.url });
+      assert.deepEqual([(await send(p.url(), ZONE, '/teapot')).status, (await send(p.url(), ZONE, '/search?attack=1')).status, (await send(p.url(), ZONE, '/')).status], [418, 403, 200]);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('refuse a fake clock (rate limits in workers run on the real one)', () => {
     assert.throws(() => createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], workers: 2, now: () => 0 }), /evaluation workers count rate limits on the real clock/);
   });

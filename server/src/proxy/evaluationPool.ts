@@ -58,17 +58,22 @@ export class EvaluationPool {
 
   constructor(
     private readonly file: string,
-    readonly size: number,
+    private readonly wanted: number,
     private readonly store: Store,
     maxRateLimitCounters: number,
     private readonly log: (line: string) => void,
   ) {
-    this.countersPerWorker = Math.ceil(maxRateLimitCounters / size);
+    this.countersPerWorker = Math.ceil(maxRateLimitCounters / wanted);
+  }
+
+  /** Workers running (none until the first zone or request). */
+  get size(): number {
+    return this.workers.length;
   }
 
   /** The workers, started now if none is yet. */
   private running(): readonly PoolWorker[] {
-    if (this.workers.length === 0 && !this.closed) for (let i = 0; i < this.size; i++) this.workers.push(this.start());
+    if (this.workers.length === 0 && !this.closed) for (let i = 0; i < this.wanted; i++) this.workers.push(this.start());
     return this.workers;
   }
 
@@ -127,8 +132,13 @@ export class EvaluationPool {
     for (const w of this.running()) this.send(w, zoneId, z);
   }
 
+  /** The zone left the proxy: the workers drop its compiled rules (in a long-lived service, every zone ever proxied would stay). */
   forget(zoneId: string): void {
     this.zones.delete(zoneId);
+    for (const w of this.workers) {
+      if (!w.keys.delete(zoneId)) continue;
+      w.worker.postMessage({ type: 'forget', zoneId } satisfies ToWorker);
+    }
   }
 
   evaluate(job: LiveJob, clientIp: string): Promise<Evaluation> {

@@ -7,6 +7,7 @@
  *   it before the first request under a new deployment key). It is compiled here and then
  *   replaces the zone's previous one in one step: a request is evaluated against the old
  *   configuration or the new one, never a mix.
+ * - `{ type: 'forget', zoneId }`: the zone left the proxy; its compiled rules go.
  * - `{ type: 'eval', id, key, job }`: one request (evaluateLive.ts); the answer is
  *   `{ id, evaluation }` or `{ id, error }`.
  *
@@ -22,7 +23,10 @@ import { compiledLiveZone, type LiveZone } from './zones';
 
 boundRegexBacktracking();
 
-export type ToWorker = { readonly type: 'zone'; readonly zoneId: string; readonly key: string; readonly source: ZoneSource } | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
+export type ToWorker =
+  | { readonly type: 'zone'; readonly zoneId: string; readonly key: string; readonly source: ZoneSource }
+  | { readonly type: 'forget'; readonly zoneId: string }
+  | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
 
 const limiter = new RateLimiter(Date.now, (workerData as { maxRateLimitCounters: number }).maxRateLimitCounters);
 const zones = new Map<string, { key: string; zone?: LiveZone; error?: string }>();
@@ -34,6 +38,10 @@ parentPort!.on('message', (m: ToWorker) => {
     } catch (e) {
       zones.set(m.zoneId, { key: m.key, error: (e as Error).message });
     }
+    return;
+  }
+  if (m.type === 'forget') {
+    zones.delete(m.zoneId);
     return;
   }
   const held = zones.get(m.job.zoneId);
