@@ -458,7 +458,7 @@ export function validateRulesetJson(json: string, options: ValidateOptions): Rul
     v.document(root);
   }
   if (options.expressions !== false) v.expressions();
-  return v.problems.sort((a, b) => a.start - b.start || a.end - b.end);
+  return v.problems.sort(byPlace);
 }
 
 /**
@@ -466,11 +466,14 @@ export function validateRulesetJson(json: string, options: ValidateOptions): Rul
  * no expression checks, whose places are characters). Problems' offsets are positions in
  * `tree` (jsonTree.ts valueTree), which the caller passes to place them.
  */
-export function validateRulesetValue(tree: Node, options: ValidateOptions): RulesetProblem[] {
-  const v = new Validator('', { ...options, expressions: false });
+export function validateRulesetValue(tree: Node, options: Omit<ValidateOptions, 'expressions'>): RulesetProblem[] {
+  const v = new Validator('', options);
   v.document(tree);
-  return v.problems.sort((a, b) => a.start - b.start || a.end - b.end);
+  return v.problems.sort(byPlace);
 }
+
+/** Problems in document order. */
+const byPlace = (a: RulesetProblem, b: RulesetProblem): number => a.start - b.start || a.end - b.end;
 
 /** Every key node that repeats an earlier key of the same object (a loop with its own stack). */
 function duplicateKeys(root: Node): Node[] {
