@@ -19,10 +19,10 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { demoWorkspaceDir, makeDemoWorkspace } from './demo-workspace.mjs';
 import { e2ePaths } from './e2e-setup.mjs';
+// Node flags for `serve` (server/src/serveNodeFlags.ts says why).
+import SERVE_NODE_FLAGS from '../server/src/serveNodeFlags.json' with { type: 'json' };
 
 const ROOT = resolve(import.meta.dirname, '..');
-/** Node flags for `serve` (server/src/serveNodeFlags.ts says why). */
-const SERVE_NODE_FLAGS = JSON.parse(readFileSync(join(ROOT, 'server/src/serveNodeFlags.json'), 'utf8'));
 const DEMO = join(ROOT, '.demo');
 const smoke = process.argv.includes('--smoke');
 const say = (s) => process.stdout.write(`[rulesmith] ${s}\n`);

@@ -13,15 +13,15 @@
 // runs the suite in a window on a copy of test/fixtures/e2e/workspace. Exit 1 when a test fails.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+// Node flags for `serve` (server/src/serveNodeFlags.ts says why).
+import SERVE_NODE_FLAGS from '../server/src/serveNodeFlags.json' with { type: 'json' };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-/** Node flags for `serve` (server/src/serveNodeFlags.ts says why). */
-const SERVE_NODE_FLAGS = JSON.parse(readFileSync(join(ROOT, 'server/src/serveNodeFlags.json'), 'utf8'));
 const SUITE = join(ROOT, 'test/e2e/suite');
 const CRS_CORPUS = join(ROOT, 'test/fixtures/crs-3.3.4-regression-tests');
 

@@ -1,7 +1,7 @@
 /**
  * Node flags for a process that runs `rulesmith serve`, given by whatever starts it (npm
  * start, the extension, the benchmarks): V8 reads them only when it makes its heap, and
- * NODE_OPTIONS refuses this one. The list is serveNodeFlags.json, which scripts read too.
+ * NODE_OPTIONS refuses this one. The list is serveNodeFlags.json, which scripts import too.
  *
  * `--initial-old-space-size=256` (MB): with V8's small starting limit, a service holding
  * a few hundred rulesets ran a full collection every second or so under write load, and

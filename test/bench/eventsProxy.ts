@@ -33,6 +33,7 @@ import { defaultCatalog } from '../../server/src/managed/catalog';
 import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/preview';
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import type { Rule } from '../../server/src/rulesets/model';
+import { SERVE_NODE_FLAGS } from '../../server/src/serveNodeFlags';
 import { demoZoneId } from '../../server/src/service/seed';
 import { builtCli, cpuMs, median, quantile } from './measure';
 import { closedLoop, mix as proxyMix, type Req } from './proxy.bench';
@@ -63,7 +64,7 @@ function upstream(): Promise<{ child: ChildProcess; port: number }> {
 
 function serve(upstreamPort: number, db: string, token: string, extra: readonly string[]): Promise<Served> {
   const cli = builtCli();
-  const args = [cli, 'serve', '--port', '0', '--db', db, '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...extra];
+  const args = [...SERVE_NODE_FLAGS, cli, 'serve', '--port', '0', '--db', db, '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...extra];
   // RULESMITH_BENCH_CPU_PROF=<dir>: each serve writes a V8 CPU profile there on exit (named by its events side: see the file's pid in the output).
   const prof = process.env.RULESMITH_BENCH_CPU_PROF;
   if (prof) args.unshift('--cpu-prof', `--cpu-prof-dir=${prof}/${extra.join('_').replace(/\W+/g, '') || 'on'}`);
