@@ -4,9 +4,12 @@
 // two threads evaluate (each client's counters in one worker). Needs the built worker
 // (server/out/proxyWorker.js, `npm run build`).
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
-import { proxyWorkerFile } from '../../server/src/proxy/evaluationPool';
+import { EvaluationPool, proxyWorkerFile, restartDelayMs } from '../../server/src/proxy/evaluationPool';
+import type { LiveJob } from '../../server/src/proxy/evaluateLive';
+import type { Evaluation } from '../../server/src/rulesets/engine';
 import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
 import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
@@ -148,4 +151,52 @@ describe('evaluation worker threads', () => {
   it('refuse a fake clock (rate limits in workers run on the real one)', () => {
     assert.throws(() => createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], workers: 2, now: () => 0 }), /evaluation workers count rate limits on the real clock/);
   });
+
+  it('start a worker that keeps stopping again after a growing delay, evaluating its requests on the proxy thread meanwhile', async () => {
+    const lines: string[] = [];
+    const onThisThread = { decision: { action: 'fallback' } } as unknown as Evaluation;
+    const pool = new EvaluationPool(fixture('stoppingWorker.mjs'), 1, svc.store, 100, (l) => lines.push(l), () => onThisThread);
+    try {
+      pool.warm(ZONE_ID);
+      await until(() => lines.length >= 2);
+      const stopped = (n: number, ms: number) => `proxy: an evaluation worker stopped (exit code 3), ${n} time(s) in a row within 10 s of its start; starting another in ${ms} ms, evaluating its requests on the proxy's thread until then`;
+      assert.deepEqual(lines.slice(0, 2), [stopped(1, 250), stopped(2, 500)]);
+      assert.equal(pool.size, 0);
+      assert.equal(await pool.evaluate({ zoneId: ZONE_ID } as LiveJob, '192.0.2.1'), onThisThread);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('log a zone that a worker cannot compile once per deployment, however many workers', async () => {
+    const lines: string[] = [];
+    const pool = new EvaluationPool(fixture('uncompilableWorker.mjs'), 2, svc.store, 100, (l) => lines.push(l), () => assert.fail('no worker stopped'));
+    try {
+      pool.warm(ZONE_ID);
+      // One request to each worker (the least busy): each answers after its compile report.
+      const job = { zoneId: ZONE_ID } as LiveJob;
+      const answers = await Promise.allSettled([pool.evaluate(job, '192.0.2.1'), pool.evaluate(job, '192.0.2.2')]);
+      assert.deepEqual(answers.map((a) => a.status === 'rejected' && (a.reason as Error).message), ['regex too large', 'regex too large']);
+      assert.deepEqual(lines, [`proxy: zone ${ZONE_ID} cannot be compiled (its requests get the error page until the next deploy): regex too large`]);
+    } finally {
+      await pool.close();
+    }
+  });
 });
+
+describe('restartDelayMs', () => {
+  it('doubles from 250 ms with each quick stop in a row, to at most 30 s; a worker that had run long restarts at once', () => {
+    assert.deepEqual([0, 1, 2, 3, 7, 8, 100].map(restartDelayMs), [0, 250, 500, 1000, 16_000, 30_000, 30_000]);
+  });
+});
+
+function fixture(name: string): string {
+  return join(__dirname, '../fixtures/proxy', name);
+}
+
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; !done(); i++) {
+    if (i > 200) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

@@ -15,6 +15,13 @@
  * per `ip.src`, a client's requests all go to the worker its address hashes to; otherwise
  * all of the zone's requests go to the first worker. Other zones' requests go to the
  * worker with the fewest requests in flight.
+ *
+ * A worker that stops (a crash, an exit) fails the requests it held (the proxy answers
+ * them with its error page: a request that may have crashed a thread is not tried again)
+ * and is started again: at once if it had run for RESTART_HEALTHY_MS, else after a delay
+ * that doubles with each quick stop in a row (`restartDelayMs`), so a worker that cannot
+ * start does not spin. Until it is back, the requests it would have had are evaluated on
+ * the proxy's thread (`fallback`: the same code, the proxy's own rate-limit counters).
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -24,7 +31,7 @@ import { zoneConfigOf, type ZoneSource } from '../service/deployment';
 import type { Store } from '../service/store';
 import { deploymentKey, zoneSource } from '../service/zoneConfig';
 import type { LiveJob } from './evaluateLive';
-import type { ToWorker } from './proxyWorker';
+import type { FromWorker, ToWorker } from './proxyWorker';
 import { rateLimitRules } from './rateLimit';
 
 /** The built worker (`npm run build`), beside the bundle or in server/out when run from source. */
@@ -40,16 +47,33 @@ interface ZoneState {
   readonly spread: 'any' | 'by-client' | 'first';
 }
 
+/** A worker that ran at least this long before it stopped is started again at once. */
+export const RESTART_HEALTHY_MS = 10_000;
+
+/** How long to wait before starting a worker again after `quickStops` stops in a row, each within RESTART_HEALTHY_MS of its start. */
+export function restartDelayMs(quickStops: number): number {
+  return quickStops <= 0 ? 0 : Math.min(30_000, 250 * 2 ** (quickStops - 1));
+}
+
 interface PoolWorker {
   readonly worker: Worker;
+  readonly startedAt: number;
+  /** Stops in a row, each soon after its start, before this worker (restartDelayMs). */
+  readonly quickStops: number;
   readonly pending: Map<number, { resolve(e: Evaluation): void; reject(e: Error): void }>;
   /** The deployment key each zone was last sent to this worker under. */
   readonly keys: Map<string, string>;
 }
 
 export class EvaluationPool {
-  /** Started on the first zone or request (a proxy listener with no zone yet, as the extension's, starts none). */
-  private readonly workers: PoolWorker[] = [];
+  /**
+   * Started on the first zone or request (a proxy listener with no zone yet, as the
+   * extension's, starts none); a slot is undefined while its worker waits to start again.
+   */
+  private readonly workers: (PoolWorker | undefined)[] = [];
+  private readonly restarts = new Set<NodeJS.Timeout>();
+  /** Compile errors already logged, by zone and deployment key (every worker reports its own). */
+  private readonly reported = new Set<string>();
   private readonly zones = new Map<string, ZoneState>();
   private nextId = 0;
   private closed = false;
@@ -62,39 +86,55 @@ export class EvaluationPool {
     private readonly store: Store,
     maxRateLimitCounters: number,
     private readonly log: (line: string) => void,
+    /** Evaluates a request on the proxy's thread, while its worker is down. */
+    private readonly fallback: (job: LiveJob) => Evaluation,
   ) {
     this.countersPerWorker = Math.ceil(maxRateLimitCounters / wanted);
   }
 
   /** Workers running (none until the first zone or request). */
   get size(): number {
-    return this.workers.length;
+    return this.workers.filter(Boolean).length;
   }
 
-  /** The workers, started now if none is yet. */
-  private running(): readonly PoolWorker[] {
-    if (this.workers.length === 0 && !this.closed) for (let i = 0; i < this.wanted; i++) this.workers.push(this.start());
+  /** The worker slots, started now if none is yet. */
+  private running(): readonly (PoolWorker | undefined)[] {
+    if (this.workers.length === 0 && !this.closed) for (let i = 0; i < this.wanted; i++) this.workers.push(this.start(0));
     return this.workers;
   }
 
-  private start(): PoolWorker {
+  private start(quickStops: number): PoolWorker {
     const worker = new Worker(this.file, { workerData: { maxRateLimitCounters: this.countersPerWorker } });
-    const w: PoolWorker = { worker, pending: new Map(), keys: new Map() };
+    const w: PoolWorker = { worker, startedAt: performance.now(), quickStops, pending: new Map(), keys: new Map() };
     worker.unref();
-    worker.on('message', (m: { id: number; evaluation?: Evaluation; error?: string }) => {
+    worker.on('message', (m: FromWorker) => {
+      if ('compileError' in m) return this.reportCompileError(m);
       const p = w.pending.get(m.id);
       if (!p) return;
       w.pending.delete(m.id);
-      if (m.evaluation) p.resolve(m.evaluation);
-      else p.reject(new Error(m.error ?? 'the evaluation worker gave no answer'));
+      if ('evaluation' in m) p.resolve(m.evaluation);
+      else p.reject(new Error(m.error));
     });
     const lost = (why: string) => {
       for (const p of w.pending.values()) p.reject(new Error(`the evaluation worker stopped (${why})`));
       w.pending.clear();
       const at = this.workers.indexOf(w);
       if (this.closed || at < 0) return;
-      this.log(`proxy: an evaluation worker stopped (${why}); starting another`);
-      this.workers[at] = this.start();
+      const quick = performance.now() - w.startedAt < RESTART_HEALTHY_MS ? w.quickStops + 1 : 0;
+      const delay = restartDelayMs(quick);
+      if (delay === 0) {
+        this.log(`proxy: an evaluation worker stopped (${why}); starting another`);
+        this.workers[at] = this.start(quick);
+        return;
+      }
+      this.log(`proxy: an evaluation worker stopped (${why}), ${quick} time(s) in a row within ${RESTART_HEALTHY_MS / 1000} s of its start; starting another in ${delay} ms, evaluating its requests on the proxy's thread until then`);
+      this.workers[at] = undefined;
+      const timer = setTimeout(() => {
+        this.restarts.delete(timer);
+        if (!this.closed) this.workers[at] = this.start(quick);
+      }, delay);
+      timer.unref();
+      this.restarts.add(timer);
     };
     worker.on('error', (e) => lost(e.message));
     worker.on('exit', (code) => lost(`exit code ${code}`));
@@ -120,6 +160,14 @@ export class EvaluationPool {
     return state;
   }
 
+  private reportCompileError(m: { zoneId: string; key: string; compileError: string }): void {
+    const what = `${m.zoneId} ${m.key}`;
+    if (this.reported.has(what)) return;
+    if (this.reported.size >= 1000) this.reported.clear();
+    this.reported.add(what);
+    this.log(`proxy: zone ${m.zoneId} cannot be compiled (its requests get the error page until the next deploy): ${m.compileError}`);
+  }
+
   private send(w: PoolWorker, zoneId: string, z: ZoneState): void {
     if (w.keys.get(zoneId) === z.key) return;
     w.worker.postMessage({ type: 'zone', zoneId, key: z.key, source: z.source } satisfies ToWorker);
@@ -129,14 +177,14 @@ export class EvaluationPool {
   /** Compiles the zone in every worker now, so that its first requests do not wait for it. */
   warm(zoneId: string): void {
     const z = this.zone(zoneId);
-    for (const w of this.running()) this.send(w, zoneId, z);
+    for (const w of this.running()) if (w) this.send(w, zoneId, z);
   }
 
   /** The zone left the proxy: the workers drop its compiled rules (in a long-lived service, every zone ever proxied would stay). */
   forget(zoneId: string): void {
     this.zones.delete(zoneId);
     for (const w of this.workers) {
-      if (!w.keys.delete(zoneId)) continue;
+      if (!w?.keys.delete(zoneId)) continue;
       w.worker.postMessage({ type: 'forget', zoneId } satisfies ToWorker);
     }
   }
@@ -145,7 +193,8 @@ export class EvaluationPool {
     const z = this.zone(job.zoneId);
     const workers = this.running();
     if (workers.length === 0) return Promise.reject(new Error('the evaluation workers are closed'));
-    const w = z.spread === 'first' ? workers[0]! : z.spread === 'by-client' ? workers[hash(clientIp) % workers.length]! : this.leastBusy();
+    const w = z.spread === 'first' ? workers[0] : z.spread === 'by-client' ? workers[hash(clientIp) % workers.length] : this.leastBusy();
+    if (!w) return Promise.resolve(this.fallback(job));
     this.send(w, job.zoneId, z);
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
@@ -154,15 +203,17 @@ export class EvaluationPool {
     });
   }
 
-  private leastBusy(): PoolWorker {
-    let best = this.workers[0]!;
-    for (const w of this.workers) if (w.pending.size < best.pending.size) best = w;
+  /** The running worker with the fewest requests in flight; undefined while none runs. */
+  private leastBusy(): PoolWorker | undefined {
+    let best: PoolWorker | undefined;
+    for (const w of this.workers) if (w && (!best || w.pending.size < best.pending.size)) best = w;
     return best;
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.workers.map((w) => w.worker.terminate()));
+    for (const t of this.restarts) clearTimeout(t);
+    await Promise.all(this.workers.map((w) => w?.worker.terminate()));
   }
 }
 

@@ -70,5 +70,5 @@ export function gatewayTimeoutPage(rayId: string, upstream: string, seconds: num
 }
 
 export function zoneErrorPage(rayId: string, zone: string, reason: string): Page {
-  return html(500, 'Error 500: the zone cannot be evaluated', `<p>The configuration of <code>${escapeHtml(zone)}</code> could not be read: ${escapeHtml(reason)}.</p>`, rayId);
+  return html(500, 'Error 500: the zone cannot be evaluated', `<p>The request to <code>${escapeHtml(zone)}</code> could not be evaluated: ${escapeHtml(reason)}.</p>`, rayId);
 }

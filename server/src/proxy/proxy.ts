@@ -121,7 +121,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const clearance = new Clearance(now);
   const log = options.log ?? (() => {});
   const zones = new LiveZones(options.store);
-  const pool = evaluationPool(options, log);
+  const pool = evaluationPool(options, log, (job) => evaluateLive(zones.get(job.zoneId), job, limiter));
   /**
    * Per proxied zone, its counters and the WAF's time per request (the Zones view shows both):
    * one entry, made when the zone starts and gone when it stops, so neither outlives the other.
@@ -607,7 +607,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 }
 
 /** The evaluation workers asked for, or undefined to evaluate on this thread. */
-function evaluationPool(options: ProxyOptions, log: (line: string) => void): EvaluationPool | undefined {
+function evaluationPool(options: ProxyOptions, log: (line: string) => void, onThisThread: (job: LiveJob) => Evaluation): EvaluationPool | undefined {
   const n = options.workers ?? 0;
   if (n <= 0) return undefined;
   if (options.now) throw new ProxyConfigError('evaluation workers count rate limits on the real clock: a proxy with a fake clock (now) evaluates on its own thread (workers: 0)');
@@ -616,7 +616,7 @@ function evaluationPool(options: ProxyOptions, log: (line: string) => void): Eva
     log('proxy: the evaluation worker is not built (server/out/proxyWorker.js: run `npm run build`); evaluating on the proxy thread');
     return undefined;
   }
-  return new EvaluationPool(file, n, options.store, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS, log);
+  return new EvaluationPool(file, n, options.store, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS, log, onThisThread);
 }
 
 function newRayId(): string {

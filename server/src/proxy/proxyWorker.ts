@@ -6,7 +6,9 @@
  * - `{ type: 'zone', zoneId, key, source }`: a zone's deployed configuration (the pool sends
  *   it before the first request under a new deployment key). It is compiled here and then
  *   replaces the zone's previous one in one step: a request is evaluated against the old
- *   configuration or the new one, never a mix.
+ *   configuration or the new one, never a mix. If it cannot be compiled, the answer is
+ *   `{ zoneId, key, compileError }` (the pool logs it once) and the zone's requests get
+ *   the error until the next deployment.
  * - `{ type: 'forget', zoneId }`: the zone left the proxy; its compiled rules go.
  * - `{ type: 'eval', id, key, job }`: one request (evaluateLive.ts); the answer is
  *   `{ id, evaluation }` or `{ id, error }`.
@@ -16,6 +18,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { boundRegexBacktracking } from '../regexBudget';
+import type { Evaluation } from '../rulesets/engine';
 import type { ZoneSource } from '../service/deployment';
 import { evaluateLive, type LiveJob } from './evaluateLive';
 import { RateLimiter } from './rateLimit';
@@ -28,6 +31,13 @@ export type ToWorker =
   | { readonly type: 'forget'; readonly zoneId: string }
   | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
 
+export type FromWorker =
+  | { readonly id: number; readonly evaluation: Evaluation }
+  | { readonly id: number; readonly error: string }
+  | { readonly zoneId: string; readonly key: string; readonly compileError: string };
+
+const answer = (m: FromWorker) => parentPort!.postMessage(m);
+
 const limiter = new RateLimiter(Date.now, (workerData as { maxRateLimitCounters: number }).maxRateLimitCounters);
 const zones = new Map<string, { key: string; zone?: LiveZone; error?: string }>();
 
@@ -37,6 +47,7 @@ parentPort!.on('message', (m: ToWorker) => {
       zones.set(m.zoneId, { key: m.key, zone: compiledLiveZone(m.zoneId, m.key, m.source) });
     } catch (e) {
       zones.set(m.zoneId, { key: m.key, error: (e as Error).message });
+      answer({ zoneId: m.zoneId, key: m.key, compileError: (e as Error).message });
     }
     return;
   }
@@ -48,8 +59,8 @@ parentPort!.on('message', (m: ToWorker) => {
   try {
     if (!held || held.key !== m.key) throw new Error(`zone ${m.job.zoneId} is not compiled in this worker under the deployment asked for`);
     if (!held.zone) throw new Error(held.error);
-    parentPort!.postMessage({ id: m.id, evaluation: evaluateLive(held.zone, m.job, limiter) });
+    answer({ id: m.id, evaluation: evaluateLive(held.zone, m.job, limiter) });
   } catch (e) {
-    parentPort!.postMessage({ id: m.id, error: (e as Error).message });
+    answer({ id: m.id, error: (e as Error).message });
   }
 });
