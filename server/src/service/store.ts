@@ -1,14 +1,14 @@
 /**
- * The service's store: SQLite through node-sqlite3-wasm (SQLite compiled to WebAssembly
- * with a file-backed VFS). We chose it over better-sqlite3 because the extension host
- * starts the service and must not need a native build; unlike sql.js it writes the
- * database file itself with SQLite's own journal and fsync, so durability is SQLite's,
- * not a periodic export. Measured against better-sqlite3 and node:sqlite in docs/service.md ("The binding, measured").
+ * The service's store: one SQLite file, through the binding sqlite.ts picks (native
+ * better-sqlite3 when it loads, else the WebAssembly build). Either way SQLite writes the
+ * file itself with its own log and fsync, so durability is SQLite's (and ours, below), not
+ * a periodic export. The bindings measured: docs/service.md ("The binding, measured").
  *
  * Journal: WAL — one fsync of the log per commit (the rollback journal needed about
- * four): SQLite's own (`synchronous=FULL`) until group commit is on, then ours (below). The WASM VFS has no shared memory, so WAL runs in
- * `locking_mode=EXCLUSIVE` (the wal-index lives in the process heap); the service is the
- * file's only user anyway (see claim()).
+ * four): SQLite's own (`synchronous=FULL`) until group commit is on, then ours (below). WAL
+ * runs in `locking_mode=EXCLUSIVE` (the wal-index lives in the process heap, which the
+ * WebAssembly VFS needs, having no shared memory); the service is the file's only user
+ * anyway (see claim()).
  *
  * Writes run in `write()`: all of `fn`'s writes or none. With `groupCommit()` on (the
  * service turns it on), the writes of every request handled in one turn of the event
