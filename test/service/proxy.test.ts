@@ -334,9 +334,36 @@ describe('the control API (for the extension)', () => {
     assert.equal((await send(url, 'pro.example.com', '/', { headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' } })).status, 200);
     assert.equal((await control('DELETE', '/zones/pro.example.com', svc.adminToken)).status, 200);
     assert.equal((await send(url, 'pro.example.com', '/')).status, 530);
+    // A zone that does not exist is answered as one the token may not use (next test).
     const bad = await control('PUT', '/zones/nope.example', svc.adminToken, { upstream: upstream.url });
-    assert.equal(bad.status, 400);
-    assert.match(bad.body.errors[0].message, /^nope\.example=…: no zone "nope\.example" in the database/);
+    assert.deepEqual([bad.status, bad.body.errors[0].message], [403, 'Authentication error']);
+  });
+
+  it("shows and changes only the zones the token may: another zone's and a missing zone's answers are the same", async () => {
+    const pro = svc.credentials.get('pro.example.com WAF')!;
+    const readOnly = svc.credentials.get('demo read-only')!;
+    await control('PUT', '/zones/business.example.com', svc.adminToken, { upstream: upstream.url });
+    try {
+      const listed = (await control('GET', '', pro)).body.result.zones.map((z: any) => z.zone);
+      assert.deepEqual(listed, []);
+      const answers = [
+        await control('PUT', '/zones/business.example.com', pro, { upstream: 'http://127.0.0.1:9/' }),
+        await control('PUT', '/zones/nope.example', pro, { upstream: 'http://127.0.0.1:9/' }),
+        await control('DELETE', '/zones/business.example.com', pro),
+        await control('DELETE', '/zones/nope.example', pro),
+        await control('PUT', '/zones/pro.example.com', readOnly, { upstream: 'http://127.0.0.1:9/' }),
+      ];
+      assert.deepEqual(answers.map((a) => [a.status, a.body.errors[0].message]), Array(5).fill([403, 'Authentication error']));
+      // Still proxied, to the same upstream.
+      const business = (await control('GET', '', svc.adminToken)).body.result.zones.find((z: any) => z.zone === 'business.example.com');
+      assert.equal(business.upstream, `${upstream.url}/`);
+      // Its own zone: started, listed, stopped.
+      assert.equal((await control('PUT', '/zones/pro.example.com', pro, { upstream: upstream.url })).status, 200);
+      assert.deepEqual((await control('GET', '', pro)).body.result.zones.map((z: any) => z.zone), ['pro.example.com']);
+      assert.equal((await control('DELETE', '/zones/pro.example.com', pro)).status, 200);
+    } finally {
+      await control('DELETE', '/zones/business.example.com', svc.adminToken);
+    }
   });
 
   it("keeps a zone's counters and timings while it runs, and starts them from zero when it starts again", async () => {

@@ -23,7 +23,8 @@ import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest
 import { DEFAULT_BODY_LIMIT } from '../requests/body';
 import type { Evaluation } from '../rulesets/engine';
 import { ApiError, randomHex } from '../service/api';
-import { authenticate } from '../service/auth';
+import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type Principal } from '../service/auth';
+import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
 import { edgeFields, type EdgeFields, type FieldsMapping } from './edgeFields';
@@ -31,7 +32,7 @@ import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, unknownZo
 import { evaluateLive, type LiveJob } from './evaluateLive';
 import { EvaluationPool, proxyWorkerFile } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
-import { hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
+import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
 
 export type { EvaluatedRequestSink } from '../evaluatedRequest';
 
@@ -426,7 +427,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
    * time the WAF took per request (`evaluation`: requests evaluated, p50, p99, max in ms) since the start or the last
    * `GET /.rulesmith/proxy?reset=timings` (the proxy benchmark reads both for its fixed-rate runs);
    * `PUT /.rulesmith/proxy/zones/{zone}` with `{"upstream": URL}` starts one;
-   * `DELETE …/zones/{zone}` stops it. Each needs a token the rules service accepts.
+   * `DELETE …/zones/{zone}` stops it. Each needs a token the rules service accepts; the
+   * list holds the zones the token may see, and starting or stopping a zone needs the
+   * right to write its WAF rulesets (ZONE_WAF_GROUPS).
    */
   async function control(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const json = (status: number, body: unknown) => {
@@ -440,12 +443,29 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       req.resume();
       return json(413, { success: false, errors: [{ message: 'the body is larger than 4 KB' }] });
     }
+    let principal: Principal;
     try {
-      authenticate(options.store, req.headers);
+      principal = authenticate(options.store, req.headers);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       return json(e.status, { success: false, errors: e.errors });
     }
+    /**
+     * The zone named in the path, when the token may change its WAF (as for its rulesets).
+     * A zone it may not use and a zone that does not exist get the same 403, so a token
+     * cannot learn which zones exist (as in the API, service/scope.ts requireZone); only
+     * credentials that reach every zone are told that one is missing.
+     */
+    const writableZone = (zone: string): { zoneId: string } | { status: number; message: string } => {
+      const row = findZone(options.store, zone);
+      if (row && allowed(principal, { accountId: row.account_id, zoneId: row.id }, ZONE_WAF_GROUPS, 'Write')) return { zoneId: row.id };
+      if (!row && seesEverything(principal)) return { status: 404, message: `no zone "${zone}" in the database` };
+      return { status: 403, message: 'Authentication error' };
+    };
+    const mayView = (zoneId: string): boolean => {
+      const row = zoneRow(options.store, zoneId);
+      return row !== undefined && visible(principal, { accountId: row.account_id, zoneId });
+    };
     const [path = '', query = ''] = (req.url ?? '').split('?');
     const address = server.address();
     const port = address && typeof address === 'object' ? address.port : 0;
@@ -458,7 +478,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
       const eventLoopDelay = { ...tail(loopDelay), max: ms(loopDelay.max) };
       const evaluation = { requests: evaluationTime.count, ...tail(evaluationTime), max: ms(evaluationTime.max) };
-      const zones = [...stats.values()].map(view);
+      const zones = [...stats.values()].filter((z) => mayView(z.counters.zoneId)).map(view);
       if (new URLSearchParams(query).get('reset') === 'timings') {
         loopDelay.reset();
         evaluationTime.reset();
@@ -475,15 +495,19 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       } catch {
         upstream = undefined;
       }
+      const zone = writableZone(decodeURIComponent(m[1]!));
+      if ('status' in zone) return json(zone.status, { success: false, errors: [{ message: zone.message }] });
       if (typeof upstream !== 'string') return json(400, { success: false, errors: [{ message: 'expected a JSON body {"upstream": "http://127.0.0.1:3000"}' }] });
-      const started = startZone({ zone: decodeURIComponent(m[1]!), upstream });
+      const started = startZone({ zone: zone.zoneId, upstream });
       if ('error' in started) return json(400, { success: false, errors: [{ message: started.error.replace(/^--proxy /, '') }] });
       log(`proxy: started ${started.zone} → ${started.upstream}`);
       return json(200, { success: true, result: view(stats.get(started.zoneId)!) });
     }
     if (m && req.method === 'DELETE') {
       const zone = decodeURIComponent(m[1]!);
-      if (!stopZone(zone)) return json(404, { success: false, errors: [{ message: `the zone ${zone} is not proxied` }] });
+      const found = writableZone(zone);
+      if ('status' in found) return json(found.status, { success: false, errors: [{ message: found.message }] });
+      if (!stopZone(found.zoneId)) return json(404, { success: false, errors: [{ message: `the zone ${zone} is not proxied` }] });
       log(`proxy: stopped ${zone}`);
       return json(200, { success: true, result: { zone } });
     }

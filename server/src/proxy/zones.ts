@@ -35,7 +35,7 @@ export interface ZoneRoute {
 
 /** The route's zone from the store; an error naming the zones there when there is none. */
 export function resolveRoute(store: Store, route: ProxyRoute): ZoneRoute | { error: string } {
-  const zone = store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ? OR z.name = ? ORDER BY z.id = ? DESC LIMIT 1`, [route.zone, route.zone.toLowerCase(), route.zone]);
+  const zone = findZone(store, route.zone);
   if (!zone) {
     const names = store.all<{ name: string }>('SELECT name FROM zones ORDER BY name LIMIT 20').map((z) => z.name);
     return { error: `--proxy ${route.zone}=…: no zone "${route.zone}" in the database (zones: ${names.join(', ') || 'none; create one first, or start with --seed demo'})` };
@@ -48,6 +48,11 @@ export function resolveRoute(store: Store, route: ProxyRoute): ZoneRoute | { err
   }
   if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') return { error: `--proxy ${route.zone}=${route.upstream}: the upstream must be http:// or https://` };
   return { zoneId: zone.id, zoneName: zone.name, upstream };
+}
+
+/** The zone named by id or name (the id wins), or undefined. */
+export function findZone(store: Store, zone: string): ZoneRow | undefined {
+  return store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ? OR z.name = ? ORDER BY z.id = ? DESC LIMIT 1`, [zone, zone.toLowerCase(), zone]);
 }
 
 /** The host part of a Host header, lower-cased, without port, trailing dot or `.localhost`. */

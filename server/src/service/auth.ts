@@ -22,6 +22,9 @@ export type PermissionGroup =
   | 'Account Rulesets'
   | 'Account Settings';
 
+/** The groups that reach a zone's WAF: its rulesets (routes/rulesets.ts) and its proxy (proxy/proxy.ts). */
+export const ZONE_WAF_GROUPS: readonly PermissionGroup[] = ['Zone WAF', 'Account WAF', 'Account Rulesets'];
+
 export interface Policy {
   readonly id?: string;
   readonly effect: 'allow' | 'deny';
