@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { send, startUpstream } from './proxyHarness';
@@ -84,6 +85,24 @@ describe('rulesmith serve --proxy', () => {
     } finally {
       child.kill('SIGTERM');
       await upstream.close();
+    }
+  });
+
+  it('stops, exit code 1, when the proxy cannot listen (the API does not go on without it)', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const child = spawn(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'c.db'), '--seed', 'demo', '--proxy-listen', `127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((r) => child.once('exit', r));
+      assert.deepEqual([code, err], [1, `rulesmith proxy: cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`]);
+      assert.match(out, /rulesmith serve: stopped \(the proxy cannot listen\)\n$/);
+    } finally {
+      taken.close();
     }
   });
 

@@ -76,8 +76,7 @@ export function serveOptions(values: Record<string, string | boolean | string[] 
   if ('error' in events) throw new UsageError(events.error);
   const recording = eventsOn(values.events as string | undefined);
   if ('error' in recording) throw new UsageError(recording.error);
-  const rate = values['ruleset-write-rate'] === undefined ? undefined : Number(values['ruleset-write-rate']);
-  if (rate !== undefined && !(rate > 0 && rate <= 1e6)) throw new UsageError(`--ruleset-write-rate takes writes per second to one ruleset (a number above 0), got "${values['ruleset-write-rate']}"`);
+  const rate = writeRate(values['ruleset-write-rate'] as string | undefined);
   return {
     events,
     ...(recording.on ? {} : { eventsOff: true }),
@@ -90,6 +89,17 @@ export function serveOptions(values: Record<string, string | boolean | string[] 
     seed: seed as 'demo' | undefined,
     legacy,
   };
+}
+
+/**
+ * `--ruleset-write-rate`: writes per second to one ruleset, above 0 (0 or less would refuse
+ * every write; below 1 paces them: 0.5 is one write every 2 s) and at most a million.
+ */
+function writeRate(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const rate = /^\s*[0-9]*\.?[0-9]+([eE][+-]?[0-9]+)?\s*$/.test(raw) ? Number(raw) : NaN;
+  if (rate > 0 && rate <= 1e6) return rate;
+  throw new UsageError(`--ruleset-write-rate takes writes per second to one ruleset, a number above 0 and at most 1000000 (0.5: one write every 2 s), got "${raw}"`);
 }
 
 export function runServe(options: ServeOptions, given: Io, extras: { proxySink?: ProxySinkFactory } = {}): number {
@@ -149,18 +159,18 @@ export function runServe(options: ServeOptions, given: Io, extras: { proxySink?:
   }
   running.server.listen(options.port, options.host, () => {
     io.out(`rulesmith serve: listening on ${running.url()}\n`);
-    if (proxy && options.proxy) listenProxy(proxy, options.proxy, io);
+    if (proxy && options.proxy) listenProxy(proxy, options.proxy, io, () => stop('the proxy cannot listen', 1));
   });
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (why: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     void Promise.all([running.close(), proxy?.close()]).then(async () => {
       await events.close(); // its last batch
       store.close();
-      io.out(`rulesmith serve: stopped (${signal})\n`);
+      io.out(`rulesmith serve: stopped (${why})\n`);
       output.flush();
-      process.exitCode = 0;
+      process.exitCode = exitCode;
     });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

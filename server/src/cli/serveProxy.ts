@@ -130,11 +130,15 @@ export function makeProxy(flags: ProxyFlags, service: Service, io: Io, sinkFacto
   });
 }
 
-/** Starts listening; prints the proxy's URL and each zone's when ready. */
-export function listenProxy(proxy: RunningProxy, flags: ProxyFlags, io: Io): void {
+/**
+ * Starts listening; prints the proxy's URL and each zone's when ready. If it cannot listen
+ * (the port is taken), `failed` stops the service: a `serve --proxy` running without its
+ * proxy would look started to whoever scripted it.
+ */
+export function listenProxy(proxy: RunningProxy, flags: ProxyFlags, io: Io, failed: () => void): void {
   proxy.server.on('error', (e) => {
     io.err(`rulesmith proxy: cannot listen on ${flags.host}:${flags.port}: ${e.message}\n`);
-    process.exitCode = 1;
+    failed();
   });
   proxy.server.listen(flags.port, flags.host, () => {
     io.out(`rulesmith proxy: listening on ${proxy.url()}\n`);
