@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { OWASP_PACKAGE_ID } from '../../server/src/migration/index';
-import { DEMO_ACCOUNT, demoZoneId, seedId } from '../../server/src/service/seed';
+import { addToken, DEMO_ACCOUNT, demoZoneId, policy, seedId } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
 
 let svc: TestService;
@@ -289,13 +289,21 @@ describe('trace errors and permissions', () => {
     }
   });
 
-  it('needs Zone WAF Read on the zone that serves the URL', async () => {
+  it('needs Zone WAF Read on the zone that serves the URL; a zone the token may not see serves no host', async () => {
     const body = { url: 'https://migrated.example.com/', method: 'GET' };
     assert.equal((await trace(body, svc.credentials.get('demo read-only'))).status, 200);
     assert.equal((await trace(body, svc.credentials.get('migrated.example.com WAF'))).status, 200);
-    const other = await trace(body, svc.credentials.get('pro.example.com WAF'));
-    assert.equal(other.status, 403);
-    assert.deepEqual(other.body.errors, [{ code: 10000, message: 'Authentication error' }]);
+    // A token that sees the zone without Zone WAF Read.
+    svc.store.write(() => addToken(svc.store, 'migrated zone only', 'migrated-zone-only-token-0123456789abcdef', [policy([`com.cloudflare.api.account.zone.${demoZoneId('migrated.example.com')}`], ['Zone'], 'Read')]));
+    const zoneOnly = await trace(body, 'migrated-zone-only-token-0123456789abcdef');
+    assert.equal(zoneOnly.status, 403);
+    assert.deepEqual(zoneOnly.body.errors, [{ code: 10000, message: 'Authentication error' }]);
+    // A host on a zone the token may not see reads as a host on no zone (no existence leak).
+    const pro = svc.credentials.get('pro.example.com WAF');
+    const hidden = await trace(body, pro);
+    const missing = await trace({ ...body, url: 'https://nothere.example.com/' }, pro);
+    const noZone = (host: string) => [{ code: 20021, message: `no zone of account ${DEMO_ACCOUNT.id} serves the host "${host}": the URL must be on one of the account's zones (pro.example.com)`, source: { pointer: '/url' } }];
+    assert.deepEqual([hidden.status, hidden.body.errors, missing.status, missing.body.errors], [400, noZone('migrated.example.com'), 400, noZone('nothere.example.com')]);
     // A missing account reads as one the token cannot see (no existence leak).
     const unknown = await svc.call('POST', `/accounts/${'0'.repeat(32)}/request-tracer/trace`, { body });
     assert.equal(unknown.status, 403);

@@ -187,13 +187,17 @@ function decodeTraceRequest(body: Json | undefined): TraceRequest {
   return { url, sample, skipChallenge };
 }
 
-/** The account's zone serving `host` (the zone name or a parent domain of the host; longest wins). */
+/**
+ * The account's zone serving `host` (the zone name or a parent domain of the host; longest
+ * wins), among the zones the caller may see: a host on a zone it may not see is answered
+ * as a host on no zone, so a token cannot learn which host names are the account's zones.
+ */
 function zoneForHost(ctx: Ctx, accountId: string, host: string): ZoneRow {
-  const zones = ctx.service.store.all<ZoneRow>(`${ZONE_SELECT} WHERE z.account_id = ? ORDER BY z.name`, [accountId]);
+  const zones = ctx.service.store.all<ZoneRow>(`${ZONE_SELECT} WHERE z.account_id = ? ORDER BY z.name`, [accountId]).filter((z) => zoneVisible(ctx, z));
   const h = host.toLowerCase().replace(/\.$/, '');
   const serving = zones.filter((z) => h === z.name || h.endsWith(`.${z.name}`)).sort((a, b) => b.name.length - a.name.length);
   if (serving.length === 0) {
-    const names = zones.filter((z) => zoneVisible(ctx, z)).map((z) => z.name);
+    const names = zones.map((z) => z.name);
     throw bad(
       `no zone of account ${accountId} serves the host "${h}": the URL must be on one of the account's zones${names.length ? ` (${names.join(', ')})` : ''}`,
       '/url',
