@@ -171,11 +171,12 @@ export function allowed(p: Principal, target: Target, groups: readonly Permissio
 
 /**
  * Whether the principal's credentials reach every zone and account there could be (a
- * token with an allow policy on all accounts or all zones): only then may a missing one be
- * told apart from one it cannot see.
+ * token with an allow policy on all accounts or all zones, and no deny policy that could
+ * hide one): only then may a missing one be told apart from one it cannot see.
  */
 export function seesEverything(p: Principal): boolean {
   if (p.kind === 'key') return false;
+  if (p.policies.some((pol) => pol.effect === 'deny')) return false;
   return p.policies.some((pol) => pol.effect === 'allow' && Object.keys(pol.resources).some((r) => r === 'com.cloudflare.api.account.*' || r === 'com.cloudflare.api.account.zone.*'));
 }
 
