@@ -255,6 +255,8 @@ describe('URI-based overrides', () => {
       [{ urls: ['a/*'], rules: { '100015': 'allow' } }, { code: 20021, message: "'allow' is not a valid value for rules because the value for 100015 must be one of: challenge, block, simulate, disable, default", source: { pointer: '/rules/100015' } }],
       [{ urls: ['a/*'], groups: { nope: 'block' } }, { code: 20021, message: "'nope' is not a valid value for groups because it is not the id of a rule group of this zone's WAF packages", source: { pointer: '/groups/nope' } }],
       [{ urls: ['a/*'], priority: 2e9 }, { code: 20021, message: "'2000000000' is not a valid value for priority because it must be an integer from -1000000000 to 1000000000 (lower runs first)", source: { pointer: '/priority' } }],
+      [{ urls: ['a/*', 'b/\u0000*'] }, { code: 20021, message: "'b/\u0000*' is not a valid value for urls because a URL pattern must not contain a NUL character (U+0000)", source: { pointer: '/urls/1' } }],
+      [{ urls: ['a/*'], description: 'x\u0000y' }, { code: 20021, message: "'x\u0000y' is not a valid value for description because it must not contain a NUL character (U+0000)", source: { pointer: '/description' } }],
       [{ urls: ['a/*'], action: 'block' }, { code: 20601, message: 'invalid JSON: unknown field "action" (an override accepts id, description, urls, priority, paused, groups, rules, rewrite_action)', source: { pointer: '/action' } }],
     ];
     for (const [body, error] of cases) {

@@ -40,9 +40,11 @@ export function validateOverrideBody(body: unknown, mode: 'create' | 'replace', 
   if (!Array.isArray(urls) || urls.length === 0) return fail(invalidValue('urls', urls, 'it must be a non-empty list of URL patterns such as ["shop.example.com/*"]'));
   for (let i = 0; i < urls.length; i++) {
     if (typeof urls[i] !== 'string' || (urls[i] as string).trim() === '') return fail(invalidValue('urls', urls[i], 'every URL pattern must be a non-empty string such as "shop.example.com/*"', `/urls/${i}`));
+    if ((urls[i] as string).includes('\u0000')) return fail(invalidValue('urls', urls[i], 'a URL pattern must not contain a NUL character (U+0000)', `/urls/${i}`));
   }
   if (body.description !== undefined && body.description !== null) {
     if (typeof body.description !== 'string' || body.description.length > 1024) return fail(invalidValue('description', body.description, 'it must be a string of at most 1024 characters (or null)'));
+    if (body.description.includes('\u0000')) return fail(invalidValue('description', body.description, 'it must not contain a NUL character (U+0000)'));
   }
   if (body.priority !== undefined && (typeof body.priority !== 'number' || !Number.isInteger(body.priority) || body.priority < OVERRIDE_PRIORITY_MIN || body.priority > OVERRIDE_PRIORITY_MAX)) {
     return fail(invalidValue('priority', body.priority, `it must be an integer from ${OVERRIDE_PRIORITY_MIN} to ${OVERRIDE_PRIORITY_MAX} (lower runs first)`));
