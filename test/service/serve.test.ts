@@ -117,7 +117,7 @@ describe('rulesmith serve', () => {
 });
 
 describe('one service per database', () => {
-  it('refuses the same file under another name: a symlink, a symlinked folder, a hard link', async () => {
+  it('refuses the same file under another name: a symlink, a symlinked folder, a hard link (also with another TMPDIR)', async () => {
     const file = join(dir, 'identity.db');
     const s = await spawnService(['--db', file]);
     try {
@@ -125,8 +125,12 @@ describe('one service per database', () => {
       symlinkSync(file, join(dir, 'elsewhere', 'link.db'));
       symlinkSync(dir, join(dir, 'folder-link'));
       linkSync(file, join(dir, 'elsewhere', 'hard.db'));
-      for (const other of [join(dir, 'elsewhere', 'link.db'), join(dir, 'folder-link', 'identity.db'), join(dir, 'elsewhere', 'hard.db')]) {
-        const r = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', other], { encoding: 'utf8', timeout: 10_000 });
+      mkdirSync(join(dir, 'other-tmp'));
+      // The hard link also from a process with another TMPDIR: the claims are not kept there.
+      const others = [join(dir, 'elsewhere', 'link.db'), join(dir, 'folder-link', 'identity.db'), join(dir, 'elsewhere', 'hard.db'), join(dir, 'elsewhere', 'hard.db')];
+      for (const [i, other] of others.entries()) {
+        const env = i === 3 ? { ...process.env, TMPDIR: join(dir, 'other-tmp') } : process.env;
+        const r = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', other], { encoding: 'utf8', timeout: 10_000, env });
         assert.equal(r.status, 1, `${other}: ${r.stdout}${r.stderr}`);
         assert.match(r.stderr, new RegExp(`the database is in use by process ${s.child.pid} \\(another rulesmith serve\\?\\)`), other);
       }

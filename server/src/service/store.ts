@@ -476,8 +476,8 @@ export class Store {
  * behind and which a symlink or hard link to the same file does not see. So the service
  * records its pid in two claim files, both created exclusively: `<real path>.owner`
  * beside the file's resolved real path (a symlink or a case variant resolves to it), and
- * one named after the file's device and inode in the system's temporary folder (a hard
- * link has another path but the same inode). A live owner means the file is in use; a
+ * one named after the file's device and inode in /tmp (a hard link has another path but
+ * the same inode; /tmp, not TMPDIR, so that every process looks in the same place). A live owner means the file is in use; a
  * dead one means its claim is stale and is cleared (SQLite then recovers from its log).
  */
 function claim(file: string): { real: string; claims: string[] } {
@@ -485,8 +485,9 @@ function claim(file: string): { real: string; claims: string[] } {
   closeSync(openSync(file, 'a'));
   const real = realpathSync.native(file);
   const { dev, ino } = statSync(real);
-  // Per user: another user's folder of the same name in a shared /tmp would not be writable.
-  const lockDir = join(tmpdir(), `rulesmith-db-claims-${process.getuid?.() ?? 'user'}`);
+  // One folder whatever TMPDIR says (two services started with different ones must still
+  // meet there), per user: another user's folder of the same name would not be writable.
+  const lockDir = join(process.platform === 'win32' ? tmpdir() : '/tmp', `rulesmith-db-claims-${process.getuid?.() ?? 'user'}`);
   mkdirSync(lockDir, { recursive: true });
   const files = [`${real}.owner`, join(lockDir, `${dev}-${ino}.owner`)];
   const held: string[] = [];
