@@ -102,6 +102,9 @@ const RULE_SPECS: readonly (readonly [string, Spec])[] = [
   ['ratelimit', RATELIMIT],
 ];
 
+/** The content types of a block action's custom response (the hosted API's list). */
+const BLOCK_CONTENT_TYPES = ['application/json', 'text/html', 'text/plain', 'text/xml'] as const;
+
 /** Top-level keys of the parameters of actions outside the WAF's scope (rules-api §2.5). */
 const OTHER_PARAMETER_KEYS: Partial<Record<Action, readonly string[]>> = {
   rewrite: ['headers', 'uri'],
@@ -321,6 +324,11 @@ class Validator extends OverridesChecker {
         const status = propsOf(r.value).get('status_code')?.value;
         if (status?.type === 'number' && Number.isInteger(status.value) && (status.value < 400 || status.value > 499)) {
           this.at(status, 'error', 'invalid-action-parameters', `'${status.value}' is not a valid value for status_code: a block response uses a status code from 400 to 499`, { rule, schema: true });
+        }
+        // The answer's Content-Type: one of the hosted API's four (a free string could carry a line break into the headers).
+        const type = propsOf(r.value).get('content_type')?.value;
+        if (type?.type === 'string' && type.value !== '' && !(BLOCK_CONTENT_TYPES as readonly unknown[]).includes(type.value)) {
+          this.at(type, 'error', 'invalid-action-parameters', `'${String(type.value)}' is not a valid value for content_type: a block response is one of ${BLOCK_CONTENT_TYPES.join(', ')}`, { rule, schema: true });
         }
         return;
       }

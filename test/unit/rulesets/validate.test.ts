@@ -55,6 +55,7 @@ const CASES: Record<string, Expected[]> = {
   'block-response': [
     ['invalid-action-parameters', 'error', '302', "'302' is not a valid value for status_code: a block response uses a status code from 400 to 499"],
     ['missing-field', 'error', '"response"', 'a block response needs "content_type"', 1],
+    ['invalid-action-parameters', 'error', '"text/html\\r\\nSet-Cookie: a=b"', "'text/html\r\nSet-Cookie: a=b' is not a valid value for content_type: a block response is one of application/json, text/html, text/plain, text/xml", 2],
   ],
   'skip-parameters': [
     ['invalid-action-parameters', 'error', `"rulesets": ["${V}"]`, '"rulesets" cannot be combined with "ruleset"'],
