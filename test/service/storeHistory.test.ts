@@ -179,6 +179,22 @@ describe('the versions list', () => {
     const bad = await svc.call('GET', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}/versions?cursor=nonsense`);
     assert.deepEqual([bad.status, bad.body.errors[0].message], [400, "'nonsense' is not a valid value for cursor: pass the cursor of the previous page's result_info"]);
   });
+
+  it("of a managed ruleset and of an entry point not created yet take and check per_page and cursor as a stored ruleset's", async () => {
+    const managed = `/accounts/${DEMO_ACCOUNT.id}/rulesets/efb7b8c949ac4650a09736fc376e9aee/versions`;
+    const first = await svc.call('GET', `${managed}?per_page=1`);
+    assert.deepEqual([first.status, first.body.result.map((h: { version: string }) => h.version), first.body.result_info], [200, ['1'], { per_page: 1, count: 1, cursor: 'djE', cursors: { after: 'djE' } }]);
+    const second = await svc.call('GET', `${managed}?per_page=1&cursor=djE`);
+    assert.deepEqual([second.status, second.body.result.map((h: { version: string }) => h.version), second.body.result_info], [200, ['2'], { per_page: 1, count: 1 }]);
+    const none = await svc.call('GET', `/zones/${ENT}/rulesets/phases/http_request_late_transform/entrypoint/versions`);
+    assert.deepEqual([none.status, none.body.result, none.body.result_info], [200, [], { per_page: 50, count: 0 }]);
+    for (const path of [managed, `/zones/${ENT}/rulesets/phases/http_request_late_transform/entrypoint/versions`]) {
+      const perPage = await svc.call('GET', `${path}?per_page=0`);
+      assert.deepEqual([perPage.status, perPage.body.errors[0].message], [400, "'0' is not a valid value for per_page: expected an integer from 1 to 500"], path);
+      const cursor = await svc.call('GET', `${path}?cursor=garbage`);
+      assert.deepEqual([cursor.status, cursor.body.errors[0].message], [400, "'garbage' is not a valid value for cursor: pass the cursor of the previous page's result_info"], path);
+    }
+  });
 });
 
 /**

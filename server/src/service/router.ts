@@ -29,6 +29,13 @@ export interface Ctx {
    */
   signal(): AbortSignal;
   /**
+   * Charges one write to the ruleset `key` against `--ruleset-write-rate` (rateLimit.ts):
+   * sets the answer's Ratelimit header, throws the 429 past the rate; nothing when the
+   * limit is off. Routes call it after authorizing the write and finding its ruleset, so
+   * a refused request neither uses the allowance nor tells anything about it.
+   */
+  chargeRulesetWrite(key: string): void;
+  /**
    * Set by a handler that read only one scope's rows (`zone:<id>`, `account:<id>`) besides
    * tokens and zones: its answer then waits only for that scope's writes to be durable, not
    * for every pending write (store.ts durable()).

@@ -11,7 +11,7 @@ import { Router, type Ctx } from './router';
 import { StoreUnavailable, type Store } from './store';
 import { registerRoutes } from './routes/index';
 import { TraceRunner } from './traceRunner';
-import { RulesetWriteLimiter, rulesetWriteKey } from './rateLimit';
+import { RulesetWriteLimiter } from './rateLimit';
 import { WorkerCancelled } from '../timedWorker';
 import type { TracedRequestSink } from '../evaluatedRequest';
 import type { EventReader } from './events/query';
@@ -76,14 +76,18 @@ export function createService(options: ServiceOptions): RunningService {
   options.store.groupCommit();
   const maxBody = options.maxBodyBytes ?? 8 * 1024 * 1024;
   const log = options.log ?? (() => {});
+  // The rate limit's policy goes on every answer of the API while it is on, errors included.
+  const policy = service.writeLimiter?.policyHeader() ?? {};
   const server = createServer((req, res) => {
     const started = process.hrtime.bigint();
     let gone = false;
-    handle(req, res, router, service, maxBody)
+    // Headers every answer to this request carries (the rate limit's, when it is on).
+    const extra: Record<string, string> = { ...policy };
+    handle(req, res, router, service, maxBody, extra)
       .catch((e) => {
         if (e instanceof StoreUnavailable) {
           log(e.message);
-          send(res, 503, errorEnvelope([{ code: CODES.storeUnavailable, message: e.message }]));
+          send(res, 503, errorEnvelope([{ code: CODES.storeUnavailable, message: e.message }]), extra);
           return;
         }
         if (e instanceof ClientGone || e instanceof WorkerCancelled) {
@@ -95,7 +99,7 @@ export function createService(options: ServiceOptions): RunningService {
         }
         // A bug, not bad input: answer 500 and keep serving.
         log(`internal error: ${(e as Error).stack ?? e}`);
-        send(res, 500, errorEnvelope([{ code: 10001, message: 'Internal server error; see the rules service log' }]));
+        send(res, 500, errorEnvelope([{ code: 10001, message: 'Internal server error; see the rules service log' }]), extra);
       })
       .finally(() => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
@@ -129,8 +133,9 @@ export function createService(options: ServiceOptions): RunningService {
       ]),
     );
     log(`${tooLarge ? 'request headers too large' : 'malformed request'} ${status}`);
+    const policyLines = Object.entries(policy).map(([k, v]) => `${k}: ${v}\r\n`).join('');
     socket.end(
-      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n${policyLines}content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
     );
   });
   return {
@@ -152,9 +157,8 @@ export function createService(options: ServiceOptions): RunningService {
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, router: Router, service: Service, maxBody: number): Promise<void> {
-  // Headers every answer to this request carries (the rate limit's, when it is on).
-  const extra: Record<string, string> = service.writeLimiter ? service.writeLimiter.policyHeader() : {};
+/** Answers one request; `extra` holds the headers its answer carries (the route may add the Ratelimit ones). */
+async function handle(req: IncomingMessage, res: ServerResponse, router: Router, service: Service, maxBody: number, extra: Record<string, string>): Promise<void> {
   try {
     const url = requestUrl(req.url);
     if (!url.pathname.startsWith(`${API_PREFIX}/`)) throw ApiError.of(404, CODES.noRoute, `No route for that URI; the API is under ${API_PREFIX}`);
@@ -171,15 +175,6 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     }
     if (bytes.length > 0) checkContentType(req.headers['content-type']);
     const principal = route.options.public ? (undefined as unknown as Principal) : authenticate(service.store, req.headers);
-    const writeKey = service.writeLimiter && rulesetWriteKey(method, path, params);
-    if (writeKey !== undefined && service.writeLimiter) {
-      const taken = service.writeLimiter.take(writeKey);
-      Object.assign(extra, taken.headers);
-      if (taken.throttled) {
-        extra['retry-after'] = String(taken.throttled.retryAfter);
-        throw ApiError.of(429, CODES.rateLimited, `Too many updates to this ruleset: at most ${service.writeLimiter.perSecond} per second. Retry after ${taken.throttled.retryAfter} s (the Retry-After header).`);
-      }
-    }
     checkRepeatedParameters(url.searchParams);
     const body = parseJson(decodeUtf8(bytes));
     // A client that disconnects before its answer cancels what is still running for it (a
@@ -196,6 +191,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
       headers: req.headers,
       // A method, not a getter: see Ctx.signal.
       signal: () => (gone ??= disconnection(req, res)).signal,
+      chargeRulesetWrite: (key) => chargeRulesetWrite(service.writeLimiter, key, extra),
     };
     const reply: Reply = await route.handler(ctx);
     // Answer only once what this request wrote (or read from others' writes) is durable.
@@ -210,6 +206,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     await service.store.durable();
     send(res, e.status, errorEnvelope(e.errors, e.messages), extra);
   }
+}
+
+/** Ctx.chargeRulesetWrite: takes a write from `key`'s allowance, or throws the 429. */
+function chargeRulesetWrite(limiter: RulesetWriteLimiter | undefined, key: string, extra: Record<string, string>): void {
+  if (!limiter) return;
+  const taken = limiter.take(key);
+  Object.assign(extra, taken.headers);
+  if (!taken.throttled) return;
+  extra['retry-after'] = String(taken.throttled.retryAfter);
+  throw ApiError.of(429, CODES.rateLimited, `Too many updates to this ruleset: at most ${limiter.describe()}. Retry after ${taken.throttled.retryAfter} s (the Retry-After header).`);
 }
 
 /** Aborted when the client of `req` disconnects before `res` is finished. */

@@ -51,7 +51,7 @@ import { engineReport } from '../../language/report';
 import { PHASES, type Phase, type Plan } from '../../language/scheme/types';
 import { SizedLru } from '../../language/sizedLru';
 import { defaultCatalog } from '../../managed/catalog';
-import { rulesetVersion } from '../../rulesets/catalog';
+import { rulesetVersion, type ManagedRuleset } from '../../rulesets/catalog';
 import { valueTree } from '../../rulesets/jsonTree';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
 import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetValue, type RulesetProblem } from '../../rulesets/validate';
@@ -125,6 +125,28 @@ function where(ctx: Ctx, access: 'Read' | 'Write'): Where {
 /** Parses `dry_run` before anything else, so a bad value is refused even on an otherwise bad request. */
 function dryRun(ctx: Ctx): boolean {
   return boolParam(ctx.query, 'dry_run') ?? false;
+}
+
+/**
+ * Charges a write to `what` (rulesetKey, or `create`: a scope's custom ruleset creation)
+ * against `--ruleset-write-rate`. Called once the write is authorized and its ruleset
+ * found: a 403 or 404 neither uses the allowance nor shows it.
+ */
+function chargeWrite(ctx: Ctx, w: Where, what: string): void {
+  ctx.chargeRulesetWrite(`${storeScope(w.scope, w.scopeId)}:${what}`);
+}
+
+/**
+ * The allowance a ruleset's writes share. An entry point is one per scope and phase, and
+ * is keyed so whichever path writes it (by phase, by id, or the write creating it): keyed
+ * by id, the write that created it and the next one by id had an allowance each.
+ */
+function rulesetKey(rs: { id: string; kind: RulesetKind; phase: Phase }): string {
+  return rs.kind === 'custom' ? rs.id : entryPointKey(rs.phase);
+}
+
+function entryPointKey(phase: Phase): string {
+  return `phase:${phase}`;
 }
 
 /** Thrown inside the write transaction to roll a dry run back. */
@@ -688,7 +710,7 @@ function versions(ctx: Ctx): Reply {
   const w = where(ctx, 'Read');
   const id = ctx.params.ruleset_id!;
   const m = managedRuleset(id, CATALOG);
-  if (m) return { result: m.versions.map((v) => managedHeader(m, v)) };
+  if (m) return managedVersionPage(ctx, m);
   const reply = versionPage(ctx, w, id);
   if (reply.result.length === 0 && !latestRuleset(ctx.service.store, w.scope, w.scopeId, id)) throw rulesetNotFound(id);
   return reply;
@@ -697,22 +719,45 @@ function versions(ctx: Ctx): Reply {
 /** Largest page of a versions list, and the default one. */
 export const VERSIONS_PER_PAGE = { max: 500, default: 50 };
 
+interface VersionPaging {
+  readonly perPage: number;
+  /** The last version of the previous page. */
+  readonly after?: number;
+}
+
 /**
- * A page of a stored ruleset's versions, oldest first, paged as the rulesets list is:
- * `per_page` (1–500, default 50) and the `cursor` of the previous page's result_info.
+ * A versions list's paging parameters, as the rulesets list takes them: `per_page` (1–500,
+ * default 50) and the `cursor` of the previous page's result_info. Every versions list
+ * checks them, even one with nothing to page (a client's bad value is told, not ignored).
  */
-function versionPage(ctx: Ctx, w: Where, id: string): Reply & { result: RulesetHeader[] } {
+function versionPaging(ctx: Ctx): VersionPaging {
   const perPage = intParam(ctx.query, 'per_page', VERSIONS_PER_PAGE.default, 1, VERSIONS_PER_PAGE.max);
   const raw = ctx.query.get('cursor');
-  let after: number | undefined;
-  if (raw !== null && raw !== '') {
-    const text = Buffer.from(raw, 'base64url').toString('utf8');
-    if (!/^v[0-9]{1,15}$/.test(text)) throw invalid(`'${raw}' is not a valid value for cursor: pass the cursor of the previous page's result_info`);
-    after = Number(text.slice(1));
-  }
+  if (raw === null || raw === '') return { perPage };
+  const text = Buffer.from(raw, 'base64url').toString('utf8');
+  if (!/^v[0-9]{1,15}$/.test(text)) throw invalid(`'${raw}' is not a valid value for cursor: pass the cursor of the previous page's result_info`);
+  return { perPage, after: Number(text.slice(1)) };
+}
+
+/** The answer for one page of versions (`more`: a next page exists, whose cursor it carries). */
+function versionReply(headers: RulesetHeader[], more: boolean, perPage: number): Reply & { result: RulesetHeader[] } {
+  const next = more ? Buffer.from(`v${headers[headers.length - 1]!.version}`).toString('base64url') : undefined;
+  return { result: headers, result_info: { per_page: perPage, count: headers.length, ...(next ? { cursor: next, cursors: { after: next } } : {}) } };
+}
+
+/** A page of a stored ruleset's versions, oldest first (versionPaging). */
+function versionPage(ctx: Ctx, w: Where, id: string): Reply & { result: RulesetHeader[] } {
+  const { perPage, after } = versionPaging(ctx);
   const page = storedVersionPage(ctx.service.store, w.scope, w.scopeId, id, { ...(after !== undefined ? { after } : {}), limit: perPage });
-  const next = page.more ? Buffer.from(`v${page.headers[page.headers.length - 1]!.version}`).toString('base64url') : undefined;
-  return { result: page.headers, result_info: { per_page: perPage, count: page.headers.length, ...(next ? { cursor: next, cursors: { after: next } } : {}) } };
+  return versionReply(page.headers, page.more, perPage);
+}
+
+/** A page of a managed ruleset's versions, oldest first, paged as a stored ruleset's are. */
+function managedVersionPage(ctx: Ctx, m: ManagedRuleset): Reply {
+  const { perPage, after } = versionPaging(ctx);
+  const all = m.versions.map((v) => managedHeader(m, v)); // the catalog's order: oldest first
+  const rest = after === undefined ? all : all.filter((h) => Number(h.version) > after);
+  return versionReply(rest.slice(0, perPage), rest.length > perPage, perPage);
 }
 
 function oneVersion(ctx: Ctx, w: Where): StoredRuleset {
@@ -768,6 +813,8 @@ async function create(ctx: Ctx): Promise<Reply> {
           : 'a zone can create only its entry points (kind zone); custom rulesets belong to the account';
     throw invalid(`'${kind}' is not a valid value for kind because ${why}`, '/kind');
   }
+  // An entry point's creation shares its allowance with the entry point's later writes.
+  chargeWrite(ctx, w, kind === 'custom' ? 'create' : entryPointKey(phase as Phase));
   const store = ctx.service.store;
   if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
   const rules = decodeRules(body.rules);
@@ -817,6 +864,7 @@ function update(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
+  chargeWrite(ctx, w, rulesetKey(current));
   const body = requestBody(ctx);
   onlyKeys(body, ['name', 'description', 'kind', 'phase', 'rules']);
   for (const key of ['name', 'kind', 'phase'] as const) {
@@ -834,6 +882,7 @@ function remove(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
+  chargeWrite(ctx, w, rulesetKey(current));
   const store = ctx.service.store;
   const users = deploymentsOf(store, w.accountId, current.id);
   if (users.length > 0) throw inUse(current, users[0]!);
@@ -859,6 +908,7 @@ function removeVersion(ctx: Ctx): Reply {
   if (m) throw managedReadOnly(m);
   const store = ctx.service.store;
   const target = oneVersion(ctx, w);
+  chargeWrite(ctx, w, rulesetKey(target));
   const all = storedVersions(store, w.scope, w.scopeId, id);
   const latest = all[all.length - 1]!;
   if (all.length === 1) {
@@ -904,6 +954,7 @@ function addRule(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
+  chargeWrite(ctx, w, rulesetKey(current));
   const body = requestBody(ctx);
   if (current.rules.length + 1 > MAX_RULES) throw tooManyRules(current.rules.length + 1, '');
   const rule = decodeRule(body, '', ['position']);
@@ -921,6 +972,7 @@ function editRule(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
+  chargeWrite(ctx, w, rulesetKey(current));
   const ruleId = ctx.params.rule_id!;
   const index = current.rules.findIndex((r) => r.id === ruleId);
   if (index < 0) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
@@ -950,6 +1002,7 @@ function deleteRule(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
+  chargeWrite(ctx, w, rulesetKey(current));
   const ruleId = ctx.params.rule_id!;
   if (!current.rules.some((r) => r.id === ruleId)) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
   if (ctx.body !== undefined) {
@@ -973,6 +1026,7 @@ function putEntryPointRoute(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const phase = phaseParam(ctx);
+  chargeWrite(ctx, w, entryPointKey(phase));
   const body = requestBody(ctx);
   // The WAF migration config (GET …/waf_migration/config) is meant to be sent back as it
   // is; our config adds `not_migrated` (read-only, ignored here) to what the hosted one has.
@@ -999,7 +1053,9 @@ function entryPointVersions(ctx: Ctx): Reply {
   const w = where(ctx, 'Read');
   const phase = phaseParam(ctx);
   const id = entryPointId(ctx.service.store, w.scope, w.scopeId, phase);
-  return id === undefined ? { result: [] } : versionPage(ctx, w, id);
+  if (id !== undefined) return versionPage(ctx, w, id);
+  // No entry point yet: an empty list, its paging parameters checked all the same.
+  return versionReply([], false, versionPaging(ctx).perPage);
 }
 
 function entryPointVersion(ctx: Ctx): Reply {
