@@ -23,9 +23,9 @@
  * cut. Without group commit (the CLI, tests) every outermost `write()` commits with
  * SQLite's own fsync at once.
  */
-import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlValue } from './sqlite';
 import { SCHEMA } from './schema';
 import { eventsFileOf, moveEventsOut } from './events/schema';
@@ -368,7 +368,13 @@ export class Store {
       closeSync(this.logFd);
       this.logFd = undefined;
     }
-    return (this.logFd ??= openSync(log, 'r+'));
+    if (this.logFd === undefined) {
+      this.logFd = openSync(log, 'r+');
+      // The log may be new: its name in the folder must reach the disk too, or a power cut
+      // could lose the whole file with the commits synced into it (once per log file).
+      syncFolder(dirname(log));
+    }
+    return this.logFd;
   }
 
   private synced(batches: readonly Batch[]): void {
@@ -467,6 +473,17 @@ export class Store {
       this.synced(pending);
     }
     release(this.claims);
+  }
+}
+
+/** fsync of a folder, so that the files made in it stay after a power cut (not possible on Windows, where NTFS journals names). */
+function syncFolder(folder: string): void {
+  if (process.platform === 'win32') return;
+  const fd = openSync(folder, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 
