@@ -146,6 +146,25 @@ describe('one service per database', () => {
     assert.equal(await done, 0);
   });
 
+  it('a claim left by a dead process: of four services started at once, one opens the database', async () => {
+    const file = join(dir, 'stale.db');
+    new Store(file).close();
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(`${file}.owner`, dead.stdout);
+    const started = await Promise.allSettled([1, 2, 3, 4].map(() => spawnService(['--db', file])));
+    const opened = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    try {
+      assert.equal(opened.length, 1, started.map((s) => (s.status === 'rejected' ? (s.reason as Error).message : 'opened')).join('\n'));
+      for (const s of started) if (s.status === 'rejected') assert.match((s.reason as Error).message, new RegExp(`exited with 1:\\n.*the database is in use by process ${opened[0]!.child.pid}`, 's'));
+    } finally {
+      for (const s of opened) {
+        const done = exited(s.child);
+        s.child.kill('SIGTERM');
+        await done;
+      }
+    }
+  });
+
   it('refuses a database another live service holds, with the pid and how to fix it', async () => {
     const file = join(dir, 'held.db');
     const s = await spawnService(['--db', file]);

@@ -8,7 +8,7 @@
  * four): SQLite's own (`synchronous=FULL`) until group commit is on, then ours (below). WAL
  * runs in `locking_mode=EXCLUSIVE` (the wal-index lives in the process heap, which the
  * WebAssembly VFS needs, having no shared memory); the service is the file's only user
- * anyway (see claim()).
+ * anyway (see dbClaim.ts).
  *
  * Writes run in `write()`: all of `fn`'s writes or none. With `groupCommit()` on (the
  * service turns it on), the writes of every request handled in one turn of the event
@@ -23,9 +23,9 @@
  * cut. Without group commit (the CLI, tests) every outermost `write()` commits with
  * SQLite's own fsync at once.
  */
-import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { closeSync, fdatasync, fstatSync, fsyncSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { claim, release } from './dbClaim';
 import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlValue } from './sqlite';
 import { SCHEMA } from './schema';
 import { eventsFileOf, moveEventsOut } from './events/schema';
@@ -58,7 +58,7 @@ export class StoreUnavailable extends Error {}
 
 export class Store {
   private readonly db: SqlDatabase;
-  /** The files that hold the claim (see claim()). */
+  /** The files that hold the claim (dbClaim.ts). */
   private readonly claims: readonly string[];
   /** The real path of the database file (the one SQLite opens, so its -wal sits beside it). */
   readonly realFile: string;
@@ -98,7 +98,7 @@ export class Store {
     let db: SqlDatabase | undefined;
     try {
       this.db = db = openSqlite(real);
-      // The service is the file's only user (see claim()): holding SQLite's lock keeps the
+      // The service is the file's only user (dbClaim.ts): holding SQLite's lock keeps the
       // page cache valid between statements, and lets WAL work without shared memory.
       this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
       this.db.exec('PRAGMA journal_mode = WAL');
@@ -484,82 +484,6 @@ function syncFolder(folder: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
-  }
-}
-
-/**
- * One service per database file, whatever path names it. node-sqlite3-wasm locks with a
- * `<db>.lock` directory named after the path it was given, which a killed process leaves
- * behind and which a symlink or hard link to the same file does not see. So the service
- * records its pid in two claim files, both created exclusively: `<real path>.owner`
- * beside the file's resolved real path (a symlink or a case variant resolves to it), and
- * one named after the file's device and inode in /tmp (a hard link has another path but
- * the same inode; /tmp, not TMPDIR, so that every process looks in the same place). A live owner means the file is in use; a
- * dead one means its claim is stale and is cleared (SQLite then recovers from its log).
- */
-function claim(file: string): { real: string; claims: string[] } {
-  // The file must exist to have an identity: an empty file is an empty database.
-  closeSync(openSync(file, 'a'));
-  const real = realpathSync.native(file);
-  const { dev, ino } = statSync(real);
-  // One folder whatever TMPDIR says (two services started with different ones must still
-  // meet there), per user: another user's folder of the same name would not be writable.
-  const lockDir = join(process.platform === 'win32' ? tmpdir() : '/tmp', `rulesmith-db-claims-${process.getuid?.() ?? 'user'}`);
-  mkdirSync(lockDir, { recursive: true });
-  const files = [`${real}.owner`, join(lockDir, `${dev}-${ino}.owner`)];
-  const held: string[] = [];
-  try {
-    for (const f of files) {
-      take(f, file, () => rmSync(`${real}.lock`, { recursive: true, force: true }));
-      held.push(f);
-    }
-  } catch (e) {
-    release(held);
-    throw e;
-  }
-  return { real, claims: files };
-}
-
-/** Creates `owner` with this pid, or throws if a live process holds it; a dead one's is replaced. */
-function take(owner: string, file: string, clearStale: () => void): void {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      writeFileSync(owner, String(process.pid), { flag: 'wx' });
-      return;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw e;
-    }
-    let pid = NaN;
-    try {
-      pid = Number(readFileSync(owner, 'utf8').trim());
-    } catch {
-      continue; // released meanwhile
-    }
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-      throw new Error(`the database is in use by process ${pid} (another rulesmith serve?); stop it, or use another --db file (if no such process is yours, delete ${owner})`);
-    }
-    if (pid === process.pid) throw new Error(`the database is in use by process ${pid} (this one: ${file} is already open here under another name); close it first`);
-    rmSync(owner, { force: true });
-    clearStale();
-  }
-}
-
-function release(claims: readonly string[]): void {
-  for (const owner of claims) {
-    try {
-      if (Number(readFileSync(owner, 'utf8').trim()) === process.pid) rmSync(owner, { force: true });
-    } catch {
-      // already gone
-    }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
