@@ -3,7 +3,7 @@
  * the proxy in front of it, and a raw HTTP client that sets the Host header (the zone).
  */
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
-import { connect } from 'node:net';
+import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 
 export interface Seen {
@@ -21,13 +21,15 @@ export interface Upstream {
   readonly seen: Seen[];
   /** Bytes of `/big` handed to the socket so far (it writes only as fast as the socket drains). */
   readonly big: { sent: number };
+  /** Upgraded (or upgrading) connections still open on the upstream's side. */
+  openUpgrades(): number;
   close(): Promise<void>;
 }
 
 /**
  * Routes: `/big?mb=N` streams N MiB generated on demand; `/slow` never answers; `/trailers`
  * answers chunked with a trailer; WebSocket-style upgrades on any path switch protocols and
- * echo; everything else answers 200 with `ok <method> <url>`.
+ * echo (`/ws-slow` switches after 300 ms, then writes twice, and never closes first); everything else answers 200 with `ok <method> <url>`.
  */
 export async function startUpstream(): Promise<Upstream> {
   const seen: Seen[] = [];
@@ -74,10 +76,18 @@ export async function startUpstream(): Promise<Upstream> {
   });
   server.on('upgrade', (req, socket) => {
     seen.push({ method: req.method!, url: req.url!, headers: req.headers, bodyBytes: 0, body: '' });
-    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
+    const switched = () => socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
     socket.on('data', (d: Buffer) => socket.write(`echo:${d.toString()}`));
     socket.on('error', () => socket.destroy());
-    socket.on('end', () => socket.end());
+    if (req.url === '/ws-slow') {
+      // As an app that notices a peer gone only when it writes: its side stays open after the proxy's ends.
+      setTimeout(switched, 300);
+      setTimeout(() => socket.write('tick'), 400);
+      setTimeout(() => socket.write('tock'), 500);
+    } else {
+      switched();
+      socket.on('end', () => socket.end());
+    }
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -88,6 +98,7 @@ export async function startUpstream(): Promise<Upstream> {
     url: `http://127.0.0.1:${a.port}`,
     seen,
     big,
+    openUpgrades: () => sockets.size,
     close: () =>
       new Promise<void>((r) => {
         server.close(() => r());
@@ -149,4 +160,39 @@ export function raw(proxyUrl: string, text: string | readonly string[], o: { gap
       resolve({ data, closed, ms: Date.now() - started });
     });
   });
+}
+
+export interface RawUpstream {
+  readonly url: string;
+  /** Connections the upstream has open. */
+  readonly sockets: Set<Socket>;
+  close(): void;
+}
+
+/** An upstream that answers by hand: `onRequest` gets each connection's first request head (and what came with it) and its socket. */
+export async function startRawUpstream(onRequest: (head: string, socket: Socket) => void): Promise<RawUpstream> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => s.destroy());
+    let text = '';
+    const onData = (d: Buffer) => {
+      text += d.toString('latin1');
+      if (!text.includes('\r\n\r\n')) return;
+      s.off('data', onData);
+      onRequest(text, s);
+    };
+    s.on('data', onData);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const a = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${a.port}`,
+    sockets,
+    close() {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
 }

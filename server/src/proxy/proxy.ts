@@ -10,12 +10,14 @@
  * limiter and the clearance cookie as per-request hooks; then a block page, a challenge,
  * or the request streamed to the upstream and its response streamed back (status,
  * headers, trailers), with X-Forwarded-For/-Proto, CF-Connecting-IP and CF-Ray added.
- * WebSocket upgrades are evaluated like any request and then piped both ways.
+ * WebSocket upgrades are evaluated like any request and then piped both ways; any other
+ * upgrade (h2c) goes through as an ordinary request. Nothing the app sends, and no throw while
+ * relaying it, escapes: the client gets a 502 or a closed connection, the process goes on.
  *
  * Every evaluated request goes to the EvaluatedRequestSink, if one is given, once its
  * status is known; the sink must return at once (it is never awaited).
  */
-import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createHistogram, monitorEventLoopDelay, performance, type RecordableHistogram } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
@@ -43,9 +45,9 @@ export interface ProxyOptions {
   readonly routes: readonly ProxyRoute[];
   /** Body bytes evaluated (default 128 KiB); a longer body is evaluated on its start and forwarded whole. */
   readonly inspectBodyLimit?: number;
-  /** Time the upstream has to start its answer (default 100 s); then 504. */
+  /** Time the upstream has to start its answer once the request is sent (default 100 s; a slow upload does not count); then 504. */
   readonly upstreamTimeoutMs?: number;
-  /** Time a client has to send its request headers (default 20 s); then 408 and the connection closes. */
+  /** Time a client has to send its request headers, and the longest pause in the body read for the rules (default 20 s); then 408 and the connection closes. */
   readonly headerTimeoutMs?: number;
   /** `interstitial` (default): the challenge page; `pass`: challenges count as solved; `block`: as a block. */
   readonly challenge?: ChallengeMode;
@@ -104,7 +106,8 @@ export class ProxyConfigError extends Error {}
 /** The proxy's control API (see `control`), on every host. */
 export const CONTROL_PATH = '/.rulesmith/proxy';
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
+/** Headers for one hop only: never forwarded either way (the Proxy-* ones are for this proxy, not the app). */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
 
 export function createProxy(options: ProxyOptions): RunningProxy {
   const routes: ZoneRoute[] = [];
@@ -152,14 +155,29 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
+    // An upgrade behind a pipelined request whose answer is still being written: nothing can be written in between.
+    if (pendingResponse(socket)) {
+      socket.destroy();
+      return;
+    }
     upgrade(req, socket, head).catch((e) => {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
       socket.destroy();
     });
   });
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    if (pendingResponse(socket)) {
+      socket.destroy();
+      return;
+    }
+    const rayId = newRayId();
+    log(`proxy: ${rayId} CONNECT ${req.url} 405 (a reverse proxy does not tunnel)`);
+    writeRawPage(socket, connectPage(), rayId);
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    const pending = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent) {
+    // A malformed request behind a pipelined one: an error answer now would be read as the first one's.
+    if (err.code === 'ECONNRESET' || !socket.writable || pendingResponse(socket)) {
       socket.destroy();
       return;
     }
@@ -262,6 +280,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    reparsed.delete(req.socket);
     if ((req.url ?? '').startsWith(CONTROL_PATH)) return control(req, res);
     const rayId = newRayId();
     const route = zoneOf(req, rayId);
@@ -271,8 +290,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return;
     }
     if (req.method === 'POST' && (req.url ?? '').split('?')[0] === CHALLENGE_PATH) return passChallenge(req, res, route);
-    const head = await readHead(req, limit);
+    const head = await readHead(req, limit, headerTimeout);
     if (head === 'aborted') return;
+    if (head === 'stalled') return bodyStalled(req, res);
     const buffered = Buffer.concat(head.chunks);
     const declared = Number(req.headers['content-length']);
     const bodySize = Number.isSafeInteger(declared) && declared >= 0 ? declared : buffered.length;
@@ -298,33 +318,36 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     forward(req, res, verdict, buffered, head.ended);
   }
 
+  /** A client that stopped sending its body for `headerTimeout` while the proxy read it: 408, and the connection closes. */
+  function bodyStalled(req: IncomingMessage, res: ServerResponse): void {
+    log(`proxy: 408 Request Timeout (the body of ${req.method} ${req.url} stalled for ${headerTimeout / 1000} s)`);
+    res.setHeader('connection', 'close');
+    sendPage(res, { status: 408, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `408 Request Timeout: the request body stalled for ${headerTimeout / 1000} s\n` });
+  }
+
   function upstreamRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, clientIp: string) {
     const up = route.upstream;
     const headers: OutgoingHttpHeaders = forwardedHeaders(req.headers, clientIp, rayId, req.socket && 'encrypted' in req.socket ? 'https' : 'http');
-    const target = req.url?.startsWith('/') ? req.url : originForm(req.url);
-    const basePath = up.pathname === '/' ? '' : up.pathname.replace(/\/$/, '');
     const make = up.protocol === 'https:' ? httpsRequest : httpRequest;
     return make({
       protocol: up.protocol,
       hostname: up.hostname.replace(/^\[|\]$/g, ''),
       port: up.port || (up.protocol === 'https:' ? 443 : 80),
       method: req.method,
-      path: basePath + target,
+      path: upstreamPath(up, req.url),
       headers,
       agent: up.protocol === 'https:' ? httpsAgent : httpAgent,
     });
   }
 
   function forward(req: IncomingMessage, res: ServerResponse, v: Verdict, buffered: Buffer, ended: boolean): void {
+    // The client left while its request was evaluated: no one to forward it for.
+    if (res.destroyed || req.socket.destroyed) return;
     const route = v.route;
+    const upstream = route.upstream.href;
     const upReq = upstreamRequest(req, route, v.rayId, v.edge.clientIp);
+    /** Set once the client's answer is decided: the app's, or the proxy's error page. */
     let answered = false;
-    const timer = setTimeout(() => {
-      if (answered) return;
-      answered = true;
-      upReq.destroy();
-      fail(gatewayTimeoutPage(v.rayId, route.upstream.href, upstreamTimeout / 1000));
-    }, upstreamTimeout);
     const fail = (page: Page) => {
       req.resume();
       if (res.headersSent) res.destroy();
@@ -332,59 +355,98 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         res.setHeader('connection', 'close');
         sendPage(res, page, v.rayId);
       }
-      log(`proxy: ${v.rayId} ${route.zoneName} ${req.method} ${req.url} ${page.status} upstream ${route.upstream.href}`);
+      log(`proxy: ${v.rayId} ${route.zoneName} ${req.method} ${req.url} ${page.status} upstream ${upstream}`);
       record(v, req, page.status);
     };
-    upReq.on('error', (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      if (answered) {
-        res.destroy();
-        return;
-      }
+    const giveUp = (page: Page) => {
+      if (answered) return;
       answered = true;
-      fail(badGatewayPage(v.rayId, route.upstream.href, e.code ? `${e.code} (${e.message})` : e.message));
-    });
-    upReq.on('response', (upRes: IncomingMessage) => {
-      clearTimeout(timer);
-      if (answered) {
-        upRes.destroy();
-        return;
-      }
-      answered = true;
-      const raw: string[] = [];
-      const connectionListed = connectionTokens(upRes.headers.connection);
-      for (let i = 0; i + 1 < upRes.rawHeaders.length; i += 2) {
-        const name = upRes.rawHeaders[i]!;
-        const lower = name.toLowerCase();
-        if ((HOP_BY_HOP.has(lower) && lower !== 'trailer') || connectionListed.has(lower)) continue;
-        raw.push(name, upRes.rawHeaders[i + 1]!);
-      }
-      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, raw);
-      record(v, req, upRes.statusCode ?? 502);
-      upRes.on('error', () => res.destroy());
-      upRes.pipe(res, { end: false });
-      upRes.on('end', () => {
-        if (upRes.rawTrailers.length > 0) {
-          const trailers: [string, string][] = [];
-          for (let i = 0; i + 1 < upRes.rawTrailers.length; i += 2) trailers.push([upRes.rawTrailers[i]!, upRes.rawTrailers[i + 1]!]);
-          res.addTrailers(trailers);
+      clock.stop();
+      upReq.destroy();
+      fail(page);
+    };
+    const clock = appClock(upstreamTimeout, () => giveUp(gatewayTimeoutPage(v.rayId, upstream, upstreamTimeout / 1000)));
+    /** A throw while relaying the app's answer is logged and ends this request (502, or a cut connection), never the process. */
+    const guard =
+      <A extends unknown[]>(what: string, fn: (...a: A) => void) =>
+      (...a: A): void => {
+        try {
+          fn(...a);
+        } catch (e) {
+          log(`proxy: ${v.rayId} ${route.zoneName} ${req.method} ${req.url}: ${what}: ${(e as Error).message}`);
+          answered = true;
+          clock.stop();
+          upReq.destroy();
+          // Once the app's status went out (and was recorded), all that is left is to cut the connection.
+          if (res.headersSent) return void res.destroy();
+          try {
+            fail(badGatewayPage(v.rayId, upstream, `its answer could not be relayed (${(e as Error).message})`));
+          } catch {
+            res.destroy();
+          }
         }
-        res.end();
-      });
+      };
+    upReq.on(
+      'error',
+      guard('upstream error', (e: NodeJS.ErrnoException) => {
+        // Once the app has answered, its response stream reports what matters: an app that answers
+        // early (413 mid-upload) and closes ends the request with an error here, and its answer stands.
+        giveUp(badGatewayPage(v.rayId, upstream, e.code ? `${e.code} (${e.message})` : e.message));
+      }),
+    );
+    upReq.on(
+      'response',
+      guard('relaying the answer', (upRes: IncomingMessage) => {
+        clock.stop();
+        if (answered) {
+          upRes.destroy();
+          return;
+        }
+        answered = true;
+        relay(req, res, v, upRes, guard);
+      }),
+    );
+    // A 101 to a request that asked for no upgrade.
+    upReq.on('upgrade', (_upRes: IncomingMessage, upSocket: Duplex) => {
+      upSocket.destroy();
+      giveUp(badGatewayPage(v.rayId, upstream, 'it switched protocols unasked (101)'));
     });
+    upReq.on('socket', (s: Duplex & { connecting?: boolean }) => {
+      if (s.connecting) s.once('connect', () => clock.done('connect'));
+      else clock.done('connect');
+    });
+    upReq.on('finish', () => clock.wait('answer'));
     // A client that goes away takes its upstream request with it.
     res.on('close', () => {
       if (!res.writableFinished) {
-        clearTimeout(timer);
+        clock.stop();
         answered = true;
         upReq.destroy();
       }
     });
-    if (ended) upReq.end(buffered);
-    else {
-      if (buffered.length > 0) upReq.write(buffered);
-      req.pipe(upReq);
-    }
+    clock.wait('connect');
+    sendBody(req, upReq, buffered, ended, clock);
+  }
+
+  /** The app's answer to the client: status, headers minus hop-by-hop ones, body and trailers. */
+  function relay(req: IncomingMessage, res: ServerResponse, v: Verdict, upRes: IncomingMessage, guard: Guard): void {
+    const bad = badStatusLine(upRes);
+    if (bad) throw new Error(`an invalid status line (${bad})`);
+    const status = upRes.statusCode!;
+    const headers = responseHeaders(upRes, carriesTrailers(req, res, status, upRes.headers));
+    // The client's upload is unfinished (the app answered early): the connection cannot be reused.
+    if (!req.complete) headers.push('connection', 'close');
+    res.writeHead(status, upRes.statusMessage, headers);
+    record(v, req, status);
+    upRes.on('error', () => res.destroy());
+    upRes.pipe(res, { end: false });
+    upRes.on(
+      'end',
+      guard('relaying the trailers', () => {
+        if (upRes.rawTrailers.length > 0) res.addTrailers(pairs(upRes.rawTrailers));
+        res.end();
+      }),
+    );
   }
 
   function startZone(r: ProxyRoute): ZoneCounters | { error: string } {
@@ -437,8 +499,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
       res.end(text);
     };
-    const head = await readHead(req, 4096);
+    const head = await readHead(req, 4096, headerTimeout);
     if (head === 'aborted') return;
+    if (head === 'stalled') return bodyStalled(req, res);
     if (!head.ended) {
       req.resume();
       return json(413, { success: false, errors: [{ message: 'the body is larger than 4 KB' }] });
@@ -515,8 +578,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute): Promise<void> {
-    const head = await readHead(req, 4096);
+    const head = await readHead(req, 4096, headerTimeout);
     if (head === 'aborted') return;
+    if (head === 'stalled') return bodyStalled(req, res);
     if (!head.ended) req.resume();
     const form = new URLSearchParams(Buffer.concat(head.chunks).subarray(0, 4096).toString('utf8'));
     res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId), 'cache-control': 'no-store', 'content-length': 0 });
@@ -524,6 +588,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    if (!isWebSocket(req)) return reparse(req, socket, head);
     const rayId = newRayId();
     const route = zoneOf(req, rayId);
     if (!('zoneId' in route)) {
@@ -542,50 +607,159 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       record(verdict, req, verdict.page.status);
       return;
     }
-    const headers = forwardedHeaders(req.headers, verdict.edge.clientIp, rayId, 'http');
+    // The client left while its request was evaluated.
+    if (socket.destroyed) return;
+    tunnel(req, socket, head, verdict);
+  }
+
+  /**
+   * Sockets handed back to the HTTP server by `reparse`, until their next request arrives as an
+   * ordinary one: one that came back as an upgrade again would loop.
+   */
+  const reparsed = new WeakSet<Duplex>();
+
+  /**
+   * An upgrade the proxy does not tunnel (h2c, or a WebSocket handshake with a body): node's HTTP
+   * server gets the request again without the `upgrade` token in Connection, as an ordinary request,
+   * so its body is evaluated and forwarded, and the app's answer framed as any other; the app never
+   * sees the Upgrade (hop-by-hop) and answers over HTTP/1.1, as an app without h2c would.
+   */
+  function reparse(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (reparsed.has(socket)) {
+      socket.destroy();
+      return;
+    }
+    reparsed.add(socket);
+    socket.unshift(Buffer.concat([Buffer.from(headWithoutUpgrade(req), 'latin1'), head]));
+    server.emit('connection', socket);
+  }
+
+  /** A WebSocket handshake to the app, and once it switches protocols, bytes piped both ways. */
+  function tunnel(req: IncomingMessage, socket: Duplex, head: Buffer, v: Verdict): void {
+    const up = v.route.upstream;
+    const headers = forwardedHeaders(req.headers, v.edge.clientIp, v.rayId, 'http');
     headers.connection = 'Upgrade';
     headers.upgrade = req.headers.upgrade ?? 'websocket';
-    const up = route.upstream;
     const upReq = (up.protocol === 'https:' ? httpsRequest : httpRequest)({
       protocol: up.protocol,
       hostname: up.hostname.replace(/^\[|\]$/g, ''),
       port: up.port || (up.protocol === 'https:' ? 443 : 80),
       method: req.method,
-      path: req.url,
+      path: upstreamPath(up, req.url),
       headers,
     });
+    let answered = false;
     const timer = setTimeout(() => upReq.destroy(new Error('timeout')), upstreamTimeout);
-    upReq.on('error', (e: NodeJS.ErrnoException) => {
+    // A client that leaves (or half-closes) before the app switches protocols takes its upstream
+    // request with it. The socket is read meanwhile, or its end would go unnoticed; what comes
+    // early (at most 64 KiB, then it waits) goes to the app after the switch.
+    const early: Buffer[] = [head];
+    let earlyBytes = head.length;
+    const onEarly = (d: Buffer) => {
+      early.push(d);
+      earlyBytes += d.length;
+      if (earlyBytes > 65_536) socket.pause();
+    };
+    const left = () => {
       clearTimeout(timer);
-      const page = e.message === 'timeout' ? gatewayTimeoutPage(rayId, up.href, upstreamTimeout / 1000) : badGatewayPage(rayId, up.href, e.code ?? e.message);
-      writeRawPage(socket, page, rayId);
-      record(verdict, req, page.status);
-    });
-    upReq.on('response', (upRes) => {
-      clearTimeout(timer);
-      // The upstream refused the upgrade: its answer goes back as it is.
-      socket.write(statusLine(upRes) + rawHeaderLines(upRes.rawHeaders) + '\r\n');
-      upRes.pipe(socket);
-      record(verdict, req, upRes.statusCode ?? 502);
-    });
-    upReq.on('upgrade', (upRes, upSocket, upHead) => {
-      clearTimeout(timer);
-      record(verdict, req, upRes.statusCode ?? 101);
-      socket.write(statusLine(upRes) + rawHeaderLines(upRes.rawHeaders) + '\r\n');
-      if (upHead.length > 0) socket.write(upHead);
-      if (head.length > 0) upSocket.write(head);
-      upSocket.on('error', () => socket.destroy());
-      socket.on('error', () => upSocket.destroy());
-      socket.on('close', () => upSocket.destroy());
-      upSocket.on('close', () => socket.destroy());
-      tunnels.add(socket);
-      tunnels.add(upSocket);
-      socket.on('close', () => tunnels.delete(socket));
-      upSocket.on('close', () => tunnels.delete(upSocket));
-      upSocket.pipe(socket);
-      socket.pipe(upSocket);
-    });
+      answered = true;
+      upReq.destroy();
+      socket.destroy();
+    };
+    const waited = () => {
+      socket.off('data', onEarly);
+      socket.off('end', left);
+      socket.off('close', left);
+      socket.pause();
+    };
+    socket.on('data', onEarly);
+    socket.once('end', left);
+    socket.once('close', left);
+    /** A throw while relaying the app's answer is logged and closes the connection, never the process. */
+    const guard =
+      <A extends unknown[]>(fn: (...a: A) => void) =>
+      (...a: A): void => {
+        try {
+          fn(...a);
+        } catch (e) {
+          log(`proxy: ${v.rayId} ${v.route.zoneName} upgrade ${req.url}: ${(e as Error).message}`);
+          upReq.destroy();
+          socket.destroy();
+        }
+      };
+    upReq.on(
+      'error',
+      guard((e: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        waited();
+        if (answered) return;
+        answered = true;
+        const page = e.message === 'timeout' ? gatewayTimeoutPage(v.rayId, up.href, upstreamTimeout / 1000) : badGatewayPage(v.rayId, up.href, e.code ?? e.message);
+        writeRawPage(socket, page, v.rayId);
+        record(v, req, page.status);
+      }),
+    );
+    upReq.on(
+      'response',
+      guard((upRes: IncomingMessage) => {
+        clearTimeout(timer);
+        waited();
+        if (answered) return void upRes.destroy();
+        answered = true;
+        const status = refuse(upRes, socket, v.rayId, up.href);
+        record(v, req, status);
+      }),
+    );
+    upReq.on(
+      'upgrade',
+      guard((upRes: IncomingMessage, upSocket: Duplex, upHead: Buffer) => {
+        clearTimeout(timer);
+        waited();
+        if (answered || socket.destroyed) return void upSocket.destroy();
+        answered = true;
+        record(v, req, upRes.statusCode ?? 101);
+        socket.write(`HTTP/1.1 101 ${upRes.statusMessage || 'Switching Protocols'}\r\n${headerLines(pairs(upRes.rawHeaders))}\r\n`);
+        if (upHead.length > 0) socket.write(upHead);
+        if (earlyBytes > 0) upSocket.write(Buffer.concat(early));
+        pipeTunnel(socket, upSocket);
+      }),
+    );
     upReq.end();
+  }
+
+  /** Both sockets piped into each other; either closing closes the other; close() ends them. */
+  function pipeTunnel(socket: Duplex, upSocket: Duplex): void {
+    upSocket.on('error', () => socket.destroy());
+    socket.on('error', () => upSocket.destroy());
+    socket.on('close', () => upSocket.destroy());
+    upSocket.on('close', () => socket.destroy());
+    tunnels.add(socket);
+    tunnels.add(upSocket);
+    socket.on('close', () => tunnels.delete(socket));
+    upSocket.on('close', () => tunnels.delete(upSocket));
+    upSocket.pipe(socket);
+    socket.pipe(upSocket);
+  }
+
+  /**
+   * The app answered a WebSocket handshake without switching protocols: its answer, framed for
+   * this connection (its Content-Length kept, else delimited by the close), which then closes. A
+   * status line that cannot be written is a 502. The status the client got.
+   */
+  function refuse(upRes: IncomingMessage, socket: Duplex, rayId: string, upstream: string): number {
+    const bad = badStatusLine(upRes);
+    if (bad) {
+      upRes.destroy();
+      writeRawPage(socket, badGatewayPage(rayId, upstream, `an invalid status line (${bad})`), rayId);
+      return 502;
+    }
+    const headers = responseHeaders(upRes, false);
+    socket.write(`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage ?? ''}\r\n${headerLines(pairs(headers))}connection: close\r\n\r\n`);
+    upRes.on('error', () => socket.destroy());
+    upRes.pipe(socket);
+    // Read (and drop) what the client still sends, so that its end is seen and the socket freed.
+    socket.resume();
+    return upRes.statusCode!;
   }
 
   // Compile the proxied zones now, so the first request does not wait for it.
@@ -652,27 +826,111 @@ function sendPage(res: ServerResponse, page: Page, rayId?: string): void {
     res.end();
     return;
   }
-  res.writeHead(page.status, { ...page.headers, ...(rayId ? { 'cf-ray': rayId } : {}), 'content-length': Buffer.byteLength(page.body) });
+  // The reason phrase given, so that an invalid one left by a failed relay is not reused.
+  res.writeHead(page.status, STATUS_CODES[page.status] ?? 'unknown', { ...page.headers, ...(rayId ? { 'cf-ray': rayId } : {}), 'content-length': Buffer.byteLength(page.body) });
   res.end(page.body);
 }
 
-function statusLine(res: IncomingMessage): string {
-  return `HTTP/1.1 ${res.statusCode} ${res.statusMessage ?? ''}\r\n`;
+/** The answer to CONNECT: this is a reverse proxy, it tunnels nothing. */
+function connectPage(): Page {
+  return { status: 405, headers: { 'content-type': 'text/plain; charset=utf-8', allow: 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS' }, body: '405 Method Not Allowed: this is a reverse proxy (the WAF proxy in front of an app); it does not tunnel CONNECT\n' };
 }
 
-function rawHeaderLines(raw: readonly string[]): string {
+/** Whether a response on this socket is still being written (a pipelined request's). */
+function pendingResponse(socket: Duplex): boolean {
+  const pending = (socket as { _httpMessage?: unknown })._httpMessage;
+  return pending !== undefined && pending !== null;
+}
+
+/** A WebSocket handshake (RFC 6455: a GET without a body): the only upgrade the proxy tunnels. */
+function isWebSocket(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  const bodiless = (length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined;
+  return req.method === 'GET' && bodiless && connectionTokens(req.headers.upgrade).has('websocket');
+}
+
+/**
+ * The request's head as it came, but without the `upgrade` token in Connection (and
+ * Proxy-Connection, which node's parser reads alike), so that it parses as an ordinary request;
+ * the Upgrade header stays for the rules to see. Values from the parser hold no CR or LF.
+ */
+function headWithoutUpgrade(req: IncomingMessage): string {
+  let out = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
+  for (const [name, value] of pairs(req.rawHeaders)) {
+    const lower = name.toLowerCase();
+    if (lower !== 'connection' && lower !== 'proxy-connection') out += `${name}: ${value}\r\n`;
+    else {
+      const rest = value.split(',').filter((t) => t.trim().toLowerCase() !== 'upgrade');
+      if (rest.some((t) => t.trim() !== '')) out += `${name}: ${rest.join(',').trim()}\r\n`;
+    }
+  }
+  return `${out}\r\n`;
+}
+
+/** Why an answer's status line cannot be relayed (node refuses to write it), or undefined. */
+function badStatusLine(res: IncomingMessage): string | undefined {
+  const status = res.statusCode ?? 0;
+  if (status < 100 || status > 999) return `status ${status}`;
+  if (/[^\t\x20-\x7e\x80-\xff]/.test(res.statusMessage ?? '')) return 'a control character in the reason phrase';
+  return undefined;
+}
+
+/** The app's response headers for the client (raw, in order): hop-by-hop ones dropped, and Trailer unless `keepTrailer`. */
+function responseHeaders(upRes: IncomingMessage, keepTrailer: boolean): string[] {
+  const out: string[] = [];
+  const listed = connectionTokens(upRes.headers.connection);
+  for (const [name, value] of pairs(upRes.rawHeaders)) {
+    const lower = name.toLowerCase();
+    if ((HOP_BY_HOP.has(lower) && !(lower === 'trailer' && keepTrailer)) || listed.has(lower)) continue;
+    out.push(name, value);
+  }
+  return out;
+}
+
+/**
+ * Whether node sends this answer chunked to this client, the only framing that carries trailers
+ * (and so a Trailer header; node throws on one otherwise): a body (not HEAD, 204, 304), no
+ * Content-Length, and a client that reads chunked (HTTP/1.1, or HTTP/1.0 with `TE: chunked`).
+ */
+function carriesTrailers(req: IncomingMessage, res: ServerResponse, status: number, headers: IncomingHttpHeaders): boolean {
+  if (req.method === 'HEAD' || status === 204 || status === 304 || status < 200) return false;
+  return res.useChunkedEncodingByDefault && headers['content-length'] === undefined;
+}
+
+/** `[name, value, name, value, …]` as pairs. */
+function pairs(raw: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
+}
+
+/**
+ * Header lines for a head the proxy writes itself. A name or value that could end its line
+ * (CR, LF, NUL: a custom block response's content type comes from the ruleset) is dropped, so
+ * nothing can add headers or a body of its own. Exported for its test.
+ */
+export function headerLines(headers: Iterable<readonly [string, string]>): string {
   let out = '';
-  for (let i = 0; i + 1 < raw.length; i += 2) out += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  for (const [name, value] of headers) if (!/[\r\n\0]/.test(name + value)) out += `${name}: ${value}\r\n`;
   return out;
 }
 
 function writeRawPage(socket: Duplex, page: Page, rayId: string): void {
   const headers = { ...page.headers, 'cf-ray': rayId, 'content-length': String(Buffer.byteLength(page.body)), connection: 'close' };
-  socket.end(`HTTP/1.1 ${page.status} ${page.status === 403 ? 'Forbidden' : 'Error'}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${page.body}`);
+  socket.end(`HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? 'Error'}\r\n${headerLines(Object.entries(headers))}\r\n${page.body}`);
+  // Read (and drop) what the client still sends, so that its end is seen and the socket freed.
+  socket.resume();
 }
 
 function connectionTokens(h: string | undefined): Set<string> {
   return new Set((h ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
+}
+
+/** The path the app gets: the upstream URL's path, then the target in origin form; `*` (OPTIONS *) as it is. */
+function upstreamPath(up: URL, target: string | undefined): string {
+  if (target === '*') return '*';
+  const basePath = up.pathname === '/' ? '' : up.pathname.replace(/\/$/, '');
+  return basePath + (target?.startsWith('/') ? target : originForm(target));
 }
 
 /** An absolute-form target (`GET http://host/path`) as origin-form. */
@@ -683,6 +941,79 @@ function originForm(target: string | undefined): string {
   } catch {
     return '/';
   }
+}
+
+type Guard = <A extends unknown[]>(what: string, fn: (...a: A) => void) => (...a: A) => void;
+
+interface AppClock {
+  /** The proxy waits on the app for `what` (connecting, taking the body, answering). */
+  wait(what: string): void;
+  done(what: string): void;
+  stop(): void;
+}
+
+/**
+ * The upstream timeout: runs while the proxy waits on the app, from the first wait until none is
+ * left; waiting on the client (a slow upload) is not the app's time, so it does not count.
+ */
+function appClock(ms: number, onTimeout: () => void): AppClock {
+  const waits = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  const update = () => {
+    if (waits.size > 0) timer ??= setTimeout(onTimeout, ms);
+    else {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+  };
+  return {
+    wait(what) {
+      waits.add(what);
+      update();
+    },
+    done(what) {
+      waits.delete(what);
+      update();
+    },
+    stop() {
+      waits.clear();
+      update();
+    },
+  };
+}
+
+/**
+ * The client's body to the app: the bytes read for the rules, then the rest as it comes. While
+ * the app does not take it (backpressure) the clock runs. When the app stops taking it (it
+ * answered early and closed), the rest is read and dropped so the client can read the answer.
+ */
+function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: Buffer, ended: boolean, clock: AppClock): void {
+  if (ended) {
+    upReq.end(buffered);
+    return;
+  }
+  let held = false;
+  const send = (c: Buffer) => {
+    if (upReq.destroyed || upReq.write(c)) return;
+    held = true;
+    req.pause();
+    clock.wait('body');
+    upReq.once('drain', () => {
+      held = false;
+      clock.done('body');
+      req.resume();
+    });
+  };
+  const end = () => upReq.end();
+  upReq.on('close', () => {
+    req.off('data', send);
+    req.off('end', end);
+    if (!req.complete) req.resume();
+  });
+  send(buffered);
+  req.on('data', send);
+  req.on('end', end);
+  if (!held) req.resume();
 }
 
 /** The request's headers for the upstream: hop-by-hop ones dropped, the forwarding ones added. */
@@ -701,15 +1032,19 @@ function forwardedHeaders(h: IncomingHttpHeaders, clientIp: string, rayId: strin
 /**
  * The body's first bytes: chunks until more than `limit` bytes have come (the stream is
  * then paused, the rest stays in the socket) or the body ended. A request without a body
- * reads nothing.
+ * reads nothing. `stalled` when no byte came for `idleMs` (the server's request timeout is
+ * off, for long uploads, so a client that promised more than it sends would hold the
+ * connection for ever).
  */
-function readHead(req: IncomingMessage, limit: number): Promise<{ chunks: Buffer[]; ended: boolean } | 'aborted'> {
+function readHead(req: IncomingMessage, limit: number, idleMs: number): Promise<{ chunks: Buffer[]; ended: boolean } | 'aborted' | 'stalled'> {
   const length = req.headers['content-length'];
   if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) return Promise.resolve({ chunks: [], ended: true });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let seen = 0;
-    const done = (r: { chunks: Buffer[]; ended: boolean } | 'aborted') => {
+    const idle = setTimeout(() => done('stalled'), idleMs);
+    const done = (r: { chunks: Buffer[]; ended: boolean } | 'aborted' | 'stalled') => {
+      clearTimeout(idle);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -717,6 +1052,7 @@ function readHead(req: IncomingMessage, limit: number): Promise<{ chunks: Buffer
       resolve(r);
     };
     const onData = (c: Buffer) => {
+      idle.refresh();
       chunks.push(c);
       seen += c.length;
       if (seen > limit) {

@@ -1,0 +1,142 @@
+// The WAF proxy and upgrades, over real sockets: h2c (and any upgrade but a WebSocket
+// handshake) goes through as an ordinary request, body evaluated and forwarded; a WebSocket
+// handshake the app declines gets the app's answer framed for the client; the upstream URL's
+// path comes before the handshake's; a client that leaves before the app switches protocols
+// takes its upstream connection with it; the heads the proxy writes itself on this path carry
+// no header a ruleset could smuggle in.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createProxy, headerLines, type RunningProxy } from '../../server/src/proxy/proxy';
+import { DEMO_ACCOUNT } from '../../server/src/service/seed';
+import { startService, type TestService } from './harness';
+import { raw, startUpstream, type Upstream } from './proxyHarness';
+
+const ZONE_ID = '0123456789abcdef0123456789abcdef';
+const ZONE = 'app.test';
+const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
+
+let svc: TestService;
+let upstream: Upstream;
+
+before(async () => {
+  svc = await startService();
+  svc.store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [ZONE_ID, DEMO_ACCOUNT.id, ZONE, 'enterprise', 'active', new Date().toISOString()]);
+  svc.store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [ZONE_ID, JSON.stringify({ migration_state: 'complete' })]);
+  const rules = [{ action: 'block', expression: 'http.request.body.raw contains "attack=1"', description: 'attack in the body' }];
+  const r = await svc.call('PUT', CUSTOM, { body: { rules } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  upstream = await startUpstream();
+});
+after(async () => {
+  await upstream.close();
+  await svc.close();
+});
+beforeEach(() => {
+  upstream.seen.length = 0;
+});
+
+async function withProxy(upstreamUrl: string, fn: (p: RunningProxy) => Promise<void>): Promise<void> {
+  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstreamUrl }], upstreamTimeoutMs: 2_000 });
+  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
+  try {
+    await fn(p);
+  } finally {
+    await p.close();
+  }
+}
+
+const h2c = (method: string, path: string, body = '') =>
+  `${method} ${path} HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n` +
+  (body ? `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n` : '') +
+  `\r\n${body}`;
+const handshake = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`;
+
+describe('an upgrade other than WebSocket (h2c)', () => {
+  it('goes through as an ordinary request: its body forwarded, the answer framed, the connection kept', async () => {
+    await withProxy(upstream.url, async (p) => {
+      const r = await raw(p.url(), [h2c('POST', '/form', 'hello=1'), h2c('GET', '/page')], { gapMs: 200, waitMs: 800 });
+      assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
+      // Both answers on the one connection, each chunked as node frames it.
+      assert.match(r.data, /\r\n\r\nd\r\nok POST \/form\r\n0\r\n\r\nHTTP\/1\.1 200 OK\r\n/);
+      assert.ok(r.data.endsWith('\r\n\r\nc\r\nok GET /page\r\n0\r\n\r\n'), r.data);
+      assert.deepEqual(
+        upstream.seen.map((s) => [s.method, s.url, s.body, s.headers.upgrade, s.headers['http2-settings']]),
+        [
+          ['POST', '/form', 'hello=1', undefined, undefined],
+          ['GET', '/page', '', undefined, undefined],
+        ],
+      );
+    });
+  });
+
+  it('has its body evaluated', async () => {
+    await withProxy(upstream.url, async (p) => {
+      const r = await raw(p.url(), h2c('POST', '/form', 'attack=1'), { waitMs: 800 });
+      assert.match(r.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
+      assert.equal(upstream.seen.length, 0);
+    });
+  });
+});
+
+describe('a WebSocket handshake', () => {
+  it('the app declines gets its answer framed for the client, and the connection closes', async () => {
+    // An app without WebSocket support answers the handshake as any GET, chunked.
+    const app = createServer((_req, res) => {
+      res.write('hello ');
+      res.end('world');
+    });
+    await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
+    try {
+      await withProxy(`http://127.0.0.1:${(app.address() as { port: number }).port}`, async (p) => {
+        const r = await raw(p.url(), handshake('/ws'), { waitMs: 2_000 });
+        assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
+        assert.doesNotMatch(r.data, /^transfer-encoding:/im);
+        assert.doesNotMatch(r.data, /^connection: keep-alive/im);
+        assert.match(r.data, /\r\nconnection: close\r\n\r\nhello world$/);
+        assert.equal(r.closed, true);
+      });
+    } finally {
+      await new Promise<void>((r) => {
+        app.close(() => r());
+        app.closeAllConnections();
+      });
+    }
+  });
+
+  it("goes to the upstream URL's path", async () => {
+    await withProxy(`${upstream.url}/app/`, async (p) => {
+      const r = await raw(p.url(), [handshake('/ws?x=1'), 'ping'], { gapMs: 100, waitMs: 600 });
+      assert.match(r.data, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
+      assert.ok(r.data.endsWith('echo:ping'), r.data);
+      assert.equal(upstream.seen[0]!.url, '/app/ws?x=1');
+    });
+  });
+
+  it('whose client leaves before the app switches protocols leaves no upstream connection open', async () => {
+    await withProxy(upstream.url, async (p) => {
+      const port = Number(new URL(p.url()).port);
+      for (let i = 0; i < 3; i++) {
+        const s = connect(port, '127.0.0.1', () => s.write(handshake('/ws-slow')));
+        s.on('error', () => undefined);
+        setTimeout(() => s.destroy(), 100);
+      }
+      await new Promise((r) => setTimeout(r, 800));
+      assert.equal(upstream.seen.length, 3);
+      assert.equal(upstream.openUpgrades(), 0);
+    });
+  });
+});
+
+describe("the proxy's own heads (writeRawPage, the upgrade path)", () => {
+  it('drop a header whose name or value holds CR, LF or NUL (a custom response content type comes from the ruleset)', () => {
+    const lines = headerLines([
+      ['content-type', 'text/plain\r\nx-injected: 1'],
+      ['x-a\nb', '1'],
+      ['x-nul', 'a\0b'],
+      ['cache-control', 'no-store'],
+    ]);
+    assert.equal(lines, 'cache-control: no-store\r\n');
+  });
+});
