@@ -1,0 +1,245 @@
+/**
+ * How the WAF proxy carries a request to the app and its answer back over HTTP/1 (proxy.ts
+ * decides what to carry): which headers pass, the app's path, the body as it comes, the
+ * upstream timeout's clock, and the heads the proxy writes itself on a raw socket.
+ */
+import { STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Page } from './pages';
+
+/** Headers for one hop only: never forwarded either way (the Proxy-* ones are for this proxy, not the app). */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
+
+/** Whether a response on this socket is still being written (a pipelined request's). */
+export function pendingResponse(socket: Duplex): boolean {
+  const pending = (socket as { _httpMessage?: unknown })._httpMessage;
+  return pending !== undefined && pending !== null;
+}
+
+/** A WebSocket handshake (RFC 6455: a GET without a body): the only upgrade the proxy tunnels. */
+export function isWebSocket(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  const bodiless = (length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined;
+  return req.method === 'GET' && bodiless && connectionTokens(req.headers.upgrade).has('websocket');
+}
+
+/**
+ * The request's head as it came, but without the `upgrade` token in Connection (and
+ * Proxy-Connection, which node's parser reads alike), so that it parses as an ordinary request;
+ * the Upgrade header stays for the rules to see. Values from the parser hold no CR or LF.
+ */
+export function headWithoutUpgrade(req: IncomingMessage): string {
+  let out = `${req.method} ${req.url} HTTP/${req.httpVersion}\r\n`;
+  for (const [name, value] of pairs(req.rawHeaders)) {
+    const lower = name.toLowerCase();
+    if (lower !== 'connection' && lower !== 'proxy-connection') out += `${name}: ${value}\r\n`;
+    else {
+      const rest = value.split(',').filter((t) => t.trim().toLowerCase() !== 'upgrade');
+      if (rest.some((t) => t.trim() !== '')) out += `${name}: ${rest.join(',').trim()}\r\n`;
+    }
+  }
+  return `${out}\r\n`;
+}
+
+/** Why an answer's status line cannot be relayed (node refuses to write it), or undefined. */
+export function badStatusLine(res: IncomingMessage): string | undefined {
+  const status = res.statusCode ?? 0;
+  if (status < 100 || status > 999) return `status ${status}`;
+  if (/[^\t\x20-\x7e\x80-\xff]/.test(res.statusMessage ?? '')) return 'a control character in the reason phrase';
+  return undefined;
+}
+
+/** The app's response headers for the client (raw, in order): hop-by-hop ones dropped, and Trailer unless `keepTrailer`. */
+export function responseHeaders(upRes: IncomingMessage, keepTrailer: boolean): string[] {
+  const out: string[] = [];
+  const listed = connectionTokens(upRes.headers.connection);
+  for (const [name, value] of pairs(upRes.rawHeaders)) {
+    const lower = name.toLowerCase();
+    if ((HOP_BY_HOP.has(lower) && !(lower === 'trailer' && keepTrailer)) || listed.has(lower)) continue;
+    out.push(name, value);
+  }
+  return out;
+}
+
+/**
+ * Whether node sends this answer chunked to this client, the only framing that carries trailers
+ * (and so a Trailer header; node throws on one otherwise): a body (not HEAD, 204, 304), no
+ * Content-Length, and a client that reads chunked (HTTP/1.1, or HTTP/1.0 with `TE: chunked`).
+ */
+export function carriesTrailers(req: IncomingMessage, res: ServerResponse, status: number, headers: IncomingHttpHeaders): boolean {
+  if (req.method === 'HEAD' || status === 204 || status === 304 || status < 200) return false;
+  return res.useChunkedEncodingByDefault && headers['content-length'] === undefined;
+}
+
+/** `[name, value, name, value, …]` as pairs. */
+export function pairs(raw: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
+}
+
+/**
+ * Header lines for a head the proxy writes itself. A name or value that could end its line
+ * (CR, LF, NUL: a custom block response's content type comes from the ruleset) is dropped, so
+ * nothing can add headers or a body of its own.
+ */
+export function headerLines(headers: Iterable<readonly [string, string]>): string {
+  let out = '';
+  for (const [name, value] of headers) if (!/[\r\n\0]/.test(name + value)) out += `${name}: ${value}\r\n`;
+  return out;
+}
+
+export function writeRawPage(socket: Duplex, page: Page, rayId: string): void {
+  const headers = { ...page.headers, 'cf-ray': rayId, 'content-length': String(Buffer.byteLength(page.body)), connection: 'close' };
+  socket.end(`HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? 'Error'}\r\n${headerLines(Object.entries(headers))}\r\n${page.body}`);
+  // Read (and drop) what the client still sends, so that its end is seen and the socket freed.
+  socket.resume();
+}
+
+export function connectionTokens(h: string | undefined): Set<string> {
+  return new Set((h ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
+}
+
+/** The path the app gets: the upstream URL's path, then the target in origin form; `*` (OPTIONS *) as it is. */
+export function upstreamPath(up: URL, target: string | undefined): string {
+  if (target === '*') return '*';
+  const basePath = up.pathname === '/' ? '' : up.pathname.replace(/\/$/, '');
+  return basePath + (target?.startsWith('/') ? target : originForm(target));
+}
+
+/** An absolute-form target (`GET http://host/path`) as origin-form. */
+export function originForm(target: string | undefined): string {
+  try {
+    const u = new URL(target ?? '/');
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return '/';
+  }
+}
+
+export interface AppClock {
+  /** The proxy waits on the app for `what` (connecting, taking the body, answering). */
+  wait(what: string): void;
+  done(what: string): void;
+  stop(): void;
+}
+
+/**
+ * The upstream timeout: runs while the proxy waits on the app, from the first wait until none is
+ * left; waiting on the client (a slow upload) is not the app's time, so it does not count.
+ */
+export function appClock(ms: number, onTimeout: () => void): AppClock {
+  const waits = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  const update = () => {
+    if (waits.size > 0) timer ??= setTimeout(onTimeout, ms);
+    else {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+  };
+  return {
+    wait(what) {
+      waits.add(what);
+      update();
+    },
+    done(what) {
+      waits.delete(what);
+      update();
+    },
+    stop() {
+      waits.clear();
+      update();
+    },
+  };
+}
+
+/**
+ * The client's body to the app: the bytes read for the rules, then the rest as it comes. While
+ * the app does not take it (backpressure) the clock runs. When the app stops taking it (it
+ * answered early and closed), the rest is read and dropped so the client can read the answer.
+ */
+export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: Buffer, ended: boolean, clock: AppClock): void {
+  if (ended) {
+    upReq.end(buffered);
+    return;
+  }
+  let held = false;
+  const send = (c: Buffer) => {
+    if (upReq.destroyed || upReq.write(c)) return;
+    held = true;
+    req.pause();
+    clock.wait('body');
+    upReq.once('drain', () => {
+      held = false;
+      clock.done('body');
+      req.resume();
+    });
+  };
+  const end = () => upReq.end();
+  upReq.on('close', () => {
+    req.off('data', send);
+    req.off('end', end);
+    if (!req.complete) req.resume();
+  });
+  send(buffered);
+  req.on('data', send);
+  req.on('end', end);
+  if (!held) req.resume();
+}
+
+/** The request's headers for the upstream: hop-by-hop ones dropped, the forwarding ones added. */
+export function forwardedHeaders(h: IncomingHttpHeaders, clientIp: string, rayId: string, proto: string): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  const listed = connectionTokens(h.connection);
+  for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k) && !listed.has(k)) out[k] = v;
+  const prior = h['x-forwarded-for'];
+  out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${clientIp}` : clientIp;
+  out['x-forwarded-proto'] = proto;
+  out['cf-connecting-ip'] = clientIp;
+  out['cf-ray'] = rayId;
+  return out;
+}
+
+/**
+ * The body's first bytes: chunks until more than `limit` bytes have come (the stream is
+ * then paused, the rest stays in the socket) or the body ended. A request without a body
+ * reads nothing. `stalled` when no byte came for `idleMs` (the server's request timeout is
+ * off, for long uploads, so a client that promised more than it sends would hold the
+ * connection for ever).
+ */
+export function readHead(req: IncomingMessage, limit: number, idleMs: number): Promise<{ chunks: Buffer[]; ended: boolean } | 'aborted' | 'stalled'> {
+  const length = req.headers['content-length'];
+  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) return Promise.resolve({ chunks: [], ended: true });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let seen = 0;
+    const idle = setTimeout(() => done('stalled'), idleMs);
+    const done = (r: { chunks: Buffer[]; ended: boolean } | 'aborted' | 'stalled') => {
+      clearTimeout(idle);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      resolve(r);
+    };
+    const onData = (c: Buffer) => {
+      idle.refresh();
+      chunks.push(c);
+      seen += c.length;
+      if (seen > limit) {
+        req.pause();
+        done({ chunks, ended: false });
+      }
+    };
+    const onEnd = () => done({ chunks, ended: true });
+    const onError = () => done('aborted');
+    const onClose = () => {
+      if (!req.complete) done('aborted');
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
