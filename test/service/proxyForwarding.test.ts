@@ -203,6 +203,16 @@ describe('requests the proxy answers itself or passes as they are', () => {
     });
   });
 
+  it('answers 408 and closes when the body stops coming after the part the rules read, the app waiting for the rest', async () => {
+    await withProxy(upstream.url, { headerTimeoutMs: 300, inspectBodyLimit: 1024 }, async (p, logs) => {
+      const r = await raw(p.url(), `POST /y HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: 10000\r\n\r\n${'a'.repeat(2000)}`, { waitMs: 3_000 });
+      assert.match(r.data, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+      assert.equal(r.closed, true);
+      assert.ok(r.ms < 2_000, `${r.ms} ms`);
+      assert.ok(logs.some((l) => /408 Request Timeout \(the body of POST \/y stalled/.test(l)), logs.join('\n'));
+    });
+  });
+
   it('answers 408 and closes when the body stops coming for the header timeout', async () => {
     await withProxy(upstream.url, { headerTimeoutMs: 300 }, async (p, logs) => {
       upstream.seen.length = 0;

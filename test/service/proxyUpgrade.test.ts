@@ -72,6 +72,35 @@ describe('an upgrade other than WebSocket (h2c)', () => {
     });
   });
 
+  it('keeps one error listener on a connection however many h2c requests it sends', async () => {
+    await withProxy(upstream.url, async (p) => {
+      let serverSide: import('node:net').Socket | undefined;
+      p.server.on('connection', (s: import('node:net').Socket) => (serverSide ??= s));
+      const warnings: string[] = [];
+      const onWarning = (w: Error) => warnings.push(w.name);
+      process.on('warning', onWarning);
+      try {
+        await raw(p.url(), h2c('GET', '/warm')); // the zone compiled before the timed requests
+        serverSide = undefined;
+        const r = await raw(p.url(), Array.from({ length: 12 }, (_, i) => h2c('GET', `/h${i}`)), { gapMs: 150, waitMs: 2_500 });
+        assert.equal(r.data.match(/HTTP\/1\.1 200 OK/g)?.length, 12, r.data);
+        assert.ok(serverSide!.listenerCount('error') <= 2, `${serverSide!.listenerCount('error')} error listeners`);
+        assert.deepEqual(warnings, []);
+      } finally {
+        process.off('warning', onWarning);
+      }
+    });
+  });
+
+  it('pipelined behind one still being answered: that answer arrives, then the connection closes', async () => {
+    await withProxy(upstream.url, async (p) => {
+      const r = await raw(p.url(), h2c('GET', '/one') + h2c('GET', '/two'), { waitMs: 2_000 });
+      assert.equal(r.data.match(/HTTP\/1\.1 200 OK/g)?.length, 1, r.data);
+      assert.ok(r.data.includes('ok GET /one'), r.data);
+      assert.equal(r.closed, true);
+    });
+  });
+
   it('has its body evaluated', async () => {
     await withProxy(upstream.url, async (p) => {
       const r = await raw(p.url(), h2c('POST', '/form', 'attack=1'), { waitMs: 800 });

@@ -10,6 +10,19 @@ import type { Page } from './pages';
 /** Headers for one hop only: never forwarded either way (the Proxy-* ones are for this proxy, not the app). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
 
+/**
+ * Ends the connection once the answer still being written on it is done: a request pipelined
+ * behind it that the proxy cannot carry on this connection (an upgrade, CONNECT) is not
+ * answered, and the client sends it again on a new connection.
+ */
+export function endAfterPending(socket: Duplex): void {
+  const pending = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!pending) return void socket.end();
+  const end = () => socket.end();
+  pending.once('finish', end);
+  pending.once('close', end);
+}
+
 /** Whether a response on this socket is still being written (a pipelined request's). */
 export function pendingResponse(socket: Duplex): boolean {
   const pending = (socket as { _httpMessage?: unknown })._httpMessage;
@@ -158,26 +171,36 @@ export function appClock(ms: number, onTimeout: () => void): AppClock {
  * The client's body to the app: the bytes read for the rules, then the rest as it comes. While
  * the app does not take it (backpressure) the clock runs. When the app stops taking it (it
  * answered early and closed), the rest is read and dropped so the client can read the answer.
+ * When the client sends nothing for `idleMs` while the proxy waits for it, `stalled`.
  */
-export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: Buffer, ended: boolean, clock: AppClock): void {
+export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: Buffer, ended: boolean, clock: AppClock, idleMs: number, stalled: () => void): void {
   if (ended) {
     upReq.end(buffered);
     return;
   }
   let held = false;
+  // The client's pauses count while the proxy waits on it: not while the app holds the body back.
+  const idle = setTimeout(stalled, idleMs);
   const send = (c: Buffer) => {
+    idle.refresh();
     if (upReq.destroyed || upReq.write(c)) return;
     held = true;
+    clearTimeout(idle);
     req.pause();
     clock.wait('body');
     upReq.once('drain', () => {
       held = false;
+      idle.refresh();
       clock.done('body');
       req.resume();
     });
   };
-  const end = () => upReq.end();
+  const end = () => {
+    clearTimeout(idle);
+    upReq.end();
+  };
   upReq.on('close', () => {
+    clearTimeout(idle);
     req.off('data', send);
     req.off('end', end);
     if (!req.complete) req.resume();

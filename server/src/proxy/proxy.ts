@@ -32,7 +32,7 @@ import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
 import { edgeFields, type EdgeFields, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { evaluateLive, type LiveJob } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, pendingResponse, readHead, responseHeaders, sendBody, upstreamPath, writeRawPage } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, pendingResponse, readHead, responseHeaders, sendBody, upstreamPath, writeRawPage } from './forwarding';
 import { EvaluationPool, proxyWorkerFile } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
@@ -152,11 +152,18 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       else res.destroy();
     });
   });
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+  /** Sockets the HTTP server left to us (an upgrade, CONNECT) that have our error listener: once each, however often they come back. */
+  const guarded = new WeakSet<Duplex>();
+  const watchErrors = (socket: Duplex) => {
+    if (guarded.has(socket)) return;
+    guarded.add(socket);
     socket.on('error', () => socket.destroy());
-    // An upgrade behind a pipelined request whose answer is still being written: nothing can be written in between.
+  };
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    watchErrors(socket);
+    // An upgrade behind a pipelined request whose answer is still being written: that answer goes out, then the connection ends.
     if (pendingResponse(socket)) {
-      socket.destroy();
+      endAfterPending(socket);
       return;
     }
     upgrade(req, socket, head).catch((e) => {
@@ -165,9 +172,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     });
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    socket.on('error', () => socket.destroy());
+    watchErrors(socket);
     if (pendingResponse(socket)) {
-      socket.destroy();
+      endAfterPending(socket);
       return;
     }
     const rayId = newRayId();
@@ -424,7 +431,17 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       }
     });
     clock.wait('connect');
-    sendBody(req, upReq, buffered, ended, clock);
+    // The rest of the body stops coming: 408 if the app has not answered yet, else the connection is cut.
+    const stalled = () => {
+      if (answered) return void res.destroy();
+      answered = true;
+      clock.stop();
+      upReq.destroy();
+      req.resume();
+      bodyStalled(req, res);
+      record(v, req, 408);
+    };
+    sendBody(req, upReq, buffered, ended, clock, headerTimeout, stalled);
   }
 
   /** The app's answer to the client: status, headers minus hop-by-hop ones, body and trailers. */

@@ -93,6 +93,10 @@ export function removeStale(owner: string, pid: number): boolean {
   }
   try {
     linkSync(aside, owner);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    // A third service claimed the file meanwhile: the one whose claim was moved is told by nothing, so this one stops.
+    throw new Error(`the database's claim ${owner} changed hands while this service started (process ${held} held it); stop the others, then start one`);
   } finally {
     rmSync(aside, { force: true });
   }
