@@ -48,7 +48,7 @@ export interface ProxyOptions {
   readonly inspectBodyLimit?: number;
   /** Time the upstream has to start its answer once the request is sent (default 100 s; a slow upload does not count); then 504. */
   readonly upstreamTimeoutMs?: number;
-  /** Time a client has to send its request headers, and the longest pause in the body read for the rules (default 20 s); then 408 and the connection closes. */
+  /** Time a client has to send its request headers, and the longest pause in its body (default 20 s); then 408 and the connection closes. */
   readonly headerTimeoutMs?: number;
   /** `interstitial` (default): the challenge page; `pass`: challenges count as solved; `block`: as a block. */
   readonly challenge?: ChallengeMode;
