@@ -56,7 +56,7 @@ import { valueTree } from '../../rulesets/jsonTree';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
 import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetValue, type RulesetProblem } from '../../rulesets/validate';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
-import type { PermissionGroup } from '../auth';
+import { ZONE_WAF_GROUPS, type PermissionGroup } from '../auth';
 import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
 import { capitalPlan, MAX_DESCRIPTION, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
@@ -96,7 +96,6 @@ const MANAGED_PHASE: Phase = 'http_request_firewall_managed';
 
 // --- Scope and permissions ---------------------------------------------------------------
 
-const ZONE_GROUPS: readonly PermissionGroup[] = ['Zone WAF', 'Account WAF', 'Account Rulesets'];
 const ACCOUNT_GROUPS: readonly PermissionGroup[] = ['Account WAF', 'Account Rulesets'];
 
 interface Where {
@@ -110,7 +109,7 @@ interface Where {
 function where(ctx: Ctx, access: 'Read' | 'Write'): Where {
   let w: Where;
   if (ctx.params.zone_id !== undefined) {
-    const zone = requireZone(ctx, ZONE_GROUPS, access);
+    const zone = requireZone(ctx, ZONE_WAF_GROUPS, access);
     w = { scope: 'zone', scopeId: zone.id, accountId: zone.account_id, zone, plan: zone.plan };
   } else {
     const account = requireAccount(ctx, ACCOUNT_GROUPS, access);
