@@ -304,6 +304,16 @@ describe('trace errors and permissions', () => {
     const missing = await trace({ ...body, url: 'https://nothere.example.com/' }, pro);
     const noZone = (host: string) => [{ code: 20021, message: `no zone of account ${DEMO_ACCOUNT.id} serves the host "${host}": the URL must be on one of the account's zones (pro.example.com)`, source: { pointer: '/url' } }];
     assert.deepEqual([hidden.status, hidden.body.errors, missing.status, missing.body.errors], [400, noZone('migrated.example.com'), 400, noZone('nothere.example.com')]);
+    // A host of a sub-zone the token may not see is not traced against the parent zone it sees.
+    const sub = 'ab'.repeat(16);
+    svc.store.write(() => svc.store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [sub, DEMO_ACCOUNT.id, 'api.pro.example.com', 'enterprise', 'active', new Date().toISOString()]));
+    try {
+      const underSub = await trace({ url: 'https://x.api.pro.example.com/', method: 'GET' }, pro);
+      assert.deepEqual([underSub.status, underSub.body.errors], [400, noZone('x.api.pro.example.com')]);
+      assert.equal((await trace({ url: 'https://x.api.pro.example.com/', method: 'GET' })).body.result.zone.name, 'api.pro.example.com');
+    } finally {
+      svc.store.write(() => svc.store.run('DELETE FROM zones WHERE id = ?', [sub]));
+    }
     // A missing account reads as one the token cannot see (no existence leak).
     const unknown = await svc.call('POST', `/accounts/${'0'.repeat(32)}/request-tracer/trace`, { body });
     assert.equal(unknown.status, 403);

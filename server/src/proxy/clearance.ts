@@ -47,12 +47,13 @@ export class Clearance {
 
 /**
  * Where the browser goes after passing: a path on the same host (anything else goes to
- * `/`). Browsers drop tabs and newlines from a URL and read `\` as `/`, so `/<tab>/evil`
- * or `/\evil` would leave the host: a value with control characters, spaces or
- * backslashes is refused, and so is one that a URL parser resolves to another origin.
+ * `/`). Browsers drop tabs and newlines from a URL and read `\` as `/` in its path, so
+ * `/<tab>/evil` or `/\evil` would leave the host: a value with control characters or
+ * spaces, or a backslash before its query, is refused, and so is one that a URL parser
+ * resolves to another origin. (A query may hold a backslash: `?q=C:\temp`.)
  */
 export function safeReturn(value: string | null | undefined): string {
-  if (!value || !value.startsWith('/') || /[\u0000-\u0020\u007f\\]/.test(value)) return '/';
+  if (!value || !value.startsWith('/') || /[\u0000-\u0020\u007f]/.test(value) || /^[^?#]*\\/.test(value)) return '/';
   const base = 'http://return.invalid';
   return new URL(value, base).origin === base ? value : '/';
 }

@@ -103,7 +103,7 @@ const RULE_SPECS: readonly (readonly [string, Spec])[] = [
 ];
 
 /** The content types of a block action's custom response (the hosted API's list). */
-const BLOCK_CONTENT_TYPES = ['application/json', 'text/html', 'text/plain', 'text/xml'] as const;
+export const BLOCK_CONTENT_TYPES = ['application/json', 'text/html', 'text/plain', 'text/xml'] as const;
 
 /** Top-level keys of the parameters of actions outside the WAF's scope (rules-api §2.5). */
 const OTHER_PARAMETER_KEYS: Partial<Record<Action, readonly string[]>> = {

@@ -4,8 +4,9 @@ import { describe, it } from 'node:test';
 import { safeReturn } from '../../../server/src/proxy/clearance';
 
 describe('safeReturn', () => {
-  it('keeps a path on the same host, with its query and fragment', () => {
-    assert.deepEqual(['/', '/challenge?next=1', '/a/b#c', '/%2F%2Fevil.example'].map(safeReturn), ['/', '/challenge?next=1', '/a/b#c', '/%2F%2Fevil.example']);
+  it('keeps a path on the same host, with its query (a backslash there too) and fragment', () => {
+    const kept = ['/', '/challenge?next=1', '/a/b#c', '/%2F%2Fevil.example', '/search?q=C:\\temp', '/a%20b', '/é'];
+    assert.deepEqual(kept.map(safeReturn), kept);
   });
 
   it('sends anything that a browser could read as another host to /', () => {

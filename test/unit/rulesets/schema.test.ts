@@ -11,7 +11,7 @@ import { PHASES } from '../../../server/src/language/scheme/types';
 import type { ManagedCatalog } from '../../../server/src/rulesets/catalog';
 import { ACTIONS, SKIP_PRODUCTS } from '../../../server/src/rulesets/model';
 import { OVERRIDE_ACTIONS } from '../../../server/src/rulesets/actions';
-import { validateRulesetJson } from '../../../server/src/rulesets/validate';
+import { BLOCK_CONTENT_TYPES, validateRulesetJson } from '../../../server/src/rulesets/validate';
 
 const root = new URL('../../../', import.meta.url).pathname;
 const schema = JSON.parse(readFileSync(`${root}client/schemas/ruleset.schema.json`, 'utf8'));
@@ -30,6 +30,7 @@ test('the schema is draft-07 with the model\'s enums (as suggestions)', () => {
   assert.deepEqual(softEnum(d.ruleset.properties.kind), ['managed', 'custom', 'root', 'zone']);
   assert.deepEqual(softEnum(d.skipParameters.properties.products.items), [...SKIP_PRODUCTS]);
   assert.deepEqual(softEnum(d.overrides.properties.action), [...OVERRIDE_ACTIONS]);
+  assert.deepEqual(d.blockParameters.properties.response.properties.content_type.enum, [...BLOCK_CONTENT_TYPES]);
   // Every action with parameters of its own has an if/then branch.
   const branches = d.rule.allOf.map((b: { if: { properties: { action: { const?: string; enum?: string[] } } } }) => b.if.properties.action.const ?? b.if.properties.action.enum);
   for (const a of ['block', 'execute', 'skip', 'score', 'set_config', 'rewrite', 'redirect', 'route', 'serve_error', 'compress_response', 'log_custom_field']) {
@@ -39,6 +40,7 @@ test('the schema is draft-07 with the model\'s enums (as suggestions)', () => {
 
 const INLINE = [
   '{"rules": [{"ref": "a", "expression": "true", "action": "block", "action_parameters": {"response": {"status_code": 403, "content": "x", "content_type": "text/plain"}}}]}',
+  '{"rules": [{"ref": "a", "expression": "true", "action": "block", "action_parameters": {"response": {"status_code": 403, "content": "x", "content_type": "text/css"}}}]}',
   '{"rules": [{"ref": "a", "expression": "true", "action": "execute", "action_parameters": {"id": "4814384a9e5d4991b9815dcfc25d2f1f", "overrides": {}}}]}',
   '{"rules": [{"ref": "a", "expression": "true", "action": "execute"}]}',
   '{"rules": [{"ref": "a", "expression": "true", "action": "skip", "action_parameters": {}}]}',

@@ -189,15 +189,16 @@ function decodeTraceRequest(body: Json | undefined): TraceRequest {
 
 /**
  * The account's zone serving `host` (the zone name or a parent domain of the host; longest
- * wins), among the zones the caller may see: a host on a zone it may not see is answered
- * as a host on no zone, so a token cannot learn which host names are the account's zones.
+ * wins). When the caller may not see that zone, the host is answered as a host on no zone,
+ * so a token cannot learn which host names are the account's zones (and a host of a hidden
+ * sub-zone is never traced against a parent zone the token sees).
  */
 function zoneForHost(ctx: Ctx, accountId: string, host: string): ZoneRow {
-  const zones = ctx.service.store.all<ZoneRow>(`${ZONE_SELECT} WHERE z.account_id = ? ORDER BY z.name`, [accountId]).filter((z) => zoneVisible(ctx, z));
+  const zones = ctx.service.store.all<ZoneRow>(`${ZONE_SELECT} WHERE z.account_id = ? ORDER BY z.name`, [accountId]);
   const h = host.toLowerCase().replace(/\.$/, '');
   const serving = zones.filter((z) => h === z.name || h.endsWith(`.${z.name}`)).sort((a, b) => b.name.length - a.name.length);
-  if (serving.length === 0) {
-    const names = zones.map((z) => z.name);
+  if (serving.length === 0 || !zoneVisible(ctx, serving[0]!)) {
+    const names = zones.filter((z) => zoneVisible(ctx, z)).map((z) => z.name);
     throw bad(
       `no zone of account ${accountId} serves the host "${h}": the URL must be on one of the account's zones${names.length ? ` (${names.join(', ')})` : ''}`,
       '/url',
