@@ -168,6 +168,13 @@ describe('evaluation worker threads', () => {
     }
   });
 
+  it('refuse a request after they are closed (it would wait for a terminated worker for ever)', async () => {
+    const pool = new EvaluationPool(proxyWorkerFile()!, 1, svc.store, 100, () => {}, () => assert.fail('not on the thread'));
+    pool.warm(ZONE_ID);
+    await pool.close();
+    await assert.rejects(pool.evaluate({ zoneId: ZONE_ID } as LiveJob, '192.0.2.1'), { message: 'the evaluation workers are closed' });
+  });
+
   it('log a zone that a worker cannot compile once per deployment, however many workers', async () => {
     const lines: string[] = [];
     const pool = new EvaluationPool(fixture('uncompilableWorker.mjs'), 2, svc.store, 100, (l) => lines.push(l), () => assert.fail('no worker stopped'));

@@ -192,7 +192,8 @@ export class EvaluationPool {
   evaluate(job: LiveJob, clientIp: string): Promise<Evaluation> {
     const z = this.zone(job.zoneId);
     const workers = this.running();
-    if (workers.length === 0) return Promise.reject(new Error('the evaluation workers are closed'));
+    // Closed: a request still arriving would be posted to a terminated worker and never answered.
+    if (this.closed || workers.length === 0) return Promise.reject(new Error('the evaluation workers are closed'));
     const w = z.spread === 'first' ? workers[0] : z.spread === 'by-client' ? workers[hash(clientIp) % workers.length] : this.leastBusy();
     if (!w) return Promise.resolve(this.fallback(job));
     this.send(w, job.zoneId, z);
