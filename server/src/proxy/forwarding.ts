@@ -11,22 +11,18 @@ import type { Page } from './pages';
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
 
 /**
- * Ends the connection once the answer still being written on it is done: a request pipelined
- * behind it that the proxy cannot carry on this connection (an upgrade, CONNECT) is not
- * answered, and the client sends it again on a new connection.
+ * Behind an answer still being written on this connection (a pipelined request's), a request
+ * the proxy cannot carry here (an upgrade, CONNECT, a malformed one) is not answered: that
+ * answer goes out, then the connection ends, and the client sends the request again on a new
+ * one. Returns whether there was such an answer (else nothing is done).
  */
-export function endAfterPending(socket: Duplex): void {
+export function endAfterPending(socket: Duplex): boolean {
   const pending = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (!pending) return void socket.end();
+  if (!pending) return false;
   const end = () => socket.end();
   pending.once('finish', end);
   pending.once('close', end);
-}
-
-/** Whether a response on this socket is still being written (a pipelined request's). */
-export function pendingResponse(socket: Duplex): boolean {
-  const pending = (socket as { _httpMessage?: unknown })._httpMessage;
-  return pending !== undefined && pending !== null;
+  return true;
 }
 
 /** A WebSocket handshake (RFC 6455: a GET without a body): the only upgrade the proxy tunnels. */

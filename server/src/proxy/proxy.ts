@@ -32,7 +32,7 @@ import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
 import { edgeFields, type EdgeFields, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { evaluateLive, type LiveJob } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, pendingResponse, readHead, responseHeaders, sendBody, upstreamPath, writeRawPage } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, responseHeaders, sendBody, upstreamPath, writeRawPage } from './forwarding';
 import { EvaluationPool, proxyWorkerFile } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
@@ -161,11 +161,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   };
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     watchErrors(socket);
-    // An upgrade behind a pipelined request whose answer is still being written: that answer goes out, then the connection ends.
-    if (pendingResponse(socket)) {
-      endAfterPending(socket);
-      return;
-    }
+    if (endAfterPending(socket)) return;
     upgrade(req, socket, head).catch((e) => {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
       socket.destroy();
@@ -173,20 +169,18 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     watchErrors(socket);
-    if (pendingResponse(socket)) {
-      endAfterPending(socket);
-      return;
-    }
+    if (endAfterPending(socket)) return;
     const rayId = newRayId();
     log(`proxy: ${rayId} CONNECT ${req.url} 405 (a reverse proxy does not tunnel)`);
     writeRawPage(socket, connectPage(), rayId);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    // A malformed request behind a pipelined one: an error answer now would be read as the first one's.
-    if (err.code === 'ECONNRESET' || !socket.writable || pendingResponse(socket)) {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
+    // Behind a pipelined request still being answered, an error answer now would be read as that one's.
+    if (endAfterPending(socket)) return;
     const [status, text] =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Request Timeout']
