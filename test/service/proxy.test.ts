@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
 import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
-import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
-import { raw, send, startUpstream, type Upstream } from './proxyHarness';
+import { addProxiedZone, raw, send, startUpstream, type Upstream } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcdef';
 const ZONE = 'app.test';
@@ -52,9 +51,8 @@ function startProxy(extra: Partial<Parameters<typeof createProxy>[0]> = {}): Pro
 
 before(async () => {
   svc = await startService();
-  svc.store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [ZONE_ID, DEMO_ACCOUNT.id, ZONE, 'enterprise', 'active', new Date().toISOString()]);
   // Migrated to the managed rulesets long ago: no previous WAF, nothing deployed but what the tests deploy.
-  svc.store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [ZONE_ID, JSON.stringify({ migration_state: 'complete' })]);
+  addProxiedZone(svc.store, ZONE_ID, ZONE);
   upstream = await startUpstream();
   await deploy(CUSTOM, RULES);
   await deploy(RATELIMIT, [

@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createProxy, type ProxyOptions, type RunningProxy } from '../../server/src/proxy/proxy';
-import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
-import { raw, send, startRawUpstream, startUpstream, type Upstream } from './proxyHarness';
+import { addProxiedZone, raw, send, startRawUpstream, startUpstream, type Upstream } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcdef';
 const ZONE = 'app.test';
@@ -20,8 +19,7 @@ let upstream: Upstream;
 
 before(async () => {
   svc = await startService();
-  svc.store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [ZONE_ID, DEMO_ACCOUNT.id, ZONE, 'enterprise', 'active', new Date().toISOString()]);
-  svc.store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [ZONE_ID, JSON.stringify({ migration_state: 'complete' })]);
+  addProxiedZone(svc.store, ZONE_ID, ZONE);
   const r = await svc.call('PUT', CUSTOM, { body: { rules: [{ action: 'block', expression: 'http.request.uri.path eq "/blocked"', description: 'b' }] } });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   upstream = await startUpstream();

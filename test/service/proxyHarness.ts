@@ -5,6 +5,14 @@
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { DEMO_ACCOUNT } from '../../server/src/service/seed';
+import type { Store } from '../../server/src/service/store';
+
+/** A zone of the demo account, Enterprise, already migrated (its managed rules are the rulesets'): what the proxy tests put their app behind. */
+export function addProxiedZone(store: Store, id: string, name: string): void {
+  store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [id, DEMO_ACCOUNT.id, name, 'enterprise', 'active', new Date().toISOString()]);
+  store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [id, JSON.stringify({ migration_state: 'complete' })]);
+}
 
 export interface Seen {
   method: string;

@@ -10,9 +10,8 @@ import { connect } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { headerLines } from '../../server/src/proxy/forwarding';
 import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
-import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
-import { raw, startUpstream, type Upstream } from './proxyHarness';
+import { addProxiedZone, raw, startUpstream, type Upstream } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcdef';
 const ZONE = 'app.test';
@@ -23,8 +22,7 @@ let upstream: Upstream;
 
 before(async () => {
   svc = await startService();
-  svc.store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [ZONE_ID, DEMO_ACCOUNT.id, ZONE, 'enterprise', 'active', new Date().toISOString()]);
-  svc.store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [ZONE_ID, JSON.stringify({ migration_state: 'complete' })]);
+  addProxiedZone(svc.store, ZONE_ID, ZONE);
   const rules = [{ action: 'block', expression: 'http.request.body.raw contains "attack=1"', description: 'attack in the body' }];
   const r = await svc.call('PUT', CUSTOM, { body: { rules } });
   assert.equal(r.status, 200, JSON.stringify(r.body));

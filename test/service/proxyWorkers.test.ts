@@ -11,9 +11,8 @@ import { EvaluationPool, proxyWorkerFile, restartDelayMs } from '../../server/sr
 import type { LiveJob } from '../../server/src/proxy/evaluateLive';
 import type { Evaluation } from '../../server/src/rulesets/engine';
 import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
-import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
-import { send, startUpstream, type Upstream } from './proxyHarness';
+import { addProxiedZone, send, startUpstream, type Upstream } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcdee';
 const ZONE = 'workers.test';
@@ -43,8 +42,7 @@ async function startProxy(workers: number, sink: EvaluatedRequest[], extra: Part
 before(async () => {
   assert.ok(proxyWorkerFile(), 'server/out/proxyWorker.js is built (npm run build)');
   svc = await startService();
-  svc.store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [ZONE_ID, DEMO_ACCOUNT.id, ZONE, 'enterprise', 'active', new Date().toISOString()]);
-  svc.store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [ZONE_ID, JSON.stringify({ migration_state: 'complete' })]);
+  addProxiedZone(svc.store, ZONE_ID, ZONE);
   upstream = await startUpstream();
   await deploy(CUSTOM, RULES);
 });

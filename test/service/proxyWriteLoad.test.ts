@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createProxy } from '../../server/src/proxy/proxy';
-import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
-import { send, startUpstream, type Upstream } from './proxyHarness';
+import { addProxiedZone, send, startUpstream, type Upstream } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcded';
 const ZONE = 'writes.test';
@@ -26,8 +25,7 @@ let upstream: Upstream;
 
 before(async () => {
   svc = await startService();
-  svc.store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [ZONE_ID, DEMO_ACCOUNT.id, ZONE, 'enterprise', 'active', new Date().toISOString()]);
-  svc.store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [ZONE_ID, JSON.stringify({ migration_state: 'complete' })]);
+  addProxiedZone(svc.store, ZONE_ID, ZONE);
   upstream = await startUpstream();
 });
 after(async () => {
