@@ -660,9 +660,11 @@ function findRuleset(ctx: Ctx, w: Where): { stored?: StoredRuleset; managed?: St
 }
 
 /** A stored ruleset for a mutation: managed ones are refused, unknown ones are 404. */
+/** The stored ruleset this request writes, its write charged against the rate (chargeWrite). */
 function writable(ctx: Ctx, w: Where): StoredRuleset {
   const { stored, managed } = findRuleset(ctx, w);
   if (managed) throw managedReadOnly(managed);
+  chargeWrite(ctx, w, rulesetKey(stored!));
   return stored!;
 }
 
@@ -863,7 +865,6 @@ function update(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
-  chargeWrite(ctx, w, rulesetKey(current));
   const body = requestBody(ctx);
   onlyKeys(body, ['name', 'description', 'kind', 'phase', 'rules']);
   for (const key of ['name', 'kind', 'phase'] as const) {
@@ -881,7 +882,6 @@ function remove(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
-  chargeWrite(ctx, w, rulesetKey(current));
   const store = ctx.service.store;
   const users = deploymentsOf(store, w.accountId, current.id);
   if (users.length > 0) throw inUse(current, users[0]!);
@@ -953,7 +953,6 @@ function addRule(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
-  chargeWrite(ctx, w, rulesetKey(current));
   const body = requestBody(ctx);
   if (current.rules.length + 1 > MAX_RULES) throw tooManyRules(current.rules.length + 1, '');
   const rule = decodeRule(body, '', ['position']);
@@ -971,7 +970,6 @@ function editRule(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
-  chargeWrite(ctx, w, rulesetKey(current));
   const ruleId = ctx.params.rule_id!;
   const index = current.rules.findIndex((r) => r.id === ruleId);
   if (index < 0) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
@@ -1001,7 +999,6 @@ function deleteRule(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
-  chargeWrite(ctx, w, rulesetKey(current));
   const ruleId = ctx.params.rule_id!;
   if (!current.rules.some((r) => r.id === ruleId)) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
   if (ctx.body !== undefined) {
