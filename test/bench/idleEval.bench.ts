@@ -1,44 +1,47 @@
 /**
- * The OWASP-based ruleset at PL1 on requests that come one at a time with the thread idle
- * in between, as the WAF proxy sees them at a fixed rate: the same request + evaluation as
- * crs.bench.ts's "request+eval" (the core bundled as it ships), timed per request, with a
- * gap of G ms before each request.
+ * The OWASP-based ruleset at PL1 and ModSecurity with CRS 3.3.4 at PL1 on requests that come
+ * one at a time with the thread idle in between, as a WAF sees them at a fixed rate: the
+ * same request + evaluation as crs.bench.ts's "request+eval" (the core bundled as it ships;
+ * ModSecurity through the same harness and config), every request of the CRS regression
+ * corpus timed on its own after a gap of G ms.
  *
  *   node --import tsx test/bench/idleEval.bench.ts
  *   RULESMITH_BENCH_GAPS=0,0.25,1,4 RULESMITH_BENCH_IDLE=spin node --import tsx test/bench/idleEval.bench.ts
  *
- * The gap is a sleep of the thread (Atomics.wait), or with RULESMITH_BENCH_IDLE=spin a busy
- * loop that touches no memory: if only the sleep slowed the next request (the CPU's idle
- * states), the busy gap would not. The figures are per request: wall time (p50, p99, max)
- * and the process's CPU time (p50; the engine's thread and V8's helpers), so a slower request that was not preempted shows as more
- * CPU, not only more wall time. Gap 0 is the tight loop every other engine bench measures.
+ * The gap is a sleep of the thread (Atomics.wait here, nanosleep in the harness); with
+ * RULESMITH_BENCH_IDLE=spin, Rulesmith's gap is a busy loop that touches no memory instead
+ * (if only sleeping slowed the next request, through the CPU's idle states, a busy gap would
+ * not). Rulesmith's figures include its process's CPU time per request (p50), so a request
+ * that is slower without having been preempted shows as more CPU, not only more wall time.
+ * Gap 0 is the tight loop that every other engine bench measures. The two sides alternate
+ * gap by gap, so that both share whatever else the machine is doing.
  *
- * Why this exists: the proxy's time in the WAF per request at a fixed rate (its own
- * histogram, docs/proxy.md) was 2–3× the tight loop's on the same machine, with both on
- * one thread. This bench shows how much of that the gap alone explains, in one process
- * with nothing else running.
+ * Why this exists: at a fixed rate the proxy's time in the WAF per request (its own
+ * histogram, docs/proxy.md) was 2–3× the tight loop's on this machine, with the WAF on one
+ * thread. This bench measures how much of that the gap alone explains, in one process with
+ * nothing else running, for both engines.
  */
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { yamlFiles } from '../../server/src/corpusFiles';
 import { boundRegexBacktracking } from '../../server/src/regexBudget';
 import type { SampleRequest } from '../../server/src/requests/types';
 import type { Rule } from '../../server/src/rulesets/model';
 import { quantile, row } from './measure';
-import { loadCore } from './modsec/shippedCore';
+import { corpusBytes, harness, Harness, modsecConfig } from './modsec/modsec';
+import { BENCH_CACHE, loadCore } from './modsec/shippedCore';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const TESTS_DIR = process.env.CRS_TESTS ?? join(here, '../../test/fixtures/crs-3.3.4-regression-tests');
+const CRS_RULES = process.env.CRS_RULES ?? '/usr/share/modsecurity-crs/rules';
 const GAPS = (process.env.RULESMITH_BENCH_GAPS ?? '0,1,4').split(',').map((g) => {
   const n = Number(g);
   if (!Number.isFinite(n) || n < 0) throw new Error(`RULESMITH_BENCH_GAPS: '${g}' is not a gap in ms (a number ≥ 0)`);
   return n;
 });
 const SPIN = process.env.RULESMITH_BENCH_IDLE === 'spin';
-/** Every third request of the corpus per pass, three passes per gap: about 2,400 requests per gap. */
-const STRIDE = 3;
-const PASSES = 3;
+const THRESHOLD = 5;
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 function idle(ms: number): void {
@@ -51,48 +54,69 @@ function idle(ms: number): void {
   while (performance.now() < end);
 }
 
+const us = (ms: number) => `${Math.round(ms * 1000)} µs`;
+
 async function main(): Promise<void> {
-boundRegexBacktracking();
-const { core, how } = await loadCore();
+  boundRegexBacktracking();
+  const { core, how } = await loadCore();
+  if (!existsSync(TESTS_DIR)) {
+    console.log(`no CRS regression tests at ${TESTS_DIR} (set CRS_TESTS): nothing to measure`);
+    return;
+  }
+  const requests: SampleRequest[] = [];
+  for (const file of yamlFiles(TESTS_DIR)) {
+    for (const t of core.parseFtwFile(readFileSync(file, 'utf8')).tests) if (t.enabled !== false) for (const s of t.stages) requests.push(s.request);
+  }
+  const catalog = core.defaultCatalog;
+  let execute: Rule = { ref: 'deploy-owasp', expression: 'true', action: 'execute', action_parameters: { id: core.OWASP_RULESET_ID } };
+  execute = core.setScoreThreshold(core.setParanoiaLevel(execute, 1), THRESHOLD, undefined, { catalog });
+  const zone = core.compileZone({ catalog, entryPoints: { http_request_firewall_managed: { id: 'e'.repeat(32), phase: 'http_request_firewall_managed', rules: [execute] } } });
+  // As the proxy evaluates (evaluateLive.ts): no trace entries for rules that did not act.
+  const hooks = { omitIdleRules: true };
+  let sink = 0;
+  const one = (r: SampleRequest) => (sink += zone.evaluate(core.requestValues(r).values, undefined, hooks).trace.length);
+  // Warm-up: the JIT has seen every request before anything is timed.
+  for (let i = 0; i < 2; i++) for (const r of requests) one(r);
 
-const requests: SampleRequest[] = [];
-for (const file of yamlFiles(TESTS_DIR)) {
-  for (const t of core.parseFtwFile(readFileSync(file, 'utf8')).tests) if (t.enabled !== false) for (const s of t.stages) requests.push(s.request);
-}
-const catalog = core.defaultCatalog;
-let execute: Rule = { ref: 'deploy-owasp', expression: 'true', action: 'execute', action_parameters: { id: core.OWASP_RULESET_ID } };
-execute = core.setScoreThreshold(core.setParanoiaLevel(execute, 1), 5, undefined, { catalog });
-const zone = core.compileZone({ catalog, entryPoints: { http_request_firewall_managed: { id: 'e'.repeat(32), phase: 'http_request_firewall_managed', rules: [execute] } } });
-// As the proxy evaluates (evaluateLive.ts): no trace entries for rules that did not act.
-const HOOKS = { omitIdleRules: true };
-let sink = 0;
-const one = (r: SampleRequest) => (sink += zone.evaluate(core.requestValues(r).values, undefined, HOOKS).trace.length);
+  const h = harness(BENCH_CACHE, CRS_RULES);
+  let modsec: Harness | undefined;
+  if (h.bin) {
+    const corpusFile = join(BENCH_CACHE, 'idle-corpus.bin');
+    writeFileSync(corpusFile, corpusBytes(requests, core.DEFAULT_CLIENT_IP));
+    const conf = join(BENCH_CACHE, 'idle-pl1.conf');
+    writeFileSync(conf, modsecConfig(CRS_RULES, 1, THRESHOLD));
+    modsec = new Harness(h.bin, conf, corpusFile);
+    await modsec.verdicts(requests.length);
+  }
 
-
-// Warm-up: the JIT has seen every request before anything is timed.
-for (let i = 0; i < 2; i++) for (const r of requests) one(r);
-
-console.log(`${requests.length} requests of the CRS 3.3.4 regression tests, every ${STRIDE}rd × ${PASSES} passes per gap; OWASP-based ruleset at PL1, threshold 5; ${how}; gap = ${SPIN ? 'busy loop' : 'sleep'}`);
-const widths = [10, 10, 12, 12, 12, 12];
-console.log(row(['gap', 'requests', 'wall p50', 'wall p99', 'wall max', 'CPU p50'], widths));
-for (const gap of GAPS) {
-  const wall: number[] = [];
-  const cpu: number[] = [];
-  for (let pass = 0; pass < PASSES; pass++) {
-    for (let i = pass; i < requests.length; i += STRIDE) {
+  console.log(`${requests.length} requests of the CRS 3.3.4 regression tests, each timed alone after the gap; PL1, anomaly threshold ${THRESHOLD}; Rulesmith: ${how}, gap = ${SPIN ? 'busy loop' : 'sleep'}; ModSecurity: libmodsecurity3 (crs.bench.ts's harness), gap = sleep`);
+  if (!modsec) console.log(`ModSecurity: not measured — ${h.why}`);
+  const widths = [9, 22, 11, 11, 11, 11, 11];
+  console.log(row(['gap', 'engine', 'p50', 'p99', 'max', 'CPU p50', '× gap 0'], widths));
+  const base = new Map<string, number>();
+  const report = (gap: number, engine: string, wall: readonly number[], cpu?: readonly number[]) => {
+    const p50 = quantile(wall, 0.5);
+    if (gap === 0) base.set(engine, p50);
+    const b = base.get(engine);
+    console.log(row([`${gap} ms`, engine, us(p50), us(quantile(wall, 0.99)), us(Math.max(...wall)), cpu ? us(quantile(cpu, 0.5)) : '', b ? `${(p50 / b).toFixed(1)}×` : ''], widths));
+  };
+  for (const gap of GAPS) {
+    const wall: number[] = [];
+    const cpu: number[] = [];
+    for (const r of requests) {
       idle(gap);
       const c0 = process.cpuUsage();
       const t0 = performance.now();
-      one(requests[i]!);
+      one(r);
       wall.push(performance.now() - t0);
       const c = process.cpuUsage(c0);
       cpu.push((c.user + c.system) / 1000);
     }
+    report(gap, 'Rulesmith', wall, cpu);
+    if (modsec) report(gap, 'ModSecurity + CRS', (await modsec.round(gap * 1000)).map((ns) => ns / 1e6));
   }
-  const us = (v: number) => `${Math.round(v * 1000)} µs`;
-  console.log(row([`${gap} ms`, String(wall.length), us(quantile(wall, 0.5)), us(quantile(wall, 0.99)), us(Math.max(...wall)), us(quantile(cpu, 0.5))], widths));
-}
-if (sink < 0) console.log(sink);
+  modsec?.end();
+  if (sink < 0) console.log(sink);
 }
 
 void main();

@@ -13,7 +13,8 @@
  * First the verdict round (not timed): a ModSecurity instance with a log callback collects
  * the ids of the rules that logged (`[id "N"]` in each message). Then the harness waits for
  * commands on stdin, so that the bench can interleave its own rounds with ModSecurity's on
- * a shared machine: each line `r` runs one timed round over the corpus on a second instance
+ * a shared machine: each line `r` (or `r <µs>`: the thread sleeps that long before each
+ * request, as a server between requests at a fixed rate; idleEval.bench.ts) runs one timed round over the corpus on a second instance
  * without a log callback (nothing is written anywhere: the config turns the audit log and
  * debug log off), over the same rules; end of input ends the harness.
  *
@@ -217,10 +218,13 @@ int main(int argc, char **argv) {
   char line[64];
   while (fgets(line, sizeof line, stdin)) {
     if (line[0] != 'r') continue;
+    long gap_us = atol(line + 1);
+    struct timespec gap = {gap_us / 1000000, (gap_us % 1000000) * 1000};
     fputs("round", stdout);
     for (uint32_t i = 0; i < n; i++) {
       int status;
       for (size_t k = 0; k < evict_n; k += 64) evict_buf[k]++;
+      if (gap_us > 0) nanosleep(&gap, NULL);
       double s = now_ns();
       run(quiet, rules, &reqs[i], &status);
       printf(" %.0f", now_ns() - s);

@@ -120,9 +120,9 @@ export class Harness extends LineChild {
     }
   }
 
-  /** One timed round in the harness (this process waits meanwhile): each request's ns. */
-  async round(): Promise<number[]> {
-    this.child.stdin.write('r\n');
+  /** One timed round in the harness (this process waits meanwhile): each request's ns; the harness sleeps `gapUs` µs before each request. */
+  async round(gapUs = 0): Promise<number[]> {
+    this.child.stdin.write(gapUs > 0 ? `r ${Math.round(gapUs)}\n` : 'r\n');
     const l = await this.line();
     if (!l.startsWith('round')) throw new Error(`harness: ${l}`);
     return l.split(' ').slice(1).map(Number);
