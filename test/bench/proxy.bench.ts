@@ -468,37 +468,36 @@ async function printAlone(name: string, reqs: readonly Req[], port: number, floo
  * FIXED_ROUNDS at `rate`, the columns' order rotated from round to round, so that a change
  * of the machine's load falls on all of them (run one after another, 20 s each, nginx's
  * added p99 swung from 3 to 23 ms between runs). Per column, its latencies over all rounds;
- * per round, each column's p99 minus the floor's (columns[0]) in that round; and the
+ * per round, each column's p99 minus the floor's (columns[0]) in that round; and each
  * `watched` column's event-loop delay and evaluation time over its own rounds (medians of
- * the rounds' percentiles, max).
+ * the rounds' percentiles, max), in the order given.
  */
 async function fixedRateRounds(
   reqs: readonly Req[],
   columns: readonly Column[],
   rate: number,
-  watched: { column: Column; timings: () => Promise<Timings> },
-): Promise<{ runs: Run[]; addedPerRound: number[][]; delay: { p99: number; max: number }; evaluation: { p50: number; p99: number; max: number } }> {
+  watched: readonly { readonly column: Column; readonly timings: () => Promise<Timings> }[],
+): Promise<{ runs: Run[]; addedPerRound: number[][]; watched: { delay: { p99: number; max: number }; evaluation: { p50: number; p99: number; max: number } }[] }> {
   const seconds = Math.max(1, SECONDS / FIXED_ROUNDS);
   const times = columns.map((): number[] => []);
   const errors = columns.map(() => 0);
   const addedPerRound = columns.map((): number[] => []);
-  const delayP99s: number[] = [];
-  let delayMax = 0;
-  const evaluation = { p50s: [] as number[], p99s: [] as number[], max: 0 };
+  const seen = watched.map(() => ({ delayP99s: [] as number[], delayMax: 0, p50s: [] as number[], p99s: [] as number[], max: 0 }));
   for (let r = 0; r < FIXED_ROUNDS; r++) {
     const roundP99 = columns.map(() => NaN);
     for (let k = 0; k < columns.length; k++) {
       const c = (k + r) % columns.length;
-      const isWatched = columns[c] === watched.column;
-      if (isWatched) await watched.timings();
+      const w = watched.findIndex((x) => x.column === columns[c]);
+      if (w >= 0) await watched[w]!.timings();
       const run = await fixedRate(reqs, columns[c]!.port, rate, seconds);
-      if (isWatched) {
-        const t = await watched.timings();
-        delayP99s.push(t.eventLoopDelay.p99);
-        delayMax = Math.max(delayMax, t.eventLoopDelay.max);
-        evaluation.p50s.push(t.evaluation.p50);
-        evaluation.p99s.push(t.evaluation.p99);
-        evaluation.max = Math.max(evaluation.max, t.evaluation.max);
+      if (w >= 0) {
+        const t = await watched[w]!.timings();
+        const o = seen[w]!;
+        o.delayP99s.push(t.eventLoopDelay.p99);
+        o.delayMax = Math.max(o.delayMax, t.eventLoopDelay.max);
+        o.p50s.push(t.evaluation.p50);
+        o.p99s.push(t.evaluation.p99);
+        o.max = Math.max(o.max, t.evaluation.max);
       }
       times[c]!.push(...run.times);
       errors[c]! += run.errors;
@@ -509,8 +508,7 @@ async function fixedRateRounds(
   return {
     runs: columns.map((_, c) => summary(times[c]!, seconds * FIXED_ROUNDS, errors[c]!, undefined)),
     addedPerRound,
-    delay: { p99: median(delayP99s), max: delayMax },
-    evaluation: { p50: median(evaluation.p50s), p99: median(evaluation.p99s), max: evaluation.max },
+    watched: seen.map((o) => ({ delay: { p99: median(o.delayP99s), max: o.delayMax }, evaluation: { p50: median(o.p50s), p99: median(o.p99s), max: o.max } })),
   };
 }
 
@@ -603,12 +601,14 @@ async function main(): Promise<void> {
         `  fixed rate ${rate} req/s (open loop; half the slowest column's saturated throughput, or RULESMITH_BENCH_RATE), PL${level}, ${FIXED_ROUNDS} rounds of ${Math.max(1, SECONDS / FIXED_ROUNDS)} s per column, order rotated:`,
       );
       const columns = [floor, ours, ...(theirs ? [theirs] : []), ...(oursB ? [oursB] : [])];
-      const fixed = await fixedRateRounds(all, columns, rate, { column: ours, timings: () => timings(ours.port, token) });
+      const watched = [{ column: ours, timings: () => timings(ours.port, token), label: 'rulesmith' }, ...(oursB && rsB ? [{ column: oursB, timings: () => timings(rsB.port, token), label: 'rulesmith (B)' }] : [])];
+      const fixed = await fixedRateRounds(all, columns, rate, watched);
       columns.forEach((c, i) => console.log(line(c.name, fixed.runs[i]!)));
-      const d = fixed.delay;
-      console.log(`    rulesmith's event-loop delay in its rounds: p99 ${d.p99.toFixed(2)} ms (median of the rounds), max ${d.max.toFixed(2)} ms (a request waits this long for the proxy's thread)`);
-      const e = fixed.evaluation;
-      console.log(`    rulesmith's time in the WAF per request in its rounds (fields and rules, its own histogram): p50 ${e.p50.toFixed(2)} ms, p99 ${e.p99.toFixed(2)} ms (medians of the rounds), max ${e.max.toFixed(2)} ms`);
+      fixed.watched.forEach(({ delay: d, evaluation: e }, i) => {
+        const who = watched[i]!.label;
+        console.log(`    ${who}'s event-loop delay in its rounds: p99 ${d.p99.toFixed(2)} ms (median of the rounds), max ${d.max.toFixed(2)} ms (a request waits this long for the proxy's thread)`);
+        console.log(`    ${who}'s time in the WAF per request in its rounds (fields and rules, its own histogram): p50 ${e.p50.toFixed(2)} ms, p99 ${e.p99.toFixed(2)} ms (medians of the rounds), max ${e.max.toFixed(2)} ms`);
+      });
       const added = (i: number) => {
         const perRound = fixed.addedPerRound[i]!;
         return `${(fixed.runs[i]!.p99 - fixed.runs[0]!.p99).toFixed(2)} ms (per round: median ${median(perRound).toFixed(2)}, middle half ${quantile(perRound, 0.25).toFixed(2)}–${quantile(perRound, 0.75).toFixed(2)})`;
