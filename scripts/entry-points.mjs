@@ -13,6 +13,8 @@ export const ENTRY_POINTS = [
   { entryPoints: ['server/src/lsp/server.ts'], outfile: 'server/out/server.js' },
   // The rules service's trace worker thread (a trace that runs too long is stopped).
   { entryPoints: ['server/src/service/traceWorker.ts'], outfile: 'server/out/traceWorker.js' },
+  // The rules service's rule-check worker thread (the rules a write brings are checked off its thread).
+  { entryPoints: ['server/src/service/ruleCheckWorker.ts'], outfile: 'server/out/ruleCheckWorker.js' },
   // The WAF proxy's evaluation worker threads (`serve --proxy-workers N`).
   { entryPoints: ['server/src/proxy/proxyWorker.ts'], outfile: 'server/out/proxyWorker.js' },
   // The security events' thread: owns the events file, writes batches and answers GraphQL's reads.

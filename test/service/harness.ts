@@ -36,7 +36,7 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startService(options: { legacy?: LegacyMode; seed?: boolean; traceTimeoutMs?: number; events?: SecurityEventsOptions } = {}): Promise<TestService> {
+export async function startService(options: { legacy?: LegacyMode; seed?: boolean; traceTimeoutMs?: number; events?: SecurityEventsOptions; ruleCheckWorker?: boolean } = {}): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'rulesmith-service-'));
   const store = new Store(join(dir, 'service.db'));
   const seeded = options.seed === false ? undefined : seedDemo(store, demoSeedSteps);
@@ -48,7 +48,7 @@ export async function startService(options: { legacy?: LegacyMode; seed?: boolea
     for (const w of waiting) w(l);
   };
   const events = options.events ? new SecurityEvents(store, options.events) : undefined;
-  const running = createService({ store, legacy: options.legacy, log: write, ...(options.traceTimeoutMs ? { traceTimeoutMs: options.traceTimeoutMs } : {}), ...(events ? { events } : {}) });
+  const running = createService({ store, legacy: options.legacy, log: write, ...(options.traceTimeoutMs ? { traceTimeoutMs: options.traceTimeoutMs } : {}), ...(events ? { events } : {}), ...(options.ruleCheckWorker === false ? { ruleCheckWorker: false } : {}) });
   await new Promise<void>((resolve) => running.server.listen(0, '127.0.0.1', resolve));
   const url = running.url();
   const adminToken = credentials.get('demo admin') ?? '';

@@ -630,6 +630,41 @@ describe('validation errors, in the engine wording', () => {
   });
 });
 
+describe('rule checks off the service thread (service/ruleChecker.ts)', () => {
+  it('answer every write as the service thread does without the worker', async () => {
+    const own = await startService({ ruleCheckWorker: false });
+    try {
+      // Dry runs: validated in full, nothing written (this file's other tests use these rulesets).
+      const ep = `${entry(PRO)}?dry_run=true`;
+      const writes: [string, string, object][] = [
+        ['PUT', ep, { rules: [{ expression: 'ip.geoip.country eq "GB"', action: 'block', ref: 'geo' }, { expression: 'http.host eq "x"', action: 'log', ref: 'x' }] }],
+        ['POST', `/accounts/${ACCOUNT}/rulesets?dry_run=true`, { name: 'n', kind: 'custom', phase: CUSTOM, rules: [{ expression: 'http.host eq', action: 'block' }] }],
+        ['PUT', ep, { rules: [{ expression: 'http.host eq "a"', action: 'block', ref: 'a' }, { expression: 'http.host eq', action: 'block', ref: 'b' }, { expression: 'http.request.method eq "get"', action: 'block', ref: 'c' }] }],
+      ];
+      const answers = async (s: TestService) => {
+        const out = [];
+        for (const [method, path, body] of writes) {
+          const r = await s.call(method, path, { body });
+          out.push([r.status, r.body.errors, r.body.messages]);
+        }
+        return out;
+      };
+      const checks = svc.running.service.ruleChecks as unknown as { ready: boolean };
+      for (let i = 0; i < 200 && !checks.ready; i++) await new Promise((r) => setTimeout(r, 25));
+      const withWorker = await answers(svc);
+      assert.ok(svc.running.service.ruleChecks.stats.inWorker > 0, "this file's service checked them in its worker");
+      assert.deepEqual(await answers(own), withWorker);
+      assert.equal(own.running.service.ruleChecks.stats.inWorker, 0);
+      assert.deepEqual(withWorker.map(([status]) => status), [200, 400, 400]);
+      assert.match((withWorker[0]![2] as { message: string }[])[0]!.message, /`ip\.geoip\.country` is deprecated/);
+      assert.match((withWorker[1]![1] as { message: string }[])[0]!.message, /^'http\.host eq' is not a valid value for expression because could not parse filter expression/);
+      assert.deepEqual((withWorker[2]![1] as { source: { pointer: string } }[]).map((e) => e.source.pointer), ['/rules/1/expression']);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('bad bodies: a clear error and no change to the store', () => {
   it('invalid JSON, wrong types, unknown fields, a 9 MiB body', async () => {
     const ep = await svc.call('GET', entry(ENT));

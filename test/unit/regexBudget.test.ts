@@ -28,6 +28,7 @@ test('every built entry point that evaluates calls boundRegexBacktracking() when
     'server/src/cli/main.ts',
     'server/src/lsp/server.ts',
     'server/src/service/traceWorker.ts',
+    'server/src/service/ruleCheckWorker.ts',
     'server/src/proxy/proxyWorker.ts',
     'server/src/lsp/evaluationWorker.ts',
     'client/src/preview/worker.ts',

@@ -11,6 +11,7 @@ import { Router, type Ctx } from './router';
 import { StoreUnavailable, type Store } from './store';
 import { registerRoutes } from './routes/index';
 import { TraceRunner } from './traceRunner';
+import { RuleChecker, ruleCheckWorkerFile } from './ruleChecker';
 import { RulesetWriteLimiter } from './rateLimit';
 import { WorkerCancelled } from '../timedWorker';
 import type { TracedRequestSink } from '../evaluatedRequest';
@@ -26,6 +27,8 @@ export interface ServiceOptions {
   readonly log?: (line: string) => void;
   /** Largest request body accepted, in bytes (default 8 MiB). */
   readonly maxBodyBytes?: number;
+  /** false: the rules a write brings are checked on the service's thread, not in a worker (tests of that path). */
+  readonly ruleCheckWorker?: boolean;
   /** Time limit of one trace, in ms (default TRACE_TIMEOUT_MS). */
   readonly traceTimeoutMs?: number;
   /** Bytes of a traced request's body that become field values (requests/body.ts; default 128 KiB). */
@@ -43,6 +46,8 @@ export interface Service {
   readonly legacy: LegacyMode;
   /** Trace evaluations, in a worker thread with a time limit. */
   readonly traces: TraceRunner;
+  /** The checks of the rules a write brings, in a worker thread (ruleChecker.ts). */
+  readonly ruleChecks: RuleChecker;
   /** Bytes of a traced body that are inspected, for zones without their own setting (routes/zoneSettings.ts; default DEFAULT_BODY_LIMIT). */
   readonly bodyLimit?: number;
   /** Throttles updates to one ruleset (`--ruleset-write-rate`), when on. */
@@ -68,6 +73,7 @@ export function createService(options: ServiceOptions): RunningService {
     store: options.store,
     legacy: options.legacy ?? 'on',
     traces: new TraceRunner(options.traceTimeoutMs),
+    ruleChecks: new RuleChecker(options.ruleCheckWorker === false ? undefined : ruleCheckWorkerFile()),
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.events ? { events: options.events } : {}),
     ...(options.writeLimiter ? { writeLimiter: options.writeLimiter } : options.rulesetWriteRate !== undefined ? { writeLimiter: new RulesetWriteLimiter(options.rulesetWriteRate) } : {}),
@@ -152,7 +158,7 @@ export function createService(options: ServiceOptions): RunningService {
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      return Promise.all([closed, service.traces.close()]).then(() => undefined);
+      return Promise.all([closed, service.traces.close(), service.ruleChecks.close()]).then(() => undefined);
     },
   };
 }

@@ -9,7 +9,8 @@
  * then the rules go through `validateRulesetValue` (actions, phase/action matrix,
  * action_parameters, overrides, the managed ruleset an execute rule runs) and every
  * expression through the core's `checkExpression` (cached, see expressionCheck.ts) at the zone's plan and the ruleset's phase. The
- * core's problems become API errors in one place (`toApiErrors`, `expressionError`).
+ * core's problems become API errors in one place (ruleProblems.ts), run off the service's
+ * thread (ruleChecker.ts); `validateRules` puts them at their places in the body.
  *
  * Decisions where the reference is silent (also in the README's service section):
  * - `GET …/rulesets` pages with a cursor over (name, id); `per_page` 1–50, default 50.
@@ -44,17 +45,11 @@
  *   carries come back in `messages` of the successful answer (dry runs too), code 20040,
  *   with `source.pointer`; they never refuse the write.
  */
-import { findNodeAtLocation, findNodeAtOffset, getNodePath } from 'jsonc-parser';
-import type { Diagnostic } from '../../language/index';
-import { expressionVerdict } from '../expressionCheck';
-import { engineReport } from '../../language/report';
 import { PHASES, type Phase, type Plan } from '../../language/scheme/types';
 import { SizedLru } from '../../language/sizedLru';
 import { defaultCatalog } from '../../managed/catalog';
 import { rulesetVersion, type ManagedRuleset } from '../../rulesets/catalog';
-import { valueTree } from '../../rulesets/jsonTree';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
-import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetValue, type RulesetProblem } from '../../rulesets/validate';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import { ZONE_WAF_GROUPS, type PermissionGroup } from '../auth';
 import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
@@ -88,6 +83,7 @@ import {
   type StoredRuleset,
 } from '../rulesetStore';
 import { bodyHash } from '../rulesetHistory';
+import type { Found, RuleFindings, RuleTarget } from '../ruleProblems';
 import { requireAccount, requireZone, storeScope, type ZoneRow } from '../scope';
 import type { Store } from '../store';
 
@@ -406,163 +402,62 @@ interface Target {
 }
 
 
-/** How a core problem is answered: its API code. */
-function codeOf(p: RulesetProblem): number {
-  switch (p.code) {
-    case 'unknown-field':
-    case 'wrong-type':
-    case 'invalid-json':
-      return CODES.invalidJson;
-    case 'logging-not-allowed':
-      return CODES.loggingOnlyWithSkip;
-    case ACTION_PARAMETERS_REQUIRED:
-      return CODES.actionParametersRequired;
-    default:
-      return CODES.invalidValue;
-  }
-}
-
-/** Problems about the id an execute rule runs, answered as the API's refusal of that id. */
-const EXECUTE_TARGET = new Set<string>(EXECUTE_TARGET_CODES);
-
-/** Core problems the API answers otherwise (or not at all). */
-const HANDLED_HERE = new Set(['duplicate-id', 'duplicate-ref', 'missing-ref', 'unknown-managed-ruleset']);
-
-interface Found {
-  readonly rule: number;
-  readonly order: number;
-  readonly message: ApiMessage;
-}
-
-/** What validating needs besides the rules: read from the store once per request. */
-interface Checking {
-  readonly target: Target;
-  readonly custom: ReadonlyMap<string, Phase>;
-}
-
-function checking(store: Store, target: Target): Checking {
-  return { target, custom: customRulesetPhases(store, target.where.accountId) };
-}
-
-/** What checking one rule found, at rule 0 and pointers relative to the rule. */
-interface RuleFindings {
-  readonly errors: readonly Found[];
-  readonly warnings: readonly Found[];
-}
-
 /**
- * checkRule's findings by the rule's text and what else they depend on: the target's
- * kind, phase, plan and id, and the account's custom rulesets (execute targets). That map
- * is replaced when they change (rulesetStore.ts customRulesetPhases), and its cache goes
- * with it. A PUT re-sends every rule, most of them unchanged (a Terraform apply of one
- * changed rule sends all 500): those are not checked again.
+ * Rule findings by the rule's text and what else they depend on: the target's kind,
+ * phase, plan and id, and the account's custom rulesets (execute targets). That map is
+ * replaced when they change (rulesetStore.ts customRulesetPhases), and its cache goes with
+ * it. A PUT re-sends every rule, most of them unchanged (a Terraform apply of one changed
+ * rule sends all 500): those are not checked again.
  */
 const ruleFindings = new WeakMap<ReadonlyMap<string, Phase>, SizedLru<RuleFindings>>();
 /** What is remembered per custom-rulesets map, in bytes (a digest of the rule and what was found): ~26,000 rules without findings. */
 const REMEMBERED_RULE_BYTES = 8 * 1024 * 1024;
 
 /**
- * The problems of rule `i` (decoded), reported at `base` (its JSON pointer in the
- * request body). Rules are checked one at a time: what the core finds about a rule
- * depends only on that rule (duplicate ids and refs, the one check across rules, are
- * the store's: mergeRules), so a write validates only the rules it brings, and a rule
- * checked before in the same context is not checked again (ruleFindings).
+ * Validates `rules` (decoded), the rules a write brings to a ruleset of `target`, at
+ * `pointerOf(i)`; throws the API's errors, else returns the core's warnings. Rules are
+ * checked one at a time: what the core finds about a rule depends only on that rule
+ * (duplicate ids and refs, the one check across rules, are the store's: mergeRules), so a
+ * write validates only the rules it brings, and a rule checked before in the same context
+ * is not checked again (ruleFindings). The rest are checked off the service's thread
+ * (ruleChecker.ts): the caller reads the ruleset again after this, since other writes may
+ * have changed it meanwhile.
  */
-function checkRule(c: Checking, r: JsonObject, i: number, base: string, errors: Found[], warnings: Found[]): void {
-  const { target } = c;
-  // The one-rule ruleset the core validates; with the plan and the ruleset's id, the cache key.
-  const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules: [r] });
-  // Keyed by a digest, not the text: a write of new rules fills the cache with keys that
-  // live for seconds, and each survives young-generation collections (docs/service.md).
-  const key = bodyHash(`${target.where.plan ?? ''}\u0000${target.id ?? ''}\u0000${text}`);
-  let cache = ruleFindings.get(c.custom);
-  if (!cache) ruleFindings.set(c.custom, (cache = new SizedLru(REMEMBERED_RULE_BYTES)));
-  let found = cache.get(key);
-  if (!found) {
-    const e: Found[] = [];
-    const w: Found[] = [];
-    findRuleProblems(c, r, e, w);
-    found = { errors: e, warnings: w };
+async function validateRules(ctx: Ctx, rules: readonly JsonObject[], target: Target, pointerOf: (i: number) => string): Promise<ApiMessage[]> {
+  const custom = customRulesetPhases(ctx.service.store, target.where.accountId);
+  const ruleTarget: RuleTarget = { kind: target.kind, phase: target.phase, ...(target.where.plan ? { plan: target.where.plan } : {}), ...(target.id !== undefined ? { id: target.id } : {}) };
+  let cache = ruleFindings.get(custom);
+  if (!cache) ruleFindings.set(custom, (cache = new SizedLru(REMEMBERED_RULE_BYTES)));
+  const keys = rules.map((r) => findingsKey(ruleTarget, r));
+  const found = keys.map((k) => cache.get(k));
+  const unseen = found.flatMap((f, i) => (f ? [] : [i]));
+  const checked = await ctx.service.ruleChecks.check(ruleTarget, custom, unseen.map((i) => rules[i]!));
+  unseen.forEach((i, k) => {
+    const f = checked[k]!;
+    found[i] = f;
     // The key and what was found, roughly.
-    cache.set(key, found, 64 + 256 * (1 + e.length + w.length));
-  }
-  const at = (f: Found): Found => ({ ...f, rule: i, message: f.message.source ? { ...f.message, source: { pointer: `${base}${f.message.source.pointer}` } } : f.message });
-  for (const f of found.errors) errors.push(at(f));
-  for (const f of found.warnings) warnings.push(at(f));
+    cache.set(keys[i]!, f, 64 + 256 * (1 + f.errors.length + f.warnings.length));
+  });
+  const errors: Found[] = [];
+  const warnings: Found[] = [];
+  found.forEach((f, i) => {
+    const base = pointerOf(i);
+    const at = (x: Found): Found => ({ ...x, rule: i, message: x.message.source ? { ...x.message, source: { pointer: `${base}${x.message.source.pointer}` } } : x.message });
+    for (const x of f!.errors) errors.push(at(x));
+    for (const x of f!.warnings) warnings.push(at(x));
+  });
+  return verdict(errors, warnings);
 }
 
-/** checkRule's work for a rule not seen before: its problems at rule 0, pointers relative to the rule. */
-function findRuleProblems(c: Checking, r: JsonObject, errors: Found[], warnings: Found[]): void {
-  const { target, custom } = c;
-  // The rule as a one-rule ruleset, a tree made from the decoded value (not printed and parsed again).
-  const root = valueTree({ kind: target.kind, phase: target.phase, rules: [r] });
-  const problems = validateRulesetValue(root, {
-    catalog: CATALOG,
-    plan: target.where.plan,
-    phase: target.phase,
-    executeTargets: { custom, ...(target.id !== undefined ? { self: target.id } : {}) },
-  });
-  for (const p of problems) {
-    const entitlement = p.code === 'plan-required' && typeof p.data?.rulesetId === 'string';
-    if ((p.severity !== 'error' && p.severity !== 'warning') || HANDLED_HERE.has(p.code)) continue;
-    const node = findNodeAtOffset(root, p.start);
-    const path = node ? getNodePath(node) : [];
-    const inRule = (typeof path[1] === 'number' && path[0] === 'rules') || p.rule !== undefined;
-    if (!inRule) continue;
-    // A missing expression reads as the engine's blank expression (rules-api §2.6).
-    if (p.code === MISSING_EXPRESSION) continue;
-    const pointer = path
-      .slice(2)
-      .map((s) => `/${escapePointer(String(s))}`)
-      .join('');
-    if (EXECUTE_TARGET.has(p.code)) {
-      errors.push({ rule: 0, order: p.start, message: { code: CODES.invalidValue, message: `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`, source: { pointer } } });
-      continue;
-    }
-    if (entitlement) {
-      // A managed ruleset the zone's plan is not entitled to: the whole write fails.
-      const message = `'${String(p.data!.rulesetId)}' is not a valid value for id because ${p.message}`;
-      errors.push({ rule: 0, order: p.start, message: { code: CODES.planFeature, message, source: { pointer } } });
-      continue;
-    }
-    if (p.severity === 'warning') {
-      warnings.push({ rule: 0, order: p.start, message: { code: CODES.rulesetWarning, message: p.message, source: { pointer } } });
-      continue;
-    }
-    // Every decoding problem reads as the strict decoder's ("invalid JSON: …").
-    const message = p.code === 'wrong-type' ? `invalid JSON: ${p.message}` : p.message;
-    errors.push({ rule: 0, order: p.start, message: { code: codeOf(p), message, source: { pointer } } });
-  }
-  const at = (key: string, message: ApiMessage, into = errors) => {
-    const node = findNodeAtLocation(root, ['rules', 0, ...key.split('/')]);
-    // A missing field is reported after the rule's other problems (the API answers a
-    // PATCH of only action_parameters with "action is required…", then 20125).
-    into.push({ rule: 0, order: node ? node.offset : Number.MAX_SAFE_INTEGER, message });
-  };
-  const warn = (key: string, exprText: string, field: string, ws: readonly Diagnostic[]) => {
-    for (const d of ws) at(key, { code: CODES.rulesetWarning, message: expressionWarning(exprText, field, d), source: { pointer: `/${key}` } }, warnings);
-  };
-  // expressions
-  const expr = r.expression;
-  if (expr === undefined || (typeof expr === 'string' && expr.trim() === '')) {
-    // Blank as the Filters API has it too: nothing but white space.
-    at('expression', { code: CODES.blankExpression, message: `'${expr ?? ''}' is not a valid value for expression because the expression cannot be blank`, source: { pointer: '/expression' } });
-  } else if (typeof expr === 'string') {
-    const ch = expressionCheck(expr, 'expression', target);
-    if (ch.error) at('expression', { code: CODES.invalidValue, message: ch.error, source: { pointer: '/expression' } });
-    else warn('expression', expr, 'expression', ch.warnings);
-  }
-  const counting = (r.ratelimit as JsonObject | undefined)?.counting_expression;
-  if (typeof counting === 'string' && counting !== '') {
-    const ch = expressionCheck(counting, 'counting_expression', target);
-    if (ch.error) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: ch.error, source: { pointer: '/ratelimit/counting_expression' } });
-    else warn('ratelimit/counting_expression', counting, 'counting_expression', ch.warnings);
-  }
-  const params = r.action_parameters as JsonObject | undefined;
-  // set_config with `{}` sets nothing: the API's answer is the one for no parameters (tf #2285).
-  if (r.action === 'set_config' && params !== undefined && typeof params === 'object' && !Array.isArray(params) && Object.keys(params).length === 0) {
-    at('action_parameters', { code: CODES.actionParametersRequired, message: 'action parameters are required for the set_config action', source: { pointer: '/action_parameters' } });
-  }
+/**
+ * The cache key of a rule's findings: a digest (not the text: a write of new rules fills
+ * the cache with keys that live for seconds, and each would survive young-generation
+ * collections, docs/service.md) of the one-rule ruleset the core validates, with the
+ * plan and the ruleset's id.
+ */
+function findingsKey(target: RuleTarget, r: JsonObject): string {
+  const text = JSON.stringify({ kind: target.kind, phase: target.phase, rules: [r] });
+  return bodyHash(`${target.plan ?? ''}\u0000${target.id ?? ''}\u0000${text}`);
 }
 
 /** The warnings to answer with, or the API's error for what was found. */
@@ -576,63 +471,6 @@ function verdict(errors: Found[], warnings: Found[]): ApiMessage[] {
     400,
     errors.map((e) => e.message),
   );
-}
-
-/**
- * Validates `rules` (decoded), the rules a write brings to a ruleset of `target`, at
- * `pointerOf(i)`; throws the API's errors, else returns the core's warnings.
- */
-function validateRules(store: Store, rules: readonly JsonObject[], target: Target, pointerOf: (i: number) => string): ApiMessage[] {
-  const c = checking(store, target);
-  const errors: Found[] = [];
-  const warnings: Found[] = [];
-  rules.forEach((r, i) => checkRule(c, r, i, pointerOf(i), errors, warnings));
-  return verdict(errors, warnings);
-}
-
-/** The longest the service's thread validates before it lets other requests in. */
-const SLICE_MS = 2;
-
-/**
- * validateRules for a whole list (a PUT of 500 rules takes from 100 ms to seconds of
- * the core's time): the same checks, in slices of SLICE_MS with other requests answered
- * in between, so a small GET never waits behind a large write's validation.
- */
-async function validateRulesSliced(store: Store, rules: readonly JsonObject[], target: Target, pointerOf: (i: number) => string): Promise<ApiMessage[]> {
-  const c = checking(store, target);
-  const errors: Found[] = [];
-  const warnings: Found[] = [];
-  let slice = performance.now();
-  for (let i = 0; i < rules.length; i++) {
-    if (performance.now() - slice > SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      slice = performance.now();
-    }
-    checkRule(c, rules[i]!, i, pointerOf(i), errors, warnings);
-  }
-  return verdict(errors, warnings);
-}
-
-/**
- * The API's message for an expression it refuses, or undefined: the first error in the
- * engine's wording and layout (rules-api §1.6), else a feature the zone's plan or the
- * phase does not have, in the same layout.
- */
-export function expressionError(text: string, field: string, target: { phase?: Phase; where?: { plan?: Plan }; kind?: RulesetKind }): string | undefined {
-  return expressionCheck(text, field, target).error;
-}
-
-/** The API's refusal of an expression (see expressionError), else the core's warnings about it. */
-function expressionCheck(text: string, field: string, target: { phase?: Phase; where?: { plan?: Plan }; kind?: RulesetKind }): { error?: string; warnings: Diagnostic[] } {
-  const v = expressionVerdict(text, { plan: target.where?.plan, phase: target.phase, allowManaged: target.kind === 'managed' });
-  if (v.error) return { error: `'${text}' is not a valid value for ${field} because could not parse filter expression: ${engineReport(text, v.error, 'Filter parsing error')}`, warnings: [] };
-  if (v.refused) return { error: `'${text}' is not a valid value for ${field} because it uses what this ruleset cannot: ${engineReport(text, v.refused, 'Filter error')}`, warnings: [] };
-  return { warnings: [...v.warnings] };
-}
-
-/** A warning about an accepted expression, in the engine's layout, with the core's advice. */
-function expressionWarning(text: string, field: string, d: Diagnostic): string {
-  return `'${text}' is accepted for ${field}, with a warning: ${engineReport(text, d, 'Filter warning')}${d.hint ? d.hint : ''}`.replace(/\n$/, '');
 }
 
 // --- The migration hook ------------------------------------------------------------------
@@ -666,6 +504,11 @@ function writable(ctx: Ctx, w: Where): StoredRuleset {
   if (managed) throw managedReadOnly(managed);
   chargeWrite(ctx, w, rulesetKey(stored!));
   return stored!;
+}
+
+/** The ruleset a write read before an await, as it is now (its write was charged then). */
+function rulesetAgain(ctx: Ctx, w: Where): StoredRuleset {
+  return findRuleset(ctx, w).stored!;
 }
 
 function encodeCursor(r: RulesetHeader): string {
@@ -820,7 +663,7 @@ async function create(ctx: Ctx): Promise<Reply> {
   if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
   const rules = decodeRules(body.rules);
   const target: Target = { kind: kind as RulesetKind, phase: phase as Phase, where: w };
-  const warnings = await validateRulesSliced(store, rules, target, (i) => `/rules/${i}`);
+  const warnings = await validateRules(ctx, rules, target, (i) => `/rules/${i}`);
   // Another request may have created the entry point while this one was validated.
   if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
   checkQuota(w, target.kind, target.phase, 0, rules.length, '/rules');
@@ -834,7 +677,7 @@ async function create(ctx: Ctx): Promise<Reply> {
 
 /**
  * `PUT …/rulesets/{id}` and the entry-point PUT: the rules are replaced as a whole.
- * Validation yields to other requests (validateRulesSliced), so the ruleset is read
+ * Validation lets other requests in (validateRules), so the ruleset is read
  * again after it (`fresh`): the write merges with what is current then, not before.
  */
 async function replaceRules(
@@ -849,7 +692,7 @@ async function replaceRules(
   const store = ctx.service.store;
   if (body.rules === undefined) throw invalid('rules is required: the whole list of rules the ruleset will have ([] for none)', '/rules');
   const rules = decodeRules(body.rules);
-  const warnings = await validateRulesSliced(store, rules, target, (i) => `/rules/${i}`);
+  const warnings = await validateRules(ctx, rules, target, (i) => `/rules/${i}`);
   const current = fresh();
   const { name, description } = naming(current);
   checkQuota(w, target.kind, target.phase, current?.rules.length ?? 0, rules.length, '/rules');
@@ -949,16 +792,25 @@ function refTaken(rules: readonly StoredRule[], ref: Json | undefined): void {
   if (j >= 0) throw invalid(`'${ref}' is not a valid value for ref because rule ${j + 1} (${rules[j]!.id}) already has it: a ref is unique within a ruleset`, '/ref');
 }
 
-function addRule(ctx: Ctx): Reply {
+async function addRule(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
-  const current = writable(ctx, w);
+  // What can be refused before the rule is checked is, in the API's order: a bad request
+  // fails the same whether or not the rule is valid.
+  const placing = (current: StoredRuleset) => {
+    if (current.rules.length + 1 > MAX_RULES) throw tooManyRules(current.rules.length + 1, '');
+    return position ? placeAt(current.rules, position) : current.rules.length;
+  };
+  const first = writable(ctx, w);
   const body = requestBody(ctx);
-  if (current.rules.length + 1 > MAX_RULES) throw tooManyRules(current.rules.length + 1, '');
+  if (first.rules.length + 1 > MAX_RULES) throw tooManyRules(first.rules.length + 1, '');
   const rule = decodeRule(body, '', ['position']);
   const position = decodePosition(body.position);
-  const at = position ? placeAt(current.rules, position) : current.rules.length;
-  const warnings = validateRules(ctx.service.store, [rule], target(current, w), () => '');
+  placing(first);
+  const warnings = await validateRules(ctx, [rule], target(first, w), () => '');
+  // Other writes may have changed the ruleset while its rule was checked.
+  const current = rulesetAgain(ctx, w);
+  const at = placing(current);
   refTaken(current.rules, rule.ref);
   checkQuota(w, current.kind, current.phase, current.rules.length, current.rules.length + 1);
   const now = timestamp();
@@ -966,32 +818,39 @@ function addRule(ctx: Ctx): Reply {
   return saveRules(ctx, w, current, merged, dry, now, warnings);
 }
 
-function editRule(ctx: Ctx): Reply {
+async function editRule(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
-  const current = writable(ctx, w);
   const ruleId = ctx.params.rule_id!;
-  const index = current.rules.findIndex((r) => r.id === ruleId);
-  if (index < 0) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
+  /** The rule edited in `current` and where it goes (404 when the ruleset no longer has it). */
+  const placing = (current: StoredRuleset, position: Position | undefined) => {
+    const index = current.rules.findIndex((r) => r.id === ruleId);
+    if (index < 0) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
+    const others = current.rules.filter((_, i) => i !== index);
+    return { old: current.rules[index]!, others, at: position ? placeAt(others, position, ruleId) : index };
+  };
+  let current = writable(ctx, w);
+  if (!current.rules.some((r) => r.id === ruleId)) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
   const body = requestBody(ctx);
   const position = decodePosition(body.position);
-  const old = current.rules[index]!;
-  const others = current.rules.filter((_, i) => i !== index);
-  const at = position ? placeAt(others, position, ruleId) : index;
+  let placed = placing(current, position);
   const onlyPosition = position !== undefined && Object.keys(body).length === 1;
-  let replacement: RuleInput = old;
+  let replacement: RuleInput = placed.old;
   let warnings: ApiMessage[] = [];
   if (!onlyPosition) {
     const rule = decodeRule(body, '', ['position']);
     if (typeof rule.id === 'string' && rule.id !== ruleId) {
       throw invalid(`'${rule.id}' is not a valid value for id because the rule edited is ${ruleId}`, '/id');
     }
-    warnings = validateRules(ctx.service.store, [rule], target(current, w), () => '');
-    refTaken(others, rule.ref);
-    replacement = { ...ruleInput(rule), id: ruleId, ref: typeof rule.ref === 'string' ? rule.ref : old.ref };
+    warnings = await validateRules(ctx, [rule], target(current, w), () => '');
+    // Other writes may have changed the ruleset while the rule was checked.
+    current = rulesetAgain(ctx, w);
+    placed = placing(current, position);
+    refTaken(placed.others, rule.ref);
+    replacement = { ...ruleInput(rule), id: ruleId, ref: typeof rule.ref === 'string' ? rule.ref : placed.old.ref };
   }
   const now = timestamp();
-  const merged = withRule(others, old, replacement, at, now);
+  const merged = withRule(placed.others, placed.old, replacement, placed.at, now);
   return saveRules(ctx, w, current, merged, dry, now, warnings);
 }
 

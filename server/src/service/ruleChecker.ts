@@ -1,0 +1,157 @@
+/**
+ * Checks the rules a write brings (ruleProblems.ts) in a worker thread
+ * (ruleCheckWorker.ts), so that the service's thread, which answers every request, does
+ * not spend its time on them: a PATCH's one rule is a sixth of its work there, and a
+ * Terraform apply's PUT of 500 rules from 100 ms to seconds. Jobs go to the worker as they
+ * come, several in flight, answered in order.
+ *
+ * Without the built worker (server/out/ruleCheckWorker.js: run `npm run build`), or once
+ * it has stopped three times, the rules are checked on the service's thread, in slices of
+ * SLICE_MS with other requests answered in between, so a small GET never waits behind a
+ * large write's checks. A job the worker had not answered when it stopped is checked there
+ * too: no write fails because the worker did.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { Phase } from '../language/scheme/types';
+import type { JsonObject } from './body';
+import type { RuleCheckJob, RuleCheckReply } from './ruleCheckWorker';
+import { findRuleProblems, type RuleFindings, type RuleTarget } from './ruleProblems';
+
+/** The longest the service's thread checks rules before it lets other requests in (no worker). */
+const SLICE_MS = 2;
+/** Custom-ruleset lists the worker keeps (one per account written to lately, per change of its list). */
+const CUSTOM_KEPT = 32;
+/** Stops of the worker after which the rules are checked on the service's thread for good. */
+const MAX_STOPS = 3;
+
+interface Pending {
+  readonly target: RuleTarget;
+  readonly custom: ReadonlyMap<string, Phase>;
+  readonly rules: readonly JsonObject[];
+  readonly resolve: (found: RuleFindings[]) => void;
+  readonly reject: (e: Error) => void;
+}
+
+/** Where the built worker is: beside the bundle, or server/out when running from source. */
+export function ruleCheckWorkerFile(): string | undefined {
+  return [join(__dirname, 'ruleCheckWorker.js'), resolve(__dirname, '../../out/ruleCheckWorker.js')].find((f) => existsSync(f));
+}
+
+export class RuleChecker {
+  private worker: Worker | undefined;
+  /** The worker has loaded (its first message): jobs before that are checked here. */
+  private ready = false;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  /** Jobs of this turn, sent together at its end. */
+  private outbox: RuleCheckJob[] = [];
+  /** A key per custom-rulesets list (customRulesetPhases gives a new Map when the list changes). */
+  private readonly customKeys = new WeakMap<ReadonlyMap<string, Phase>, number>();
+  private nextCustomKey = 1;
+  /** The keys the running worker holds, oldest first. */
+  private sent: number[] = [];
+  private stops = 0;
+  private closed = false;
+  /** Jobs answered by the worker and on this thread (tests). */
+  readonly stats = { inWorker: 0, inThread: 0 };
+
+  /**
+   * `file`: the built worker; undefined checks every rule on the service's thread. The
+   * worker starts now, and until it has loaded the core (a few hundred ms) rules are
+   * checked here: no write waits for it to start.
+   */
+  constructor(private readonly file: string | undefined) {
+    this.running();
+  }
+
+  /** What checking each of `rules` finds, in their order. */
+  check(target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): Promise<RuleFindings[]> {
+    if (rules.length === 0) return Promise.resolve([]);
+    const worker = this.running();
+    if (!worker || !this.ready) return this.inThread(target, custom, rules);
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      this.pending.set(id, { target, custom, rules, resolve, reject });
+      this.outbox.push(this.job(id, target, custom, rules));
+      if (this.outbox.length === 1) setImmediate(() => this.flush(worker));
+    });
+  }
+
+  private flush(worker: Worker): void {
+    // A worker that stopped meanwhile left these jobs to this thread (running()).
+    if (this.worker !== worker || this.outbox.length === 0) return;
+    worker.postMessage(this.outbox);
+    this.outbox = [];
+  }
+
+  /** Stops the worker; later checks run on the service's thread. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) await w.terminate();
+  }
+
+  private job(id: number, target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): RuleCheckJob {
+    let key = this.customKeys.get(custom);
+    if (key === undefined) this.customKeys.set(custom, (key = this.nextCustomKey++));
+    if (this.sent.includes(key)) return { id, target, customKey: key, rules };
+    this.sent.push(key);
+    const forget = this.sent.length > CUSTOM_KEPT ? this.sent.shift() : undefined;
+    return { id, target, customKey: key, custom: [...custom], ...(forget !== undefined ? { forget } : {}), rules };
+  }
+
+  private running(): Worker | undefined {
+    if (this.worker || this.closed || !this.file || this.stops >= MAX_STOPS) return this.worker;
+    const w = new Worker(this.file);
+    // The service's close() stops it; it never keeps a process alive on its own.
+    w.unref();
+    w.on('message', (m: RuleCheckReply | readonly RuleCheckReply[]) => {
+      if ('ready' in m) {
+        if (this.worker === w) this.ready = true;
+        return;
+      }
+      for (const r of m as readonly RuleCheckReply[]) {
+        if ('ready' in r) continue;
+        const p = this.pending.get(r.id);
+        if (!p) continue;
+        this.pending.delete(r.id);
+        this.stats.inWorker++;
+        if ('error' in r) p.reject(new Error(r.error));
+        else p.resolve(r.found as RuleFindings[]);
+      }
+    });
+    const stopped = () => {
+      if (this.worker !== w) return;
+      this.worker = undefined;
+      this.ready = false;
+      this.sent = [];
+      this.outbox = [];
+      this.stops++;
+      // What it had not answered is checked here instead.
+      const left = [...this.pending.values()];
+      this.pending.clear();
+      for (const p of left) this.inThread(p.target, p.custom, p.rules).then(p.resolve, p.reject);
+    };
+    w.on('error', stopped);
+    w.on('exit', stopped);
+    this.worker = w;
+    return w;
+  }
+
+  private async inThread(target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): Promise<RuleFindings[]> {
+    this.stats.inThread++;
+    const found: RuleFindings[] = [];
+    let slice = performance.now();
+    for (const r of rules) {
+      if (performance.now() - slice > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
+      }
+      found.push(findRuleProblems(target, custom, r));
+    }
+    return found;
+  }
+}

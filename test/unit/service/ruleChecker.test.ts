@@ -1,0 +1,111 @@
+// The checks of the rules a write brings, off the service's thread (service/ruleChecker.ts
+// and the built worker, server/out/ruleCheckWorker.js): the same findings as on the
+// service's thread, whatever the worker does.
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { Phase } from '../../../server/src/language/scheme/types';
+import type { JsonObject } from '../../../server/src/service/body';
+import { RuleChecker, ruleCheckWorkerFile } from '../../../server/src/service/ruleChecker';
+import type { RuleTarget } from '../../../server/src/service/ruleProblems';
+
+const target: RuleTarget = { kind: 'zone', phase: 'http_request_firewall_custom', plan: 'enterprise' };
+const CUSTOM_ID = 'a'.repeat(32);
+const phases = (ids: readonly string[]): ReadonlyMap<string, Phase> => new Map(ids.map((id) => [id, 'http_request_firewall_custom' as Phase]));
+const execute = (id: string): JsonObject => ({ expression: 'true', action: 'execute', action_parameters: { id } });
+const RULES: JsonObject[] = [
+  { expression: 'http.host eq "a.example.com"', action: 'block' },
+  { expression: 'http.host eq', action: 'block' },
+  { expression: 'ip.geoip.country eq "GB"', action: 'block' },
+  execute(CUSTOM_ID),
+  execute('b'.repeat(32)),
+];
+const PARSE_ERROR = {
+  code: 20021,
+  message: `'http.host eq' is not a valid value for expression because could not parse filter expression: Filter parsing error (1:13):\nhttp.host eq\n            ^ expected " or r\n`,
+  source: { pointer: '/expression' },
+};
+
+/** A checker whose worker has loaded. */
+async function started(): Promise<RuleChecker> {
+  const file = ruleCheckWorkerFile();
+  assert.ok(file, 'the worker is built (npm run build)');
+  const c = new RuleChecker(file);
+  for (let i = 0; i < 200 && !(c as unknown as { ready: boolean }).ready; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal((c as unknown as { ready: boolean }).ready, true, 'the worker loads');
+  return c;
+}
+
+describe('rule checks in the worker', () => {
+  const checkers: RuleChecker[] = [];
+  after(() => Promise.all(checkers.map((c) => c.close())));
+
+  it('find what the service thread finds, rule by rule', async () => {
+    const inThread = new RuleChecker(undefined);
+    const worker = await started();
+    checkers.push(worker);
+    const custom = phases([CUSTOM_ID]);
+    const here = await inThread.check(target, custom, RULES);
+    const there = await worker.check(target, custom, RULES);
+    assert.deepEqual(there, here);
+    assert.deepEqual(worker.stats, { inWorker: 1, inThread: 0 });
+    assert.deepEqual(inThread.stats, { inWorker: 0, inThread: 1 });
+    // Not vacuous: a valid rule, a parse error, a warning, an execute of the account's ruleset, one of no ruleset.
+    assert.deepEqual(there[0], { errors: [], warnings: [] });
+    assert.deepEqual(
+      there[1]!.errors.map((f) => f.message),
+      [PARSE_ERROR],
+    );
+    assert.equal(there[2]!.errors.length, 0);
+    assert.match(there[2]!.warnings[0]!.message.message, /`ip\.geoip\.country` is deprecated; use `ip\.src\.country`/);
+    assert.deepEqual(there[3], { errors: [], warnings: [] });
+    assert.match(there[4]!.errors[0]!.message.message, /^'b{32}' is not a valid value for id because no managed ruleset nor custom ruleset of the account has this id/);
+  });
+
+  it("use each version of the account's custom rulesets, however many there were", async () => {
+    const worker = await started();
+    checkers.push(worker);
+    // More lists than the worker keeps (32): each job is judged against its own list.
+    for (let i = 0; i < 40; i++) {
+      const id = i.toString(16).padStart(32, '0');
+      const [has, lacks] = await worker.check(target, phases([id]), [execute(id), execute(CUSTOM_ID)]);
+      assert.deepEqual(has, { errors: [], warnings: [] }, `list ${i}`);
+      assert.equal(lacks!.errors.length, 1, `list ${i}`);
+    }
+    // An old list again, after it was forgotten: sent again.
+    const [again] = await worker.check(target, phases(['0'.repeat(32)]), [execute('0'.repeat(32))]);
+    assert.deepEqual(again, { errors: [], warnings: [] });
+    assert.equal(worker.stats.inThread, 0);
+  });
+
+  it('answer on the service thread what a worker that stopped had not answered, then start another', async () => {
+    const worker = await started();
+    checkers.push(worker);
+    const custom = phases([CUSTOM_ID]);
+    const expected = await new RuleChecker(undefined).check(target, custom, RULES);
+    const pending = worker.check(target, custom, RULES);
+    await (worker as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    assert.deepEqual(await pending, expected);
+    assert.equal(worker.stats.inThread, 1);
+    // The next job starts a new worker; until it has loaded, jobs are checked here.
+    assert.deepEqual(await worker.check(target, custom, RULES), expected);
+    const internals = worker as unknown as { ready: boolean; worker: unknown };
+    assert.ok(internals.worker, 'a new worker is starting');
+    for (let i = 0; i < 200 && !internals.ready; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.deepEqual(await worker.check(target, custom, RULES), expected);
+    assert.equal(worker.stats.inWorker, 1);
+  });
+
+  it('stay on the service thread after the worker stopped three times', async () => {
+    const worker = await started();
+    checkers.push(worker);
+    const internals = worker as unknown as { ready: boolean; worker: { terminate(): Promise<number> } | undefined };
+    for (let stop = 0; stop < 3; stop++) {
+      for (let i = 0; i < 200 && !internals.ready; i++) await new Promise((r) => setTimeout(r, 25));
+      await internals.worker!.terminate();
+      await worker.check(target, phases([]), [RULES[0]!]);
+    }
+    assert.equal(internals.worker, undefined);
+    const [found] = await worker.check(target, phases([]), [RULES[1]!]);
+    assert.deepEqual(found!.errors.map((f) => f.message), [PARSE_ERROR]);
+  });
+});
