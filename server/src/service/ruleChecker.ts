@@ -86,11 +86,11 @@ export class RuleChecker {
     this.outbox = [];
   }
 
-  /** Stops the worker; later checks run on the service's thread. */
+  /** Stops the worker; what it had not answered, and later checks, run on the service's thread. */
   async close(): Promise<void> {
     this.closed = true;
     const w = this.worker;
-    this.worker = undefined;
+    if (w) this.stopped(w);
     if (w) await w.terminate();
   }
 
@@ -123,22 +123,23 @@ export class RuleChecker {
         else p.resolve(r.found as RuleFindings[]);
       }
     });
-    const stopped = () => {
-      if (this.worker !== w) return;
-      this.worker = undefined;
-      this.ready = false;
-      this.sent = [];
-      this.outbox = [];
-      this.stops++;
-      // What it had not answered is checked here instead.
-      const left = [...this.pending.values()];
-      this.pending.clear();
-      for (const p of left) this.inThread(p.target, p.custom, p.rules).then(p.resolve, p.reject);
-    };
-    w.on('error', stopped);
-    w.on('exit', stopped);
+    w.on('error', () => this.stopped(w));
+    w.on('exit', () => this.stopped(w));
     this.worker = w;
     return w;
+  }
+
+  /** Worker `w` stopped (or is being stopped): the jobs it had not answered are checked here instead. */
+  private stopped(w: Worker): void {
+    if (this.worker !== w) return;
+    this.worker = undefined;
+    this.ready = false;
+    this.sent = [];
+    this.outbox = [];
+    if (!this.closed) this.stops++;
+    const left = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of left) this.inThread(p.target, p.custom, p.rules).then(p.resolve, p.reject);
   }
 
   private async inThread(target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): Promise<RuleFindings[]> {

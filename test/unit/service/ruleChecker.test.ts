@@ -95,6 +95,17 @@ describe('rule checks in the worker', () => {
     assert.equal(worker.stats.inWorker, 1);
   });
 
+  it('answer on the service thread what was asked before close()', async () => {
+    const worker = await started();
+    const custom = phases([CUSTOM_ID]);
+    const expected = await new RuleChecker(undefined).check(target, custom, RULES);
+    const pending = worker.check(target, custom, RULES);
+    await worker.close();
+    assert.deepEqual(await pending, expected);
+    assert.deepEqual(worker.stats, { inWorker: 0, inThread: 1 });
+    assert.deepEqual(await worker.check(target, custom, RULES), expected, 'and after it');
+  });
+
   it('stay on the service thread after the worker stopped three times', async () => {
     const worker = await started();
     checkers.push(worker);
