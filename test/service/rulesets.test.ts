@@ -781,6 +781,25 @@ describe('concurrent writes', () => {
     assert.equal(final.rules.length, 32);
     assert.deepEqual(new Set(final.rules.map((r) => r.ref)), new Set(Array.from({ length: 32 }, (_, i) => `c${i}`)));
   });
+
+  it('a rule that executes a custom ruleset deleted while the rule was checked is refused, or the delete is', async () => {
+    // The rule is checked in the worker; the DELETE is answered meanwhile.
+    const checks = svc.running.service.ruleChecks as unknown as { ready: boolean };
+    for (let i = 0; i < 200 && !checks.ready; i++) await new Promise((r) => setTimeout(r, 25));
+    const ep = await svc.call('PUT', entry(ENT, 'http_request_firewall_custom'), { body: { rules: [] } });
+    for (let i = 0; i < 3; i++) {
+      const x = await svc.call('POST', `/accounts/${ACCOUNT}/rulesets`, { body: { name: `racy ${i}`, kind: 'custom', phase: CUSTOM, rules: [{ action: 'block', expression: 'true' }] } });
+      const xid = x.body.result.id as string;
+      const post = svc.call('POST', zonePath(ENT, `/${ep.body.result.id}/rules`), { body: { action: 'execute', expression: `http.host eq "racy${i}.example.com"`, action_parameters: { id: xid } } });
+      await new Promise((r) => setImmediate(r));
+      const del = svc.call('DELETE', `/accounts/${ACCOUNT}/rulesets/${xid}`);
+      const [p, d] = await Promise.all([post, del]);
+      assert.deepEqual([p.status, d.status], [400, 204], `round ${i}: the rule may not run a ruleset that is gone`);
+      assert.match(p.body.errors[0].message, new RegExp(`^'${xid}' is not a valid value for id because no managed ruleset nor custom ruleset of the account has this id`));
+    }
+    const after = await svc.call('GET', entry(ENT, 'http_request_firewall_custom'));
+    assert.deepEqual(after.body.result.rules, []);
+  });
 });
 
 describe('a NUL character in a stored string', () => {

@@ -83,7 +83,7 @@ import {
   type StoredRuleset,
 } from '../rulesetStore';
 import { bodyHash } from '../rulesetHistory';
-import type { Found, RuleFindings, RuleTarget } from '../ruleProblems';
+import { findRuleProblems, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
 import { requireAccount, requireZone, storeScope, type ZoneRow } from '../scope';
 import type { Store } from '../store';
 
@@ -125,7 +125,8 @@ function dryRun(ctx: Ctx): boolean {
 /**
  * Charges a write to `what` (rulesetKey, or `create`: a scope's custom ruleset creation)
  * against `--ruleset-write-rate`. Called once the write is authorized and its ruleset
- * found: a 403 or 404 neither uses the allowance nor shows it.
+ * found: a 403 or 404 neither uses the allowance nor shows it. (A write whose ruleset is
+ * deleted while its rules are checked has been charged, and then answers 404.)
  */
 function chargeWrite(ctx: Ctx, w: Where, what: string): void {
   ctx.chargeRulesetWrite(`${storeScope(w.scope, w.scopeId)}:${what}`);
@@ -424,20 +425,27 @@ const REMEMBERED_RULE_BYTES = 8 * 1024 * 1024;
  * have changed it meanwhile.
  */
 async function validateRules(ctx: Ctx, rules: readonly JsonObject[], target: Target, pointerOf: (i: number) => string): Promise<ApiMessage[]> {
-  const custom = customRulesetPhases(ctx.service.store, target.where.accountId);
+  const store = ctx.service.store;
+  const custom = customRulesetPhases(store, target.where.accountId);
   const ruleTarget: RuleTarget = { kind: target.kind, phase: target.phase, ...(target.where.plan ? { plan: target.where.plan } : {}), ...(target.id !== undefined ? { id: target.id } : {}) };
-  let cache = ruleFindings.get(custom);
-  if (!cache) ruleFindings.set(custom, (cache = new SizedLru(REMEMBERED_RULE_BYTES)));
   const keys = rules.map((r) => findingsKey(ruleTarget, r));
+  const cache = findingsOf(custom);
   const found = keys.map((k) => cache.get(k));
   const unseen = found.flatMap((f, i) => (f ? [] : [i]));
   const checked = await ctx.service.ruleChecks.check(ruleTarget, custom, unseen.map((i) => rules[i]!));
-  unseen.forEach((i, k) => {
-    const f = checked[k]!;
-    found[i] = f;
-    // The key and what was found, roughly.
-    cache.set(keys[i]!, f, 64 + 256 * (1 + f.errors.length + f.warnings.length));
-  });
+  unseen.forEach((i, k) => remember(cache, keys[i]!, (found[i] = checked[k]!)));
+  // A custom ruleset created or deleted meanwhile changes what an execute rule may run: the
+  // rules are checked again against the list as it is now, here, so that no other request
+  // runs between this check and the caller's write (a rule could otherwise be saved
+  // running a ruleset deleted while it was checked).
+  const now = customRulesetPhases(store, target.where.accountId);
+  if (now !== custom) {
+    const fresh = findingsOf(now);
+    rules.forEach((r, i) => {
+      const hit = fresh.get(keys[i]!);
+      found[i] = hit ?? remember(fresh, keys[i]!, findRuleProblems(ruleTarget, now, r));
+    });
+  }
   const errors: Found[] = [];
   const warnings: Found[] = [];
   found.forEach((f, i) => {
@@ -447,6 +455,19 @@ async function validateRules(ctx: Ctx, rules: readonly JsonObject[], target: Tar
     for (const x of f!.warnings) warnings.push(at(x));
   });
   return verdict(errors, warnings);
+}
+
+/** The findings remembered under an account's custom-rulesets list. */
+function findingsOf(custom: ReadonlyMap<string, Phase>): SizedLru<RuleFindings> {
+  let cache = ruleFindings.get(custom);
+  if (!cache) ruleFindings.set(custom, (cache = new SizedLru(REMEMBERED_RULE_BYTES)));
+  return cache;
+}
+
+/** Keeps `f` under `key` (its size, roughly: the key and what was found) and returns it. */
+function remember(cache: SizedLru<RuleFindings>, key: string, f: RuleFindings): RuleFindings {
+  cache.set(key, f, 64 + 256 * (1 + f.errors.length + f.warnings.length));
+  return f;
 }
 
 /**
