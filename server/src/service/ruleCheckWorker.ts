@@ -7,7 +7,8 @@
  *   of answers in the same order. A job, `{ id, target, customKey, custom?, forget?, rules }`: the account's custom rulesets
  *   (what an execute rule may run) are sent once per version of that list (`custom`, under
  *   `customKey`) and referred to by key after; `forget` is a key no later job uses. The
- *   answer is `{ id, found }` (one RuleFindings per rule) or `{ id, error }`.
+ *   answer is `{ id, found }` (one RuleFindings per rule) or `{ id, error }` (the Error,
+ *   its stack included, for the service's log).
  * - `{ ready: true }` is posted once, when the worker has loaded.
  */
 import { parentPort } from 'node:worker_threads';
@@ -28,7 +29,7 @@ export interface RuleCheckJob {
   readonly rules: readonly JsonObject[];
 }
 
-export type RuleCheckReply = { readonly id: number; readonly found: readonly RuleFindings[] } | { readonly id: number; readonly error: string } | { readonly ready: true };
+export type RuleCheckReply = { readonly id: number; readonly found: readonly RuleFindings[] } | { readonly id: number; readonly error: Error } | { readonly ready: true };
 
 const customs = new Map<number, ReadonlyMap<string, Phase>>();
 
@@ -44,7 +45,7 @@ function check(job: RuleCheckJob): RuleCheckReply {
     if (!custom) throw new Error(`the rule-check worker has no custom rulesets under key ${job.customKey}`);
     return { id: job.id, found: job.rules.map((r) => findRuleProblems(job.target, custom, r)) };
   } catch (e) {
-    return { id: job.id, error: (e as Error).message };
+    return { id: job.id, error: e instanceof Error ? e : new Error(String(e)) };
   }
 }
 

@@ -119,7 +119,7 @@ export class RuleChecker {
         if (!p) continue;
         this.pending.delete(r.id);
         this.stats.inWorker++;
-        if ('error' in r) p.reject(new Error(r.error));
+        if ('error' in r) p.reject(r.error);
         else p.resolve(r.found as RuleFindings[]);
       }
     });

@@ -2,7 +2,9 @@
 // and the built worker, server/out/ruleCheckWorker.js): the same findings as on the
 // service's thread, whatever the worker does.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { after, describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import type { Phase } from '../../../server/src/language/scheme/types';
 import type { JsonObject } from '../../../server/src/service/body';
 import { RuleChecker, ruleCheckWorkerFile } from '../../../server/src/service/ruleChecker';
@@ -104,6 +106,27 @@ describe('rule checks in the worker', () => {
     assert.deepEqual(await pending, expected);
     assert.deepEqual(worker.stats, { inWorker: 0, inThread: 1 });
     assert.deepEqual(await worker.check(target, custom, RULES), expected, 'and after it');
+  });
+
+  it('answer a job that fails with its error, stack included, and go on with the next', async () => {
+    const w = new Worker(ruleCheckWorkerFile()!);
+    try {
+      assert.deepEqual((await once(w, 'message'))[0], { ready: true });
+      // Key 7 was never sent: the worker cannot know the account's custom rulesets.
+      w.postMessage([
+        { id: 1, target, customKey: 7, rules: [RULES[0]] },
+        { id: 2, target, customKey: 8, custom: [], rules: [RULES[1]] },
+      ]);
+      const [[failed, next]] = (await once(w, 'message')) as [[{ id: number; error: Error }, { id: number; found: { errors: { message: unknown }[] }[] }]];
+      assert.equal(failed.id, 1);
+      assert.ok(failed.error instanceof Error);
+      assert.equal(failed.error.message, 'the rule-check worker has no custom rulesets under key 7');
+      assert.match(failed.error.stack ?? '', /ruleCheckWorker/);
+      assert.equal(next.id, 2);
+      assert.deepEqual(next.found[0]!.errors.map((f) => f.message), [PARSE_ERROR]);
+    } finally {
+      await w.terminate();
+    }
   });
 
   it('stay on the service thread after the worker stopped three times', async () => {
