@@ -19,8 +19,8 @@ import type { JsonObject } from './body';
 import type { RuleCheckJob, RuleCheckReply } from './ruleCheckWorker';
 import { findRuleProblems, type RuleFindings, type RuleTarget } from './ruleProblems';
 
-/** The longest the service's thread checks rules before it lets other requests in (no worker). */
-const SLICE_MS = 2;
+/** The longest the service's thread works through a write's rules before it lets other requests in. */
+export const SLICE_MS = 2;
 /** Custom-ruleset lists the worker keeps (one per account written to lately, per change of its list). */
 const CUSTOM_KEPT = 32;
 /** Stops of the worker after which the rules are checked on the service's thread for good. */
