@@ -20,7 +20,7 @@ import type { RuleCheckJob, RuleCheckReply } from './ruleCheckWorker';
 import { findRuleProblems, type RuleFindings, type RuleTarget } from './ruleProblems';
 
 /** The longest the service's thread works through a write's rules before it lets other requests in. */
-export const SLICE_MS = 2;
+const SLICE_MS = 2;
 /** Custom-ruleset lists the worker keeps (one per account written to lately, per change of its list). */
 const CUSTOM_KEPT = 32;
 /** Stops of the worker after which the rules are checked on the service's thread for good. */
@@ -142,17 +142,22 @@ export class RuleChecker {
     for (const p of left) this.inThread(p.target, p.custom, p.rules).then(p.resolve, p.reject);
   }
 
-  private async inThread(target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): Promise<RuleFindings[]> {
+  private inThread(target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): Promise<RuleFindings[]> {
     this.stats.inThread++;
-    const found: RuleFindings[] = [];
-    let slice = performance.now();
-    for (const r of rules) {
-      if (performance.now() - slice > SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        slice = performance.now();
-      }
-      found.push(findRuleProblems(target, custom, r));
-    }
-    return found;
+    return inSlices(rules, (r) => findRuleProblems(target, custom, r));
   }
+}
+
+/** `fn` of each item, in order, on the service's thread, letting other requests in every SLICE_MS. */
+export async function inSlices<T, R>(items: readonly T[], fn: (item: T) => R): Promise<R[]> {
+  const out: R[] = [];
+  let slice = performance.now();
+  for (const item of items) {
+    if (performance.now() - slice > SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
+    out.push(fn(item));
+  }
+  return out;
 }

@@ -83,7 +83,7 @@ import {
   type StoredRuleset,
 } from '../rulesetStore';
 import { bodyHash } from '../rulesetHistory';
-import { SLICE_MS } from '../ruleChecker';
+import { inSlices } from '../ruleChecker';
 import { findRuleProblems, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
 import { requireAccount, requireZone, storeScope, type ZoneRow } from '../scope';
 import type { Store } from '../store';
@@ -430,15 +430,7 @@ async function validateRules(ctx: Ctx, rules: readonly JsonObject[], target: Tar
   const custom = customRulesetPhases(store, target.where.accountId);
   const ruleTarget: RuleTarget = { kind: target.kind, phase: target.phase, ...(target.where.plan ? { plan: target.where.plan } : {}), ...(target.id !== undefined ? { id: target.id } : {}) };
   // A digest per rule (a 500-rule PUT's take ~7 ms): in slices, so that a GET never waits behind them.
-  const keys: string[] = [];
-  let slice = performance.now();
-  for (const r of rules) {
-    if (performance.now() - slice > SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      slice = performance.now();
-    }
-    keys.push(findingsKey(ruleTarget, r));
-  }
+  const keys = await inSlices(rules, (r) => findingsKey(ruleTarget, r));
   const cache = findingsOf(custom);
   const found = keys.map((k) => cache.get(k));
   const unseen = found.flatMap((f, i) => (f ? [] : [i]));
