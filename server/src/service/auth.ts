@@ -4,7 +4,7 @@
  * (`X-Auth-Email` + `X-Auth-Key`) with the user's full access to their accounts.
  * Tokens and keys are stored as SHA-256 hashes and never logged.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from './sha256';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError, CODES } from './api';
 import type { Store } from './store';
@@ -43,7 +43,7 @@ export interface Target {
 }
 
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return sha256(secret, 'hex');
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {

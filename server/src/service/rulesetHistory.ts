@@ -22,7 +22,7 @@
  * keep theirs; only when two keys get too close are the current rules renumbered. Version v's rules are the rows live at v, by `pos`: exactly the bodies that
  * version was written with.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from './sha256';
 import { hiddenSlot } from './hiddenSlot';
 import { fixJson, jsonText } from './jsonText';
 import type { Store } from './store';
@@ -48,7 +48,7 @@ const STEP = 1024;
 
 /** The digest a rule body is stored under: 128 bits of SHA-256, base64url. */
 export function bodyHash(body: string): string {
-  return createHash('sha256').update(body).digest('base64url').slice(0, 22);
+  return sha256(body, 'base64url').slice(0, 22);
 }
 
 interface LiveRow {

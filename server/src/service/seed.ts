@@ -5,14 +5,15 @@
  * every demo database (tests and the demo workspace refer to them); tokens and the
  * global key are random and printed once, at seeding.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from './sha256';
 import type { Plan } from '../language/scheme/types';
 import { timestamp } from './api';
 import { hashSecret, type PermissionGroup, type Policy } from './auth';
 import { toJson, type Store } from './store';
 
 export function seedId(name: string): string {
-  return createHash('sha256').update(`rulesmith-demo:${name}`).digest('hex').slice(0, 32);
+  return sha256(`rulesmith-demo:${name}`, 'hex').slice(0, 32);
 }
 
 export const DEMO_ACCOUNT = { id: seedId('account'), name: 'Rulesmith Demo' } as const;

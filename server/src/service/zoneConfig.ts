@@ -36,7 +36,7 @@
  * gives another key, so a trace never runs a stale configuration; the catalog is a
  * constant of the process.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from './sha256';
 import type { ZoneSource } from './deployment';
 import { migrationZone } from './migrationFlow';
 import { zoneRulesets } from './rulesetStore';
@@ -71,5 +71,5 @@ export function deploymentKey(store: Store, zoneId: string): string {
   const waf = store.get<{ settings: string }>('SELECT settings FROM previous_waf WHERE zone_id = ?', [zoneId]);
   const migration = store.get<{ state: string }>('SELECT state FROM waf_migration WHERE zone_id = ?', [zoneId]);
   const parts = [zone.plan, zone.page_rules, rulesets?.k ?? '', String(firewall?.n ?? 0), firewall?.k ?? '', waf?.settings ?? '-', migration?.state ?? '-'];
-  return createHash('sha256').update(parts.join('\u0000')).digest('hex');
+  return sha256(parts.join('\u0000'), 'hex');
 }
