@@ -665,6 +665,70 @@ describe('rule checks off the service thread (service/ruleChecker.ts)', () => {
   });
 });
 
+describe('checks across rules, and the size of an answer', () => {
+  const vendor = (extra: object = {}) => ({ action: 'execute', expression: 'true', action_parameters: { id: VENDOR_RULESET_ID }, ...extra });
+  const owasp = { action: 'execute', expression: 'true', action_parameters: { id: OWASP_RULESET_ID }, ref: 'owasp' };
+  const repeated = (n: number) => `Cloudflare Managed Ruleset is already executed by rule ${n}; a zone can deploy each managed ruleset once`;
+
+  it('a zone entry point may run each managed ruleset once: PUT, POST and PATCH of a rule', async () => {
+    await refused('PUT', entry(ENT, MANAGED), { body: { rules: [vendor(), owasp, vendor()] } }, 400, [
+      { code: 20021, message: repeated(1), source: { pointer: '/rules/2/action_parameters/id' } },
+    ]);
+    // A disabled one does not run, so it does not count.
+    assert.equal((await svc.call('PUT', `${entry(ENT, MANAGED)}?dry_run=true`, { body: { rules: [vendor(), vendor({ enabled: false })] } })).status, 200);
+    const before = await svc.call('GET', entry(ENT, MANAGED));
+    const put = await svc.call('PUT', entry(ENT, MANAGED), { body: { rules: [vendor({ ref: 'once' }), owasp] } });
+    assert.equal(put.status, 200);
+    try {
+      const rules = `/zones/${ENT}/rulesets/${put.body.result.id}/rules`;
+      await refused('POST', rules, { body: vendor() }, 400, [{ code: 20021, message: `${repeated(1).replace('rule 1', 'rule 1 of the ruleset')}`, source: { pointer: '/action_parameters/id' } }]);
+      await refused('POST', rules, { body: { ...vendor(), position: { index: 1 } } }, 400, [
+        { code: 20021, message: repeated(2).replace('rule 2', 'rule 2 of the ruleset'), source: { pointer: '/action_parameters/id' } },
+      ]);
+      const owaspId = put.body.result.rules[1].id;
+      await refused('PATCH', `${rules}/${owaspId}`, { body: vendor() }, 400, [{ code: 20021, message: repeated(1).replace('rule 1', 'rule 1 of the ruleset'), source: { pointer: '/action_parameters/id' } }]);
+      assert.equal((await svc.call('POST', `${rules}?dry_run=true`, { body: vendor({ enabled: false }) })).status, 200);
+    } finally {
+      const restored = await svc.call('PUT', entry(ENT, MANAGED), { body: { rules: before.status === 200 ? before.body.result.rules : [] } });
+      assert.equal(restored.status, 200);
+    }
+  });
+
+  it('lists at most 10 warnings per rule and 100 per write, and counts the rest', async () => {
+    // Twelve deprecated fields: twelve warnings, each quoting the whole expression.
+    const expression = Array.from({ length: 12 }, (_, i) => `ip.geoip.country eq "G${String.fromCharCode(65 + i)}"`).join(' or ');
+    const one = await svc.call('PUT', `${entry(PRO)}?dry_run=true`, { body: { rules: [{ expression, action: 'block' }] } });
+    assert.equal(one.status, 200);
+    assert.equal(one.body.messages.length, 11);
+    const many = await svc.call('PUT', entry(PRO), { body: { rules: Array.from({ length: 11 }, (_, i) => ({ expression, action: 'block', ref: `r${i}` })) } });
+    try {
+      assert.equal(many.status, 200);
+      const messages = many.body.messages as { code: number; message: string; source?: { pointer: string } }[];
+      assert.equal(messages.length, 101);
+      assert.deepEqual(messages.slice(0, 11).map((m) => m.source?.pointer ?? null), [...Array(10).fill('/rules/0/expression'), null]);
+      assert.deepEqual(messages[10], { code: 20040, message: '2 more warnings about this rule are not listed (the service lists at most 10 per rule); `rulesmith check` on the ruleset lists them all' });
+      assert.match(messages[0]!.message, /`ip\.geoip\.country` is deprecated/);
+      // 11 rules × 11 messages: the first 100, then one counting the other 21.
+      assert.deepEqual(messages[100], { code: 20040, message: '21 more warnings are not listed (a write\'s answer lists at most 100); `rulesmith check` on the ruleset lists them all' });
+    } finally {
+      assert.equal((await svc.call('PUT', entry(PRO), { body: { rules: [] } })).status, 200);
+    }
+  });
+
+  it("a rule's findings are kept when a ruleset is created or deleted elsewhere (the account's custom rulesets did not change)", async () => {
+    const rules = [{ expression: 'http.host eq "kept.example.com"', action: 'block' }];
+    const path = `${entry(BIZ)}?dry_run=true`;
+    assert.equal((await svc.call('PUT', path, { body: { rules } })).status, 200);
+    const stats = { ...svc.running.service.ruleChecks.stats };
+    // An entry point created (and deleted) in another zone.
+    const other = await svc.call('PUT', entry(PRO, 'http_ratelimit'), { body: { rules: [] } });
+    assert.equal(other.status, 200);
+    assert.equal((await svc.call('DELETE', zonePath(PRO, `/${other.body.result.id}`))).status, 204);
+    assert.equal((await svc.call('PUT', path, { body: { rules } })).status, 200);
+    assert.deepEqual(svc.running.service.ruleChecks.stats, stats, 'checked again');
+  });
+});
+
 describe('bad bodies: a clear error and no change to the store', () => {
   it('invalid JSON, wrong types, unknown fields, a 9 MiB body', async () => {
     const ep = await svc.call('GET', entry(ENT));

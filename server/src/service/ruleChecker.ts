@@ -9,12 +9,13 @@
  * it has stopped three times, the rules are checked on the service's thread, in slices of
  * SLICE_MS with other requests answered in between, so a small GET never waits behind a
  * large write's checks. A job the worker had not answered when it stopped is checked there
- * too: no write fails because the worker did.
+ * too: no write fails because the worker did. After close(), checks are cancelled.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Phase } from '../language/scheme/types';
+import { WorkerCancelled } from '../timedWorker';
 import type { JsonObject } from './body';
 import type { RuleCheckJob, RuleCheckReply } from './ruleCheckWorker';
 import { findRuleProblems, type RuleFindings, type RuleTarget } from './ruleProblems';
@@ -86,7 +87,11 @@ export class RuleChecker {
     this.outbox = [];
   }
 
-  /** Stops the worker; what it had not answered, and later checks, run on the service's thread. */
+  /**
+   * Stops the worker. The service is closing: checks not yet answered, and any asked
+   * later, reject with WorkerCancelled (their requests get no answer, as a trace's), so
+   * no write goes on to a store that is about to close.
+   */
   async close(): Promise<void> {
     this.closed = true;
     const w = this.worker;
@@ -144,7 +149,10 @@ export class RuleChecker {
 
   private inThread(target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): Promise<RuleFindings[]> {
     this.stats.inThread++;
-    return inSlices(rules, (r) => findRuleProblems(target, custom, r));
+    return inSlices(rules, (r) => {
+      if (this.closed) throw new WorkerCancelled();
+      return findRuleProblems(target, custom, r);
+    });
   }
 }
 

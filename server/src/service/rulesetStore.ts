@@ -287,6 +287,14 @@ export function storedRulesets(store: Store, scope: RulesetScope, scopeId: strin
  */
 const customOf = storeCache(() => new Map<string, ReadonlyMap<string, Phase>>());
 const entryPointsOf = storeCache(() => new Map<string, string>());
+/**
+ * The list last given per account, kept when the caches above are emptied (even by a
+ * rollback: it is only compared with what is read): a list read again with the same
+ * content is that same Map, so a Map's identity changes only when its account's list does,
+ * and the rule findings cached under it (routes/rulesets.ts) survive a ruleset created or
+ * deleted elsewhere, a dry run or a refused write.
+ */
+const lastCustom = new WeakMap<Store, Map<string, ReadonlyMap<string, Phase>>>();
 
 /** Forgets which rulesets exist (one was created or deleted). */
 function forgetIds(store: Store): void {
@@ -298,15 +306,28 @@ export function customRulesetPhases(store: Store, accountId: string): ReadonlyMa
   const c = customOf(store);
   let phases = c.get(accountId);
   if (!phases) {
-    phases = new Map(
+    const read = new Map(
       store.all<{ id: string; phase: Phase }>(
         "SELECT id, phase FROM rulesets r WHERE scope = 'account' AND scope_id = ? AND kind = 'custom' AND EXISTS (SELECT 1 FROM ruleset_versions WHERE ruleset_id = r.id)",
         [accountId],
       ).map((r) => [r.id, r.phase]),
     );
+    let lasts = lastCustom.get(store);
+    if (!lasts) lastCustom.set(store, (lasts = new Map()));
+    const last = lasts.get(accountId);
+    phases = last && sameEntries(last, read) ? last : read;
+    lasts.delete(accountId);
+    if (lasts.size >= CACHE_SIZE) lasts.delete(lasts.keys().next().value!);
+    lasts.set(accountId, phases);
     c.set(accountId, phases);
   }
   return phases;
+}
+
+function sameEntries<K, V>(a: ReadonlyMap<K, V>, b: ReadonlyMap<K, V>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
 }
 
 /** The id of the scope's entry point of a phase, or undefined. */

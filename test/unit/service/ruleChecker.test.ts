@@ -9,6 +9,7 @@ import type { Phase } from '../../../server/src/language/scheme/types';
 import type { JsonObject } from '../../../server/src/service/body';
 import { RuleChecker, ruleCheckWorkerFile } from '../../../server/src/service/ruleChecker';
 import type { RuleTarget } from '../../../server/src/service/ruleProblems';
+import { WorkerCancelled } from '../../../server/src/timedWorker';
 
 const target: RuleTarget = { kind: 'zone', phase: 'http_request_firewall_custom', plan: 'enterprise' };
 const CUSTOM_ID = 'a'.repeat(32);
@@ -97,15 +98,23 @@ describe('rule checks in the worker', () => {
     assert.equal(worker.stats.inWorker, 1);
   });
 
-  it('answer on the service thread what was asked before close()', async () => {
+  it('cancel what was asked before close(), and what is asked after it (the service is closing its store)', async () => {
     const worker = await started();
     const custom = phases([CUSTOM_ID]);
-    const expected = await new RuleChecker(undefined).check(target, custom, RULES);
-    const pending = worker.check(target, custom, RULES);
+    const pending = assert.rejects(worker.check(target, custom, RULES), WorkerCancelled);
     await worker.close();
-    assert.deepEqual(await pending, expected);
-    assert.deepEqual(worker.stats, { inWorker: 0, inThread: 1 });
-    assert.deepEqual(await worker.check(target, custom, RULES), expected, 'and after it');
+    await pending;
+    await assert.rejects(worker.check(target, custom, RULES), WorkerCancelled);
+    assert.deepEqual(worker.stats, { inWorker: 0, inThread: 2 });
+  });
+
+  it('cancel a check on the service thread between its slices when closed', async () => {
+    const inThread = new RuleChecker(undefined);
+    // Enough rules for more than one 2 ms slice.
+    const many = Array.from({ length: 3000 }, (_, i) => ({ expression: `http.host eq "h${i}.example.com"`, action: 'block' }));
+    const pending = assert.rejects(inThread.check(target, phases([]), many), WorkerCancelled);
+    await inThread.close();
+    await pending;
   });
 
   it('answer a job that fails with its error, stack included, and go on with the next', async () => {

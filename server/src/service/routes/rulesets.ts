@@ -84,7 +84,7 @@ import {
 } from '../rulesetStore';
 import { bodyHash } from '../rulesetHistory';
 import { inSlices } from '../ruleChecker';
-import { findRuleProblems, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
+import { findRuleProblems, repeatedExecute, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
 import { requireAccount, requireZone, storeScope, type ZoneRow } from '../scope';
 import type { Store } from '../store';
 
@@ -412,6 +412,8 @@ interface Target {
  * rule sends all 500): those are not checked again.
  */
 const ruleFindings = new WeakMap<ReadonlyMap<string, Phase>, SizedLru<RuleFindings>>();
+/** The most warnings a write's answer lists (docs/service.md "Limits"). */
+const MAX_WARNINGS = 100;
 /** What is remembered per custom-rulesets map, in bytes (a digest of the rule and what was found): ~26,000 rules without findings. */
 const REMEMBERED_RULE_BYTES = 8 * 1024 * 1024;
 
@@ -419,7 +421,7 @@ const REMEMBERED_RULE_BYTES = 8 * 1024 * 1024;
  * Validates `rules` (decoded), the rules a write brings to a ruleset of `target`, at
  * `pointerOf(i)`; throws the API's errors, else returns the core's warnings. Rules are
  * checked one at a time: what the core finds about a rule depends only on that rule
- * (duplicate ids and refs, the one check across rules, are the store's: mergeRules), so a
+ * (duplicate ids and refs are the store's, mergeRules, and executesOnce checks the rest), so a
  * write validates only the rules it brings, and a rule checked before in the same context
  * is not checked again (ruleFindings). The rest are checked off the service's thread
  * (ruleChecker.ts): the caller reads the ruleset again after this, since other writes may
@@ -440,12 +442,13 @@ async function validateRules(ctx: Ctx, rules: readonly JsonObject[], target: Tar
   // rules are checked again against the list as it is now, here, so that no other request
   // runs between this check and the caller's write (a rule could otherwise be saved
   // running a ruleset deleted while it was checked).
+  // Only an execute rule's findings depend on that list (the id it runs).
   const now = customRulesetPhases(store, target.where.accountId);
   if (now !== custom) {
     const fresh = findingsOf(now);
     rules.forEach((r, i) => {
       const hit = fresh.get(keys[i]!);
-      found[i] = hit ?? remember(fresh, keys[i]!, findRuleProblems(ruleTarget, now, r));
+      found[i] = hit ?? remember(fresh, keys[i]!, r.action === 'execute' ? findRuleProblems(ruleTarget, now, r) : found[i]!);
     });
   }
   const errors: Found[] = [];
@@ -466,9 +469,11 @@ function findingsOf(custom: ReadonlyMap<string, Phase>): SizedLru<RuleFindings> 
   return cache;
 }
 
-/** Keeps `f` under `key` (its size, roughly: the key and what was found) and returns it. */
+/** Keeps `f` under `key` (its size, roughly: the key and the text of what was found) and returns it. */
 function remember(cache: SizedLru<RuleFindings>, key: string, f: RuleFindings): RuleFindings {
-  cache.set(key, f, 64 + 256 * (1 + f.errors.length + f.warnings.length));
+  let bytes = 64 + 2 * key.length;
+  for (const x of [...f.errors, ...f.warnings]) bytes += 96 + 2 * (x.message.message.length + (x.message.source?.pointer.length ?? 0));
+  cache.set(key, f, bytes);
   return f;
 }
 
@@ -483,17 +488,46 @@ function findingsKey(target: RuleTarget, r: JsonObject): string {
   return bodyHash(`${target.plan ?? ''}\u0000${target.id ?? ''}\u0000${text}`);
 }
 
+/**
+ * Refuses rules that run one managed ruleset twice (ruleProblems.ts repeatedExecute):
+ * `rules` as the write would store them, and `written` the index of the one rule a POST
+ * or PATCH of a rule brings (its body is the rule), else the whole list is the body's.
+ */
+function executesOnce(kind: RulesetKind, rules: readonly JsonObject[] | readonly StoredRule[], written?: number): void {
+  const r = repeatedExecute(kind, rules, written === undefined ? undefined : (i) => i === written);
+  if (!r) return;
+  const why = 'a zone can deploy each managed ruleset once';
+  if (written === undefined) throw invalid(`${r.name} is already executed by rule ${r.first + 1}; ${why}`, `/rules/${r.rule}/action_parameters/id`);
+  const other = r.rule === written ? r.first : r.rule;
+  throw invalid(`${r.name} is already executed by rule ${other + 1} of the ruleset; ${why}`, '/action_parameters/id');
+}
+
 /** The warnings to answer with, or the API's error for what was found. */
 function verdict(errors: Found[], warnings: Found[]): ApiMessage[] {
   if (errors.length === 0) {
     warnings.sort((a, b) => a.rule - b.rule || a.order - b.order);
-    return warnings.map((w) => w.message);
+    return listed(warnings);
   }
+  // Every error, as the API answers them (a rule has few, each at most ~12 KB).
   errors.sort((a, b) => a.rule - b.rule || a.order - b.order);
   throw new ApiError(
     400,
     errors.map((e) => e.message),
   );
+}
+
+/**
+ * The first MAX_WARNINGS of `found`, and a last message counting the rest: each quotes its
+ * expression (up to 4 KB), so a 500-rule write with ten warnings a rule would otherwise
+ * answer tens of megabytes.
+ */
+function listed(found: readonly Found[]): ApiMessage[] {
+  const out = found.slice(0, MAX_WARNINGS).map((f) => f.message);
+  const more = found.length - out.length;
+  if (more > 0) {
+    out.push({ code: CODES.rulesetWarning, message: `${more} more warnings are not listed (a write's answer lists at most ${MAX_WARNINGS}); \`rulesmith check\` on the ruleset lists them all` });
+  }
+  return out;
 }
 
 // --- The migration hook ------------------------------------------------------------------
@@ -687,6 +721,7 @@ async function create(ctx: Ctx): Promise<Reply> {
   const rules = decodeRules(body.rules);
   const target: Target = { kind: kind as RulesetKind, phase: phase as Phase, where: w };
   const warnings = await validateRules(ctx, rules, target, (i) => `/rules/${i}`);
+  executesOnce(target.kind, rules);
   // Another request may have created the entry point while this one was validated.
   if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
   checkQuota(w, target.kind, target.phase, 0, rules.length, '/rules');
@@ -716,6 +751,7 @@ async function replaceRules(
   if (body.rules === undefined) throw invalid('rules is required: the whole list of rules the ruleset will have ([] for none)', '/rules');
   const rules = decodeRules(body.rules);
   const warnings = await validateRules(ctx, rules, target, (i) => `/rules/${i}`);
+  executesOnce(target.kind, rules);
   const current = fresh();
   const { name, description } = naming(current);
   checkQuota(w, target.kind, target.phase, current?.rules.length ?? 0, rules.length, '/rules');
@@ -838,6 +874,7 @@ async function addRule(ctx: Ctx): Promise<Reply> {
   checkQuota(w, current.kind, current.phase, current.rules.length, current.rules.length + 1);
   const now = timestamp();
   const merged = withRule(current.rules, undefined, ruleInput(rule), at, now);
+  executesOnce(current.kind, merged, at);
   return saveRules(ctx, w, current, merged, dry, now, warnings);
 }
 
@@ -874,6 +911,7 @@ async function editRule(ctx: Ctx): Promise<Reply> {
   }
   const now = timestamp();
   const merged = withRule(placed.others, placed.old, replacement, placed.at, now);
+  if (!onlyPosition) executesOnce(current.kind, merged, placed.at);
   return saveRules(ctx, w, current, merged, dry, now, warnings);
 }
 
