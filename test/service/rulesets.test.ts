@@ -755,6 +755,10 @@ describe('bad bodies: a clear error and no change to the store', () => {
     await refused('PATCH', `${rulePath}/${rs.rules[0].id}`, { body: { action: 'block', expression: 'true', enabled: 1 } }, 400, [
       { code: 10026, message: 'invalid JSON: "enabled" must be a boolean, not an integer', source: { pointer: '/enabled' } },
     ]);
+    // JSON.parse reads 1e400 as Infinity, which JSON.stringify writes as null.
+    await refused('PUT', entry(ENT), { rawBody: '{"rules": [{"action": "block", "expression": "true", "action_parameters": {"products": [1e400]}}]}' }, 400, [
+      { code: 10026, message: 'invalid JSON: the number at /rules/0/action_parameters/products/0 is too large: a JSON number must fit in a 64-bit float', source: { pointer: '/rules/0/action_parameters/products/0' } },
+    ]);
     const huge = JSON.stringify({ rules: [{ action: 'block', expression: 'true', description: 'x'.repeat(9 * 1024 * 1024) }] });
     await refused('PUT', entry(ENT), { rawBody: huge }, 413, [{ code: 10027, message: 'The request body is larger than 8388608 bytes; split the change into smaller requests' }]);
     // Nothing above changed the entry point.

@@ -290,8 +290,13 @@ function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly st
  */
 export const MAX_RULE_TEXT = MAX_DESCRIPTION;
 
-/** A NUL anywhere in a rule (a key or a string, at any depth) is refused where it is: SQLite would cut the text there. */
+/**
+ * A NUL anywhere in a rule (a key or a string, at any depth) is refused where it is: SQLite
+ * would cut the text there. So is a number too large for a double (`1e400`): JSON.parse
+ * reads it as Infinity, which would be stored, and compared, as null.
+ */
 function refuseNulWithin(v: Json, pointer: string): void {
+  if (typeof v === 'number' && !Number.isFinite(v)) throw invalidJson(`the number at ${pointer || '/'} is too large: a JSON number must fit in a 64-bit float`, pointer);
   if (typeof v === 'string') {
     if (v.includes('\u0000')) throw ApiError.of(400, CODES.invalidValue, `the value at ${pointer || '/'} must not contain a NUL character (U+0000)`, pointer);
     return;
