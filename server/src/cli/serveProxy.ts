@@ -50,10 +50,13 @@ export const PROXY_FLAGS = {
   'proxy-workers': { type: 'string' },
 } as const;
 
+/** Whole milliseconds from seconds text; at least 1 ms, as a timeout of 0 ms would time out every request (or, for Node's header timeout, turn it off). */
 function seconds(text: string | undefined, flag: string, fallback: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!/^\d+(\.\d+)?$/.test(text.trim()) || !(n > 0) || n > 3600) throw new UsageError(`${flag} takes seconds from 0.001 to 3600 (e.g. ${flag} 30), got "${text}"`);
+  const allowed = `${flag} takes seconds from 0.001 to 3600 (e.g. ${flag} 30), got "${text}"`;
+  if (!/^\d+(\.\d+)?$/.test(text.trim()) || !(n > 0) || n > 3600) throw new UsageError(allowed);
+  if (n < 0.001) throw new UsageError(`${allowed}, which is less than 1 ms`);
   return Math.round(n * 1000);
 }
 

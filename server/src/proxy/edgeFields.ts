@@ -3,8 +3,11 @@
  * number, bot score, the request time, the ray id. Where each comes from, in order:
  *
  * 1. `--trust-proxy` (the proxy runs behind another one that says who the client is):
- *    `CF-Connecting-IP`, else the first address of `X-Forwarded-For`, is `ip.src`;
+ *    `CF-Connecting-IP`, else the last address of `X-Forwarded-For`, is `ip.src`;
  *    `CF-IPCountry` is `ip.src.country`; `X-Forwarded-Proto: https` makes `ssl` true.
+ *    The last address because a proxy in front appends the peer it saw (nginx's
+ *    `$proxy_add_x_forwarded_for`, Cloudflare): the ones before it are whatever the client
+ *    sent. A last entry that is not an address leaves the socket's peer.
  * 2. `--fields-file FILE`: a JSON array of `{"cidr": "203.0.113.0/24", "country": "DE",
  *    "asn": 64500, "bot_score": 12, "threat_score": 0}` entries (every key but `cidr`
  *    optional); the first entry whose range holds `ip.src` gives the rest.
@@ -13,8 +16,13 @@
  *
  * `ip.src` is always known (the socket's peer address); TLS fields are never known (the
  * proxy speaks plain HTTP) and are always listed as defaulted.
+ *
+ * Addresses are in canonical text (language/ip.ts: `2001:0db8:0:0:0:0:0:1` is
+ * `2001:db8::1`, an IPv4-mapped IPv6 address is the IPv4 one), so one client is one
+ * rate-limit counter and one worker however its address is spelled.
  */
 import { BlockList, isIP } from 'node:net';
+import { formatIp, parseIpAddr } from '../language/ip';
 
 export interface FieldsEntry {
   readonly cidr: string;
@@ -96,20 +104,31 @@ function first(h: string | string[] | undefined): string | undefined {
   return Array.isArray(h) ? h[0] : h;
 }
 
-function plainAddress(a: string): string {
-  return a.startsWith('::ffff:') && isIP(a.slice(7)) === 4 ? a.slice(7) : a;
+/** The last entry of a comma-separated header (repeated headers in order, as Node joins them). */
+function last(h: string | string[] | undefined): string | undefined {
+  const all = Array.isArray(h) ? h.join(',') : h;
+  return all?.slice(all.lastIndexOf(',') + 1).trim();
+}
+
+/** An address in canonical text (IPv4-mapped IPv6 as IPv4), or undefined when `a` is not one. */
+export function canonicalAddress(a: string): string | undefined {
+  const r = parseIpAddr(a.trim());
+  if (!r.ok) return undefined;
+  const text = formatIp(r.value);
+  return text.startsWith('::ffff:') && isIP(text.slice(7)) === 4 ? text.slice(7) : text;
 }
 
 export function edgeFields(input: EdgeInput): EdgeFields {
-  let clientIp = plainAddress(input.remoteAddress);
+  let clientIp = canonicalAddress(input.remoteAddress) ?? input.remoteAddress;
   let country: string | undefined;
   let asn: number | undefined;
   let botScore: number | undefined;
   let threatScore: number | undefined;
   let ssl = false;
   if (input.trustProxy) {
-    const told = first(input.headers['cf-connecting-ip'])?.trim() || first(input.headers['x-forwarded-for'])?.split(',')[0]?.trim();
-    if (told && isIP(plainAddress(told))) clientIp = plainAddress(told);
+    const told = first(input.headers['cf-connecting-ip'])?.trim() || last(input.headers['x-forwarded-for']);
+    const address = told ? canonicalAddress(told) : undefined;
+    if (address) clientIp = address;
     const c = first(input.headers['cf-ipcountry'])?.trim().toUpperCase();
     if (c && /^[A-Z][A-Z0-9]$/.test(c)) country = c;
     ssl = first(input.headers['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase() === 'https';

@@ -3,6 +3,9 @@
  * WAF proxy, whether it runs on the proxy's thread or in an evaluation worker
  * (evaluationPool.ts). Field values come from requests/ (live.ts → fields.ts); the rate
  * limiter and the clearance cookie's verdict are the engine's per-request hooks.
+ *
+ * The rules see the request as it was routed (`asRouted`): the host that chose the zone,
+ * so that a host rule cannot be passed by spelling the host another way.
  */
 import { requestValues } from '../requests/fields';
 import type { LiveRequest } from '../requests/live';
@@ -10,6 +13,7 @@ import { liveSampleRequest } from '../requests/live';
 import type { CompiledZone, Evaluation } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
 import { characteristicsKey, ruleKey, type RateLimiter } from './rateLimit';
+import { canonicalHost } from './zones';
 
 export interface EvaluableZone {
   readonly compiled: CompiledZone;
@@ -25,8 +29,26 @@ export interface LiveJob {
   readonly cleared: boolean;
 }
 
+/**
+ * The request with its first Host header (the one the proxy routes by, as Node's
+ * `req.headers.host`) spelled as the host that chose the zone (zones.ts `canonicalHost`:
+ * lower case, no trailing dot, no `.localhost`, port kept). So `http.host`, `full_uri` and
+ * the Host header name the zone's host as its rules expect it, not `Admin.Example.com.`.
+ * The target is origin-form already (proxy.ts makes an absolute-form one so, or refuses it),
+ * so it names no other host.
+ */
+export function asRouted(live: LiveRequest): LiveRequest {
+  const rawHeaders = [...live.rawHeaders];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]!.toLowerCase() !== 'host') continue;
+    rawHeaders[i + 1] = canonicalHost(rawHeaders[i + 1]);
+    break;
+  }
+  return { ...live, rawHeaders };
+}
+
 export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): Evaluation {
-  const { fields, values } = requestValues(liveSampleRequest(job.live), { bodyLimit: job.bodyLimit });
+  const { fields, values } = requestValues(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit });
   return zone.compiled.evaluate(values, undefined, {
     rateLimitExceeded: (ref) => {
       const rl = zone.rateLimits.get(ruleKey(ref));

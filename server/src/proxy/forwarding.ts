@@ -4,11 +4,25 @@
  * upstream timeout's clock, and the heads the proxy writes itself on a raw socket.
  */
 import { STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Page } from './pages';
 
 /** Headers for one hop only: never forwarded either way (the Proxy-* ones are for this proxy, not the app). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'http2-settings']);
+
+/**
+ * Headers a client's `Connection` list cannot remove from what the app gets: the body's framing
+ * (without it the app would read the body as the next request, one the rules never saw) and Host
+ * (which chose the zone and which the rules saw).
+ */
+const NEVER_LISTED = new Set(['content-length', 'transfer-encoding', 'host']);
+
+/**
+ * Headers only an edge in front of the proxy may set: without --trust-proxy, what a client sent
+ * in them is not passed to the app (the app could take it for the edge's word).
+ */
+const EDGE_ONLY = ['true-client-ip', 'cf-visitor'];
 
 /**
  * Behind an answer still being written on this connection (a pipelined request's), a request
@@ -17,12 +31,26 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'pro
  * one. Returns whether there was such an answer (else nothing is done).
  */
 export function endAfterPending(socket: Duplex): boolean {
-  const pending = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+  const pending = pendingResponse(socket);
   if (!pending) return false;
   const end = () => socket.end();
   pending.once('finish', end);
   pending.once('close', end);
   return true;
+}
+
+/** The answer being written on this connection, if any (node's own slot for it). */
+function pendingResponse(socket: Duplex): ServerResponse | undefined {
+  return (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+}
+
+/**
+ * The answer to a request whose body is still coming on this connection: a parse error now
+ * (a bad chunk size, the client's end mid-body) is that request's own, not one pipelined behind it.
+ */
+export function unfinishedRequest(socket: Duplex): ServerResponse | undefined {
+  const pending = pendingResponse(socket);
+  return pending && !pending.req.complete ? pending : undefined;
 }
 
 /** A WebSocket handshake (RFC 6455: a GET without a body): the only upgrade the proxy tunnels. */
@@ -116,14 +144,44 @@ export function upstreamPath(up: URL, target: string | undefined): string {
   return basePath + (target?.startsWith('/') ? target : originForm(target));
 }
 
-/** An absolute-form target (`GET http://host/path`) as origin-form. */
+const ABSOLUTE_FORM = /^(https?):\/\/([^/?#]*)([^#]*)/i;
+
+/**
+ * An absolute-form target (`GET http://host/path?q`) as origin-form (`/path?q`): its path and
+ * query as written (no URL normalization, so the rules and the app get the same bytes); `/`
+ * for anything else.
+ */
 export function originForm(target: string | undefined): string {
+  const m = ABSOLUTE_FORM.exec(target ?? '');
+  if (!m) return '/';
+  const rest = m[3]!;
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/**
+ * The target the proxy evaluates and forwards: origin-form (`/path?q`) and `*` as they are; an
+ * absolute-form one (`GET http://host/p`) as origin-form when its authority names the Host
+ * header's host and port. RFC 7230 §5.4 has a server take the authority over Host; the proxy
+ * routes, evaluates and forwards by Host, so a request that names two hosts is refused rather
+ * than evaluated for one and served for the other. Undefined (a 400) for that, for any other
+ * scheme, userinfo, or any other form.
+ */
+export function requestTarget(target: string | undefined, host: string | undefined): string | undefined {
+  const t = target ?? '';
+  if (t.startsWith('/') || t === '*') return t;
+  const m = ABSOLUTE_FORM.exec(t);
+  if (!m || host === undefined || m[2]!.includes('@')) return undefined;
+  // Both as URL hosts for the target's scheme: case, a default port and the like compare equal.
+  const scheme = m[1]!.toLowerCase();
   try {
-    const u = new URL(target ?? '/');
-    return `${u.pathname}${u.search}`;
+    const named = new URL(`${scheme}://${host}/`);
+    // A Host that is not just host[:port] (`a@b`, `b/c`) would parse to a host it does not say.
+    if (named.href !== `${scheme}://${named.host}/`) return undefined;
+    if (new URL(`${scheme}://${m[2]}/`).host !== named.host) return undefined;
   } catch {
-    return '/';
+    return undefined;
   }
+  return originForm(t);
 }
 
 export interface AppClock {
@@ -164,6 +222,42 @@ export function appClock(ms: number, onTimeout: () => void): AppClock {
 }
 
 /**
+ * A timeout that can be stopped and started again (a stopped Node timer's `refresh` does
+ * not re-arm it): `start` (re)starts the full `ms`, `stop` holds it.
+ */
+export function idleTimer(ms: number, onIdle: () => void): { start(): void; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    start() {
+      if (timer) timer.refresh();
+      else timer = setTimeout(onIdle, ms);
+    },
+    stop() {
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
+}
+
+/**
+ * The app's answer stops coming: nothing for `ms` while the proxy waits on the app for it (the
+ * answer's body, once its head came), `onIdle`. Time the client holds the answer back (it
+ * reads slowly, the stream is paused) does not count.
+ */
+export function watchAnswerIdle(upRes: IncomingMessage, ms: number, onIdle: () => void): void {
+  const idle = idleTimer(ms, onIdle);
+  idle.start();
+  // A chunk read as the client's side pauses the stream (backpressure) does not restart it.
+  upRes.on('data', () => {
+    if (upRes.readableFlowing) idle.start();
+  });
+  upRes.on('resume', idle.start);
+  upRes.on('pause', idle.stop);
+  upRes.on('end', idle.stop);
+  upRes.on('close', idle.stop);
+}
+
+/**
  * The client's body to the app: the bytes read for the rules, then the rest as it comes. While
  * the app does not take it (backpressure) the clock runs. When the app stops taking it (it
  * answered early and closed), the rest is read and dropped so the client can read the answer.
@@ -176,27 +270,28 @@ export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: B
   }
   let held = false;
   // The client's pauses count while the proxy waits on it: not while the app holds the body back.
-  const idle = setTimeout(stalled, idleMs);
+  const idle = idleTimer(idleMs, stalled);
+  idle.start();
   const send = (c: Buffer) => {
-    idle.refresh();
+    idle.start();
     if (upReq.destroyed || upReq.write(c)) return;
     held = true;
-    clearTimeout(idle);
+    idle.stop();
     req.pause();
     clock.wait('body');
     upReq.once('drain', () => {
       held = false;
-      idle.refresh();
+      idle.start();
       clock.done('body');
       req.resume();
     });
   };
   const end = () => {
-    clearTimeout(idle);
+    idle.stop();
     upReq.end();
   };
   upReq.on('close', () => {
-    clearTimeout(idle);
+    idle.stop();
     req.off('data', send);
     req.off('end', end);
     if (!req.complete) req.resume();
@@ -207,17 +302,61 @@ export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: B
   if (!held) req.resume();
 }
 
-/** The request's headers for the upstream: hop-by-hop ones dropped, the forwarding ones added. */
-export function forwardedHeaders(h: IncomingHttpHeaders, clientIp: string, rayId: string, proto: string): OutgoingHttpHeaders {
+export interface Forwarding {
+  /** `ip.src` as the rules saw it (the socket's peer, or with --trust-proxy the one the edge names). */
+  readonly clientIp: string;
+  /** The socket's peer address. */
+  readonly peer: string;
+  /** `ip.src.country` as the rules saw it, if known. */
+  readonly country?: string | undefined;
+  readonly rayId: string;
+  /** The protocol of the client's connection to this proxy (`http`). */
+  readonly proto: string;
+  readonly trustProxy: boolean;
+}
+
+/**
+ * The request's headers for the upstream: hop-by-hop ones dropped, the forwarding ones added.
+ * The body's framing is explicit whatever the method: node adds none to a GET, HEAD, DELETE,
+ * OPTIONS or TRACE of its own, and a body sent unframed would reach the app as a request of its
+ * own. A chunked body goes chunked (node re-frames what it decoded), else Content-Length stays.
+ */
+export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   const listed = connectionTokens(h.connection);
-  for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k) && !listed.has(k)) out[k] = v;
+  for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k) && !(listed.has(k) && !NEVER_LISTED.has(k))) out[k] = v;
+  if (h['transfer-encoding'] !== undefined) {
+    // Node's parser refuses a request with both, and ends a chunked one only with `chunked`.
+    delete out['content-length'];
+    out['transfer-encoding'] = 'chunked';
+  }
   const prior = h['x-forwarded-for'];
-  out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${clientIp}` : clientIp;
-  out['x-forwarded-proto'] = proto;
-  out['cf-connecting-ip'] = clientIp;
-  out['cf-ray'] = rayId;
+  // The hop this proxy saw: its peer, whoever that peer says the client is.
+  const peer = plainAddress(f.peer);
+  out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${peer}` : peer;
+  out['x-forwarded-proto'] = forwardedProto(h, f.trustProxy, f.proto);
+  out['cf-connecting-ip'] = f.clientIp;
+  out['cf-ray'] = f.rayId;
+  // The country the rules saw, never one only the client claims.
+  if (f.country !== undefined) out['cf-ipcountry'] = f.country;
+  else delete out['cf-ipcountry'];
+  if (!f.trustProxy) for (const k of EDGE_ONLY) delete out[k];
   return out;
+}
+
+/**
+ * The protocol the client used: with --trust-proxy the edge's `X-Forwarded-Proto` (its first
+ * entry, `http` or `https`: what the rules' `ssl` follows), else this connection's.
+ */
+export function forwardedProto(h: IncomingHttpHeaders, trustProxy: boolean, own: string): string {
+  if (!trustProxy) return own;
+  const told = (Array.isArray(h['x-forwarded-proto']) ? h['x-forwarded-proto'][0] : h['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase();
+  return told === 'http' || told === 'https' ? told : own;
+}
+
+/** An IPv4-mapped IPv6 peer (`::ffff:127.0.0.1`) as its IPv4 address. */
+function plainAddress(a: string): string {
+  return a.startsWith('::ffff:') && isIP(a.slice(7)) === 4 ? a.slice(7) : a;
 }
 
 /**

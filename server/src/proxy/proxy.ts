@@ -9,7 +9,8 @@
  * (edgeFields.ts); the zone's compiled configuration (zones.ts); evaluate with the rate
  * limiter and the clearance cookie as per-request hooks; then a block page, a challenge,
  * or the request streamed to the upstream and its response streamed back (status,
- * headers, trailers), with X-Forwarded-For/-Proto, CF-Connecting-IP and CF-Ray added.
+ * headers, trailers), its body framed as it came, with X-Forwarded-For/-Proto, CF-Connecting-IP,
+ * CF-Ray and CF-IPCountry set by the proxy (forwarding.ts `forwardedHeaders`).
  * WebSocket upgrades are evaluated like any request and then piped both ways; any other
  * upgrade (h2c) goes through as an ordinary request. Nothing the app sends, and no throw while
  * relaying it, escapes: the client gets a 502 or a closed connection, the process goes on.
@@ -19,6 +20,7 @@
  */
 import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import { createHistogram, monitorEventLoopDelay, performance, type RecordableHistogram } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
@@ -32,7 +34,7 @@ import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
 import { edgeFields, type EdgeFields, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { evaluateLive, type LiveJob } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, responseHeaders, sendBody, upstreamPath, writeRawPage } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, proxyWorkerFile } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
@@ -46,13 +48,17 @@ export interface ProxyOptions {
   readonly routes: readonly ProxyRoute[];
   /** Body bytes evaluated (default 128 KiB); a longer body is evaluated on its start and forwarded whole. */
   readonly inspectBodyLimit?: number;
-  /** Time the upstream has to start its answer once the request is sent (default 100 s; a slow upload does not count); then 504. */
+  /**
+   * Time the upstream has to start its answer once the request is sent (default 100 s; a slow
+   * upload does not count); then 504. Also the longest pause in an answer it has started (a
+   * client that reads slowly does not count); then both connections are cut.
+   */
   readonly upstreamTimeoutMs?: number;
   /** Time a client has to send its request headers, and the longest pause in its body (default 20 s); then 408 and the connection closes. */
   readonly headerTimeoutMs?: number;
   /** `interstitial` (default): the challenge page; `pass`: challenges count as solved; `block`: as a block. */
   readonly challenge?: ChallengeMode;
-  /** Take the client from CF-Connecting-IP / X-Forwarded-For and its country from CF-IPCountry. */
+  /** Take the client from CF-Connecting-IP / X-Forwarded-For, its country from CF-IPCountry and its protocol from X-Forwarded-Proto; pass the edge's own headers (True-Client-IP, CF-Visitor) to the app. */
   readonly trustProxy?: boolean;
   readonly fieldsMapping?: FieldsMapping;
   readonly sink?: EvaluatedRequestSink;
@@ -152,6 +158,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       else res.destroy();
     });
   });
+  // Every header, however many (the 16 KB head limit still bounds them): node's default keeps the
+  // first 2000, so the rules would not see the rest, and the h2c re-parse (`reparse`), which
+  // rebuilds the head from them, would drop a Content-Length past them and forward the body
+  // as a request of its own.
+  server.maxHeadersCount = 0;
   /** Sockets the HTTP server left to us (an upgrade, CONNECT) that have our error listener: once each, however often they come back. */
   const guarded = new WeakSet<Duplex>();
   const watchErrors = (socket: Duplex) => {
@@ -179,6 +190,17 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       socket.destroy();
       return;
     }
+    // The body of the request being handled is malformed or cut short (a bad chunk size, the
+    // client's end mid-body): that request's own 400 if none of its answer went out yet, else
+    // the connection is cut. Either way the socket goes, and with it (the response's `close`)
+    // the request's upstream request and its wait for the body.
+    const unfinished = unfinishedRequest(socket);
+    if (unfinished) {
+      log(`proxy: 400 Bad Request (${err.code ?? err.message} in the body of ${unfinished.req.method} ${unfinished.req.url})`);
+      if (unfinished.headersSent) socket.destroy();
+      else socket.end(plainAnswer(400, 'Bad Request', 'the request body is malformed or cut short'), () => socket.destroy());
+      return;
+    }
     // Behind a pipelined request still being answered, an error answer now would be read as that one's.
     if (endAfterPending(socket)) return;
     const [status, text] =
@@ -187,9 +209,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         : err.code === 'HPE_HEADER_OVERFLOW'
           ? [431, 'Request Header Fields Too Large']
           : [400, 'Bad Request'];
-    const body = `${status} ${text}: ${status === 408 ? `the request headers did not arrive within ${headerTimeout / 1000} s` : status === 431 ? 'the request line and headers are larger than 16 KB' : 'malformed HTTP request'}\n`;
     log(`proxy: ${status} ${text} (${err.code ?? err.message})`);
-    socket.end(`HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    socket.end(plainAnswer(status, text, status === 408 ? `the request headers did not arrive within ${headerTimeout / 1000} s` : status === 431 ? 'the request line and headers are larger than 16 KB' : 'malformed HTTP request'));
   });
 
   interface Verdict {
@@ -279,10 +300,33 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return routeFor(routes, host) ?? unknownZonePage(rayId, host, routes.map((r) => r.zoneName));
   }
 
+  /**
+   * The request's target made the one the proxy evaluates and forwards (forwarding.ts
+   * `requestTarget`: an absolute-form target as origin-form), so that the control and
+   * challenge paths, the rules, the app and the event all read the same path; or the 400
+   * page for a target that names a host other than Host's, or is in no form the proxy forwards.
+   */
+  function fixTarget(req: IncomingMessage, rayId: string): Page | undefined {
+    const target = requestTarget(req.url, req.headers.host);
+    if (target !== undefined) {
+      req.url = target;
+      return undefined;
+    }
+    log(`proxy: ${rayId} ${req.method} ${req.url} 400 (the target names another host than Host, or is in no form the proxy forwards)`);
+    return badTargetPage();
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     reparsed.delete(req.socket);
-    if ((req.url ?? '').startsWith(CONTROL_PATH)) return control(req, res);
     const rayId = newRayId();
+    const badTarget = fixTarget(req, rayId);
+    if (badTarget) {
+      req.resume();
+      res.setHeader('connection', 'close');
+      sendPage(res, badTarget, rayId);
+      return;
+    }
+    if ((req.url ?? '').startsWith(CONTROL_PATH)) return control(req, res);
     const route = zoneOf(req, rayId);
     if (!('zoneId' in route)) {
       req.resume();
@@ -325,19 +369,16 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     sendPage(res, { status: 408, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `408 Request Timeout: the request body stalled for ${headerTimeout / 1000} s\n` });
   }
 
-  function upstreamRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, clientIp: string) {
-    const up = route.upstream;
-    const headers: OutgoingHttpHeaders = forwardedHeaders(req.headers, clientIp, rayId, req.socket && 'encrypted' in req.socket ? 'https' : 'http');
+  /** What the app is told about the client and the hop (forwarding.ts `forwardedHeaders`). */
+  function forwarding(req: IncomingMessage, v: Verdict): Forwarding {
+    return { clientIp: v.edge.clientIp, peer: req.socket.remoteAddress ?? '', country: v.edge.country, rayId: v.rayId, proto: req.socket && 'encrypted' in req.socket ? 'https' : 'http', trustProxy: options.trustProxy === true };
+  }
+
+  function upstreamRequest(req: IncomingMessage, v: Verdict) {
+    const headers: OutgoingHttpHeaders = forwardedHeaders(req.headers, forwarding(req, v));
+    const up = v.route.upstream;
     const make = up.protocol === 'https:' ? httpsRequest : httpRequest;
-    return make({
-      protocol: up.protocol,
-      hostname: up.hostname.replace(/^\[|\]$/g, ''),
-      port: up.port || (up.protocol === 'https:' ? 443 : 80),
-      method: req.method,
-      path: upstreamPath(up, req.url),
-      headers,
-      agent: up.protocol === 'https:' ? httpsAgent : httpAgent,
-    });
+    return make({ ...upstreamTarget(up), method: req.method, path: upstreamPath(up, req.url), headers, agent: up.protocol === 'https:' ? httpsAgent : httpAgent });
   }
 
   function forward(req: IncomingMessage, res: ServerResponse, v: Verdict, buffered: Buffer, ended: boolean): void {
@@ -345,7 +386,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (res.destroyed || req.socket.destroyed) return;
     const route = v.route;
     const upstream = route.upstream.href;
-    const upReq = upstreamRequest(req, route, v.rayId, v.edge.clientIp);
+    const upReq = upstreamRequest(req, v);
     /** Set once the client's answer is decided: the app's, or the proxy's error page. */
     let answered = false;
     const fail = (page: Page) => {
@@ -450,6 +491,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     record(v, req, status);
     upRes.on('error', () => res.destroy());
     upRes.pipe(res, { end: false });
+    // An app that stops sending its answer midway would hold the client for ever: both connections go.
+    watchAnswerIdle(upRes, upstreamTimeout, () => {
+      log(`proxy: ${v.rayId} ${v.route.zoneName} ${req.method} ${req.url}: the answer from ${v.route.upstream.href} stalled for ${upstreamTimeout / 1000} s; connection cut`);
+      upRes.destroy();
+      res.destroy();
+    });
     upRes.on(
       'end',
       guard('relaying the trailers', () => {
@@ -600,6 +647,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     if (!isWebSocket(req)) return reparse(req, socket, head);
     const rayId = newRayId();
+    const badTarget = fixTarget(req, rayId);
+    if (badTarget) {
+      writeRawPage(socket, badTarget, rayId);
+      return;
+    }
     const route = zoneOf(req, rayId);
     if (!('zoneId' in route)) {
       writeRawPage(socket, route, rayId);
@@ -647,17 +699,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   /** A WebSocket handshake to the app, and once it switches protocols, bytes piped both ways. */
   function tunnel(req: IncomingMessage, socket: Duplex, head: Buffer, v: Verdict): void {
     const up = v.route.upstream;
-    const headers = forwardedHeaders(req.headers, v.edge.clientIp, v.rayId, 'http');
+    const headers = forwardedHeaders(req.headers, forwarding(req, v));
     headers.connection = 'Upgrade';
     headers.upgrade = req.headers.upgrade ?? 'websocket';
-    const upReq = (up.protocol === 'https:' ? httpsRequest : httpRequest)({
-      protocol: up.protocol,
-      hostname: up.hostname.replace(/^\[|\]$/g, ''),
-      port: up.port || (up.protocol === 'https:' ? 443 : 80),
-      method: req.method,
-      path: upstreamPath(up, req.url),
-      headers,
-    });
+    const upReq = (up.protocol === 'https:' ? httpsRequest : httpRequest)({ ...upstreamTarget(up), method: req.method, path: upstreamPath(up, req.url), headers });
     let answered = false;
     const timer = setTimeout(() => upReq.destroy(new Error('timeout')), upstreamTimeout);
     // A client that leaves (or half-closes) before the app switches protocols takes its upstream
@@ -767,6 +812,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     socket.write(`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage ?? ''}\r\n${headerLines(pairs(headers))}connection: close\r\n\r\n`);
     upRes.on('error', () => socket.destroy());
     upRes.pipe(socket);
+    watchAnswerIdle(upRes, upstreamTimeout, () => {
+      upRes.destroy();
+      socket.destroy();
+    });
     // Read (and drop) what the client still sends, so that its end is seen and the socket freed.
     socket.resume();
     return upRes.statusCode!;
@@ -825,6 +874,28 @@ function evaluationPool(options: ProxyOptions, log: (line: string) => void, onTh
     return undefined;
   }
   return new EvaluationPool(file, n, options.store, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS, log, onThisThread);
+}
+
+/**
+ * Where an upstream request goes. For an https upstream, `servername` is its host name (none for
+ * an address): the TLS name sent (SNI) and the one its certificate is checked against. Without
+ * it node takes them from the Host header, which is the client's.
+ */
+function upstreamTarget(up: URL): { protocol: string; hostname: string; port: string | number; servername?: string } {
+  const hostname = up.hostname.replace(/^\[|\]$/g, '');
+  if (up.protocol !== 'https:') return { protocol: up.protocol, hostname, port: up.port || 80 };
+  return { protocol: up.protocol, hostname, port: up.port || 443, servername: isIP(hostname) ? '' : hostname };
+}
+
+/** A plain-text answer the proxy writes itself on the socket, and then the connection closes. */
+function plainAnswer(status: number, text: string, why: string): string {
+  const body = `${status} ${text}: ${why}\n`;
+  return `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}
+
+/** A request target the proxy does not forward (forwarding.ts `requestTarget`). */
+function badTargetPage(): Page {
+  return { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '400 Bad Request: the request target names a host other than the Host header\'s, or is not a path (absolute-form targets must name the Host)\n' };
 }
 
 function newRayId(): string {

@@ -12,15 +12,21 @@
  *   with those characteristics is mitigated (and not counted), and the first one after it
  *   opens a new window; with a timeout of 0, only the requests over the limit in the
  *   current window are.
- * - Memory: at most `maxCounters` counters, least recently used dropped first, so a flood
- *   of distinct clients costs a bounded amount (a dropped client starts again from zero).
+ * - Memory: a counter is stored under a SHA-256 digest of its key (`counterKey`), so its
+ *   size does not depend on the characteristic values (a 16 KB header value is not kept);
+ *   at most `maxCounters` counters, least recently used dropped first, so a flood of
+ *   distinct clients costs a bounded amount (a dropped client starts again from zero).
  * - Not modelled: `counting_expression` (the rule's own expression counts), score-based
  *   limits (`score_per_period`: never exceeded), `requests_to_origin`.
  */
 import type { RuleRef } from '../rulesets/engine';
 import type { RateLimit, Ruleset } from '../rulesets/model';
+import { sha256 } from '../service/sha256';
 
-/** Counters kept at most by default: about 100 bytes each. */
+/**
+ * Counters kept at most by default: about 200 bytes each on the heap (the digest key, the
+ * Map entry, the counter), so about 20 MB when full, whatever the characteristic values.
+ */
 export const DEFAULT_MAX_COUNTERS = 100_000;
 /** `cf.colo.id` of the local proxy: every request comes through the same "data center". */
 export const LOCAL_COLO_ID = 0;
@@ -30,6 +36,16 @@ interface Counter {
   count: number;
   /** Mitigated while now < this (ms). */
   until: number;
+}
+
+/**
+ * The key a counter is stored under: SHA-256 of what it counts, base64url (43 characters).
+ * The caller's key holds whole characteristic values (a header can be 16 KB); keeping it
+ * would make each counter cost that much. Distinct values still count apart (a collision
+ * would take 2^128 tries).
+ */
+export function counterKey(key: string): string {
+  return sha256(key, 'base64url');
 }
 
 export class RateLimiter {
@@ -45,15 +61,21 @@ export class RateLimiter {
     return this.counters.size;
   }
 
-  /** Counts one matching request; true when it is to be mitigated. */
+  /** The stored keys, least recently used first (for tests: each is a `counterKey`). */
+  keys(): string[] {
+    return [...this.counters.keys()];
+  }
+
+  /** Counts one matching request (`key`: the rule and its characteristic values); true when it is to be mitigated. */
   hit(key: string, limit: RateLimit): boolean {
     const rpp = limit.requests_per_period;
     if (rpp === undefined || !(limit.period > 0)) return false;
     const now = this.now();
-    let c = this.counters.get(key);
-    if (c) this.counters.delete(key);
+    const stored = counterKey(key);
+    let c = this.counters.get(stored);
+    if (c) this.counters.delete(stored);
     else c = { windowStart: now, count: 0, until: 0 };
-    this.counters.set(key, c);
+    this.counters.set(stored, c);
     if (this.counters.size > this.maxCounters) this.counters.delete(this.counters.keys().next().value!);
     if (now < c.until) return true;
     // A mitigation that ended, or a window that has passed, starts a new window.

@@ -1,16 +1,18 @@
 /**
  * Which zone a proxied request is for, and that zone's deployed configuration compiled.
  *
- * Host → zone: the Host header without its port and a trailing `.localhost` (browsers send
- * `example.com.localhost` to 127.0.0.1, so a zone can be opened locally without editing
- * /etc/hosts), equal to a proxied zone's name or a host name under it; the longest zone
- * name wins. The zone's configuration: the service's compiled-zone cache
- * (service/compiledZones.ts, which the trace uses), keyed by the deployment key. The key is
- * read again (a few SQL queries) only when the store's write generation has moved since the
- * last request (`LiveZones`): every write bumps it, so a deploy (API write, extension
- * deploy, migration) takes effect on the next request, and the cache swaps the whole
- * compiled zone in one step; between writes a request costs no SQL.
+ * Host → zone: the Host header without its port, a trailing dot and a trailing `.localhost`
+ * (browsers send `example.com.localhost` to 127.0.0.1, so a zone can be opened locally
+ * without editing /etc/hosts), equal to a proxied zone's name or a host name under it; the
+ * longest zone name wins; the rules see that host too (`canonicalHost`, evaluateLive.ts).
+ * The zone's configuration: the service's compiled-zone cache (service/compiledZones.ts,
+ * which the trace uses), keyed by the deployment key. The key is read again (a few SQL
+ * queries) only when the store's write generation has moved since the last request
+ * (`LiveZones`): every write bumps it, so a deploy (API write, extension deploy, migration)
+ * takes effect on the next request, and the cache swaps the whole compiled zone in one step;
+ * between writes a request costs no SQL.
  */
+import { asciiLower } from '../language/bytes';
 import type { CompiledZone } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
 import type { DeployedZone, ZoneSource } from '../service/deployment';
@@ -55,14 +57,38 @@ export function findZone(store: Store, zone: string): ZoneRow | undefined {
   return store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ? OR z.name = ? ORDER BY z.id = ? DESC LIMIT 1`, [zone, zone.toLowerCase(), zone]);
 }
 
-/** The host part of a Host header, lower-cased, without port, trailing dot or `.localhost`. */
-export function hostName(hostHeader: string | undefined): string {
-  let h = (hostHeader ?? '').trim().toLowerCase();
-  if (h.startsWith('[')) h = h.slice(0, h.indexOf(']') + 1);
-  else if (h.includes(':')) h = h.slice(0, h.lastIndexOf(':'));
+/** A Host header's host (lower-cased, without a trailing dot or `.localhost`) and its port as written, if any. */
+function splitHost(hostHeader: string | undefined): { host: string; port?: string } {
+  // ASCII only: the header is a binary string, and the rules read its bytes as UTF-8.
+  let h = asciiLower((hostHeader ?? '').trim());
+  let port: string | undefined;
+  if (h.startsWith('[')) {
+    const close = h.indexOf(']');
+    if (h[close + 1] === ':') port = h.slice(close + 2);
+    h = h.slice(0, close + 1);
+  } else if (h.includes(':')) {
+    const colon = h.lastIndexOf(':');
+    port = h.slice(colon + 1);
+    h = h.slice(0, colon);
+  }
   if (h.endsWith('.')) h = h.slice(0, -1);
   if (h.endsWith('.localhost')) h = h.slice(0, -'.localhost'.length);
-  return h;
+  return port === undefined ? { host: h } : { host: h, port };
+}
+
+/** The host part of a Host header, lower-cased, without port, trailing dot or `.localhost`: the host that chooses the zone. */
+export function hostName(hostHeader: string | undefined): string {
+  return splitHost(hostHeader).host;
+}
+
+/**
+ * The Host header as the rules see it: the host that chose the zone (`hostName`), with the
+ * port kept. `Example.COM.` or `example.com.localhost:8081` reach example.com's zone, so its
+ * host rules must see `example.com` too, not a spelling they do not match.
+ */
+export function canonicalHost(hostHeader: string | undefined): string {
+  const { host, port } = splitHost(hostHeader);
+  return port === undefined ? host : `${host}:${port}`;
 }
 
 export function routeFor(routes: Iterable<ZoneRoute>, host: string): ZoneRoute | undefined {

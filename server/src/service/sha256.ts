@@ -1,4 +1,4 @@
-/** SHA-256 digests of text, the one way the service takes them. */
+/** SHA-256 digests of text, the one way the service and the proxy take them. */
 import * as crypto from 'node:crypto';
 
 type Encoding = 'hex' | 'base64url';

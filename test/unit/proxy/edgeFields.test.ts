@@ -30,8 +30,9 @@ describe('edge fields', () => {
     const untrusted = edgeFields({ ...base, headers, remoteAddress: '127.0.0.1' });
     assert.deepEqual([untrusted.clientIp, untrusted.country, untrusted.edge.ssl], ['127.0.0.1', undefined, undefined]);
     const trusted = edgeFields({ ...base, headers, trustProxy: true, remoteAddress: '127.0.0.1', mapping: MAPPING });
-    // The header's country wins over the file's; the file still gives the AS number.
-    assert.deepEqual([trusted.clientIp, trusted.country, trusted.asn, trusted.edge.ssl], ['198.51.100.4', 'JP', 1, 'true']);
+    // The header's country wins over the file's; the file still gives the AS number. The
+    // client is the last X-Forwarded-For entry (the one the proxy in front appended).
+    assert.deepEqual([trusted.clientIp, trusted.country, trusted.asn, trusted.edge.ssl], ['10.0.0.1', 'JP', 1, 'true']);
     const cf = edgeFields({ ...base, headers: { ...headers, 'cf-connecting-ip': '192.0.2.77' }, trustProxy: true, remoteAddress: '127.0.0.1' });
     assert.equal(cf.clientIp, '192.0.2.77');
   });

@@ -1,0 +1,96 @@
+// What the app is told about the client, over real sockets. X-Forwarded-For gets the proxy's
+// own peer appended (with --trust-proxy too: the hop it saw, not the client the edge names);
+// X-Forwarded-Proto keeps a trusted edge's protocol; and without --trust-proxy the headers only
+// an edge may set (CF-IPCountry, True-Client-IP, CF-Visitor, CF-Connecting-IP, CF-Ray) never
+// reach the app as the client sent them.
+import assert from 'node:assert/strict';
+import { BlockList } from 'node:net';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { createProxy, type ProxyOptions } from '../../server/src/proxy/proxy';
+import { startService, type TestService } from './harness';
+import { addProxiedZone, send, startUpstream, type Upstream } from './proxyHarness';
+
+const ZONE_ID = '0123456789abcdef0123456789abcdef';
+const ZONE = 'app.test';
+
+let svc: TestService;
+let upstream: Upstream;
+
+before(async () => {
+  svc = await startService();
+  addProxiedZone(svc.store, ZONE_ID, ZONE);
+  upstream = await startUpstream();
+});
+after(async () => {
+  await upstream.close();
+  await svc.close();
+});
+beforeEach(() => {
+  upstream.seen.length = 0;
+});
+
+const SPOOFED = {
+  'x-forwarded-for': '203.0.113.9',
+  'x-forwarded-proto': 'https',
+  'cf-ipcountry': 'US',
+  'true-client-ip': '198.51.100.1',
+  'cf-visitor': '{"scheme":"https"}',
+  'cf-connecting-ip': '198.51.100.2',
+  'cf-ray': '0000000000000000-SPF',
+};
+
+/** The headers the app got for one request with `headers`, through a proxy with `extra`. */
+async function appHeaders(extra: Partial<ProxyOptions>, headers: Record<string, string>) {
+  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], upstreamTimeoutMs: 2_000, ...extra });
+  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
+  try {
+    const a = await send(p.url(), ZONE, '/', { headers });
+    assert.equal(a.status, 200);
+  } finally {
+    await p.close();
+  }
+  assert.equal(upstream.seen.length, 1);
+  return upstream.seen[0]!.headers;
+}
+
+describe('without --trust-proxy', () => {
+  it("the edge's headers the client sent do not reach the app as sent", async () => {
+    const h = await appHeaders({}, SPOOFED);
+    assert.equal(h['cf-ipcountry'], undefined);
+    assert.equal(h['true-client-ip'], undefined);
+    assert.equal(h['cf-visitor'], undefined);
+    assert.equal(h['cf-connecting-ip'], '127.0.0.1');
+    assert.match(String(h['cf-ray']), /^[0-9a-f]{16}-LCL$/);
+    assert.equal(h['x-forwarded-proto'], 'http');
+    assert.equal(h['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
+  });
+
+  it("CF-IPCountry is the country the rules saw (the fields file's), not the client's", async () => {
+    const range = new BlockList();
+    range.addSubnet('127.0.0.0', 8, 'ipv4');
+    const h = await appHeaders({ fieldsMapping: { entries: [{ cidr: '127.0.0.0/8', country: 'DE', range }] } }, SPOOFED);
+    assert.equal(h['cf-ipcountry'], 'DE');
+  });
+});
+
+describe('with --trust-proxy', () => {
+  it('X-Forwarded-For gets the peer appended, not the client the edge names', async () => {
+    const h = await appHeaders({ trustProxy: true }, { 'x-forwarded-for': '203.0.113.9' });
+    assert.equal(h['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
+    assert.equal(h['cf-connecting-ip'], '203.0.113.9');
+  });
+
+  it("X-Forwarded-Proto keeps the edge's protocol (http when it names none)", async () => {
+    assert.equal((await appHeaders({ trustProxy: true }, { 'x-forwarded-proto': 'https' }))['x-forwarded-proto'], 'https');
+    upstream.seen.length = 0;
+    assert.equal((await appHeaders({ trustProxy: true }, {}))['x-forwarded-proto'], 'http');
+  });
+
+  it("the edge's headers pass", async () => {
+    const h = await appHeaders({ trustProxy: true }, SPOOFED);
+    assert.equal(h['cf-ipcountry'], 'US');
+    assert.equal(h['true-client-ip'], '198.51.100.1');
+    assert.equal(h['cf-visitor'], '{"scheme":"https"}');
+    assert.equal(h['cf-connecting-ip'], '198.51.100.2');
+  });
+});

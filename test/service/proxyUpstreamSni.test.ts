@@ -1,0 +1,72 @@
+// An https upstream, over real sockets: the TLS name the proxy sends (SNI), which is also the
+// name the upstream's certificate is checked against, is the upstream URL's host, never the
+// client's Host header; for an upstream given by address, no name. A plain TCP server stands
+// in for the upstream: it reads the ClientHello, in which the name travels in clear, and hangs up.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createProxy } from '../../server/src/proxy/proxy';
+import { startService, type TestService } from './harness';
+import { addProxiedZone, raw } from './proxyHarness';
+
+const ZONE_ID = '0123456789abcdef0123456789abcdef';
+const ZONE = 'app.test';
+
+let svc: TestService;
+let tlsPeer: Server;
+let port: number;
+/** The first bytes (the ClientHello) of each connection, latin1. */
+const hellos: string[] = [];
+
+before(async () => {
+  svc = await startService();
+  addProxiedZone(svc.store, ZONE_ID, ZONE);
+  tlsPeer = createServer((s) => {
+    s.on('error', () => undefined);
+    s.once('data', (d: Buffer) => {
+      hellos.push(d.toString('latin1'));
+      s.destroy();
+    });
+  });
+  await new Promise<void>((r) => tlsPeer.listen(0, '127.0.0.1', r));
+  port = (tlsPeer.address() as { port: number }).port;
+});
+after(async () => {
+  await new Promise((r) => tlsPeer.close(r));
+  await svc.close();
+});
+
+const ws = `Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n`;
+
+/** The ClientHellos the proxy sent to `upstream` for an ordinary request and a WebSocket handshake. */
+async function helloFor(upstream: string): Promise<string[]> {
+  hellos.length = 0;
+  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream }], upstreamTimeoutMs: 2_000 });
+  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
+  try {
+    const plain = await raw(p.url(), `GET / HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`);
+    assert.match(plain.data, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+    const upgrade = await raw(p.url(), `GET /ws HTTP/1.1\r\nHost: ${ZONE}\r\n${ws}\r\n`);
+    assert.match(upgrade.data, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+  } finally {
+    await p.close();
+  }
+  return [...hellos];
+}
+
+describe('an https upstream', () => {
+  it("is sent its own host name, not the client's Host", async () => {
+    const seen = await helloFor(`https://localhost:${port}`);
+    assert.equal(seen.length, 2);
+    for (const hello of seen) {
+      assert.ok(hello.includes('localhost'), 'the upstream host is the TLS name');
+      assert.ok(!hello.includes(ZONE), "the client's Host is not");
+    }
+  });
+
+  it('given by address is sent no name at all', async () => {
+    const seen = await helloFor(`https://127.0.0.1:${port}`);
+    assert.equal(seen.length, 2);
+    for (const hello of seen) assert.ok(!hello.includes(ZONE), "the client's Host is not the TLS name");
+  });
+});
