@@ -4,8 +4,8 @@
  * upstream timeout's clock, and the heads the proxy writes itself on a raw socket.
  */
 import { STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
-import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { canonicalAddress } from './edgeFields';
 import type { Page } from './pages';
 
 /** Headers for one hop only: never forwarded either way (the Proxy-* ones are for this proxy, not the app). */
@@ -332,7 +332,7 @@ export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): Outgoin
   }
   const prior = h['x-forwarded-for'];
   // The hop this proxy saw: its peer, whoever that peer says the client is.
-  const peer = plainAddress(f.peer);
+  const peer = canonicalAddress(f.peer) ?? f.peer;
   out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${peer}` : peer;
   out['x-forwarded-proto'] = forwardedProto(h, f.trustProxy, f.proto);
   out['cf-connecting-ip'] = f.clientIp;
@@ -352,11 +352,6 @@ export function forwardedProto(h: IncomingHttpHeaders, trustProxy: boolean, own:
   if (!trustProxy) return own;
   const told = (Array.isArray(h['x-forwarded-proto']) ? h['x-forwarded-proto'][0] : h['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase();
   return told === 'http' || told === 'https' ? told : own;
-}
-
-/** An IPv4-mapped IPv6 peer (`::ffff:127.0.0.1`) as its IPv4 address. */
-function plainAddress(a: string): string {
-  return a.startsWith('::ffff:') && isIP(a.slice(7)) === 4 ? a.slice(7) : a;
 }
 
 /**
