@@ -4,23 +4,13 @@
 // deploy mid-traffic, a 50 MiB response streamed with bounded memory, upstream faults,
 // malformed and slow clients, WebSocket upgrades.
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
-import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
-import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, raw, send, startUpstream, type Upstream } from './proxyHarness';
+import { describe, it } from 'node:test';
+import { entrypoint, handshake as handshakeTo, listenProxy, proxyTestFile, raw, send, ZONE, ZONE_ID } from './proxyHarness';
 
-const ZONE_ID = '0123456789abcdef0123456789abcdef';
-const ZONE = 'app.test';
-const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
-const RATELIMIT = `/zones/${ZONE_ID}/rulesets/phases/http_ratelimit/entrypoint`;
+const CUSTOM = entrypoint(ZONE_ID, 'http_request_firewall_custom');
 
-let svc: TestService;
-let upstream: Upstream;
-let proxy: RunningProxy;
-let url: string;
 let clock = 1_800_000_000_000;
-const events: EvaluatedRequest[] = [];
+let url: string;
 
 const RULES = [
   { action: 'block', expression: 'http.request.uri.path eq "/teapot"', description: 'custom response', action_parameters: { response: { status_code: 418, content_type: 'application/json', content: '{"blocked":"teapot"}' } } },
@@ -30,51 +20,25 @@ const RULES = [
   { action: 'block', expression: 'http.request.uri.path eq "/ws-blocked"', description: 'no sockets here' },
 ];
 
-async function deploy(path: string, rules: unknown[]): Promise<void> {
-  const r = await svc.call('PUT', path, { body: { rules } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-}
-
-function startProxy(extra: Partial<Parameters<typeof createProxy>[0]> = {}): Promise<RunningProxy> {
-  const p = createProxy({
-    store: svc.store,
-    routes: [{ zone: ZONE, upstream: upstream.url }],
-    now: () => clock,
-    sink: { record: (e) => events.push(e) },
-    inspectBodyLimit: 1024,
-    upstreamTimeoutMs: 400,
-    headerTimeoutMs: 5_000,
-    ...extra,
-  });
-  return new Promise((r) => p.server.listen(0, '127.0.0.1', () => r(p)));
-}
-
-before(async () => {
-  svc = await startService();
-  // Migrated to the managed rulesets long ago: no previous WAF, nothing deployed but what the tests deploy.
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-  upstream = await startUpstream();
-  await deploy(CUSTOM, RULES);
-  await deploy(RATELIMIT, [
+// Migrated to the managed rulesets long ago (addProxiedZone): no previous WAF, nothing deployed but what the tests deploy.
+const file = proxyTestFile({
+  custom: RULES,
+  ratelimit: [
     {
       action: 'block',
       expression: 'http.request.uri.path eq "/limited"',
       description: 'two per 10 s',
       ratelimit: { characteristics: ['ip.src', 'cf.colo.id'], period: 10, requests_per_period: 2, mitigation_timeout: 10 },
     },
-  ]);
-  proxy = await startProxy();
-  url = proxy.url();
+  ],
+  proxy: { now: () => clock, inspectBodyLimit: 1024, upstreamTimeoutMs: 400, headerTimeoutMs: 5_000 },
+  events: true,
+  fileProxy: true,
+  setup: (f) => {
+    url = f.proxy.url();
+  },
 });
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-  await svc.close();
-});
-beforeEach(() => {
-  events.length = 0;
-  upstream.seen.length = 0;
-});
+const { deploy, events, startProxy } = file;
 
 describe('the proxy forwards what the rules let through', () => {
   it('streams the request to the upstream with the forwarding headers and returns its answer', async () => {
@@ -82,7 +46,7 @@ describe('the proxy forwards what the rules let through', () => {
     assert.equal(a.status, 201);
     assert.equal(a.body, 'ok POST /created?x=1');
     assert.equal(a.headers['x-upstream'], 'yes');
-    const seen = upstream.seen[0]!;
+    const seen = file.upstream.seen[0]!;
     assert.equal(seen.body, 'hello');
     assert.equal(seen.headers.host, `${ZONE}.localhost:8081`);
     assert.equal(seen.headers['x-forwarded-for'], '198.51.100.7, 127.0.0.1');
@@ -108,7 +72,7 @@ describe('the proxy forwards what the rules let through', () => {
     const a = await send(url, 'other.example', '/');
     assert.equal(a.status, 530);
     assert.match(a.body, /no zone for the host <code>other\.example<\/code>/);
-    assert.equal(upstream.seen.length, 0);
+    assert.equal(file.upstream.seen.length, 0);
   });
 
   it('logs a log rule and forwards', async () => {
@@ -128,7 +92,7 @@ describe('the proxy acts on the verdict', () => {
     assert.match(String(a.headers['cf-ray']), /^[0-9a-f]{16}-LCL$/);
     assert.ok(a.body.includes(`Ray ID: <code>${a.headers['cf-ray']}</code>`));
     assert.ok(a.body.includes('rule: <code>attack parameter</code>'));
-    assert.equal(upstream.seen.length, 0);
+    assert.equal(file.upstream.seen.length, 0);
     assert.deepEqual([events[0]!.responseStatus, events[0]!.evaluation.decision.description], [403, 'attack parameter']);
   });
 
@@ -176,7 +140,7 @@ describe('the proxy acts on the verdict', () => {
     const late = `${'a'.repeat(2000)}attack=1`;
     const a = await send(url, ZONE, '/upload', { method: 'POST', body: late });
     assert.equal(a.status, 200);
-    assert.equal(upstream.seen[0]!.bodyBytes, 2008);
+    assert.equal(file.upstream.seen[0]!.bodyBytes, 2008);
     assert.equal(events[0]!.bodyTruncated, true);
     const early = `attack=1${'a'.repeat(2000)}`;
     assert.equal((await send(url, ZONE, '/upload', { method: 'POST', body: early })).status, 403);
@@ -231,7 +195,7 @@ describe('streaming', () => {
             paused = true;
             res.pause();
             setTimeout(() => {
-              heldBack = upstream.big.sent;
+              heldBack = file.upstream.big.sent;
               res.resume();
             }, 1_000);
           }
@@ -249,8 +213,7 @@ describe('streaming', () => {
 
 describe('faults', () => {
   it('answers 502 naming the upstream when it is down', async () => {
-    const down = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: 'http://127.0.0.1:9' }] });
-    await new Promise<void>((r) => down.server.listen(0, '127.0.0.1', r));
+    const down = await listenProxy({ store: file.svc.store, routes: [{ zone: ZONE, upstream: 'http://127.0.0.1:9' }] });
     try {
       const a = await send(down.url(), ZONE, '/');
       assert.equal(a.status, 502);
@@ -284,7 +247,7 @@ describe('faults', () => {
       assert.equal(r.closed, true);
       assert.match(r.data, /^HTTP\/1\.1 408 Request Timeout\r\n/);
       assert.match(r.data, /the request headers did not arrive within 0\.3 s/);
-      assert.equal(upstream.seen.length, 0);
+      assert.equal(file.upstream.seen.length, 0);
     } finally {
       await strict.close();
     }
@@ -292,19 +255,19 @@ describe('faults', () => {
 });
 
 describe('WebSocket upgrades', () => {
-  const handshake = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`;
+  const handshake = (path: string) => handshakeTo(path, ZONE);
 
   it('pass through after the request phase', async () => {
     const r = await raw(url, [handshake('/ws'), 'ping'], { gapMs: 100, waitMs: 600 });
     assert.match(r.data, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
     assert.ok(r.data.endsWith('\r\n\r\necho:ping'), r.data);
-    assert.equal(upstream.seen[0]!.headers['cf-connecting-ip'], '127.0.0.1');
+    assert.equal(file.upstream.seen[0]!.headers['cf-connecting-ip'], '127.0.0.1');
   });
 
   it('are blocked like any request', async () => {
     const r = await raw(url, handshake('/ws-blocked'), { waitMs: 2_000 });
     assert.match(r.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
-    assert.equal(upstream.seen.length, 0);
+    assert.equal(file.upstream.seen.length, 0);
   });
 });
 
@@ -322,25 +285,25 @@ describe('the control API (for the extension)', () => {
 
   it('lists the zones with live counters, starts and stops one', async () => {
     await send(url, ZONE, '/counted');
-    const list = await control('GET', '', svc.adminToken);
+    const list = await control('GET', '', file.svc.adminToken);
     const ours = list.body.result.zones.find((z: any) => z.zone === ZONE);
     assert.equal(ours.url, `http://${ZONE}.localhost:${new URL(url).port}/`);
     assert.ok(ours.requests >= 1 && ours.blocked >= 1 && ours.forwarded >= 1, JSON.stringify(ours));
     assert.equal((await send(url, 'pro.example.com', '/')).status, 530);
-    const started = await control('PUT', '/zones/pro.example.com', svc.adminToken, { upstream: upstream.url });
-    assert.deepEqual([started.status, started.body.result.zone, started.body.result.upstream], [200, 'pro.example.com', `${upstream.url}/`]);
+    const started = await control('PUT', '/zones/pro.example.com', file.svc.adminToken, { upstream: file.upstream.url });
+    assert.deepEqual([started.status, started.body.result.zone, started.body.result.upstream], [200, 'pro.example.com', `${file.upstream.url}/`]);
     assert.equal((await send(url, 'pro.example.com', '/', { headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' } })).status, 200);
-    assert.equal((await control('DELETE', '/zones/pro.example.com', svc.adminToken)).status, 200);
+    assert.equal((await control('DELETE', '/zones/pro.example.com', file.svc.adminToken)).status, 200);
     assert.equal((await send(url, 'pro.example.com', '/')).status, 530);
     // A zone that does not exist is answered as one the token may not use (next test).
-    const bad = await control('PUT', '/zones/nope.example', svc.adminToken, { upstream: upstream.url });
+    const bad = await control('PUT', '/zones/nope.example', file.svc.adminToken, { upstream: file.upstream.url });
     assert.deepEqual([bad.status, bad.body.errors[0].message], [403, 'Authentication error']);
   });
 
   it("shows and changes only the zones the token may: another zone's and a missing zone's answers are the same", async () => {
-    const pro = svc.credentials.get('pro.example.com WAF')!;
-    const readOnly = svc.credentials.get('demo read-only')!;
-    await control('PUT', '/zones/business.example.com', svc.adminToken, { upstream: upstream.url });
+    const pro = file.svc.credentials.get('pro.example.com WAF')!;
+    const readOnly = file.svc.credentials.get('demo read-only')!;
+    await control('PUT', '/zones/business.example.com', file.svc.adminToken, { upstream: file.upstream.url });
     try {
       const listed = (await control('GET', '', pro)).body.result.zones.map((z: any) => z.zone);
       assert.deepEqual(listed, []);
@@ -353,35 +316,35 @@ describe('the control API (for the extension)', () => {
       ];
       assert.deepEqual(answers.map((a) => [a.status, a.body.errors[0].message]), Array(5).fill([403, 'Authentication error']));
       // Still proxied, to the same upstream.
-      const business = (await control('GET', '', svc.adminToken)).body.result.zones.find((z: any) => z.zone === 'business.example.com');
-      assert.equal(business.upstream, `${upstream.url}/`);
+      const business = (await control('GET', '', file.svc.adminToken)).body.result.zones.find((z: any) => z.zone === 'business.example.com');
+      assert.equal(business.upstream, `${file.upstream.url}/`);
       // Its own zone: started, listed, stopped.
-      assert.equal((await control('PUT', '/zones/pro.example.com', pro, { upstream: upstream.url })).status, 200);
+      assert.equal((await control('PUT', '/zones/pro.example.com', pro, { upstream: file.upstream.url })).status, 200);
       assert.deepEqual((await control('GET', '', pro)).body.result.zones.map((z: any) => z.zone), ['pro.example.com']);
       assert.equal((await control('DELETE', '/zones/pro.example.com', pro)).status, 200);
     } finally {
-      await control('DELETE', '/zones/business.example.com', svc.adminToken);
+      await control('DELETE', '/zones/business.example.com', file.svc.adminToken);
     }
   });
 
   it("keeps a zone's counters and timings while it runs, and starts them from zero when it starts again", async () => {
-    const zoneOf = async () => (await control('GET', '', svc.adminToken)).body.result.zones.find((z: any) => z.zone === 'pro.example.com');
-    await control('PUT', '/zones/pro.example.com', svc.adminToken, { upstream: upstream.url });
+    const zoneOf = async () => (await control('GET', '', file.svc.adminToken)).body.result.zones.find((z: any) => z.zone === 'pro.example.com');
+    await control('PUT', '/zones/pro.example.com', file.svc.adminToken, { upstream: file.upstream.url });
     await send(url, 'pro.example.com', '/', { headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html' } });
     const first = await zoneOf();
     assert.equal(first.requests, 1);
     assert.ok(first.evaluation.p50 > 0, JSON.stringify(first.evaluation));
     // The same zone started again (a new upstream, say) keeps what it counted.
-    await control('PUT', '/zones/pro.example.com', svc.adminToken, { upstream: upstream.url });
+    await control('PUT', '/zones/pro.example.com', file.svc.adminToken, { upstream: file.upstream.url });
     assert.deepEqual([(await zoneOf()).requests, (await zoneOf()).evaluation], [1, first.evaluation]);
-    await control('DELETE', '/zones/pro.example.com', svc.adminToken);
-    const again = (await control('PUT', '/zones/pro.example.com', svc.adminToken, { upstream: upstream.url })).body.result;
+    await control('DELETE', '/zones/pro.example.com', file.svc.adminToken);
+    const again = (await control('PUT', '/zones/pro.example.com', file.svc.adminToken, { upstream: file.upstream.url })).body.result;
     assert.deepEqual([again.requests, again.evaluation], [0, { p50: 0, p99: 0 }]);
-    await control('DELETE', '/zones/pro.example.com', svc.adminToken);
+    await control('DELETE', '/zones/pro.example.com', file.svc.adminToken);
   });
 
   it("reports how long the proxy's thread held requests (event-loop delay) since the last reset", async () => {
-    await control('GET', '?reset=timings', svc.adminToken);
+    await control('GET', '?reset=timings', file.svc.adminToken);
     // Node's delay monitor measures from its previous tick, and a reset forgets that tick:
     // a turn held before the monitor's first tick after the reset is not seen. Let it tick.
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -390,17 +353,17 @@ describe('the control API (for the extension)', () => {
     const until = performance.now() + 250;
     while (performance.now() < until);
     await new Promise((resolve) => setTimeout(resolve, 5));
-    const held = (await control('GET', '?reset=timings', svc.adminToken)).body.result.process.eventLoopDelay;
+    const held = (await control('GET', '?reset=timings', file.svc.adminToken)).body.result.process.eventLoopDelay;
     assert.deepEqual(Object.keys(held), ['p50', 'p99', 'max']);
     assert.ok(held.max >= 240, JSON.stringify(held));
-    const after = (await control('GET', '', svc.adminToken)).body.result.process.eventLoopDelay;
+    const after = (await control('GET', '', file.svc.adminToken)).body.result.process.eventLoopDelay;
     assert.ok(after.max < 240, `the reset did not forget the 250 ms turn: ${JSON.stringify(after)}`);
   });
 
   it('reports how long the WAF took per request (evaluation time) since the last reset', async () => {
-    await control('GET', '?reset=timings', svc.adminToken);
+    await control('GET', '?reset=timings', file.svc.adminToken);
     for (const path of ['/a', '/b?q=<script>alert(1)</script>', '/c']) await send(url, ZONE, path);
-    const listed = (await control('GET', '?reset=timings', svc.adminToken)).body.result;
+    const listed = (await control('GET', '?reset=timings', file.svc.adminToken)).body.result;
     const timed = listed.process.evaluation;
     const zone = listed.zones.find((z: any) => z.zone === ZONE).evaluation;
     assert.deepEqual(Object.keys(zone), ['p50', 'p99']);
@@ -408,7 +371,7 @@ describe('the control API (for the extension)', () => {
     assert.deepEqual(Object.keys(timed), ['requests', 'p50', 'p99', 'max']);
     assert.equal(timed.requests, 3);
     assert.ok(timed.p50 > 0 && timed.p50 <= timed.p99 && timed.p99 <= timed.max, JSON.stringify(timed));
-    const after = (await control('GET', '', svc.adminToken)).body.result;
+    const after = (await control('GET', '', file.svc.adminToken)).body.result;
     assert.equal(after.process.evaluation.requests, 0);
     assert.deepEqual(after.zones.find((z: any) => z.zone === ZONE).evaluation, { p50: 0, p99: 0 });
   });

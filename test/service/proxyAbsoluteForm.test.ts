@@ -4,65 +4,41 @@
 // refused (400), for a WebSocket handshake too; one naming Host's host is evaluated and
 // forwarded as origin-form; its scheme does not make the rules see `ssl`.
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
-import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
-import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, raw, startUpstream, type Upstream } from './proxyHarness';
+import { describe, it } from 'node:test';
+import { handshake, proxyTestFile, raw, ZONE } from './proxyHarness';
 
-const ZONE_ID = '0123456789abcdef0123456789abcdef';
-const ZONE = 'app.test';
-const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
-
-let svc: TestService;
-let upstream: Upstream;
-let proxy: RunningProxy;
-const events: EvaluatedRequest[] = [];
-
-before(async () => {
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-  const rules = [
+const file = proxyTestFile({
+  custom: [
     { action: 'block', expression: `http.host eq "${ZONE}" and starts_with(http.request.uri.path, "/secret")`, description: 'secret on this host' },
     { action: 'block', expression: 'not ssl and http.request.uri.path eq "/tls-only"', description: 'tls only' },
-  ];
-  const r = await svc.call('PUT', CUSTOM, { body: { rules } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  upstream = await startUpstream();
-  proxy = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], upstreamTimeoutMs: 2_000, sink: { record: (e) => events.push(e) } });
-  await new Promise<void>((r) => proxy.server.listen(0, '127.0.0.1', r));
+  ],
+  proxy: { upstreamTimeoutMs: 2_000 },
+  events: true,
+  fileProxy: true,
 });
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-  await svc.close();
-});
-beforeEach(() => {
-  upstream.seen.length = 0;
-  events.length = 0;
-});
+const { events } = file;
 
 const get = (target: string, host = ZONE, extra = '') => `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`;
 
 describe('an absolute-form target', () => {
   it('naming a host other than Host is refused with 400, and nothing reaches the app', async () => {
     for (const target of ['http://evil.test/secret/x', 'http://app.test.evil.test/secret/x', 'http://app.test:8080/secret/x', 'http://user@app.test/secret/x', 'ftp://app.test/secret/x']) {
-      const r = await raw(proxy.url(), get(target));
+      const r = await raw(file.proxy.url(), get(target));
       assert.match(r.data, /^HTTP\/1\.1 400 Bad Request\r\n/, target);
       assert.match(r.data, /absolute-form targets must name the Host/, target);
     }
-    assert.equal(upstream.seen.length, 0);
+    assert.equal(file.upstream.seen.length, 0);
   });
 
   it("naming Host's host is evaluated as the origin-form request the app gets", async () => {
-    const blocked = await raw(proxy.url(), get('http://app.test/secret/x'));
+    const blocked = await raw(file.proxy.url(), get('http://app.test/secret/x'));
     assert.match(blocked.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
     // Case and the scheme's default port make no difference.
-    const passed = await raw(proxy.url(), get('http://APP.test:80/page?q=1'));
+    const passed = await raw(file.proxy.url(), get('http://APP.test:80/page?q=1'));
     assert.match(passed.data, /^HTTP\/1\.1 200 OK\r\n/);
     assert.match(passed.data, /\r\nok GET \/page\?q=1\r\n/);
     assert.deepEqual(
-      upstream.seen.map((s) => [s.url, s.headers.host]),
+      file.upstream.seen.map((s) => [s.url, s.headers.host]),
       [['/page?q=1', ZONE]],
     );
     // The event records the path that was evaluated and forwarded.
@@ -76,18 +52,17 @@ describe('an absolute-form target', () => {
   });
 
   it('with the https scheme does not make the rules see ssl: the app is told http', async () => {
-    const r = await raw(proxy.url(), get('https://app.test/tls-only'));
+    const r = await raw(file.proxy.url(), get('https://app.test/tls-only'));
     assert.match(r.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
-    assert.equal(upstream.seen.length, 0);
+    assert.equal(file.upstream.seen.length, 0);
   });
 
   it('on a WebSocket handshake naming another host is refused with 400', async () => {
-    const ws = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
-    const r = await raw(proxy.url(), `GET http://evil.test/secret/ws HTTP/1.1\r\nHost: ${ZONE}\r\n${ws}\r\n`);
+    const r = await raw(file.proxy.url(), handshake('http://evil.test/secret/ws', ZONE));
     assert.match(r.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
     assert.equal(r.closed, true);
-    const same = await raw(proxy.url(), `GET http://app.test/secret/ws HTTP/1.1\r\nHost: ${ZONE}\r\n${ws}\r\n`);
+    const same = await raw(file.proxy.url(), handshake('http://app.test/secret/ws', ZONE));
     assert.match(same.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
-    assert.equal(upstream.seen.length, 0);
+    assert.equal(file.upstream.seen.length, 0);
   });
 });

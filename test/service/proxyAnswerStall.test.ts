@@ -3,42 +3,18 @@
 // of holding the client for ever. A client that reads slowly holds the answer back itself: that
 // time is not the app's, and its answer arrives whole.
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, raw, startRawUpstream, startUpstream } from './proxyHarness';
+import { describe, it } from 'node:test';
+import { proxyTestFile, raw, rawSocket, startRawUpstream, startUpstream, ZONE } from './proxyHarness';
 
-const ZONE_ID = '0123456789abcdef0123456789abcdef';
-const ZONE = 'app.test';
 const UPSTREAM_TIMEOUT = 400;
 
-let svc: TestService;
-
-before(async () => {
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-});
-after(async () => {
-  await svc.close();
-});
-
-async function withProxy(upstreamUrl: string, fn: (p: RunningProxy, logs: string[]) => Promise<void>): Promise<void> {
-  const logs: string[] = [];
-  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstreamUrl }], upstreamTimeoutMs: UPSTREAM_TIMEOUT, log: (l) => logs.push(l) });
-  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
-  try {
-    await fn(p, logs);
-  } finally {
-    await p.close();
-  }
-}
+const { withProxy } = proxyTestFile({ upstream: false, proxy: { upstreamTimeoutMs: UPSTREAM_TIMEOUT } });
 
 describe('an answer that stops midway', () => {
   it('cuts the client and the app after the upstream timeout', async () => {
     const app = await startRawUpstream((_head, s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello'));
     try {
-      await withProxy(app.url, async (p, logs) => {
+      await withProxy({ upstream: app.url }, async (p, logs) => {
         const r = await raw(p.url(), `GET /stall HTTP/1.1\r\nHost: ${ZONE}\r\n\r\n`, { waitMs: 5_000 });
         assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
         assert.ok(r.data.endsWith('\r\n\r\nhello'), r.data);
@@ -56,10 +32,9 @@ describe('an answer that stops midway', () => {
   it('does not count the time a slow client holds it back', async () => {
     const upstream = await startUpstream();
     try {
-      await withProxy(upstream.url, async (p) => {
+      await withProxy({ upstream: upstream.url }, async (p) => {
         const mb = 16;
-        const s = connect(Number(new URL(p.url()).port), '127.0.0.1');
-        s.on('error', () => undefined);
+        const s = rawSocket(p.url());
         s.write(`GET /big?mb=${mb} HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`);
         // Read nothing for well over the upstream timeout: the proxy's buffers fill and the answer waits.
         s.pause();

@@ -5,29 +5,11 @@
 // reach the app as the client sent them.
 import assert from 'node:assert/strict';
 import { BlockList } from 'node:net';
-import { after, before, beforeEach, describe, it } from 'node:test';
-import { createProxy, type ProxyOptions } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, send, startUpstream, type Upstream } from './proxyHarness';
+import { describe, it } from 'node:test';
+import type { ProxyOptions } from '../../server/src/proxy/proxy';
+import { proxyTestFile, send, ZONE } from './proxyHarness';
 
-const ZONE_ID = '0123456789abcdef0123456789abcdef';
-const ZONE = 'app.test';
-
-let svc: TestService;
-let upstream: Upstream;
-
-before(async () => {
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-  upstream = await startUpstream();
-});
-after(async () => {
-  await upstream.close();
-  await svc.close();
-});
-beforeEach(() => {
-  upstream.seen.length = 0;
-});
+const file = proxyTestFile({ proxy: { upstreamTimeoutMs: 2_000 } });
 
 const SPOOFED = {
   'x-forwarded-for': '203.0.113.9',
@@ -41,16 +23,12 @@ const SPOOFED = {
 
 /** The headers the app got for one request with `headers`, through a proxy with `extra`. */
 async function appHeaders(extra: Partial<ProxyOptions>, headers: Record<string, string>) {
-  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], upstreamTimeoutMs: 2_000, ...extra });
-  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
-  try {
+  await file.withProxy(extra, async (p) => {
     const a = await send(p.url(), ZONE, '/', { headers });
     assert.equal(a.status, 200);
-  } finally {
-    await p.close();
-  }
-  assert.equal(upstream.seen.length, 1);
-  return upstream.seen[0]!.headers;
+  });
+  assert.equal(file.upstream.seen.length, 1);
+  return file.upstream.seen[0]!.headers;
 }
 
 describe('without --trust-proxy', () => {
@@ -82,7 +60,7 @@ describe('with --trust-proxy', () => {
 
   it("X-Forwarded-Proto keeps the edge's protocol (http when it names none)", async () => {
     assert.equal((await appHeaders({ trustProxy: true }, { 'x-forwarded-proto': 'https' }))['x-forwarded-proto'], 'https');
-    upstream.seen.length = 0;
+    file.upstream.seen.length = 0;
     assert.equal((await appHeaders({ trustProxy: true }, {}))['x-forwarded-proto'], 'http');
   });
 

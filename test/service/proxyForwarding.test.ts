@@ -4,48 +4,20 @@
 // ends, clients that leave mid-evaluation, pipelined garbage, and the requests the proxy
 // answers itself (CONNECT, a stalled body) or forwards as they are (OPTIONS *).
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import { createProxy, type ProxyOptions, type RunningProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, raw, send, startRawUpstream, startUpstream, type Upstream } from './proxyHarness';
+import { describe, it } from 'node:test';
+import { proxyTestFile, raw, rawSocket, send, startRawUpstream, ZONE } from './proxyHarness';
 
-const ZONE_ID = '0123456789abcdef0123456789abcdef';
-const ZONE = 'app.test';
-const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
-
-let svc: TestService;
-let upstream: Upstream;
-
-before(async () => {
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-  const r = await svc.call('PUT', CUSTOM, { body: { rules: [{ action: 'block', expression: 'http.request.uri.path eq "/blocked"', description: 'b' }] } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  upstream = await startUpstream();
+const file = proxyTestFile({
+  custom: [{ action: 'block', expression: 'http.request.uri.path eq "/blocked"', description: 'b' }],
+  proxy: { upstreamTimeoutMs: 2_000, headerTimeoutMs: 5_000 },
 });
-after(async () => {
-  await upstream.close();
-  await svc.close();
-});
-
-/** A proxy for the zone in front of `upstreamUrl` for the length of `fn`; `logs` gets its log lines. */
-async function withProxy(upstreamUrl: string, extra: Partial<ProxyOptions>, fn: (p: RunningProxy, logs: string[]) => Promise<void>): Promise<void> {
-  const logs: string[] = [];
-  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstreamUrl }], upstreamTimeoutMs: 2_000, headerTimeoutMs: 5_000, log: (l) => logs.push(l), ...extra });
-  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
-  try {
-    await fn(p, logs);
-  } finally {
-    await p.close();
-  }
-}
+const { withProxy } = file;
 
 const get = (method: string, path: string, version = '1.1') => `${method} ${path} HTTP/${version}\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`;
 
 describe("the app's answers node would refuse to write as they are", () => {
   it('drop the Trailer header for an HTTP/1.0 client, which gets the body delimited by the close', async () => {
-    await withProxy(upstream.url, {}, async (p) => {
+    await withProxy({}, async (p) => {
       const r = await raw(p.url(), `GET /trailers HTTP/1.0\r\nHost: ${ZONE}\r\n\r\n`);
       assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
       assert.doesNotMatch(r.data, /^trailer:/im);
@@ -64,7 +36,7 @@ describe("the app's answers node would refuse to write as they are", () => {
       else s.end('HTTP/1.1 304 Not Modified\r\nTrailer: x-a\r\n\r\n');
     });
     try {
-      await withProxy(app.url, {}, async (p) => {
+      await withProxy({ upstream: app.url }, async (p) => {
         const length = await raw(p.url(), get('GET', '/length'));
         assert.match(length.data, /^HTTP\/1\.1 200 OK\r\n/);
         assert.match(length.data, /\r\nContent-Length: 2\r\n/);
@@ -88,7 +60,7 @@ describe("the app's answers node would refuse to write as they are", () => {
       else s.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n');
     });
     try {
-      await withProxy(app.url, {}, async (p, logs) => {
+      await withProxy({ upstream: app.url }, async (p, logs) => {
         const status = await send(p.url(), ZONE, '/099');
         assert.equal(status.status, 502);
         assert.match(status.body, new RegExp(`The upstream <code>${app.url}/</code> could not be reached: its answer could not be relayed \\(an invalid status line \\(status 99\\)\\)`));
@@ -108,13 +80,13 @@ describe("the app's answers node would refuse to write as they are", () => {
 
 describe('the upstream timeout', () => {
   it("counts the app's time, not a slow upload's", async () => {
-    await withProxy(upstream.url, { upstreamTimeoutMs: 500, inspectBodyLimit: 1024 }, async (p) => {
-      upstream.seen.length = 0;
+    await withProxy({ upstreamTimeoutMs: 500, inspectBodyLimit: 1024 }, async (p) => {
+      file.upstream.seen.length = 0;
       const chunks = Array.from({ length: 8 }, () => 'a'.repeat(512));
       const r = await raw(p.url(), [`POST /upload HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: 4096\r\nConnection: close\r\n\r\n`, ...chunks], { gapMs: 150 });
       assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
       assert.match(r.data, /\r\nok POST \/upload\r\n/);
-      assert.equal(upstream.seen[0]!.bodyBytes, 4096);
+      assert.equal(file.upstream.seen[0]!.bodyBytes, 4096);
     });
   });
 });
@@ -124,7 +96,7 @@ describe('an app that answers before the upload ends', () => {
     const body = 'upload too large, sorry';
     const app = await startRawUpstream((_head, s) => s.end(`HTTP/1.1 413 Payload Too Large\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`));
     try {
-      await withProxy(app.url, { inspectBodyLimit: 1024 }, async (p) => {
+      await withProxy({ upstream: app.url, inspectBodyLimit: 1024 }, async (p) => {
         const chunks = Array.from({ length: 40 }, () => 'a'.repeat(64 * 1024));
         const r = await raw(p.url(), [`POST /up HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: 50000000\r\n\r\n`, ...chunks], { gapMs: 20 });
         assert.match(r.data, /^HTTP\/1\.1 413 Payload Too Large\r\n/);
@@ -140,27 +112,26 @@ describe('an app that answers before the upload ends', () => {
 
 describe('a client that leaves', () => {
   it('while its request is evaluated in a worker leaves no upstream request behind', async () => {
-    await withProxy(upstream.url, { workers: 1 }, async (p) => {
+    await withProxy({ workers: 1 }, async (p) => {
       // The worker is up (a blocked request: no connection to the app yet).
       assert.equal((await send(p.url(), ZONE, '/blocked')).status, 403);
       for (let i = 0; i < 3; i++) {
-        const s = connect(Number(new URL(p.url()).port), '127.0.0.1');
-        s.on('error', () => undefined);
+        const s = rawSocket(p.url());
         s.write(`GET /big?mb=64 HTTP/1.1\r\nHost: ${ZONE}\r\n\r\n`, () => s.destroy());
         await new Promise((r) => setTimeout(r, 100));
       }
       await new Promise((r) => setTimeout(r, 1_000));
       // Forwarded or not (a race with the evaluation), no connection to the app stays open streaming into nothing.
-      const open = await new Promise<number>((r) => upstream.server.getConnections((_e, n) => r(n)));
+      const open = await file.upstream.connections();
       assert.equal(open, 0);
-      assert.ok(upstream.big.sent < 64 * 1024 * 1024);
+      assert.ok(file.upstream.big.sent < 64 * 1024 * 1024);
     });
   });
 });
 
 describe('requests the proxy answers itself or passes as they are', () => {
   it('closes the connection on a malformed request pipelined behind one still being answered', async () => {
-    await withProxy(upstream.url, {}, async (p) => {
+    await withProxy({}, async (p) => {
       const r = await raw(p.url(), `GET /one HTTP/1.1\r\nHost: ${ZONE}\r\n\r\nGARBAGE\r\n\r\n`, { waitMs: 2_000 });
       assert.equal(r.closed, true);
       // Never the proxy's 400 where the first request's answer is read.
@@ -169,19 +140,19 @@ describe('requests the proxy answers itself or passes as they are', () => {
   });
 
   it('forwards OPTIONS * as it is', async () => {
-    await withProxy(upstream.url, {}, async (p) => {
-      upstream.seen.length = 0;
+    await withProxy({}, async (p) => {
+      file.upstream.seen.length = 0;
       const r = await raw(p.url(), get('OPTIONS', '*'));
       assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
       assert.deepEqual(
-        upstream.seen.map((s) => `${s.method} ${s.url}`),
+        file.upstream.seen.map((s) => `${s.method} ${s.url}`),
         ['OPTIONS *'],
       );
     });
   });
 
   it('answers CONNECT with 405, and logs it', async () => {
-    await withProxy(upstream.url, {}, async (p, logs) => {
+    await withProxy({}, async (p, logs) => {
       const r = await raw(p.url(), `CONNECT ${ZONE}:443 HTTP/1.1\r\nHost: ${ZONE}:443\r\n\r\n`);
       assert.match(r.data, /^HTTP\/1\.1 405 Method Not Allowed\r\n/);
       assert.match(r.data, /it does not tunnel CONNECT\n$/);
@@ -191,10 +162,10 @@ describe('requests the proxy answers itself or passes as they are', () => {
   });
 
   it('keeps Proxy-Authorization and Proxy-Connection from the app', async () => {
-    await withProxy(upstream.url, {}, async (p) => {
-      upstream.seen.length = 0;
+    await withProxy({}, async (p) => {
+      file.upstream.seen.length = 0;
       await send(p.url(), ZONE, '/', { headers: { 'proxy-authorization': 'Basic cHJveHk6c2VjcmV0', 'proxy-connection': 'keep-alive', authorization: 'Bearer app' } });
-      const h = upstream.seen[0]!.headers;
+      const h = file.upstream.seen[0]!.headers;
       assert.equal(h['proxy-authorization'], undefined);
       assert.equal(h['proxy-connection'], undefined);
       assert.equal(h.authorization, 'Bearer app');
@@ -202,7 +173,7 @@ describe('requests the proxy answers itself or passes as they are', () => {
   });
 
   it('answers 408 and closes when the body stops coming after the part the rules read, the app waiting for the rest', async () => {
-    await withProxy(upstream.url, { headerTimeoutMs: 300, inspectBodyLimit: 1024 }, async (p, logs) => {
+    await withProxy({ headerTimeoutMs: 300, inspectBodyLimit: 1024 }, async (p, logs) => {
       const r = await raw(p.url(), `POST /y HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: 10000\r\n\r\n${'a'.repeat(2000)}`, { waitMs: 3_000 });
       assert.match(r.data, /^HTTP\/1\.1 408 Request Timeout\r\n/);
       assert.equal(r.closed, true);
@@ -212,14 +183,14 @@ describe('requests the proxy answers itself or passes as they are', () => {
   });
 
   it('answers 408 and closes when the body stops coming for the header timeout', async () => {
-    await withProxy(upstream.url, { headerTimeoutMs: 300 }, async (p, logs) => {
-      upstream.seen.length = 0;
+    await withProxy({ headerTimeoutMs: 300 }, async (p, logs) => {
+      file.upstream.seen.length = 0;
       const r = await raw(p.url(), `POST /x HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: 10\r\n\r\nabc`, { waitMs: 3_000 });
       assert.match(r.data, /^HTTP\/1\.1 408 Request Timeout\r\n/);
       assert.match(r.data, /the request body stalled for 0\.3 s\n$/);
       assert.equal(r.closed, true);
       assert.ok(r.ms < 2_000, `${r.ms} ms`);
-      assert.equal(upstream.seen.length, 0);
+      assert.equal(file.upstream.seen.length, 0);
       assert.ok(logs.some((l) => /408 Request Timeout \(the body of POST \/x stalled/.test(l)), logs.join('\n'));
     });
   });

@@ -2,16 +2,135 @@
  * The WAF proxy's tests over real sockets: an upstream app (node:http) with a few routes,
  * the proxy in front of it, and a raw HTTP client that sets the Host header (the zone).
  */
+import assert from 'node:assert/strict';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { after, before, beforeEach } from 'node:test';
+import type { EvaluatedRequest, EvaluatedRequestSink } from '../../server/src/evaluatedRequest';
+import { proxyWorkerFile } from '../../server/src/proxy/evaluationPool';
+import { createProxy, type ProxyOptions, type RunningProxy } from '../../server/src/proxy/proxy';
 import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import type { Store } from '../../server/src/service/store';
+import { startService, type TestService } from './harness';
+
+/** The zone most proxy test files put their app behind (a file may name another). */
+export const ZONE_ID = '0123456789abcdef0123456789abcdef';
+export const ZONE = 'app.test';
 
 /** A zone of the demo account, Enterprise, already migrated (its managed rules are the rulesets'): what the proxy tests put their app behind. */
 export function addProxiedZone(store: Store, id: string, name: string): void {
   store.run('INSERT INTO zones (id, account_id, name, plan, status, created_on) VALUES (?, ?, ?, ?, ?, ?)', [id, DEMO_ACCOUNT.id, name, 'enterprise', 'active', new Date().toISOString()]);
   store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?)', [id, JSON.stringify({ migration_state: 'complete' })]);
+}
+
+/** Options for a proxy of the file's zone: `upstream` is the app's URL (the file's upstream by default). */
+export type ProxyExtra = Partial<ProxyOptions> & { upstream?: string };
+
+export interface ProxyTestFileOptions {
+  /** The zone the file proxies: ZONE_ID and ZONE by default. */
+  zoneId?: string;
+  zone?: string;
+  /** Start the upstream app (`file.upstream`; default true); what it saw is emptied before each test. */
+  upstream?: boolean;
+  /** Fail at once unless the evaluation worker is built (server/out/proxyWorker.js). */
+  needsWorker?: boolean;
+  /** Rules deployed to the zone's custom firewall and rate-limit entry points before the tests. */
+  custom?: unknown[];
+  ratelimit?: unknown[];
+  /** What the file's proxies take (besides the store and the zone's route) unless a call says otherwise. */
+  proxy?: Partial<ProxyOptions>;
+  /** The file's proxies record what they evaluated into `file.events` (their `sink`). */
+  events?: boolean;
+  /** Start one proxy with those options for the whole file (`file.proxy`), after the rules are deployed; closed first. */
+  fileProxy?: boolean;
+  /**
+   * Runs last in the file's `before` hook. (A file's own top-level `before` is no substitute
+   * where it needs what this one set: Node 20 runs the root's `before` hooks side by side.)
+   */
+  setup?: (file: ProxyTestFile) => void | Promise<void>;
+}
+
+/** A proxy (createProxy) listening on a free port of 127.0.0.1. */
+export async function listenProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const p = createProxy(options);
+  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
+  return p;
+}
+
+/**
+ * What a proxy test file shares: the service (with the zone added), the upstream app and the
+ * file's proxy are set once the file's `before` hook has run (see proxyTestFile).
+ */
+export class ProxyTestFile {
+  svc!: TestService;
+  upstream!: Upstream;
+  proxy!: RunningProxy;
+
+  constructor(
+    readonly zoneId: string,
+    readonly zone: string,
+    /** What the file's proxies recorded (with `events`); emptied before each test. */
+    readonly events: EvaluatedRequest[],
+    private readonly defaults: Partial<ProxyOptions>,
+  ) {}
+
+  /** PUTs `rules` as the ruleset at `path` (an entry point's); it must be accepted. */
+  readonly deploy = async (path: string, rules: unknown[]): Promise<void> => {
+    const r = await this.svc.call('PUT', path, { body: { rules } });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+  };
+
+  /** A proxy for the zone, in front of the file's upstream unless `upstream` names another, with the file's options and `extra`. */
+  readonly startProxy = (extra: ProxyExtra = {}): Promise<RunningProxy> => {
+    const { upstream = this.upstream.url, ...options } = extra;
+    return listenProxy({ store: this.svc.store, routes: [{ zone: this.zone, upstream }], ...this.defaults, ...options });
+  };
+
+  /** A proxy as startProxy's for the length of `fn`; `logs` gets its log lines. */
+  readonly withProxy = async (extra: ProxyExtra, fn: (p: RunningProxy, logs: string[]) => Promise<void>): Promise<void> => {
+    const logs: string[] = [];
+    const p = await this.startProxy({ log: (l) => logs.push(l), ...extra });
+    try {
+      await fn(p, logs);
+    } finally {
+      await p.close();
+    }
+  };
+}
+
+/** The path of the zone's entry point ruleset of `phase`. */
+export const entrypoint = (zoneId: string, phase: string) => `/zones/${zoneId}/rulesets/phases/${phase}/entrypoint`;
+
+/**
+ * Registers a proxy test file's node:test hooks: before the tests, the service with the zone
+ * (addProxiedZone), the upstream app, the rules and the file's proxy; after them, each closed;
+ * before each test, the upstream's `seen` and the file's `events` emptied.
+ */
+export function proxyTestFile(o: ProxyTestFileOptions = {}): ProxyTestFile {
+  const events: EvaluatedRequest[] = [];
+  const sink: EvaluatedRequestSink = { record: (e) => events.push(e) };
+  const file = new ProxyTestFile(o.zoneId ?? ZONE_ID, o.zone ?? ZONE, events, { ...(o.events ? { sink } : {}), ...o.proxy });
+  before(async () => {
+    if (o.needsWorker) assert.ok(proxyWorkerFile(), 'server/out/proxyWorker.js is built (npm run build)');
+    file.svc = await startService();
+    addProxiedZone(file.svc.store, file.zoneId, file.zone);
+    if (o.upstream !== false) file.upstream = await startUpstream();
+    if (o.custom) await file.deploy(entrypoint(file.zoneId, 'http_request_firewall_custom'), o.custom);
+    if (o.ratelimit) await file.deploy(entrypoint(file.zoneId, 'http_ratelimit'), o.ratelimit);
+    if (o.fileProxy) file.proxy = await file.startProxy();
+    await o.setup?.(file);
+  });
+  after(async () => {
+    await file.proxy?.close();
+    await file.upstream?.close();
+    await file.svc?.close();
+  });
+  beforeEach(() => {
+    if (file.upstream) file.upstream.seen.length = 0;
+    file.events.length = 0;
+  });
+  return file;
 }
 
 export interface Seen {
@@ -31,6 +150,8 @@ export interface Upstream {
   readonly big: { sent: number };
   /** Upgraded (or upgrading) connections still open on the upstream's side. */
   openUpgrades(): number;
+  /** HTTP connections open on the upstream's side. */
+  connections(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -107,6 +228,7 @@ export async function startUpstream(): Promise<Upstream> {
     seen,
     big,
     openUpgrades: () => sockets.size,
+    connections: () => new Promise<number>((r) => server.getConnections((_e, n) => r(n))),
     close: () =>
       new Promise<void>((r) => {
         server.close(() => r());
@@ -138,26 +260,41 @@ export function send(proxyUrl: string, host: string, path: string, o: { method?:
   });
 }
 
-/** Writes `text` on a raw TCP connection and collects what comes back until the server closes it (or `waitMs`). */
-export function raw(proxyUrl: string, text: string | readonly string[], o: { gapMs?: number; waitMs?: number } = {}): Promise<{ data: string; closed: boolean; ms: number }> {
+/** The headers of a WebSocket handshake (a line each, CRLF-ended). */
+const WEBSOCKET_HEADERS = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+
+/** A WebSocket handshake's head for `target` with `host` as the Host header. */
+export const handshake = (target: string, host: string) => `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${WEBSOCKET_HEADERS}\r\n`;
+
+/** A raw TCP connection to the proxy at `proxyUrl` (`onConnect` once it is up); its errors are ignored (the tests hang up on purpose). */
+export function rawSocket(proxyUrl: string, onConnect?: () => void): Socket {
+  const u = new URL(proxyUrl);
+  const socket = connect(Number(u.port), u.hostname, onConnect);
+  socket.on('error', () => undefined);
+  return socket;
+}
+
+/**
+ * Writes `text` on a raw TCP connection and collects what comes back until the server closes it
+ * (or `waitMs`); with `halfClose`, the last part is written with a FIN (the client sends no more).
+ */
+export function raw(proxyUrl: string, text: string | readonly string[], o: { gapMs?: number; waitMs?: number; halfClose?: boolean } = {}): Promise<{ data: string; closed: boolean; ms: number }> {
   return new Promise((resolve) => {
-    const u = new URL(proxyUrl);
     const started = Date.now();
-    const socket = connect(Number(u.port), u.hostname);
     let data = '';
     let closed = false;
     const parts = typeof text === 'string' ? [text] : [...text];
-    socket.on('connect', () => {
+    const socket = rawSocket(proxyUrl, () => {
       const next = () => {
         const p = parts.shift();
         if (p === undefined || socket.destroyed) return;
-        socket.write(p);
+        if (o.halfClose && parts.length === 0) socket.end(p);
+        else socket.write(p);
         if (parts.length > 0) setTimeout(next, o.gapMs ?? 0);
       };
       next();
     });
     socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
-    socket.on('error', () => undefined);
     const timer = setTimeout(() => {
       socket.destroy();
       resolve({ data, closed, ms: Date.now() - started });

@@ -5,47 +5,24 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
-import { proxyWorkerFile } from '../../server/src/proxy/evaluationPool';
-import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, raw, send, startUpstream, type Upstream } from './proxyHarness';
+import type { RunningProxy } from '../../server/src/proxy/proxy';
+import { proxyTestFile, raw, send } from './proxyHarness';
 
-const ZONE_ID = '0123456789abcdef0123456789abcde1';
 const ZONE = 'hosts.test';
-const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
-const RATELIMIT = `/zones/${ZONE_ID}/rulesets/phases/http_ratelimit/entrypoint`;
-
-let svc: TestService;
-let upstream: Upstream;
-let clock = 1_800_000_000_000;
-
-async function deploy(path: string, rules: unknown[]): Promise<void> {
-  const r = await svc.call('PUT', path, { body: { rules } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-}
-
-async function startProxy(extra: Partial<Parameters<typeof createProxy>[0]> = {}): Promise<RunningProxy> {
-  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], upstreamTimeoutMs: 2_000, headerTimeoutMs: 5_000, ...extra });
-  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
-  return p;
-}
-
-before(async () => {
-  assert.ok(proxyWorkerFile(), 'server/out/proxyWorker.js is built (npm run build)');
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-  upstream = await startUpstream();
-  await deploy(CUSTOM, [{ action: 'block', expression: 'http.host eq "admin.hosts.test"', description: 'no admin host' }]);
-  const limit = { period: 10, requests_per_period: 2, mitigation_timeout: 10 };
-  await deploy(RATELIMIT, [
+const limit = { period: 10, requests_per_period: 2, mitigation_timeout: 10 };
+const file = proxyTestFile({
+  zoneId: '0123456789abcdef0123456789abcde1',
+  zone: ZONE,
+  needsWorker: true,
+  custom: [{ action: 'block', expression: 'http.host eq "admin.hosts.test"', description: 'no admin host' }],
+  ratelimit: [
     { action: 'block', expression: 'http.request.uri.path eq "/per-key"', description: 'per key', ratelimit: { ...limit, characteristics: ['http.request.headers["x-api-key"]', 'cf.colo.id'] } },
     { action: 'block', expression: 'http.request.uri.path eq "/per-ip"', description: 'per client', ratelimit: { ...limit, characteristics: ['ip.src', 'cf.colo.id'] } },
-  ]);
+  ],
+  proxy: { upstreamTimeoutMs: 2_000, headerTimeoutMs: 5_000 },
 });
-after(async () => {
-  await upstream.close();
-  await svc.close();
-});
+const { startProxy } = file;
+let clock = 1_800_000_000_000;
 
 for (const workers of [0, 1]) {
   describe(`a host rule, evaluated ${workers === 0 ? "on the proxy's thread" : 'in a worker'}`, () => {
@@ -62,9 +39,9 @@ for (const workers of [0, 1]) {
         const absolute = await raw(url, 'GET http://ADMIN.hosts.test./ HTTP/1.1\r\nHost: admin.hosts.test.\r\nConnection: close\r\n\r\n');
         assert.match(absolute.data, /^HTTP\/1\.1 403 /);
         // Other hosts of the zone pass, and the app gets the Host as the client sent it.
-        upstream.seen.length = 0;
+        file.upstream.seen.length = 0;
         assert.equal((await send(url, 'WWW.hosts.test.localhost.', '/')).status, 200);
-        assert.equal(upstream.seen[0]!.headers.host, 'WWW.hosts.test.localhost.');
+        assert.equal(file.upstream.seen[0]!.headers.host, 'WWW.hosts.test.localhost.');
       } finally {
         await proxy.close();
       }

@@ -4,98 +4,54 @@
 // upstream request goes, and the app never gets a whole request. And a body that stops coming
 // after the app held it back for a while still gets its 408.
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
-import { after, before, beforeEach, describe, it } from 'node:test';
-import { createProxy, type ProxyOptions, type RunningProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, raw, startRawUpstream, startUpstream, type Upstream } from './proxyHarness';
+import { describe, it } from 'node:test';
+import { proxyTestFile, raw, startRawUpstream, ZONE } from './proxyHarness';
 
-const ZONE_ID = '0123456789abcdef0123456789abcdef';
-const ZONE = 'app.test';
 /** Far longer than any answer below may take. */
 const HEADER_TIMEOUT = 5_000;
 
-let svc: TestService;
-let upstream: Upstream;
-
-before(async () => {
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-  upstream = await startUpstream();
-});
-after(async () => {
-  await upstream.close();
-  await svc.close();
-});
-beforeEach(() => {
-  upstream.seen.length = 0;
-});
-
-async function withProxy(upstreamUrl: string, extra: Partial<ProxyOptions>, fn: (p: RunningProxy, logs: string[]) => Promise<void>): Promise<void> {
-  const logs: string[] = [];
-  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstreamUrl }], upstreamTimeoutMs: 4_000, headerTimeoutMs: HEADER_TIMEOUT, log: (l) => logs.push(l), ...extra });
-  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
-  try {
-    await fn(p, logs);
-  } finally {
-    await p.close();
-  }
-}
-
-const openUpstreamConnections = () => new Promise<number>((r) => upstream.server.getConnections((_e, n) => r(n)));
+const file = proxyTestFile({ proxy: { upstreamTimeoutMs: 4_000, headerTimeoutMs: HEADER_TIMEOUT } });
+const { withProxy } = file;
 
 describe('a malformed or cut-off request body', () => {
   it('with a bad chunk size, while the rules wait for it: 400 at once, and the connection closes', async () => {
-    await withProxy(upstream.url, {}, async (p, logs) => {
+    await withProxy({}, async (p, logs) => {
       const r = await raw(p.url(), `POST /x HTTP/1.1\r\nHost: ${ZONE}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n`, { waitMs: HEADER_TIMEOUT + 1_000 });
       assert.match(r.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
       assert.match(r.data, /the request body is malformed or cut short\n$/);
       assert.equal(r.closed, true);
       assert.ok(r.ms < 1_000, `${r.ms} ms`);
-      assert.equal(upstream.seen.length, 0);
+      assert.equal(file.upstream.seen.length, 0);
       assert.ok(logs.some((l) => /400 Bad Request \(HPE_INVALID_CHUNK_SIZE in the body of POST \/x\)/.test(l)), logs.join('\n'));
     });
   });
 
   it('with a bad chunk size past the part the rules read, the app waiting for the rest: 400, and the upstream request goes', async () => {
-    await withProxy(upstream.url, { inspectBodyLimit: 1024 }, async (p) => {
+    await withProxy({ inspectBodyLimit: 1024 }, async (p) => {
       const r = await raw(p.url(), [`POST /x HTTP/1.1\r\nHost: ${ZONE}\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n${'a'.repeat(2000)}\r\n`, 'zz\r\n'], { gapMs: 300, waitMs: HEADER_TIMEOUT + 1_000 });
       assert.match(r.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
       assert.equal(r.closed, true);
       assert.ok(r.ms < 1_500, `${r.ms} ms`);
       await new Promise((res) => setTimeout(res, 100));
-      assert.equal(upstream.seen.length, 0);
-      assert.equal(await openUpstreamConnections(), 0);
+      assert.equal(file.upstream.seen.length, 0);
+      assert.equal(await file.upstream.connections(), 0);
     });
   });
 
   it('cut short by a half-close: 400 at once', async () => {
-    await withProxy(upstream.url, {}, async (p) => {
-      const started = Date.now();
-      const s = connect(Number(new URL(p.url()).port), '127.0.0.1');
-      let data = '';
-      s.on('data', (d: Buffer) => (data += d.toString('latin1')));
-      s.on('error', () => undefined);
-      s.on('connect', () => s.end(`POST /x HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: 10\r\n\r\nabc`));
-      const closed = await new Promise<boolean>((r) => {
-        const t = setTimeout(() => r(false), HEADER_TIMEOUT + 1_000);
-        s.on('close', () => {
-          clearTimeout(t);
-          r(true);
-        });
-      });
-      s.destroy();
-      assert.equal(closed, true);
-      assert.match(data, /^HTTP\/1\.1 400 Bad Request\r\n/);
-      assert.ok(Date.now() - started < 1_000, `${Date.now() - started} ms`);
-      assert.equal(upstream.seen.length, 0);
+    await withProxy({}, async (p) => {
+      const r = await raw(p.url(), `POST /x HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: 10\r\n\r\nabc`, { halfClose: true, waitMs: HEADER_TIMEOUT + 1_000 });
+      assert.equal(r.closed, true);
+      assert.match(r.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      assert.ok(r.ms < 1_000, `${r.ms} ms`);
+      assert.equal(file.upstream.seen.length, 0);
     });
   });
 
   it("once the app's answer has started: the connection is cut, and the app's connection with it", async () => {
     const app = await startRawUpstream((_head, s) => s.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello'));
     try {
-      await withProxy(app.url, { inspectBodyLimit: 1024 }, async (p) => {
+      await withProxy({ upstream: app.url, inspectBodyLimit: 1024 }, async (p) => {
         const r = await raw(p.url(), [`POST /x HTTP/1.1\r\nHost: ${ZONE}\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n${'a'.repeat(2000)}\r\n`, 'zz\r\n'], { gapMs: 300, waitMs: HEADER_TIMEOUT + 1_000 });
         assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
         assert.ok(r.data.endsWith('\r\n\r\nhello'), r.data);
@@ -119,7 +75,7 @@ describe('a body that stops coming after the app held it back', () => {
       setTimeout(() => s.resume(), 1_000);
     });
     try {
-      await withProxy(app.url, { headerTimeoutMs: 300, inspectBodyLimit: 1024 }, async (p) => {
+      await withProxy({ upstream: app.url, headerTimeoutMs: 300, inspectBodyLimit: 1024 }, async (p) => {
         const mb = 16;
         const r = await raw(p.url(), [`POST /up HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: ${4 * mb * 1024 * 1024}\r\n\r\n`, 'a'.repeat(mb * 1024 * 1024)], { waitMs: 4_000 });
         assert.match(r.data, /^HTTP\/1\.1 408 Request Timeout\r\n/);

@@ -6,62 +6,32 @@
 // no header a ruleset could smuggle in.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { connect } from 'node:net';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { headerLines } from '../../server/src/proxy/forwarding';
-import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, raw, startUpstream, type Upstream } from './proxyHarness';
+import { handshake as handshakeTo, proxyTestFile, raw, rawSocket, ZONE } from './proxyHarness';
 
-const ZONE_ID = '0123456789abcdef0123456789abcdef';
-const ZONE = 'app.test';
-const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
-
-let svc: TestService;
-let upstream: Upstream;
-
-before(async () => {
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-  const rules = [{ action: 'block', expression: 'http.request.body.raw contains "attack=1"', description: 'attack in the body' }];
-  const r = await svc.call('PUT', CUSTOM, { body: { rules } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  upstream = await startUpstream();
+const file = proxyTestFile({
+  custom: [{ action: 'block', expression: 'http.request.body.raw contains "attack=1"', description: 'attack in the body' }],
+  proxy: { upstreamTimeoutMs: 2_000 },
 });
-after(async () => {
-  await upstream.close();
-  await svc.close();
-});
-beforeEach(() => {
-  upstream.seen.length = 0;
-});
-
-async function withProxy(upstreamUrl: string, fn: (p: RunningProxy) => Promise<void>): Promise<void> {
-  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstreamUrl }], upstreamTimeoutMs: 2_000 });
-  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
-  try {
-    await fn(p);
-  } finally {
-    await p.close();
-  }
-}
+const { withProxy } = file;
 
 const h2c = (method: string, path: string, body = '') =>
   `${method} ${path} HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n` +
   (body ? `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n` : '') +
   `\r\n${body}`;
-const handshake = (path: string) => `GET ${path} HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`;
+const handshake = (path: string) => handshakeTo(path, ZONE);
 
 describe('an upgrade other than WebSocket (h2c)', () => {
   it('goes through as an ordinary request: its body forwarded, the answer framed, the connection kept', async () => {
-    await withProxy(upstream.url, async (p) => {
+    await withProxy({}, async (p) => {
       const r = await raw(p.url(), [h2c('POST', '/form', 'hello=1'), h2c('GET', '/page')], { gapMs: 200, waitMs: 800 });
       assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
       // Both answers on the one connection, each chunked as node frames it.
       assert.match(r.data, /\r\n\r\nd\r\nok POST \/form\r\n0\r\n\r\nHTTP\/1\.1 200 OK\r\n/);
       assert.ok(r.data.endsWith('\r\n\r\nc\r\nok GET /page\r\n0\r\n\r\n'), r.data);
       assert.deepEqual(
-        upstream.seen.map((s) => [s.method, s.url, s.body, s.headers.upgrade, s.headers['http2-settings']]),
+        file.upstream.seen.map((s) => [s.method, s.url, s.body, s.headers.upgrade, s.headers['http2-settings']]),
         [
           ['POST', '/form', 'hello=1', undefined, undefined],
           ['GET', '/page', '', undefined, undefined],
@@ -71,7 +41,7 @@ describe('an upgrade other than WebSocket (h2c)', () => {
   });
 
   it('keeps one error listener on a connection however many h2c requests it sends', async () => {
-    await withProxy(upstream.url, async (p) => {
+    await withProxy({}, async (p) => {
       let serverSide: import('node:net').Socket | undefined;
       p.server.on('connection', (s: import('node:net').Socket) => (serverSide ??= s));
       const warnings: string[] = [];
@@ -91,7 +61,7 @@ describe('an upgrade other than WebSocket (h2c)', () => {
   });
 
   it('pipelined behind one still being answered: that answer arrives, then the connection closes', async () => {
-    await withProxy(upstream.url, async (p) => {
+    await withProxy({}, async (p) => {
       const r = await raw(p.url(), h2c('GET', '/one') + h2c('GET', '/two'), { waitMs: 2_000 });
       assert.equal(r.data.match(/HTTP\/1\.1 200 OK/g)?.length, 1, r.data);
       assert.ok(r.data.includes('ok GET /one'), r.data);
@@ -100,10 +70,10 @@ describe('an upgrade other than WebSocket (h2c)', () => {
   });
 
   it('has its body evaluated', async () => {
-    await withProxy(upstream.url, async (p) => {
+    await withProxy({}, async (p) => {
       const r = await raw(p.url(), h2c('POST', '/form', 'attack=1'), { waitMs: 800 });
       assert.match(r.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
-      assert.equal(upstream.seen.length, 0);
+      assert.equal(file.upstream.seen.length, 0);
     });
   });
 });
@@ -117,7 +87,7 @@ describe('a WebSocket handshake', () => {
     });
     await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
     try {
-      await withProxy(`http://127.0.0.1:${(app.address() as { port: number }).port}`, async (p) => {
+      await withProxy({ upstream: `http://127.0.0.1:${(app.address() as { port: number }).port}` }, async (p) => {
         const r = await raw(p.url(), handshake('/ws'), { waitMs: 2_000 });
         assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
         assert.doesNotMatch(r.data, /^transfer-encoding:/im);
@@ -134,25 +104,23 @@ describe('a WebSocket handshake', () => {
   });
 
   it("goes to the upstream URL's path", async () => {
-    await withProxy(`${upstream.url}/app/`, async (p) => {
+    await withProxy({ upstream: `${file.upstream.url}/app/` }, async (p) => {
       const r = await raw(p.url(), [handshake('/ws?x=1'), 'ping'], { gapMs: 100, waitMs: 600 });
       assert.match(r.data, /^HTTP\/1\.1 101 Switching Protocols\r\n/);
       assert.ok(r.data.endsWith('echo:ping'), r.data);
-      assert.equal(upstream.seen[0]!.url, '/app/ws?x=1');
+      assert.equal(file.upstream.seen[0]!.url, '/app/ws?x=1');
     });
   });
 
   it('whose client leaves before the app switches protocols leaves no upstream connection open', async () => {
-    await withProxy(upstream.url, async (p) => {
-      const port = Number(new URL(p.url()).port);
+    await withProxy({}, async (p) => {
       for (let i = 0; i < 3; i++) {
-        const s = connect(port, '127.0.0.1', () => s.write(handshake('/ws-slow')));
-        s.on('error', () => undefined);
+        const s = rawSocket(p.url(), () => s.write(handshake('/ws-slow')));
         setTimeout(() => s.destroy(), 100);
       }
       await new Promise((r) => setTimeout(r, 800));
-      assert.equal(upstream.seen.length, 3);
-      assert.equal(upstream.openUpgrades(), 0);
+      assert.equal(file.upstream.seen.length, 3);
+      assert.equal(file.upstream.openUpgrades(), 0);
     });
   });
 });

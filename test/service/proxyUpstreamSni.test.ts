@@ -5,22 +5,16 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, raw } from './proxyHarness';
+import { handshake, proxyTestFile, raw, ZONE } from './proxyHarness';
 
-const ZONE_ID = '0123456789abcdef0123456789abcdef';
-const ZONE = 'app.test';
+const { withProxy } = proxyTestFile({ upstream: false, proxy: { upstreamTimeoutMs: 2_000 } });
 
-let svc: TestService;
 let tlsPeer: Server;
 let port: number;
 /** The first bytes (the ClientHello) of each connection, latin1. */
 const hellos: string[] = [];
 
 before(async () => {
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
   tlsPeer = createServer((s) => {
     s.on('error', () => undefined);
     s.once('data', (d: Buffer) => {
@@ -33,24 +27,17 @@ before(async () => {
 });
 after(async () => {
   await new Promise((r) => tlsPeer.close(r));
-  await svc.close();
 });
-
-const ws = `Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n`;
 
 /** The ClientHellos the proxy sent to `upstream` for an ordinary request and a WebSocket handshake. */
 async function helloFor(upstream: string): Promise<string[]> {
   hellos.length = 0;
-  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream }], upstreamTimeoutMs: 2_000 });
-  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
-  try {
+  await withProxy({ upstream }, async (p) => {
     const plain = await raw(p.url(), `GET / HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`);
     assert.match(plain.data, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
-    const upgrade = await raw(p.url(), `GET /ws HTTP/1.1\r\nHost: ${ZONE}\r\n${ws}\r\n`);
+    const upgrade = await raw(p.url(), handshake('/ws', ZONE));
     assert.match(upgrade.data, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
-  } finally {
-    await p.close();
-  }
+  });
   return [...hellos];
 }
 

@@ -5,19 +5,18 @@
 // (server/out/proxyWorker.js, `npm run build`).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
 import { EvaluationPool, proxyWorkerFile, restartDelayMs } from '../../server/src/proxy/evaluationPool';
 import type { LiveJob } from '../../server/src/proxy/evaluateLive';
 import type { Evaluation } from '../../server/src/rulesets/engine';
-import { createProxy, type RunningProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, send, startUpstream, type Upstream } from './proxyHarness';
+import { createProxy, type ProxyOptions, type RunningProxy } from '../../server/src/proxy/proxy';
+import { entrypoint, proxyTestFile, send, listenProxy } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcdee';
 const ZONE = 'workers.test';
-const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
-const RATELIMIT = `/zones/${ZONE_ID}/rulesets/phases/http_ratelimit/entrypoint`;
+const CUSTOM = entrypoint(ZONE_ID, 'http_request_firewall_custom');
+const RATELIMIT = entrypoint(ZONE_ID, 'http_ratelimit');
 
 const RULES = [
   { action: 'block', expression: 'http.request.uri.path eq "/teapot"', description: 'custom response', action_parameters: { response: { status_code: 418, content_type: 'text/plain', content: 'teapot' } } },
@@ -25,31 +24,10 @@ const RULES = [
   { action: 'log', expression: 'http.request.uri.path eq "/logged"', description: 'log the path' },
 ];
 
-let svc: TestService;
-let upstream: Upstream;
+const file = proxyTestFile({ zoneId: ZONE_ID, zone: ZONE, needsWorker: true, custom: RULES });
+const { deploy } = file;
 
-async function deploy(path: string, rules: unknown[]): Promise<void> {
-  const r = await svc.call('PUT', path, { body: { rules } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-}
-
-async function startProxy(workers: number, sink: EvaluatedRequest[], extra: Partial<Parameters<typeof createProxy>[0]> = {}): Promise<RunningProxy> {
-  const p = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], workers, sink: { record: (e) => sink.push(e) }, ...extra });
-  await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
-  return p;
-}
-
-before(async () => {
-  assert.ok(proxyWorkerFile(), 'server/out/proxyWorker.js is built (npm run build)');
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-  upstream = await startUpstream();
-  await deploy(CUSTOM, RULES);
-});
-after(async () => {
-  await upstream.close();
-  await svc.close();
-});
+const startProxy = (workers: number, sink: EvaluatedRequest[], extra: Partial<ProxyOptions> = {}): Promise<RunningProxy> => file.startProxy({ workers, sink: { record: (e) => sink.push(e) }, ...extra });
 
 describe('evaluation worker threads', () => {
   it('answer as the proxy thread does, with the same events', async () => {
@@ -126,20 +104,19 @@ describe('evaluation worker threads', () => {
   });
 
   it('start with the first zone, not before; a zone stopped and started again is evaluated under its rules', async () => {
-    const p = createProxy({ store: svc.store, routes: [], workers: 1 });
-    await new Promise<void>((r) => p.server.listen(0, '127.0.0.1', r));
+    const p = await listenProxy({ store: file.svc.store, routes: [], workers: 1 });
     const workers = async () => {
-      const res = await fetch(`${p.url()}/.rulesmith/proxy`, { headers: { authorization: `Bearer ${svc.adminToken}` } });
+      const res = await fetch(`${p.url()}/.rulesmith/proxy`, { headers: { authorization: `Bearer ${file.svc.adminToken}` } });
       return ((await res.json()) as { result: { process: { evaluationWorkers: number } } }).result.process.evaluationWorkers;
     };
     try {
       assert.equal(await workers(), 0);
-      assert.equal('error' in p.startZone({ zone: ZONE, upstream: upstream.url }), false);
+      assert.equal('error' in p.startZone({ zone: ZONE, upstream: file.upstream.url }), false);
       assert.deepEqual([(await send(p.url(), ZONE, '/teapot')).status, await workers()], [418, 1]);
       assert.equal(p.stopZone(ZONE), true);
       // A host the proxy no longer serves: the hosted-style page for an unknown zone.
       assert.equal((await send(p.url(), ZONE, '/teapot')).status, 530);
-      p.startZone({ zone: ZONE, upstream: upstream.url });
+      p.startZone({ zone: ZONE, upstream: file.upstream.url });
       assert.deepEqual([(await send(p.url(), ZONE, '/teapot')).status, (await send(p.url(), ZONE, '/search?attack=1')).status, (await send(p.url(), ZONE, '/')).status], [418, 403, 200]);
     } finally {
       await p.close();
@@ -147,13 +124,13 @@ describe('evaluation worker threads', () => {
   });
 
   it('refuse a fake clock (rate limits in workers run on the real one)', () => {
-    assert.throws(() => createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], workers: 2, now: () => 0 }), /evaluation workers count rate limits on the real clock/);
+    assert.throws(() => createProxy({ store: file.svc.store, routes: [{ zone: ZONE, upstream: file.upstream.url }], workers: 2, now: () => 0 }), /evaluation workers count rate limits on the real clock/);
   });
 
   it('start a worker that keeps stopping again after a growing delay, evaluating its requests on the proxy thread meanwhile', async () => {
     const lines: string[] = [];
     const onThisThread = { decision: { action: 'fallback' } } as unknown as Evaluation;
-    const pool = new EvaluationPool(fixture('stoppingWorker.mjs'), 1, svc.store, 100, (l) => lines.push(l), () => onThisThread);
+    const pool = new EvaluationPool(fixture('stoppingWorker.mjs'), 1, file.svc.store, 100, (l) => lines.push(l), () => onThisThread);
     try {
       pool.warm(ZONE_ID);
       await until(() => lines.length >= 2);
@@ -167,7 +144,7 @@ describe('evaluation worker threads', () => {
   });
 
   it('refuse a request after they are closed (it would wait for a terminated worker for ever)', async () => {
-    const pool = new EvaluationPool(proxyWorkerFile()!, 1, svc.store, 100, () => {}, () => assert.fail('not on the thread'));
+    const pool = new EvaluationPool(proxyWorkerFile()!, 1, file.svc.store, 100, () => {}, () => assert.fail('not on the thread'));
     pool.warm(ZONE_ID);
     await pool.close();
     await assert.rejects(pool.evaluate({ zoneId: ZONE_ID } as LiveJob, '192.0.2.1'), { message: 'the evaluation workers are closed' });
@@ -175,7 +152,7 @@ describe('evaluation worker threads', () => {
 
   it('log a zone that a worker cannot compile once per deployment, however many workers', async () => {
     const lines: string[] = [];
-    const pool = new EvaluationPool(fixture('uncompilableWorker.mjs'), 2, svc.store, 100, (l) => lines.push(l), () => assert.fail('no worker stopped'));
+    const pool = new EvaluationPool(fixture('uncompilableWorker.mjs'), 2, file.svc.store, 100, (l) => lines.push(l), () => assert.fail('no worker stopped'));
     try {
       pool.warm(ZONE_ID);
       // One request to each worker (the least busy): each answers after its compile report.

@@ -5,14 +5,12 @@
 // time: the service and the proxy share a thread, so a proxied request may wait behind
 // about one write per hop it makes through that thread, not behind the whole loop of them.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { createProxy } from '../../server/src/proxy/proxy';
-import { startService, type TestService } from './harness';
-import { addProxiedZone, send, startUpstream, type Upstream } from './proxyHarness';
+import { describe, it } from 'node:test';
+import { entrypoint, proxyTestFile, send } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcded';
 const ZONE = 'writes.test';
-const CUSTOM = `/zones/${ZONE_ID}/rulesets/phases/http_request_firewall_custom/entrypoint`;
+const CUSTOM = entrypoint(ZONE_ID, 'http_request_firewall_custom');
 /** The two configurations the writer alternates: both let `/` through; `/flip` is blocked by one. */
 const CONFIGS = [
   [{ action: 'block', expression: 'http.request.uri.path eq "/flip"', description: 'flip blocked' }],
@@ -20,18 +18,7 @@ const CONFIGS = [
 ];
 const WRITES = 30;
 
-let svc: TestService;
-let upstream: Upstream;
-
-before(async () => {
-  svc = await startService();
-  addProxiedZone(svc.store, ZONE_ID, ZONE);
-  upstream = await startUpstream();
-});
-after(async () => {
-  await upstream.close();
-  await svc.close();
-});
+const file = proxyTestFile({ zoneId: ZONE_ID, zone: ZONE });
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
   const t = performance.now();
@@ -41,16 +28,12 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }>
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function put(i: number): Promise<void> {
-  const r = await svc.call('PUT', CUSTOM, { body: { rules: CONFIGS[i % 2] } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-}
+const put = (i: number) => file.deploy(CUSTOM, CONFIGS[i % 2]);
 
 describe('the proxy under API write load', () => {
   for (const workers of [0, 2]) {
     it(`keeps answering with ${workers === 0 ? 'evaluation on its thread' : `${workers} evaluation workers`} while rulesets are written in a loop`, async () => {
-      const proxy = createProxy({ store: svc.store, routes: [{ zone: ZONE, upstream: upstream.url }], workers });
-      await new Promise<void>((r) => proxy.server.listen(0, '127.0.0.1', r));
+      const proxy = await file.startProxy({ workers });
       try {
         await put(0);
         // Idle figures: proxied requests alone, then writes alone.

@@ -56,3 +56,23 @@ describe('serve --proxy flags', () => {
     assert.match(error('--proxy', 'a=http://u', '--fields-file', 'no-such-fields.json'), /^--fields-file: cannot read no-such-fields\.json: ENOENT/);
   });
 });
+
+// --upstream-timeout and --header-timeout refuse what would round to 0 ms: an upstream
+// timeout of 0 ms answers every request 504, a header timeout of 0 turns Node's off.
+describe('proxy timeouts under a millisecond', () => {
+  const zone = ['--proxy', 'a.test=http://127.0.0.1:3000'];
+
+  it('are refused with the flag, the value and what is allowed', () => {
+    assert.equal(error(...zone, '--upstream-timeout', '0.0004'), '--upstream-timeout takes seconds from 0.001 to 3600 (e.g. --upstream-timeout 30), got "0.0004", which is less than 1 ms');
+    assert.equal(error(...zone, '--header-timeout', '0.0001'), '--header-timeout takes seconds from 0.001 to 3600 (e.g. --header-timeout 30), got "0.0001", which is less than 1 ms');
+    // Under 0.001 even when it would round up to 1 ms: the range says 0.001.
+    assert.equal(error(...zone, '--header-timeout', '0.0009'), '--header-timeout takes seconds from 0.001 to 3600 (e.g. --header-timeout 30), got "0.0009", which is less than 1 ms');
+    assert.equal(error(...zone, '--upstream-timeout', '0.000'), '--upstream-timeout takes seconds from 0.001 to 3600 (e.g. --upstream-timeout 30), got "0.000"');
+  });
+
+  it('take 1 ms and more, in whole milliseconds', () => {
+    const o = opts(...zone, '--upstream-timeout', '0.001', '--header-timeout', '0.0015')!;
+    assert.deepEqual([o.upstreamTimeoutMs, o.headerTimeoutMs], [1, 2]);
+    assert.deepEqual([opts(...zone, '--upstream-timeout', '3600')!.upstreamTimeoutMs, error(...zone, '--upstream-timeout', '3600.0001')], [3_600_000, '--upstream-timeout takes seconds from 0.001 to 3600 (e.g. --upstream-timeout 30), got "3600.0001"']);
+  });
+});
