@@ -13,6 +13,7 @@ import { eventEvaluation, eventsOf } from '../../../server/src/service/events/fr
 import { SecurityEvents } from '../../../server/src/service/events/writer';
 import { eventsOn, parseMaxRows, parseRetention } from '../../../server/src/service/events/options';
 import { EVENT_COLUMNS, EVENTS_SCHEMA } from '../../../server/src/service/events/schema';
+import { traceBudget } from '../../../server/src/service/events/eventsDb';
 import { ANOMALY_RULE, BLOCK_ADMIN, CATALOG, CUSTOM_EP, evaluated, LOG_CURL, SCORED, SKIP_HEALTH, SQLI_RULE, XSS_RULE } from './fixture';
 
 const ZONE_ID = 'f'.repeat(32);
@@ -153,6 +154,51 @@ describe('the sink', () => {
     sink2.record(evaluated(ZONE_ID, { path: '/admin', ray: 'r5', time: now }));
     await sink2.flush();
     assert.deepEqual((await sink2.all('SELECT ray_id FROM security_events ORDER BY seq')).map((r) => r.ray_id), ['r3', 'r4', 'r5']);
+    await sink2.close();
+    again.close();
+  });
+});
+
+describe("traces' own row budget", () => {
+  test('is a tenth of the row limit, at least 1 and at most 10,000', () => {
+    assert.deepEqual([3, 20, 50_000, 100_000, 5_000_000].map(traceBudget), [1, 2, 5_000, 10_000, 10_000]);
+  });
+
+  test('any number of trace events (a read-only token tracing in a loop) leaves every proxy event in place', async () => {
+    const store = newStore();
+    let now = Date.UTC(2026, 10, 26, 12);
+    // A row limit of 20: the proxy keeps 20 events, traces 2 of their own.
+    const sink = new SecurityEvents(store, { catalog: CATALOG, maxRows: 20, now: () => now });
+    for (let i = 0; i < 20; i++) sink.record(evaluated(ZONE_ID, { path: '/admin', ray: `p${i}`, time: now - 1000 + i }));
+    await sink.flush();
+    // 300 traces in three batches, a prune after each (they run at most every 10 s).
+    for (let round = 0; round < 3; round++) {
+      now += 10_000;
+      for (let i = 0; i < 100; i++) sink.recordTrace(evaluated(ZONE_ID, { path: '/admin', ray: `t${round * 100 + i}`, time: now - 1000 + i }));
+      await sink.flush();
+    }
+    const rays = async (origin: string) => (await sink.all('SELECT ray_id FROM security_events WHERE origin = ? ORDER BY seq', [origin])).map((r) => r.ray_id);
+    const hourly = async () => (await sink.all('SELECT origin, SUM(count) AS n FROM security_events_hourly GROUP BY origin ORDER BY origin')).map((r) => [r.origin, r.n]);
+    assert.deepEqual(await rays('proxy'), Array.from({ length: 20 }, (_, i) => `p${i}`));
+    assert.deepEqual(await rays('trace'), ['t298', 't299']);
+    assert.deepEqual(await hourly(), [['proxy', 20], ['trace', 2]]);
+    // The proxy's own events still take turns against the row limit, and traces keep their budget.
+    now += 10_000;
+    for (let i = 20; i < 25; i++) sink.record(evaluated(ZONE_ID, { path: '/admin', ray: `p${i}`, time: now - 1000 + i }));
+    await sink.flush();
+    assert.deepEqual(await rays('proxy'), Array.from({ length: 20 }, (_, i) => `p${i + 5}`));
+    assert.deepEqual(await rays('trace'), ['t298', 't299']);
+    assert.deepEqual(await hourly(), [['proxy', 20], ['trace', 2]]);
+    // A reopened file counts its traces again.
+    await sink.close();
+    store.close();
+    const again = new Store(store.file);
+    now += 10_000;
+    const sink2 = new SecurityEvents(again, { catalog: CATALOG, maxRows: 20, now: () => now });
+    sink2.recordTrace(evaluated(ZONE_ID, { path: '/admin', ray: 't300', time: now }));
+    await sink2.flush();
+    const all = await sink2.all('SELECT origin, COUNT(*) AS n, MIN(ray_id) AS first FROM security_events GROUP BY origin ORDER BY origin');
+    assert.deepEqual(all.map((r) => [r.origin, r.n, r.first]), [['proxy', 20, 'p10'], ['trace', 2, 't299']]);
     await sink2.close();
     again.close();
   });

@@ -13,9 +13,16 @@
  * rolls an unfinished transaction back when the file opens.
  *
  * Retention (`--events-retention`, `--events-max-rows`) runs after a write at most once
- * per PRUNE_MS: events older than the retention go, then the oldest beyond the row limit,
- * at most PRUNE_CHUNK rows per pass. The hourly counts (schema.ts) are kept in step on
- * insert and on delete.
+ * per PRUNE_MS: events older than the retention go, then the oldest beyond the row limits,
+ * at most PRUNE_CHUNK rows per pass and limit. The hourly counts (schema.ts) are kept in
+ * step on insert and on delete.
+ *
+ * Two row limits, each pruned on its own: the events of traces (`origin = 'trace'`) have a
+ * budget of their own, traceBudget(maxRows) (a tenth of the row limit, at least 1 and at
+ * most 10,000), and only the other events (the proxy's) count against `maxRows`.
+ * A trace needs only read access (Zone WAF Read), so a read-only token tracing in a loop
+ * evicts only older trace events, never the proxy's. The file then holds at most
+ * maxRows + traceBudget(maxRows) events (until the next pass).
  */
 import { rmSync } from 'node:fs';
 import { openSqlite, type Row, type SqlDatabase, type SqlValue } from '../sqlite';
@@ -26,11 +33,23 @@ const PRUNE_CHUNK = 50_000;
 
 export const DEFAULT_RETENTION_MS = 7 * 24 * HOUR_MS;
 export const DEFAULT_MAX_ROWS = 5_000_000;
+/** The most trace events kept by default, whatever the row limit. */
+export const MAX_TRACE_ROWS = 10_000;
+
+/** The trace events' own budget for a row limit: a tenth of it (at least 1), at most MAX_TRACE_ROWS. */
+export function traceBudget(maxRows: number): number {
+  return Math.min(MAX_TRACE_ROWS, Math.max(1, Math.floor(maxRows / 10)));
+}
+
+// The events of traces, as a literal: SQLite uses the partial index security_events_trace
+// (schema.ts) only for a WHERE that repeats its own.
+const TRACE = "origin = 'trace'";
+const NOT_TRACE = "origin <> 'trace'";
 
 export interface Retention {
   /** Events older than this are deleted (ms; default 7 days). */
   readonly retentionMs?: number;
-  /** At most this many events are kept; the oldest go first (default 5,000,000). */
+  /** At most this many events other than traces' are kept; the oldest go first (default 5,000,000). Traces' have traceBudget(maxRows) of their own. */
   readonly maxRows?: number;
 }
 
@@ -49,7 +68,9 @@ const ROLLUP_ADD = `INSERT INTO security_events_hourly (${HOURLY_KEY}, count) SE
 
 export class EventsDb {
   private readonly db: SqlDatabase;
+  /** Events stored, and how many of them are traces'. */
   private rows: number;
+  private traceRows: number;
   private lastPrune = 0;
 
   constructor(
@@ -68,6 +89,7 @@ export class EventsDb {
       this.db.exec('PRAGMA synchronous = NORMAL');
       eventsSchema(this.db);
       this.rows = Number(this.get('SELECT COUNT(*) AS n FROM security_events')?.n ?? 0);
+      this.traceRows = this.countTraces();
     } catch (e) {
       this.db.close();
       throw e;
@@ -77,10 +99,12 @@ export class EventsDb {
   /** Stores one batch in one transaction (all of it or none), then prunes when due. */
   insert(rows: readonly EventRow[], now: number): void {
     const hourly = new Map<string, SqlValue[]>();
+    let traces = 0;
     this.db.exec('BEGIN IMMEDIATE');
     try {
       for (const row of rows) {
         this.db.run(INSERT, row);
+        if (row[COL.origin] === 'trace') traces++;
         const values = [row[COL.zone_id]!, Math.floor(Number(row[COL.time]) / HOUR_MS) * HOUR_MS, row[COL.action]!, row[COL.source]!, row[COL.ruleset_id]!, row[COL.rule_id]!, row[COL.description]!, row[COL.origin]!];
         const k = values.join('\u0000');
         const h = hourly.get(k);
@@ -94,28 +118,46 @@ export class EventsDb {
       throw e;
     }
     this.rows += rows.length;
+    this.traceRows += traces;
     if (now - this.lastPrune >= PRUNE_MS) this.prune(now);
   }
 
-  /** Deletes what retention and the row limit no longer keep (see the file's comment). */
+  /** Deletes what retention and the row limits no longer keep (see the file's comment). */
   prune(now: number): void {
     this.lastPrune = now;
     const cutoff = now - (this.retention.retentionMs ?? DEFAULT_RETENTION_MS);
     const old = this.get('SELECT seq FROM security_events WHERE time < ? ORDER BY time DESC LIMIT 1', [cutoff]);
     // Events arrive nearly in time order, so "older than the cutoff" is a prefix of seq.
-    if (old) this.deleteThrough(Math.min(Number(old.seq), this.oldestSeq() + PRUNE_CHUNK - 1), cutoff);
-    const excess = this.rows - (this.retention.maxRows ?? DEFAULT_MAX_ROWS);
-    if (excess > 0) this.deleteThrough(this.oldestSeq() + Math.min(excess, PRUNE_CHUNK) - 1);
+    if (old) {
+      this.deleteWhere('seq <= ? AND time < ?', [Math.min(Number(old.seq), this.oldestSeq() + PRUNE_CHUNK - 1), cutoff]);
+      this.traceRows = this.countTraces();
+    }
+    const maxRows = this.retention.maxRows ?? DEFAULT_MAX_ROWS;
+    // Traces first, against their own budget; then the others against the row limit, so
+    // that no number of traces ever removes an event of the proxy.
+    const traceExcess = this.traceRows - traceBudget(maxRows);
+    if (traceExcess > 0) this.traceRows -= this.deleteOldest(TRACE, traceExcess);
+    const excess = this.rows - this.traceRows - maxRows;
+    if (excess > 0) this.deleteOldest(NOT_TRACE, excess);
   }
 
   private oldestSeq(): number {
     return Number(this.get('SELECT MIN(seq) AS s FROM security_events')?.s ?? 0);
   }
 
-  /** Deletes events with seq <= `seq` (and, with `before`, only those older than it). */
-  private deleteThrough(seq: number, before?: number): void {
-    const where = before === undefined ? 'seq <= ?' : 'seq <= ? AND time < ?';
-    const params = before === undefined ? [seq] : [seq, before];
+  /** The trace events stored (read from the partial index of traces: a few thousand entries). */
+  private countTraces(): number {
+    return Number(this.get(`SELECT COUNT(*) AS n FROM security_events WHERE ${TRACE}`)?.n ?? 0);
+  }
+
+  /** Deletes the `n` oldest events that match `which` (at most PRUNE_CHUNK); returns how many went. */
+  private deleteOldest(which: string, n: number): number {
+    const last = this.get(`SELECT seq FROM security_events WHERE ${which} ORDER BY seq LIMIT 1 OFFSET ?`, [Math.min(n, PRUNE_CHUNK) - 1]);
+    return last ? this.deleteWhere(`${which} AND seq <= ?`, [Number(last.seq)]) : 0;
+  }
+
+  /** Deletes the events that match `where`, and takes them out of the hourly counts; returns how many went. */
+  private deleteWhere(where: string, params: readonly SqlValue[]): number {
     this.db.exec('BEGIN IMMEDIATE');
     try {
       this.db.run(
@@ -129,6 +171,7 @@ export class EventsDb {
       const deleted = this.db.run(`DELETE FROM security_events WHERE ${where}`, params);
       this.db.exec('COMMIT');
       this.rows -= deleted;
+      return deleted;
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       throw e;

@@ -7,7 +7,9 @@
  *   `time` is ms since the epoch; JSON columns hold what is only passed through. Two
  *   indexes: (zone, time) for every time-ranged query, (zone, rule, time) for a rule's
  *   events; each index costs every insert, so there are no more (an IP or a path is
- *   filtered within the time range).
+ *   filtered within the time range). A third, partial one holds only the events of traces
+ *   (`origin = 'trace'`, by seq): their own row limit (eventsDb.ts) counts and prunes them
+ *   without a scan, and a proxy event's insert skips it.
  * - `security_events_hourly`: event counts per zone, hour and (action, source, ruleset,
  *   rule, description, origin), kept in step with `security_events` by the writer (added on
  *   insert, subtracted on delete), so the top-rules and actions-over-time queries read a
@@ -28,6 +30,7 @@ export const EVENTS_SCHEMA = `
     body_truncated INTEGER NOT NULL, origin TEXT NOT NULL);
   CREATE INDEX IF NOT EXISTS security_events_zone_time ON security_events (zone_id, time);
   CREATE INDEX IF NOT EXISTS security_events_zone_rule ON security_events (zone_id, rule_id, time);
+  CREATE INDEX IF NOT EXISTS security_events_trace ON security_events (seq) WHERE origin = 'trace';
   CREATE TABLE IF NOT EXISTS security_events_hourly (
     zone_id TEXT NOT NULL, hour INTEGER NOT NULL, action TEXT NOT NULL, source TEXT NOT NULL,
     ruleset_id TEXT NOT NULL, rule_id TEXT NOT NULL, description TEXT NOT NULL, origin TEXT NOT NULL, count INTEGER NOT NULL,
