@@ -8,7 +8,10 @@
  * A real GraphQL implementation (the `graphql` package: parse, validate, execute against a
  * schema generated from fields.ts); errors are GraphQL errors in `errors`, never a 500.
  * Limits, each with its own error: LIMITS below (the largest `limit`, the longest time
- * range, the query's depth and size, how many zones and datasets one query may ask for).
+ * range, the query's depth, width and size, how many zones and datasets one query may ask
+ * for). Depth and width are measured on the document before validation and execution, so a
+ * query built to multiply its fields through aliases and fragments (introspection included)
+ * costs no more than its own size.
  * A zone is readable with Zone Analytics Read or Zone Read (Write includes Read).
  */
 import {
@@ -35,8 +38,25 @@ export const LIMITS = {
   maxLimit: 10_000,
   /** The longest time range (datetime_geq to datetime_leq). */
   maxRangeMs: 31 * 86_400_000,
-  /** Nesting of fields (introspection's own fields are not counted). */
-  maxDepth: 10,
+  /** Nesting of fields, introspection's `__` fields included (the standard introspection query nests 14). */
+  maxDepth: 15,
+  /**
+   * Field selections one operation resolves, counted on the document: fragments expanded,
+   * every alias and repeat counted, a field's selection counted once per occurrence of
+   * that field (a list's items are not counted: their number is unknown before execution).
+   */
+  maxFields: 5_000,
+  /**
+   * Of those, the field selections inside introspection (`__schema`, `__type`): its lists
+   * (types, their fields, input fields, enum values) multiply them many times over in the
+   * answer. The standard introspection query selects 220.
+   */
+  maxIntrospectionFields: 500,
+  /**
+   * Field selections in each row (event or group) of a dataset field, counted the same way:
+   * a dataset answers up to `limit` rows. All the fields of an event are 28.
+   */
+  maxRowFields: 50,
   /** Dataset fields (firewallEventsAdaptive*) evaluated per query, over all zones and aliases. */
   maxDatasets: 10,
   /** Zones in one `zones` filter. */
@@ -156,10 +176,31 @@ export async function runGraphql(store: Store, events: EventReader, principal: P
     // The parser recursed past the stack: only a pathologically nested document does that.
     return fail(`the query is nested too deeply to parse; the limit is ${LIMITS.maxDepth} levels`, 'QUERY_TOO_DEEP');
   }
-  // Before validation, so a deeply nested document costs no validation work.
-  const depth = queryDepth(document);
+  // Before validation, so a deeply nested or alias-multiplied document costs no validation work.
+  let depth: number;
+  let width: Width = { fields: 0, introspection: 0 };
+  try {
+    depth = queryDepth(document);
+    if (depth <= LIMITS.maxDepth) width = queryWidth(document, body.operationName ?? undefined);
+  } catch (e) {
+    // Only a chain of fragments spreading each other thousands deep recurses past the stack.
+    if (!(e instanceof RangeError)) throw e;
+    depth = Infinity;
+  }
   if (depth > LIMITS.maxDepth) {
     return fail(depth === Infinity ? 'the query\'s fragments spread each other in a cycle' : `the query is nested more than ${LIMITS.maxDepth} levels deep; the limit is ${LIMITS.maxDepth}`, 'QUERY_TOO_DEEP');
+  }
+  if (width.fields > LIMITS.maxFields) {
+    return fail(
+      `the query selects ${countText(width.fields)} fields (fragments expanded, every alias counted); the limit is ${LIMITS.maxFields}: use fewer aliases and fragment spreads, or split the query`,
+      'QUERY_TOO_WIDE',
+    );
+  }
+  if (width.introspection > LIMITS.maxIntrospectionFields) {
+    return fail(
+      `the query's introspection (__schema, __type) selects ${countText(width.introspection)} fields (fragments expanded, every alias counted); the limit is ${LIMITS.maxIntrospectionFields}: use fewer aliases and fragment spreads (the standard introspection query selects 220)`,
+      'QUERY_TOO_WIDE',
+    );
   }
   const invalid = validate(schema, document, specifiedRules);
   if (invalid.length > 0) return { errors: invalid.map((e) => e.toJSON()) };
@@ -224,6 +265,12 @@ function zoneObject(zoneId: string) {
 
 function checkDataset(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo): { from: number; to: number } {
   if (++ctx.datasets > LIMITS.maxDatasets) throw bad(`${info.fieldName}: more than ${LIMITS.maxDatasets} datasets in one query (over all zones and aliases); split the query`, 'LIMIT_EXCEEDED');
+  // Every row answers each of these selections: `limit` rows multiply them.
+  const count = widthCounter((name) => info.fragments[name]);
+  const rowFields = info.fieldNodes.reduce((n, node) => n + (node.selectionSet ? count(node.selectionSet).fields : 0), 0);
+  if (rowFields > LIMITS.maxRowFields) {
+    throw bad(`${info.fieldName}: each row selects ${countText(rowFields)} fields (fragments expanded, every alias counted); the limit is ${LIMITS.maxRowFields}: use fewer aliases`, 'QUERY_TOO_WIDE');
+  }
   if (args.limit < 1 || args.limit > LIMITS.maxLimit) throw bad(`${info.fieldName}: limit must be from 1 to ${LIMITS.maxLimit}, got ${args.limit}`, 'LIMIT_EXCEEDED');
   try {
     return timeRange(args.filter, ctx.now, LIMITS.maxRangeMs);
@@ -264,7 +311,8 @@ function selections(sets: readonly SelectionSetNode[], fragments: Readonly<Recor
 }
 
 /**
- * The deepest field nesting of the document's operations. Each fragment is measured once
+ * The deepest field nesting of the document's operations, introspection's `__` fields
+ * included (each counts like any other field). Each fragment is measured once
  * (a document spreading fragments into fragments costs no more than its size), and a
  * fragment cycle counts as too deep (validation, which runs after, would refuse it too).
  */
@@ -277,9 +325,8 @@ function queryDepth(document: DocumentNode): number {
     if (!set || level > LIMITS.maxDepth) return 0;
     let max = 0;
     for (const s of set.selections) {
-      if (s.kind === Kind.FIELD) {
-        if (!s.name.value.startsWith('__')) max = Math.max(max, 1 + depth(s.selectionSet, level + 1));
-      } else if (s.kind === Kind.INLINE_FRAGMENT) max = Math.max(max, depth(s.selectionSet, level));
+      if (s.kind === Kind.FIELD) max = Math.max(max, 1 + depth(s.selectionSet, level + 1));
+      else if (s.kind === Kind.INLINE_FRAGMENT) max = Math.max(max, depth(s.selectionSet, level));
       else {
         const name = s.name.value;
         if (!measured.has(name)) {
@@ -294,4 +341,63 @@ function queryDepth(document: DocumentNode): number {
   let max = 0;
   for (const d of document.definitions) if (d.kind === Kind.OPERATION_DEFINITION) max = Math.max(max, depth(d.selectionSet));
   return max;
+}
+
+interface Width {
+  /** Field selections, introspection's included. */
+  readonly fields: number;
+  /** Those inside `__schema` / `__type`. */
+  readonly introspection: number;
+}
+
+const countText = (n: number) => (Number.isSafeInteger(n) ? String(n) : `more than ${Number.MAX_SAFE_INTEGER}`);
+
+/**
+ * Counts the field selections of a selection set (LIMITS.maxFields): each field occurrence
+ * counts 1 plus its selection, a fragment spread counts its fragment, so aliases repeated
+ * through fragments multiply as they would in execution (a list's items are not counted).
+ * Each fragment is counted once and its count reused, so the work follows the document's
+ * size whatever the count comes to; a fragment cycle counts as infinite (queryDepth refuses
+ * it first).
+ */
+function widthCounter(fragment: (name: string) => FragmentDefinitionNode | undefined): (set: SelectionSetNode) => Width {
+  const counted = new Map<string, Width>();
+  const INFINITE: Width = { fields: Infinity, introspection: Infinity };
+  const width = (set: SelectionSetNode): Width => {
+    let fields = 0;
+    let introspection = 0;
+    const add = (w: Width) => {
+      fields += w.fields;
+      introspection += w.introspection;
+    };
+    for (const s of set.selections) {
+      if (s.kind === Kind.FIELD) {
+        const inner = s.selectionSet ? width(s.selectionSet) : { fields: 0, introspection: 0 };
+        const name = s.name.value;
+        add({ fields: 1 + inner.fields, introspection: name === '__schema' || name === '__type' ? 1 + inner.fields : inner.introspection });
+      } else if (s.kind === Kind.INLINE_FRAGMENT) add(width(s.selectionSet));
+      else {
+        const name = s.name.value;
+        if (!counted.has(name)) {
+          counted.set(name, INFINITE);
+          const f = fragment(name);
+          counted.set(name, f ? width(f.selectionSet) : { fields: 0, introspection: 0 });
+        }
+        add(counted.get(name)!);
+      }
+    }
+    return { fields, introspection };
+  };
+  return width;
+}
+
+/** The width of the operation `operationName` names, else of the widest of the document's (execution runs one). */
+function queryWidth(document: DocumentNode, operationName: unknown): Width {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const width = widthCounter((name) => fragments.get(name));
+  const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const named = typeof operationName === 'string' ? operations.filter((o) => o.name?.value === operationName) : [];
+  const widths = (named.length > 0 ? named : operations).map((o) => width(o.selectionSet));
+  return { fields: Math.max(0, ...widths.map((w) => w.fields)), introspection: Math.max(0, ...widths.map((w) => w.introspection)) };
 }

@@ -30,6 +30,13 @@ export const OPERATORS: Readonly<Record<string, readonly string[]>> = {
 /** At most this many conditions in one filter (AND/OR nesting included). */
 export const MAX_FILTER_TERMS = 100;
 
+/**
+ * At most this many values in all the `_in` / `_notin` lists of one filter. A list is one
+ * condition but each of its values is a bound SQL parameter (a group query binds the filter
+ * up to three times), and a list given as a variable is not bounded by the query's size.
+ */
+export const MAX_FILTER_LIST_VALUES = 1_000;
+
 const SQL_OP: Readonly<Record<string, string>> = { '': '=', _neq: '<>', _gt: '>', _geq: '>=', _lt: '<', _leq: '<=' };
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
 
@@ -59,6 +66,7 @@ interface Compiled {
 /** The WHERE clause of a filter; `column` maps a field to its SQL (the hourly view renames time). */
 export function compileFilter(filter: Filter | undefined, column: (f: EventField) => string = (f) => f.sql): Compiled {
   let terms = 0;
+  let listValues = 0;
   const params: SqlValue[] = [];
   const walk = (f: Filter, path: string): string => {
     const parts: string[] = [];
@@ -79,6 +87,12 @@ export function compileFilter(filter: Filter | undefined, column: (f: EventField
       const val = (v: unknown): SqlValue => (field.type === 'Time' ? parseTime(v, `${path}.${key}`) : (v as SqlValue));
       if (op === '_in' || op === '_notin') {
         const list = value as unknown[];
+        listValues += list.length;
+        if (listValues > MAX_FILTER_LIST_VALUES) {
+          throw new QueryError(
+            `${path}.${key}: the filter's _in and _notin lists have more than ${MAX_FILTER_LIST_VALUES} values in all (this list has ${list.length}); use fewer values or split the query`,
+          );
+        }
         if (list.length === 0) {
           parts.push(op === '_in' ? '0' : '1');
           continue;
