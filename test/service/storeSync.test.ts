@@ -2,7 +2,8 @@
 // the end of its turn, but durable() — what the service awaits before answering — waits
 // for an fsync of the log that started after that commit; writes of the turns that ran
 // during one fsync share the next one; a log that cannot be synced fails its writes and
-// every later one (a failed fsync may have lost frames of the log); a close
+// every later one (a failed fsync may have lost frames of the log), and from then on every
+// read too (the refused writes are still in SQLite, so a read could see them); a close
 // while a sync runs leaves the log's descriptor to that sync to close.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
@@ -66,7 +67,7 @@ test(
 );
 
 test(
-  'a log that cannot be synced fails the writes waiting for it, with the file named; then the store takes no write until it is opened again',
+  'a log that cannot be synced fails the writes waiting for it, with the file named; then the store takes no write, and lets no read be answered, until it is opened again',
   withStore(async (store, dir) => {
     store.setMeta('k', 'v1');
     await store.durable();
@@ -75,8 +76,13 @@ test(
     mkdirSync(join(dir, 's.db-wal'));
     store.setMeta('k', 'v2');
     await assert.rejects(store.durable()!, (e: Error) => e instanceof StoreUnavailable && /the store could not make a commit durable \(fsync of .*s\.db-wal\): EISDIR/.test(e.message));
-    assert.equal(store.durable(), undefined, 'the failure does not stick to later reads');
-    assert.equal(store.meta('k'), 'v2', 'reads still answer');
+    // The refused write is still in SQLite: a read sees it, so its answer must not be given.
+    assert.equal(store.meta('k'), 'v2', 'SQLite still holds the refused write');
+    for (const scope of [undefined, 'zone:A']) {
+      const wait = store.durable(scope);
+      assert.ok(wait, `a reader (scope ${scope}) is held, not answered`);
+      await assert.rejects(wait, (e: Error) => e instanceof StoreUnavailable && /^the store takes no more writes: .*EISDIR.*; restart rulesmith serve/.test(e.message));
+    }
     assert.throws(
       () => store.setMeta('k', 'v3'),
       (e: Error) => e instanceof StoreUnavailable && /^the store takes no more writes: .*EISDIR.*; restart rulesmith serve/.test(e.message),
@@ -181,26 +187,32 @@ test('closing the store while a sync of the log runs answers its writes and leav
   }
 });
 
-test('after a failed fsync the service answers every write 503 (code 10029, what happened and to restart) and still answers reads', async () => {
+test('after a failed fsync the service answers every request 503 (code 10029, what happened and to restart), reads too: they could see the refused writes', async () => {
   const svc = await startService();
   try {
     const zone = demoZoneId('enterprise.example.com');
     const filters = `/zones/${zone}/filters`;
-    const add = (ref: string) => svc.call('POST', filters, { body: [{ expression: 'ip.src eq 192.0.2.1', ref }] });
+    const add = (ref: string) => svc.call('POST', filters, { body: [{ expression: `http.host eq "${ref}.example"`, ref }] });
     assert.equal((await add('before')).status, 200);
     rmSync(join(svc.dir, 'service.db-wal'));
     mkdirSync(join(svc.dir, 'service.db-wal'));
-    for (const ref of ['failed', 'after']) {
-      const r = await add(ref);
-      assert.equal(r.status, 503, JSON.stringify(r.body));
+    const refused = /^the store takes no more writes: the store could not make a commit durable \(fsync of .*service\.db-wal\): EISDIR: illegal operation on a directory, open '.*service\.db-wal'\. A failed fsync can lose part of the log, so no later write could be promised durable; restart rulesmith serve \(SQLite recovers the log when it opens the database\)$/;
+    const unavailable = (r: { status: number; body: any }, what: string) => {
+      assert.equal(r.status, 503, `${what}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.success, false);
+      assert.equal(r.body.errors.length, 1);
       assert.equal(r.body.errors[0].code, 10029);
-      assert.match(r.body.errors[0].message, /^the store takes no more writes: the store could not make a commit durable \(fsync of .*service\.db-wal\): EISDIR.*; restart rulesmith serve/);
-    }
-    const read = await svc.call('GET', filters);
-    assert.equal(read.status, 200);
-    const refs = read.body.result.map((f: { ref: string }) => f.ref).filter((r: string) => r !== '');
-    // 'failed' may or may not have been committed before its sync failed; 'after' was refused before any change.
-    assert.ok(refs.includes('before') && !refs.includes('after'), JSON.stringify(refs));
+      assert.match(r.body.errors[0].message, refused);
+      assert.equal(r.body.result, null);
+    };
+    for (const ref of ['failed', 'after']) unavailable(await add(ref), `POST ${ref}`);
+    // 'failed' was committed before its sync failed: SQLite still holds it, so a read would
+    // have shown a write answered 503, which the restart may take back. No read is answered.
+    assert.deepEqual(svc.store.all("SELECT ref FROM filters WHERE ref IN ('failed', 'after')"), [{ ref: 'failed' }], 'the refused write is in SQLite');
+    unavailable(await svc.call('GET', filters), 'GET of the zone written');
+    unavailable(await svc.call('GET', `/zones/${demoZoneId('pro.example.com')}/filters`), 'GET of another zone (scoped read)');
+    unavailable(await svc.call('GET', '/zones'), 'GET /zones');
+    unavailable(await svc.call('GET', filters, { token: null }), 'an error answer (no credentials) too');
   } finally {
     await svc.close();
   }

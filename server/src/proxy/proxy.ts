@@ -579,7 +579,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const writableZone = (zone: string): { zoneId: string } | { status: number; message: string } => {
       const row = findZone(options.store, zone);
       if (row && allowed(principal, { accountId: row.account_id, zoneId: row.id }, ZONE_WAF_GROUPS, 'Write')) return { zoneId: row.id };
-      if (!row && seesEverything(principal)) return { status: 404, message: `no zone "${zone}" in the database` };
+      if (!row && seesEverything(principal, 'zone')) return { status: 404, message: `no zone "${zone}" in the database` };
       return { status: 403, message: 'Authentication error' };
     };
     const mayView = (zoneId: string): boolean => {

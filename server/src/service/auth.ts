@@ -170,14 +170,19 @@ export function allowed(p: Principal, target: Target, groups: readonly Permissio
 }
 
 /**
- * Whether the principal's credentials reach every zone and account there could be (a
- * token with an allow policy on all accounts or all zones, and no deny policy that could
- * hide one): only then may a missing one be told apart from one it cannot see.
+ * Whether the principal's credentials reach every resource of `kind` there could be (a
+ * token with an allow policy on all of them, and no deny policy that could hide one): only
+ * then may a missing one be told apart from one it cannot see. Every zone is reached by a
+ * policy on all accounts (`com.cloudflare.api.account.*`) or on all zones
+ * (`com.cloudflare.api.account.zone.*`); every account only by the first: a policy on all
+ * zones reaches no account as such (covers()), so a missing account must look to it like
+ * one it cannot reach, or its 404s would tell which account ids exist.
  */
-export function seesEverything(p: Principal): boolean {
+export function seesEverything(p: Principal, kind: 'zone' | 'account'): boolean {
   if (p.kind === 'key') return false;
   if (p.policies.some((pol) => pol.effect === 'deny')) return false;
-  return p.policies.some((pol) => pol.effect === 'allow' && Object.keys(pol.resources).some((r) => r === 'com.cloudflare.api.account.*' || r === 'com.cloudflare.api.account.zone.*'));
+  const everything = (r: string) => r === 'com.cloudflare.api.account.*' || (kind === 'zone' && r === 'com.cloudflare.api.account.zone.*');
+  return p.policies.some((pol) => pol.effect === 'allow' && Object.keys(pol.resources).some(everything));
 }
 
 /** Whether the principal may see the target at all (any permission on it). */

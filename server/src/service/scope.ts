@@ -55,7 +55,7 @@ export function storeScope(kind: 'zone' | 'account', id: string): string {
 export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): ZoneRow {
   const id = ctx.params.zone_id!;
   const zone = zoneRow(ctx.service.store, id);
-  if (!zone && !seesEverything(ctx.principal)) notYours();
+  if (!zone && !seesEverything(ctx.principal, 'zone')) notYours();
   if (!zone) {
     throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /zones/${id}, perhaps your object identifier is invalid?` }]);
   }
@@ -109,7 +109,7 @@ export function accountRow(store: Store, id: string): AccountRow | undefined {
  */
 export function existingAccount(ctx: Ctx, id: string): AccountRow {
   const account = accountRow(ctx.service.store, id);
-  if (!account && !seesEverything(ctx.principal)) notYours();
+  if (!account && !seesEverything(ctx.principal, 'account')) notYours();
   if (!account) {
     throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);
   }

@@ -171,7 +171,25 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     const path = url.pathname.slice(API_PREFIX.length);
     const method = req.method ?? 'GET';
     const { route, params } = router.match(method, path);
-    const bytes = await readBody(req, maxBody);
+    // Credentials first, from the headers alone: a client without valid ones must not make
+    // the service read (and hold up to maxBody of) its body. Its answer closes the connection
+    // when a body may follow: the body is never read, so the socket cannot serve another
+    // request after it (and Node would otherwise read it all, to discard it).
+    // Undefined only on a public route, which checks credentials itself (router.ts).
+    let principal = undefined as unknown as Principal;
+    let refused = false;
+    try {
+      const who = authenticate(service.store, req.headers);
+      if (!route.options.public) principal = who;
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      if (bodyMayFollow(req)) extra['connection'] = 'close';
+      if (!route.options.public) throw e;
+      // A public route answers bad credentials itself (GraphQL in its own shape; the token
+      // verification reads no body): it runs, but gets no body either.
+      refused = true;
+    }
+    const bytes = refused ? Buffer.alloc(0) : await readBody(req, maxBody);
     if (route.options.legacy && service.legacy === 'sunset') {
       throw ApiError.of(
         410,
@@ -180,7 +198,6 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
       );
     }
     if (bytes.length > 0) checkContentType(req.headers['content-type']);
-    const principal = route.options.public ? (undefined as unknown as Principal) : authenticate(service.store, req.headers);
     checkRepeatedParameters(url.searchParams);
     const body = parseJson(decodeUtf8(bytes));
     // A client that disconnects before its answer cancels what is still running for it (a
@@ -306,6 +323,11 @@ function sendText(res: ServerResponse, status: number, body: string | readonly (
   res.writeHead(status, { ...commonHeaders(), ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': length });
   for (const c of chunks) res.write(c);
   res.end();
+}
+
+/** Whether the request declares a body (a Content-Length above 0, or a Transfer-Encoding). */
+function bodyMayFollow(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
 function readBody(req: IncomingMessage, max: number): Promise<Buffer> {

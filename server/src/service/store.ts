@@ -52,7 +52,9 @@ interface Batch {
  * once and then marks the pages clean, so a later fsync can succeed over a log that lost
  * some of its frames. SQLite's recovery then stops at the first frame that is missing, and
  * drops every commit after it. So after one failure, no later write can be promised
- * durable, and the store takes none until it is opened again.
+ * durable, and the store takes none until it is opened again. Nor can a read: the refused
+ * batches stay committed in SQLite (a read would see them) but may be gone after the
+ * restart, so durable() rejects with it too and every answer is refused alike.
  */
 export class StoreUnavailable extends Error {}
 
@@ -70,6 +72,8 @@ export class Store {
   private syncing: Batch[] = [];
   /** Why writes are refused: a sync of the log failed (see StoreUnavailable). */
   private broken: StoreUnavailable | undefined;
+  /** durable()'s answer once the store is broken: rejected with `broken` (made once, marked handled). */
+  private brokenWait: Promise<void> | undefined;
   /** The log file's descriptor, open while group commit syncs it (syncLog()). */
   private logFd: number | undefined;
   /** The newest batch not yet durable: durable() waits for it (batches become durable in order). */
@@ -413,12 +417,24 @@ export class Store {
    * batch before it have committed and their log is synced); rejects if that batch was
    * lost. Answer a request only after it.
    *
+   * Once a sync has failed (StoreUnavailable), it rejects for every reader: the batches
+   * refused then are still in SQLite, and what is read may include them, yet they may be
+   * gone after the restart the error asks for. So no answer is given from such a store.
+   *
    * With `scope`, for a reader that read only that scope's rows (and rows no scoped write
    * changes: tokens, zones): waits only for the newest pending batch that wrote the scope or
    * wrote without one, so a GET of one zone is not held up by the fsync of another zone's
    * 500-rule PUT or of a batch of security events.
    */
   durable(scope?: string): Promise<void> | undefined {
+    if (this.broken) {
+      if (!this.brokenWait) {
+        this.brokenWait = Promise.reject(this.broken);
+        // Callers await it; one that does not must not be an unhandled rejection.
+        this.brokenWait.catch(() => {});
+      }
+      return this.brokenWait;
+    }
     if (scope === undefined) return this.newest?.done;
     // Batches become durable in order: the newest one this reader may have read from is enough.
     if (this.batch && (!this.batch.scopes || this.batch.scopes.has(scope))) return this.batch.done;
