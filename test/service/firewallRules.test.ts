@@ -1,7 +1,7 @@
 // The legacy Firewall Rules API over real HTTP (rules-api §4.1–4.2): list with filters and
 // pages, create as an array (single-call with inline filters, two-call with filter.id),
 // get, PUT (one and bulk), PATCH priorities, DELETE (one and bulk), the single-call cases
-// (invalid → nothing; quota or plan → the filter only, with the two-call advice), bad
+// (invalid or over the quota → nothing; plan → the filter only, with the two-call advice), bad
 // bodies with no change to the store, permissions, and `--legacy sunset`. Raw calls: the
 // SDK's request types for firewall rules are wrong (rules-api §6.2).
 import assert from 'node:assert/strict';
@@ -294,32 +294,46 @@ describe('firewall rules: create', () => {
     });
   });
 
-  it('the rule quota (Business: 100): beyond it the filters are created, no rule is', async () => {
+  it('the rule quota (Business: 100): a create beyond it is refused before anything is read, and stores nothing, not even its filters', async () => {
     const batch = Array.from({ length: 100 }, (_, i) => ({ filter: { expression: `http.request.uri.path eq "/q/${i}"` }, action: 'block' }));
     const ok = await svc.call('POST', rules(OVR), { body: batch });
     assert.equal(ok.status, 200, JSON.stringify(ok.body).slice(0, 500));
     assert.equal(ok.body.result.length, 100);
-    const res = await svc.call('POST', rules(OVR), {
-      body: [
-        { filter: { expression: 'http.request.uri.path eq "/q/100"' }, action: 'block' },
-        { filter: { expression: 'http.request.uri.path eq "/q/101"' }, action: 'challenge' },
-      ],
-    });
-    assert.equal(res.status, 400);
-    const ids = ['/q/100', '/q/101'].map((p) => svc.store.get<{ id: string }>(`SELECT id FROM filters WHERE expression = 'http.request.uri.path eq "${p}"'`)!.id);
-    assert.deepEqual(err(res.body), {
+    const over = [
+      { filter: { expression: 'http.request.uri.path eq "/q/100"' }, action: 'block' },
+      { filter: { expression: 'http.request.uri.path eq "/q/101"' }, action: 'challenge' },
+    ];
+    await refused('POST', rules(OVR), { body: over }, 400, {
       code: 10207,
-      message: `exceeded the maximum number of firewall rules for the Business plan (100): the zone has 100 and the request adds 2. The request's filters were created (ids in meta.filter_ids, in body order) but no rule was: fix the rules and finish with the two-call flow, POST /zones/${OVR}/firewall/rules with each rule's "filter": {"id": …}.`,
-      meta: { filter_ids: ids },
+      message: 'exceeded the maximum number of firewall rules for the Business plan (100): the zone has 100 and the request adds 2; nothing was created',
     });
-    const total = await svc.call('GET', rules(OVR));
-    assert.equal(total.body.result_info.total_count, 100);
-    // Making room lets the two-call flow finish.
+    // The quota comes first: invalid items over the quota are not even decoded.
+    await refused('POST', rules(OVR), { body: [{ filter: { expression: 'not an expression (' }, action: 'nope' }] }, 400, {
+      code: 10207,
+      message: 'exceeded the maximum number of firewall rules for the Business plan (100): the zone has 100 and the request adds 1; nothing was created',
+    });
+    assert.equal((await svc.call('GET', rules(OVR))).body.result_info.total_count, 100);
+    // Making room lets the same request through.
     const del = await svc.call('DELETE', `${rules(OVR)}?id=${ok.body.result[0].id}&id=${ok.body.result[1].id}`);
     assert.equal(del.status, 200);
-    const finish = await svc.call('POST', rules(OVR), { body: ids.map((id) => ({ filter: { id }, action: 'block' })) });
-    assert.equal(finish.status, 200);
+    const finish = await svc.call('POST', rules(OVR), { body: over });
+    assert.equal(finish.status, 200, JSON.stringify(finish.body));
     assert.equal((await svc.call('GET', rules(OVR))).body.result_info.total_count, 100);
+  });
+
+  it('a body of thousands of rules (1,900 × 4 KB expressions) is refused for the quota at once, without checking an expression, and stores nothing', async () => {
+    const expression = (i: number) => {
+      let e = `http.host eq "h${i}x0"`;
+      for (let j = 1; e.length < 4000; j++) e += ` or http.host eq "h${i}x${j}"`;
+      return e;
+    };
+    // The last one is invalid: had the items been decoded, that would be the error.
+    const body = [...Array.from({ length: 1899 }, (_, i) => ({ filter: { expression: expression(i) }, action: 'block' })), { filter: { expression: 'http.host eq' }, action: 'block' }];
+    const has = (await svc.call('GET', rules(ENT))).body.result_info.total_count;
+    await refused('POST', rules(ENT), { body }, 400, {
+      code: 10207,
+      message: `exceeded the maximum number of firewall rules for the Enterprise plan (1000): the zone has ${has} and the request adds 1900; nothing was created`,
+    });
   });
 });
 

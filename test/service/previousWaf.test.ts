@@ -267,6 +267,42 @@ describe('URI-based overrides', () => {
     assert.deepEqual((await svc.call('GET', waf(ENTERPRISE, '/overrides'))).body.result, []);
   });
 
+  it('bounds an override and a zone: 50 URL patterns, 500 characters each, 1000 overrides per zone (sizes are not quoted back)', async () => {
+    const settings = () => svc.store.get<{ settings: string }>('SELECT settings FROM previous_waf WHERE zone_id = ?', [ENTERPRISE])?.settings;
+    const before = settings();
+    const cases: [unknown, object][] = [
+      [{ urls: Array.from({ length: 51 }, (_, i) => `enterprise.example.com/${i}/*`) }, { code: 20021, message: 'a list of 51 URL patterns is not a valid value for urls because an override has at most 50 URL patterns', source: { pointer: '/urls' } }],
+      [{ urls: ['a/*', `enterprise.example.com/${'a'.repeat(7 * 1024 * 1024)}`] }, { code: 20021, message: `a URL pattern of ${23 + 7 * 1024 * 1024} characters is not a valid value for urls because a URL pattern is at most 500 characters`, source: { pointer: '/urls/1' } }],
+      [{ urls: ['a/*'], description: 'd'.repeat(1025) }, { code: 20021, message: 'a description of 1025 characters is not a valid value for description because it must be a string of at most 1024 characters (or null)', source: { pointer: '/description' } }],
+    ];
+    for (const [body, error] of cases) {
+      const r = await svc.call('POST', waf(ENTERPRISE, '/overrides'), { body });
+      assert.equal(r.status, 400);
+      assert.deepEqual(r.body.errors, [error]);
+      assert.equal(settings(), before, 'nothing stored');
+    }
+    // A zone at the cap (its settings written directly: 1000 POSTs would take a while).
+    const zoneSettings = JSON.parse(before ?? JSON.stringify({ zoneId: ENTERPRISE, enabled: true }));
+    const full = { ...zoneSettings, overrides: Array.from({ length: 1000 }, (_, i) => ({ id: i.toString(16).padStart(32, '0'), description: null, urls: [`enterprise.example.com/${i}/*`], priority: 1, paused: false, groups: {}, rules: {}, rewrite_action: {} })) };
+    svc.store.write(() => svc.store.run('INSERT INTO previous_waf (zone_id, settings) VALUES (?, ?) ON CONFLICT (zone_id) DO UPDATE SET settings = excluded.settings', [ENTERPRISE, JSON.stringify(full)]));
+    try {
+      const atCap = settings();
+      const r = await svc.call('POST', waf(ENTERPRISE, '/overrides'), { body: { urls: ['enterprise.example.com/new/*'] } });
+      assert.equal(r.status, 400);
+      assert.deepEqual(r.body.errors, [
+        { code: 20021, message: 'the zone has 1000 URI-based overrides, the most a zone may have (1000): delete one, or add its URL patterns to an override with the same rules, before creating another' },
+      ]);
+      assert.equal(settings(), atCap, 'nothing stored');
+      const id = '0'.repeat(32);
+      const put = await svc.call('PUT', waf(ENTERPRISE, `/overrides/${id}`), { body: { urls: ['enterprise.example.com/changed/*'], rules: {}, rewrite_action: {} } });
+      assert.equal(put.status, 200, 'replacing one at the cap is fine');
+      assert.equal((await svc.call('DELETE', waf(ENTERPRISE, `/overrides/${id}`))).status, 200);
+      assert.equal((await svc.call('POST', waf(ENTERPRISE, '/overrides'), { body: { urls: ['enterprise.example.com/new/*'] } })).status, 200, 'room again after a delete');
+    } finally {
+      svc.store.write(() => svc.store.run('UPDATE previous_waf SET settings = ? WHERE zone_id = ?', [before ?? JSON.stringify(zoneSettings), ENTERPRISE]));
+    }
+  });
+
   it('creates overrides on Enterprise only; other plans may still read and delete theirs', async () => {
     const r = await svc.call('POST', waf(BUSINESS, '/overrides'), { body: { urls: ['business.example.com/*'] } });
     assert.equal(r.status, 403);

@@ -534,6 +534,27 @@ describe('validation errors, in the engine wording', () => {
     await refused('PUT', p.path, { body: p.body }, 400, [
       { code: 20021, message: "'200' is not a valid value for status_code: a block response uses a status code from 400 to 499", source: { pointer: '/rules/0/action_parameters/response/status_code' } },
     ]);
+    // A block response's content: at most 2 KB (the hosted limit for custom rules), in bytes, not quoted back.
+    p = put([{ action: 'block', expression: 'true', action_parameters: { response: { status_code: 403, content: 'x'.repeat(7 * 1024 * 1024), content_type: 'text/plain' } } }]);
+    await refused('PUT', p.path, { body: p.body }, 400, [
+      {
+        code: 20021,
+        message: "a content of 7340032 bytes is not a valid value for content: a block response's content is at most 2048 bytes (2 KB) in custom rules",
+        source: { pointer: '/rules/0/action_parameters/response/content' },
+      },
+    ]);
+    p = put([{ action: 'block', expression: 'true', action_parameters: { response: { status_code: 403, content: 'é'.repeat(1025), content_type: 'text/plain' } } }]);
+    await refused('PUT', p.path, { body: p.body }, 400, [
+      {
+        code: 20021,
+        message: "a content of 2050 bytes is not a valid value for content: a block response's content is at most 2048 bytes (2 KB) in custom rules",
+        source: { pointer: '/rules/0/action_parameters/response/content' },
+      },
+    ]);
+    p = put([{ action: 'block', expression: 'true', action_parameters: { response: { status_code: 403, content: 'a'.repeat(2048), content_type: 'text/plain' } } }]);
+    const atLimit = await svc.call('PUT', p.path, { body: p.body });
+    assert.equal(atLimit.status, 200, JSON.stringify(atLimit.body).slice(0, 300));
+    assert.equal(atLimit.body.result.rules[0].action_parameters.response.content.length, 2048);
     p = put([{ action: 'skip', expression: 'true', action_parameters: { products: ['WAF', 'ratelimit'] }, logging: { enabled: true } }]);
     const skip = await svc.call('PUT', p.path, { body: p.body });
     assert.equal(skip.status, 200);

@@ -9,6 +9,18 @@ import type { List, UriOverride, ZoneWafSettings } from './previousWafSettings';
 
 const OVERRIDE_FIELDS = ['id', 'description', 'urls', 'priority', 'paused', 'groups', 'rules', 'rewrite_action'] as const;
 
+/**
+ * Limits of URI-based overrides. The hosted reference gives `description` at most 1024
+ * characters and `priority` its range, but no figure for these; a zone's overrides are one
+ * JSON document rewritten on every change, so without them a zone could grow past what the
+ * store can write (10 POSTs of 7 MB made 70 MB rewritten per call). At these caps an
+ * override is at most ~27 KB and a zone's overrides ~27 MB.
+ */
+export const MAX_OVERRIDES_PER_ZONE = 1000;
+export const MAX_OVERRIDE_URLS = 50;
+export const MAX_OVERRIDE_URL_LENGTH = 500;
+export const MAX_OVERRIDE_DESCRIPTION = 1024;
+
 /** GET /zones/{zone_id}/firewall/waf/overrides: by priority, lowest first (paged by the caller). */
 export function listOverrides(settings: ZoneWafSettings): List<UriOverride> {
   const sorted = (settings.overrides ?? []).map((o, i) => ({ o, i })).sort((a, b) => a.o.priority - b.o.priority || a.i - b.i).map((e) => e.o);
@@ -38,12 +50,23 @@ export function validateOverrideBody(body: unknown, mode: 'create' | 'replace', 
   }
   const urls = body.urls;
   if (!Array.isArray(urls) || urls.length === 0) return fail(invalidValue('urls', urls, 'it must be a non-empty list of URL patterns such as ["shop.example.com/*"]'));
+  // Sizes before contents, and without quoting what is too large.
+  if (urls.length > MAX_OVERRIDE_URLS) {
+    return fail(migrationError('invalid-value', `a list of ${urls.length} URL patterns is not a valid value for urls because an override has at most ${MAX_OVERRIDE_URLS} URL patterns`, '/urls'));
+  }
   for (let i = 0; i < urls.length; i++) {
-    if (typeof urls[i] !== 'string' || (urls[i] as string).trim() === '') return fail(invalidValue('urls', urls[i], 'every URL pattern must be a non-empty string such as "shop.example.com/*"', `/urls/${i}`));
-    if ((urls[i] as string).includes('\u0000')) return fail(invalidValue('urls', urls[i], 'a URL pattern must not contain a NUL character (U+0000)', `/urls/${i}`));
+    const url = urls[i] as unknown;
+    if (typeof url === 'string' && url.length > MAX_OVERRIDE_URL_LENGTH) {
+      return fail(migrationError('invalid-value', `a URL pattern of ${url.length} characters is not a valid value for urls because a URL pattern is at most ${MAX_OVERRIDE_URL_LENGTH} characters`, `/urls/${i}`));
+    }
+    if (typeof url !== 'string' || url.trim() === '') return fail(invalidValue('urls', url, 'every URL pattern must be a non-empty string such as "shop.example.com/*"', `/urls/${i}`));
+    if (url.includes('\u0000')) return fail(invalidValue('urls', url, 'a URL pattern must not contain a NUL character (U+0000)', `/urls/${i}`));
   }
   if (body.description !== undefined && body.description !== null) {
-    if (typeof body.description !== 'string' || body.description.length > 1024) return fail(invalidValue('description', body.description, 'it must be a string of at most 1024 characters (or null)'));
+    if (typeof body.description === 'string' && body.description.length > MAX_OVERRIDE_DESCRIPTION) {
+      return fail(migrationError('invalid-value', `a description of ${body.description.length} characters is not a valid value for description because it must be a string of at most ${MAX_OVERRIDE_DESCRIPTION} characters (or null)`, '/description'));
+    }
+    if (typeof body.description !== 'string') return fail(invalidValue('description', body.description, `it must be a string of at most ${MAX_OVERRIDE_DESCRIPTION} characters (or null)`));
     if (body.description.includes('\u0000')) return fail(invalidValue('description', body.description, 'it must not contain a NUL character (U+0000)'));
   }
   if (body.priority !== undefined && (typeof body.priority !== 'number' || !Number.isInteger(body.priority) || body.priority < OVERRIDE_PRIORITY_MIN || body.priority > OVERRIDE_PRIORITY_MAX)) {
@@ -85,6 +108,12 @@ export function validateOverrideBody(body: unknown, mode: 'create' | 'replace', 
 
 /** POST /firewall/waf/overrides; `id` is minted by the caller (32 hex). */
 export function createOverride(settings: ZoneWafSettings, body: unknown, id: string): Result<{ settings: ZoneWafSettings; result: UriOverride }> {
+  const count = (settings.overrides ?? []).length;
+  if (count >= MAX_OVERRIDES_PER_ZONE) {
+    return fail(
+      migrationError('invalid-value', `the zone has ${count} URI-based overrides, the most a zone may have (${MAX_OVERRIDES_PER_ZONE}): delete one, or add its URL patterns to an override with the same rules, before creating another`, ''),
+    );
+  }
   const v = validateOverrideBody(body, 'create');
   if (!v.ok) return v;
   const o: UriOverride = { id, ...v.value };

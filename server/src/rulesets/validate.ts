@@ -105,6 +105,32 @@ const RULE_SPECS: readonly (readonly [string, Spec])[] = [
 /** The content types of a block action's custom response (the hosted API's list). */
 export const BLOCK_CONTENT_TYPES = ['application/json', 'text/html', 'text/plain', 'text/xml'] as const;
 
+/**
+ * The longest `content` of a block action's custom response, in bytes of UTF-8: the hosted
+ * limits, 2 KB in WAF custom rules and 30 KB in rate limiting rules (Cloudflare's docs,
+ * "custom response for blocked requests": the WAF custom rules and rate limiting rules pages
+ * give the maximum body size as "2 KB" and "30 KB"; cloudflare-docs PR #19961,
+ * src/content/docs/waf/custom-rules/create-dashboard.mdx). A KB here is 1,024 bytes. Without
+ * a cap a rule could carry megabytes that every answer and every version would repeat.
+ */
+export const BLOCK_CONTENT_MAX_BYTES = 2 * 1024;
+export const RATELIMIT_BLOCK_CONTENT_MAX_BYTES = 30 * 1024;
+
+/** The UTF-8 length of a string (a lone surrogate counts as the 3 bytes of U+FFFD). */
+function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
 /** Top-level keys of the parameters of actions outside the WAF's scope (rules-api §2.5). */
 const OTHER_PARAMETER_KEYS: Partial<Record<Action, readonly string[]>> = {
   rewrite: ['headers', 'uri'],
@@ -324,6 +350,21 @@ class Validator extends OverridesChecker {
         const status = propsOf(r.value).get('status_code')?.value;
         if (status?.type === 'number' && Number.isInteger(status.value) && (status.value < 400 || status.value > 499)) {
           this.at(status, 'error', 'invalid-action-parameters', `'${status.value}' is not a valid value for status_code: a block response uses a status code from 400 to 499`, { rule, schema: true });
+        }
+        const content = propsOf(r.value).get('content')?.value;
+        if (content?.type === 'string' && typeof content.value === 'string') {
+          const ratelimit = this.phase === 'http_ratelimit';
+          const max = ratelimit ? RATELIMIT_BLOCK_CONTENT_MAX_BYTES : BLOCK_CONTENT_MAX_BYTES;
+          const bytes = utf8Length(content.value);
+          if (bytes > max) {
+            this.at(
+              content,
+              'error',
+              'invalid-action-parameters',
+              `a content of ${bytes} bytes is not a valid value for content: a block response's content is at most ${max} bytes (${max / 1024} KB) in ${ratelimit ? 'rate limiting rules' : 'custom rules'}`,
+              { rule, schema: true },
+            );
+          }
         }
         // The answer's Content-Type: one of the hosted API's four (a free string could carry a line break into the headers).
         const type = propsOf(r.value).get('content_type')?.value;

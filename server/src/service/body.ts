@@ -48,14 +48,70 @@ function depthOf(text: string): number {
   return max;
 }
 
-/** Parses a body; an empty body is `undefined`. */
+/** Parses a body; an empty body is `undefined`. Every string and key is well-formed Unicode (refuseLoneSurrogates). */
 export function parseJson(text: string): Json | undefined {
   if (text.trim() === '') return undefined;
   if (depthOf(text) > MAX_DEPTH) throw invalidJson(`exceeded max depth: the body nests objects and arrays more than ${MAX_DEPTH} levels deep`);
+  let value: Json;
   try {
-    return JSON.parse(text) as Json;
+    value = JSON.parse(text) as Json;
   } catch (e) {
     throw invalidJson(`${(e as Error).message}; send a JSON document with Content-Type: application/json`);
+  }
+  // Text decoded from UTF-8 holds no lone surrogate: only a `\uD800`-style escape can make one.
+  if (SURROGATE_ESCAPE.test(text)) refuseLoneSurrogates(value, '');
+  return value;
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** `String.prototype.isWellFormed` (ES2024, in Node 20; the project's lib is ES2022). */
+function isWellFormed(s: string): boolean {
+  return (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** The index of a string's first lone UTF-16 surrogate (-1: none). */
+function loneSurrogateAt(s: string): number {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = s.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+      else return i;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return i;
+  }
+  return -1;
+}
+
+function loneSurrogate(s: string): string {
+  const at = loneSurrogateAt(s);
+  return `a lone UTF-16 surrogate (U+${s.charCodeAt(at).toString(16).toUpperCase()} at index ${at})`;
+}
+
+/**
+ * `"\ud800"` is valid JSON but not well-formed Unicode: the store writes it as UTF-8 that
+ * reads back as U+FFFD, so what was validated and answered would not be what is kept. Any
+ * string or key holding a lone surrogate is refused at its JSON pointer (a key: at the
+ * object that has it, as a key with a NUL is), as a NUL is (refuseNul). The walk is
+ * bounded by MAX_DEPTH.
+ */
+function refuseLoneSurrogates(v: Json, pointer: string): void {
+  if (typeof v === 'string') {
+    if (!isWellFormed(v)) {
+      throw ApiError.of(400, CODES.invalidValue, `the value at ${pointer || '/'} must not contain ${loneSurrogate(v)}: send a string of well-formed Unicode, a surrogate only as half of a pair`, pointer);
+    }
+    return;
+  }
+  if (v === null || typeof v !== 'object') return;
+  if (Array.isArray(v)) {
+    v.forEach((x, i) => refuseLoneSurrogates(x, `${pointer}/${i}`));
+    return;
+  }
+  for (const [k, x] of Object.entries(v)) {
+    if (!isWellFormed(k)) {
+      throw ApiError.of(400, CODES.invalidValue, `a key in ${pointer || '/'} must not contain ${loneSurrogate(k)}: send keys of well-formed Unicode, a surrogate only as half of a pair`, pointer);
+    }
+    refuseLoneSurrogates(x, `${pointer}/${escapePointer(k)}`);
   }
 }
 

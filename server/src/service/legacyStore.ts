@@ -12,7 +12,10 @@
  *
  * Decisions where the reference is silent (also in the README's service section):
  *   - quotas: firewall rules per zone by plan, as the hosted service had them:
- *     Free 5, Pro 20, Business 100, Enterprise 1000 (RULE_QUOTA);
+ *     Free 5, Pro 20, Business 100, Enterprise 1000 (RULE_QUOTA); a create beyond the
+ *     quota is refused before its body is decoded, and stores nothing (not even its
+ *     inline filters);
+ *   - at most 1000 filters per Filters API create or bulk update (MAX_FILTERS_PER_REQUEST);
  *   - an expression error reads like the engine (§1.6, `… is not a valid value for
  *     expression because could not parse filter expression: Filter parsing error (L:C):…`);
  *     a field or function the phase http_request_firewall_custom lacks is an error too;
@@ -38,6 +41,22 @@ export const RULE_QUOTA: Readonly<Record<Plan, number>> = { free: 5, pro: 20, bu
 export const ACTIONS = ['block', 'challenge', 'js_challenge', 'managed_challenge', 'allow', 'log', 'bypass'] as const;
 export type LegacyAction = (typeof ACTIONS)[number];
 export const PRODUCTS = ['zoneLockdown', 'uaBlock', 'bic', 'hot', 'securityLevel', 'rateLimit', 'waf'] as const;
+
+/**
+ * The most filters one request may create (POST) or change (PUT) on the Filters API. The
+ * hosted reference gives no figure; 1000 is the largest per-plan firewall-rule quota
+ * (Enterprise), so a filter for each rule a zone may have fits in one request, and it bounds
+ * the expressions one request has checked on the service's main thread. A firewall-rule
+ * create is bounded by its plan's quota instead (checked before anything is read).
+ */
+export const MAX_FILTERS_PER_REQUEST = 1000;
+
+/** Refuses a bulk body of more than `max` items before any of them is decoded. */
+export function requireBatchSize(items: readonly unknown[], max: number, what: string): void {
+  if (items.length > max) {
+    throw ApiError.of(400, CODES.invalidValue, `a request may carry at most ${max} ${what}, got ${items.length}: send them in several requests`);
+  }
+}
 
 export const MAX_PRIORITY = 2147483647;
 export const MAX_DESCRIPTION = 500;

@@ -251,12 +251,31 @@ describe('URI-based overrides', () => {
     ['unknown group', { urls: ['x/*'], groups: { ['0'.repeat(32)]: 'block' } }, E(`'${'0'.repeat(32)}' is not a valid value for groups because it is not the id of a rule group of this zone's WAF packages`, `/groups/${'0'.repeat(32)}`)],
     ['rewrite key', { urls: ['x/*'], rewrite_action: { log: 'block' } }, E("'log' is not a valid value for rewrite_action because its keys must be actions: block, challenge, default, disable, simulate", '/rewrite_action/log')],
     ['rewrite value', { urls: ['x/*'], rewrite_action: { block: 'allow' } }, E("'allow' is not a valid value for rewrite_action because the value for block must be one of: challenge, block, simulate, disable, default", '/rewrite_action/block')],
-    ['description too long', { urls: ['x/*'], description: 'd'.repeat(1025) }, E(`'${'d'.repeat(1025)}' is not a valid value for description because it must be a string of at most 1024 characters (or null)`, '/description')],
+    ['description too long (not quoted back)', { urls: ['x/*'], description: 'd'.repeat(1025) }, E('a description of 1025 characters is not a valid value for description because it must be a string of at most 1024 characters (or null)', '/description')],
+    ['description not a string', { urls: ['x/*'], description: 7 }, E("'7' is not a valid value for description because it must be a string of at most 1024 characters (or null)", '/description')],
+    ['51 urls', { urls: Array.from({ length: 51 }, (_, i) => `x.example.com/${i}/*`) }, E('a list of 51 URL patterns is not a valid value for urls because an override has at most 50 URL patterns', '/urls')],
+    ['a url of 501 characters (not quoted back)', { urls: ['x/*', `x.example.com/${'a'.repeat(487)}`] }, E('a URL pattern of 501 characters is not a valid value for urls because a URL pattern is at most 500 characters', '/urls/1')],
     ['paused not boolean', { urls: ['x/*'], paused: 'yes' }, E("'yes' is not a valid value for paused because it must be true or false", '/paused')],
     ['unknown field', { urls: ['x/*'], filter: 'x' }, E('invalid JSON: unknown field "filter" (an override accepts id, description, urls, priority, paused, groups, rules, rewrite_action)', '/filter', 'unknown-field')],
     ['id on create', { urls: ['x/*'], id: 'abc' }, E("'abc' is not a valid value for id because the id of a new override is assigned by the service", '/id')],
   ];
   for (const [name, b, e] of createErrors) test(`create error: ${name}`, () => assert.deepEqual(err(createOverride(S, b, ID)), e));
+  test('the limits themselves are allowed: 50 URLs of 500 characters, a 1024-character description', () => {
+    const urls = Array.from({ length: 50 }, (_, i) => `x.example.com/${String(i).padStart(2, '0')}/${'a'.repeat(483)}`);
+    assert.equal(urls[0]!.length, 500);
+    assert.deepEqual(ok(createOverride(S, { urls, description: 'd'.repeat(1024) }, ID)).result.urls, urls);
+  });
+  test('a zone has at most 1000 overrides: the 1001st is refused before its body is read; replacing and deleting still work', () => {
+    let s: typeof S = S;
+    for (let i = 0; i < 1000; i++) s = ok(createOverride(s, { urls: [`x.example.com/${i}/*`] }, i.toString(16).padStart(32, '0'))).settings;
+    const full = E('the zone has 1000 URI-based overrides, the most a zone may have (1000): delete one, or add its URL patterns to an override with the same rules, before creating another', '');
+    assert.deepEqual(err(createOverride(s, { urls: ['y/*'] }, ID)), full);
+    assert.deepEqual(err(createOverride(s, { urls: 'not even a list' }, ID)), full);
+    const first = '0'.repeat(32);
+    assert.deepEqual(ok(updateOverride(s, first, { urls: ['z/*'], rules: {}, rewrite_action: {} })).result.urls, ['z/*']);
+    const fewer = ok(deleteOverride(s, first)).settings;
+    assert.equal(ok(createOverride(fewer, { urls: ['y/*'] }, ID)).settings.overrides!.length, 1000);
+  });
   test('replace errors: rules and rewrite_action required, id must match', () => {
     const s = ok(createOverride(S, body, ID)).settings;
     assert.deepEqual(err(updateOverride(s, ID, { urls: ['x/*'], rules: {} })), E('rewrite_action is required when replacing an override (PUT needs urls, rules and rewrite_action)', '/rewrite_action', 'missing-field'));

@@ -258,6 +258,28 @@ test('rate limiting rules: ratelimit required in http_ratelimit, its shape, poin
   assert.deepEqual(validate(custom).map((p) => [p.code, custom.slice(p.start, p.end)]), [['ratelimit-not-in-phase', '"ratelimit"']]);
 });
 
+test('a block response\'s content: at most 2 KB (2,048 bytes of UTF-8) in custom rules, 30 KB in rate limiting rules', () => {
+  const rule = (content: string, ratelimit = '') =>
+    `{"ref": "a", "expression": "true", "action": "block"${ratelimit}, "action_parameters": {"response": {"status_code": 403, "content_type": "text/plain", "content": ${JSON.stringify(content)}}}}`;
+  const custom = (content: string) => `{"phase": "http_request_firewall_custom", "rules": [${rule(content)}]}`;
+  assert.deepEqual(validate(custom('a'.repeat(2048))), []);
+  // Bytes, not characters: 1,025 × "é" is 2,050 bytes.
+  for (const [content, bytes] of [['a'.repeat(2049), 2049], ['é'.repeat(1025), 2050], ['x'.repeat(7 * 1024 * 1024), 7 * 1024 * 1024]] as const) {
+    const text = custom(content);
+    const problems = validate(text);
+    assert.deepEqual(
+      problems.map((p) => [p.code, p.severity, p.start, p.end - p.start, p.message]),
+      [['invalid-action-parameters', 'error', text.indexOf(JSON.stringify(content)), JSON.stringify(content).length, `a content of ${bytes} bytes is not a valid value for content: a block response's content is at most 2048 bytes (2 KB) in custom rules`]],
+    );
+  }
+  const rl = ', "ratelimit": {"characteristics": ["ip.src"], "period": 60}';
+  const ratelimit = (content: string) => `{"phase": "http_ratelimit", "rules": [${rule(content, rl)}]}`;
+  assert.deepEqual(validate(ratelimit('a'.repeat(30 * 1024))), []);
+  assert.deepEqual(validate(ratelimit('a'.repeat(30 * 1024 + 1))).map((p) => p.message), [
+    "a content of 30721 bytes is not a valid value for content: a block response's content is at most 30720 bytes (30 KB) in rate limiting rules",
+  ]);
+});
+
 test('set_config needs parameters; other actions get their top-level keys checked', () => {
   const text = '{"phase": "http_config_settings", "rules": [{"ref": "a", "expression": "true", "action": "set_config"}]}';
   assert.deepEqual(validate(text).map((p) => p.message), ['action parameters are required for the set_config action']);

@@ -1,9 +1,9 @@
 /**
  * The legacy Filters API (rules-api §4.1, §4.3): `/zones/{zone_id}/filters` list, create
- * (array, transactional), bulk update and delete, get, update and delete one, and the
- * top-level `/filters/validate-expr`. Expressions are checked by the language core in the
- * phase http_request_firewall_custom at the zone's plan (legacyStore.ts). Answers 410
- * under `--legacy sunset` (router option).
+ * (array, transactional, at most MAX_FILTERS_PER_REQUEST items), bulk update (the same
+ * cap) and delete, get, update and delete one, and the top-level `/filters/validate-expr`.
+ * Expressions are checked by the language core in the phase http_request_firewall_custom
+ * at the zone's plan (legacyStore.ts). Answers 410 under `--legacy sunset` (router option).
  */
 import { ApiError, CODES, newId, notFound, paginate, timestamp, type ApiMessage, type Reply } from '../api';
 import { expectArray, expectObject, onlyKeys, optString, type JsonObject } from '../body';
@@ -20,7 +20,9 @@ import {
   getFilter,
   idParams,
   legacyReport,
+  MAX_FILTERS_PER_REQUEST,
   pausedParam,
+  requireBatchSize,
   requireValidExpression,
   rulesUsing,
   zoneFilters,
@@ -81,7 +83,9 @@ function duplicateError(existing: string, pointer: string): ApiError {
 function create(ctx: Ctx): Reply {
   const zone = requireZone(ctx, ['Firewall Services'], 'Write');
   const store = ctx.service.store;
-  const inputs = expectArray(ctx.body).map((item, i) => {
+  const items = expectArray(ctx.body);
+  requireBatchSize(items, MAX_FILTERS_PER_REQUEST, 'filters');
+  const inputs = items.map((item, i) => {
     const obj = expectObject(item, `/${i}`);
     onlyKeys(obj, FILTER_KEYS, `/${i}`);
     const f = decodeFilter(obj, `/${i}`);
@@ -237,7 +241,9 @@ function decodeUpdate(zone: ZoneRow, obj: JsonObject, pointer: string, pathId?: 
 
 function bulkUpdate(ctx: Ctx): Reply {
   const zone = requireZone(ctx, ['Firewall Services'], 'Write');
-  const updates = expectArray(ctx.body).map((item, i) => decodeUpdate(zone, expectObject(item, `/${i}`), `/${i}`));
+  const items = expectArray(ctx.body);
+  requireBatchSize(items, MAX_FILTERS_PER_REQUEST, 'filters');
+  const updates = items.map((item, i) => decodeUpdate(zone, expectObject(item, `/${i}`), `/${i}`));
   return { result: applyUpdates(ctx, zone, updates).map(filterObject), messages: planWarnings(zone, updates.map((u) => u.input)) };
 }
 

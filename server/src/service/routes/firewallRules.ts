@@ -7,11 +7,15 @@
  * The single-call create (a rule with an inline filter), as the hosted service did it:
  *   - an invalid filter or rule (bad expression, bad action, duplicate filter …): 400,
  *     nothing is created;
- *   - the zone's rule quota exceeded, or a feature its plan lacks (the `log` action below
- *     Enterprise; a field or function of a higher plan): the inline filters ARE created,
- *     no rule is, and the error gives the created filters' ids (`meta.filter_id`,
- *     `meta.filter_ids` in body order) and says how to finish with the two-call flow
- *     (`POST …/firewall/rules` with `"filter": {"id": …}`);
+ *   - the zone's rule quota exceeded: 400 (10207) and nothing is created, not even the
+ *     inline filters (the hosted service kept those; here a refused request stores
+ *     nothing). Checked first, before the body's items are decoded, so the quota also
+ *     bounds how many items one request may carry;
+ *   - a feature its plan lacks (the `log` action below Enterprise; a field or function of a
+ *     higher plan): the inline filters ARE created, no rule is, and the error gives the
+ *     created filters' ids (`meta.filter_id`, `meta.filter_ids` in body order) and says
+ *     how to finish with the two-call flow (`POST …/firewall/rules` with
+ *     `"filter": {"id": …}`);
  *   - a filter made this way belongs to its rule: the Filters API will not change or
  *     delete it while a rule uses it (routes/filters.ts);
  *   - several rules may share one filter through `filter.id`.
@@ -145,9 +149,14 @@ type CreateOutcome = { readonly rules: RuleRow[] } | { readonly problems: readon
 function create(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
   const store = ctx.service.store;
-  // 1. Decode and validate everything: any invalid filter or rule → 400, nothing created.
-  const rules = expectArray(ctx.body).map((item, i) => decodeNewRule(store, zone, item, i));
+  const items = expectArray(ctx.body);
+  // 1. The quota, before anything is decoded: it bounds the items one request may carry.
+  requireRuleQuota(store, zone, items.length);
+  // 2. Decode and validate everything: any invalid filter or rule → 400, nothing created.
+  const rules = items.map((item, i) => decodeNewRule(store, zone, item, i));
   const outcome = store.write((): CreateOutcome => {
+    // Again inside the transaction, which is what counts.
+    requireRuleQuota(store, zone, rules.length);
     const existing = new Map(zoneFilters(store, zone.id).map((f) => [f.expression, f.id]));
     const inBatch = new Map<string, number>();
     for (const r of rules) {
@@ -174,19 +183,11 @@ function create(ctx: Ctx): Reply {
       }
       inBatch.set(r.inline.expression, r.index);
     }
-    // 2. What the plan refuses: the rules are not created, the inline filters are.
+    // 3. What the plan refuses: the rules are not created, the inline filters are.
     const problems: (ApiMessage & { index?: number })[] = [];
     for (const r of rules) {
       const p = rulePlanProblem(zone.plan, r.fields.action, r.expression, `/${r.index}`, r.filterPointer);
       if (p) problems.push({ ...p, index: r.index });
-    }
-    const count = Number(store.get<{ n: number }>('SELECT COUNT(*) AS n FROM firewall_rules WHERE zone_id = ?', [zone.id])!.n);
-    const quota = RULE_QUOTA[zone.plan];
-    if (count + rules.length > quota) {
-      problems.push({
-        code: CODES.firewallRuleQuota,
-        message: `exceeded the maximum number of firewall rules for the ${capitalPlan(zone.plan)} plan (${quota}): the zone has ${count} and the request adds ${rules.length}`,
-      });
     }
     const now = timestamp();
     const filterIds = rules.map((r) => (r.inline ? insertFilter(store, zone.id, r.inline, true, now).id : r.filterId!));
@@ -205,7 +206,24 @@ function create(ctx: Ctx): Reply {
   return { result: ruleObjects(store, zone.id, outcome.rules) };
 }
 
-/** The error of a create refused for quota or plan reasons, with the two-call advice when filters were created. */
+/**
+ * Refuses a create that would take the zone past its plan's firewall-rule quota: 400
+ * (10207), nothing stored. Run before the body's items are decoded (a body of thousands of
+ * rules is refused without checking one expression) and again in the write transaction.
+ */
+function requireRuleQuota(store: Store, zone: ZoneRow, adding: number): void {
+  const count = Number(store.get<{ n: number }>('SELECT COUNT(*) AS n FROM firewall_rules WHERE zone_id = ?', [zone.id])!.n);
+  const quota = RULE_QUOTA[zone.plan];
+  if (count + adding > quota) {
+    throw ApiError.of(
+      400,
+      CODES.firewallRuleQuota,
+      `exceeded the maximum number of firewall rules for the ${capitalPlan(zone.plan)} plan (${quota}): the zone has ${count} and the request adds ${adding}; nothing was created`,
+    );
+  }
+}
+
+/** The error of a create refused for plan reasons, with the two-call advice when filters were created. */
 function singleCallError(
   zone: ZoneRow,
   problems: readonly (ApiMessage & { index?: number })[],
