@@ -96,22 +96,32 @@ function loneSurrogate(s: string): string {
  * bounded by MAX_DEPTH.
  */
 function refuseLoneSurrogates(v: Json, pointer: string): void {
-  if (typeof v === 'string') {
-    if (!isWellFormed(v)) {
-      throw ApiError.of(400, CODES.invalidValue, `the value at ${pointer || '/'} must not contain ${loneSurrogate(v)}: send a string of well-formed Unicode, a surrogate only as half of a pair`, pointer);
-    }
+  eachLeaf(v, pointer, (x, at, key) => {
+    if (typeof x !== 'string' || isWellFormed(x)) return;
+    const message = key
+      ? `a key in ${at || '/'} must not contain ${loneSurrogate(x)}: send keys of well-formed Unicode, a surrogate only as half of a pair`
+      : `the value at ${at || '/'} must not contain ${loneSurrogate(x)}: send a string of well-formed Unicode, a surrogate only as half of a pair`;
+    throw ApiError.of(400, CODES.invalidValue, message, at);
+  });
+}
+
+/**
+ * Calls `visit` on every string, number and key in `v`, depth first, with its JSON pointer
+ * (a key's is the object's that holds it, where an error about it is reported).
+ */
+export function eachLeaf(v: Json, pointer: string, visit: (leaf: string | number, pointer: string, key: boolean) => void): void {
+  if (typeof v === 'string' || typeof v === 'number') {
+    visit(v, pointer, false);
     return;
   }
   if (v === null || typeof v !== 'object') return;
   if (Array.isArray(v)) {
-    v.forEach((x, i) => refuseLoneSurrogates(x, `${pointer}/${i}`));
+    v.forEach((x, i) => eachLeaf(x, `${pointer}/${i}`, visit));
     return;
   }
   for (const [k, x] of Object.entries(v)) {
-    if (!isWellFormed(k)) {
-      throw ApiError.of(400, CODES.invalidValue, `a key in ${pointer || '/'} must not contain ${loneSurrogate(k)}: send keys of well-formed Unicode, a surrogate only as half of a pair`, pointer);
-    }
-    refuseLoneSurrogates(x, `${pointer}/${escapePointer(k)}`);
+    visit(k, pointer, true);
+    eachLeaf(x, `${pointer}/${escapePointer(k)}`, visit);
   }
 }
 

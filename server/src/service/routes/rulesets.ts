@@ -52,7 +52,7 @@ import { rulesetVersion, type ManagedRuleset } from '../../rulesets/catalog';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import { ZONE_WAF_GROUPS, type PermissionGroup } from '../auth';
-import { escapePointer, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
+import { eachLeaf, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
 import { capitalPlan, MAX_DESCRIPTION, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
@@ -296,20 +296,13 @@ export const MAX_RULE_TEXT = MAX_DESCRIPTION;
  * reads it as Infinity, which would be stored, and compared, as null.
  */
 function refuseNulWithin(v: Json, pointer: string): void {
-  if (typeof v === 'number' && !Number.isFinite(v)) throw invalidJson(`the number at ${pointer || '/'} is too large: a JSON number must fit in a 64-bit float`, pointer);
-  if (typeof v === 'string') {
-    if (v.includes('\u0000')) throw ApiError.of(400, CODES.invalidValue, `the value at ${pointer || '/'} must not contain a NUL character (U+0000)`, pointer);
-    return;
-  }
-  if (v === null || typeof v !== 'object') return;
-  if (Array.isArray(v)) {
-    v.forEach((x, i) => refuseNulWithin(x, `${pointer}/${i}`));
-    return;
-  }
-  for (const [k, x] of Object.entries(v)) {
-    if (k.includes('\u0000')) throw ApiError.of(400, CODES.invalidValue, `a key in ${pointer || '/'} must not contain a NUL character (U+0000)`, pointer);
-    refuseNulWithin(x, `${pointer}/${escapePointer(k)}`);
-  }
+  eachLeaf(v, pointer, (x, at, key) => {
+    if (typeof x === 'number') {
+      if (!Number.isFinite(x)) throw invalidJson(`the number at ${at || '/'} is too large: a JSON number must fit in a 64-bit float`, at);
+    } else if (x.includes('\u0000')) {
+      throw ApiError.of(400, CODES.invalidValue, key ? `a key in ${at || '/'} must not contain a NUL character (U+0000)` : `the value at ${at || '/'} must not contain a NUL character (U+0000)`, at);
+    }
+  });
 }
 
 /**
