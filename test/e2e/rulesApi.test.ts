@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RulesApi, type Credentials } from '../../client/src/api/rulesApi';
 import { RulesApiError } from '../../client/src/api/errors';
-import { envTokenAllowed, insecureBaseUrl } from '../../client/src/api/urls';
+import { envTokenAllowed, insecureBaseUrl, proxyTokenRefusal } from '../../client/src/api/urls';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -419,6 +419,36 @@ describe('where credentials may go (client/src/api/urls.ts)', () => {
     assert.equal(insecureBaseUrl('http://rules.example.com/client/v4'), 'rulesmith.api.baseUrl (http://rules.example.com) is not https: the API token would travel unencrypted');
     assert.equal(insecureBaseUrl('http://127.0.0.1.evil.example/client/v4')?.includes('not https'), true);
     assert.match(insecureBaseUrl('not a url') ?? '', /is not a URL/);
+  });
+  it("the WAF proxy's control API gets the service's token only on the service's host, over https or on this machine", () => {
+    assert.equal(proxyTokenRefusal('http://127.0.0.1:8081', 'http://127.0.0.1:8787/client/v4'), undefined, 'the local serve');
+    assert.equal(proxyTokenRefusal('https://rules.example.com:8443', 'https://rules.example.com/client/v4'), undefined);
+    assert.equal(
+      proxyTokenRefusal('http://evil.example:8081', 'http://127.0.0.1:8787/client/v4'),
+      "the WAF proxy at http://evil.example:8081 is not on the rules service's host (127.0.0.1): Rulesmith sends the service's token only there; set rulesmith.proxy.url to the proxy `rulesmith serve` runs beside the service",
+    );
+    assert.equal(proxyTokenRefusal('http://rules.example.com:8081', 'https://rules.example.com/client/v4'), "the WAF proxy at http://rules.example.com:8081 is not https: the service's token would travel unencrypted");
+    assert.equal(proxyTokenRefusal('nonsense', 'http://127.0.0.1:8787/client/v4'), 'rulesmith.proxy.url is not a URL (nonsense)');
+  });
+  it('a redirect is not followed with credentials (a Global API key would go to the other host)', async () => {
+    let leaked: string | undefined;
+    const other = await scripted((req, res) => {
+      leaked = String(req.headers['x-auth-key']);
+      json(res, 200, { result: { id: 'x', status: 'active' }, success: true, errors: [], messages: [] });
+    });
+    const { server, url } = await scripted((_req, res) => {
+      res.writeHead(302, { location: `${other.url}/user` });
+      res.end();
+    });
+    try {
+      const api = new RulesApi({ baseUrl: url, credentials: { kind: 'key', email: 'me@example.com', key: 'global-key' }, maxRetries: 1, timeoutMs: 2_000 });
+      const e = await failure(api.verify());
+      assert.equal(e.message, `the rules service answered HTTP 302, a redirect to ${other.url}/user: Rulesmith does not follow redirects with credentials; set rulesmith.api.baseUrl to the URL to use`);
+      assert.equal(leaked, undefined);
+    } finally {
+      server.close();
+      other.server.close();
+    }
   });
   it('a token from the environment goes to the URL RULESMITH_API_URL names, else only to a loopback service (not to a URL a workspace set)', () => {
     assert.equal(envTokenAllowed('http://127.0.0.1:8787/client/v4', undefined), true, 'the npm start demo');

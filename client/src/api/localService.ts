@@ -69,7 +69,7 @@ export class LocalService implements vscode.Disposable {
     // Our token goes only to a loopback service (the record is a file anyone with our rights could edit).
     if (typeof rec.pid !== 'number' || typeof rec.baseUrl !== 'string' || !/^http:\/\/127\.0\.0\.1:\d+\/client\/v4$/.test(rec.baseUrl) || !alive(rec.pid)) return undefined;
     try {
-      const res = await fetch(`${rec.baseUrl}/user/tokens/verify`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(3_000) });
+      const res = await fetch(`${rec.baseUrl}/user/tokens/verify`, { headers: { authorization: `Bearer ${token}` }, redirect: 'error', signal: AbortSignal.timeout(3_000) });
       if (!res.ok) return undefined;
     } catch {
       return undefined;

@@ -3,6 +3,7 @@
 // local service runs (`--proxy-listen`), or the one at the setting rulesmith.proxy.url.
 import * as vscode from 'vscode';
 import type { Connection } from './connection';
+import { proxyTokenRefusal } from './urls';
 
 export interface ProxiedZone {
   readonly zone: string;
@@ -31,8 +32,15 @@ export class ProxyControl {
     const base = this.url;
     if (!base) throw new Error('No WAF proxy: set rulesmith.proxy.url to the URL `rulesmith serve --proxy-listen` printed');
     const token = await this.connection.bearerToken();
+    const service = this.connection.state().baseUrl;
+    if (token) {
+      const refused = service === undefined ? 'the rules service has no URL yet' : proxyTokenRefusal(base, service);
+      if (refused) throw new Error(refused);
+    }
     const res = await fetch(`${base}/.rulesmith/proxy${path}`, {
       method,
+      // A redirect could carry the token to another host.
+      redirect: 'error',
       headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
       ...(body ? { body: JSON.stringify(body) } : {}),
       signal: AbortSignal.timeout(5_000),

@@ -74,7 +74,9 @@ function guardedFetch(log: ((line: string) => void) | undefined): (input: string
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     let res: Response;
     try {
-      res = await fetch(input, init);
+      // Not followed: a redirect to another host would carry X-Auth-Key (fetch drops only
+      // Authorization), and one from https to http would send it in the clear.
+      res = await fetch(input, { ...init, redirect: 'manual' });
     } catch (e) {
       // Nothing listens on this machine's port: retrying (with the SDK's back-off, ~7 s)
       // would not change that. Answer at once, marked, so that the call fails in
@@ -86,6 +88,13 @@ function guardedFetch(log: ((line: string) => void) | undefined): (input: string
       return new Response(JSON.stringify({ result: null, success: false, errors: [{ message: 'could not connect' }], messages: [] }), { status: 503, headers });
     }
     const path = url.pathname.replace(/^.*?\/client\/v4/, '');
+    if (res.status >= 300 && res.status < 400) {
+      const to = res.headers.get('location') ?? 'nowhere';
+      log?.(`${method} ${path} answered HTTP ${res.status} (a redirect); not followed`);
+      const message = `the rules service answered HTTP ${res.status}, a redirect to ${to}: Rulesmith does not follow redirects with credentials; set rulesmith.api.baseUrl to the URL to use`;
+      const body = JSON.stringify({ result: null, success: false, errors: [{ message }], messages: [] });
+      return new Response(body, { status: 502, headers: { 'content-type': 'application/json', 'x-should-retry': 'false' } });
+    }
     const headers = new Headers(res.headers);
     let changed = false;
     if (!res.ok) {
