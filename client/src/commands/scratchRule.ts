@@ -15,6 +15,8 @@ const LANGUAGE = 'rulesmith-expression';
 
 export class ScratchRule implements vscode.CodeLensProvider {
   private readonly lensesChanged = new vscode.EventEmitter<void>();
+  /** The zone each scratch file was opened for: its rule goes there, whichever zone is chosen since. */
+  private readonly zoneOf = new Map<string, Zone>();
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
 
   constructor(private readonly ctx: Ctx) {}
@@ -38,6 +40,7 @@ export class ScratchRule implements vscode.CodeLensProvider {
   /** Opens the zone's scratch editor, with `initial` when given (else the draft kept, else empty). */
   async open(zone: Zone, initial: string | undefined): Promise<vscode.Uri> {
     const uri = this.scratchUri(zone);
+    this.zoneOf.set(uri.toString(), zone);
     mkdirSync(join(this.ctx.context.globalStorageUri.fsPath, 'scratch'), { recursive: true });
     if (!existsSync(uri.fsPath) || initial !== undefined) writeFileSync(uri.fsPath, initial ?? '');
     const doc = await vscode.workspace.openTextDocument(uri);
@@ -62,7 +65,7 @@ export class ScratchRule implements vscode.CodeLensProvider {
         title: '$(add) Create firewall rule from this expression',
         command: 'rulesmith.createFirewallRuleFromExpression',
         arguments: [doc.uri],
-        tooltip: 'A firewall rule on the chosen zone with this expression as its filter (asks the action and a description next)',
+        tooltip: `A firewall rule on ${this.zoneOf.get(doc.uri.toString())?.name ?? 'the chosen zone'} with this expression as its filter (asks the action and a description next)`,
       }),
     ];
   }
@@ -75,7 +78,9 @@ export class ScratchRule implements vscode.CodeLensProvider {
     const expression = doc.getText().trim();
     if (expression === '') throw new UserError(`${doc.uri.path.split('/').pop()} is empty: write the expression first.`);
     const more = extra && typeof extra === 'object' ? (extra as Record<string, unknown>) : {};
-    const result = await vscode.commands.executeCommand<unknown>('rulesmith.createFirewallRule', { ...more, expression, askDescription: true, source: doc.uri.toString() });
+    // A zone's scratch file creates on that zone, even if another was chosen meanwhile.
+    const zone = this.zoneOf.get(doc.uri.toString());
+    const result = await vscode.commands.executeCommand<unknown>('rulesmith.createFirewallRule', { ...(zone ? { zone } : {}), ...more, expression, askDescription: true, source: doc.uri.toString() });
     if (result && doc.uri.fsPath.startsWith(join(this.ctx.context.globalStorageUri.fsPath, 'scratch'))) {
       // Created: the draft is done.
       const edit = new vscode.WorkspaceEdit();
