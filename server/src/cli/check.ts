@@ -1,6 +1,6 @@
 /** `rulesmith check`: check .cfrule files, ruleset JSON files, or one `--expr`. */
 import { checkExpression, type CheckOptions, type Diagnostic } from '../language/index';
-import { engineReport, positionAt, type Position } from '../language/report';
+import { engineReport, type Position } from '../language/report';
 import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import { findExpressions } from '../rulesets/expressions';
@@ -9,7 +9,7 @@ import { validateRulesetJson } from '../rulesets/validate';
 import { checkTerraform } from '../terraform/check';
 import { parseHcl, type HclParse } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
-import { readInput, UsageError } from './input';
+import { InputError, readInput, UsageError } from './input';
 import type { Io, Parsed } from './main';
 import { githubAnnotations, sarifLog } from './sarif';
 
@@ -56,6 +56,21 @@ function checkFormat(values: Parsed['values']): CheckFormat {
   return f as CheckFormat;
 }
 
+/** Where an unexpected error happened: the file being worked on, when known (see `inFile`). */
+export const FILE = Symbol('rulesmith.file');
+
+/** Runs `work` on `file`; an unexpected error (a bug) is tagged with the file so its report can name it. */
+export function inFile<T>(file: string, work: () => T): T {
+  try {
+    return work();
+  } catch (e) {
+    if (typeof e === 'object' && e !== null && !(e instanceof UsageError) && !(e instanceof InputError) && !(FILE in e)) {
+      Object.defineProperty(e, FILE, { value: file });
+    }
+    throw e;
+  }
+}
+
 const isTerraform = (file: string) => /\.tf$/i.test(file);
 
 /** Checks; a Promise when a `.tf` file is among the files (HashiCorp's parser answers asynchronously). */
@@ -92,12 +107,14 @@ function checkAll(
     results.push(...checkText(expr, null, null, options, (o) => o));
   }
   // Custom rulesets given on the command line may be executed by the others.
-  const customRulesetIds = [...texts].filter(([f]) => !isTerraform(f)).map(([, t]) => t).flatMap((t) => {
-    const p = propsOf(rulesetNodeOf(parseRulesetTree(t).root));
-    const id = p.get('id')?.value?.value;
-    return p.get('kind')?.value?.value === 'custom' && typeof id === 'string' ? [id] : [];
-  });
-  for (const [file, text] of texts) {
+  const customRulesetIds = [...texts].filter(([f]) => !isTerraform(f)).flatMap(([f, t]) =>
+    inFile(f, () => {
+      const p = propsOf(rulesetNodeOf(parseRulesetTree(t).root));
+      const id = p.get('id')?.value?.value;
+      return p.get('kind')?.value?.value === 'custom' && typeof id === 'string' ? [id] : [];
+    }),
+  );
+  for (const [file, text] of texts) inFile(file, () => {
     const parsed = hcl.get(file);
     if (parsed) {
       const located = locate(text);
@@ -136,7 +153,7 @@ function checkAll(
       expressions++;
       results.push(...checkText(text, file, null, options, (o) => o, text));
     }
-  }
+  });
 
   const errors = results.filter((r) => r.finding.severity === 'error').length;
   // Notes: information and hints (e.g. a rule without ref); the core's expression checks give none.
@@ -187,7 +204,36 @@ function finding(
   message: string,
   hint?: string,
 ): Finding {
-  return { file, rule, range: { start: positionAt(document, start), end: positionAt(document, end) }, severity, code, message, ...(hint ? { hint } : {}) };
+  const at = positionsIn(document);
+  return { file, rule, range: { start: at(start), end: at(end) }, severity, code, message, ...(hint ? { hint } : {}) };
+}
+
+/** The last document's line starts: findings come file by file, so each file's are computed once. */
+let lineStarts: { readonly text: string; readonly starts: readonly number[] } | undefined;
+
+/**
+ * Offsets to positions in `text`, as report.ts's positionAt gives them (an offset past the end
+ * is the end), by binary search over line starts computed once per document: positionAt
+ * scans from the start for each offset, quadratic in a file with thousands of findings.
+ */
+function positionsIn(text: string): (offset: number) => Position {
+  if (lineStarts?.text !== text) {
+    const starts = [0];
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+    lineStarts = { text, starts };
+  }
+  const { starts } = lineStarts;
+  return (offset) => {
+    const o = Math.min(offset, text.length);
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= o) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo, character: o - starts[lo]! };
+  };
 }
 
 function textBlock(r: Checked): string {

@@ -2,7 +2,7 @@
 import { formatExpression } from '../language/index';
 import { engineReport } from '../language/report';
 import { fsReason } from './files';
-import { readInput, UsageError, wholeNumber } from './input';
+import { InputError, readInput, UsageError, wholeNumber } from './input';
 import type { Io, Parsed } from './main';
 
 export function runFormat(p: Parsed, io: Io): number {
@@ -15,7 +15,13 @@ export function runFormat(p: Parsed, io: Io): number {
   const check = p.values.check === true;
 
   if (p.files.length === 0) {
-    const input = io.readStdin();
+    let input: string;
+    try {
+      input = io.readStdin();
+    } catch (e) {
+      // As readInput says it for a file: not UTF-8, or stdin not readable (exit 2, no stack).
+      throw new InputError([`rulesmith: cannot read <stdin>: ${fsReason(e)}`]);
+    }
     const r = formatExpression(input, options);
     if (r.text === undefined) return reportUnparsable('<stdin>', input, r.diagnostics, io);
     if (check) return r.text === input.trimEnd() ? 0 : (io.err('<stdin> is not formatted\n'), 1);

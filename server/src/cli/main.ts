@@ -3,7 +3,7 @@
  * calls the core, prints, and sets the exit code (0 ok, 1 problems found, 2 bad usage).
  */
 import { readFileSync } from 'node:fs';
-import { runCheck } from './check';
+import { FILE, runCheck } from './check';
 import { runEvalCommand } from './eval';
 import { boundRegexBacktracking } from '../regexBudget';
 import { readHead, readText, writeTextAtomic } from './files';
@@ -35,7 +35,8 @@ ENTRY is an entry-point ruleset with its "phase", an object mapping phases to en
 or a zone {"entryPoints", "customRulesets", "legacy", "plan"}. Requests: .http, CRS ftw .yaml,
 or .json field values. preview's attacks: the built-in OWASP CRS 3.3.4 regression requests,
 or the ftw YAML under --attacks DIR instead. eval --config and preview exit 2 on unusable input.
-Exit status: 0 no errors, 1 errors found (or files to format with --check), 2 bad usage.`;
+Exit status: 0 no errors, 1 errors found (or files to format with --check), 2 bad usage, unusable input
+or an internal error (a bug, reported on one line).`;
 
 export interface Io {
   readonly out: (s: string) => void;
@@ -66,41 +67,52 @@ export function run(argv: readonly string[], io: Io): number | Promise<number> {
     return 0;
   }
   try {
-    switch (command) {
-      case 'check':
-        return settle(runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string' }), io, version()), io);
-      case 'terraform':
-        return settle(runTerraformCommand(rest, io), io);
-      case 'eval':
-        return runEvalCommand(rest, io);
-      case 'preview':
-        return runPreviewCommand(rest, io);
-      case 'ftw':
-        return runFtwCommand(rest, io);
-      case 'format':
-        return runFormat(parse(rest, { check: 'boolean', notation: 'string', width: 'string' }), io);
-      case 'serve':
-        return runServe(serveOptions(serveArgs(rest)), io);
-      case '--version':
-      case 'version':
-        io.out(`${version()}\n`);
-        return 0;
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        io.out(`${USAGE}\n`);
-        return command === undefined ? 2 : 0;
-      default:
-        throw new UsageError(`unknown command "${command}"`);
-    }
+    return dispatch(command, rest, io);
   } catch (e) {
-    return failed(e, io);
+    return failed(e, io, command);
   }
 }
 
-/** Bad usage or unusable input: exit 2 (anything else is a bug, thrown on). */
-function failed(e: unknown, io: Io): number {
+function dispatch(command: string | undefined, rest: readonly string[], io: Io): number | Promise<number> {
+  switch (command) {
+    case 'check':
+      return settle(runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string' }), io, version()), io, command);
+    case 'terraform':
+      return settle(runTerraformCommand(rest, io), io, command);
+    case 'eval':
+      return runEvalCommand(rest, io);
+    case 'preview':
+      return runPreviewCommand(rest, io);
+    case 'ftw':
+      return runFtwCommand(rest, io);
+    case 'format':
+      return runFormat(parse(rest, { check: 'boolean', notation: 'string', width: 'string' }), io);
+    case 'serve':
+      return runServe(serveOptions(serveArgs(rest)), io);
+    case '--version':
+    case 'version':
+      io.out(`${version()}\n`);
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      io.out(`${USAGE}\n`);
+      return command === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+/** The one-line report of an unexpected error (a bug): exit 2, never 1 (which CI reads as "errors found"). */
+export function internalError(e: unknown, command: string | undefined): string {
+  const file = typeof e === 'object' && e !== null && FILE in e ? ` on ${String((e as Record<symbol, unknown>)[FILE])}` : '';
+  const message = (e instanceof Error ? `${e.name === 'Error' ? '' : `${e.name}: `}${e.message}` : String(e)).replace(/\s*\n\s*/g, ' ');
+  return `rulesmith: internal error while running ${command ?? 'rulesmith'}${file}: ${message} (a bug in rulesmith: please report it with the command and the input)\n`;
+}
+
+/** Bad usage or unusable input: exit 2; anything else is a bug, reported on one line, also exit 2. */
+function failed(e: unknown, io: Io, command?: string): number {
   if (e instanceof UsageError) {
     io.err(`rulesmith: ${e.message}\n\n${USAGE}\n`);
     return 2;
@@ -110,12 +122,13 @@ function failed(e: unknown, io: Io): number {
     for (const l of e.lines) io.err(`${l}\n`);
     return 2;
   }
-  throw e;
+  io.err(internalError(e, command));
+  return 2;
 }
 
 /** An asynchronous command's errors end it as a synchronous one's do. */
-function settle(code: number | Promise<number>, io: Io): number | Promise<number> {
-  return typeof code === 'number' ? code : code.catch((e: unknown) => failed(e, io));
+function settle(code: number | Promise<number>, io: Io, command: string): number | Promise<number> {
+  return typeof code === 'number' ? code : code.catch((e: unknown) => failed(e, io, command));
 }
 
 export interface Parsed {
@@ -160,7 +173,7 @@ if (require.main === module) {
     code.then(
       (c) => (process.exitCode = c),
       (e: unknown) => {
-        process.stderr.write(`rulesmith: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+        process.stderr.write(internalError(e, process.argv[2]));
         process.exitCode = 2;
       },
     );

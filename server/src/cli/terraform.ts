@@ -10,11 +10,13 @@
  * `<resource>.ruleset.json` per resource instead). Values Terraform only knows at plan time
  * (`var.x`) are kept as written and listed on stderr.
  */
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportTerraform, type ExportedRuleset, type ProviderVersion } from '../terraform/export';
 import { parseHcl } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
 import { importIds, resourcesOf, toRuleset, type ImportedRuleset } from '../terraform/rulesetJson';
+import { fsReason } from './files';
 import { InputError, parseOptions, readInput, UsageError } from './input';
 import type { Io } from './main';
 
@@ -29,8 +31,12 @@ export function runTerraformCommand(args: readonly string[], io: Io, env: Readon
     if (!zone) throw new UsageError('terraform export needs --zone ZONE_ID');
     const provider = (values.provider as string | undefined) ?? '5';
     if (provider !== '4' && provider !== '5') throw new UsageError(`--provider must be 4 or 5 (got "${provider}")`);
-    const token = env.RULESMITH_API_TOKEN ?? env.CLOUDFLARE_API_TOKEN;
+    // An empty RULESMITH_API_TOKEN is unset: CLOUDFLARE_API_TOKEN is used then.
+    const variable = env.RULESMITH_API_TOKEN ? 'RULESMITH_API_TOKEN' : 'CLOUDFLARE_API_TOKEN';
+    const token = env.RULESMITH_API_TOKEN || env.CLOUDFLARE_API_TOKEN;
     if (!token) throw new UsageError('set RULESMITH_API_TOKEN (or CLOUDFLARE_API_TOKEN) to an API token that can read the zone');
+    // Checked before it goes into a header (whose errors would print it); never shown.
+    if (!/^[\x21-\x7e]+$/.test(token)) throw new InputError([`rulesmith: ${variable} is not an API token: it must be printable ASCII without spaces or line breaks (the value is not shown)`]);
     const api = ((values.api as string | undefined) ?? DEFAULT_API).replace(/\/+$/, '');
     return fetchZoneRulesets(api, zone, token).then(
       (rulesets) => {
@@ -38,7 +44,7 @@ export function runTerraformCommand(args: readonly string[], io: Io, env: Readon
         return 0;
       },
       (e: unknown) => {
-        io.err(`rulesmith terraform export: ${e instanceof Error ? e.message : String(e)}\n`);
+        io.err(`rulesmith terraform export: ${redact(e instanceof Error ? e.message : String(e), token)}\n`);
         return 2;
       },
     );
@@ -67,11 +73,29 @@ async function importFile(file: string, text: string, io: Io, out: string | unde
   if (imported.length === 0) throw new InputError([`${file}: no cloudflare_ruleset resource`]);
   for (const i of imported) for (const u of i.unresolved) io.err(`${file}: ${i.resource}.${u.path} depends on ${u.dependsOn.join(', ')}: kept as written\n`);
   if (out !== undefined) {
-    for (const i of imported) io.writeFile(join(out, `${i.resource.replace(/^cloudflare_ruleset\./, '')}.ruleset.json`), `${JSON.stringify(i.ruleset, null, 2)}\n`);
+    try {
+      mkdirSync(out, { recursive: true });
+    } catch (e) {
+      const reason = (e as NodeJS.ErrnoException).code === 'EEXIST' ? 'it is a file, not a folder (EEXIST)' : fsReason(e);
+      throw new InputError([`rulesmith: cannot write ${out}: ${reason}`]);
+    }
+    for (const i of imported) {
+      const path = join(out, `${i.resource.replace(/^cloudflare_ruleset\./, '')}.ruleset.json`);
+      try {
+        io.writeFile(path, `${JSON.stringify(i.ruleset, null, 2)}\n`);
+      } catch (e) {
+        throw new InputError([`rulesmith: cannot write ${path}: ${fsReason(e)}`]);
+      }
+    }
     return 0;
   }
   io.out(`${JSON.stringify(imported.length === 1 ? imported[0].ruleset : zoneFile(imported), null, 2)}\n`);
   return 0;
+}
+
+/** Error text without the API token (an API error may echo the Authorization header). */
+export function redact(text: string, token: string): string {
+  return token ? text.split(token).join('***') : text;
 }
 
 /** Several rulesets as a zone file: entry points by phase, custom rulesets apart. */

@@ -28,9 +28,14 @@ const RULE_ORDER = ['ref', 'description', 'expression', 'action', 'action_parame
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isIdentifier = (k: string) => /^[A-Za-z_][A-Za-z0-9_-]*$/.test(k);
 
-/** A string as an HCL quoted template: escapes, and `${`/`%{` doubled so they stay literal. */
+/**
+ * A string as an HCL quoted template: escapes, and `${`/`%{` doubled so they stay literal.
+ * JSON's `\b` and `\f` are not HCL escapes: they are written as `\u0008` and `\u000c`.
+ */
 export function hclString(s: string): string {
-  return JSON.stringify(s).replace(/([$%])\{/g, '$1$1{');
+  return JSON.stringify(s)
+    .replace(/\\(.)/g, (all, c: string) => (c === 'b' ? '\\u0008' : c === 'f' ? '\\u000c' : all))
+    .replace(/([$%])\{/g, '$1$1{');
 }
 
 const key = (k: string) => (isIdentifier(k) ? k : hclString(k));

@@ -116,3 +116,14 @@ for (const provider of [5, 4] as const) {
     assert.deepEqual(await roundTrip(GOLDEN, provider), GOLDEN.map((r) => withoutComputed(r.ruleset)));
   });
 }
+
+test('control characters: a backspace and a form feed are written as \\u0008 and \\u000c (HCL has no \\b, \\f) and read back', async () => {
+  const expression = 'http.request.uri.path eq "/a\bb\fc" and http.host eq "\\\\b\\\\f\t"';
+  const ruleset = { id: 'cccccccccccccccccccccccccccccccc', name: 'ctl', kind: 'zone', phase: 'http_request_firewall_custom', rules: [{ expression, action: 'block', description: '\b\f' }] };
+  for (const provider of [5, 4] as const) {
+    const text = exportTerraform([{ ruleset, scope: { zoneId: 'zone' } }], provider);
+    assert.ok(text.includes('"/a\\u0008b\\u000cc\\"'), text);
+    assert.ok(!/\\[bf]/.test(text.replace(/\\\\/g, '')), text);
+    assert.deepEqual(await roundTrip([{ ruleset, scope: { zoneId: 'zone' } }], provider), [withoutComputed(ruleset)], `provider ${provider}`);
+  }
+});
