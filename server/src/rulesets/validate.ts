@@ -279,14 +279,26 @@ class Validator extends OverridesChecker {
             .replace(/_+$/, '')
         : '';
     if (!base) base = `rule_${index + 1}`;
-    const used = new Set<string>();
-    for (const r of rule.parent?.children ?? []) {
-      const ref = propsOf(r).get('ref')?.value?.value;
-      if (typeof ref === 'string') used.add(ref);
-    }
+    const used = this.refsOf(rule.parent);
     let ref = base;
     for (let n = 2; used.has(ref); n++) ref = `${base}_${n}`;
     return ref;
+  }
+
+  /** The refs the rules of `rules` have, read once per list (a rule without a ref asks for each). */
+  private readonly refsRead = new WeakMap<Node, Set<string>>();
+  private refsOf(rules: Node | undefined): Set<string> {
+    if (!rules) return new Set();
+    let used = this.refsRead.get(rules);
+    if (!used) {
+      used = new Set();
+      for (const r of rules.children ?? []) {
+        const ref = propsOf(r).get('ref')?.value?.value;
+        if (typeof ref === 'string') used.add(ref);
+      }
+      this.refsRead.set(rules, used);
+    }
+    return used;
   }
 
   private action(node: Node, rule: number): string | undefined {
