@@ -15,6 +15,7 @@ import type { RulesmithClient } from './client';
 import { runCommand, targetZone, UserError, type Ctx } from './commands/context';
 import { HTTP_SELECTOR } from './evaluation';
 import type { TraceResult, TraceStep, Zone } from './api/rulesApi';
+import { inlineCode } from './markdownText';
 import type { ServerStatus } from './status';
 import type { TraceViewState } from './traceViewState';
 import { describeRule } from '../../server/src/rulesets/ruleNames';
@@ -101,7 +102,7 @@ export function traceMarkdown(title: string, body: Record<string, unknown>, r: T
   const lines = [
     `# ${title}`,
     '',
-    `Traced on **${r.zone?.name ?? '?'}** (migration state ${r.migration_state ?? '?'}) by the rules service: \`${body.method} ${body.url}\``,
+    `Traced on **${r.zone?.name ?? '?'}** (migration state ${r.migration_state ?? '?'}) by the rules service: ${inlineCode(`${String(body.method)} ${String(body.url)}`)}`,
     '',
     `## Decision: ${verdict}${r.status_code ? ` — HTTP ${r.status_code}` : ''}`,
     '',
