@@ -9,7 +9,7 @@ import type { JSONPath, Node } from 'jsonc-parser';
 import type { Severity } from '../language/diagnostics';
 import { planAllows } from '../language/scheme/index';
 import { OVERRIDE_ACTIONS } from './actions';
-import { findManagedRuleset, PARANOIA_TAG, paranoiaLevelOf, rulesetVersion, type ManagedRule, type ManagedRuleset, type ManagedRulesetVersion } from './catalog';
+import { findManagedRuleset, PARANOIA_TAG, paranoiaLevelOf, rulesetVersion, type ManagedCatalog, type ManagedRule, type ManagedRuleset, type ManagedRulesetVersion } from './catalog';
 import { propsOf, type Prop } from './jsonTree';
 import { cap, closest, didYouMean, DIGITS, list, RulesetChecker, type ExecuteTargetCode, type MisplacedData, type Scope } from './rulesetChecker';
 
@@ -19,6 +19,43 @@ interface ExecuteSeen {
   readonly rule: number;
   readonly id: string;
   readonly idNode: Node;
+}
+
+/** Whether a ruleset of `kind` deploys each managed ruleset at most once: a zone's entry point (or a file of no stated kind). */
+export function deploysOnce(kind: string | undefined): boolean {
+  return kind === undefined || kind === 'zone';
+}
+
+/** The words for a second enabled execute of managed ruleset `name`, first run by rule `first` (0-based; `of` names where that rule is). */
+export function repeatedExecuteMessage(name: string, first: number, of = ''): string {
+  return `${name} is already executed by rule ${first + 1}${of}; a zone can deploy each managed ruleset once`;
+}
+
+/**
+ * The same check on rule values (the rules service checks rules one at a time, so it runs
+ * this on the rules a write would store): the later rule of the first repeat, the rule it
+ * repeats and the ruleset's name. `written`: the rules the write brings; a repeat between
+ * two it does not bring was stored before and is left alone.
+ */
+export function repeatedExecute(
+  catalog: ManagedCatalog,
+  kind: string | undefined,
+  rules: readonly { readonly action?: unknown; readonly action_parameters?: unknown; readonly enabled?: unknown }[],
+  written: (i: number) => boolean = () => true,
+): { readonly rule: number; readonly first: number; readonly name: string } | undefined {
+  if (!deploysOnce(kind)) return undefined;
+  const firsts = new Map<string, number>();
+  for (let i = 0; i < rules.length; i++) {
+    const r = rules[i]!;
+    const id = (r.action_parameters as { id?: unknown } | undefined)?.id;
+    if (r.action !== 'execute' || r.enabled === false || typeof id !== 'string') continue;
+    const rs = findManagedRuleset(catalog, id);
+    if (!rs) continue;
+    const first = firsts.get(rs.id);
+    if (first === undefined) firsts.set(rs.id, i);
+    else if (written(i) || written(first)) return { rule: i, first, name: rs.name };
+  }
+  return undefined;
 }
 
 export abstract class OverridesChecker extends RulesetChecker {
@@ -73,10 +110,9 @@ export abstract class OverridesChecker extends RulesetChecker {
             hint: `Deploy it from the ${rs.phase} entry point.`,
           });
         }
-        const zoneEntry = this.kind === undefined || this.kind === 'zone';
         const first = this.executes.find((e) => e.id === id);
-        if (zoneEntry && first && propsOf(ruleNode).get('enabled')?.value?.value !== false) {
-          this.at(idProp.value!, 'error', 'duplicate-execute', `${rs.name} is already executed by rule ${first.rule + 1}; a zone can deploy each managed ruleset once`, {
+        if (deploysOnce(this.kind) && first && propsOf(ruleNode).get('enabled')?.value?.value !== false) {
+          this.at(idProp.value!, 'error', 'duplicate-execute', repeatedExecuteMessage(rs.name, first.rule), {
             rule,
             hint: 'Merge the two rules: one execute rule, with an expression covering both cases and one set of overrides.',
             data: { first: first.rule },

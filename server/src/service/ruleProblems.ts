@@ -10,7 +10,6 @@ import type { Diagnostic } from '../language/index';
 import { engineReport } from '../language/report';
 import type { Phase, Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
-import { findManagedRuleset } from '../rulesets/catalog';
 import { valueTree } from '../rulesets/jsonTree';
 import type { RulesetKind } from '../rulesets/model';
 import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetValue, type RulesetProblem } from '../rulesets/validate';
@@ -154,34 +153,6 @@ export function findRuleProblems(target: RuleTarget, custom: ReadonlyMap<string,
     warnings.push({ rule: 0, order: Number.MAX_SAFE_INTEGER, message: { code: CODES.rulesetWarning, message } });
   }
   return { errors, warnings };
-}
-
-/**
- * The core's one check across rules besides ids and refs (those are mergeRules'): a zone's
- * entry point deploys each managed ruleset once, so two enabled rules that execute the
- * same one are refused. Rules are checked one at a time, so this runs on the rules the
- * write would store. `written`: the rules the write brings (a rule's POST or PATCH brings
- * one; a repeat between two rules it does not bring was stored before and is left alone).
- * Returns the later rule of the first repeat, the one it repeats, and the ruleset's name.
- */
-export function repeatedExecute(
-  kind: RulesetKind,
-  rules: readonly { readonly action?: unknown; readonly action_parameters?: unknown; readonly enabled?: unknown }[],
-  written: (i: number) => boolean = () => true,
-): { readonly rule: number; readonly first: number; readonly name: string } | undefined {
-  if (kind !== 'zone') return undefined;
-  const firsts = new Map<string, number>();
-  for (let i = 0; i < rules.length; i++) {
-    const r = rules[i]!;
-    const id = (r.action_parameters as { id?: unknown } | undefined)?.id;
-    if (r.action !== 'execute' || r.enabled === false || typeof id !== 'string') continue;
-    const rs = findManagedRuleset(CATALOG, id);
-    if (!rs) continue;
-    const first = firsts.get(rs.id);
-    if (first === undefined) firsts.set(rs.id, i);
-    else if (written(i) || written(first)) return { rule: i, first, name: rs.name };
-  }
-  return undefined;
 }
 
 /** The API's refusal of an expression: the first error in the engine's wording and layout (rules-api §1.6), else a feature the zone's plan or the phase does not have, in the same layout; else the core's warnings about it. */

@@ -50,6 +50,7 @@ import { SizedLru } from '../../language/sizedLru';
 import { defaultCatalog } from '../../managed/catalog';
 import { rulesetVersion, type ManagedRuleset } from '../../rulesets/catalog';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
+import { repeatedExecute, repeatedExecuteMessage } from '../../rulesets/validateOverrides';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import { ZONE_WAF_GROUPS, type PermissionGroup } from '../auth';
 import { eachLeaf, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
@@ -84,7 +85,7 @@ import {
 } from '../rulesetStore';
 import { bodyHash } from '../rulesetHistory';
 import { inSlices } from '../ruleChecker';
-import { findRuleProblems, repeatedExecute, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
+import { findRuleProblems, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
 import { requireAccount, requireZone, storeScope, type ZoneRow } from '../scope';
 import type { Store } from '../store';
 
@@ -419,7 +420,7 @@ const REMEMBERED_RULE_BYTES = 8 * 1024 * 1024;
  * Validates `rules` (decoded), the rules a write brings to a ruleset of `target`, at
  * `pointerOf(i)`; throws the API's errors, else returns the core's warnings. Rules are
  * checked one at a time: what the core finds about a rule depends only on that rule
- * (duplicate ids and refs are the store's, mergeRules, and executesOnce checks the rest), so a
+ * (duplicate ids and refs are the store's, mergeRules, and a managed ruleset run twice is executesOnce's), so a
  * write validates only the rules it brings, and a rule checked before in the same context
  * is not checked again (ruleFindings). The rest are checked off the service's thread
  * (ruleChecker.ts): the caller reads the ruleset again after this, since other writes may
@@ -487,17 +488,15 @@ function findingsKey(target: RuleTarget, r: JsonObject): string {
 }
 
 /**
- * Refuses rules that run one managed ruleset twice (ruleProblems.ts repeatedExecute):
- * `rules` as the write would store them, and `written` the index of the one rule a POST
- * or PATCH of a rule brings (its body is the rule), else the whole list is the body's.
+ * Refuses rules that run one managed ruleset twice (the core's repeatedExecute): `rules`
+ * as the write would store them, and `written` the index of the one rule a POST or PATCH
+ * of a rule brings (its body is the rule), else the whole list is the body's.
  */
 function executesOnce(kind: RulesetKind, rules: readonly JsonObject[] | readonly StoredRule[], written?: number): void {
-  const r = repeatedExecute(kind, rules, written === undefined ? undefined : (i) => i === written);
+  const r = repeatedExecute(defaultCatalog, kind, rules, written === undefined ? undefined : (i) => i === written);
   if (!r) return;
-  const why = 'a zone can deploy each managed ruleset once';
-  if (written === undefined) throw invalid(`${r.name} is already executed by rule ${r.first + 1}; ${why}`, `/rules/${r.rule}/action_parameters/id`);
-  const other = r.rule === written ? r.first : r.rule;
-  throw invalid(`${r.name} is already executed by rule ${other + 1} of the ruleset; ${why}`, '/action_parameters/id');
+  if (written === undefined) throw invalid(repeatedExecuteMessage(r.name, r.first), `/rules/${r.rule}/action_parameters/id`);
+  throw invalid(repeatedExecuteMessage(r.name, r.rule === written ? r.first : r.rule, ' of the ruleset'), '/action_parameters/id');
 }
 
 /** The warnings to answer with, or the API's error for what was found. */
