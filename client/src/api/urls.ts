@@ -28,9 +28,13 @@ export function insecureBaseUrl(url: string): string | undefined {
   } catch {
     return `rulesmith.api.baseUrl is not a URL (${url})`;
   }
-  if (u.protocol === 'https:') return undefined;
-  if (u.protocol === 'http:' && isLoopback(url)) return undefined;
-  return `rulesmith.api.baseUrl (${u.origin}) is not https: the API token would travel unencrypted`;
+  return encrypted(url) ? undefined : `rulesmith.api.baseUrl (${u.origin}) is not https: the API token would travel unencrypted`;
+}
+
+/** https, or plain http that stays on this machine: where a credential may travel. */
+function encrypted(url: string): boolean {
+  const protocol = new URL(url).protocol;
+  return protocol === 'https:' || (protocol === 'http:' && isLoopback(url));
 }
 
 /** Whether a token from the environment may be sent to `baseUrl` (see above). */
@@ -58,7 +62,7 @@ export function proxyTokenRefusal(proxyUrl: string, serviceUrl: string): string 
   if (proxy.hostname.toLowerCase() !== service.hostname.toLowerCase()) {
     return `the WAF proxy at ${proxy.origin} is not on the rules service's host (${service.hostname}): Rulesmith sends the service's token only there; set rulesmith.proxy.url to the proxy \`rulesmith serve\` runs beside the service`;
   }
-  if (proxy.protocol !== 'https:' && !(proxy.protocol === 'http:' && isLoopback(proxyUrl))) {
+  if (!encrypted(proxyUrl)) {
     return `the WAF proxy at ${proxy.origin} is not https: the service's token would travel unencrypted`;
   }
   return undefined;
