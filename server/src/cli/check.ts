@@ -1,6 +1,6 @@
 /** `rulesmith check`: check .cfrule files, ruleset JSON files, or one `--expr`. */
 import { checkExpression, type CheckOptions, type Diagnostic } from '../language/index';
-import { engineReport, type Position } from '../language/report';
+import { engineReport, positionsIn, type Position } from '../language/report';
 import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import { findExpressions } from '../rulesets/expressions';
@@ -206,34 +206,6 @@ function finding(
 ): Finding {
   const at = positionsIn(document);
   return { file, rule, range: { start: at(start), end: at(end) }, severity, code, message, ...(hint ? { hint } : {}) };
-}
-
-/** The last document's line starts: findings come file by file, so each file's are computed once. */
-let lineStarts: { readonly text: string; readonly starts: readonly number[] } | undefined;
-
-/**
- * Offsets to positions in `text`, as report.ts's positionAt gives them (an offset past the end
- * is the end), by binary search over line starts computed once per document: positionAt
- * scans from the start for each offset, quadratic in a file with thousands of findings.
- */
-function positionsIn(text: string): (offset: number) => Position {
-  if (lineStarts?.text !== text) {
-    const starts = [0];
-    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-    lineStarts = { text, starts };
-  }
-  const { starts } = lineStarts;
-  return (offset) => {
-    const o = Math.min(offset, text.length);
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= o) lo = mid;
-      else hi = mid - 1;
-    }
-    return { line: lo, character: o - starts[lo]! };
-  };
 }
 
 function textBlock(r: Checked): string {

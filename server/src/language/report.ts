@@ -17,16 +17,37 @@ export interface Position {
   readonly character: number;
 }
 
+/** The position of `offset` in `text` (an offset past the end is the end). */
 export function positionAt(text: string, offset: number): Position {
-  let line = 0;
-  let lineStart = 0;
-  for (let i = 0; i < offset && i < text.length; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      lineStart = i + 1;
-    }
+  return positionsIn(text)(offset);
+}
+
+/** The last text's line starts: a file's findings are placed one after another, so each file's are found once. */
+let lineStarts: { readonly text: string; readonly starts: readonly number[] } | undefined;
+
+/**
+ * Offsets to positions in `text`, by binary search over its line starts, found once per
+ * text: a scan from the start for each offset is quadratic in a file with thousands of
+ * findings (`rulesmith check` of 8,000 rules took ~40 s).
+ */
+export function positionsIn(text: string): (offset: number) => Position {
+  if (lineStarts?.text !== text) {
+    const starts = [0];
+    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+    lineStarts = { text, starts };
   }
-  return { line, character: Math.min(offset, text.length) - lineStart };
+  const { starts } = lineStarts;
+  return (offset) => {
+    const o = Math.min(offset, text.length);
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= o) lo = mid;
+      else hi = mid - 1;
+    }
+    return { line: lo, character: o - starts[lo]! };
+  };
 }
 
 export function offsetAt(text: string, pos: Position): number {
