@@ -144,6 +144,12 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     const lenses = await lensesWhen(ed.document.uri, (ls) => ls.some((l) => l.command && l.command.command === 'rulesmith.createFirewallRuleFromExpression'), 'the create lens');
     const lens = lenses.find((l) => l.command.command === 'rulesmith.createFirewallRuleFromExpression');
     assert.equal(lens.command.title, '$(add) Create firewall rule from this expression');
+    assert.equal(lens.command.tooltip, 'A firewall rule on business.example.com with this expression as its filter (asks the action and a description next)');
+    // Another zone chosen meanwhile: the scratch file still creates on the zone it was opened for.
+    const other = zones['enterprise.example.com'];
+    const otherFilters = (await rest.filters(other.id)).length;
+    await vscode.commands.executeCommand('rulesmith.chooseZone', other);
+    api.testing.take();
     api.testing.answer('block', 'ux scratch rule', 'Recommended: filter first, then the rule');
     const created = await vscode.commands.executeCommand(lens.command.command, ...lens.command.arguments);
     assert.ok(created && created.rule, JSON.stringify(api.testing.peek()));
@@ -151,6 +157,7 @@ describe('Rulesmith: issue 17 flows (deploy, trace views, scratch rule, preview 
     assert.equal(created.rule.action, 'block');
     const filter = (await rest.filters(zone.id)).find((f) => f.id === created.filter.id);
     assert.equal(filter.expression, 'http.request.uri.path eq "/ux-scratch"');
+    assert.equal((await rest.filters(other.id)).length, otherFilters, 'nothing created on the zone chosen since');
     assert.ok(!vscode.window.tabGroups.all.flatMap((g) => g.tabs).some((t) => t.input instanceof vscode.TabInputText && t.input.uri.toString() === opened.scratch.toString()), 'the scratch editor closed');
   });
 
