@@ -9,6 +9,7 @@
 //   rulesmith.ready, rulesmith.signedIn, rulesmith.localService, rulesmith.zoneChosen,
 //   rulesmith.zoneEnterprise, rulesmith.migrationState
 import * as vscode from 'vscode';
+import { ClientCache } from './clientCache';
 import { RulesApiError } from './errors';
 import { LocalService } from './localService';
 import { RulesApi, type Credentials, type Zone } from './rulesApi';
@@ -54,8 +55,8 @@ export class NotSignedInError extends Error {
 }
 
 export class Connection implements vscode.Disposable {
-  private client: RulesApi | undefined;
-  private clientKey = '';
+  /** Made again when the service URL or the credentials change (another window may sign in: clientCache.ts). */
+  private readonly clients = new ClientCache<RulesApi>([CREDENTIALS_SECRET]);
   private signedIn = false;
   private zoneCache = new Map<string, Zone>();
   /** The state as last fired (JSON). */
@@ -78,7 +79,10 @@ export class Connection implements vscode.Disposable {
         if (e.affectsConfiguration('rulesmith.api')) void this.refreshState();
       }),
       context.secrets.onDidChange((e) => {
-        if (e.key === CREDENTIALS_SECRET) void this.refreshState();
+        if (!this.clients.secretChanged(e.key)) return;
+        // Other credentials may see other zones.
+        this.zoneCache.clear();
+        void this.refreshState();
       }),
     );
   }
@@ -116,7 +120,7 @@ export class Connection implements vscode.Disposable {
     const now = this.state();
     if (JSON.stringify(now) !== before) {
       this.announced = JSON.stringify(now);
-      this.client = undefined;
+      this.clients.clear();
       this.changed.fire(now);
     }
     return now;
@@ -192,15 +196,18 @@ export class Connection implements vscode.Disposable {
     if (!this.signedIn) throw new NotSignedInError();
     if (this.isLocal) {
       const info = await this.local.ensure();
-      const key = `local ${info.baseUrl}`;
-      if (!this.client || this.clientKey !== key) {
-        this.client = this.makeApi(info.baseUrl, { kind: 'token', token: info.token }, true);
-        this.clientKey = key;
+      const credentials: Credentials = { kind: 'token', token: info.token };
+      let made = false;
+      const client = this.clients.get(`local ${info.baseUrl}`, credentials, () => {
+        made = true;
+        return this.makeApi(info.baseUrl, credentials, true);
+      });
+      if (made) {
         // The state's baseUrl changed (a new port).
         this.announced = JSON.stringify(this.state());
         this.changed.fire(this.state());
       }
-      return this.client;
+      return client;
     }
     const creds = await this.storedCredentials();
     if (!creds) {
@@ -211,12 +218,7 @@ export class Connection implements vscode.Disposable {
     const baseUrl = normalizeBaseUrl(setting('baseUrl', ''));
     const insecure = insecureBaseUrl(baseUrl);
     if (insecure) throw new RulesApiError('connect', 0, [{ message: insecure }], 'Use an https:// URL (http:// only for 127.0.0.1 / localhost).');
-    const key = `${baseUrl} ${creds.kind}`;
-    if (!this.client || this.clientKey !== key) {
-      this.client = this.makeApi(baseUrl, creds, false);
-      this.clientKey = key;
-    }
-    return this.client;
+    return this.clients.get(baseUrl, creds, () => this.makeApi(baseUrl, creds, false));
   }
 
   /**
@@ -245,7 +247,7 @@ export class Connection implements vscode.Disposable {
     // Bound to the URL they were verified at: never sent to another one.
     await this.context.secrets.store(CREDENTIALS_SECRET, JSON.stringify({ ...credentials, baseUrl }));
     await this.context.globalState.update(ENV_SIGNED_OUT, undefined);
-    this.client = undefined;
+    this.clients.clear();
     this.signedIn = true;
     await this.refreshState();
     return { status: r.status, local: false };
@@ -257,7 +259,7 @@ export class Connection implements vscode.Disposable {
       await this.context.secrets.delete(CREDENTIALS_SECRET);
       await this.context.globalState.update(ENV_SIGNED_OUT, true);
     }
-    this.client = undefined;
+    this.clients.clear();
     this.signedIn = false;
     this.zoneCache.clear();
     await this.refreshState();

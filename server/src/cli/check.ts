@@ -80,6 +80,10 @@ export function runCheck(p: Parsed, io: Io, toolVersion = '0.0.0'): number | Pro
   const expr = p.values.expr as string | undefined;
   if (expr !== undefined && p.files.length > 0) throw new UsageError('give either --expr or files, not both');
   if (expr === undefined && p.files.length === 0) throw new UsageError('nothing to check: give files or --expr');
+  // GitHub code scanning rejects a whole SARIF upload when any result lacks a file location.
+  if (expr !== undefined && format === 'sarif') {
+    throw new UsageError('--format sarif needs files: code scanning places every result in a file, and an --expr expression is in none (put it in a .cfrule file, or use --format text or json)');
+  }
 
   const texts = new Map<string, string>();
   for (const file of p.files) {

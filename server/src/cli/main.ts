@@ -16,7 +16,7 @@ import { runTerraformCommand } from './terraform';
 
 const USAGE = `Usage:
   rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json|sarif|github] FILE...
-  rulesmith check --expr 'EXPRESSION' [--phase PHASE] [--plan PLAN] [--format text|json|sarif|github]
+  rulesmith check --expr 'EXPRESSION' [--phase PHASE] [--plan PLAN] [--format text|json|github]
   rulesmith eval --expr 'EXPRESSION' --fields FIELDS.json [--format text|json]
   rulesmith eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE [--format text|json] [--trace] [--body-limit BYTES]
   rulesmith preview --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] [--requests FILE_OR_DIR] [--attacks DIR] [--max-attacks 1000] [--thresholds 25,40,60] [--format text|json]

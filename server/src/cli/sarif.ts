@@ -1,14 +1,18 @@
 /**
  * `rulesmith check --format sarif`: one SARIF 2.1.0 run for code-scanning tools. The tool's
- * rules are the diagnostic codes found (help text and a help URI into the documentation),
- * each finding a result whose region is the exact range the editor underlines (UTF-16
+ * rules are the diagnostic codes found, each described in general (the hint table the
+ * editor uses, language/hints.ts) with a help URI into the documentation; each finding is
+ * a result with its own message and the exact range the editor underlines (UTF-16
  * columns, as `run.columnKind` says; lines and columns 1-based, the end column exclusive).
- * Paths stay relative to where `check` ran (the repository root in CI), so GitHub places
- * the annotations on the pull request's files.
+ * Paths are URIs relative to the working directory (`%SRCROOT%`: the repository root in
+ * CI), so GitHub places the annotations on the pull request's files.
  */
-import { isAbsolute } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { docsFor } from '../language/diagnosticDocs';
+import type { DiagnosticCode } from '../language/diagnostics';
+import { CODE_HELP } from '../language/hints';
+import type { RulesetProblemCode } from '../rulesets/validate';
 import type { Finding } from './check';
 
 export const SARIF_SCHEMA = 'https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json';
@@ -21,13 +25,37 @@ function title(code: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/** A file name as a SARIF artifact URI: relative paths as URI references, absolute ones as file: URLs. */
-export function artifactUri(file: string): string {
-  if (isAbsolute(file)) return pathToFileURL(file).href;
-  return file.split(/[\\/]/).map(encodeURIComponent).join('/');
+/**
+ * Codes the ruleset validator also reports, meaning something else there (an unknown JSON
+ * key, an action or ruleset the plan lacks): the language's hint would mislead. Listing
+ * every shared code is checked by the compiler.
+ */
+const SHARED_WITH_RULESETS: Record<Extract<DiagnosticCode, RulesetProblemCode>, true> = { 'unknown-field': true, 'plan-required': true };
+
+/** What a code means in general: never one finding's specifics, which stay in its result's message. */
+export function codeDescription(code: string): string {
+  const help = code in CODE_HELP && !(code in SHARED_WITH_RULESETS) ? CODE_HELP[code as DiagnosticCode] : undefined;
+  return help?.hint ?? `${title(code)}: each result's message says what was found.`;
 }
 
-export function sarifLog(findings: readonly Finding[], toolVersion: string): object {
+/** The base that relative artifact URIs are resolved against (GitHub reads them from the repository root). */
+const SRCROOT = '%SRCROOT%';
+
+/**
+ * A file as given on the command line -> a SARIF artifact location: inside `cwd`, a
+ * forward-slash URI relative to it (`./a`, `b/../a` and `/cwd/a` all become `a`); outside
+ * it, a `file:` URI, which may have no base.
+ */
+export function artifactLocation(file: string, cwd: string): { uri: string; uriBaseId?: string } {
+  const absolute = resolve(cwd, file);
+  const rel = relative(resolve(cwd), absolute);
+  // `..` alone or followed by a separator leaves cwd (a name like `..rules` does not); on
+  // Windows another drive gives an absolute path.
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return { uri: pathToFileURL(absolute).href };
+  return { uri: rel.split(/[\\/]/).map(encodeURIComponent).join('/'), uriBaseId: SRCROOT };
+}
+
+export function sarifLog(findings: readonly Finding[], toolVersion: string, cwd = process.cwd()): object {
   const rules: object[] = [];
   const ruleIndex = new Map<string, number>();
   const results = findings.map((f) => {
@@ -35,13 +63,15 @@ export function sarifLog(findings: readonly Finding[], toolVersion: string): obj
     if (index === undefined) {
       index = rules.length;
       ruleIndex.set(f.code, index);
-      const help = f.hint ?? f.message;
+      const description = codeDescription(f.code);
+      const docs = docsFor(f.code);
       rules.push({
         id: f.code,
         name: title(f.code).replace(/ (.)/g, (_, c: string) => c.toUpperCase()),
         shortDescription: { text: title(f.code) },
-        help: { text: `${help}\nSee ${docsFor(f.code)}` },
-        helpUri: docsFor(f.code),
+        fullDescription: { text: description },
+        help: { text: `${description}\nSee ${docs}`, markdown: `${description}\n\n[Documentation](${docs})` },
+        helpUri: docs,
         defaultConfiguration: { level: LEVEL[f.severity] },
       });
     }
@@ -57,7 +87,7 @@ export function sarifLog(findings: readonly Finding[], toolVersion: string): obj
       ruleIndex: index,
       level: LEVEL[f.severity],
       message: { text: message },
-      ...(f.file === null ? {} : { locations: [{ physicalLocation: { artifactLocation: { uri: artifactUri(f.file) }, region } }] }),
+      ...(f.file === null ? {} : { locations: [{ physicalLocation: { artifactLocation: artifactLocation(f.file, cwd), region } }] }),
       ...(f.rule === null ? {} : { properties: { rule: f.rule } }),
     };
   });
@@ -67,6 +97,8 @@ export function sarifLog(findings: readonly Finding[], toolVersion: string): obj
     runs: [
       {
         tool: { driver: { name: 'rulesmith', version: toolVersion, informationUri: 'https://developers.cloudflare.com/ruleset-engine/rules-language/', rules } },
+        // Where %SRCROOT% is, for viewers that open the files (GitHub uses the repository root).
+        originalUriBaseIds: { [SRCROOT]: { uri: pathToFileURL(cwd.endsWith(sep) ? cwd : cwd + sep).href } },
         columnKind: 'utf16CodeUnits',
         results,
       },

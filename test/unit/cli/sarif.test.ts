@@ -5,8 +5,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import Ajv from 'ajv';
+import type { Finding } from '../../../server/src/cli/check';
 import { run, type Io } from '../../../server/src/cli/main';
+import { artifactLocation, sarifLog } from '../../../server/src/cli/sarif';
 
 const fixtures = new URL('../../fixtures/', import.meta.url).pathname;
 const schema = JSON.parse(readFileSync(`${fixtures}sarif/sarif-schema-2.1.0.json`, 'utf8'));
@@ -35,7 +38,7 @@ async function check(args: string[]): Promise<{ code: number; out: string; err: 
 interface SarifResult {
   ruleId: string;
   level: string;
-  locations?: { physicalLocation: { artifactLocation: { uri: string }; region: Record<string, number> } }[];
+  locations?: { physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string }; region: Record<string, number> } }[];
 }
 
 test('the schema itself catches a broken log (so the validation below can fail)', () => {
@@ -79,7 +82,9 @@ test('sarif: JSON, .cfrule and .tf findings validate, with exact regions through
       ['invalid-ip', 'https://developers.cloudflare.com/ruleset-engine/rules-language/values/'],
     ],
   );
-  assert.match(rules[0].help.text, /^`http\.hots` is not a field: did you mean `http\.host`\?/);
+  // The code's general hint, not the first finding's (`http.hots`…), which stays in its result.
+  assert.equal(rules[0].help.text, 'The name is not a field or function of the Rules language; names are lower case and dot-separated (`http.request.uri.path`).\nSee https://developers.cloudflare.com/ruleset-engine/rules-language/fields/');
+  assert.equal(run0.results[0].message.text, 'unknown identifier\n`http.hots` is not a field: did you mean `http.host`?');
   // Each result points at its rule.
   assert.deepEqual(
     run0.results.map((x: { ruleId: string; ruleIndex: number }) => rules[x.ruleIndex].id === x.ruleId),
@@ -97,13 +102,98 @@ test('sarif: a clean run is a valid log with no results, exit 0', async () => {
   assert.deepEqual(log.runs[0].tool.driver.rules, []);
 });
 
-test('sarif: --expr results have no location and still validate', async () => {
+// GitHub code scanning refuses a whole upload if one result has no physical location, and an
+// expression on the command line is in no file of the repository.
+test('sarif with --expr is bad usage (exit 2): code scanning needs a file for every result', async () => {
   const r = await check(['--format', 'sarif', '--expr', 'http.hots eq "a"']);
+  assert.equal(r.code, 2);
+  assert.equal(r.out, '');
+  assert.equal(
+    r.err.split('\n')[0],
+    'rulesmith: --format sarif needs files: code scanning places every result in a file, and an --expr expression is in none (put it in a .cfrule file, or use --format text or json)',
+  );
+});
+
+const at = (line: number, character: number) => ({ line, character });
+function sample(file: string | null, code: string, message: string, hint?: string): Finding {
+  return { file, rule: null, range: { start: at(0, 0), end: at(0, 4) }, severity: 'error', code, message, ...(hint ? { hint } : {}) };
+}
+interface SarifRule {
+  id: string;
+  shortDescription: { text: string };
+  fullDescription: { text: string };
+  help: { text: string; markdown: string };
+}
+
+test("sarif: a rule's texts are its code's general description; each result keeps its own message", () => {
+  const log = sarifLog(
+    [
+      sample('a.cfrule', 'unknown-identifier', 'unknown identifier', '`http.hots` is not a field: did you mean `http.host`?'),
+      sample('b.cfrule', 'unknown-identifier', 'unknown identifier', '`lenn` is not a field or function: did you mean `len`?'),
+      sample('c.tf', 'interpolated-expression', 'cannot check: depends on var.host'),
+    ],
+    '1.2.3',
+    '/repo',
+  ) as { runs: { tool: { driver: { rules: SarifRule[] } }; results: { message: { text: string } }[] }[] };
+  assert.ok(validate(log as unknown), JSON.stringify(validate.errors));
+  const [identifier, interpolated] = log.runs[0].tool.driver.rules;
+  // server/src/language/hints.ts, the table the editor's hover and docs/vscode.md use.
+  const general = 'The name is not a field or function of the Rules language; names are lower case and dot-separated (`http.request.uri.path`).';
+  const docs = 'https://developers.cloudflare.com/ruleset-engine/rules-language/fields/';
+  assert.deepEqual(identifier, {
+    id: 'unknown-identifier',
+    name: 'UnknownIdentifier',
+    shortDescription: { text: 'Unknown identifier' },
+    fullDescription: { text: general },
+    help: { text: `${general}\nSee ${docs}`, markdown: `${general}\n\n[Documentation](${docs})` },
+    helpUri: docs,
+    defaultConfiguration: { level: 'error' },
+  });
+  // A code without an entry there (Terraform, ruleset JSON) gets a general line, never one finding's text.
+  assert.equal(interpolated.fullDescription.text, "Interpolated expression: each result's message says what was found.");
+  assert.equal(interpolated.help.text, "Interpolated expression: each result's message says what was found.\nSee https://developers.cloudflare.com/terraform/");
+  assert.deepEqual(
+    log.runs[0].results.map((r) => r.message.text),
+    [
+      'unknown identifier\n`http.hots` is not a field: did you mean `http.host`?',
+      'unknown identifier\n`lenn` is not a field or function: did you mean `len`?',
+      'cannot check: depends on var.host',
+    ],
+  );
+});
+
+test('sarif: a code the ruleset validator also reports (an unknown JSON key) does not get the language hint', () => {
+  const log = sarifLog([sample('r.ruleset.json', 'unknown-field', 'invalid JSON: unknown field "expresion"', 'Did you mean "expression"? A rule accepts …')], '1.2.3', '/repo') as {
+    runs: { tool: { driver: { rules: SarifRule[] } } }[];
+  };
+  assert.equal(log.runs[0].tool.driver.rules[0].fullDescription.text, "Unknown field: each result's message says what was found.");
+});
+
+test('sarif: paths become URIs under %SRCROOT% (the working directory), or file: URIs outside it', () => {
+  assert.deepEqual(artifactLocation('rules/waf.json', '/repo'), { uri: 'rules/waf.json', uriBaseId: '%SRCROOT%' });
+  assert.deepEqual(artifactLocation('./rules/waf.json', '/repo'), { uri: 'rules/waf.json', uriBaseId: '%SRCROOT%' });
+  assert.deepEqual(artifactLocation('rules/old/../waf.json', '/repo'), { uri: 'rules/waf.json', uriBaseId: '%SRCROOT%' });
+  assert.deepEqual(artifactLocation('/repo/rules/waf.tf', '/repo'), { uri: 'rules/waf.tf', uriBaseId: '%SRCROOT%' });
+  assert.deepEqual(artifactLocation('rules/a b#1.cfrule', '/repo/'), { uri: 'rules/a%20b%231.cfrule', uriBaseId: '%SRCROOT%' });
+  assert.deepEqual(artifactLocation('/elsewhere/waf.tf', '/repo'), { uri: 'file:///elsewhere/waf.tf' });
+  assert.deepEqual(artifactLocation('../sibling/waf.tf', '/repo'), { uri: 'file:///sibling/waf.tf' });
+  // A folder whose name starts with two dots is still inside.
+  assert.deepEqual(artifactLocation('..rules/waf.tf', '/repo'), { uri: '..rules/waf.tf', uriBaseId: '%SRCROOT%' });
+});
+
+test('sarif: `check ./x` names the file as `x` under %SRCROOT%, which the run maps to the working directory', async () => {
+  const r = await check(['--format', 'sarif', './cli/escaped.ruleset.json', 'cli/../cli/unknown-field.cfrule']);
   assert.equal(r.code, 1);
   const log = JSON.parse(r.out);
-  const valid = validate(log as unknown);
-  assert.ok(valid, JSON.stringify(validate.errors));
-  assert.equal(log.runs[0].results[0].locations, undefined);
+  assert.ok(validate(log as unknown), JSON.stringify(validate.errors));
+  assert.deepEqual(log.runs[0].originalUriBaseIds, { '%SRCROOT%': { uri: `${pathToFileURL(process.cwd()).href}/` } });
+  assert.deepEqual(
+    (log.runs[0].results as SarifResult[]).map((x) => x.locations![0].physicalLocation.artifactLocation),
+    [
+      { uri: 'cli/escaped.ruleset.json', uriBaseId: '%SRCROOT%' },
+      { uri: 'cli/unknown-field.cfrule', uriBaseId: '%SRCROOT%' },
+    ],
+  );
 });
 
 test('github: one workflow command per finding, message escaped', async () => {
