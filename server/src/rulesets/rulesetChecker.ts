@@ -5,43 +5,12 @@
  * rulesets/validate.ts extend it.
  */
 import type { JSONPath, Node } from 'jsonc-parser';
-import type { Severity } from '../language/diagnostics';
+import type { DiagnosticCode, Severity } from '../language/diagnostics';
 import { editDistance } from '../language/scheme/index';
 import type { Phase, Plan } from '../language/scheme/types';
 import { findManagedRuleset, type ManagedCatalog, type ManagedRule, type ManagedRuleset, type ManagedRulesetVersion } from './catalog';
 import { propsOf } from './jsonTree';
 import type { RulesetKind } from './model';
-
-export type RulesetProblemCode =
-  | 'invalid-json'
-  | 'duplicate-key'
-  | 'wrong-type'
-  | 'unknown-field'
-  | 'missing-field'
-  | 'invalid-value'
-  | 'unknown-action'
-  | 'action-not-in-phase'
-  | 'plan-required'
-  | 'invalid-action-parameters'
-  | 'logging-not-allowed'
-  | 'ratelimit-not-in-phase'
-  | 'unknown-managed-ruleset'
-  | 'unknown-ruleset-version'
-  | 'execute-phase-mismatch'
-  | 'unknown-category'
-  | 'unknown-rule-id'
-  | 'misplaced-score-threshold'
-  | 'misplaced-override-action'
-  | 'invalid-override-action'
-  | 'duplicate-override'
-  | 'duplicate-id'
-  | 'duplicate-ref'
-  | 'duplicate-execute'
-  | 'owasp-all-paranoia-levels'
-  | 'missing-ref'
-  | typeof MISSING_EXPRESSION
-  | typeof ACTION_PARAMETERS_REQUIRED
-  | ExecuteTargetCode;
 
 /** A rule without `expression` (the rules service answers it as a blank expression). */
 export const MISSING_EXPRESSION = 'missing-expression';
@@ -55,13 +24,51 @@ export const ACTION_PARAMETERS_REQUIRED = 'action-parameters-required';
 export const EXECUTE_TARGET_CODES = ['execute-self', 'execute-target-unknown', 'execute-target-phase'] as const;
 export type ExecuteTargetCode = (typeof EXECUTE_TARGET_CODES)[number];
 
+/**
+ * Every code of a ruleset's own problems (a problem inside an expression has the language's
+ * `DiagnosticCode`). `add` and `at` take only these, so a new code is added here, and then
+ * needs its general description (rulesets/problemDescriptions.ts) to compile.
+ */
+export const RULESET_PROBLEM_CODES = [
+  'invalid-json',
+  'duplicate-key',
+  'wrong-type',
+  'unknown-field',
+  'missing-field',
+  'invalid-value',
+  'unknown-action',
+  'action-not-in-phase',
+  'plan-required',
+  'invalid-action-parameters',
+  'logging-not-allowed',
+  'ratelimit-not-in-phase',
+  'unknown-managed-ruleset',
+  'unknown-ruleset-version',
+  'execute-phase-mismatch',
+  'unknown-category',
+  'unknown-rule-id',
+  'misplaced-score-threshold',
+  'misplaced-override-action',
+  'invalid-override-action',
+  'duplicate-override',
+  'duplicate-id',
+  'duplicate-ref',
+  'duplicate-execute',
+  'owasp-all-paranoia-levels',
+  'missing-ref',
+  MISSING_EXPRESSION,
+  ACTION_PARAMETERS_REQUIRED,
+  ...EXECUTE_TARGET_CODES,
+] as const;
+export type RulesetProblemCode = (typeof RULESET_PROBLEM_CODES)[number];
+
 export interface RulesetProblem {
   /** Document offsets of the node the problem is about. */
   readonly start: number;
   readonly end: number;
   readonly severity: Severity;
   /** A ruleset code, or the language core's code for a problem inside an expression. */
-  readonly code: RulesetProblemCode | string;
+  readonly code: RulesetProblemCode | DiagnosticCode;
   readonly message: string;
   readonly hint?: string;
   /** Index of the rule in `rules`, when the problem is inside one. */

@@ -12,7 +12,8 @@
 import { checkExpression, type CheckOptions, type CheckResult, type Diagnostic } from '../language/index';
 import { PHASES, type Phase } from '../language/scheme/types';
 import type { ManagedCatalog } from '../rulesets/catalog';
-import { validateRulesetJson } from '../rulesets/validate';
+import type { TerraformProblemCode } from '../rulesets/problemDescriptions';
+import { validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
 import type { HclParse } from './hcl';
 import { asTemplate, attribute, type HclBlock, type HclObject, type HclValue, type Span } from './hclScan';
 import { dependencyName, locate, ruleObjects, type ExpressionSite, type Located, type RulesetSite } from './locate';
@@ -23,7 +24,8 @@ export interface TfProblem {
   readonly start: number;
   readonly end: number;
   readonly severity: Diagnostic['severity'];
-  readonly code: string;
+  /** The language's code (an expression), the ruleset validator's (a `cloudflare_ruleset`), or one of Terraform's own. */
+  readonly code: Diagnostic['code'] | RulesetProblem['code'] | TerraformProblemCode;
   readonly message: string;
   readonly hint?: string;
   /** `cloudflare_ruleset.waf` */
@@ -42,7 +44,7 @@ export interface TfCheckOptions extends CheckOptions {
   readonly check?: (text: string, options: CheckOptions) => CheckResult;
 }
 
-export const INTERPOLATED = 'interpolated-expression';
+export const INTERPOLATED = 'interpolated-expression' satisfies TerraformProblemCode;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const first = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);

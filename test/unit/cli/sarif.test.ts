@@ -9,7 +9,9 @@ import { pathToFileURL } from 'node:url';
 import Ajv from 'ajv';
 import type { Finding } from '../../../server/src/cli/check';
 import { run, type Io } from '../../../server/src/cli/main';
-import { artifactLocation, sarifLog } from '../../../server/src/cli/sarif';
+import { artifactLocation, codeDescription, sarifLog } from '../../../server/src/cli/sarif';
+import { CODE_HELP } from '../../../server/src/language/hints';
+import { NO_EXPRESSIONS } from '../../../server/src/rulesets/problemDescriptions';
 
 const fixtures = new URL('../../fixtures/', import.meta.url).pathname;
 const schema = JSON.parse(readFileSync(`${fixtures}sarif/sarif-schema-2.1.0.json`, 'utf8'));
@@ -149,9 +151,11 @@ test("sarif: a rule's texts are its code's general description; each result keep
     helpUri: docs,
     defaultConfiguration: { level: 'error' },
   });
-  // A code without an entry there (Terraform, ruleset JSON) gets a general line, never one finding's text.
-  assert.equal(interpolated.fullDescription.text, "Interpolated expression: each result's message says what was found.");
-  assert.equal(interpolated.help.text, "Interpolated expression: each result's message says what was found.\nSee https://developers.cloudflare.com/terraform/");
+  // A Terraform or ruleset code: its description in rulesets/problemDescriptions.ts, never one finding's text.
+  const interpolatedText =
+    'An expression depends on a Terraform value (`${var.host}`, a variable, a function call) that is known only at `terraform plan`, so that part is not checked. A note, not a problem: an interpolation inside a string of the expression lets the rest be checked, while anywhere else the whole expression is skipped.';
+  assert.equal(interpolated.fullDescription.text, interpolatedText);
+  assert.equal(interpolated.help.text, `${interpolatedText}\nSee https://developers.cloudflare.com/terraform/`);
   assert.deepEqual(
     log.runs[0].results.map((r) => r.message.text),
     [
@@ -162,11 +166,72 @@ test("sarif: a rule's texts are its code's general description; each result keep
   );
 });
 
-test('sarif: a code the ruleset validator also reports (an unknown JSON key) does not get the language hint', () => {
-  const log = sarifLog([sample('r.ruleset.json', 'unknown-field', 'invalid JSON: unknown field "expresion"', 'Did you mean "expression"? A rule accepts …')], '1.2.3', '/repo') as {
-    runs: { tool: { driver: { rules: SarifRule[] } } }[];
-  };
-  assert.equal(log.runs[0].tool.driver.rules[0].fullDescription.text, "Unknown field: each result's message says what was found.");
+type Log = { runs: { tool: { driver: { rules: SarifRule[] } }; results: { ruleId: string; ruleIndex: number }[] }[] };
+const descriptions = (findings: Finding[]) => Object.fromEntries((sarifLog(findings, '1.2.3', '/repo') as Log).runs[0].tool.driver.rules.map((r) => [r.id, r.fullDescription.text]));
+
+test('sarif: a code the ruleset validator also reports (an unknown JSON key) gets its ruleset meaning, not the language hint', () => {
+  assert.deepEqual(descriptions([sample('r.ruleset.json', 'unknown-field', 'invalid JSON: unknown field "expresion"', 'Did you mean "expression"? A rule accepts …')]), {
+    'unknown-field':
+      'The object has a key (in Terraform, an attribute or block) that the Rulesets API does not accept in that place. The API decodes strictly and refuses the whole request with `invalid JSON: unknown field`: correct the spelling (the hint suggests the nearest key) or remove it.',
+  });
+});
+
+test('sarif: plan-required is the language hint in a .cfrule file and the ruleset meaning in ruleset JSON or .tf (also when both are in one run)', () => {
+  const language = 'The zone’s plan lacks this feature (setting `rulesmith.plan`): the API refuses the rule; use another field or a zone on that plan.';
+  const ruleset =
+    'The rule uses something above the zone’s plan (`--plan`, in the editor `rulesmith.plan`): the `log` action in custom rules or payload logging (`matched_data`), both Enterprise only, a managed ruleset the plan is not entitled to, or inside an expression a field or function. The hosted API refuses it (a managed ruleset above the plan fails the whole write of the ruleset): remove it, or deploy to a zone on that plan.';
+  const cfrule = sample('a.cfrule', 'plan-required', '`cf.bot_management.score` requires the Business plan or above');
+  const json = sample('waf.ruleset.json', 'plan-required', 'the log action in custom rules needs an Enterprise plan');
+  const tf = sample('waf.TF', 'plan-required', 'payload logging (matched_data) needs an Enterprise plan');
+  assert.deepEqual(descriptions([cfrule]), { 'plan-required': language });
+  assert.deepEqual(descriptions([json]), { 'plan-required': ruleset });
+  assert.deepEqual(descriptions([tf]), { 'plan-required': ruleset });
+  // One rule per code: the ruleset wording, which also covers an expression's field, whichever comes first.
+  assert.deepEqual(descriptions([cfrule, json]), { 'plan-required': ruleset });
+  // A language code in ruleset JSON (an expression's) keeps its hint.
+  assert.deepEqual(descriptions([sample('waf.ruleset.json', 'invalid-ip', 'invalid IP')]), { 'invalid-ip': CODE_HELP['invalid-ip'].hint });
+});
+
+test('sarif: a code in neither table gets a general title line', () => {
+  assert.equal(codeDescription('made-up-code'), "Made up code: each result's message says what was found.");
+  assert.equal(codeDescription('constructor', true), "Constructor: each result's message says what was found.");
+});
+
+test('sarif: ruleset and Terraform findings of `check` are described by their codes, in the output', async () => {
+  const r = await check(['--format', 'sarif', '--plan', 'free', 'terraform/v4-blocks.tf']);
+  assert.equal(r.code, 1);
+  const log = JSON.parse(r.out);
+  assert.ok(validate(log as unknown), JSON.stringify(validate.errors));
+  const rules = Object.fromEntries((log.runs[0].tool.driver.rules as SarifRule[]).map((x) => [x.id, x]));
+  assert.deepEqual(Object.keys(rules), ['plan-required', 'misplaced-score-threshold', 'unknown-action']);
+  assert.equal(
+    rules['misplaced-score-threshold'].fullDescription.text,
+    '`score_threshold` only has an effect in a rule override of the anomaly-score rule of a scored managed ruleset (the OWASP Core Ruleset). Where the API does not take it (in `action_parameters`, ruleset-wide or on a category) the write is refused, and where it does (on the rule itself, on another rule’s override) it is ignored and the threshold stays where it was. Move it into a rule override of the anomaly-score rule (25 High, 40 Medium, 60 Low).',
+  );
+  const unknownAction =
+    'The rule’s `action` is not an action of the Rulesets API, which answers `unknown variant for action`. Use one of the actions the hint lists: `allow` and `bypass` belong to the old firewall rules, and `skip` replaces them.';
+  assert.equal(rules['unknown-action'].fullDescription.text, unknownAction);
+  assert.equal(rules['unknown-action'].help.markdown, `${unknownAction}\n\n[Documentation](https://developers.cloudflare.com/ruleset-engine/rules-language/actions/)`);
+  assert.match(rules['plan-required'].fullDescription.text, /^The rule uses something above the zone’s plan/);
+  // The finding's own case stays in its result.
+  assert.match(log.runs[0].results[2].message.text, /^unknown variant for action: blok\nDid you mean/);
+});
+
+test('sarif: a JSON file with no rule expression is described as such (the code `check` itself reports)', async () => {
+  let out = '';
+  const io: Io = { out: (s) => void (out += s), err: () => undefined, readFile: () => '{"name": "not a ruleset"}', writeFile: () => undefined, readStdin: () => '' };
+  assert.equal(await run(['check', '--format', 'sarif', 'settings.json'], io), 0);
+  const log = JSON.parse(out);
+  assert.ok(validate(log as unknown), JSON.stringify(validate.errors));
+  assert.deepEqual(
+    (log.runs[0].tool.driver.rules as SarifRule[]).map((x) => [x.id, x.fullDescription.text]),
+    [
+      [
+        NO_EXPRESSIONS,
+        'The JSON file has no rule with an `expression`: it is not a ruleset, an API response with `result.rules` or an array of rules, so nothing in it was checked. Leave the file out of the check, or give the ruleset it was meant to be.',
+      ],
+    ],
+  );
 });
 
 test('sarif: paths become URIs under %SRCROOT% (the working directory), or file: URIs outside it', () => {
