@@ -47,6 +47,8 @@ export const CODES = {
   badRequest: 10028,
   /** OURS: the store takes no more writes after a failed fsync of its log (503; restart the service). */
   storeUnavailable: 10029,
+  /** OURS: the rule checker gave no answer by its deadline and was restarted (503; nothing written, send again). */
+  ruleCheckTimeout: 10030,
   /** PLACEHOLDER: a single-valued query parameter given several times with different values. */
   repeatedParameter: 20022,
   /** PLACEHOLDER: an invalid value in a body or query (expression, action, position …). */

@@ -10,12 +10,22 @@
  * SLICE_MS with other requests answered in between, so a small GET never waits behind a
  * large write's checks. A job the worker had not answered when it stopped is checked there
  * too: no write fails because the worker did. After close(), checks are cancelled.
+ *
+ * Deadline: the worker answers each message (a turn's jobs) within RULE_CHECK_DEADLINE_MS
+ * of when it could start it (sent, or its previous message answered). Past that it is
+ * taken as hung: it is terminated and a new one started, that message's jobs fail with a
+ * 503 (CODES.ruleCheckTimeout; their writes have written nothing, they write after the
+ * check), and the jobs sent after it, with any that come while the new worker loads, wait
+ * for the new worker and are checked there. Never on this thread: whatever hung the worker
+ * (a rule that makes a check run away, sent again) must not hang the thread that answers
+ * every request. A hang is not counted among the stops that leave checks on this thread.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Phase } from '../language/scheme/types';
 import { WorkerCancelled } from '../timedWorker';
+import { ApiError, CODES } from './api';
 import type { JsonObject } from './body';
 import type { RuleCheckJob, RuleCheckReply } from './ruleCheckWorker';
 import { findRuleProblems, type RuleFindings, type RuleTarget } from './ruleProblems';
@@ -26,6 +36,24 @@ const SLICE_MS = 2;
 const CUSTOM_KEPT = 32;
 /** Stops of the worker after which the rules are checked on the service's thread for good. */
 const MAX_STOPS = 3;
+/**
+ * How long the worker may take over one message of jobs (see the file's comment). Ample:
+ * a turn's jobs are at most a few thousand rules, checked in a few seconds at most.
+ */
+export const RULE_CHECK_DEADLINE_MS = 30_000;
+
+export interface RuleCheckerOptions {
+  /** The deadline of one message of jobs (default RULE_CHECK_DEADLINE_MS). */
+  readonly deadlineMs?: number;
+  /** The clock the deadline is judged by, in ms (default performance.now; tests move their own). */
+  readonly clock?: () => number;
+}
+
+/** A message of jobs sent to the worker, answered as one, in the order sent. */
+interface InFlight {
+  readonly jobs: readonly RuleCheckJob[];
+  readonly sentAt: number;
+}
 
 interface Pending {
   readonly target: RuleTarget;
@@ -57,13 +85,30 @@ export class RuleChecker {
   private closed = false;
   /** Jobs answered by the worker and on this thread (tests). */
   readonly stats = { inWorker: 0, inThread: 0 };
+  /** Jobs failed by the deadline (tests, the log). */
+  timedOut = 0;
+  private readonly deadlineMs: number;
+  private readonly clock: () => number;
+  /** Messages sent to the running worker and not yet answered, oldest first. */
+  private inFlight: InFlight[] = [];
+  /** When the running worker last answered (a message, or that it loaded). */
+  private answeredAt = 0;
+  /** Since when a worker started after a hang has been loading; jobs wait for it meanwhile. */
+  private replacingSince: number | undefined;
+  /** The one timer that watches the deadline (armed while jobs are out, see watch()). */
+  private watchdog: NodeJS.Timeout | undefined;
 
   /**
    * `file`: the built worker; undefined checks every rule on the service's thread. The
    * worker starts now, and until it has loaded the core (a few hundred ms) rules are
    * checked here: no write waits for it to start.
    */
-  constructor(private readonly file: string | undefined) {
+  constructor(
+    private readonly file: string | undefined,
+    options: RuleCheckerOptions = {},
+  ) {
+    this.deadlineMs = options.deadlineMs ?? RULE_CHECK_DEADLINE_MS;
+    this.clock = options.clock ?? (() => performance.now());
     this.running();
   }
 
@@ -71,12 +116,15 @@ export class RuleChecker {
   check(target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): Promise<RuleFindings[]> {
     if (rules.length === 0) return Promise.resolve([]);
     const worker = this.running();
-    if (!worker || !this.ready) return this.inThread(target, custom, rules);
+    // After a hang, jobs wait for the new worker (see the file's comment).
+    const waiting = this.replacingSince !== undefined;
+    if (!worker || (!this.ready && !waiting)) return this.inThread(target, custom, rules);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.pending.set(id, { target, custom, rules, resolve, reject });
       this.outbox.push(this.job(id, target, custom, rules));
-      if (this.outbox.length === 1) setImmediate(() => this.flush(worker));
+      // While the new worker loads, its 'ready' sends them.
+      if (this.outbox.length === 1 && this.ready) setImmediate(() => this.flush(worker));
     });
   }
 
@@ -84,7 +132,77 @@ export class RuleChecker {
     // A worker that stopped meanwhile left these jobs to this thread (running()).
     if (this.worker !== worker || this.outbox.length === 0) return;
     worker.postMessage(this.outbox);
+    this.inFlight.push({ jobs: this.outbox, sentAt: this.clock() });
     this.outbox = [];
+    this.arm(this.deadlineMs);
+  }
+
+  /** Arms the watchdog unless it is armed: one timer, not one per message (see watch()). */
+  private arm(ms: number): void {
+    if (this.watchdog) return;
+    this.watchdog = setTimeout(() => this.watch(), ms);
+    // Never keeps a process alive on its own (the service's server does, while it serves).
+    this.watchdog.unref();
+  }
+
+  /**
+   * The watchdog fired: if the oldest message out (or the loading of a worker started
+   * after a hang) is past its deadline, the worker is taken as hung; else the timer is
+   * armed again for what is left. Under steady load that is one timer per deadline period.
+   */
+  private watch(): void {
+    this.watchdog = undefined;
+    const head = this.inFlight[0];
+    const since = head ? Math.max(head.sentAt, this.answeredAt) : this.replacingSince;
+    if (since === undefined) return;
+    const left = since + this.deadlineMs - this.clock();
+    if (left > 0) return this.arm(left);
+    this.hung(head);
+  }
+
+  /**
+   * The worker did not answer `head` in time (or, head undefined, a worker started after a
+   * hang did not load in time). Its jobs fail; the worker is terminated and another
+   * started; every other pending job is sent to that one.
+   */
+  private hung(head: InFlight | undefined): void {
+    const w = this.worker;
+    // Unset first: the terminated worker's 'exit' (and any late answer) is then ignored.
+    this.worker = undefined;
+    this.ready = false;
+    this.sent = [];
+    this.outbox = [];
+    this.inFlight = [];
+    const failed = head ? new Set(head.jobs.map((j) => j.id)) : undefined;
+    const error = ApiError.of(
+      503,
+      CODES.ruleCheckTimeout,
+      `the rules of this write were not checked: the rule checker gave no answer within ${this.deadlineMs / 1000} s and was restarted. Nothing was written; send the request again`,
+    );
+    const rest: [number, Pending][] = [];
+    for (const [id, p] of this.pending) {
+      if (failed && !failed.has(id)) {
+        rest.push([id, p]);
+        continue;
+      }
+      this.pending.delete(id);
+      this.timedOut++;
+      p.reject(error);
+    }
+    if (w) void w.terminate();
+    const next = this.running();
+    if (!next) {
+      // No new worker (closed, or out of stops): what is left goes as a stopped worker's does.
+      this.replacingSince = undefined;
+      for (const [id, p] of rest) {
+        this.pending.delete(id);
+        this.inThread(p.target, p.custom, p.rules).then(p.resolve, p.reject);
+      }
+      return;
+    }
+    this.replacingSince = this.clock();
+    for (const [id, p] of rest) this.outbox.push(this.job(id, p.target, p.custom, p.rules));
+    this.arm(this.deadlineMs);
   }
 
   /**
@@ -94,6 +212,9 @@ export class RuleChecker {
    */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+    this.replacingSince = undefined;
     const w = this.worker;
     if (w) this.stopped(w);
     if (w) await w.terminate();
@@ -114,10 +235,21 @@ export class RuleChecker {
     // The service's close() stops it; it never keeps a process alive on its own.
     w.unref();
     w.on('message', (m: RuleCheckReply | readonly RuleCheckReply[]) => {
+      // A worker replaced (hung, stopped) may still answer: its jobs went elsewhere.
+      if (this.worker !== w) return;
       if ('ready' in m) {
-        if (this.worker === w) this.ready = true;
+        this.ready = true;
+        this.answeredAt = this.clock();
+        if (this.replacingSince !== undefined) {
+          // Loaded after a hang: the jobs that waited for it go now.
+          this.replacingSince = undefined;
+          this.flush(w);
+        }
         return;
       }
+      // Answers come in the order sent, one per message.
+      this.inFlight.shift();
+      this.answeredAt = this.clock();
       for (const r of m as readonly RuleCheckReply[]) {
         if ('ready' in r) continue;
         const p = this.pending.get(r.id);
@@ -141,6 +273,8 @@ export class RuleChecker {
     this.ready = false;
     this.sent = [];
     this.outbox = [];
+    this.inFlight = [];
+    this.replacingSince = undefined;
     if (!this.closed) this.stops++;
     const left = [...this.pending.values()];
     this.pending.clear();

@@ -20,7 +20,8 @@
  * flush (a script of those statements; docs/benchmarks.md). Sort keys are reals, so a
  * rule moved or inserted between two others takes a key between theirs and the others
  * keep theirs; only when two keys get too close are the current rules renumbered. Version v's rules are the rows live at v, by `pos`: exactly the bodies that
- * version was written with.
+ * version was written with. A row is kept while a retained version is live in it: deleting
+ * a version drops the rows only it used (reopenAt for the newest, dropRowsBetween else).
  */
 import { sha256 } from './sha256';
 import { hiddenSlot } from './hiddenSlot';
@@ -261,6 +262,19 @@ export function reopenAt(store: Store, rulesetId: string, newest: number): void 
   forgetLiveRows(store, rulesetId);
   store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version > ?', [rulesetId, newest]);
   store.run('UPDATE ruleset_rules SET to_version = NULL WHERE ruleset_id = ? AND to_version > ?', [rulesetId, newest]);
+}
+
+/**
+ * After a version between `before` and `after` was deleted (both retained, `before`
+ * undefined when none is older), drops the rows no retained version needs any more. A row
+ * is needed while a retained version v falls in its span (from_version <= v <
+ * to_version), and no retained version lies strictly between the two: so the rows whose
+ * whole span does (from_version > before, to_version <= after) go, the deleted version's
+ * own and any an older deletion left there. Live rows (to_version NULL) are `after`'s and
+ * stay. The key's from_version bounds the scan to the rows begun in that gap.
+ */
+export function dropRowsBetween(store: Store, rulesetId: string, before: number | undefined, after: number): void {
+  store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version > ? AND from_version < ? AND to_version <= ?', [rulesetId, before ?? 0, after, after]);
 }
 
 /**

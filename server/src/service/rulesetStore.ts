@@ -31,7 +31,7 @@ import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedR
 import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
-import { forgetLiveRows, readRules, reopenAt, writeRules } from './rulesetHistory';
+import { dropRowsBetween, forgetLiveRows, readRules, reopenAt, writeRules } from './rulesetHistory';
 import { fixJson, joinedJson, jsonBytes, madeJoined, type Joined } from './jsonText';
 import type { Store } from './store';
 import { storeCache } from './storeCache';
@@ -221,6 +221,13 @@ function headerRow(store: Store, rulesetId: string, version?: number): VersionHe
     : store.get<VersionHeaderRow>('SELECT version, last_updated, name, description FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', [rulesetId, version]);
 }
 
+/** Rulesets read from the store because the cache did not hold them, per store (tests: what a rollback left cached). */
+const storeReads = new WeakMap<Store, number>();
+
+export function rulesetStoreReads(store: Store): number {
+  return storeReads.get(store) ?? 0;
+}
+
 /** The newest retained version of a stored ruleset (not a managed one), or undefined. */
 export function latestRuleset(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string): StoredRuleset | undefined {
   const hit = cacheOf(store).get(rulesetId);
@@ -228,6 +235,7 @@ export function latestRuleset(store: Store, scope: RulesetScope, scopeId: string
   const r = row(store, scope, scopeId, rulesetId);
   const h = r && headerRow(store, rulesetId);
   if (!r || !h) return undefined;
+  storeReads.set(store, rulesetStoreReads(store) + 1);
   const rs = assemble(r, h, readRules(store, rulesetId));
   remember(store, scope, scopeId, rs);
   return rs;
@@ -282,8 +290,10 @@ export function storedRulesets(store: Store, scope: RulesetScope, scopeId: strin
 
 /**
  * Which rulesets exist, read on every write and GET: the account's custom rulesets (id →
- * phase, what an execute rule may run) and the entry points' ids. Kept until a ruleset is
- * created or deleted (kind and phase never change) or a write rolls back.
+ * phase, what an execute rule may run) and the entry points' ids. An account's list is
+ * kept until one of its custom rulesets is created or deleted, an entry point's id until
+ * it is deleted (kind and phase never change; a missing entry point is not kept), and
+ * what a write read or wrote until that write rolls back (storeCache.ts).
  */
 const customOf = storeCache(() => new Map<string, ReadonlyMap<string, Phase>>());
 const entryPointsOf = storeCache(() => new Map<string, string>());
@@ -296,10 +306,20 @@ const entryPointsOf = storeCache(() => new Map<string, string>());
  */
 const lastCustom = new WeakMap<Store, Map<string, ReadonlyMap<string, Phase>>>();
 
-/** Forgets which rulesets exist (one was created or deleted). */
-function forgetIds(store: Store): void {
-  customOf(store).clear();
-  entryPointsOf(store).clear();
+/**
+ * Forgets what a ruleset created or deleted changes: its account's list of custom
+ * rulesets, and the id of an entry point deleted. Not the other accounts' lists: a dry run
+ * or refused write that creates one would otherwise make every account's read them again.
+ */
+function forgetCreated(store: Store, kind: RulesetKind, scopeId: string): void {
+  if (kind === 'custom') customOf(store).delete(scopeId);
+}
+
+function forgetDeleted(store: Store, rulesetId: string): void {
+  const custom = customOf(store);
+  for (const [account, phases] of custom) if (phases.has(rulesetId)) custom.delete(account);
+  const entryPoints = entryPointsOf(store);
+  for (const [key, id] of entryPoints) if (id === rulesetId) entryPoints.delete(key);
 }
 
 export function customRulesetPhases(store: Store, accountId: string): ReadonlyMap<string, Phase> {
@@ -610,7 +630,7 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
       throw tooManyEntryPoints(draft.kind, draft.phase);
     }
     store.run('INSERT INTO rulesets (id, scope, scope_id, kind, phase, version_floor) VALUES (?, ?, ?, ?, ?, 0)', [id, scope, scopeId, draft.kind, draft.phase]);
-    forgetIds(store);
+    forgetCreated(store, draft.kind, scopeId);
   }
   store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [id, version, now, draft.name, draft.description]);
   writeRules(store, id, version, draft.rules);
@@ -630,13 +650,13 @@ export function deleteRuleset(store: Store, rulesetId: string): void {
   store.run('DELETE FROM rulesets WHERE id = ?', [rulesetId]);
   cacheOf(store).delete(rulesetId);
   rowCacheOf(store).delete(rulesetId);
-  forgetIds(store);
+  forgetDeleted(store, rulesetId);
 }
 
 /**
  * Deletes one version (the ruleset row keeps its number as the floor of the next, so it
- * is never given again). When it was the newest retained one, the one before becomes
- * current. Never the only one.
+ * is never given again) and the rule rows only it used. When it was the newest retained
+ * one, the one before becomes current. Never the only one.
  */
 export function deleteVersion(store: Store, rulesetId: string, version: number): void {
   store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', [rulesetId, version]);
@@ -644,6 +664,12 @@ export function deleteVersion(store: Store, rulesetId: string, version: number):
   rowCacheOf(store).delete(rulesetId);
   const newest = headerRow(store, rulesetId);
   if (newest && newest.version < version) reopenAt(store, rulesetId, newest.version);
+  else {
+    // A version before the newest: the retained ones on each side of it keep their rows.
+    const before = store.get<{ v: number | null }>('SELECT MAX(version) AS v FROM ruleset_versions WHERE ruleset_id = ? AND version < ?', [rulesetId, version])?.v ?? undefined;
+    const after = store.get<{ v: number | null }>('SELECT MIN(version) AS v FROM ruleset_versions WHERE ruleset_id = ? AND version > ?', [rulesetId, version])?.v ?? undefined;
+    if (after !== undefined) dropRowsBetween(store, rulesetId, before, after);
+  }
   cacheOf(store).delete(rulesetId);
 }
 

@@ -83,13 +83,27 @@ export class Store {
   commits = 0;
   syncs = 0;
   /**
-   * Bumped by every write statement and every rollback: while it holds, nothing read from
+   * Bumped by every write statement and every rollback of one: while it holds, nothing read from
    * the store has changed, so a cache keyed on a digest of the store (the WAF proxy's
    * deployment key) need not read it again.
    */
   generation = 0;
-  /** Called after each write that rolled back, so caches can drop what it touched. */
+  /**
+   * Called after a rollback that undid more than one write (a batch's transaction lost, or
+   * rolled back after a failed sync), so caches empty themselves: reads between the
+   * batch's writes may have cached any of its rows. A write rolled back alone does not
+   * call them: only what it cached (cacheWritten) is dropped, and only the tables it
+   * wrote get a new tableVersion, so a refused write or a dry run leaves every other
+   * client's cached reads warm.
+   */
   readonly rollbackHooks: (() => void)[] = [];
+  /** Cache entries set inside the open write (cacheWritten), as two parallel lists: a rollback of that write deletes just these. */
+  private readonly touchedCaches: { delete(key: string): unknown }[] = [];
+  private readonly touchedKeys: string[] = [];
+  /** The tables the open write changed, or all of them (DDL), and `generation` when it began. */
+  private readonly touchedTables = new Set<string>();
+  private touchedAll = false;
+  private writeGeneration = 0;
   /** The table each write statement changes (by its SQL), and a count of changes per table (see tableVersion). */
   private readonly tableOfSql = new Map<string, string | null>();
   private readonly tableVersions = new Map<string, number>();
@@ -117,6 +131,11 @@ export class Store {
       release(this.claims);
       throw e;
     }
+  }
+
+  /** Why the store refuses every answer (a sync of the log failed), or undefined: the WAF proxy fails closed on it. */
+  get unavailable(): StoreUnavailable | undefined {
+    return this.broken;
   }
 
   /** The SQLite binding the store runs on (sqlite.ts): native when it loads, else the WebAssembly build. */
@@ -185,12 +204,13 @@ export class Store {
   exec(sql: string): void {
     if (this.depth === 0) return this.write(() => this.exec(sql));
     this.generation++;
+    this.touchedAll = true;
     this.bumpAll();
     this.db.exec(sql);
   }
 
   /**
-   * A number that changes whenever a statement writes `table` (or a write rolls back):
+   * A number that changes whenever a statement writes `table` (or a write that wrote it rolls back):
    * a cache of the table's rows (tokens, zones) stays valid while it is the same, whoever
    * wrote (a route, the seed, a test's own SQL).
    */
@@ -206,9 +226,11 @@ export class Store {
     }
     if (table === null) {
       // Not a plain row write (DDL, a migration step): every table may have changed.
+      this.touchedAll = true;
       this.bumpAll();
       return;
     }
+    this.touchedTables.add(table);
     this.tableVersions.set(table, this.tableVersion(table) + 1);
   }
 
@@ -217,9 +239,52 @@ export class Store {
     for (const [t, v] of this.tableVersions) this.tableVersions.set(t, v + 1);
   }
 
+  /**
+   * Notes that `key` of `cache` was set. Inside a write, a rollback of that write deletes it
+   * again: it may hold what the write wrote, or read from what the write wrote. Outside one
+   * (a read, even between the writes of an open batch) it holds what stands. storeCache.ts
+   * calls it for every entry set.
+   */
+  cacheWritten(cache: { delete(key: string): unknown }, key: string): void {
+    if (this.depth === 0) return;
+    this.touchedCaches.push(cache);
+    this.touchedKeys.push(key);
+  }
+
+  /** An outermost write begins: nothing touched yet (O(1): the lists are emptied, not made). */
+  private beginWrite(): void {
+    if (this.touchedKeys.length > 0) {
+      this.touchedCaches.length = 0;
+      this.touchedKeys.length = 0;
+    }
+    if (this.touchedTables.size > 0) this.touchedTables.clear();
+    this.touchedAll = false;
+    this.writeGeneration = this.generation;
+  }
+
+  /**
+   * The open write rolled back alone (its savepoint, or its own transaction): the rows it
+   * wrote are as they were, the rest of the store as it is. So only the tables it wrote
+   * get a new tableVersion, only the cache entries it set go, and the generation moves
+   * only when it wrote something.
+   */
+  private rolledBackWrite(): void {
+    if (this.generation !== this.writeGeneration) this.generation++;
+    if (this.touchedAll) this.bumpAll();
+    else for (const t of this.touchedTables) this.tableVersions.set(t, this.tableVersion(t) + 1);
+    const caches = this.touchedCaches;
+    const keys = this.touchedKeys;
+    for (let i = 0; i < keys.length; i++) caches[i]!.delete(keys[i]!);
+    caches.length = 0;
+    keys.length = 0;
+  }
+
+  /** More than one write was rolled back (a batch): every table and every cache may be stale. */
   private rolledBack(): void {
     this.generation++;
     this.bumpAll();
+    this.touchedCaches.length = 0;
+    this.touchedKeys.length = 0;
     for (const hook of this.rollbackHooks) hook();
   }
 
@@ -248,6 +313,7 @@ export class Store {
     // One name serves: the batch's writes run one after another, never nested. Prepared
     // once (exec parsed the statement every time).
     this.db.run('SAVEPOINT w');
+    this.beginWrite();
     this.depth++;
     try {
       const result = fn();
@@ -257,6 +323,8 @@ export class Store {
       if (this.db.inTransaction) {
         this.db.exec('ROLLBACK TO w');
         this.db.exec('RELEASE w');
+        // Only this write's savepoint went: the batch's other writes stand.
+        this.rolledBackWrite();
       } else {
         // SQLite ended the whole transaction (an I/O error, a full disk): the batch's
         // other writes went with it, so their requests must not be told they are saved.
@@ -264,8 +332,8 @@ export class Store {
         this.batch = undefined;
         this.settled(batch);
         batch.reject(batch.failed);
+        this.rolledBack();
       }
-      this.rolledBack();
       throw e;
     } finally {
       this.depth--;
@@ -274,6 +342,7 @@ export class Store {
 
   private writeAlone<T>(fn: () => T): T {
     this.db.exec('BEGIN IMMEDIATE');
+    this.beginWrite();
     this.depth++;
     try {
       const result = fn();
@@ -282,7 +351,8 @@ export class Store {
       return result;
     } catch (e) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      this.rolledBack();
+      // The transaction held this write alone.
+      this.rolledBackWrite();
       throw e;
     } finally {
       this.depth--;
