@@ -15,6 +15,8 @@ export interface ProxiedZone {
   readonly challenged: number;
   readonly forwarded: number;
   readonly upstreamErrors: number;
+  /** 503s the proxy gave without evaluating or forwarding (a full queue, a hung worker, the rules store failed); absent from older proxies. */
+  readonly unavailable?: number;
   /** The WAF's time per request for this zone, in ms (0 before a request); absent from older proxies. */
   readonly evaluation?: { readonly p50: number; readonly p99: number };
 }

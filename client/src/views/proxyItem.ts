@@ -7,7 +7,10 @@ export function proxyDescription(p: ProxiedZone): string {
 }
 
 export function proxyTooltip(zoneName: string, p: ProxiedZone): string {
-  const lines = [`WAF proxy for ${zoneName} → ${p.upstream}`, `Open ${p.url} to browse the app through the zone's rules.`, `${p.forwarded} forwarded, ${p.upstreamErrors} upstream errors`];
+  const counts = `${p.forwarded} forwarded, ${p.upstreamErrors} upstream errors`;
+  // Only when there were some: they mean overload or a failed store (docs/proxy.md "Faults").
+  const unavailable = p.unavailable ? `, ${p.unavailable} answered 503 by the proxy (overloaded or the rules store failed: see its log)` : '';
+  const lines = [`WAF proxy for ${zoneName} → ${p.upstream}`, `Open ${p.url} to browse the app through the zone's rules.`, counts + unavailable];
   // Older proxies do not report it; before a request there is nothing to report.
   if (p.evaluation && p.requests > 0) lines.push(`Time in the WAF per request: p50 ${p.evaluation.p50} ms, p99 ${p.evaluation.p99} ms`);
   return lines.join('\n');

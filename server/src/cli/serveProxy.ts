@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseBodyLimit } from '../requests/body';
 import { parseFieldsFile, type FieldsMapping } from '../proxy/edgeFields';
+import { DEFAULT_QUEUE } from '../proxy/evaluationPool';
 import { createProxy, type ChallengeMode, type EvaluatedRequestSink, type RunningProxy } from '../proxy/proxy';
 import type { ProxyRoute } from '../proxy/zones';
 import type { Service } from '../service/service';
@@ -24,6 +25,8 @@ export interface ProxyFlags {
   readonly fieldsMapping?: FieldsMapping;
   /** `--proxy-workers N`: evaluation worker threads (0: on the proxy's thread). */
   readonly workers: number;
+  /** `--proxy-queue N`: requests one evaluation worker holds before the next gets a 503 (the pool's default when absent). */
+  readonly evaluationQueue?: number;
 }
 
 /**
@@ -48,6 +51,7 @@ export const PROXY_FLAGS = {
   'trust-proxy': { type: 'boolean' },
   'fields-file': { type: 'string' },
   'proxy-workers': { type: 'string' },
+  'proxy-queue': { type: 'string' },
 } as const;
 
 /** Whole milliseconds from seconds text; at least 1 ms, as a timeout of 0 ms would time out every request (or, for Node's header timeout, turn it off). */
@@ -101,9 +105,15 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
   const workersText = values['proxy-workers'] as string | undefined;
   const workers = workersText === undefined ? defaultProxyWorkers() : Number(workersText);
   if (!/^\d{1,2}$/.test(workersText ?? '0') || workers > 64) throw new UsageError(`--proxy-workers takes a number of evaluation threads from 0 (evaluate on the proxy's thread) to 64, got "${workersText}"`);
+  const queueText = values['proxy-queue'] as string | undefined;
+  const evaluationQueue = queueText === undefined ? undefined : Number(queueText);
+  if (queueText !== undefined && (!/^\d{1,6}$/.test(queueText) || evaluationQueue! < 1 || evaluationQueue! > 100_000)) {
+    throw new UsageError(`--proxy-queue takes the number of requests one evaluation worker may hold, from 1 to 100000 (default ${DEFAULT_QUEUE}), got "${queueText}"`);
+  }
   return {
     routes,
     workers,
+    ...(evaluationQueue !== undefined ? { evaluationQueue } : {}),
     host: m[1] ?? m[2]!,
     port: Number(m[3]),
     ...(inspectBodyLimit !== undefined ? { inspectBodyLimit } : {}),
@@ -127,6 +137,7 @@ export function makeProxy(flags: ProxyFlags, service: Service, io: Io, sinkFacto
     challenge: flags.challenge,
     trustProxy: flags.trustProxy,
     workers: flags.workers,
+    ...(flags.evaluationQueue !== undefined ? { evaluationQueue: flags.evaluationQueue } : {}),
     ...(flags.fieldsMapping ? { fieldsMapping: flags.fieldsMapping } : {}),
     ...(sink ? { sink } : {}),
     log: (l) => io.out(`${l}\n`),

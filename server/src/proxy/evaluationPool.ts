@@ -22,6 +22,15 @@
  * that doubles with each quick stop in a row (`restartDelayMs`), so a worker that cannot
  * start does not spin. Until it is back, the requests it would have had are evaluated on
  * the proxy's thread (`fallback`: the same code, the proxy's own rate-limit counters).
+ *
+ * Overload and faults: a worker holds at most `queue` requests (the one it evaluates and
+ * those waiting behind it); one more is refused at once (EvaluationUnavailable, a 503), so
+ * a burst cannot grow the proxy's memory or its wait without bound. A worker answers its
+ * messages in order, so the first it has not answered is the one it works on: if that is a
+ * request it has worked on for `deadlineMs` (or a zone it has compiled for
+ * `compileDeadlineMs`: an OWASP zone takes seconds), the worker is taken as hung. That
+ * request gets a 503, the worker is stopped and another started at once, and the requests
+ * waiting behind it, which it never began, are sent again.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -47,6 +56,25 @@ interface ZoneState {
   readonly spread: 'any' | 'by-client' | 'first';
 }
 
+/** Requests one worker holds (evaluated or waiting) before the next is refused with a 503 (`--proxy-queue`). */
+export const DEFAULT_QUEUE = 256;
+/** Time a worker may work on one request before it is taken as hung (the regex safeguard bounds an evaluation far below it). */
+export const DEFAULT_DEADLINE_MS = 10_000;
+/** Time a worker may take to compile one zone's configuration (an OWASP zone takes a few seconds on a loaded machine). */
+export const DEFAULT_COMPILE_DEADLINE_MS = 120_000;
+
+/** A request the workers did not evaluate, for want of room or time: the proxy answers 503; the same request may pass later. */
+export class EvaluationUnavailable extends Error {}
+
+export interface PoolLimits {
+  /** Requests one worker holds before the next is refused (DEFAULT_QUEUE). */
+  readonly queue?: number;
+  /** DEFAULT_DEADLINE_MS; tests give less. */
+  readonly deadlineMs?: number;
+  /** DEFAULT_COMPILE_DEADLINE_MS; tests give less. */
+  readonly compileDeadlineMs?: number;
+}
+
 /** A worker that ran at least this long before it stopped is started again at once. */
 export const RESTART_HEALTHY_MS = 10_000;
 
@@ -55,14 +83,31 @@ export function restartDelayMs(quickStops: number): number {
   return quickStops <= 0 ? 0 : Math.min(30_000, 250 * 2 ** (quickStops - 1));
 }
 
+/** A request sent to a worker: what it takes to answer it, or to send it again. */
+interface Pending {
+  readonly job: LiveJob;
+  readonly clientIp: string;
+  resolve(e: Evaluation): void;
+  reject(e: Error): void;
+}
+
+/** A message the worker answers: a request (by id) or a zone to compile. */
+type Task = { readonly id: number } | { readonly zoneId: string; readonly key: string };
+
 interface PoolWorker {
   readonly worker: Worker;
   readonly startedAt: number;
   /** Stops in a row, each soon after its start, before this worker (restartDelayMs). */
   readonly quickStops: number;
-  readonly pending: Map<number, { resolve(e: Evaluation): void; reject(e: Error): void }>;
+  readonly pending: Map<number, Pending>;
   /** The deployment key each zone was last sent to this worker under. */
   readonly keys: Map<string, string>;
+  /** What it was sent and has not answered, in order: it answers in order, so the first is what it works on. */
+  readonly tasks: Task[];
+  /** Runs while it works on `tasks[0]`: past it, the worker is taken as hung (`overdue`). */
+  deadline: NodeJS.Timeout | undefined;
+  /** Whether `deadline` is a compile's (else a request's). */
+  deadlineCompile: boolean;
 }
 
 export class EvaluationPool {
@@ -79,6 +124,9 @@ export class EvaluationPool {
   private closed = false;
   /** Each worker's share of the rate-limit counter bound. */
   private readonly countersPerWorker: number;
+  private readonly queue: number;
+  private readonly deadlineMs: number;
+  private readonly compileDeadlineMs: number;
 
   constructor(
     private readonly file: string,
@@ -88,8 +136,12 @@ export class EvaluationPool {
     private readonly log: (line: string) => void,
     /** Evaluates a request on the proxy's thread, while its worker is down. */
     private readonly fallback: (job: LiveJob) => Evaluation,
+    limits: PoolLimits = {},
   ) {
     this.countersPerWorker = Math.ceil(maxRateLimitCounters / wanted);
+    this.queue = Math.max(1, limits.queue ?? DEFAULT_QUEUE);
+    this.deadlineMs = limits.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    this.compileDeadlineMs = limits.compileDeadlineMs ?? DEFAULT_COMPILE_DEADLINE_MS;
   }
 
   /** Workers running (none until the first zone or request). */
@@ -105,10 +157,15 @@ export class EvaluationPool {
 
   private start(quickStops: number): PoolWorker {
     const worker = new Worker(this.file, { workerData: { maxRateLimitCounters: this.countersPerWorker } });
-    const w: PoolWorker = { worker, startedAt: performance.now(), quickStops, pending: new Map(), keys: new Map() };
+    const w: PoolWorker = { worker, startedAt: performance.now(), quickStops, pending: new Map(), keys: new Map(), tasks: [], deadline: undefined, deadlineCompile: false };
     worker.unref();
     worker.on('message', (m: FromWorker) => {
-      if ('compileError' in m) return this.reportCompileError(m);
+      if ('zoneId' in m) {
+        this.answered(w, (t) => 'zoneId' in t && t.zoneId === m.zoneId && t.key === m.key);
+        if ('compileError' in m) this.reportCompileError(m);
+        return;
+      }
+      this.answered(w, (t) => 'id' in t && t.id === m.id);
       const p = w.pending.get(m.id);
       if (!p) return;
       w.pending.delete(m.id);
@@ -118,6 +175,7 @@ export class EvaluationPool {
     const lost = (why: string) => {
       for (const p of w.pending.values()) p.reject(new Error(`the evaluation worker stopped (${why})`));
       w.pending.clear();
+      this.idle(w);
       const at = this.workers.indexOf(w);
       if (this.closed || at < 0) return;
       const quick = performance.now() - w.startedAt < RESTART_HEALTHY_MS ? w.quickStops + 1 : 0;
@@ -139,6 +197,72 @@ export class EvaluationPool {
     worker.on('error', (e) => lost(e.message));
     worker.on('exit', (code) => lost(`exit code ${code}`));
     return w;
+  }
+
+  /** The worker answered the task `is` matches (normally its first): the deadline now runs for the next one. */
+  private answered(w: PoolWorker, is: (t: Task) => boolean): void {
+    const at = w.tasks.findIndex(is);
+    if (at < 0) return;
+    w.tasks.splice(at, 1);
+    if (at === 0) this.watch(w);
+  }
+
+  /** Posts a message the worker will answer, and starts its deadline if the worker had nothing else to do. */
+  private post(w: PoolWorker, task: Task, message: ToWorker): void {
+    w.tasks.push(task);
+    w.worker.postMessage(message);
+    if (w.tasks.length === 1) this.watch(w);
+  }
+
+  /** The deadline for the worker's first task, restarted in full (it has just begun on it); none when it has nothing to do. */
+  private watch(w: PoolWorker): void {
+    const first = w.tasks[0];
+    if (!first) return this.idle(w);
+    const compile = 'zoneId' in first;
+    if (w.deadline && w.deadlineCompile === compile) {
+      w.deadline.refresh();
+      return;
+    }
+    clearTimeout(w.deadline);
+    w.deadlineCompile = compile;
+    w.deadline = setTimeout(() => this.overdue(w), compile ? this.compileDeadlineMs : this.deadlineMs);
+    w.deadline.unref();
+  }
+
+  private idle(w: PoolWorker): void {
+    w.tasks.length = 0;
+    clearTimeout(w.deadline);
+    w.deadline = undefined;
+  }
+
+  /**
+   * The worker has worked on its first task past the deadline: it is taken as hung. The
+   * request it works on gets a 503 (a zone it compiles: every request of that zone it holds);
+   * the worker is stopped and another started in its slot at once; the other requests it
+   * holds, which it never began, are sent again (to the new worker, or wherever their zone's
+   * requests go now).
+   */
+  private overdue(w: PoolWorker): void {
+    const first = w.tasks[0];
+    if (!first) return;
+    const compile = 'zoneId' in first;
+    const held: [number, Pending][] = [...w.pending.entries()];
+    w.pending.clear();
+    this.idle(w);
+    const at = this.workers.indexOf(w);
+    // Out of its slot first, so that its exit is not taken for a crash (`lost`).
+    if (at >= 0 && !this.closed) this.workers[at] = this.start(0);
+    void w.worker.terminate();
+    const seconds = (compile ? this.compileDeadlineMs : this.deadlineMs) / 1000;
+    const what = 'zoneId' in first ? `compiled zone ${first.zoneId} for ${seconds} s` : `worked on one request for ${seconds} s`;
+    // A zone that hung one worker's compile would hang the next's as long: its requests fail, the others are sent again.
+    const hung = ([id, p]: [number, Pending]) => ('zoneId' in first ? p.job.zoneId === first.zoneId : id === first.id);
+    const failed = held.filter(hung);
+    const again = held.filter((h) => !hung(h));
+    this.log(`proxy: an evaluation worker ${what} and is taken as hung: stopped, and another started; ${failed.length} request(s) get a 503, ${again.length} waiting behind sent again`);
+    const error = new EvaluationUnavailable(compile ? `the zone's rules were not compiled within ${seconds} s` : `its evaluation did not finish within ${seconds} s`);
+    for (const [, p] of failed) p.reject(error);
+    for (const [, p] of again) this.dispatch(p, false);
   }
 
   /** The zone as deployed now (SQL only after a write since the last look). */
@@ -170,7 +294,7 @@ export class EvaluationPool {
 
   private send(w: PoolWorker, zoneId: string, z: ZoneState): void {
     if (w.keys.get(zoneId) === z.key) return;
-    w.worker.postMessage({ type: 'zone', zoneId, key: z.key, source: z.source } satisfies ToWorker);
+    this.post(w, { zoneId, key: z.key }, { type: 'zone', zoneId, key: z.key, source: z.source });
     w.keys.set(zoneId, z.key);
   }
 
@@ -189,19 +313,28 @@ export class EvaluationPool {
     }
   }
 
+  /** The request's evaluation; rejects with EvaluationUnavailable when its worker holds `queue` requests already, or hangs on it. */
   evaluate(job: LiveJob, clientIp: string): Promise<Evaluation> {
-    const z = this.zone(job.zoneId);
-    const workers = this.running();
-    // Closed: a request still arriving would be posted to a terminated worker and never answered.
-    if (this.closed || workers.length === 0) return Promise.reject(new Error('the evaluation workers are closed'));
-    const w = z.spread === 'first' ? workers[0] : z.spread === 'by-client' ? workers[hash(clientIp) % workers.length] : this.leastBusy();
-    if (!w) return Promise.resolve(this.fallback(job));
-    this.send(w, job.zoneId, z);
-    const id = ++this.nextId;
-    return new Promise((resolve, reject) => {
-      w.pending.set(id, { resolve, reject });
-      w.worker.postMessage({ type: 'eval', id, key: z.key, job } satisfies ToWorker);
-    });
+    return new Promise((resolve, reject) => this.dispatch({ job, clientIp, resolve, reject }, true));
+  }
+
+  /** Sends the request to its worker (`bounded`: unless that worker is full), or evaluates it here while that worker is down. */
+  private dispatch(p: Pending, bounded: boolean): void {
+    try {
+      const z = this.zone(p.job.zoneId);
+      const workers = this.running();
+      // Closed: a request still arriving would be posted to a terminated worker and never answered.
+      if (this.closed || workers.length === 0) throw new Error('the evaluation workers are closed');
+      const w = z.spread === 'first' ? workers[0] : z.spread === 'by-client' ? workers[hash(p.clientIp) % workers.length] : this.leastBusy();
+      if (!w) return p.resolve(this.fallback(p.job));
+      if (bounded && w.pending.size >= this.queue) throw new EvaluationUnavailable(`the evaluation queue is full (--proxy-queue ${this.queue})`);
+      this.send(w, p.job.zoneId, z);
+      const id = ++this.nextId;
+      w.pending.set(id, p);
+      this.post(w, { id }, { type: 'eval', id, key: z.key, job: p.job });
+    } catch (e) {
+      p.reject(e as Error);
+    }
   }
 
   /** The running worker with the fewest requests in flight; undefined while none runs. */
@@ -214,6 +347,7 @@ export class EvaluationPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const t of this.restarts) clearTimeout(t);
+    for (const w of this.workers) if (w) this.idle(w);
     await Promise.all(this.workers.map((w) => w?.worker.terminate()));
   }
 }

@@ -19,10 +19,25 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'pro
 const NEVER_LISTED = new Set(['content-length', 'transfer-encoding', 'host']);
 
 /**
- * Headers only an edge in front of the proxy may set: without --trust-proxy, what a client sent
- * in them is not passed to the app (the app could take it for the edge's word).
+ * Headers only an edge in front of the proxy may set (who the client is, its scheme, the edge's
+ * own name): without --trust-proxy, what a client sent in them is not passed to the app (the
+ * app, or a library such as request-ip or Rack, could take it for the edge's word). Those the
+ * proxy can vouch for itself are set instead (`forwardedHeaders`).
  */
-const EDGE_ONLY = ['true-client-ip', 'cf-visitor'];
+const EDGE_ONLY = [
+  'true-client-ip',
+  'cf-visitor',
+  'x-client-ip',
+  'x-cluster-client-ip',
+  'client-ip',
+  'fastly-client-ip',
+  'x-forwarded',
+  'forwarded-for',
+  'x-forwarded-server',
+  'x-forwarded-scheme',
+  'x-forwarded-ssl',
+  'front-end-https',
+];
 
 /**
  * Behind an answer still being written on this connection (a pipelined request's), a request
@@ -312,6 +327,8 @@ export interface Forwarding {
   readonly rayId: string;
   /** The protocol of the client's connection to this proxy (`http`). */
   readonly proto: string;
+  /** The proxy's own port the client connected to. */
+  readonly port: number;
   readonly trustProxy: boolean;
 }
 
@@ -340,8 +357,31 @@ export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): Outgoin
   // The country the rules saw, never one only the client claims.
   if (f.country !== undefined) out['cf-ipcountry'] = f.country;
   else delete out['cf-ipcountry'];
+  // What nginx's `proxy_set_header X-Real-IP $remote_addr` / `X-Forwarded-Host $host` /
+  // `X-Forwarded-Port $server_port` give: this hop's word, or with --trust-proxy the edge's when it sent one.
+  const edge = (k: string) => (f.trustProxy && h[k] !== undefined ? h[k] : undefined);
+  out['x-real-ip'] = edge('x-real-ip') ?? f.clientIp;
+  const host = edge('x-forwarded-host') ?? h.host;
+  if (host !== undefined) out['x-forwarded-host'] = host;
+  else delete out['x-forwarded-host'];
+  out['x-forwarded-port'] = edge('x-forwarded-port') ?? String(f.port);
+  // RFC 7239: this hop's element, after the edge's list only when the edge is trusted (as X-Forwarded-For's entries are appended to).
+  const hop = forwardedElement(peer, h.host, f.proto);
+  const prior7239 = edge('forwarded');
+  out.forwarded = prior7239 ? `${Array.isArray(prior7239) ? prior7239.join(', ') : prior7239}, ${hop}` : hop;
   if (!f.trustProxy) for (const k of EDGE_ONLY) delete out[k];
   return out;
+}
+
+/** This hop's RFC 7239 `Forwarded` element: `for` the peer, `host` the Host it sent, `proto` this connection's. */
+export function forwardedElement(peer: string, host: string | undefined, proto: string): string {
+  const forNode = peer === '' ? 'unknown' : peer.includes(':') ? `"[${peer}]"` : forwardedValue(peer);
+  return `for=${forNode}${host !== undefined ? `;host=${forwardedValue(host)}` : ''};proto=${proto}`;
+}
+
+/** A token as it is, anything else (a port's colon, an IPv6 address) as a quoted-string (RFC 7230 §3.2.6). */
+function forwardedValue(v: string): string {
+  return /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(v) ? v : `"${v.replace(/["\\]/g, '\\$&')}"`;
 }
 
 /**

@@ -72,3 +72,32 @@ export function gatewayTimeoutPage(rayId: string, upstream: string, seconds: num
 export function zoneErrorPage(rayId: string, zone: string, reason: string): Page {
   return html(500, 'Error 500: the zone cannot be evaluated', `<p>The request to <code>${escapeHtml(zone)}</code> could not be evaluated: ${escapeHtml(reason)}.</p>`, rayId);
 }
+
+/** How long a client refused for overload is told to wait (`Retry-After`, seconds): the queue drains in far less. */
+export const RETRY_AFTER_S = 1;
+
+/** The request was not evaluated for want of room or time (a full queue, a hung worker): 503, try again shortly. */
+export function overloadedPage(rayId: string, zone: string, reason: string): Page {
+  return html(
+    503,
+    'Error 503: the WAF is overloaded',
+    `<p>The WAF proxy could not evaluate this request to <code>${escapeHtml(zone)}</code> now: ${escapeHtml(reason)}. It was not forwarded. Try again in a moment.</p>`,
+    rayId,
+    { 'retry-after': String(RETRY_AFTER_S) },
+  );
+}
+
+/**
+ * The rules service's store failed to make a write durable (service/store.ts StoreUnavailable):
+ * the configuration the proxy holds may include a deployment the restart takes back, so it
+ * forwards nothing until `serve` is restarted. The store's own error (it names files) goes to
+ * the log, not to the client.
+ */
+export function storeFailedPage(rayId: string): Page {
+  return html(
+    503,
+    'Error 503: the rules store failed',
+    '<p>The rules service could not save a change to its store (a failed fsync), so the WAF proxy cannot vouch for the rules it would enforce: a deployment it holds may be gone when the store is opened again. No request is forwarded until <code>rulesmith serve</code> is restarted.</p>',
+    rayId,
+  );
+}

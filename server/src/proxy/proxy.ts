@@ -9,14 +9,19 @@
  * (edgeFields.ts); the zone's compiled configuration (zones.ts); evaluate with the rate
  * limiter and the clearance cookie as per-request hooks; then a block page, a challenge,
  * or the request streamed to the upstream and its response streamed back (status,
- * headers, trailers), its body framed as it came, with X-Forwarded-For/-Proto, CF-Connecting-IP,
- * CF-Ray and CF-IPCountry set by the proxy (forwarding.ts `forwardedHeaders`).
+ * headers, trailers), its body framed as it came, with X-Forwarded-For/-Proto/-Host/-Port,
+ * X-Real-IP, Forwarded, CF-Connecting-IP, CF-Ray and CF-IPCountry set by the proxy, and the
+ * other headers only an edge may set dropped unless it is trusted (forwarding.ts `forwardedHeaders`).
  * WebSocket upgrades are evaluated like any request and then piped both ways; any other
  * upgrade (h2c) goes through as an ordinary request. Nothing the app sends, and no throw while
  * relaying it, escapes: the client gets a 502 or a closed connection, the process goes on.
  *
  * Every evaluated request goes to the EvaluatedRequestSink, if one is given, once its
  * status is known; the sink must return at once (it is never awaited).
+ *
+ * Fail closed: once the rules service's store has failed an fsync (Store.unavailable), the
+ * configuration the proxy holds may include a deployment a restart takes back, so every
+ * request is answered 503 and none forwarded until `serve` is restarted.
  */
 import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
@@ -26,16 +31,16 @@ import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
 import { DEFAULT_BODY_LIMIT } from '../requests/body';
 import type { Evaluation } from '../rulesets/engine';
-import { ApiError, randomHex } from '../service/api';
+import { ApiError, CODES, randomHex } from '../service/api';
 import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type Principal } from '../service/auth';
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
 import { edgeFields, type EdgeFields, type FieldsMapping } from './edgeFields';
-import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
+import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { evaluateLive, type LiveJob } from './evaluateLive';
 import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
-import { EvaluationPool, proxyWorkerFile } from './evaluationPool';
+import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
 
@@ -72,6 +77,13 @@ export interface ProxyOptions {
    * thread. Workers count rate limits on the real clock, so not with `now`.
    */
   readonly workers?: number;
+  /** Requests one evaluation worker holds (evaluated or waiting) before the next is answered 503 (`--proxy-queue`; evaluationPool.ts DEFAULT_QUEUE). */
+  readonly evaluationQueue?: number;
+  /** Time a worker may work on one request, and on compiling one zone, before it is taken as hung (evaluationPool.ts defaults; tests give less). */
+  readonly evaluationDeadlineMs?: number;
+  readonly compileDeadlineMs?: number;
+  /** The evaluation worker's script (proxyWorker.js by default): tests give one that hangs. */
+  readonly workerFile?: string;
 }
 
 export interface ZoneCounters {
@@ -85,6 +97,8 @@ export interface ZoneCounters {
   forwarded: number;
   /** 502 / 504 answers. */
   upstreamErrors: number;
+  /** 503 answers, not evaluated and not forwarded: the evaluation queue full, a hung worker, the rules store failed. */
+  unavailable: number;
 }
 
 interface ZoneStats {
@@ -109,6 +123,9 @@ export interface RunningProxy {
 
 /** A route that cannot be used: the flag and the reason. */
 export class ProxyConfigError extends Error {}
+
+/** Why a request is refused once the rules store failed (the log line's reason). */
+const STORE_FAILED = 'the rules store failed; restart rulesmith serve';
 
 /** The proxy's control API (see `control`), on every host. */
 export const CONTROL_PATH = '/.rulesmith/proxy';
@@ -137,7 +154,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
    */
   const stats = new Map<string, ZoneStats>();
   const newStats = (zone: string, zoneId: string, upstream: string): ZoneStats => ({
-    counters: { zone, zoneId, upstream, requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0 },
+    counters: { zone, zoneId, upstream, requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0, unavailable: 0 },
     evaluationTime: createHistogram(),
   });
   for (const r of routes) stats.set(r.zoneId, newStats(r.zoneName, r.zoneId, r.upstream.href));
@@ -295,6 +312,36 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     }
   }
 
+  /** Whether the store's failure has been logged (its message names files: once, in the log, never on a page). */
+  let storeFailureLogged = false;
+
+  /** The store's failure once a sync of its log has failed (the proxy then fails closed), else undefined. */
+  function storeFailed(): Error | undefined {
+    const e = options.store.unavailable;
+    if (e && !storeFailureLogged) {
+      storeFailureLogged = true;
+      log(`proxy: every request is answered 503 until rulesmith serve is restarted: ${e.message}`);
+    }
+    return e;
+  }
+
+  /** A 503 the proxy answers without evaluating or forwarding: counted for the zone (if any) and logged. */
+  function unavailable(req: IncomingMessage, route: ZoneRoute | Page, rayId: string, why: string): void {
+    const c = 'zoneId' in route ? stats.get(route.zoneId)?.counters : undefined;
+    if (c) {
+      c.requests++;
+      c.unavailable++;
+    }
+    log(`proxy: ${rayId} ${'zoneId' in route ? route.zoneName : '(no zone)'} ${req.method} ${req.url} 503 (${why})`);
+  }
+
+  /** What a request that could not be evaluated gets: 503 when it may pass later (EvaluationUnavailable), else the zone's 500. */
+  function notEvaluated(req: IncomingMessage, route: ZoneRoute, rayId: string, e: unknown): Page {
+    if (!(e instanceof EvaluationUnavailable)) return zoneErrorPage(rayId, route.zoneName, (e as Error).message);
+    unavailable(req, route, rayId, e.message);
+    return overloadedPage(rayId, route.zoneName, e.message);
+  }
+
   function zoneOf(req: IncomingMessage, rayId: string): ZoneRoute | Page {
     const host = hostName(req.headers.host);
     return routeFor(routes, host) ?? unknownZonePage(rayId, host, routes.map((r) => r.zoneName));
@@ -326,6 +373,21 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       sendPage(res, badTarget, rayId);
       return;
     }
+    const failed = storeFailed();
+    if (failed) {
+      req.resume();
+      if ((req.url ?? '').startsWith(CONTROL_PATH)) {
+        // As the API answers (service.ts), but before any credential is checked: the store's
+        // own message names its files, so that stays in the log.
+        const text = JSON.stringify({ success: false, errors: [{ code: CODES.storeUnavailable, message: `${STORE_FAILED} (the reason is in its log)` }], messages: [], result: null });
+        res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+        res.end(text);
+        return;
+      }
+      unavailable(req, zoneOf(req, rayId), rayId, STORE_FAILED);
+      sendPage(res, storeFailedPage(rayId), rayId);
+      return;
+    }
     if ((req.url ?? '').startsWith(CONTROL_PATH)) return control(req, res);
     const route = zoneOf(req, rayId);
     if (!('zoneId' in route)) {
@@ -344,8 +406,17 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     try {
       verdict = await evaluateRequest(req, route, rayId, buffered.subarray(0, limit).toString('latin1'), bodySize);
     } catch (e) {
+      if (!head.ended) res.setHeader('connection', 'close');
       req.resume();
-      sendPage(res, zoneErrorPage(rayId, route.zoneName, (e as Error).message), rayId);
+      sendPage(res, notEvaluated(req, route, rayId, e), rayId);
+      return;
+    }
+    // The store failed while the request was evaluated: what it was evaluated under is no longer vouched for.
+    if (storeFailed()) {
+      if (!head.ended) res.setHeader('connection', 'close');
+      req.resume();
+      unavailable(req, route, rayId, STORE_FAILED);
+      sendPage(res, storeFailedPage(rayId), rayId);
       return;
     }
     if (verdict.page) {
@@ -371,7 +442,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 
   /** What the app is told about the client and the hop (forwarding.ts `forwardedHeaders`). */
   function forwarding(req: IncomingMessage, v: Verdict): Forwarding {
-    return { clientIp: v.edge.clientIp, peer: req.socket.remoteAddress ?? '', country: v.edge.country, rayId: v.rayId, proto: req.socket && 'encrypted' in req.socket ? 'https' : 'http', trustProxy: options.trustProxy === true };
+    return { clientIp: v.edge.clientIp, peer: req.socket.remoteAddress ?? '', country: v.edge.country, rayId: v.rayId, proto: req.socket && 'encrypted' in req.socket ? 'https' : 'http', port: req.socket.localPort ?? 0, trustProxy: options.trustProxy === true };
   }
 
   function upstreamRequest(req: IncomingMessage, v: Verdict) {
@@ -653,6 +724,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return;
     }
     const route = zoneOf(req, rayId);
+    if (storeFailed()) {
+      unavailable(req, route, rayId, STORE_FAILED);
+      writeRawPage(socket, storeFailedPage(rayId), rayId);
+      return;
+    }
     if (!('zoneId' in route)) {
       writeRawPage(socket, route, rayId);
       return;
@@ -661,7 +737,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     try {
       verdict = await evaluateRequest(req, route, rayId, '', 0);
     } catch (e) {
-      writeRawPage(socket, zoneErrorPage(rayId, route.zoneName, (e as Error).message), rayId);
+      writeRawPage(socket, notEvaluated(req, route, rayId, e), rayId);
+      return;
+    }
+    if (storeFailed()) {
+      unavailable(req, route, rayId, STORE_FAILED);
+      writeRawPage(socket, storeFailedPage(rayId), rayId);
       return;
     }
     if (verdict.page) {
@@ -868,12 +949,13 @@ function evaluationPool(options: ProxyOptions, log: (line: string) => void, onTh
   const n = options.workers ?? 0;
   if (n <= 0) return undefined;
   if (options.now) throw new ProxyConfigError('evaluation workers count rate limits on the real clock: a proxy with a fake clock (now) evaluates on its own thread (workers: 0)');
-  const file = proxyWorkerFile();
+  const file = options.workerFile ?? proxyWorkerFile();
   if (!file) {
     log('proxy: the evaluation worker is not built (server/out/proxyWorker.js: run `npm run build`); evaluating on the proxy thread');
     return undefined;
   }
-  return new EvaluationPool(file, n, options.store, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS, log, onThisThread);
+  const limits = { queue: options.evaluationQueue, deadlineMs: options.evaluationDeadlineMs, compileDeadlineMs: options.compileDeadlineMs };
+  return new EvaluationPool(file, n, options.store, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS, log, onThisThread, limits);
 }
 
 /**

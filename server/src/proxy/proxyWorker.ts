@@ -6,9 +6,10 @@
  * - `{ type: 'zone', zoneId, key, source }`: a zone's deployed configuration (the pool sends
  *   it before the first request under a new deployment key). It is compiled here and then
  *   replaces the zone's previous one in one step: a request is evaluated against the old
- *   configuration or the new one, never a mix. If it cannot be compiled, the answer is
- *   `{ zoneId, key, compileError }` (the pool logs it once) and the zone's requests get
- *   the error until the next deployment.
+ *   configuration or the new one, never a mix. The answer is `{ zoneId, key, compiled }`
+ *   (the pool's deadline for the worker's next message starts then), or if it cannot be
+ *   compiled `{ zoneId, key, compileError }` (the pool logs it once) and the zone's
+ *   requests get the error until the next deployment.
  * - `{ type: 'forget', zoneId }`: the zone left the proxy; its compiled rules go.
  * - `{ type: 'eval', id, key, job }`: one request (evaluateLive.ts); the answer is
  *   `{ id, evaluation }` or `{ id, error }`.
@@ -34,6 +35,7 @@ export type ToWorker =
 export type FromWorker =
   | { readonly id: number; readonly evaluation: Evaluation }
   | { readonly id: number; readonly error: string }
+  | { readonly zoneId: string; readonly key: string; readonly compiled: true }
   | { readonly zoneId: string; readonly key: string; readonly compileError: string };
 
 const answer = (m: FromWorker) => parentPort!.postMessage(m);
@@ -45,6 +47,7 @@ parentPort!.on('message', (m: ToWorker) => {
   if (m.type === 'zone') {
     try {
       zones.set(m.zoneId, { key: m.key, zone: compiledLiveZone(m.zoneId, m.key, m.source) });
+      answer({ zoneId: m.zoneId, key: m.key, compiled: true });
     } catch (e) {
       zones.set(m.zoneId, { key: m.key, error: (e as Error).message });
       answer({ zoneId: m.zoneId, key: m.key, compileError: (e as Error).message });

@@ -31,3 +31,11 @@ test("the tooltip gives the time in the WAF per request once the zone's proxy ha
   const older = { ...proxied, evaluation: undefined };
   assert.equal(proxyTooltip('app.test', older).split('\n').at(-1), '8 forwarded, 0 upstream errors');
 });
+
+test('the tooltip counts the 503s the proxy gave itself (overload, a failed store) only when there were some', () => {
+  assert.equal(
+    proxyTooltip('app.test', { ...proxied, unavailable: 4 }).split('\n')[2],
+    '8 forwarded, 0 upstream errors, 4 answered 503 by the proxy (overloaded or the rules store failed: see its log)',
+  );
+  assert.equal(proxyTooltip('app.test', { ...proxied, unavailable: 0 }).split('\n')[2], '8 forwarded, 0 upstream errors');
+});

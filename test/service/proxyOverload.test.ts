@@ -1,0 +1,165 @@
+// The evaluation workers under overload and faults, over real sockets: a worker holds at most
+// `--proxy-queue` requests and the next is answered 503 at once (Retry-After, the proxy's
+// page, counted and logged); a request a worker works on past the deadline (a hung thread)
+// gets a 503, the worker is replaced, and the requests waiting behind it are evaluated by
+// the new one. The hang is real: a worker script that runs the built proxyWorker.js, but
+// spins for ever on a request for /hang (after telling the test so on a BroadcastChannel).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BroadcastChannel } from 'node:worker_threads';
+import { after, describe, it } from 'node:test';
+import { serveArgs, serveOptions } from '../../server/src/cli/serve';
+import { UsageError } from '../../server/src/cli/input';
+import { edgeFields } from '../../server/src/proxy/edgeFields';
+import type { LiveJob } from '../../server/src/proxy/evaluateLive';
+import { DEFAULT_QUEUE, EvaluationPool, EvaluationUnavailable, proxyWorkerFile } from '../../server/src/proxy/evaluationPool';
+import type { RunningProxy } from '../../server/src/proxy/proxy';
+import { proxyTestFile, send } from './proxyHarness';
+
+const ZONE_ID = '0123456789abcdef0123456789abcd01';
+const ZONE = 'overload.test';
+const RULES = [{ action: 'block', expression: 'http.request.uri.path eq "/blocked"', description: 'blocked path' }];
+
+/**
+ * The deadline in these tests: a hung request waits this long, and each evaluation of a fresh
+ * worker (a trivial zone, a few ms) must come back within it, even on a loaded machine.
+ */
+const DEADLINE_MS = 1_000;
+
+const file = proxyTestFile({ zoneId: ZONE_ID, zone: ZONE, needsWorker: true, custom: RULES });
+
+const dir = mkdtempSync(join(tmpdir(), 'rulesmith-overload-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The channel the hanging worker says `hanging <target>` on, just before it spins. */
+const CHANNEL = 'rulesmith-test-hanging-worker';
+
+/** A worker script: the real worker, except that it hangs on a request whose path starts with /hang (or, with `compile`, on every zone). */
+function hangingWorker(name: string, compile = false): string {
+  const path = join(dir, name);
+  const hangsOn = compile ? "m.type === 'zone'" : "m.type === 'eval' && m.job.live.target.startsWith('/hang')";
+  writeFileSync(
+    path,
+    `import { createRequire } from 'node:module';
+import { BroadcastChannel, parentPort } from 'node:worker_threads';
+const channel = new BroadcastChannel(${JSON.stringify(CHANNEL)});
+channel.unref();
+// First in line: the real worker's own listener never sees the message it hangs on.
+parentPort.on('message', (m) => {
+  if (!(${hangsOn})) return;
+  channel.postMessage('hanging ' + (m.job ? m.job.live.target : m.zoneId));
+  for (;;);
+});
+createRequire(import.meta.url)(${JSON.stringify(proxyWorkerFile() ?? 'server/out/proxyWorker.js')});
+`,
+  );
+  return path;
+}
+
+/** The next message on the channel (the worker has begun to hang). */
+function nextHang(): Promise<string> {
+  const channel = new BroadcastChannel(CHANNEL);
+  return new Promise((resolve) => {
+    channel.onmessage = (e) => {
+      channel.close();
+      resolve(String((e as { data: unknown }).data));
+    };
+  });
+}
+
+async function counters(p: RunningProxy) {
+  const c = p.counters().find((z) => z.zoneId === ZONE_ID)!;
+  return { requests: c.requests, blocked: c.blocked, forwarded: c.forwarded, unavailable: c.unavailable };
+}
+
+describe('a full evaluation queue', () => {
+  // A timeout: a proxy whose worker never hangs would leave the test waiting for the signal.
+  it('answers the next request 503 at once, with Retry-After and the error page; counted and logged, not forwarded', { timeout: 30_000 }, async () => {
+    // A deadline the test never reaches: the hung request stays in the queue.
+    await file.withProxy({ workers: 1, workerFile: hangingWorker('hang.mjs'), evaluationQueue: 1, evaluationDeadlineMs: 600_000 }, async (p, logs) => {
+      const hung = nextHang();
+      const first = send(p.url(), ZONE, '/hang').catch(() => 'cut when the proxy closed');
+      assert.equal(await hung, 'hanging /hang');
+      const a = await send(p.url(), ZONE, '/next');
+      assert.equal(a.status, 503);
+      assert.equal(a.headers['retry-after'], '1');
+      assert.equal(a.headers['content-type'], 'text/html; charset=utf-8');
+      assert.match(String(a.headers['cf-ray']), /^[0-9a-f]{16}-LCL$/);
+      assert.ok(a.body.includes('<title>Error 503: the WAF is overloaded</title>'), a.body);
+      assert.ok(a.body.includes('now: the evaluation queue is full (--proxy-queue 1). It was not forwarded. Try again in a moment.'), a.body);
+      assert.deepEqual(file.upstream.seen, []);
+      assert.deepEqual(await counters(p), { requests: 1, blocked: 0, forwarded: 0, unavailable: 1 });
+      assert.deepEqual(
+        logs.filter((l) => l.includes(' 503 (')).map((l) => l.replace(/^proxy: \S+ /, 'proxy: RAY ')),
+        [`proxy: RAY ${ZONE} GET /next 503 (the evaluation queue is full (--proxy-queue 1))`],
+      );
+      await p.close();
+      await first;
+    });
+  });
+
+  it('is 256 requests a worker by default, and --proxy-queue N sets it', () => {
+    const flags = (...a: string[]) => serveOptions(serveArgs(['--proxy', `${ZONE}=http://127.0.0.1:3000`, ...a])).proxy!;
+    assert.equal(DEFAULT_QUEUE, 256);
+    assert.equal(flags().evaluationQueue, undefined);
+    assert.equal(flags('--proxy-queue', '8').evaluationQueue, 8);
+    for (const bad of ['0', '1.5', 'many', '100001']) {
+      assert.throws(() => flags('--proxy-queue', bad), (e: Error) => e instanceof UsageError && e.message === `--proxy-queue takes the number of requests one evaluation worker may hold, from 1 to 100000 (default 256), got "${bad}"`);
+    }
+  });
+});
+
+describe('a request a worker works on past the deadline', () => {
+  it('gets a 503 (not a hang); the worker is replaced and the next request is evaluated', { timeout: 30_000 }, async () => {
+    await file.withProxy({ workers: 1, workerFile: hangingWorker('hang-deadline.mjs'), evaluationDeadlineMs: DEADLINE_MS }, async (p, logs) => {
+      const a = await send(p.url(), ZONE, '/hang');
+      assert.equal(a.status, 503);
+      assert.equal(a.headers['retry-after'], '1');
+      assert.ok(a.body.includes('could not evaluate this request to <code>overload.test</code> now: its evaluation did not finish within 1 s. It was not forwarded.'), a.body);
+      assert.deepEqual([(await send(p.url(), ZONE, '/after')).status, (await send(p.url(), ZONE, '/blocked')).status], [200, 403]);
+      assert.deepEqual(
+        file.upstream.seen.map((s) => s.url),
+        ['/after'],
+      );
+      assert.deepEqual(await counters(p), { requests: 3, blocked: 1, forwarded: 1, unavailable: 1 });
+      assert.deepEqual(logs.filter((l) => l.includes('taken as hung')), ['proxy: an evaluation worker worked on one request for 1 s and is taken as hung: stopped, and another started; 1 request(s) get a 503, 0 waiting behind sent again']);
+    });
+  });
+
+  it('the requests waiting behind the hung one are sent to the new worker, not lost', { timeout: 30_000 }, async () => {
+    const lines: string[] = [];
+    const pool = new EvaluationPool(hangingWorker('hang-queued.mjs'), 1, file.svc.store, 100, (l) => lines.push(l), () => assert.fail('not on the thread'), { deadlineMs: DEADLINE_MS });
+    try {
+      // Posted in one turn: the worker takes them in this order, and hangs on the first.
+      const answers = await Promise.allSettled(['/hang', '/a', '/blocked', '/b'].map((path) => pool.evaluate(job(path), '192.0.2.1')));
+      assert.deepEqual(
+        answers.map((a) => (a.status === 'fulfilled' ? a.value.decision.action : `${(a.reason as Error).constructor.name}: ${(a.reason as Error).message}`)),
+        ['EvaluationUnavailable: its evaluation did not finish within 1 s', 'allow-through', 'block', 'allow-through'],
+      );
+      assert.deepEqual(lines, ['proxy: an evaluation worker worked on one request for 1 s and is taken as hung: stopped, and another started; 1 request(s) get a 503, 3 waiting behind sent again']);
+      assert.equal(pool.size, 1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("a zone whose compile hangs: that zone's requests get a 503 past the compile deadline", { timeout: 30_000 }, async () => {
+    const lines: string[] = [];
+    const pool = new EvaluationPool(hangingWorker('hang-compile.mjs', true), 1, file.svc.store, 100, (l) => lines.push(l), () => assert.fail('not on the thread'), { compileDeadlineMs: 300 });
+    try {
+      await assert.rejects(pool.evaluate(job('/'), '192.0.2.1'), (e: Error) => e instanceof EvaluationUnavailable && e.message === "the zone's rules were not compiled within 0.3 s");
+      assert.deepEqual(lines, [`proxy: an evaluation worker compiled zone ${ZONE_ID} for 0.3 s and is taken as hung: stopped, and another started; 1 request(s) get a 503, 0 waiting behind sent again`]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+/** A GET of `path` on the zone, as the proxy hands it to a worker. */
+function job(path: string): LiveJob {
+  const headers = { host: ZONE };
+  const edge = edgeFields({ remoteAddress: '192.0.2.1', headers, trustProxy: false, now: Date.now(), rayId: '0000000000000000-LCL' });
+  return { zoneId: ZONE_ID, live: { method: 'GET', target: path, httpVersion: '1.1', rawHeaders: ['Host', ZONE], body: '', bodySize: 0, edge: edge.edge }, bodyLimit: 1024, cleared: false };
+}
