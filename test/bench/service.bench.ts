@@ -7,6 +7,7 @@
  *   … --only get|patch|post|post-small|mixed --load-only    # one load (RULESMITH_BENCH_CPU_PROF=<dir>: profile the service)
  *   … --clients N                                            # concurrent clients (default 32, the issue's figure)
  *   RULESMITH_BENCH_NODE_ARGS="--trace-gc --trace-gc-nvp" RULESMITH_BENCH_SERVICE_OUT=/tmp/gc.out …  # then gcSummary.ts /tmp/gc.out /tmp/gc.out.floor
+ *   RULESMITH_BENCH_SPREAD=1 …                               # also each load's latency spread (p5 … p99.9), before the table
  *
  * CPU/request: the service process's CPU time (from /proc, Linux) over a whole load divided by
  * the requests answered in it: a figure other processes on a shared machine change little.
@@ -183,6 +184,9 @@ async function loadCounted(svc: Service, next: Next, count: () => void, clients:
 
 function figures(latencies: number[], failures = 0, firstFailure?: string): Figures {
   latencies.sort((a, b) => a - b);
+  if (process.env.RULESMITH_BENCH_SPREAD && latencies.length > 0) {
+    console.log(`  spread: ${[5, 10, 25, 50, 75, 90, 95, 99, 99.9].map((q) => `p${q} ${percentile(latencies, q).toFixed(1)}`).join(', ')} ms (${latencies.length} requests)`);
+  }
   return {
     requests: latencies.length,
     perSecond: latencies.length / (RUN_MS / 1000),
