@@ -89,6 +89,12 @@ export class Store {
    */
   generation = 0;
   /**
+   * Batches rolled back whole (their transaction lost). Their writes were readable before
+   * the rollback and their version numbers are given out again, so a digest of versions
+   * (zoneConfig.ts deploymentKey) includes this to never name two contents alike.
+   */
+  batchesLost = 0;
+  /**
    * Called after a rollback that undid more than one write (a batch's transaction lost, or
    * rolled back after a failed sync), so caches empty themselves: reads between the
    * batch's writes may have cached any of its rows. A write rolled back alone does not
@@ -281,6 +287,7 @@ export class Store {
 
   /** More than one write was rolled back (a batch): every table and every cache may be stale. */
   private rolledBack(): void {
+    this.batchesLost++;
     this.generation++;
     this.bumpAll();
     this.touchedCaches.length = 0;

@@ -28,8 +28,9 @@
  *
  * `deploymentKey` digests everything the configuration is built from (the trace keeps zones
  * compiled under it, traceEval.ts `compiledFor`), read with a few aggregate queries:
- * the (id, latest stored version) of the zone's rulesets and the account's (version
- * numbers are never reused, and a version's body never changes); each firewall rule's id,
+ * the (id, latest stored version) of the zone's rulesets and the account's (a version's
+ * body never changes, and a number is given out again only after a group-commit batch
+ * was lost whole, which Store.batchesLost counts into the key); each firewall rule's id,
  * order and modified_on with its filter's id and modified_on (every write of a rule or
  * filter sets modified_on; a deleted filter drops out of the join); the zone's plan and
  * page rules; the previous-WAF settings and the migration record as stored. Any change
@@ -70,6 +71,6 @@ export function deploymentKey(store: Store, zoneId: string): string {
   );
   const waf = store.get<{ settings: string }>('SELECT settings FROM previous_waf WHERE zone_id = ?', [zoneId]);
   const migration = store.get<{ state: string }>('SELECT state FROM waf_migration WHERE zone_id = ?', [zoneId]);
-  const parts = [zone.plan, zone.page_rules, rulesets?.k ?? '', String(firewall?.n ?? 0), firewall?.k ?? '', waf?.settings ?? '-', migration?.state ?? '-'];
+  const parts = [String(store.batchesLost), zone.plan, zone.page_rules, rulesets?.k ?? '', String(firewall?.n ?? 0), firewall?.k ?? '', waf?.settings ?? '-', migration?.state ?? '-'];
   return sha256(parts.join('\u0000'), 'hex');
 }
