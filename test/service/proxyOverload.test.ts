@@ -2,10 +2,12 @@
 // `--proxy-queue` requests and the next is answered 503 at once (Retry-After, the proxy's
 // page, counted and logged); a request a worker works on past the deadline (a hung thread)
 // gets a 503, the worker is replaced, and the requests waiting behind it are evaluated by
-// the new one. The hang is real: a worker script that runs the built proxyWorker.js, but
-// spins for ever on a request for /hang (after telling the test so on a BroadcastChannel).
+// the new one; an answer already queued when the deadline fires (the proxy's thread was
+// busy) is used, not taken for a hang. The hang is real: a worker script that runs the built
+// proxyWorker.js, but spins for ever on a request for /hang (after telling the test so on a
+// BroadcastChannel).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BroadcastChannel } from 'node:worker_threads';
@@ -52,6 +54,34 @@ parentPort.on('message', (m) => {
   channel.postMessage('hanging ' + (m.job ? m.job.live.target : m.zoneId));
   for (;;);
 });
+createRequire(import.meta.url)(${JSON.stringify(proxyWorkerFile() ?? 'server/out/proxyWorker.js')});
+`,
+  );
+  return path;
+}
+
+/**
+ * A worker script: the real worker, except that each answer to a request, once posted, is also
+ * told by writing the request's target to `flag` (synchronously: the test's thread reads it
+ * while it is blocked).
+ */
+function flaggingWorker(name: string, flag: string): string {
+  const path = join(dir, name);
+  writeFileSync(
+    path,
+    `import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+const targets = new Map();
+// First in line: the target is known before the real worker answers.
+parentPort.on('message', (m) => {
+  if (m.type === 'eval') targets.set(m.id, m.job.live.target);
+});
+const post = parentPort.postMessage.bind(parentPort);
+parentPort.postMessage = (m) => {
+  post(m);
+  if (m && 'evaluation' in m) writeFileSync(${JSON.stringify(flag)}, targets.get(m.id));
+};
 createRequire(import.meta.url)(${JSON.stringify(proxyWorkerFile() ?? 'server/out/proxyWorker.js')});
 `,
   );
@@ -139,6 +169,29 @@ describe('a request a worker works on past the deadline', () => {
         ['EvaluationUnavailable: its evaluation did not finish within 1 s', 'allow-through', 'block', 'allow-through'],
       );
       assert.deepEqual(lines, ['proxy: an evaluation worker worked on one request for 1 s and is taken as hung: stopped, and another started; 1 request(s) get a 503, 3 waiting behind sent again']);
+      assert.equal(pool.size, 1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('an answer already queued when the deadline fires is used: the worker is not taken as hung', { timeout: 30_000 }, async () => {
+    const flag = join(dir, 'answered');
+    const lines: string[] = [];
+    const pool = new EvaluationPool(flaggingWorker('flagging.mjs', flag), 1, file.svc.store, 100, (l) => lines.push(l), () => assert.fail('not on the thread'), { deadlineMs: DEADLINE_MS });
+    try {
+      assert.equal((await pool.evaluate(job('/warm'), '192.0.2.1')).decision.action, 'allow-through');
+      // Out of the worker's message callback (which would read an answer queued meanwhile
+      // before any timer runs) into the check phase: next come the timers, then the poll.
+      await new Promise((resolve) => setImmediate(resolve));
+      const posted = performance.now();
+      const answer = pool.evaluate(job('/late'), '192.0.2.1');
+      // This thread is busy past the deadline while the worker answers: when it is free, the
+      // deadline's timer runs before the poll phase that delivers the answer.
+      const late = () => existsSync(flag) && readFileSync(flag, 'latin1') === '/late';
+      while (!(performance.now() - posted > DEADLINE_MS + 100 && late())) if (performance.now() - posted > 20_000) assert.fail('the worker did not answer');
+      assert.equal((await answer).decision.action, 'allow-through');
+      assert.deepEqual(lines, []);
       assert.equal(pool.size, 1);
     } finally {
       await pool.close();

@@ -25,10 +25,12 @@
  *
  * Overload and faults: a worker holds at most `queue` requests (the one it evaluates and
  * those waiting behind it); one more is refused at once (EvaluationUnavailable, a 503), so
- * a burst cannot grow the proxy's memory or its wait without bound. A worker answers its
- * messages in order, so the first it has not answered is the one it works on: if that is a
- * request it has worked on for `deadlineMs` (or a zone it has compiled for
- * `compileDeadlineMs`: an OWASP zone takes seconds), the worker is taken as hung. That
+ * the requests waiting for an evaluation are bounded (not the connections still sending the
+ * body bytes the rules see: those come before the queue; see docs/proxy.md, Overload). A
+ * worker answers its messages in order, so the first it has not answered is the one it
+ * works on: if that is a request it has worked on for `deadlineMs` (or a zone it has
+ * compiled for `compileDeadlineMs`: an OWASP zone takes seconds), and no answer to it has
+ * come by the next check phase (`overdueUnlessAnswered`), the worker is taken as hung. That
  * request gets a 503, the worker is stopped and another started at once, and the requests
  * waiting behind it, which it never began, are sent again.
  */
@@ -225,7 +227,7 @@ export class EvaluationPool {
     }
     clearTimeout(w.deadline);
     w.deadlineCompile = compile;
-    w.deadline = setTimeout(() => this.overdue(w), compile ? this.compileDeadlineMs : this.deadlineMs);
+    w.deadline = setTimeout(() => this.overdueUnlessAnswered(w), compile ? this.compileDeadlineMs : this.deadlineMs);
     w.deadline.unref();
   }
 
@@ -233,6 +235,22 @@ export class EvaluationPool {
     w.tasks.length = 0;
     clearTimeout(w.deadline);
     w.deadline = undefined;
+  }
+
+  /**
+   * The deadline passed: `overdue`, unless the worker's answer to that task had already come.
+   * Timers run before the poll phase that delivers a worker's messages, so an answer posted
+   * before the deadline may still be queued when it fires (the proxy's thread was busy): the
+   * task is looked at again after one `setImmediate` (the check phase, after that poll), and
+   * if it has been answered meanwhile (`answered` moved the deadline on to the next task, or
+   * `idle` stopped it), the answer is used and nothing is done.
+   */
+  private overdueUnlessAnswered(w: PoolWorker): void {
+    const first = w.tasks[0];
+    if (!first) return;
+    setImmediate(() => {
+      if (w.tasks[0] === first) this.overdue(w);
+    });
   }
 
   /**

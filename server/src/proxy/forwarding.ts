@@ -20,13 +20,20 @@ const NEVER_LISTED = new Set(['content-length', 'transfer-encoding', 'host']);
 
 /**
  * Headers only an edge in front of the proxy may set (who the client is, its scheme, the edge's
- * own name): without --trust-proxy, what a client sent in them is not passed to the app (the
- * app, or a library such as request-ip or Rack, could take it for the edge's word). Those the
- * proxy can vouch for itself are set instead (`forwardedHeaders`).
+ * own name, the path it rewrote): without --trust-proxy, what a client sent in them is not
+ * passed to the app (the app, or a library such as request-ip or Rack, could take it for the
+ * edge's word; an app that routes by X-Original-URL, X-Rewrite-URL or X-Forwarded-Prefix, as
+ * old Symfony and IIS ones do, would serve a path the rules never saw). Those the proxy can
+ * vouch for itself are set instead (`forwardedHeaders`).
  */
 const EDGE_ONLY = [
   'true-client-ip',
   'cf-visitor',
+  'cf-connecting-ipv6',
+  'cf-pseudo-ipv4',
+  'x-original-url',
+  'x-rewrite-url',
+  'x-forwarded-prefix',
   'x-client-ip',
   'x-cluster-client-ip',
   'client-ip',
@@ -333,7 +340,10 @@ export interface Forwarding {
 }
 
 /**
- * The request's headers for the upstream: hop-by-hop ones dropped, the forwarding ones added.
+ * The request's headers for the upstream: hop-by-hop ones dropped, those whose name holds an
+ * underscore dropped (as nginx's `underscores_in_headers off` does: CGI and WSGI servers map
+ * `X_Real_IP` to the same variable as `X-Real-IP`, so a client's look-alike would pass for the
+ * proxy's own header; the rules still see it), the forwarding ones added.
  * The body's framing is explicit whatever the method: node adds none to a GET, HEAD, DELETE,
  * OPTIONS or TRACE of its own, and a body sent unframed would reach the app as a request of its
  * own. A chunked body goes chunked (node re-frames what it decoded), else Content-Length stays.
@@ -341,14 +351,16 @@ export interface Forwarding {
 export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   const listed = connectionTokens(h.connection);
-  for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k) && !(listed.has(k) && !NEVER_LISTED.has(k))) out[k] = v;
+  for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k) && !k.includes('_') && !(listed.has(k) && !NEVER_LISTED.has(k))) out[k] = v;
   if (h['transfer-encoding'] !== undefined) {
     // Node's parser refuses a request with both, and ends a chunked one only with `chunked`.
     delete out['content-length'];
     out['transfer-encoding'] = 'chunked';
   }
   const prior = h['x-forwarded-for'];
-  // The hop this proxy saw: its peer, whoever that peer says the client is.
+  // The hop this proxy saw: its peer, whoever that peer says the client is. The client's own
+  // list stays in front of it, trusted or not (as Cloudflare does): its leftmost entries are
+  // the client's claim; the client is CF-Connecting-IP, X-Real-IP, or the rightmost entry.
   const peer = canonicalAddress(f.peer) ?? f.peer;
   out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${peer}` : peer;
   out['x-forwarded-proto'] = forwardedProto(h, f.trustProxy, f.proto);

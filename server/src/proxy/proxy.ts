@@ -9,9 +9,10 @@
  * (edgeFields.ts); the zone's compiled configuration (zones.ts); evaluate with the rate
  * limiter and the clearance cookie as per-request hooks; then a block page, a challenge,
  * or the request streamed to the upstream and its response streamed back (status,
- * headers, trailers), its body framed as it came, with X-Forwarded-For/-Proto/-Host/-Port,
- * X-Real-IP, Forwarded, CF-Connecting-IP, CF-Ray and CF-IPCountry set by the proxy, and the
- * other headers only an edge may set dropped unless it is trusted (forwarding.ts `forwardedHeaders`).
+ * headers, trailers), its body framed as it came, with the peer appended to X-Forwarded-For,
+ * X-Forwarded-Proto/-Host/-Port, X-Real-IP, Forwarded, CF-Connecting-IP, CF-Ray and
+ * CF-IPCountry set by the proxy, headers whose name holds `_` dropped, and the other headers
+ * only an edge may set dropped unless it is trusted (forwarding.ts `forwardedHeaders`).
  * WebSocket upgrades are evaluated like any request and then piped both ways; any other
  * upgrade (h2c) goes through as an ordinary request. Nothing the app sends, and no throw while
  * relaying it, escapes: the client gets a 502 or a closed connection, the process goes on.
