@@ -7,7 +7,7 @@
  *   … --only get|patch|post|post-small|mixed --load-only    # one load (RULESMITH_BENCH_CPU_PROF=<dir>: profile the service)
  *   … --clients N                                            # concurrent clients (default 32, the issue's figure)
  *   RULESMITH_BENCH_NODE_ARGS="--trace-gc --trace-gc-nvp" RULESMITH_BENCH_SERVICE_OUT=/tmp/gc.out …  # then gcSummary.ts /tmp/gc.out /tmp/gc.out.floor
- *   RULESMITH_BENCH_SPREAD=1 …                               # also each load's latency spread (p5 … p99.9), before the table
+ *   RULESMITH_BENCH_SPREAD=1 …                               # also each load's latency spread (p5 … p99.9), under its row
  *
  * CPU/request: the service process's CPU time (from /proc, Linux) over a whole load divided by
  * the requests answered in it: a figure other processes on a shared machine change little.
@@ -109,6 +109,8 @@ interface Figures {
   readonly firstFailure?: string;
   /** Mean size of the answers' bodies, in bytes. */
   readonly answerBytes?: number;
+  /** The latencies' percentiles from p5 to p99.9, in ms (RULESMITH_BENCH_SPREAD). */
+  readonly spread?: string;
   /** CPU time the server process spent per request of the whole load (warm-up included), when the OS tells it. */
   readonly cpuPerRequest?: number;
   /** The same for the server's main thread alone. */
@@ -184,10 +186,9 @@ async function loadCounted(svc: Service, next: Next, count: () => void, clients:
 
 function figures(latencies: number[], failures = 0, firstFailure?: string): Figures {
   latencies.sort((a, b) => a - b);
-  if (process.env.RULESMITH_BENCH_SPREAD && latencies.length > 0) {
-    console.log(`  spread: ${[5, 10, 25, 50, 75, 90, 95, 99, 99.9].map((q) => `p${q} ${percentile(latencies, q).toFixed(1)}`).join(', ')} ms (${latencies.length} requests)`);
-  }
+  const spread = process.env.RULESMITH_BENCH_SPREAD && latencies.length > 0 ? [5, 10, 25, 50, 75, 90, 95, 99, 99.9].map((q) => `p${q} ${percentile(latencies, q).toFixed(1)}`).join(', ') : undefined;
   return {
+    ...(spread ? { spread } : {}),
     requests: latencies.length,
     perSecond: latencies.length / (RUN_MS / 1000),
     p50: percentile(latencies, 50),
@@ -226,6 +227,7 @@ function print(rows: readonly (readonly [string, Figures, Figures | undefined])[
   for (const [name, r, base] of rows) {
     const share = base ? `${((100 * r.perSecond) / base.perSecond).toFixed(0)}%` : '';
     console.log(row([name, String(r.requests), r.perSecond.toFixed(0), f(r.p50), f(r.p99), f(r.max), String(r.failures), share, r.cpuPerRequest === undefined ? '' : `${r.cpuPerRequest.toFixed(2)} ms`, r.threadCpuPerRequest === undefined ? '' : `${r.threadCpuPerRequest.toFixed(2)} ms`, r.clientCpuPerRequest === undefined ? '' : `${r.clientCpuPerRequest.toFixed(2)} ms`], widths));
+    if (r.spread) console.log(`    spread: ${r.spread} ms`);
     if (r.firstFailure) console.log(`  first failure: ${r.firstFailure}`);
   }
 }
