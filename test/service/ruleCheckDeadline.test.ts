@@ -1,9 +1,11 @@
-// The rule-check worker's deadline (ruleChecker.ts): a message of jobs the worker does not
-// answer in time fails its writes with a 503 (code 10030) and nothing written, the worker
-// is replaced, and the jobs behind it are checked by the new worker, never on the
-// service's thread. The worker here is the real one, wrapped so that a rule whose
-// expression names hang.example spins forever; the deadline is judged by a clock the test
-// moves, so nothing depends on how fast this machine is.
+// The rule-check worker's deadline (ruleChecker.ts): a worker that posts nothing for the
+// deadline while it has jobs fails the job it is on with a 503 (code 10030) and nothing
+// written, is replaced, and the other jobs are checked by the new worker, never on the
+// service's thread; a job that takes longer than the deadline but posts its progress is
+// not failed. The worker here is the real one, wrapped so that checking a rule whose
+// expression names hang.example spins forever, and one that names slow.example takes a
+// few ms; the deadline is judged by a clock the test moves, so nothing depends on how fast
+// this machine is.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,11 +22,13 @@ import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
 
 const DEADLINE_MS = 20;
-const MESSAGE = 'the rules of this write were not checked: the rule checker gave no answer within 0.02 s and was restarted. Nothing was written; send the request again';
+const MESSAGE =
+  "the rules of this write were not checked: the rule checker made no progress for 0.02 s and was restarted. Nothing was written; send the request again (it may be answered 429 first: this write counted against the ruleset's write rate, if that is limited)";
 const target: RuleTarget = { kind: 'custom', phase: 'http_request_firewall_custom' };
 const none: ReadonlyMap<string, Phase> = new Map();
 const hangs: JsonObject = { action: 'block', expression: 'http.host eq "hang.example"' };
 const fine = (n: number): JsonObject => ({ action: 'block', expression: `http.host eq "h${n}.example.com"` });
+const slow = (n: number): JsonObject => ({ action: 'block', expression: `http.host eq "${n}.slow.example"` });
 const badRule: JsonObject = { action: 'block', expression: 'http.host eq' };
 
 let dir: string;
@@ -37,10 +41,16 @@ before(() => {
   writeFileSync(
     hangingWorker,
     `const { parentPort } = require('node:worker_threads');
+const nap = new Int32Array(new SharedArrayBuffer(4));
 const on = parentPort.on.bind(parentPort);
+// The spin and the naps are in reading the rule's expression: inside the job's check.
 parentPort.on = (event, listener) =>
   on(event, event !== 'message' ? listener : (jobs) => {
-    if (jobs.some((j) => j.rules.some((r) => String(r.expression).includes('hang.example')))) for (;;);
+    for (const j of jobs) for (const r of j.rules) {
+      const e = String(r.expression);
+      if (e.includes('hang.example')) Object.defineProperty(r, 'expression', { enumerable: true, get() { for (;;); } });
+      else if (e.includes('slow.example')) Object.defineProperty(r, 'expression', { enumerable: true, get() { Atomics.wait(nap, 0, 0, 2); return e; } });
+    }
     listener(jobs);
   });
 require(${JSON.stringify(real)});
@@ -52,6 +62,9 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 interface Internals {
   ready: boolean;
   worker: Worker | undefined;
+  inFlight: number[];
+  heardAt: number;
+  working: Int32Array;
 }
 
 async function loaded(c: RuleChecker): Promise<Worker> {
@@ -123,6 +136,74 @@ describe('a rule check the worker never answers', () => {
       await loaded(c);
       assert.deepEqual(await c.check(target, none, [fine(3)]), [{ errors: [], warnings: [] }]);
       assert.equal(c.timedOut, 4);
+      assert.deepEqual(c.stats, { inWorker: 1, inThread: 0 });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('fails only the job the worker is on: the jobs before and behind it in the same message are checked by the new worker', { timeout: 30_000 }, async () => {
+    const clock = testClock();
+    const c = new RuleChecker(hangingWorker, { deadlineMs: DEADLINE_MS, clock: clock.now });
+    try {
+      await loaded(c);
+      const internals = c as unknown as Internals;
+      const expected = await new RuleChecker(undefined).check(target, none, [fine(1), badRule]);
+      // One turn: one message of three jobs.
+      const before = c.check(target, none, [fine(1), badRule]);
+      const stuck = c.check(target, none, [fine(2), hangs]);
+      const behind = c.check(target, none, [badRule, fine(1)]);
+      await turn();
+      assert.equal(internals.inFlight.length, 3, 'sent together');
+      const stuckId = internals.inFlight[1]!;
+      // The worker is on the second job (the first's answer waits for the message's end).
+      while (Atomics.load(internals.working, 0) !== stuckId) await new Promise((r) => setTimeout(r, 5));
+      clock.pass(DEADLINE_MS);
+      await assert.rejects(stuck, timedOut);
+      assert.deepEqual(await before, expected);
+      assert.deepEqual(await behind, [...expected].reverse());
+      assert.equal(c.timedOut, 1);
+      assert.deepEqual(c.stats, { inWorker: 2, inThread: 0 });
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe('a rule check that takes longer than the deadline', () => {
+  it('is not failed while the worker posts its progress', { timeout: 30_000 }, async () => {
+    const clock = testClock();
+    // progressMs 0: the worker posts its progress at each look at its clock (every 8 rules, ruleCheckWorker.ts PROGRESS_STRIDE).
+    const c = new RuleChecker(hangingWorker, { deadlineMs: DEADLINE_MS, clock: clock.now, progressMs: 0 });
+    try {
+      await loaded(c);
+      const internals = c as unknown as Internals;
+      const rules = Array.from({ length: 32 }, (_, n) => slow(n));
+      const expected = await new RuleChecker(undefined).check(target, none, rules);
+      let settled = false;
+      const job = c.check(target, none, rules);
+      job.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await turn(); // sent
+      // Each time the worker has posted since the clock last moved, the clock moves by
+      // most of the deadline: in all, by more than the deadline, never by the deadline
+      // without a post.
+      let passed = 0;
+      const step = (DEADLINE_MS * 3) / 5;
+      // (Bounded: a worker that never answers fails the test, not hangs it.)
+      for (let n = 0; n < 20_000; n++) {
+        if (internals.heardAt === clock.now()) {
+          clock.pass(step);
+          passed += step;
+        }
+        if (settled) break;
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      assert.deepEqual(await job, expected);
+      assert.ok(passed > DEADLINE_MS, `the clock moved ${passed} ms during the job`);
+      assert.equal(c.timedOut, 0);
       assert.deepEqual(c.stats, { inWorker: 1, inThread: 0 });
     } finally {
       await c.close();

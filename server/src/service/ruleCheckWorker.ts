@@ -3,15 +3,25 @@
  * ruleChecker.ts): checks the rules of the service's writes off its thread, in the order
  * they come, each with ruleProblems.ts, the code the service's thread runs without it.
  *
- * - An array of jobs (those of one turn of the service's event loop), answered by an array
- *   of answers in the same order. A job, `{ id, target, customKey, custom?, forget?, rules }`: the account's custom rulesets
+ * - An array of jobs (those of one turn of the service's event loop) comes in. A job,
+ *   `{ id, target, customKey, custom?, forget?, rules }`: the account's custom rulesets
  *   (what an execute rule may run) are sent once per version of that list (`custom`, under
- *   `customKey`) and referred to by key after; `forget` is a key no later job uses. The
- *   answer is `{ id, found }` (one RuleFindings per rule) or `{ id, error }` (the Error,
- *   its stack included, for the service's log).
+ *   `customKey`) and referred to by key after; `forget` is a key no later job uses. A
+ *   job's answer is `{ id, found }` (one RuleFindings per rule) or `{ id, error }` (the
+ *   Error, its stack included, for the service's log).
+ * - Answers go out as `{ answers }`, in the order of the jobs: all of a message's at once
+ *   when it is done, one message per message of jobs (a message costs the service's thread
+ *   tens of µs: not one per job). A message that takes longer reports its progress: at
+ *   most once every `progressMs` (workerData; 1 s), judged by the clock after each job and
+ *   every PROGRESS_STRIDE rules of a job, `{ answers, on }` carries the answers done so far
+ *   and the id of the job it is on. The service takes the worker as hung only when it has
+ *   heard nothing from it for its deadline (ruleChecker.ts).
+ * - The id of the job being checked is also kept in shared memory (workerData `on`, one
+ *   Int32), at no cost per job: a worker stuck in one rule sends nothing, and the service
+ *   reads there which job to fail.
  * - `{ ready: true }` is posted once, when the worker has loaded.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { Phase } from '../language/scheme/types';
 import { boundRegexBacktracking } from '../regexBudget';
 import type { JsonObject } from './body';
@@ -29,25 +39,66 @@ export interface RuleCheckJob {
   readonly rules: readonly JsonObject[];
 }
 
-export type RuleCheckReply = { readonly id: number; readonly found: readonly RuleFindings[] } | { readonly id: number; readonly error: Error } | { readonly ready: true };
+export type RuleCheckAnswer = { readonly id: number; readonly found: readonly RuleFindings[] } | { readonly id: number; readonly error: Error };
+
+/** What the worker posts (see the file's comment). */
+export type RuleCheckReport = { readonly answers: readonly RuleCheckAnswer[]; readonly on?: number } | { readonly ready: true };
+
+/** What the service gives the worker when it starts it. */
+export interface RuleCheckWorkerData {
+  /** One Int32: the id of the job being checked (its low 32 bits). */
+  readonly on: SharedArrayBuffer;
+  /** The longest the worker works without posting (default 1000). */
+  readonly progressMs?: number;
+}
+
+/** The rules checked between two looks at the clock within a job (a look costs ~50 ns, a rule 10 µs to 20 ms). */
+const PROGRESS_STRIDE = 8;
+
+const data = workerData as RuleCheckWorkerData | undefined;
+const working = data?.on ? new Int32Array(data.on) : undefined;
+const PROGRESS_MS = data?.progressMs ?? 1000;
 
 const customs = new Map<number, ReadonlyMap<string, Phase>>();
+/** When the worker last posted. */
+let postedAt = performance.now();
+/** Answers not posted yet. */
+let done: RuleCheckAnswer[] = [];
 
 parentPort!.on('message', (jobs: readonly RuleCheckJob[]) => {
-  parentPort!.postMessage(jobs.map(check));
+  postedAt = performance.now();
+  for (const job of jobs) {
+    if (working) Atomics.store(working, 0, job.id);
+    // Checked before `done` is read: a progress post within the job replaces it.
+    const answer = check(job);
+    done.push(answer);
+    if (performance.now() - postedAt >= PROGRESS_MS) post();
+  }
+  if (done.length > 0) post();
 });
 
-function check(job: RuleCheckJob): RuleCheckReply {
+function post(on?: number): void {
+  parentPort!.postMessage((on === undefined ? { answers: done } : { answers: done, on }) satisfies RuleCheckReport);
+  done = [];
+  postedAt = performance.now();
+}
+
+function check(job: RuleCheckJob): RuleCheckAnswer {
   if (job.custom) customs.set(job.customKey, new Map(job.custom));
   if (job.forget !== undefined) customs.delete(job.forget);
   try {
     const custom = customs.get(job.customKey);
     if (!custom) throw new Error(`the rule-check worker has no custom rulesets under key ${job.customKey}`);
-    return { id: job.id, found: job.rules.map((r) => findRuleProblems(job.target, custom, r)) };
+    const found: RuleFindings[] = [];
+    for (let i = 0; i < job.rules.length; i++) {
+      if (i % PROGRESS_STRIDE === PROGRESS_STRIDE - 1 && performance.now() - postedAt >= PROGRESS_MS) post(job.id);
+      found.push(findRuleProblems(job.target, custom, job.rules[i]!));
+    }
+    return { id: job.id, found };
   } catch (e) {
     return { id: job.id, error: e instanceof Error ? e : new Error(String(e)) };
   }
 }
 
 // Loaded: until this arrives, the service checks rules on its own thread.
-parentPort!.postMessage({ ready: true } satisfies RuleCheckReply);
+parentPort!.postMessage({ ready: true } satisfies RuleCheckReport);

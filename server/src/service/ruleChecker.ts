@@ -11,14 +11,24 @@
  * large write's checks. A job the worker had not answered when it stopped is checked there
  * too: no write fails because the worker did. After close(), checks are cancelled.
  *
- * Deadline: the worker answers each message (a turn's jobs) within RULE_CHECK_DEADLINE_MS
- * of when it could start it (sent, or its previous message answered). Past that it is
- * taken as hung: it is terminated and a new one started, that message's jobs fail with a
- * 503 (CODES.ruleCheckTimeout; their writes have written nothing, they write after the
- * check), and the jobs sent after it, with any that come while the new worker loads, wait
- * for the new worker and are checked there. Never on this thread: whatever hung the worker
- * (a rule that makes a check run away, sent again) must not hang the thread that answers
- * every request. A hang is not counted among the stops that leave checks on this thread.
+ * Deadline: it judges progress, not how long a job or a message takes. While it has jobs
+ * out, the worker posts at least once a second (ruleCheckWorker.ts: a message's answers
+ * when it is done, else its progress, answers so far and the job it is on), so a write of
+ * thousands of heavy rules, or a turn of several, takes as long as it takes. The worker is
+ * taken as hung only when, with jobs sent and not answered, nothing has come from it for
+ * RULE_CHECK_DEADLINE_MS (counted from the last thing it posted, or from when jobs went
+ * out to it idle), and still nothing after one more turn of this thread's event loop (a
+ * timer runs before the poll phase that delivers what the worker has already posted).
+ * Then it is terminated and a new one started; the job it was on (it keeps the job's id
+ * in shared memory: stuck in one rule, it posts nothing) fails with a 503
+ * (CODES.ruleCheckTimeout; its write has written nothing, a write writes after its check),
+ * and every other job not answered, those behind it and any whose answer had not been
+ * posted, with any that come while the new worker loads, waits for the new worker and is
+ * checked there. Jobs answered before are answered: their findings stand (and
+ * routes/rulesets.ts keeps them). Never on this thread: whatever hung the worker (a rule
+ * that makes a check run away, sent again) must not hang the thread that answers every
+ * request. A hang is not counted among the stops that leave checks on this thread. A new
+ * worker that does not load within the deadline fails the jobs waiting for it.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -27,7 +37,7 @@ import type { Phase } from '../language/scheme/types';
 import { WorkerCancelled } from '../timedWorker';
 import { ApiError, CODES } from './api';
 import type { JsonObject } from './body';
-import type { RuleCheckJob, RuleCheckReply } from './ruleCheckWorker';
+import type { RuleCheckJob, RuleCheckReport, RuleCheckWorkerData } from './ruleCheckWorker';
 import { findRuleProblems, type RuleFindings, type RuleTarget } from './ruleProblems';
 
 /** The longest the service's thread works through a write's rules before it lets other requests in. */
@@ -37,22 +47,18 @@ const CUSTOM_KEPT = 32;
 /** Stops of the worker after which the rules are checked on the service's thread for good. */
 const MAX_STOPS = 3;
 /**
- * How long the worker may take over one message of jobs (see the file's comment). Ample:
- * a turn's jobs are at most a few thousand rules, checked in a few seconds at most.
+ * How long the worker, with jobs out, may go without posting anything (see the file's
+ * comment). Ample: it posts at least once a second while it works.
  */
 export const RULE_CHECK_DEADLINE_MS = 30_000;
 
 export interface RuleCheckerOptions {
-  /** The deadline of one message of jobs (default RULE_CHECK_DEADLINE_MS). */
+  /** The longest the worker may go without posting while it has jobs (default RULE_CHECK_DEADLINE_MS). */
   readonly deadlineMs?: number;
   /** The clock the deadline is judged by, in ms (default performance.now; tests move their own). */
   readonly clock?: () => number;
-}
-
-/** A message of jobs sent to the worker, answered as one, in the order sent. */
-interface InFlight {
-  readonly jobs: readonly RuleCheckJob[];
-  readonly sentAt: number;
+  /** The longest the worker works without posting its progress (default 1000; tests). */
+  readonly progressMs?: number;
 }
 
 interface Pending {
@@ -89,10 +95,13 @@ export class RuleChecker {
   timedOut = 0;
   private readonly deadlineMs: number;
   private readonly clock: () => number;
-  /** Messages sent to the running worker and not yet answered, oldest first. */
-  private inFlight: InFlight[] = [];
-  /** When the running worker last answered (a message, or that it loaded). */
-  private answeredAt = 0;
+  private readonly progressMs: number | undefined;
+  /** The ids of the jobs sent to the running worker and not yet answered, in the order sent. */
+  private inFlight: number[] = [];
+  /** When the running worker last posted (or, idle, was sent jobs). */
+  private heardAt = 0;
+  /** Where the running worker keeps the id of the job it is on (ruleCheckWorker.ts). */
+  private working = new Int32Array(new SharedArrayBuffer(4));
   /** Since when a worker started after a hang has been loading; jobs wait for it meanwhile. */
   private replacingSince: number | undefined;
   /** The one timer that watches the deadline (armed while jobs are out, see watch()). */
@@ -109,6 +118,7 @@ export class RuleChecker {
   ) {
     this.deadlineMs = options.deadlineMs ?? RULE_CHECK_DEADLINE_MS;
     this.clock = options.clock ?? (() => performance.now());
+    this.progressMs = options.progressMs;
     this.running();
   }
 
@@ -131,8 +141,10 @@ export class RuleChecker {
   private flush(worker: Worker): void {
     // A worker that stopped meanwhile left these jobs to this thread (running()).
     if (this.worker !== worker || this.outbox.length === 0) return;
+    // An idle worker's silence so far is no sign of a hang: it counts from now.
+    if (this.inFlight.length === 0) this.heardAt = this.clock();
     worker.postMessage(this.outbox);
-    this.inFlight.push({ jobs: this.outbox, sentAt: this.clock() });
+    for (const j of this.outbox) this.inFlight.push(j.id);
     this.outbox = [];
     this.arm(this.deadlineMs);
   }
@@ -146,42 +158,63 @@ export class RuleChecker {
   }
 
   /**
-   * The watchdog fired: if the oldest message out (or the loading of a worker started
-   * after a hang) is past its deadline, the worker is taken as hung; else the timer is
-   * armed again for what is left. Under steady load that is one timer per deadline period.
+   * The watchdog fired: if the worker has been silent past the deadline with jobs out (or
+   * a worker started after a hang has not loaded by it), it is taken as hung, once what it
+   * may have posted meanwhile has been delivered (one setImmediate: timers run before the
+   * poll phase that delivers it); else the timer is armed again for what is left. Under
+   * steady load that is one timer per deadline period.
    */
   private watch(): void {
+    const left = this.overdue();
+    if (left !== undefined && left <= 0) {
+      // The watchdog stays set meanwhile: nothing arms another.
+      setImmediate(() => {
+        this.watchdog = undefined;
+        const still = this.overdue();
+        if (still === undefined) return;
+        if (still > 0) return this.arm(still);
+        this.hung();
+      });
+      return;
+    }
     this.watchdog = undefined;
-    const head = this.inFlight[0];
-    const since = head ? Math.max(head.sentAt, this.answeredAt) : this.replacingSince;
-    if (since === undefined) return;
-    const left = since + this.deadlineMs - this.clock();
-    if (left > 0) return this.arm(left);
-    this.hung(head);
+    if (left !== undefined) this.arm(left);
+  }
+
+  /** The ms left before the running worker is taken as hung; undefined when nothing is waited for. */
+  private overdue(): number | undefined {
+    if (this.closed || !this.worker) return undefined;
+    const since = this.replacingSince ?? (this.inFlight.length > 0 ? this.heardAt : undefined);
+    return since === undefined ? undefined : since + this.deadlineMs - this.clock();
   }
 
   /**
-   * The worker did not answer `head` in time (or, head undefined, a worker started after a
-   * hang did not load in time). Its jobs fail; the worker is terminated and another
-   * started; every other pending job is sent to that one.
+   * The worker was silent past the deadline with jobs out: the job it was on fails (or,
+   * a worker started after a hang that did not load in time, every job waiting for it);
+   * the worker is terminated and another started; every other pending job is sent to that
+   * one.
    */
-  private hung(head: InFlight | undefined): void {
+  private hung(): void {
     const w = this.worker;
+    let stuck: number | undefined;
+    if (this.replacingSince === undefined) {
+      const on = Atomics.load(this.working, 0);
+      stuck = this.inFlight.find((id) => (id | 0) === on) ?? this.inFlight[0];
+    }
     // Unset first: the terminated worker's 'exit' (and any late answer) is then ignored.
     this.worker = undefined;
     this.ready = false;
     this.sent = [];
     this.outbox = [];
     this.inFlight = [];
-    const failed = head ? new Set(head.jobs.map((j) => j.id)) : undefined;
     const error = ApiError.of(
       503,
       CODES.ruleCheckTimeout,
-      `the rules of this write were not checked: the rule checker gave no answer within ${this.deadlineMs / 1000} s and was restarted. Nothing was written; send the request again`,
+      `the rules of this write were not checked: the rule checker made no progress for ${this.deadlineMs / 1000} s and was restarted. Nothing was written; send the request again (it may be answered 429 first: this write counted against the ruleset's write rate, if that is limited)`,
     );
     const rest: [number, Pending][] = [];
     for (const [id, p] of this.pending) {
-      if (failed && !failed.has(id)) {
+      if (stuck !== undefined && id !== stuck) {
         rest.push([id, p]);
         continue;
       }
@@ -231,15 +264,18 @@ export class RuleChecker {
 
   private running(): Worker | undefined {
     if (this.worker || this.closed || !this.file || this.stops >= MAX_STOPS) return this.worker;
-    const w = new Worker(this.file);
+    const on = new SharedArrayBuffer(4);
+    const workerData: RuleCheckWorkerData = { on, ...(this.progressMs !== undefined ? { progressMs: this.progressMs } : {}) };
+    const w = new Worker(this.file, { workerData });
     // The service's close() stops it; it never keeps a process alive on its own.
     w.unref();
-    w.on('message', (m: RuleCheckReply | readonly RuleCheckReply[]) => {
+    const working = new Int32Array(on);
+    w.on('message', (m: RuleCheckReport) => {
       // A worker replaced (hung, stopped) may still answer: its jobs went elsewhere.
       if (this.worker !== w) return;
+      this.heardAt = this.clock();
       if ('ready' in m) {
         this.ready = true;
-        this.answeredAt = this.clock();
         if (this.replacingSince !== undefined) {
           // Loaded after a hang: the jobs that waited for it go now.
           this.replacingSince = undefined;
@@ -247,11 +283,13 @@ export class RuleChecker {
         }
         return;
       }
-      // Answers come in the order sent, one per message.
-      this.inFlight.shift();
-      this.answeredAt = this.clock();
-      for (const r of m as readonly RuleCheckReply[]) {
-        if ('ready' in r) continue;
+      // Answers come in the order sent: done so far (with `on`, progress), or the rest of a message of jobs.
+      for (const r of m.answers) {
+        if (this.inFlight[0] === r.id) this.inFlight.shift();
+        else {
+          const at = this.inFlight.indexOf(r.id);
+          if (at >= 0) this.inFlight.splice(at, 1);
+        }
         const p = this.pending.get(r.id);
         if (!p) continue;
         this.pending.delete(r.id);
@@ -263,6 +301,7 @@ export class RuleChecker {
     w.on('error', () => this.stopped(w));
     w.on('exit', () => this.stopped(w));
     this.worker = w;
+    this.working = working;
     return w;
   }
 
