@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { parseBodyLimit } from '../requests/body';
 import { parseFieldsFile, type FieldsMapping } from '../proxy/edgeFields';
 import { DEFAULT_QUEUE } from '../proxy/evaluationPool';
-import { createProxy, type ChallengeMode, type EvaluatedRequestSink, type RunningProxy } from '../proxy/proxy';
+import { createProxy, DEFAULT_MAX_CONNECTIONS, type ChallengeMode, type EvaluatedRequestSink, type RunningProxy } from '../proxy/proxy';
 import type { ProxyRoute } from '../proxy/zones';
 import type { Service } from '../service/service';
 import { UsageError } from './input';
@@ -27,6 +27,8 @@ export interface ProxyFlags {
   readonly workers: number;
   /** `--proxy-queue N`: requests one evaluation worker holds before the next gets a 503 (the pool's default when absent). */
   readonly evaluationQueue?: number;
+  /** `--proxy-max-connections N`: client connections open at once (the proxy's default when absent). */
+  readonly maxConnections?: number;
 }
 
 /**
@@ -52,6 +54,7 @@ export const PROXY_FLAGS = {
   'fields-file': { type: 'string' },
   'proxy-workers': { type: 'string' },
   'proxy-queue': { type: 'string' },
+  'proxy-max-connections': { type: 'string' },
 } as const;
 
 /** Whole milliseconds from seconds text; at least 1 ms, as a timeout of 0 ms would time out every request (or, for Node's header timeout, turn it off). */
@@ -110,10 +113,16 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
   if (queueText !== undefined && (!/^\d{1,6}$/.test(queueText) || evaluationQueue! < 1 || evaluationQueue! > 100_000)) {
     throw new UsageError(`--proxy-queue takes the number of requests one evaluation worker may hold, from 1 to 100000 (default ${DEFAULT_QUEUE}), got "${queueText}"`);
   }
+  const connectionsText = values['proxy-max-connections'] as string | undefined;
+  const maxConnections = connectionsText === undefined ? undefined : Number(connectionsText);
+  if (connectionsText !== undefined && (!/^\d{1,7}$/.test(connectionsText) || maxConnections! < 1 || maxConnections! > 1_000_000)) {
+    throw new UsageError(`--proxy-max-connections takes the number of client connections the proxy keeps open at once, from 1 to 1000000 (default ${DEFAULT_MAX_CONNECTIONS}), got "${connectionsText}"`);
+  }
   return {
     routes,
     workers,
     ...(evaluationQueue !== undefined ? { evaluationQueue } : {}),
+    ...(maxConnections !== undefined ? { maxConnections } : {}),
     host: m[1] ?? m[2]!,
     port: Number(m[3]),
     ...(inspectBodyLimit !== undefined ? { inspectBodyLimit } : {}),
@@ -138,6 +147,7 @@ export function makeProxy(flags: ProxyFlags, service: Service, io: Io, sinkFacto
     trustProxy: flags.trustProxy,
     workers: flags.workers,
     ...(flags.evaluationQueue !== undefined ? { evaluationQueue: flags.evaluationQueue } : {}),
+    ...(flags.maxConnections !== undefined ? { maxConnections: flags.maxConnections } : {}),
     ...(flags.fieldsMapping ? { fieldsMapping: flags.fieldsMapping } : {}),
     ...(sink ? { sink } : {}),
     log: (l) => io.out(`${l}\n`),

@@ -25,8 +25,8 @@
  *
  * Overload and faults: a worker holds at most `queue` requests (the one it evaluates and
  * those waiting behind it); one more is refused at once (EvaluationUnavailable, a 503), so
- * the requests waiting for an evaluation are bounded (not the connections still sending the
- * body bytes the rules see: those come before the queue; see docs/proxy.md, Overload). A
+ * the requests waiting for an evaluation are bounded (the connections still sending the
+ * body bytes the rules see come before the queue: proxy.ts `maxConnections` bounds those). A
  * worker answers its messages in order, so the first it has not answered is the one it
  * works on: if that is a request it has worked on for `deadlineMs` (or a zone it has
  * compiled for `compileDeadlineMs`: an OWASP zone takes seconds), and no answer to it has

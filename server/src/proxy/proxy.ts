@@ -80,6 +80,8 @@ export interface ProxyOptions {
   readonly workers?: number;
   /** Requests one evaluation worker holds (evaluated or waiting) before the next is answered 503 (`--proxy-queue`; evaluationPool.ts DEFAULT_QUEUE). */
   readonly evaluationQueue?: number;
+  /** Client connections open at once; more are closed as they come (`--proxy-max-connections`, DEFAULT_MAX_CONNECTIONS). */
+  readonly maxConnections?: number;
   /** Time a worker may work on one request, and on compiling one zone, before it is taken as hung (evaluationPool.ts defaults; tests give less). */
   readonly evaluationDeadlineMs?: number;
   readonly compileDeadlineMs?: number;
@@ -124,6 +126,15 @@ export interface RunningProxy {
 
 /** A route that cannot be used: the flag and the reason. */
 export class ProxyConfigError extends Error {}
+
+/**
+ * Client connections open at once, by default. Each may hold up to the body inspection limit
+ * while it is read (128 KiB by default: 128 MiB for all), so this bounds the memory of the
+ * requests not yet queued for evaluation, which `--proxy-queue` does not.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 1024;
+/** The least time between two log lines about connections closed at the limit. */
+const DROP_LOG_MS = 10_000;
 
 /** Why a request is refused once the rules store failed (the log line's reason). */
 const STORE_FAILED = 'the rules store failed; restart rulesmith serve';
@@ -181,6 +192,20 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   // rebuilds the head from them, would drop a Content-Length past them and forward the body
   // as a request of its own.
   server.maxHeadersCount = 0;
+  // More connections than this are closed as they come (node's 'drop'): logged, at most one
+  // line per DROP_LOG_MS with the count since the last.
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  server.maxConnections = maxConnections;
+  let dropped = 0;
+  let droppedLoggedAt = -Infinity;
+  server.on('drop', () => {
+    dropped++;
+    const now = performance.now();
+    if (now - droppedLoggedAt < DROP_LOG_MS) return;
+    droppedLoggedAt = now;
+    log(`proxy: ${dropped} connection(s) closed: ${maxConnections} are open already (--proxy-max-connections)`);
+    dropped = 0;
+  });
   /** Sockets the HTTP server left to us (an upgrade, CONNECT) that have our error listener: once each, however often they come back. */
   const guarded = new WeakSet<Duplex>();
   const watchErrors = (socket: Duplex) => {
