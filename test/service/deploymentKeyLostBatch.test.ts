@@ -4,23 +4,19 @@
 // next write with the same number must not get the same key, or the proxy keeps enforcing
 // rules that were never committed (Store.batchesLost in zoneConfig.ts deploymentKey).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { putEntryPoint, zoneRulesets, type RuleInput } from '../../server/src/service/rulesetStore';
 import { DEMO_ZONES, demoZoneId, seedDemo } from '../../server/src/service/seed';
-import { Store } from '../../server/src/service/store';
 import { deploymentKey } from '../../server/src/service/zoneConfig';
+import { turn, withStore } from './storeHarness';
 
-const turn = () => new Promise<void>((r) => setImmediate(r));
 const PHASE = 'http_request_firewall_custom';
 const block = (host: string) => [{ action: 'block', expression: `http.host eq "${host}"` } as RuleInput];
 
-test('a lost batch: the next write under the same version number gets another deployment key', { timeout: 10_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rulesmith-lost-batch-'));
-  const store = new Store(join(dir, 'r.db'));
-  try {
+test(
+  'a lost batch: the next write under the same version number gets another deployment key',
+  { timeout: 10_000 },
+  withStore(async (store) => {
     seedDemo(store);
     const zoneId = demoZoneId(DEMO_ZONES[0]!.name);
     putEntryPoint(store, 'zone', zoneId, PHASE, block('a'));
@@ -51,8 +47,5 @@ test('a lost batch: the next write under the same version number gets another de
     await store.durable();
     assert.equal(version(), openVersion, 'the lost version number is given out again');
     assert.notEqual(deploymentKey(store, zoneId), openKey);
-  } finally {
-    store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }),
+);

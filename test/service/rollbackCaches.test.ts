@@ -3,34 +3,17 @@
 // it set go, every other client's stay warm. Only when more than one write is rolled
 // back (a batch lost) is every cache emptied.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it, test } from 'node:test';
 import { SizedLru } from '../../server/src/language/sizedLru';
 import { rulesetStoreReads } from '../../server/src/service/rulesetStore';
 import { DEMO_ACCOUNT } from '../../server/src/service/seed';
-import { Store, StoreUnavailable } from '../../server/src/service/store';
+import { StoreUnavailable } from '../../server/src/service/store';
 import { storeCache } from '../../server/src/service/storeCache';
 import { startService, type TestService } from './harness';
+import { turn, withHeldSync, withStore } from './storeHarness';
 
 const mapOf = storeCache(() => new Map<string, string>());
 const lruOf = storeCache(() => new SizedLru<string>(1000));
-const turn = () => new Promise<void>((r) => setImmediate(r));
-
-function withStore(fn: (store: Store) => void | Promise<void>): () => Promise<void> {
-  return async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rulesmith-rollback-'));
-    const store = new Store(join(dir, 'r.db'));
-    try {
-      await fn(store);
-    } finally {
-      store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
 
 describe('a write rolled back alone', () => {
   test(
@@ -125,30 +108,22 @@ test(
     map.set('before', 'read before');
     store.setMeta('k', 'v1');
     await store.durable();
-    const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
-    const real = fs.fdatasync;
-    let answer: ((e: NodeJS.ErrnoException | null) => void) | undefined;
-    fs.fdatasync = ((_fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => void (answer = cb)) as typeof fs.fdatasync;
-    syncBuiltinESMExports();
-    try {
+    await withHeldSync(async (sync) => {
       store.setMeta('k', 'v2');
       const first = store.durable()!;
       await turn();
-      assert.ok(answer, 'committed; its sync runs');
+      assert.ok(sync.started, 'committed; its sync runs');
       store.write(() => {
         store.setMeta('open', 'in the batch still open');
         map.set('written', 'by a write of the open batch');
       });
       map.set('read', 'read from the open batch');
       const open = store.durable()!;
-      answer(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+      sync.failEio();
       for (const w of [first, open]) await assert.rejects(w, StoreUnavailable);
       assert.equal(store.meta('open'), undefined, 'the open batch was rolled back');
       assert.equal(map.size, 0, 'every entry went, read or written');
-    } finally {
-      fs.fdatasync = real;
-      syncBuiltinESMExports();
-    }
+    });
   }),
 );
 

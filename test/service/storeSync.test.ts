@@ -7,33 +7,20 @@
 // while a sync runs leaves the log's descriptor to that sync to close.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
-import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { demoZoneId } from '../../server/src/service/seed';
 import { Store, StoreUnavailable } from '../../server/src/service/store';
 import { startService } from './harness';
+import { turn, withHeldSync, withStore } from './storeHarness';
 
-function withStore(fn: (store: Store, dir: string) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'rulesmith-sync-'));
-    const store = new Store(join(dir, 's.db'));
-    store.groupCommit();
-    try {
-      await fn(store, dir);
-    } finally {
-      store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  };
-}
-
-const turn = () => new Promise<void>((r) => setImmediate(r));
+/** Every test here runs with group commit on, as the service does. */
+const withGroupedStore = (fn: (store: Store, dir: string) => Promise<void>) => withStore(fn, { groupCommit: true });
 
 test(
   'a commit does not wait for the disk, its answer does: durable() settles only after the log is synced',
-  withStore(async (store) => {
+  withGroupedStore(async (store) => {
     assert.equal(Object.values(store.get('PRAGMA synchronous')!)[0], 1, 'NORMAL: the commit itself does not fsync');
     store.setMeta('k', 'v1');
     const durable = store.durable();
@@ -52,7 +39,7 @@ test(
 
 test(
   'writes of turns that ran during one fsync share the next: 20 turns, 20 commits, fewer fsyncs',
-  withStore(async (store) => {
+  withGroupedStore(async (store) => {
     const waits: Promise<void>[] = [];
     for (let i = 0; i < 20; i++) {
       store.setMeta(`k${i}`, 'v');
@@ -68,7 +55,7 @@ test(
 
 test(
   'a log that cannot be synced fails the writes waiting for it, with the file named; then the store takes no write, and lets no read be answered, until it is opened again',
-  withStore(async (store, dir) => {
+  withGroupedStore(async (store, dir) => {
     store.setMeta('k', 'v1');
     await store.durable();
     // The log replaced by a folder: opening it for the fsync fails.
@@ -95,40 +82,32 @@ test(
   'an fsync that fails (EIO) while later writes wait: those committed are not acknowledged, the open one is rolled back',
   // A batch left waiting for a sync that never comes would hang the run.
   { timeout: 10_000 },
-  withStore(async (store) => {
+  withGroupedStore(async (store) => {
     store.setMeta('k', 'v1');
     await store.durable();
-    const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
-    const real = fs.fdatasync;
     // The sync's answer is held, and given when the test says: the disk reports EIO then.
-    let answer: ((e: NodeJS.ErrnoException | null) => void) | undefined;
-    fs.fdatasync = ((_fd: number, cb: (e: NodeJS.ErrnoException | null) => void) => void (answer = cb)) as typeof fs.fdatasync;
-    syncBuiltinESMExports();
-    try {
+    await withHeldSync(async (sync) => {
       store.setMeta('k', 'v2');
       const first = store.durable()!;
       await turn();
-      assert.ok(answer, 'the first batch is committed and its sync runs');
+      assert.ok(sync.started, 'the first batch is committed and its sync runs');
       store.setMeta('second', 'committed while the first sync runs');
       const second = store.durable()!;
       await turn();
       store.setMeta('third', 'open when the sync fails');
       const third = store.durable()!;
-      answer(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+      sync.failEio();
       for (const w of [first, second, third]) await assert.rejects(w, (e: Error) => e instanceof StoreUnavailable && /EIO: i\/o error, fdatasync/.test(e.message));
       assert.equal(store.meta('second'), 'committed while the first sync runs', 'committed, but its request was not told it is saved');
       assert.equal(store.meta('third'), undefined, 'the batch still open was rolled back');
       assert.throws(() => store.setMeta('k', 'v3'), StoreUnavailable);
-    } finally {
-      fs.fdatasync = real;
-      syncBuiltinESMExports();
-    }
+    });
   }),
 );
 
 test(
   "a reader of one scope waits only for the pending writes of that scope or of none, not another zone's",
-  withStore(async (store) => {
+  withGroupedStore(async (store) => {
     store.write(() => store.setMeta('b', '1'), 'zone:B');
     const ofB = store.durable('zone:B');
     assert.ok(ofB, "zone B's reader waits for zone B's write");
