@@ -7,9 +7,10 @@
  * report restarts the limit: the work before the first one — compiling, bounded and
  * cached — has `prepareMs` on top). On timeout the thread is terminated (a new one starts
  * with the next job) and the job rejects with WorkerTimeout, carrying the last progress so
- * that the caller can say what was stopped.
+ * that the caller can say what was stopped. The thread and its deadline are orderedWorker.ts's.
  */
-import { parentPort, Worker } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
+import { OrderedWorker, taskMarker, type Task } from './orderedWorker';
 
 export interface TimedWorkerOptions {
   /** The limit for the work after each progress report. */
@@ -39,8 +40,19 @@ export class WorkerCancelled extends Error {
 
 type FromWorker<R, P> = { readonly id: number; readonly progress: P } | { readonly id: number; readonly reply: R };
 
+/** The job in the thread: its task for the deadline, and how to settle it. */
+interface Running<R, P> extends Task {
+  last: P | undefined;
+  readonly onProgress: ((p: P) => void) | undefined;
+  readonly resolve: (r: R) => void;
+  readonly reject: (e: Error) => void;
+}
+
 export class TimedWorker<J, R, P = unknown> {
-  private worker: Worker | undefined;
+  /** The thread (orderedWorker.ts), started with the first job after none or a stop. */
+  private link: OrderedWorker<Running<R, P>> | undefined;
+  /** The job in the thread: one at a time. */
+  private job: Running<R, P> | undefined;
   private nextId = 1;
   private queue: Promise<unknown> = Promise.resolve();
   /** Jobs stopped by the limit, for tests. */
@@ -63,67 +75,67 @@ export class TimedWorker<J, R, P = unknown> {
   }
 
   private inWorker(job: J, onProgress?: (p: P) => void, signal?: AbortSignal): Promise<R> {
-    if (!this.worker) {
-      this.worker = new Worker(this.file);
-      // An idle thread must not keep the process alive.
-      this.worker.unref();
-    }
-    const worker = this.worker;
-    const id = this.nextId++;
     const { timeoutMs, prepareMs } = this.options;
+    const link = (this.link ??= this.start());
     return new Promise<R>((resolvePromise, reject) => {
-      let last: P | undefined;
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
-      };
-      const onMessage = (m: FromWorker<R, P>) => {
-        if (m.id !== id) return;
-        if ('progress' in m) {
-          last = m.progress;
-          clearTimeout(timer);
-          timer = setTimeout(onTimeout, timeoutMs);
-          onProgress?.(m.progress);
-          return;
-        }
-        done();
-        resolvePromise(m.reply);
-      };
-      const onError = (e: Error) => {
-        done();
-        if (this.worker === worker) this.worker = undefined;
-        reject(e);
-      };
-      const onExit = (code: number) => onError(new Error(`the worker thread exited (code ${code})`));
-      const onTimeout = () => {
-        done();
-        if (this.worker === worker) this.worker = undefined;
-        this.timeouts++;
-        void worker.terminate();
-        reject(new WorkerTimeout<P>(timeoutMs, last));
-      };
       const onAbort = () => {
-        done();
-        if (this.worker === worker) this.worker = undefined;
-        void worker.terminate();
-        reject(new WorkerCancelled());
+        if (this.link === link) this.link = undefined;
+        void link.terminate();
+        settle(() => reject(new WorkerCancelled()));
       };
+      const settle = (how: () => void) => {
+        signal?.removeEventListener('abort', onAbort);
+        this.job = undefined;
+        how();
+      };
+      const running: Running<R, P> = {
+        id: this.nextId++,
+        limitMs: prepareMs + timeoutMs,
+        last: undefined,
+        onProgress,
+        resolve: (r) => settle(() => resolvePromise(r)),
+        reject: (e) => settle(() => reject(e)),
+      };
+      this.job = running;
       signal?.addEventListener('abort', onAbort);
-      let timer = setTimeout(onTimeout, prepareMs + timeoutMs);
-      worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.on('exit', onExit);
-      worker.postMessage({ id, job });
+      link.post({ id: running.id, job }, [running]);
     });
   }
 
+  private start(): OrderedWorker<Running<R, P>> {
+    const { timeoutMs } = this.options;
+    const link: OrderedWorker<Running<R, P>> = new OrderedWorker(this.file, {
+      onMessage: (m) => {
+        const job = this.job;
+        const message = m as FromWorker<R, P>;
+        if (!job || message.id !== job.id) return;
+        if ('progress' in message) {
+          // Past the first report, only the work after the last one is limited.
+          job.last = message.progress;
+          job.limitMs = timeoutMs;
+          job.onProgress?.(message.progress);
+          return;
+        }
+        link.answered(job.id);
+        job.resolve(message.reply);
+      },
+      onHung: (stuck) => {
+        if (this.link === link) this.link = undefined;
+        this.timeouts++;
+        stuck.reject(new WorkerTimeout<P>(timeoutMs, stuck.last));
+      },
+      onStopped: (error, left) => {
+        if (this.link === link) this.link = undefined;
+        for (const job of left) job.reject(new Error(`the worker thread stopped (${error.message})`, { cause: error }));
+      },
+    });
+    return link;
+  }
+
   async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = undefined;
-    if (w) await w.terminate();
+    const link = this.link;
+    this.link = undefined;
+    if (link) await link.terminate();
   }
 }
 
@@ -131,7 +143,9 @@ export class TimedWorker<J, R, P = unknown> {
 export function serveJobs<J, R, P>(work: (job: J, progress: (p: P) => void) => R): void {
   const port = parentPort;
   if (!port) throw new Error('serveJobs runs in a worker thread');
+  const mark = taskMarker();
   port.on('message', ({ id, job }: { id: number; job: J }) => {
+    mark(id);
     const reply = work(job, (progress) => port.postMessage({ id, progress }));
     port.postMessage({ id, reply });
   });

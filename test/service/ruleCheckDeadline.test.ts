@@ -59,19 +59,23 @@ require(${JSON.stringify(real)});
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Internals {
-  ready: boolean;
-  worker: Worker | undefined;
-  inFlight: number[];
+/** The checker's worker (orderedWorker.ts): its thread, the jobs out to it, when it last posted, the job it marked. */
+interface Link {
+  thread: Worker;
+  pending: readonly { id: number }[];
   heardAt: number;
-  working: Int32Array;
+  marker: Int32Array;
+}
+interface Internals {
+  loaded: boolean;
+  link: Link | undefined;
 }
 
 async function loaded(c: RuleChecker): Promise<Worker> {
   const i = c as unknown as Internals;
-  for (let n = 0; n < 400 && !i.ready; n++) await new Promise((r) => setTimeout(r, 25));
-  assert.equal(i.ready, true, 'the worker loads');
-  return i.worker!;
+  for (let n = 0; n < 400 && !i.loaded; n++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(i.loaded, true, 'the worker loads');
+  return i.link!.thread;
 }
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
@@ -110,7 +114,7 @@ describe('a rule check the worker never answers', () => {
       await assert.rejects(stuck, timedOut);
       await exited; // the spinning thread was terminated
       const internals = c as unknown as Internals;
-      assert.notEqual(internals.worker, first, 'a new worker was started');
+      assert.notEqual(internals.link?.thread, first, 'a new worker was started');
       // Asked while the new worker loads: waits for it rather than run on this thread.
       const whileLoading = c.check(target, none, [fine(2)]);
       assert.deepEqual(await behind, expected, 'the job behind the hung one, checked again');
@@ -154,10 +158,11 @@ describe('a rule check the worker never answers', () => {
       const stuck = c.check(target, none, [fine(2), hangs]);
       const behind = c.check(target, none, [badRule, fine(1)]);
       await turn();
-      assert.equal(internals.inFlight.length, 3, 'sent together');
-      const stuckId = internals.inFlight[1]!;
+      const link = internals.link!;
+      assert.equal(link.pending.length, 3, 'sent together');
+      const stuckId = link.pending[1]!.id;
       // The worker is on the second job (the first's answer waits for the message's end).
-      while (Atomics.load(internals.working, 0) !== stuckId) await new Promise((r) => setTimeout(r, 5));
+      while (Atomics.load(link.marker, 0) !== stuckId) await new Promise((r) => setTimeout(r, 5));
       clock.pass(DEADLINE_MS);
       await assert.rejects(stuck, timedOut);
       assert.deepEqual(await before, expected);
@@ -194,7 +199,7 @@ describe('a rule check that takes longer than the deadline', () => {
       const step = (DEADLINE_MS * 3) / 5;
       // (Bounded: a worker that never answers fails the test, not hangs it.)
       for (let n = 0; n < 20_000; n++) {
-        if (internals.heardAt === clock.now()) {
+        if (internals.link!.heardAt === clock.now()) {
           clock.pass(step);
           passed += step;
         }
@@ -234,8 +239,8 @@ describe('in the service: a write whose rules are not checked in time', () => {
 
     const answer = svc.call('PATCH', `${path}/${rs.id}/rules/${rs.rules[0].id}`, { body: hangs });
     // Once the PATCH's rule is out to the worker (which spins on it), the deadline passes.
-    const out = svc.running.service.ruleChecks as unknown as { inFlight: unknown[] };
-    while (out.inFlight.length === 0) await turn();
+    const out = svc.running.service.ruleChecks as unknown as Internals;
+    while (!out.link?.pending.length) await turn();
     clock.pass(DEADLINE_MS);
     const r = await answer;
     assert.equal(r.status, 503);

@@ -24,6 +24,7 @@ type Part =
   | 'protocol'
   | 'rulesApi'
   | 'regexBudget'
+  | 'orderedWorker'
   | 'timedWorker'
   | 'corpusFiles'
   | 'serveNodeFlags'
@@ -51,13 +52,14 @@ const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
   lsp: ['protocol', 'regexBudget', 'timedWorker', 'terraform', ...CORE],
   cli: ['proxy', 'service', 'regexBudget', 'corpusFiles', 'terraform', ...CORE],
   terraform: [...CORE],
-  proxy: ['service', 'evaluatedRequest', 'regexBudget', ...CORE],
-  service: ['rulesApi', 'evaluatedRequest', 'regexBudget', 'timedWorker', ...CORE],
+  proxy: ['service', 'evaluatedRequest', 'regexBudget', 'orderedWorker', ...CORE],
+  service: ['rulesApi', 'evaluatedRequest', 'regexBudget', 'orderedWorker', 'timedWorker', ...CORE],
   evaluatedRequest: ['rulesets'],
   protocol: [],
   rulesApi: ['rulesets', 'language/scheme'],
   regexBudget: [],
-  timedWorker: [],
+  orderedWorker: [],
+  timedWorker: ['orderedWorker'],
   corpusFiles: ['requests'],
   serveNodeFlags: [],
   migration: ['rulesets', 'managed', ...LANGUAGE],
@@ -82,6 +84,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
   protocol: ['vscode-languageserver-protocol'],
   rulesApi: [],
   regexBudget: ['node:v8'],
+  orderedWorker: ['node:worker_threads'],
   timedWorker: ['node:worker_threads'],
   corpusFiles: ['node:fs', 'node:path'],
   serveNodeFlags: [],
@@ -97,7 +100,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
 
 /** The part a repository path belongs to, or undefined for a path outside every part. */
 /** The modules directly in server/src, each a part of its own. */
-const TOP_MODULES = ['protocol', 'rulesApi', 'regexBudget', 'timedWorker', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags'] as const;
+const TOP_MODULES = ['protocol', 'rulesApi', 'regexBudget', 'orderedWorker', 'timedWorker', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags'] as const;
 
 export function partOf(path: string): Part | undefined {
   if (path.startsWith('client/src/')) return 'client';

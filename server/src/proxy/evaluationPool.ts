@@ -26,17 +26,17 @@
  * Overload and faults: a worker holds at most `queue` requests (the one it evaluates and
  * those waiting behind it); one more is refused at once (EvaluationUnavailable, a 503), so
  * the requests waiting for an evaluation are bounded (the connections still sending the
- * body bytes the rules see come before the queue: proxy.ts `maxConnections` bounds those). A
- * worker answers its messages in order, so the first it has not answered is the one it
- * works on: if that is a request it has worked on for `deadlineMs` (or a zone it has
- * compiled for `compileDeadlineMs`: an OWASP zone takes seconds), and no answer to it has
- * come by the next check phase (`overdueUnlessAnswered`), the worker is taken as hung. That
- * request gets a 503, the worker is stopped and another started at once, and the requests
- * waiting behind it, which it never began, are sent again.
+ * body bytes the rules see come before the queue: proxy.ts `maxConnections` bounds those).
+ * Each worker is watched by orderedWorker.ts's deadline: one that has posted nothing for
+ * `deadlineMs` while on a request (or `compileDeadlineMs` while compiling a zone: an OWASP
+ * zone takes seconds), its answer not arrived by one more turn, is taken as hung. That
+ * request gets a 503 (a zone's compile: every request of that zone it held), the worker is
+ * stopped and another started at once, and the requests waiting behind it, which it never
+ * began, are sent again.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { OrderedWorker, type Task } from '../orderedWorker';
 import type { Evaluation } from '../rulesets/engine';
 import { zoneConfigOf, type ZoneSource } from '../service/deployment';
 import type { Store } from '../service/store';
@@ -93,23 +93,20 @@ interface Pending {
   reject(e: Error): void;
 }
 
-/** A message the worker answers: a request (by id) or a zone to compile. */
-type Task = { readonly id: number } | { readonly zoneId: string; readonly key: string };
+/** A message the worker answers: a request, or (with `zoneId`) a zone to compile. */
+interface PoolTask extends Task {
+  readonly zoneId?: string;
+}
 
 interface PoolWorker {
-  readonly worker: Worker;
+  /** The thread and its deadline (orderedWorker.ts). */
+  readonly link: OrderedWorker<PoolTask>;
   readonly startedAt: number;
   /** Stops in a row, each soon after its start, before this worker (restartDelayMs). */
   readonly quickStops: number;
   readonly pending: Map<number, Pending>;
   /** The deployment key each zone was last sent to this worker under. */
   readonly keys: Map<string, string>;
-  /** What it was sent and has not answered, in order: it answers in order, so the first is what it works on. */
-  readonly tasks: Task[];
-  /** Runs while it works on `tasks[0]`: past it, the worker is taken as hung (`overdue`). */
-  deadline: NodeJS.Timeout | undefined;
-  /** Whether `deadline` is a compile's (else a request's). */
-  deadlineCompile: boolean;
 }
 
 export class EvaluationPool {
@@ -158,127 +155,78 @@ export class EvaluationPool {
   }
 
   private start(quickStops: number): PoolWorker {
-    const worker = new Worker(this.file, { workerData: { maxRateLimitCounters: this.countersPerWorker } });
-    const w: PoolWorker = { worker, startedAt: performance.now(), quickStops, pending: new Map(), keys: new Map(), tasks: [], deadline: undefined, deadlineCompile: false };
-    worker.unref();
-    worker.on('message', (m: FromWorker) => {
-      if ('zoneId' in m) {
-        this.answered(w, (t) => 'zoneId' in t && t.zoneId === m.zoneId && t.key === m.key);
-        if ('compileError' in m) this.reportCompileError(m);
-        return;
-      }
-      this.answered(w, (t) => 'id' in t && t.id === m.id);
-      const p = w.pending.get(m.id);
-      if (!p) return;
-      w.pending.delete(m.id);
-      if ('evaluation' in m) p.resolve(m.evaluation);
-      else p.reject(new Error(m.error));
-    });
-    const lost = (why: string) => {
-      for (const p of w.pending.values()) p.reject(new Error(`the evaluation worker stopped (${why})`));
-      w.pending.clear();
-      this.idle(w);
-      const at = this.workers.indexOf(w);
-      if (this.closed || at < 0) return;
-      const quick = performance.now() - w.startedAt < RESTART_HEALTHY_MS ? w.quickStops + 1 : 0;
-      const delay = restartDelayMs(quick);
-      if (delay === 0) {
-        this.log(`proxy: an evaluation worker stopped (${why}); starting another`);
-        this.workers[at] = this.start(quick);
-        return;
-      }
-      this.log(`proxy: an evaluation worker stopped (${why}), ${quick} time(s) in a row within ${RESTART_HEALTHY_MS / 1000} s of its start; starting another in ${delay} ms, evaluating its requests on the proxy's thread until then`);
-      this.workers[at] = undefined;
-      const timer = setTimeout(() => {
-        this.restarts.delete(timer);
-        if (!this.closed) this.workers[at] = this.start(quick);
-      }, delay);
-      timer.unref();
-      this.restarts.add(timer);
+    const w: PoolWorker = {
+      link: new OrderedWorker<PoolTask>(this.file, {
+        workerData: { maxRateLimitCounters: this.countersPerWorker },
+        onMessage: (m) => this.answered(w, m as FromWorker),
+        onHung: (stuck) => this.hung(w, stuck),
+        onStopped: (e) => this.lost(w, e.message),
+      }),
+      startedAt: performance.now(),
+      quickStops,
+      pending: new Map(),
+      keys: new Map(),
     };
-    worker.on('error', (e) => lost(e.message));
-    worker.on('exit', (code) => lost(`exit code ${code}`));
     return w;
   }
 
-  /** The worker answered the task `is` matches (normally its first): the deadline now runs for the next one. */
-  private answered(w: PoolWorker, is: (t: Task) => boolean): void {
-    const at = w.tasks.findIndex(is);
-    if (at < 0) return;
-    w.tasks.splice(at, 1);
-    if (at === 0) this.watch(w);
-  }
-
-  /** Posts a message the worker will answer, and starts its deadline if the worker had nothing else to do. */
-  private post(w: PoolWorker, task: Task, message: ToWorker): void {
-    w.tasks.push(task);
-    w.worker.postMessage(message);
-    if (w.tasks.length === 1) this.watch(w);
-  }
-
-  /** The deadline for the worker's first task, restarted in full (it has just begun on it); none when it has nothing to do. */
-  private watch(w: PoolWorker): void {
-    const first = w.tasks[0];
-    if (!first) return this.idle(w);
-    const compile = 'zoneId' in first;
-    if (w.deadline && w.deadlineCompile === compile) {
-      w.deadline.refresh();
+  private answered(w: PoolWorker, m: FromWorker): void {
+    w.link.answered(m.id);
+    if ('zoneId' in m) {
+      if ('compileError' in m) this.reportCompileError(m);
       return;
     }
-    clearTimeout(w.deadline);
-    w.deadlineCompile = compile;
-    w.deadline = setTimeout(() => this.overdueUnlessAnswered(w), compile ? this.compileDeadlineMs : this.deadlineMs);
-    w.deadline.unref();
+    const p = w.pending.get(m.id);
+    if (!p) return;
+    w.pending.delete(m.id);
+    if ('evaluation' in m) p.resolve(m.evaluation);
+    else p.reject(new Error(m.error));
   }
 
-  private idle(w: PoolWorker): void {
-    w.tasks.length = 0;
-    clearTimeout(w.deadline);
-    w.deadline = undefined;
+  /** The worker stopped by itself: its requests fail, and it is started again (see the file's comment). */
+  private lost(w: PoolWorker, why: string): void {
+    for (const p of w.pending.values()) p.reject(new Error(`the evaluation worker stopped (${why})`));
+    w.pending.clear();
+    const at = this.workers.indexOf(w);
+    if (this.closed || at < 0) return;
+    const quick = performance.now() - w.startedAt < RESTART_HEALTHY_MS ? w.quickStops + 1 : 0;
+    const delay = restartDelayMs(quick);
+    if (delay === 0) {
+      this.log(`proxy: an evaluation worker stopped (${why}); starting another`);
+      this.workers[at] = this.start(quick);
+      return;
+    }
+    this.log(`proxy: an evaluation worker stopped (${why}), ${quick} time(s) in a row within ${RESTART_HEALTHY_MS / 1000} s of its start; starting another in ${delay} ms, evaluating its requests on the proxy's thread until then`);
+    this.workers[at] = undefined;
+    const timer = setTimeout(() => {
+      this.restarts.delete(timer);
+      if (!this.closed) this.workers[at] = this.start(quick);
+    }, delay);
+    timer.unref();
+    this.restarts.add(timer);
   }
 
   /**
-   * The deadline passed: `overdue`, unless the worker's answer to that task had already come.
-   * Timers run before the poll phase that delivers a worker's messages, so an answer posted
-   * before the deadline may still be queued when it fires (the proxy's thread was busy): the
-   * task is looked at again after one `setImmediate` (the check phase, after that poll), and
-   * if it has been answered meanwhile (`answered` moved the deadline on to the next task, or
-   * `idle` stopped it), the answer is used and nothing is done.
-   */
-  private overdueUnlessAnswered(w: PoolWorker): void {
-    const first = w.tasks[0];
-    if (!first) return;
-    setImmediate(() => {
-      if (w.tasks[0] === first) this.overdue(w);
-    });
-  }
-
-  /**
-   * The worker has worked on its first task past the deadline: it is taken as hung. The
-   * request it works on gets a 503 (a zone it compiles: every request of that zone it holds);
-   * the worker is stopped and another started in its slot at once; the other requests it
-   * holds, which it never began, are sent again (to the new worker, or wherever their zone's
+   * The worker worked on `stuck` past its deadline and was stopped (orderedWorker.ts): the
+   * request it worked on gets a 503 (a zone it compiled: every request of that zone it
+   * held); another worker is started in its slot at once; the other requests it held,
+   * which it never began, are sent again (to the new worker, or wherever their zone's
    * requests go now).
    */
-  private overdue(w: PoolWorker): void {
-    const first = w.tasks[0];
-    if (!first) return;
-    const compile = 'zoneId' in first;
+  private hung(w: PoolWorker, stuck: PoolTask): void {
     const held: [number, Pending][] = [...w.pending.entries()];
     w.pending.clear();
-    this.idle(w);
     const at = this.workers.indexOf(w);
-    // Out of its slot first, so that its exit is not taken for a crash (`lost`).
     if (at >= 0 && !this.closed) this.workers[at] = this.start(0);
-    void w.worker.terminate();
-    const seconds = (compile ? this.compileDeadlineMs : this.deadlineMs) / 1000;
-    const what = 'zoneId' in first ? `compiled zone ${first.zoneId} for ${seconds} s` : `worked on one request for ${seconds} s`;
+    const zoneId = stuck.zoneId;
+    const seconds = stuck.limitMs / 1000;
+    const what = zoneId !== undefined ? `compiled zone ${zoneId} for ${seconds} s` : `worked on one request for ${seconds} s`;
     // A zone that hung one worker's compile would hang the next's as long: its requests fail, the others are sent again.
-    const hung = ([id, p]: [number, Pending]) => ('zoneId' in first ? p.job.zoneId === first.zoneId : id === first.id);
-    const failed = held.filter(hung);
-    const again = held.filter((h) => !hung(h));
+    const hangs = ([id, p]: [number, Pending]) => (zoneId !== undefined ? p.job.zoneId === zoneId : id === stuck.id);
+    const failed = held.filter(hangs);
+    const again = held.filter((h) => !hangs(h));
     this.log(`proxy: an evaluation worker ${what} and is taken as hung: stopped, and another started; ${failed.length} request(s) get a 503, ${again.length} waiting behind sent again`);
-    const error = new EvaluationUnavailable(compile ? `the zone's rules were not compiled within ${seconds} s` : `its evaluation did not finish within ${seconds} s`);
+    const error = new EvaluationUnavailable(zoneId !== undefined ? `the zone's rules were not compiled within ${seconds} s` : `its evaluation did not finish within ${seconds} s`);
     for (const [, p] of failed) p.reject(error);
     for (const [, p] of again) this.dispatch(p, false);
   }
@@ -312,7 +260,8 @@ export class EvaluationPool {
 
   private send(w: PoolWorker, zoneId: string, z: ZoneState): void {
     if (w.keys.get(zoneId) === z.key) return;
-    this.post(w, { zoneId, key: z.key }, { type: 'zone', zoneId, key: z.key, source: z.source });
+    const id = ++this.nextId;
+    w.link.post({ type: 'zone', id, zoneId, key: z.key, source: z.source } satisfies ToWorker, [{ id, zoneId, limitMs: this.compileDeadlineMs }]);
     w.keys.set(zoneId, z.key);
   }
 
@@ -327,7 +276,7 @@ export class EvaluationPool {
     this.zones.delete(zoneId);
     for (const w of this.workers) {
       if (!w?.keys.delete(zoneId)) continue;
-      w.worker.postMessage({ type: 'forget', zoneId } satisfies ToWorker);
+      w.link.post({ type: 'forget', zoneId } satisfies ToWorker);
     }
   }
 
@@ -349,7 +298,7 @@ export class EvaluationPool {
       this.send(w, p.job.zoneId, z);
       const id = ++this.nextId;
       w.pending.set(id, p);
-      this.post(w, { id }, { type: 'eval', id, key: z.key, job: p.job });
+      w.link.post({ type: 'eval', id, key: z.key, job: p.job } satisfies ToWorker, [{ id, limitMs: this.deadlineMs }]);
     } catch (e) {
       p.reject(e as Error);
     }
@@ -365,8 +314,7 @@ export class EvaluationPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const t of this.restarts) clearTimeout(t);
-    for (const w of this.workers) if (w) this.idle(w);
-    await Promise.all(this.workers.map((w) => w?.worker.terminate()));
+    await Promise.all(this.workers.map((w) => w?.link.terminate()));
   }
 }
 

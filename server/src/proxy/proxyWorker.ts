@@ -3,21 +3,24 @@
  * evaluationPool.ts when `--proxy-workers` is above 0). It holds each proxied zone compiled
  * and evaluates the requests the proxy's thread sends it, in order:
  *
- * - `{ type: 'zone', zoneId, key, source }`: a zone's deployed configuration (the pool sends
- *   it before the first request under a new deployment key). It is compiled here and then
- *   replaces the zone's previous one in one step: a request is evaluated against the old
- *   configuration or the new one, never a mix. The answer is `{ zoneId, key, compiled }`
- *   (the pool's deadline for the worker's next message starts then), or if it cannot be
- *   compiled `{ zoneId, key, compileError }` (the pool logs it once) and the zone's
- *   requests get the error until the next deployment.
+ * - `{ type: 'zone', id, zoneId, key, source }`: a zone's deployed configuration (the pool
+ *   sends it before the first request under a new deployment key). It is compiled here and
+ *   then replaces the zone's previous one in one step: a request is evaluated against the
+ *   old configuration or the new one, never a mix. The answer is `{ id, zoneId, key,
+ *   compiled }`, or if it cannot be compiled `{ id, zoneId, key, compileError }` (the pool
+ *   logs it once) and the zone's requests get the error until the next deployment.
  * - `{ type: 'forget', zoneId }`: the zone left the proxy; its compiled rules go.
  * - `{ type: 'eval', id, key, job }`: one request (evaluateLive.ts); the answer is
  *   `{ id, evaluation }` or `{ id, error }`.
+ *
+ * Each `zone` and `eval` message is marked in shared memory as it starts (orderedWorker.ts
+ * `taskMarker`): the pool's deadline judges the one the worker is on.
  *
  * Rate-limit counters live in the worker that evaluates the requests they count; the pool
  * sends every request a counter could see to the same worker (see evaluationPool.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { taskMarker } from '../orderedWorker';
 import { boundRegexBacktracking } from '../regexBudget';
 import type { Evaluation } from '../rulesets/engine';
 import type { ZoneSource } from '../service/deployment';
@@ -28,34 +31,37 @@ import { compiledLiveZone, type LiveZone } from './zones';
 boundRegexBacktracking();
 
 export type ToWorker =
-  | { readonly type: 'zone'; readonly zoneId: string; readonly key: string; readonly source: ZoneSource }
+  | { readonly type: 'zone'; readonly id: number; readonly zoneId: string; readonly key: string; readonly source: ZoneSource }
   | { readonly type: 'forget'; readonly zoneId: string }
   | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
 
 export type FromWorker =
   | { readonly id: number; readonly evaluation: Evaluation }
   | { readonly id: number; readonly error: string }
-  | { readonly zoneId: string; readonly key: string; readonly compiled: true }
-  | { readonly zoneId: string; readonly key: string; readonly compileError: string };
+  | { readonly id: number; readonly zoneId: string; readonly key: string; readonly compiled: true }
+  | { readonly id: number; readonly zoneId: string; readonly key: string; readonly compileError: string };
 
 const answer = (m: FromWorker) => parentPort!.postMessage(m);
+/** Marks the message it works on, for the pool's deadline (orderedWorker.ts). */
+const mark = taskMarker();
 
 const limiter = new RateLimiter(Date.now, (workerData as { maxRateLimitCounters: number }).maxRateLimitCounters);
 const zones = new Map<string, { key: string; zone?: LiveZone; error?: string }>();
 
 parentPort!.on('message', (m: ToWorker) => {
+  if (m.type === 'forget') {
+    zones.delete(m.zoneId);
+    return;
+  }
+  mark(m.id);
   if (m.type === 'zone') {
     try {
       zones.set(m.zoneId, { key: m.key, zone: compiledLiveZone(m.zoneId, m.key, m.source) });
-      answer({ zoneId: m.zoneId, key: m.key, compiled: true });
+      answer({ id: m.id, zoneId: m.zoneId, key: m.key, compiled: true });
     } catch (e) {
       zones.set(m.zoneId, { key: m.key, error: (e as Error).message });
-      answer({ zoneId: m.zoneId, key: m.key, compileError: (e as Error).message });
+      answer({ id: m.id, zoneId: m.zoneId, key: m.key, compileError: (e as Error).message });
     }
-    return;
-  }
-  if (m.type === 'forget') {
-    zones.delete(m.zoneId);
     return;
   }
   const held = zones.get(m.job.zoneId);

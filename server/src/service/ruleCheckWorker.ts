@@ -13,16 +13,17 @@
  *   when it is done, one message per message of jobs (a message costs the service's thread
  *   tens of µs: not one per job). A message that takes longer reports its progress: at
  *   most once every `progressMs` (workerData; 1 s), judged by the clock after each job and
- *   every PROGRESS_STRIDE rules of a job, `{ answers, on }` carries the answers done so far
- *   and the id of the job it is on. The service takes the worker as hung only when it has
- *   heard nothing from it for its deadline (ruleChecker.ts).
- * - The id of the job being checked is also kept in shared memory (workerData `on`, one
- *   Int32), at no cost per job: a worker stuck in one rule sends nothing, and the service
- *   reads there which job to fail.
+ *   every PROGRESS_STRIDE rules of a job, it posts the answers done so far (perhaps none).
+ *   The service takes the worker as hung only when it has heard nothing from it for its
+ *   deadline (ruleChecker.ts).
+ * - The id of the job being checked is marked in shared memory (orderedWorker.ts
+ *   `taskMarker`), at no cost per job: a worker stuck in one rule posts nothing, and the
+ *   service reads there which job to fail.
  * - `{ ready: true }` is posted once, when the worker has loaded.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Phase } from '../language/scheme/types';
+import { taskMarker } from '../orderedWorker';
 import { boundRegexBacktracking } from '../regexBudget';
 import type { JsonObject } from './body';
 import { findRuleProblems, type RuleFindings, type RuleTarget } from './ruleProblems';
@@ -42,12 +43,10 @@ export interface RuleCheckJob {
 export type RuleCheckAnswer = { readonly id: number; readonly found: readonly RuleFindings[] } | { readonly id: number; readonly error: Error };
 
 /** What the worker posts (see the file's comment). */
-export type RuleCheckReport = { readonly answers: readonly RuleCheckAnswer[]; readonly on?: number } | { readonly ready: true };
+export type RuleCheckReport = { readonly answers: readonly RuleCheckAnswer[] } | { readonly ready: true };
 
 /** What the service gives the worker when it starts it. */
 export interface RuleCheckWorkerData {
-  /** One Int32: the id of the job being checked (its low 32 bits). */
-  readonly on: SharedArrayBuffer;
   /** The longest the worker works without posting (default 1000). */
   readonly progressMs?: number;
 }
@@ -56,7 +55,7 @@ export interface RuleCheckWorkerData {
 const PROGRESS_STRIDE = 8;
 
 const data = workerData as RuleCheckWorkerData | undefined;
-const working = data?.on ? new Int32Array(data.on) : undefined;
+const mark = taskMarker();
 const PROGRESS_MS = data?.progressMs ?? 1000;
 
 const customs = new Map<number, ReadonlyMap<string, Phase>>();
@@ -68,7 +67,7 @@ let done: RuleCheckAnswer[] = [];
 parentPort!.on('message', (jobs: readonly RuleCheckJob[]) => {
   postedAt = performance.now();
   for (const job of jobs) {
-    if (working) Atomics.store(working, 0, job.id);
+    mark(job.id);
     // Checked before `done` is read: a progress post within the job replaces it.
     const answer = check(job);
     done.push(answer);
@@ -77,8 +76,8 @@ parentPort!.on('message', (jobs: readonly RuleCheckJob[]) => {
   if (done.length > 0) post();
 });
 
-function post(on?: number): void {
-  parentPort!.postMessage((on === undefined ? { answers: done } : { answers: done, on }) satisfies RuleCheckReport);
+function post(): void {
+  parentPort!.postMessage({ answers: done } satisfies RuleCheckReport);
   done = [];
   postedAt = performance.now();
 }
@@ -91,7 +90,7 @@ function check(job: RuleCheckJob): RuleCheckAnswer {
     if (!custom) throw new Error(`the rule-check worker has no custom rulesets under key ${job.customKey}`);
     const found: RuleFindings[] = [];
     for (let i = 0; i < job.rules.length; i++) {
-      if (i % PROGRESS_STRIDE === PROGRESS_STRIDE - 1 && performance.now() - postedAt >= PROGRESS_MS) post(job.id);
+      if (i % PROGRESS_STRIDE === PROGRESS_STRIDE - 1 && performance.now() - postedAt >= PROGRESS_MS) post();
       found.push(findRuleProblems(job.target, custom, job.rules[i]!));
     }
     return { id: job.id, found };

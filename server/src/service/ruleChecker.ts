@@ -11,29 +11,25 @@
  * large write's checks. A job the worker had not answered when it stopped is checked there
  * too: no write fails because the worker did. After close(), checks are cancelled.
  *
- * Deadline: it judges progress, not how long a job or a message takes. While it has jobs
- * out, the worker posts at least once a second (ruleCheckWorker.ts: a message's answers
- * when it is done, else its progress, answers so far and the job it is on), so a write of
- * thousands of heavy rules, or a turn of several, takes as long as it takes. The worker is
- * taken as hung only when, with jobs sent and not answered, nothing has come from it for
- * RULE_CHECK_DEADLINE_MS (counted from the last thing it posted, or from when jobs went
- * out to it idle), and still nothing after one more turn of this thread's event loop (a
- * timer runs before the poll phase that delivers what the worker has already posted).
- * Then it is terminated and a new one started; the job it was on (it keeps the job's id
- * in shared memory: stuck in one rule, it posts nothing) fails with a 503
+ * Deadline (the worker and its watchdog are orderedWorker.ts's): it judges progress, not
+ * how long a job or a message takes. While it has jobs out, the worker posts at least once
+ * a second (ruleCheckWorker.ts: a message's answers when it is done, else its progress),
+ * so a write of thousands of heavy rules, or a turn of several, takes as long as it takes.
+ * The worker is taken as hung only when, with jobs not answered, nothing has come from it
+ * for RULE_CHECK_DEADLINE_MS. Then it is terminated and a new one started; the job it was
+ * on (marked in shared memory: stuck in one rule, it posts nothing) fails with a 503
  * (CODES.ruleCheckTimeout; its write has written nothing, a write writes after its check),
- * and every other job not answered, those behind it and any whose answer had not been
- * posted, with any that come while the new worker loads, waits for the new worker and is
- * checked there. Jobs answered before are answered: their findings stand (and
- * routes/rulesets.ts keeps them). Never on this thread: whatever hung the worker (a rule
- * that makes a check run away, sent again) must not hang the thread that answers every
- * request. A hang is not counted among the stops that leave checks on this thread. A new
- * worker that does not load within the deadline fails the jobs waiting for it.
+ * and every other job not answered, including any whose answer had not been posted, goes
+ * to the new worker, as do jobs that come while it loads. Jobs answered before stand (and
+ * routes/rulesets.ts keeps their findings). Never on this thread: whatever hung the worker
+ * (a rule that makes a check run away, sent again) must not hang the thread that answers
+ * every request. A hang is not counted among the stops that leave checks on this thread.
+ * A new worker that does not load within the deadline fails the jobs sent to it.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import type { Phase } from '../language/scheme/types';
+import { OrderedWorker, type Task } from '../orderedWorker';
 import { WorkerCancelled } from '../timedWorker';
 import { ApiError, CODES } from './api';
 import type { JsonObject } from './body';
@@ -75,9 +71,12 @@ export function ruleCheckWorkerFile(): string | undefined {
 }
 
 export class RuleChecker {
-  private worker: Worker | undefined;
-  /** The worker has loaded (its first message): jobs before that are checked here. */
+  /** The worker thread and its deadline (orderedWorker.ts). */
+  private link: OrderedWorker<Task> | undefined;
+  /** Jobs go to the worker: it has loaded (its first message), or was started after a hang. */
   private ready = false;
+  /** The running worker has loaded. */
+  private loaded = false;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   /** Jobs of this turn, sent together at its end. */
@@ -94,18 +93,8 @@ export class RuleChecker {
   /** Jobs failed by the deadline (tests, the log). */
   timedOut = 0;
   private readonly deadlineMs: number;
-  private readonly clock: () => number;
+  private readonly clock: (() => number) | undefined;
   private readonly progressMs: number | undefined;
-  /** The ids of the jobs sent to the running worker and not yet answered, in the order sent. */
-  private inFlight: number[] = [];
-  /** When the running worker last posted (or, idle, was sent jobs). */
-  private heardAt = 0;
-  /** Where the running worker keeps the id of the job it is on (ruleCheckWorker.ts). */
-  private working = new Int32Array(new SharedArrayBuffer(4));
-  /** Since when a worker started after a hang has been loading; jobs wait for it meanwhile. */
-  private replacingSince: number | undefined;
-  /** The one timer that watches the deadline (armed while jobs are out, see watch()). */
-  private watchdog: NodeJS.Timeout | undefined;
 
   /**
    * `file`: the built worker; undefined checks every rule on the service's thread. The
@@ -117,7 +106,7 @@ export class RuleChecker {
     options: RuleCheckerOptions = {},
   ) {
     this.deadlineMs = options.deadlineMs ?? RULE_CHECK_DEADLINE_MS;
-    this.clock = options.clock ?? (() => performance.now());
+    this.clock = options.clock;
     this.progressMs = options.progressMs;
     this.running();
   }
@@ -125,117 +114,55 @@ export class RuleChecker {
   /** What checking each of `rules` finds, in their order. */
   check(target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): Promise<RuleFindings[]> {
     if (rules.length === 0) return Promise.resolve([]);
-    const worker = this.running();
-    // After a hang, jobs wait for the new worker (see the file's comment).
-    const waiting = this.replacingSince !== undefined;
-    if (!worker || (!this.ready && !waiting)) return this.inThread(target, custom, rules);
+    const link = this.running();
+    if (!link || !this.ready) return this.inThread(target, custom, rules);
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.pending.set(id, { target, custom, rules, resolve, reject });
       this.outbox.push(this.job(id, target, custom, rules));
-      // While the new worker loads, its 'ready' sends them.
-      if (this.outbox.length === 1 && this.ready) setImmediate(() => this.flush(worker));
+      if (this.outbox.length === 1) setImmediate(() => this.flush(link));
     });
   }
 
-  private flush(worker: Worker): void {
-    // A worker that stopped meanwhile left these jobs to this thread (running()).
-    if (this.worker !== worker || this.outbox.length === 0) return;
-    // An idle worker's silence so far is no sign of a hang: it counts from now.
-    if (this.inFlight.length === 0) this.heardAt = this.clock();
-    worker.postMessage(this.outbox);
-    for (const j of this.outbox) this.inFlight.push(j.id);
+  private flush(link: OrderedWorker<Task>): void {
+    // A worker that stopped meanwhile left these jobs to this thread (stopped()).
+    if (this.link !== link || this.outbox.length === 0) return;
+    link.post(
+      this.outbox,
+      this.outbox.map((j) => ({ id: j.id, limitMs: this.deadlineMs })),
+    );
     this.outbox = [];
-    this.arm(this.deadlineMs);
-  }
-
-  /** Arms the watchdog unless it is armed: one timer, not one per message (see watch()). */
-  private arm(ms: number): void {
-    if (this.watchdog) return;
-    this.watchdog = setTimeout(() => this.watch(), ms);
-    // Never keeps a process alive on its own (the service's server does, while it serves).
-    this.watchdog.unref();
-  }
-
-  /**
-   * The watchdog fired: if the worker has been silent past the deadline with jobs out (or
-   * a worker started after a hang has not loaded by it), it is taken as hung, once what it
-   * may have posted meanwhile has been delivered (one setImmediate: timers run before the
-   * poll phase that delivers it); else the timer is armed again for what is left. Under
-   * steady load that is one timer per deadline period.
-   */
-  private watch(): void {
-    const left = this.overdue();
-    if (left !== undefined && left <= 0) {
-      // The watchdog stays set meanwhile: nothing arms another.
-      setImmediate(() => {
-        this.watchdog = undefined;
-        const still = this.overdue();
-        if (still === undefined) return;
-        if (still > 0) return this.arm(still);
-        this.hung();
-      });
-      return;
-    }
-    this.watchdog = undefined;
-    if (left !== undefined) this.arm(left);
-  }
-
-  /** The ms left before the running worker is taken as hung; undefined when nothing is waited for. */
-  private overdue(): number | undefined {
-    if (this.closed || !this.worker) return undefined;
-    const since = this.replacingSince ?? (this.inFlight.length > 0 ? this.heardAt : undefined);
-    return since === undefined ? undefined : since + this.deadlineMs - this.clock();
   }
 
   /**
    * The worker was silent past the deadline with jobs out: the job it was on fails (or,
-   * a worker started after a hang that did not load in time, every job waiting for it);
-   * the worker is terminated and another started; every other pending job is sent to that
-   * one.
+   * a worker started after a hang that had not loaded, every job sent to it); another
+   * worker is started, and every other pending job is sent to it.
    */
-  private hung(): void {
-    const w = this.worker;
-    let stuck: number | undefined;
-    if (this.replacingSince === undefined) {
-      const on = Atomics.load(this.working, 0);
-      stuck = this.inFlight.find((id) => (id | 0) === on) ?? this.inFlight[0];
-    }
-    // Unset first: the terminated worker's 'exit' (and any late answer) is then ignored.
-    this.worker = undefined;
-    this.ready = false;
-    this.sent = [];
-    this.outbox = [];
-    this.inFlight = [];
+  private hung(link: OrderedWorker<Task>, stuck: Task, rest: readonly Task[]): void {
+    const failing = this.loaded ? [stuck] : [stuck, ...rest];
+    this.drop(link);
     const error = ApiError.of(
       503,
       CODES.ruleCheckTimeout,
       `the rules of this write were not checked: the rule checker made no progress for ${this.deadlineMs / 1000} s and was restarted. Nothing was written; send the request again (it may be answered 429 first: this write counted against the ruleset's write rate, if that is limited)`,
     );
-    const rest: [number, Pending][] = [];
-    for (const [id, p] of this.pending) {
-      if (stuck !== undefined && id !== stuck) {
-        rest.push([id, p]);
-        continue;
-      }
-      this.pending.delete(id);
+    for (const t of failing) {
+      const p = this.pending.get(t.id);
+      if (!p) continue;
+      this.pending.delete(t.id);
       this.timedOut++;
       p.reject(error);
     }
-    if (w) void w.terminate();
     const next = this.running();
     if (!next) {
       // No new worker (closed, or out of stops): what is left goes as a stopped worker's does.
-      this.replacingSince = undefined;
-      for (const [id, p] of rest) {
-        this.pending.delete(id);
-        this.inThread(p.target, p.custom, p.rules).then(p.resolve, p.reject);
-      }
-      return;
+      return this.leftToThread();
     }
-    this.replacingSince = this.clock();
-    for (const [id, p] of rest) this.outbox.push(this.job(id, p.target, p.custom, p.rules));
-    this.arm(this.deadlineMs);
+    // Never on this thread: whatever hung the worker must not hang the one that answers every request.
+    this.ready = true;
+    for (const [id, p] of this.pending) this.outbox.push(this.job(id, p.target, p.custom, p.rules));
+    this.flush(next);
   }
 
   /**
@@ -245,12 +172,11 @@ export class RuleChecker {
    */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.watchdog) clearTimeout(this.watchdog);
-    this.watchdog = undefined;
-    this.replacingSince = undefined;
-    const w = this.worker;
-    if (w) this.stopped(w);
-    if (w) await w.terminate();
+    const link = this.link;
+    if (link) this.drop(link);
+    // Closed: each rejects with WorkerCancelled there.
+    this.leftToThread();
+    if (link) await link.terminate();
   }
 
   private job(id: number, target: RuleTarget, custom: ReadonlyMap<string, Phase>, rules: readonly JsonObject[]): RuleCheckJob {
@@ -262,59 +188,53 @@ export class RuleChecker {
     return { id, target, customKey: key, custom: [...custom], ...(forget !== undefined ? { forget } : {}), rules };
   }
 
-  private running(): Worker | undefined {
-    if (this.worker || this.closed || !this.file || this.stops >= MAX_STOPS) return this.worker;
-    const on = new SharedArrayBuffer(4);
-    const workerData: RuleCheckWorkerData = { on, ...(this.progressMs !== undefined ? { progressMs: this.progressMs } : {}) };
-    const w = new Worker(this.file, { workerData });
-    // The service's close() stops it; it never keeps a process alive on its own.
-    w.unref();
-    const working = new Int32Array(on);
-    w.on('message', (m: RuleCheckReport) => {
-      // A worker replaced (hung, stopped) may still answer: its jobs went elsewhere.
-      if (this.worker !== w) return;
-      this.heardAt = this.clock();
-      if ('ready' in m) {
-        this.ready = true;
-        if (this.replacingSince !== undefined) {
-          // Loaded after a hang: the jobs that waited for it go now.
-          this.replacingSince = undefined;
-          this.flush(w);
-        }
-        return;
-      }
-      // Answers come in the order sent: done so far (with `on`, progress), or the rest of a message of jobs.
-      for (const r of m.answers) {
-        if (this.inFlight[0] === r.id) this.inFlight.shift();
-        else {
-          const at = this.inFlight.indexOf(r.id);
-          if (at >= 0) this.inFlight.splice(at, 1);
-        }
-        const p = this.pending.get(r.id);
-        if (!p) continue;
-        this.pending.delete(r.id);
-        this.stats.inWorker++;
-        if ('error' in r) p.reject(r.error);
-        else p.resolve(r.found as RuleFindings[]);
-      }
+  private running(): OrderedWorker<Task> | undefined {
+    if (this.link || this.closed || !this.file || this.stops >= MAX_STOPS) return this.link;
+    const workerData: RuleCheckWorkerData = this.progressMs !== undefined ? { progressMs: this.progressMs } : {};
+    const link: OrderedWorker<Task> = new OrderedWorker(this.file, {
+      workerData: { ...workerData },
+      ...(this.clock ? { clock: this.clock } : {}),
+      onMessage: (m) => this.answered(link, m as RuleCheckReport),
+      onHung: (stuck, rest) => this.hung(link, stuck, rest),
+      onStopped: () => {
+        // Not a hang: the worker crashed or exited. Its jobs are checked here instead.
+        this.drop(link);
+        if (!this.closed) this.stops++;
+        this.leftToThread();
+      },
     });
-    w.on('error', () => this.stopped(w));
-    w.on('exit', () => this.stopped(w));
-    this.worker = w;
-    this.working = working;
-    return w;
+    this.link = link;
+    return link;
   }
 
-  /** Worker `w` stopped (or is being stopped): the jobs it had not answered are checked here instead. */
-  private stopped(w: Worker): void {
-    if (this.worker !== w) return;
-    this.worker = undefined;
-    this.ready = false;
+  private answered(link: OrderedWorker<Task>, m: RuleCheckReport): void {
+    if ('ready' in m) {
+      this.loaded = this.ready = true;
+      return;
+    }
+    // Answers come in the order sent: done so far (with `on`, progress), or the rest of a message of jobs.
+    for (const r of m.answers) {
+      link.answered(r.id);
+      const p = this.pending.get(r.id);
+      if (!p) continue;
+      this.pending.delete(r.id);
+      this.stats.inWorker++;
+      if ('error' in r) p.reject(r.error);
+      else p.resolve(r.found as RuleFindings[]);
+    }
+  }
+
+  /** Forgets the worker `link` (stopped, hung or closing): what it held is the caller's to settle. */
+  private drop(link: OrderedWorker<Task>): void {
+    if (this.link !== link) return;
+    this.link = undefined;
+    this.ready = this.loaded = false;
     this.sent = [];
     this.outbox = [];
-    this.inFlight = [];
-    this.replacingSince = undefined;
-    if (!this.closed) this.stops++;
+  }
+
+  /** Every pending job, checked on this thread (no worker to send it to). */
+  private leftToThread(): void {
     const left = [...this.pending.values()];
     this.pending.clear();
     for (const p of left) this.inThread(p.target, p.custom, p.rules).then(p.resolve, p.reject);

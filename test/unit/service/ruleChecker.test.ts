@@ -33,8 +33,8 @@ async function started(): Promise<RuleChecker> {
   const file = ruleCheckWorkerFile();
   assert.ok(file, 'the worker is built (npm run build)');
   const c = new RuleChecker(file);
-  for (let i = 0; i < 200 && !(c as unknown as { ready: boolean }).ready; i++) await new Promise((r) => setTimeout(r, 25));
-  assert.equal((c as unknown as { ready: boolean }).ready, true, 'the worker loads');
+  for (let i = 0; i < 200 && !(c as unknown as { loaded: boolean }).loaded; i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal((c as unknown as { loaded: boolean }).loaded, true, 'the worker loads');
   return c;
 }
 
@@ -86,14 +86,14 @@ describe('rule checks in the worker', () => {
     const custom = phases([CUSTOM_ID]);
     const expected = await new RuleChecker(undefined).check(target, custom, RULES);
     const pending = worker.check(target, custom, RULES);
-    await (worker as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    await (worker as unknown as { link: { thread: { terminate(): Promise<number> } } }).link.thread.terminate();
     assert.deepEqual(await pending, expected);
     assert.equal(worker.stats.inThread, 1);
     // The next job starts a new worker; until it has loaded, jobs are checked here.
     assert.deepEqual(await worker.check(target, custom, RULES), expected);
-    const internals = worker as unknown as { ready: boolean; worker: unknown };
-    assert.ok(internals.worker, 'a new worker is starting');
-    for (let i = 0; i < 200 && !internals.ready; i++) await new Promise((r) => setTimeout(r, 25));
+    const internals = worker as unknown as { loaded: boolean; link: unknown };
+    assert.ok(internals.link, 'a new worker is starting');
+    for (let i = 0; i < 200 && !internals.loaded; i++) await new Promise((r) => setTimeout(r, 25));
     assert.deepEqual(await worker.check(target, custom, RULES), expected);
     assert.equal(worker.stats.inWorker, 1);
   });
@@ -144,13 +144,13 @@ describe('rule checks in the worker', () => {
   it('stay on the service thread after the worker stopped three times', async () => {
     const worker = await started();
     checkers.push(worker);
-    const internals = worker as unknown as { ready: boolean; worker: { terminate(): Promise<number> } | undefined };
+    const internals = worker as unknown as { loaded: boolean; link: { thread: { terminate(): Promise<number> } } | undefined };
     for (let stop = 0; stop < 3; stop++) {
-      for (let i = 0; i < 200 && !internals.ready; i++) await new Promise((r) => setTimeout(r, 25));
-      await internals.worker!.terminate();
+      for (let i = 0; i < 200 && !internals.loaded; i++) await new Promise((r) => setTimeout(r, 25));
+      await internals.link!.thread.terminate();
       await worker.check(target, phases([]), [RULES[0]!]);
     }
-    assert.equal(internals.worker, undefined);
+    assert.equal(internals.link, undefined);
     const [found] = await worker.check(target, phases([]), [RULES[1]!]);
     assert.deepEqual(found!.errors.map((f) => f.message), [PARSE_ERROR]);
   });
