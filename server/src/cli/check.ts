@@ -5,6 +5,7 @@ import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import { findExpressions } from '../rulesets/expressions';
 import { parseRulesetTree, propsOf, rulesetNodeOf } from '../rulesets/jsonTree';
+import { terraformProblemOrigin, type ProblemOrigin } from '../rulesets/problemDescriptions';
 import { validateRulesetJson } from '../rulesets/validate';
 import { checkTerraform } from '../terraform/check';
 import { parseHcl, type HclParse } from '../terraform/hcl';
@@ -20,6 +21,14 @@ export interface Finding {
   readonly range: { readonly start: Position; readonly end: Position };
   readonly severity: Diagnostic['severity'];
   readonly code: string;
+  /**
+   * What found it: the language's checks of an expression (`.cfrule`, `--expr`, a rule's
+   * expression in JSON or `.tf`), the ruleset checks (ruleset JSON, a `cloudflare_ruleset`
+   * resource, and `invalid-json`, `no-expressions`), or the Terraform checks' own
+   * (`invalid-hcl`, `interpolated-expression`). A code the language and the ruleset
+   * validator share (`unknown-field`, `plan-required`) means what its origin says.
+   */
+  readonly origin: ProblemOrigin;
   readonly message: string;
   readonly hint?: string;
   /** The Terraform resource (`cloudflare_ruleset.waf`) of a finding in a `.tf` file. */
@@ -126,7 +135,7 @@ function checkAll(
       expressions += parsed.ok ? located.expressions.length : 0;
       for (const pr of problems) {
         results.push({
-          finding: { ...finding(file, pr.rule, text, pr.start, pr.end, pr.severity, pr.code, pr.message, pr.hint), ...(pr.resource ? { resource: pr.resource } : {}) },
+          finding: { ...finding(file, pr.rule, text, pr.start, pr.end, pr.severity, pr.code, terraformProblemOrigin(pr), pr.message, pr.hint), ...(pr.resource ? { resource: pr.resource } : {}) },
           ...(pr.expression ? { report: engineReport(pr.expression.text, pr.expression.diagnostic) } : {}),
           ...(pr.ruleName !== undefined ? { ruleName: pr.ruleName } : {}),
         });
@@ -135,10 +144,10 @@ function checkAll(
       const fileResults: Checked[] = [];
       const { regions, problems } = findExpressions(text);
       for (const pr of problems) {
-        results.push({ finding: finding(file, null, text, pr.offset, pr.offset + pr.length, 'error', 'invalid-json', pr.message) });
+        results.push({ finding: finding(file, null, text, pr.offset, pr.offset + pr.length, 'error', 'invalid-json', 'ruleset', pr.message) });
       }
       if (regions.length === 0 && problems.length === 0) {
-        results.push({ finding: finding(file, null, text, 0, 0, 'warning', 'no-expressions', 'no rule with an "expression" found (expected a ruleset with "rules", an API response with "result.rules", or an array of rules)') });
+        results.push({ finding: finding(file, null, text, 0, 0, 'warning', 'no-expressions', 'ruleset', 'no rule with an "expression" found (expected a ruleset with "rules", an API response with "result.rules", or an array of rules)') });
       }
       for (const r of regions) {
         expressions++;
@@ -149,7 +158,7 @@ function checkAll(
       for (const pr of validateRulesetJson(text, { catalog: defaultCatalog, plan: options.plan, phase: options.phase, customRulesetIds, expressions: false })) {
         if (pr.code === 'invalid-json') continue;
         const rule = pr.rule ?? null;
-        fileResults.push({ finding: finding(file, rule, text, pr.start, pr.end, pr.severity, pr.code, pr.message, pr.hint), ruleName: rule === null ? undefined : names.get(rule) });
+        fileResults.push({ finding: finding(file, rule, text, pr.start, pr.end, pr.severity, pr.code, pr.expression ? 'expression' : 'ruleset', pr.message, pr.hint), ruleName: rule === null ? undefined : names.get(rule) });
       }
       const at = (c: Checked) => c.finding.range.start;
       results.push(...fileResults.sort((a, b) => at(a).line - at(b).line || at(a).character - at(b).character));
@@ -191,7 +200,7 @@ function checkText(
   ruleName?: string,
 ): Checked[] {
   return checkExpression(text, options).diagnostics.map((d) => ({
-    finding: finding(file, rule, document, toDocument(d.range.start), toDocument(d.range.end), d.severity, d.code, d.message, d.hint),
+    finding: finding(file, rule, document, toDocument(d.range.start), toDocument(d.range.end), d.severity, d.code, 'expression', d.message, d.hint),
     report: engineReport(text, d),
     ruleName,
   }));
@@ -205,11 +214,12 @@ function finding(
   end: number,
   severity: Diagnostic['severity'],
   code: string,
+  origin: ProblemOrigin,
   message: string,
   hint?: string,
 ): Finding {
   const at = positionsIn(document);
-  return { file, rule, range: { start: at(start), end: at(end) }, severity, code, message, ...(hint ? { hint } : {}) };
+  return { file, rule, range: { start: at(start), end: at(end) }, severity, code, origin, message, ...(hint ? { hint } : {}) };
 }
 
 function textBlock(r: Checked): string {

@@ -1,8 +1,9 @@
 /**
  * `rulesmith check --format sarif`: one SARIF 2.1.0 run for code-scanning tools. The tool's
- * rules are the diagnostic codes found, each described in general (an expression's code by
- * the hint table the editor uses, language/hints.ts; a ruleset's or a Terraform file's by
- * rulesets/problemDescriptions.ts) with a help URI into the documentation; each finding is
+ * rules are the diagnostic codes found, each described in general with a help URI into the
+ * documentation (an expression's code by the tables the editor uses, language/hints.ts and
+ * language/diagnosticDocs.ts; a ruleset's or a Terraform file's by
+ * rulesets/problemDescriptions.ts; the finding's `origin` says which); each finding is
  * a result with its own message and the exact range the editor underlines (UTF-16
  * columns, as `run.columnKind` says; lines and columns 1-based, the end column exclusive).
  * Paths are URIs relative to the working directory (`%SRCROOT%`: the repository root in
@@ -10,10 +11,9 @@
  */
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { docsFor } from '../language/diagnosticDocs';
 import type { DiagnosticCode } from '../language/diagnostics';
 import { CODE_HELP } from '../language/hints';
-import { PROBLEM_DESCRIPTIONS, type ProblemCode } from '../rulesets/problemDescriptions';
+import { PROBLEM_DESCRIPTIONS, problemDocsFor, type ProblemCode, type ProblemOrigin } from '../rulesets/problemDescriptions';
 import type { Finding } from './check';
 
 export const SARIF_SCHEMA = 'https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json';
@@ -27,26 +27,16 @@ function title(code: string): string {
 }
 
 /**
- * Whether a finding is in a ruleset file (ruleset JSON or Terraform, as `check` reads them by
- * their extension) rather than in an expression file (`.cfrule`, `--expr`). A code both the
- * language and the ruleset validator report (`unknown-field`: an unknown JSON key there;
- * `plan-required`: also an action, payload logging or a managed ruleset) takes the ruleset
- * meaning there: its description covers an expression's field or function too, as one run
- * has one rule per code.
- */
-function inRulesetFile(f: Finding): boolean {
-  return f.file !== null && /\.(json|tf)$/i.test(f.file);
-}
-
-/**
  * What a code means in general: never one finding's specifics, which stay in its result's
- * message. `rulesetFile`: the code was found in ruleset JSON or a `.tf` file (see
- * `inRulesetFile`), where a code shared with the language has its ruleset meaning.
+ * message. `rulesetProblem`: the ruleset or Terraform checks found it (a finding's `origin`
+ * other than `expression`), so a code shared with the language (`unknown-field`: an unknown
+ * JSON key there; `plan-required`: also an action, payload logging or a managed ruleset) has
+ * its ruleset meaning.
  */
-export function codeDescription(code: string, rulesetFile = false): string {
+export function codeDescription(code: string, rulesetProblem = false): string {
   const ruleset = Object.hasOwn(PROBLEM_DESCRIPTIONS, code) ? PROBLEM_DESCRIPTIONS[code as ProblemCode] : undefined;
   const language = Object.hasOwn(CODE_HELP, code) ? CODE_HELP[code as DiagnosticCode].hint : undefined;
-  return (rulesetFile ? (ruleset ?? language) : (language ?? ruleset)) ?? `${title(code)}: each result's message says what was found.`;
+  return (rulesetProblem ? (ruleset ?? language) : (language ?? ruleset)) ?? `${title(code)}: each result's message says what was found.`;
 }
 
 /** The base that relative artifact URIs are resolved against (GitHub reads them from the repository root). */
@@ -69,15 +59,18 @@ export function artifactLocation(file: string, cwd: string): { uri: string; uriB
 export function sarifLog(findings: readonly Finding[], toolVersion: string, cwd = process.cwd()): object {
   const rules: object[] = [];
   const ruleIndex = new Map<string, number>();
-  // A code found in any ruleset file is described by its ruleset meaning (one rule per code).
-  const inRulesets = new Set(findings.filter(inRulesetFile).map((f) => f.code));
+  // One rule per code: a code the ruleset or Terraform checks found anywhere in the run has its
+  // ruleset meaning and page (its description also covers an expression's field or function).
+  const origins = new Map<string, ProblemOrigin>();
+  for (const f of findings) if (f.origin !== 'expression' && !origins.has(f.code)) origins.set(f.code, f.origin);
   const results = findings.map((f) => {
     let index = ruleIndex.get(f.code);
     if (index === undefined) {
       index = rules.length;
       ruleIndex.set(f.code, index);
-      const description = codeDescription(f.code, inRulesets.has(f.code));
-      const docs = docsFor(f.code);
+      const origin = origins.get(f.code) ?? 'expression';
+      const description = codeDescription(f.code, origin !== 'expression');
+      const docs = problemDocsFor(f.code, origin);
       rules.push({
         id: f.code,
         name: title(f.code).replace(/ (.)/g, (_, c: string) => c.toUpperCase()),

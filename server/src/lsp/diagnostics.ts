@@ -17,7 +17,7 @@ import {
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic, Severity } from '../language/diagnostics';
-import { docsFor } from '../language/diagnosticDocs';
+import { languageDocsFor } from '../language/diagnosticDocs';
 import { analyse, type Analysed, type DocumentStore, type ExpressionSlice } from './documents';
 import { rulesetDiagnostics } from './rulesetDiagnostics';
 import { terraformDiagnostics } from './terraform';
@@ -39,7 +39,7 @@ export function toDocumentRange(doc: TextDocument, slice: ExpressionSlice, start
   return { start: doc.positionAt(slice.toDocument(start)), end: doc.positionAt(slice.toDocument(end)) };
 }
 
-/** One core diagnostic as an LSP diagnostic in the document. */
+/** One core diagnostic (an expression's) as an LSP diagnostic in the document, its code linked to the language's page. */
 export function toLspDiagnostic(doc: TextDocument, slice: ExpressionSlice, d: Diagnostic): LspDiagnostic {
   let range = toDocumentRange(doc, slice, d.range.start, d.range.end);
   if (slice.inJson && slice.text === '') {
@@ -50,7 +50,7 @@ export function toLspDiagnostic(doc: TextDocument, slice: ExpressionSlice, d: Di
     range,
     severity: SEVERITY[d.severity],
     code: d.code,
-    codeDescription: { href: docsFor(d.code) },
+    codeDescription: { href: languageDocsFor(d.code) },
     source: SOURCE,
     message: d.hint ? `${d.message}\n${d.hint}` : d.message,
   };

@@ -15,6 +15,7 @@ import type { TextDocument } from 'vscode-languageserver-textdocument';
 import { defaultCatalog } from '../managed/catalog';
 import type { ManagedCatalog } from '../rulesets/catalog';
 import { parseRulesetTree, propsOf, rulesetNodeOf } from '../rulesets/jsonTree';
+import { problemDocsFor } from '../rulesets/problemDescriptions';
 import { validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
 import { documentKind, type Analysed, type DocumentStore } from './documents';
 
@@ -23,29 +24,6 @@ export const CATALOG: ManagedCatalog = defaultCatalog;
 
 /** As diagnostics.ts's SOURCE (not imported: diagnostics.ts imports this file). */
 const SOURCE = 'rulesmith';
-const DOCS = 'https://developers.cloudflare.com/';
-const DOC_PAGES: Record<string, string> = {
-  'unknown-action': 'ruleset-engine/rules-language/actions/',
-  'action-not-in-phase': 'ruleset-engine/rules-language/actions/',
-  'invalid-action-parameters': 'ruleset-engine/rules-language/actions/',
-  'logging-not-allowed': 'waf/custom-rules/skip/options/',
-  'unknown-managed-ruleset': 'waf/managed-rules/',
-  'unknown-ruleset-version': 'ruleset-engine/managed-rulesets/deploy-managed-ruleset/',
-  'execute-phase-mismatch': 'ruleset-engine/managed-rulesets/deploy-managed-ruleset/',
-  'duplicate-execute': 'ruleset-engine/managed-rulesets/deploy-managed-ruleset/',
-  'unknown-category': 'ruleset-engine/managed-rulesets/override-managed-ruleset/',
-  'unknown-rule-id': 'ruleset-engine/managed-rulesets/override-managed-ruleset/',
-  'invalid-override-action': 'ruleset-engine/managed-rulesets/override-managed-ruleset/',
-  'duplicate-override': 'ruleset-engine/managed-rulesets/override-managed-ruleset/',
-  'misplaced-override-action': 'waf/managed-rules/reference/owasp-core-ruleset/',
-  'misplaced-score-threshold': 'waf/managed-rules/reference/owasp-core-ruleset/',
-  'owasp-all-paranoia-levels': 'waf/managed-rules/reference/owasp-core-ruleset/concepts/',
-  'ratelimit-not-in-phase': 'waf/rate-limiting-rules/',
-};
-
-export function rulesetDocsFor(code: string): string {
-  return DOCS + (DOC_PAGES[code] ?? 'ruleset-engine/rulesets-api/json-object/');
-}
 
 const SEVERITY: Record<RulesetProblem['severity'], DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error,
@@ -117,12 +95,13 @@ export function forgetRulesetDocument(uri: string): void {
   customIdCache.delete(uri);
 }
 
+/** A ruleset problem as an LSP diagnostic, its code linked to its page (rulesets/problemDescriptions.ts). */
 export function toRulesetDiagnostic(doc: TextDocument, p: RulesetProblem): LspDiagnostic {
   const d: LspDiagnostic = {
     range: { start: doc.positionAt(p.start), end: doc.positionAt(p.end) },
     severity: SEVERITY[p.severity],
     code: p.code,
-    codeDescription: { href: rulesetDocsFor(p.code) },
+    codeDescription: { href: problemDocsFor(p.code, p.expression ? 'expression' : 'ruleset') },
     source: SOURCE,
     message: p.hint ? `${p.message}\n${p.hint}` : p.message,
   };

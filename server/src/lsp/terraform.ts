@@ -12,10 +12,10 @@
  */
 import type { Diagnostic as LspDiagnostic } from 'vscode-languageserver/node';
 import { DiagnosticSeverity } from 'vscode-languageserver/node';
-import { docsFor } from '../language/diagnosticDocs';
 import { httpScheme } from '../language/scheme/index';
 import { defaultCatalog } from '../managed/catalog';
 import { lastAtOrBefore } from '../rulesets/expressions';
+import { problemDocsFor, terraformProblemOrigin } from '../rulesets/problemDescriptions';
 import { checkTerraform, expressionProblems, type TfCheckOptions, type TfProblem } from '../terraform/check';
 import { parseHcl } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
@@ -92,7 +92,7 @@ export async function terraformDiagnostics(store: DocumentStore, a: Analysed): P
       range: { start: a.doc.positionAt(p.start), end: a.doc.positionAt(p.end) },
       severity: SEVERITY[p.severity],
       code: p.code,
-      codeDescription: { href: docsFor(p.code) },
+      codeDescription: { href: problemDocsFor(p.code, terraformProblemOrigin(p)) },
       source: 'rulesmith',
       message: p.hint ? `${p.message}\n${p.hint}` : p.message,
     };

@@ -1,19 +1,24 @@
 /**
  * What each code of a ruleset's own problems means in general: why the hosted service cares
- * and how to fix it, never one case's specifics (those are the problem's message and hint).
- * One table for every code the ruleset validator reports (`RULESET_PROBLEM_CODES`), the
- * Terraform checks add (`TERRAFORM_PROBLEM_CODES`, server/src/terraform/check.ts) and
- * `rulesmith check` reports on a JSON file with no rules (`NO_EXPRESSIONS`). The codes of a
- * problem inside an expression are the language's, described in language/hints.ts.
+ * and how to fix it, never one case's specifics (those are the problem's message and hint),
+ * and where the Cloudflare documentation covers it. One table for every code the ruleset
+ * validator reports (`RULESET_PROBLEM_CODES`), the Terraform checks add
+ * (`TERRAFORM_PROBLEM_CODES`, server/src/terraform/check.ts) and `rulesmith check` reports
+ * on a JSON file with no rules (`NO_EXPRESSIONS`). The codes of a problem inside an
+ * expression are the language's, described in language/hints.ts and linked by
+ * language/diagnosticDocs.ts; `problemDocsFor` picks between the two by what found the
+ * problem, as `unknown-field` and `plan-required` are codes of both.
  *
- * `rulesmith check --format sarif` describes its tool rules with it (cli/sarif.ts), and
- * docs/cli.md "Ruleset and Terraform codes" is `problemDescriptionsMarkdown()` (a test
- * compares). A `Record` over every code, so a new code does not compile until it is
- * described here. The Terraform codes are listed here, not in terraform/, because the core
- * cannot import that folder and the table is one.
+ * `rulesmith check --format sarif` describes its tool rules with it (cli/sarif.ts), the
+ * editor links the ruleset and Terraform diagnostics' codes with it (lsp/), and docs/cli.md
+ * "Ruleset and Terraform codes" is `problemDescriptionsMarkdown()` (a test compares). A
+ * `Record` over every code, so a new code does not compile until it is described and linked
+ * here. The Terraform codes are listed here, not in terraform/, because the core cannot
+ * import that folder and the table is one.
  *
- * Pure: data and a string function.
+ * Pure: data and string functions.
  */
+import { languageDocsFor } from '../language/diagnosticDocs';
 import { RULESET_PROBLEM_CODES, type RulesetProblemCode } from './rulesetChecker';
 
 /** The codes the Terraform checks add to the validator's and the language's (terraform/check.ts types its problems with them). */
@@ -98,6 +103,80 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<ProblemCode, string>> = {
   'no-expressions':
     'The JSON file has no rule with an `expression`: it is not a ruleset, an API response with `result.rules` or an array of rules, so nothing in it was checked. Leave the file out of the check, or give the ruleset it was meant to be.',
 };
+
+const CF = 'https://developers.cloudflare.com/';
+const RULESETS_API = `${CF}ruleset-engine/rulesets-api/`;
+const JSON_OBJECT = `${RULESETS_API}json-object/`;
+const ACTIONS = `${CF}ruleset-engine/rules-language/actions/`;
+const DEPLOY = `${CF}ruleset-engine/managed-rulesets/deploy-managed-ruleset/`;
+const OVERRIDE = `${CF}ruleset-engine/managed-rulesets/override-managed-ruleset/`;
+const OWASP = `${CF}waf/managed-rules/reference/owasp-core-ruleset/`;
+
+/** The documentation page of each code: the Rulesets API's JSON object, the actions, managed rulesets and their overrides, Terraform. */
+export const PROBLEM_DOCS: Readonly<Record<ProblemCode, string>> = {
+  'invalid-json': RULESETS_API,
+  'duplicate-key': RULESETS_API,
+  'wrong-type': JSON_OBJECT,
+  'unknown-field': JSON_OBJECT,
+  'missing-field': JSON_OBJECT,
+  'invalid-value': JSON_OBJECT,
+  'unknown-action': ACTIONS,
+  'action-not-in-phase': ACTIONS,
+  'plan-required': JSON_OBJECT,
+  'invalid-action-parameters': ACTIONS,
+  'logging-not-allowed': `${CF}waf/custom-rules/skip/options/`,
+  'ratelimit-not-in-phase': `${CF}waf/rate-limiting-rules/`,
+  'unknown-managed-ruleset': `${CF}waf/managed-rules/`,
+  'unknown-ruleset-version': DEPLOY,
+  'execute-phase-mismatch': DEPLOY,
+  'unknown-category': OVERRIDE,
+  'unknown-rule-id': OVERRIDE,
+  'misplaced-score-threshold': OWASP,
+  'misplaced-override-action': OWASP,
+  'invalid-override-action': OVERRIDE,
+  'duplicate-override': OVERRIDE,
+  'duplicate-id': JSON_OBJECT,
+  'duplicate-ref': JSON_OBJECT,
+  'duplicate-execute': DEPLOY,
+  'owasp-all-paranoia-levels': `${OWASP}concepts/`,
+  'missing-ref': JSON_OBJECT,
+  'missing-expression': JSON_OBJECT,
+  'action-parameters-required': ACTIONS,
+  'execute-self': RULESETS_API,
+  'execute-target-unknown': RULESETS_API,
+  'execute-target-phase': RULESETS_API,
+  'invalid-hcl': `${CF}terraform/`,
+  'interpolated-expression': `${CF}terraform/`,
+  'no-expressions': RULESETS_API,
+};
+
+/**
+ * What found a problem: the language's checks of an expression (a language code), the
+ * ruleset validator or `check`'s reading of a JSON file (a ruleset code), or the Terraform
+ * checks' own (`TERRAFORM_PROBLEM_CODES`).
+ */
+export type ProblemOrigin = 'expression' | 'ruleset' | 'terraform';
+
+/**
+ * What found a problem of a `.tf` file (terraform/check.ts's `TfProblem`, which carries the
+ * checked text of an expression's problem): the language, else the Terraform checks for
+ * their own codes, else the ruleset validator (a `cloudflare_ruleset`).
+ */
+export function terraformProblemOrigin(p: { readonly code: string; readonly expression?: unknown }): ProblemOrigin {
+  if (p.expression !== undefined) return 'expression';
+  return (TERRAFORM_PROBLEM_CODES as readonly string[]).includes(p.code) ? 'terraform' : 'ruleset';
+}
+
+/**
+ * The documentation page of a problem's code: for a problem the ruleset or Terraform checks
+ * found, this table's page; for an expression's problem, and any code the table lacks, the
+ * language's (language/diagnosticDocs.ts). By origin, not by code alone: `unknown-field` and
+ * `plan-required` are an unknown JSON key and an action, logging or ruleset above the plan
+ * here, a name that is not a field and a field above the plan in an expression.
+ */
+export function problemDocsFor(code: string, origin: ProblemOrigin): string {
+  return origin !== 'expression' && Object.hasOwn(PROBLEM_DOCS, code) ? PROBLEM_DOCS[code as ProblemCode] : languageDocsFor(code);
+}
 
 /** The codes and their descriptions as a Markdown table (docs/cli.md holds it; a test compares). */
 export function problemDescriptionsMarkdown(): string {

@@ -41,20 +41,33 @@ test('check: a misplaced score_threshold and the action beside it, text output',
   );
 });
 
-test('check --format json: ruleset and expression findings in document order, notes counted apart', () => {
+test('check --format json: ruleset and expression findings in document order, each with its origin, notes counted apart', () => {
   const text = '{"phase": "http_request_firewall_managed", "rules": [\n  {"expression": "http.hots eq \\"a\\"", "action": "block"}\n]}\n';
   const r = run(['check', '--format', 'json', 'x.ruleset.json'], { 'x.ruleset.json': text });
   assert.equal(r.code, 1);
   assert.deepEqual(
-    JSON.parse(r.out).map((f: { range: { start: { line: number; character: number } }; code: string; severity: string; rule: number }) => [f.range.start.line, f.range.start.character, f.severity, f.code, f.rule]),
+    JSON.parse(r.out).map((f: { range: { start: { line: number; character: number } }; code: string; origin: string; severity: string; rule: number }) => [f.range.start.line, f.range.start.character, f.severity, f.code, f.origin, f.rule]),
     [
-      [1, 2, 'information', 'missing-ref', 0],
-      [1, 18, 'error', 'unknown-identifier', 0],
-      [1, 49, 'error', 'action-not-in-phase', 0],
+      [1, 2, 'information', 'missing-ref', 'ruleset', 0],
+      [1, 18, 'error', 'unknown-identifier', 'expression', 0],
+      [1, 49, 'error', 'action-not-in-phase', 'ruleset', 0],
     ],
   );
   const t = run(['check', 'x.ruleset.json'], { 'x.ruleset.json': text });
   assert.match(t.out, /\n2 errors, 0 warnings, 1 note in 1 expression\n$/);
+});
+
+test('check --format json: a JSON file that does not parse, or has no rule expression, is the ruleset checks\' finding', () => {
+  const r = run(['check', '--format', 'json', 'bad.json', 'settings.json'], { 'bad.json': '{"rules": [', 'settings.json': '{"name": "x"}' });
+  assert.equal(r.code, 1);
+  assert.deepEqual(
+    JSON.parse(r.out).map((f: { file: string; code: string; origin: string; severity: string }) => [f.file, f.severity, f.code, f.origin]),
+    [
+      ['bad.json', 'error', 'invalid-json', 'ruleset'],
+      ['bad.json', 'error', 'invalid-json', 'ruleset'],
+      ['settings.json', 'warning', 'no-expressions', 'ruleset'],
+    ],
+  );
 });
 
 test('check: the OWASP-based ruleset deployed bare warns about paranoia levels; warnings alone exit 0', () => {

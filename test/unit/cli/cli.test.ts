@@ -59,6 +59,7 @@ test('check --format json: positions in ruleset JSON are mapped through escapes'
     range: { start: { line: 3, character: col }, end: { line: 3, character: col + 'http.hots'.length } },
     severity: 'error',
     code: 'unknown-identifier',
+    origin: 'expression',
     message: 'unknown identifier',
     hint: '`http.hots` is not a field: did you mean `http.host`?',
   });
@@ -73,6 +74,7 @@ test('check --expr in JSON has file and rule null', () => {
       range: { start: { line: 0, character: 7 }, end: { line: 0, character: 7 } },
       severity: 'error',
       code: 'syntax-error',
+      origin: 'expression',
       message: 'expected identifier character',
       hint: 'A field, a function call, `not`, `any(…)` or `(` is expected here.',
     },

@@ -117,11 +117,12 @@ test('sarif with --expr is bad usage (exit 2): code scanning needs a file for ev
 });
 
 const at = (line: number, character: number) => ({ line, character });
-function sample(file: string | null, code: string, message: string, hint?: string): Finding {
-  return { file, rule: null, range: { start: at(0, 0), end: at(0, 4) }, severity: 'error', code, message, ...(hint ? { hint } : {}) };
+function sample(file: string | null, code: string, origin: Finding['origin'], message: string, hint?: string): Finding {
+  return { file, rule: null, range: { start: at(0, 0), end: at(0, 4) }, severity: 'error', code, origin, message, ...(hint ? { hint } : {}) };
 }
 interface SarifRule {
   id: string;
+  helpUri: string;
   shortDescription: { text: string };
   fullDescription: { text: string };
   help: { text: string; markdown: string };
@@ -130,9 +131,9 @@ interface SarifRule {
 test("sarif: a rule's texts are its code's general description; each result keeps its own message", () => {
   const log = sarifLog(
     [
-      sample('a.cfrule', 'unknown-identifier', 'unknown identifier', '`http.hots` is not a field: did you mean `http.host`?'),
-      sample('b.cfrule', 'unknown-identifier', 'unknown identifier', '`lenn` is not a field or function: did you mean `len`?'),
-      sample('c.tf', 'interpolated-expression', 'cannot check: depends on var.host'),
+      sample('a.cfrule', 'unknown-identifier', 'expression', 'unknown identifier', '`http.hots` is not a field: did you mean `http.host`?'),
+      sample('b.cfrule', 'unknown-identifier', 'expression', 'unknown identifier', '`lenn` is not a field or function: did you mean `len`?'),
+      sample('c.tf', 'interpolated-expression', 'terraform', 'cannot check: depends on var.host'),
     ],
     '1.2.3',
     '/repo',
@@ -169,27 +170,40 @@ test("sarif: a rule's texts are its code's general description; each result keep
 type Log = { runs: { tool: { driver: { rules: SarifRule[] } }; results: { ruleId: string; ruleIndex: number }[] }[] };
 const descriptions = (findings: Finding[]) => Object.fromEntries((sarifLog(findings, '1.2.3', '/repo') as Log).runs[0].tool.driver.rules.map((r) => [r.id, r.fullDescription.text]));
 
-test('sarif: a code the ruleset validator also reports (an unknown JSON key) gets its ruleset meaning, not the language hint', () => {
-  assert.deepEqual(descriptions([sample('r.ruleset.json', 'unknown-field', 'invalid JSON: unknown field "expresion"', 'Did you mean "expression"? A rule accepts …')]), {
+const helpUris = (findings: Finding[]) => Object.fromEntries((sarifLog(findings, '1.2.3', '/repo') as { runs: { tool: { driver: { rules: { id: string; helpUri: string }[] } } }[] }).runs[0].tool.driver.rules.map((r) => [r.id, r.helpUri]));
+
+test('sarif: a code the ruleset validator also reports (an unknown JSON key) gets its ruleset meaning and page, not the language hint', () => {
+  const finding = sample('r.ruleset.json', 'unknown-field', 'ruleset', 'invalid JSON: unknown field "expresion"', 'Did you mean "expression"? A rule accepts …');
+  assert.deepEqual(descriptions([finding]), {
     'unknown-field':
       'The object has a key (in Terraform, an attribute or block) that the Rulesets API does not accept in that place. The API decodes strictly and refuses the whole request with `invalid JSON: unknown field`: correct the spelling (the hint suggests the nearest key) or remove it.',
   });
+  assert.deepEqual(helpUris([finding]), { 'unknown-field': 'https://developers.cloudflare.com/ruleset-engine/rulesets-api/json-object/' });
 });
 
-test('sarif: plan-required is the language hint in a .cfrule file and the ruleset meaning in ruleset JSON or .tf (also when both are in one run)', () => {
+test('sarif: plan-required is the language hint for an expression and the ruleset meaning for the ruleset checks, by origin, not by the file (also when both are in one run)', () => {
   const language = 'The zone’s plan lacks this feature (setting `rulesmith.plan`): the API refuses the rule; use another field or a zone on that plan.';
   const ruleset =
     'The rule uses something above the zone’s plan (`--plan`, in the editor `rulesmith.plan`): the `log` action in custom rules or payload logging (`matched_data`), both Enterprise only, a managed ruleset the plan is not entitled to, or inside an expression a field or function. The hosted API refuses it (a managed ruleset above the plan fails the whole write of the ruleset): remove it, or deploy to a zone on that plan.';
-  const cfrule = sample('a.cfrule', 'plan-required', '`cf.bot_management.score` requires the Business plan or above');
-  const json = sample('waf.ruleset.json', 'plan-required', 'the log action in custom rules needs an Enterprise plan');
-  const tf = sample('waf.TF', 'plan-required', 'payload logging (matched_data) needs an Enterprise plan');
+  const fields = 'https://developers.cloudflare.com/ruleset-engine/rules-language/fields/';
+  const jsonObject = 'https://developers.cloudflare.com/ruleset-engine/rulesets-api/json-object/';
+  const cfrule = sample('a.cfrule', 'plan-required', 'expression', '`cf.bot_management.score` requires the Business plan or above');
+  // An expression's, in a ruleset JSON file: the language's meaning still.
+  const inJsonExpression = sample('waf.ruleset.json', 'plan-required', 'expression', '`cf.bot_management.score` requires the Business plan or above');
+  const json = sample('waf.ruleset.json', 'plan-required', 'ruleset', 'the log action in custom rules needs an Enterprise plan');
+  const tf = sample('waf.TF', 'plan-required', 'ruleset', 'payload logging (matched_data) needs an Enterprise plan');
   assert.deepEqual(descriptions([cfrule]), { 'plan-required': language });
+  assert.deepEqual(helpUris([cfrule]), { 'plan-required': fields });
+  assert.deepEqual(descriptions([inJsonExpression]), { 'plan-required': language });
+  assert.deepEqual(helpUris([inJsonExpression]), { 'plan-required': fields });
   assert.deepEqual(descriptions([json]), { 'plan-required': ruleset });
+  assert.deepEqual(helpUris([json]), { 'plan-required': jsonObject });
   assert.deepEqual(descriptions([tf]), { 'plan-required': ruleset });
-  // One rule per code: the ruleset wording, which also covers an expression's field, whichever comes first.
+  // One rule per code: the ruleset wording and page, which also cover an expression's field, whichever comes first.
   assert.deepEqual(descriptions([cfrule, json]), { 'plan-required': ruleset });
+  assert.deepEqual(helpUris([cfrule, json]), { 'plan-required': jsonObject });
   // A language code in ruleset JSON (an expression's) keeps its hint.
-  assert.deepEqual(descriptions([sample('waf.ruleset.json', 'invalid-ip', 'invalid IP')]), { 'invalid-ip': CODE_HELP['invalid-ip'].hint });
+  assert.deepEqual(descriptions([sample('waf.ruleset.json', 'invalid-ip', 'expression', 'invalid IP')]), { 'invalid-ip': CODE_HELP['invalid-ip'].hint });
 });
 
 test('sarif: a code in neither table gets a general title line', () => {
@@ -213,6 +227,15 @@ test('sarif: ruleset and Terraform findings of `check` are described by their co
   assert.equal(rules['unknown-action'].fullDescription.text, unknownAction);
   assert.equal(rules['unknown-action'].help.markdown, `${unknownAction}\n\n[Documentation](https://developers.cloudflare.com/ruleset-engine/rules-language/actions/)`);
   assert.match(rules['plan-required'].fullDescription.text, /^The rule uses something above the zone’s plan/);
+  // Each code's page, as the editor links it (rulesets/problemDescriptions.ts).
+  assert.deepEqual(
+    Object.values(rules).map((x) => [x.id, x.helpUri]),
+    [
+      ['plan-required', 'https://developers.cloudflare.com/ruleset-engine/rulesets-api/json-object/'],
+      ['misplaced-score-threshold', 'https://developers.cloudflare.com/waf/managed-rules/reference/owasp-core-ruleset/'],
+      ['unknown-action', 'https://developers.cloudflare.com/ruleset-engine/rules-language/actions/'],
+    ],
+  );
   // The finding's own case stays in its result.
   assert.match(log.runs[0].results[2].message.text, /^unknown variant for action: blok\nDid you mean/);
 });

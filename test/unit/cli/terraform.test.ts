@@ -48,7 +48,63 @@ test('check: a .tf file that does not parse is an error at the parser\'s place',
   const o = io({ 'bad.tf': 'resource "cloudflare_filter" "f" {\n  expression = \n}\n' });
   assert.equal(await run(['check', '--format', 'json', 'bad.tf'], o), 1);
   const [f] = JSON.parse(o.text().out);
-  assert.deepEqual([f.code, f.range.start, f.message], ['invalid-hcl', { line: 1, character: 15 }, 'Invalid expression: Expected the start of an expression, but found an invalid expression token']);
+  assert.deepEqual([f.code, f.origin, f.range.start, f.message], ['invalid-hcl', 'terraform', { line: 1, character: 15 }, 'Invalid expression: Expected the start of an expression, but found an invalid expression token']);
+});
+
+test('check --format json on a .tf file: each finding says what found it (Terraform, the ruleset checks, an expression)', async () => {
+  const text = [
+    'resource "cloudflare_ruleset" "waf" {',
+    '  zone_id = "0123456789abcdef0123456789abcdef"',
+    '  name    = "waf"',
+    '  kind    = "zone"',
+    '  phase   = "http_request_firewall_custom"',
+    '  rules {',
+    '    ref        = "log"',
+    '    expression = "cf.bot_management.score lt 30 and ip.src in ${var.blocked}"',
+    '    action     = "log"',
+    '  }',
+    '  rules {',
+    '    ref        = "score"',
+    '    expression = "cf.bot_management.score lt 30"',
+    '    action     = "blok"',
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+  const o = io({ 'main.tf': text });
+  assert.equal(await run(['check', '--format', 'json', '--plan', 'pro', 'main.tf'], o), 1);
+  const findings = JSON.parse(o.text().out);
+  assert.deepEqual(
+    findings.map((f: { code: string; origin: string; rule: number }) => [f.code, f.origin, f.rule]),
+    [
+      ['interpolated-expression', 'terraform', 0],
+      ['plan-required', 'ruleset', 0],
+      ['plan-required', 'expression', 1],
+      ['unknown-action', 'ruleset', 1],
+    ],
+  );
+  // The one code, found by the ruleset checks (the action) and by the language (a field).
+  assert.deepEqual(findings[1], {
+    file: 'main.tf',
+    rule: 0,
+    range: { start: { line: 8, character: 17 }, end: { line: 8, character: 22 } },
+    severity: 'warning',
+    code: 'plan-required',
+    origin: 'ruleset',
+    message: 'the log action in custom rules needs an Enterprise plan',
+    resource: 'cloudflare_ruleset.waf',
+  });
+  assert.deepEqual(findings[2], {
+    file: 'main.tf',
+    rule: 1,
+    range: { start: { line: 12, character: 18 }, end: { line: 12, character: 41 } },
+    severity: 'warning',
+    code: 'plan-required',
+    origin: 'expression',
+    message: '`cf.bot_management.score` requires the Enterprise plan or above (Bot Management add-on)',
+    hint: 'This zone is on the Pro plan; the API rejects the rule.',
+    resource: 'cloudflare_ruleset.waf',
+  });
 });
 
 test('terraform import: one resource is a ruleset; several a zone file; --out writes one file each', async () => {
