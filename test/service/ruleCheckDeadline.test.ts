@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 import type { Phase } from '../../server/src/language/scheme/types';
 import { ApiError } from '../../server/src/service/api';
+import { RulesetWriteLimiter } from '../../server/src/service/rateLimit';
 import type { JsonObject } from '../../server/src/service/body';
 import { RuleChecker, ruleCheckWorkerFile } from '../../server/src/service/ruleChecker';
 import type { RuleTarget } from '../../server/src/service/ruleProblems';
@@ -23,7 +24,7 @@ import { startService, type TestService } from './harness';
 
 const DEADLINE_MS = 20;
 const MESSAGE =
-  "the rules of this write were not checked: the rule checker made no progress for 0.02 s and was restarted. Nothing was written; send the request again (it may be answered 429 first: this write counted against the ruleset's write rate, if that is limited)";
+  'the rules of this write were not checked: the rule checker made no progress for 0.02 s and was restarted. Nothing was written; send the request again';
 const target: RuleTarget = { kind: 'custom', phase: 'http_request_firewall_custom' };
 const none: ReadonlyMap<string, Phase> = new Map();
 const hangs: JsonObject = { action: 'block', expression: 'http.host eq "hang.example"' };
@@ -222,7 +223,9 @@ describe('in the service: a write whose rules are not checked in time', () => {
   const path = `/accounts/${DEMO_ACCOUNT.id}/rulesets`;
   before(async () => {
     svc = await startService();
-    const service = svc.running.service as { ruleChecks: RuleChecker };
+    const service = svc.running.service as { ruleChecks: RuleChecker; writeLimiter: RulesetWriteLimiter };
+    // One write per ruleset, never refilled (the clock stands still): a second write to it passes only if the failed one was given back.
+    service.writeLimiter = new RulesetWriteLimiter(1, () => 0);
     await service.ruleChecks.close();
     // The service's close() closes this one.
     service.ruleChecks = new RuleChecker(hangingWorker, { deadlineMs: DEADLINE_MS, clock: clock.now });
@@ -230,7 +233,7 @@ describe('in the service: a write whose rules are not checked in time', () => {
   });
   after(() => svc.close());
 
-  it('is answered 503, code 10030, in the hosted shape, with nothing written; the next write is checked by the new worker', { timeout: 30_000 }, async () => {
+  it('is answered 503, code 10030, in the hosted shape, with nothing written and its write allowance given back; the next write is checked by the new worker', { timeout: 30_000 }, async () => {
     const made = await svc.call('POST', path, { body: { name: 'deadline', kind: 'custom', phase: 'http_request_firewall_custom', rules: [{ ...fine(1), ref: 'one' }] } });
     assert.equal(made.status, 200, JSON.stringify(made.body));
     const rs = made.body.result;
@@ -245,6 +248,7 @@ describe('in the service: a write whose rules are not checked in time', () => {
     const r = await answer;
     assert.equal(r.status, 503);
     assert.deepEqual(r.body, { result: null, success: false, errors: [{ code: 10030, message: MESSAGE }], messages: [] });
+    assert.equal(r.headers.get('ratelimit'), '"ruleset-writes";r=1;t=0', 'the allowance is whole again');
     assert.deepEqual(rows(), before, 'nothing written');
     assert.deepEqual((await svc.call('GET', `${path}/${rs.id}`)).body.result, rs);
 

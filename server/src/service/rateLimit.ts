@@ -5,7 +5,8 @@
  * scope's ruleset creation) has a token bucket holding max(1, N) writes, refilled at N
  * per second (0.5: one write every 2 s): a write past it is answered 429 with
  * `Retry-After` (whole seconds). The routes charge a write only once they have authorized
- * it and found its ruleset (Ctx.chargeRulesetWrite), so a refused request costs nothing.
+ * it and found its ruleset (Ctx.chargeRulesetWrite), so a refused request costs nothing;
+ * a write the service fails by its own fault (10030: the rule checker hung) is given back.
  *
  * Headers, in the IETF RateLimit fields' form (draft-ietf-httpapi-ratelimit-headers),
  * whose values are integers: with the limit on, every answer carries
@@ -56,6 +57,14 @@ export class RulesetWriteLimiter {
     }
     b.tokens -= 1;
     return { headers: this.headers(b) };
+  }
+
+  /** Returns the write `take` charged to `key` (one the service failed without writing); the headers to answer with. */
+  giveBack(key: string): Record<string, string> {
+    const b = this.buckets.get(key) ?? { tokens: this.capacity - 1, at: this.now() };
+    b.tokens = Math.min(this.capacity, b.tokens + 1);
+    this.buckets.set(key, b);
+    return this.headers(b);
   }
 
   policyHeader(): Record<string, string> {

@@ -145,7 +145,7 @@ export class RuleChecker {
     const error = ApiError.of(
       503,
       CODES.ruleCheckTimeout,
-      `the rules of this write were not checked: the rule checker made no progress for ${this.deadlineMs / 1000} s and was restarted. Nothing was written; send the request again (it may be answered 429 first: this write counted against the ruleset's write rate, if that is limited)`,
+      `the rules of this write were not checked: the rule checker made no progress for ${this.deadlineMs / 1000} s and was restarted. Nothing was written; send the request again`,
     );
     for (const t of failing) {
       const p = this.pending.get(t.id);

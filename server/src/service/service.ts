@@ -165,6 +165,8 @@ export function createService(options: ServiceOptions): RunningService {
 
 /** Answers one request; `extra` holds the headers its answer carries (the route may add the Ratelimit ones). */
 async function handle(req: IncomingMessage, res: ServerResponse, router: Router, service: Service, maxBody: number, extra: Record<string, string>): Promise<void> {
+  /** The allowance this request's write was charged to (see the catch below). */
+  let charged: string | undefined;
   try {
     const url = requestUrl(req.url);
     if (!url.pathname.startsWith(`${API_PREFIX}/`)) throw ApiError.of(404, CODES.noRoute, `No route for that URI; the API is under ${API_PREFIX}`);
@@ -214,7 +216,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
       headers: req.headers,
       // A method, not a getter: see Ctx.signal.
       signal: () => (gone ??= disconnection(req, res)).signal,
-      chargeRulesetWrite: (key) => chargeRulesetWrite(service.writeLimiter, key, extra),
+      chargeRulesetWrite: (key) => {
+        chargeRulesetWrite(service.writeLimiter, key, extra);
+        charged = key;
+      },
     };
     const reply: Reply = await route.handler(ctx);
     // Answer only once what this request wrote (or read from others' writes) is durable.
@@ -226,6 +231,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     } else sendText(res, status, reply.raw !== undefined ? JSON.stringify(reply.raw) : envelopeChunks(reply), extra);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
+    // The service's own fault (the rule checker hung on it) wrote nothing: the retry it asks for must not meet a 429.
+    if (charged !== undefined && service.writeLimiter && e.errors.some((x) => x.code === CODES.ruleCheckTimeout)) Object.assign(extra, service.writeLimiter.giveBack(charged));
     await service.store.durable();
     send(res, e.status, errorEnvelope(e.errors, e.messages), extra);
   }
