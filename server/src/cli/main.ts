@@ -24,7 +24,7 @@ const USAGE = `Usage:
   rulesmith serve [--port 8787] [--host 127.0.0.1] [--db FILE] [--seed demo] [--legacy on|sunset] [--body-limit BYTES] [--ruleset-write-rate N]   (the local rules service)
       [--events on|off] [--events-retention 7d] [--events-max-rows N]   (security events, docs/events.md)
       [--proxy ZONE=UPSTREAM_URL ...] [--proxy-listen 127.0.0.1:8081] [--inspect-body-limit BYTES] [--upstream-timeout S]
-      [--header-timeout S] [--challenge interstitial|pass|block] [--trust-proxy] [--fields-file FILE] [--proxy-workers N] [--proxy-queue N] [--proxy-max-connections N]   (the WAF proxy, docs/proxy.md)
+      [--header-timeout S] [--challenge interstitial|pass|block] [--trust-proxy] [--trust-proxy-from CIDR,...] [--fields-file FILE] [--proxy-workers N] [--proxy-queue N] [--proxy-max-connections N]   (the WAF proxy, docs/proxy.md)
   rulesmith format [--check] [--notation preserve|english|c-like] [--width N] [FILE...]   (stdin when no FILE)
   rulesmith terraform export --zone ZONE_ID [--api URL] [--provider 4|5]   (token: RULESMITH_API_TOKEN)
   rulesmith terraform import FILE.tf [--out DIR]   (cloudflare_ruleset resources -> ruleset JSON)

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseBodyLimit } from '../requests/body';
-import { parseFieldsFile, type FieldsMapping } from '../proxy/edgeFields';
+import { parseFieldsFile, parseTrustedPeers, type FieldsMapping, type TrustedPeers } from '../proxy/edgeFields';
 import { DEFAULT_QUEUE } from '../proxy/evaluationPool';
 import { createProxy, DEFAULT_MAX_CONNECTIONS, type ChallengeMode, type EvaluatedRequestSink, type RunningProxy } from '../proxy/proxy';
 import type { ProxyRoute } from '../proxy/zones';
@@ -21,7 +21,10 @@ export interface ProxyFlags {
   readonly upstreamTimeoutMs: number;
   readonly headerTimeoutMs: number;
   readonly challenge: ChallengeMode;
+  /** `--trust-proxy`, or `--trust-proxy-from` (which implies it). */
   readonly trustProxy: boolean;
+  /** `--trust-proxy-from CIDR[,CIDR…]` (repeatable): trust only peers in these ranges. */
+  readonly trustProxyFrom?: TrustedPeers;
   readonly fieldsMapping?: FieldsMapping;
   /** `--proxy-workers N`: evaluation worker threads (0: on the proxy's thread). */
   readonly workers: number;
@@ -51,6 +54,7 @@ export const PROXY_FLAGS = {
   'header-timeout': { type: 'string' },
   challenge: { type: 'string' },
   'trust-proxy': { type: 'boolean' },
+  'trust-proxy-from': { type: 'string', multiple: true },
   'fields-file': { type: 'string' },
   'proxy-workers': { type: 'string' },
   'proxy-queue': { type: 'string' },
@@ -105,6 +109,13 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
     if ('error' in parsed) throw new UsageError(`--fields-file ${parsed.error}`);
     fieldsMapping = parsed;
   }
+  let trustProxyFrom: TrustedPeers | undefined;
+  const trustFrom = values['trust-proxy-from'] as string[] | undefined;
+  if (trustFrom !== undefined) {
+    const parsed = parseTrustedPeers(trustFrom);
+    if ('error' in parsed) throw new UsageError(parsed.error);
+    trustProxyFrom = parsed;
+  }
   const workersText = values['proxy-workers'] as string | undefined;
   const workers = workersText === undefined ? defaultProxyWorkers() : Number(workersText);
   if (!/^\d{1,2}$/.test(workersText ?? '0') || workers > 64) throw new UsageError(`--proxy-workers takes a number of evaluation threads from 0 (evaluate on the proxy's thread) to 64, got "${workersText}"`);
@@ -129,7 +140,8 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
     upstreamTimeoutMs: seconds(values['upstream-timeout'] as string | undefined, '--upstream-timeout', 100_000),
     headerTimeoutMs: seconds(values['header-timeout'] as string | undefined, '--header-timeout', 20_000),
     challenge,
-    trustProxy: values['trust-proxy'] === true,
+    trustProxy: values['trust-proxy'] === true || trustProxyFrom !== undefined,
+    ...(trustProxyFrom ? { trustProxyFrom } : {}),
     ...(fieldsMapping ? { fieldsMapping } : {}),
   };
 }
@@ -145,6 +157,7 @@ export function makeProxy(flags: ProxyFlags, service: Service, io: Io, sinkFacto
     headerTimeoutMs: flags.headerTimeoutMs,
     challenge: flags.challenge,
     trustProxy: flags.trustProxy,
+    ...(flags.trustProxyFrom ? { trustProxyFrom: flags.trustProxyFrom } : {}),
     workers: flags.workers,
     ...(flags.evaluationQueue !== undefined ? { evaluationQueue: flags.evaluationQueue } : {}),
     ...(flags.maxConnections !== undefined ? { maxConnections: flags.maxConnections } : {}),

@@ -7,7 +7,11 @@
  *    `CF-IPCountry` is `ip.src.country`; `X-Forwarded-Proto: https` makes `ssl` true.
  *    The last address because a proxy in front appends the peer it saw (nginx's
  *    `$proxy_add_x_forwarded_for`, Cloudflare): the ones before it are whatever the client
- *    sent. A last entry that is not an address leaves the socket's peer.
+ *    sent. A last entry that is not an address leaves the socket's peer. With
+ *    `--trust-proxy-from CIDR,…` only a socket peer in one of those ranges is trusted so
+ *    (nginx's `set_real_ip_from`); any other peer's request is taken as without
+ *    `--trust-proxy`. That decision is made here, once per request (`EdgeFields.trusted`),
+ *    and forwarding follows it too.
  * 2. `--fields-file FILE`: a JSON array of `{"cidr": "203.0.113.0/24", "country": "DE",
  *    "asn": 64500, "bot_score": 12, "threat_score": 0}` entries (every key but `cidr`
  *    optional); the first entry whose range holds `ip.src` gives the rest.
@@ -22,7 +26,8 @@
  * rate-limit counter and one worker however its address is spelled.
  */
 import { BlockList, isIP } from 'node:net';
-import { formatIp, parseIpAddr } from '../language/ip';
+import type { IpAddr, IpRange } from '../language/ir';
+import { formatIp, ipInRanges, parseIpAddr, parseIpSetItem } from '../language/ip';
 
 export interface FieldsEntry {
   readonly cidr: string;
@@ -84,7 +89,10 @@ export interface EdgeInput {
   readonly remoteAddress: string;
   /** Lower-cased header names as Node gives them. */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** `--trust-proxy`: the forwarding headers are the edge's word (with `trustProxyFrom`, only from a peer in its ranges). */
   readonly trustProxy: boolean;
+  /** `--trust-proxy-from`: the peers `trustProxy` holds for; every peer without it. */
+  readonly trustProxyFrom?: TrustedPeers;
   readonly mapping?: FieldsMapping;
   /** ms since the epoch. */
   readonly now: number;
@@ -98,6 +106,12 @@ export interface EdgeFields {
   readonly country?: string;
   readonly asn?: number;
   readonly defaulted: string[];
+  /**
+   * Whether this request's peer was trusted (`--trust-proxy`, and its address in
+   * `--trust-proxy-from`'s ranges when given): the one decision per request, which the
+   * forwarded headers follow too (proxy.ts `forwarding`).
+   */
+  readonly trusted: boolean;
 }
 
 function first(h: string | string[] | undefined): string | undefined {
@@ -110,22 +124,103 @@ function last(h: string | string[] | undefined): string | undefined {
   return all?.slice(all.lastIndexOf(',') + 1).trim();
 }
 
-/** An address in canonical text (IPv4-mapped IPv6 as IPv4), or undefined when `a` is not one. */
-export function canonicalAddress(a: string): string | undefined {
+/** The first and last IPv4-mapped IPv6 addresses (`::ffff:0.0.0.0/96`). */
+const MAPPED_FIRST = 0xffff_0000_0000n;
+const MAPPED_LAST = 0xffff_ffff_ffffn;
+
+/** An address, an IPv4-mapped IPv6 one as the IPv4 address; undefined when `a` is not an address. */
+export function canonicalIp(a: string): IpAddr | undefined {
   const r = parseIpAddr(a.trim());
   if (!r.ok) return undefined;
-  const text = formatIp(r.value);
-  return text.startsWith('::ffff:') && isIP(text.slice(7)) === 4 ? text.slice(7) : text;
+  const ip = r.value;
+  return ip.family === 6 && ip.n >= MAPPED_FIRST && ip.n <= MAPPED_LAST ? { family: 4, n: Number(ip.n - MAPPED_FIRST) } : ip;
+}
+
+/** An address in canonical text (IPv4-mapped IPv6 as IPv4), or undefined when `a` is not one. */
+export function canonicalAddress(a: string): string | undefined {
+  const ip = canonicalIp(a);
+  return ip && formatIp(ip);
+}
+
+/** The most ranges `--trust-proxy-from` takes (Cloudflare publishes about 22). */
+export const MAX_TRUSTED_RANGES = 1000;
+
+/** `--trust-proxy-from`'s ranges, parsed once at startup: the per-request check is a scan of the peer's family's ranges. */
+export interface TrustedPeers {
+  /** The entries as given. */
+  readonly cidrs: readonly string[];
+  readonly v4: readonly IpRange[];
+  readonly v6: readonly IpRange[];
+}
+
+const LIKE = '(like 10.0.0.0/8 or 2001:db8::/32)';
+
+/**
+ * `--trust-proxy-from`'s values (repeated flags; each a comma-separated list) as the
+ * engine's address ranges (language/ip.ts, as `ip.src in {…}` reads them), or an error
+ * naming the entry and what is expected. An entry is an address (`10.0.0.1`, `2001:db8::1`)
+ * or a CIDR range written with its first address (`10.0.0.0/8`); an IPv4-mapped IPv6 range
+ * (`::ffff:10.0.0.0/104`) also holds the IPv4 addresses it maps, as peers are compared in
+ * canonical form (`::ffff:10.0.0.1` is 10.0.0.1).
+ */
+export function parseTrustedPeers(values: readonly string[], flag = '--trust-proxy-from'): TrustedPeers | { error: string } {
+  const cidrs: string[] = [];
+  for (const value of values) {
+    if (value.trim() === '') return { error: `${flag} needs at least one IP address or CIDR range ${LIKE}, got "${value}"` };
+    for (const entry of value.split(',')) {
+      if (entry.trim() === '') return { error: `${flag}: empty entry in "${value}"; separate IP addresses or CIDR ranges with single commas (like 10.0.0.0/8,2001:db8::/32)` };
+      cidrs.push(entry.trim());
+    }
+  }
+  if (cidrs.length === 0) return { error: `${flag} needs at least one IP address or CIDR range ${LIKE}` };
+  if (cidrs.length > MAX_TRUSTED_RANGES) return { error: `${flag} takes at most ${MAX_TRUSTED_RANGES} ranges, got ${cidrs.length}` };
+  const v4: IpRange[] = [];
+  const v6: IpRange[] = [];
+  for (const cidr of cidrs) {
+    const notRange = { error: `${flag}: "${cidr}" is not an IP address or CIDR range ${LIKE}` };
+    // The engine's set reader also takes `A..B` and short IPv4 (`10/8`); here only an address in full, with an optional length.
+    const m = /^([0-9A-Fa-f:.]+)(?:\/(\d{1,3}))?$/.exec(cidr);
+    if (!m || !parseIpAddr(m[1]!).ok) return notRange;
+    const r = parseIpSetItem(cidr);
+    if (!r.ok) {
+      const first = r.data?.replacement;
+      return first ? { error: `${flag}: "${cidr}" has bits set past its /${m[2]} prefix; write the range with its first address (${first}), or ${m[1]} alone for that one address` } : notRange;
+    }
+    const [lo, hi] = r.value;
+    if (lo.family === 4) {
+      v4.push(r.value);
+      continue;
+    }
+    v6.push(r.value);
+    const hiN = hi.n as bigint;
+    const loN = lo.n as bigint;
+    if (loN <= MAPPED_LAST && hiN >= MAPPED_FIRST) {
+      const from = loN > MAPPED_FIRST ? loN : MAPPED_FIRST;
+      const to = hiN < MAPPED_LAST ? hiN : MAPPED_LAST;
+      v4.push([
+        { family: 4, n: Number(from - MAPPED_FIRST) },
+        { family: 4, n: Number(to - MAPPED_FIRST) },
+      ]);
+    }
+  }
+  return { cidrs, v4, v6 };
+}
+
+/** Whether a peer (canonical: canonicalIp) is in one of the ranges; an address that did not parse never is. */
+export function trustsPeer(peers: TrustedPeers, peer: IpAddr | undefined): boolean {
+  return peer !== undefined && ipInRanges(peer, peer.family === 4 ? peers.v4 : peers.v6);
 }
 
 export function edgeFields(input: EdgeInput): EdgeFields {
-  let clientIp = canonicalAddress(input.remoteAddress) ?? input.remoteAddress;
+  const peer = canonicalIp(input.remoteAddress);
+  let clientIp = peer ? formatIp(peer) : input.remoteAddress;
+  const trusted = input.trustProxy && (input.trustProxyFrom === undefined || trustsPeer(input.trustProxyFrom, peer));
   let country: string | undefined;
   let asn: number | undefined;
   let botScore: number | undefined;
   let threatScore: number | undefined;
   let ssl = false;
-  if (input.trustProxy) {
+  if (trusted) {
     const told = first(input.headers['cf-connecting-ip'])?.trim() || last(input.headers['x-forwarded-for']);
     const address = told ? canonicalAddress(told) : undefined;
     if (address) clientIp = address;
@@ -153,5 +248,5 @@ export function edgeFields(input: EdgeInput): EdgeFields {
   if (botScore !== undefined) edge['cf.bot_management.score'] = String(botScore);
   if (threatScore !== undefined) edge['cf.threat_score'] = String(threatScore);
   const defaulted = SOURCELESS_FIELDS.filter((f) => edge[f] === undefined);
-  return { edge, clientIp, ...(country !== undefined ? { country } : {}), ...(asn !== undefined ? { asn } : {}), defaulted };
+  return { edge, clientIp, ...(country !== undefined ? { country } : {}), ...(asn !== undefined ? { asn } : {}), defaulted, trusted };
 }

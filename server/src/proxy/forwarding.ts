@@ -20,11 +20,12 @@ const NEVER_LISTED = new Set(['content-length', 'transfer-encoding', 'host']);
 
 /**
  * Headers only an edge in front of the proxy may set (who the client is, its scheme, the edge's
- * own name, the path it rewrote): without --trust-proxy, what a client sent in them is not
- * passed to the app (the app, or a library such as request-ip or Rack, could take it for the
- * edge's word; an app that routes by X-Original-URL, X-Rewrite-URL or X-Forwarded-Prefix, as
- * old Symfony and IIS ones do, would serve a path the rules never saw). Those the proxy can
- * vouch for itself are set instead (`forwardedHeaders`).
+ * own name, the path it rewrote): without --trust-proxy (or from a peer outside
+ * --trust-proxy-from's ranges), what a client sent in them is not passed to the app (the app,
+ * or a library such as request-ip or Rack, could take it for the edge's word; an app that
+ * routes by X-Original-URL, X-Rewrite-URL or X-Forwarded-Prefix, as old Symfony and IIS ones
+ * do, would serve a path the rules never saw). Those the proxy can vouch for itself are set
+ * instead (`forwardedHeaders`).
  */
 const EDGE_ONLY = [
   'true-client-ip',
@@ -336,6 +337,11 @@ export interface Forwarding {
   readonly proto: string;
   /** The proxy's own port the client connected to. */
   readonly port: number;
+  /**
+   * Whether this request's peer is trusted: --trust-proxy, and with --trust-proxy-from its
+   * address in one of the ranges. The request's one decision (edgeFields.ts `EdgeFields.trusted`),
+   * so the app is told what the rules saw.
+   */
   readonly trustProxy: boolean;
 }
 
