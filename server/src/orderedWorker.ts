@@ -25,7 +25,7 @@
  */
 import { Worker, workerData } from 'node:worker_threads';
 
-/** What an owner sends: `id` unique within the worker; `limitMs` the silence allowed while the worker is on it. */
+/** What an owner sends: `id` above 0 and unique within the worker; `limitMs` the silence allowed while the worker is on it. */
 export interface Task {
   readonly id: number;
   limitMs: number;
@@ -51,6 +51,8 @@ export class OrderedWorker<T extends Task> {
   readonly thread: Worker;
   /** The tasks sent and not answered, in the order sent. */
   private readonly tasks: T[] = [];
+  /** The same, by id as the Int32 marker holds it (`id | 0`): O(1) however long the queue. */
+  private readonly byId = new Map<number, T>();
   /** Judged by the hooks' clock: when the thread last posted or, idle, was sent tasks. */
   private heard = 0;
   private readonly marker = new Int32Array(new SharedArrayBuffer(4));
@@ -68,8 +70,6 @@ export class OrderedWorker<T extends Task> {
   ) {
     this.clock = hooks.clock ?? (() => performance.now());
     this.thread = new Worker(file, { workerData: { ...hooks.workerData, [MARKER]: this.marker.buffer } });
-    // The owner stops it; an idle thread never keeps a process alive on its own.
-    this.thread.unref();
     this.thread.on('message', (m: unknown) => {
       // A thread judged hung (or closed) may still post: its tasks went elsewhere.
       if (this.ended) return;
@@ -79,6 +79,9 @@ export class OrderedWorker<T extends Task> {
     });
     this.thread.on('error', (e) => this.stopped(e));
     this.thread.on('exit', (code) => this.stopped(new Error(`exit code ${code}`)));
+    // After the listeners (adding a 'message' listener refs the thread again): an idle thread
+    // never keeps a process alive on its own; one with tasks out does, until they are answered.
+    this.thread.unref();
   }
 
   /** When the thread last posted (or, idle, was sent tasks), by the hooks' clock. */
@@ -95,17 +98,26 @@ export class OrderedWorker<T extends Task> {
   post(message: unknown, tasks: readonly T[] = []): void {
     if (this.ended) throw new Error('the worker thread was stopped');
     // An idle thread's silence so far is no sign of a hang: it counts from now.
-    if (this.tasks.length === 0 && tasks.length > 0) this.heard = this.clock();
-    this.tasks.push(...tasks);
+    if (this.tasks.length === 0 && tasks.length > 0) {
+      this.heard = this.clock();
+      this.thread.ref();
+    }
+    for (const t of tasks) {
+      this.tasks.push(t);
+      this.byId.set(t.id | 0, t);
+    }
     this.thread.postMessage(message);
     this.arm();
   }
 
   /** The task `id` is answered (its answer came in the message being handled); undefined if it was not pending. */
   answered(id: number): T | undefined {
-    const at = this.tasks[0]?.id === id ? 0 : this.tasks.findIndex((t) => t.id === id);
-    if (at < 0) return undefined;
-    return this.tasks.splice(at, 1)[0];
+    const task = this.byId.get(id | 0);
+    if (task?.id !== id) return undefined;
+    this.byId.delete(id | 0);
+    this.tasks.splice(this.tasks[0] === task ? 0 : this.tasks.indexOf(task), 1);
+    if (this.tasks.length === 0) this.thread.unref();
+    return task;
   }
 
   /** Stops the thread; nothing more is reported (the owner settles what it had sent). */
@@ -116,8 +128,8 @@ export class OrderedWorker<T extends Task> {
 
   /** The task the thread is on: the one it marked, if not answered yet, else the first not answered. */
   private current(): T | undefined {
-    const on = Atomics.load(this.marker, 0);
-    return this.tasks.find((t) => (t.id | 0) === on) ?? this.tasks[0];
+    const marked = this.byId.get(Atomics.load(this.marker, 0));
+    return marked ?? this.tasks[0];
   }
 
   /** The ms left before the thread is taken as hung; undefined when nothing is awaited. */
@@ -134,7 +146,8 @@ export class OrderedWorker<T extends Task> {
     if (this.watchdog && this.watchdogAt <= at) return;
     clearTimeout(this.watchdog);
     this.watchdogAt = at;
-    this.watchdog = setTimeout(() => this.watch(), Math.max(0, left));
+    // (setTimeout takes at most 2^31 - 1 ms: past it, watch() arms again for the rest.)
+    this.watchdog = setTimeout(() => this.watch(), Math.min(Math.max(0, left), 2 ** 31 - 1));
     this.watchdog.unref();
   }
 
@@ -171,6 +184,7 @@ export class OrderedWorker<T extends Task> {
   private end(): void {
     this.ended = true;
     this.tasks.length = 0;
+    this.byId.clear();
     clearTimeout(this.watchdog);
     this.watchdog = undefined;
     if (this.recheck) clearImmediate(this.recheck);

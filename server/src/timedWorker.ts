@@ -132,10 +132,13 @@ export class TimedWorker<J, R, P = unknown> {
     return link;
   }
 
+  /** Stops the thread: the job in it rejects with WorkerCancelled; a later run() starts another. */
   async close(): Promise<void> {
     const link = this.link;
+    const job = this.job;
     this.link = undefined;
     if (link) await link.terminate();
+    job?.reject(new WorkerCancelled());
   }
 }
 

@@ -210,6 +210,22 @@ describe('a request a worker works on past the deadline', () => {
   });
 });
 
+describe('closing the pool', () => {
+  it('rejects the requests its workers hold (a hung one included), so none waits for ever', { timeout: 30_000 }, async () => {
+    const pool = new EvaluationPool(hangingWorker('hang-close.mjs'), 1, file.svc.store, 100, () => {}, () => assert.fail('not on the thread'), { deadlineMs: 600_000 });
+    const hanging = nextHang();
+    const held = [pool.evaluate(job('/hang'), '192.0.2.1'), pool.evaluate(job('/behind'), '192.0.2.1')];
+    const outcomes = Promise.allSettled(held);
+    assert.equal(await hanging, 'hanging /hang');
+    await pool.close();
+    const settled = await outcomes;
+    assert.deepEqual(
+      settled.map((r) => r.status === 'rejected' && (r.reason as Error).message),
+      ['the evaluation workers are closed', 'the evaluation workers are closed'],
+    );
+  });
+});
+
 /** A GET of `path` on the zone, as the proxy hands it to a worker. */
 function job(path: string): LiveJob {
   const headers = { host: ZONE };

@@ -314,6 +314,12 @@ export class EvaluationPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const t of this.restarts) clearTimeout(t);
+    const closed = new Error('the evaluation workers are closed');
+    for (const w of this.workers) {
+      if (!w) continue;
+      for (const p of w.pending.values()) p.reject(closed);
+      w.pending.clear();
+    }
     await Promise.all(this.workers.map((w) => w?.link.terminate()));
   }
 }
