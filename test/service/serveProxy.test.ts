@@ -1,5 +1,8 @@
 // `rulesmith serve --proxy` as the built CLI runs it (npm run build first): the proxy's
-// ready line and each zone's URL, a request through it, and a zone that does not exist.
+// ready line and each zone's URL, a request through it, and a zone that does not exist;
+// `--trust-proxy-from`'s ranges reach the proxy (a client in them is the one
+// CF-Connecting-IP names, one outside them is its socket's address), and a bad entry stops
+// serve at once, exit status 2.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -110,5 +113,33 @@ describe('rulesmith serve --proxy', () => {
     const r = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'b.db'), '--proxy', 'nope.example=http://127.0.0.1:3000'], { encoding: 'utf8', timeout: 20_000 });
     assert.equal(r.status, 2);
     assert.equal(r.stderr, 'rulesmith proxy: --proxy nope.example=…: no zone "nope.example" in the database (zones: none; create one first, or start with --seed demo)\n');
+  });
+});
+
+describe('rulesmith serve --trust-proxy-from', () => {
+  for (const [ranges, client] of [
+    ['127.0.0.0/8,2001:db8::/32', '198.51.100.2'],
+    ['10.0.0.0/8,2001:db8::/32', '127.0.0.1'],
+  ] as const) {
+    it(`with ${ranges}, a request from 127.0.0.1 naming 198.51.100.2 reaches the app as from ${client}`, async () => {
+      const upstream = await startUpstream();
+      const { child, out } = await startServe(['--db', join(dir, `trust-${client}.db`), '--seed', 'demo', '--proxy', `migrated.example.com=${upstream.url}`, '--proxy-listen', '127.0.0.1:0', '--trust-proxy-from', ranges], (o) => PROXY_LINE.test(o) && o.includes('(open '));
+      try {
+        const a = await send(PROXY_LINE.exec(out)![1]!, 'migrated.example.com', '/', { headers: { 'user-agent': 'Mozilla/5.0', accept: 'text/html', 'cf-connecting-ip': '198.51.100.2', 'true-client-ip': '198.51.100.2' } });
+        assert.equal(a.status, 200);
+        const h = upstream.seen[0]!.headers;
+        assert.deepEqual([h['cf-connecting-ip'], h['x-real-ip'], h['true-client-ip']], client === '127.0.0.1' ? ['127.0.0.1', '127.0.0.1', undefined] : ['198.51.100.2', '198.51.100.2', '198.51.100.2']);
+      } finally {
+        child.kill('SIGTERM');
+        await upstream.close();
+      }
+    });
+  }
+
+  it('stops at once, exit status 2, naming a bad entry and what is expected', () => {
+    const r = spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, 'trust-bad.db'), '--proxy', 'migrated.example.com=http://127.0.0.1:3000', '--trust-proxy-from', '10.0.0.0/8', '--trust-proxy-from', '10.0.0.0/33'], { encoding: 'utf8', timeout: 20_000 });
+    assert.equal(r.status, 2);
+    assert.equal(r.stderr.split('\n')[0], 'rulesmith: --trust-proxy-from: "10.0.0.0/33" is not an IP address or CIDR range (like 10.0.0.0/8 or 2001:db8::/32)');
+    assert.equal(r.stdout, '');
   });
 });

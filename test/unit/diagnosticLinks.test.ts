@@ -5,6 +5,7 @@
 // `plan-required`) links by what found it: the language's page for an expression's
 // problem, the ruleset's for the ruleset's own.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Finding } from '../../server/src/cli/check';
@@ -134,25 +135,7 @@ test('editor: an expression’s diagnostic links to the language page', () => {
 });
 
 test('editor: a .tf file’s problems link by what found them (Terraform, the ruleset checks, an expression)', async () => {
-  const text = [
-    'resource "cloudflare_ruleset" "waf" {',
-    '  zone_id = "0123456789abcdef0123456789abcdef"',
-    '  name    = "waf"',
-    '  kind    = "zone"',
-    '  phase   = "http_request_firewall_custom"',
-    '  rules {',
-    '    ref        = "log"',
-    '    expression = "cf.bot_management.score lt 30 and ip.src in ${var.blocked}"',
-    '    action     = "log"',
-    '  }',
-    '  rules {',
-    '    ref        = "score"',
-    '    expression = "cf.bot_management.score lt 30"',
-    '    action     = "blok"',
-    '  }',
-    '}',
-    '',
-  ].join('\n');
+  const text = readFileSync(new URL('../fixtures/terraform/problem-origins.tf', import.meta.url), 'utf8');
   const store = new DocumentStore();
   store.open('file:///w/main.tf', 'terraform', 1, text);
   const doc = store.get('file:///w/main.tf')!;

@@ -52,25 +52,7 @@ test('check: a .tf file that does not parse is an error at the parser\'s place',
 });
 
 test('check --format json on a .tf file: each finding says what found it (Terraform, the ruleset checks, an expression)', async () => {
-  const text = [
-    'resource "cloudflare_ruleset" "waf" {',
-    '  zone_id = "0123456789abcdef0123456789abcdef"',
-    '  name    = "waf"',
-    '  kind    = "zone"',
-    '  phase   = "http_request_firewall_custom"',
-    '  rules {',
-    '    ref        = "log"',
-    '    expression = "cf.bot_management.score lt 30 and ip.src in ${var.blocked}"',
-    '    action     = "log"',
-    '  }',
-    '  rules {',
-    '    ref        = "score"',
-    '    expression = "cf.bot_management.score lt 30"',
-    '    action     = "blok"',
-    '  }',
-    '}',
-    '',
-  ].join('\n');
+  const text = readFileSync(fixtures + 'problem-origins.tf', 'utf8');
   const o = io({ 'main.tf': text });
   assert.equal(await run(['check', '--format', 'json', '--plan', 'pro', 'main.tf'], o), 1);
   const findings = JSON.parse(o.text().out);
