@@ -227,6 +227,19 @@ describe('the ruleset write rate below 1 per second', () => {
     assert.deepEqual([0.5, 0.3, 1, 2, 2.5].map(policyOf), ['"ruleset-writes";q=1;w=2', '"ruleset-writes";q=1;w=4', '"ruleset-writes";q=1;w=1', '"ruleset-writes";q=2;w=1', '"ruleset-writes";q=2;w=1']);
   });
 
+  it('gives back a write the service failed (10030) as of now: the headers say what the next write meets', () => {
+    let now = 0;
+    const limiter = new RulesetWriteLimiter(5, () => now);
+    for (let i = 0; i < 3; i++) limiter.take('rs');
+    assert.deepEqual(limiter.take('rs').headers, { ratelimit: '"ruleset-writes";r=1;t=1' });
+    assert.deepEqual(limiter.giveBack('rs'), { ratelimit: '"ruleset-writes";r=2;t=1' });
+    // The check hung for 30 s meanwhile: the bucket refilled, and the given-back write does not overfill it.
+    limiter.take('rs');
+    now += 30_000;
+    assert.deepEqual(limiter.giveBack('rs'), { ratelimit: '"ruleset-writes";r=5;t=0' });
+    assert.deepEqual(limiter.take('rs').headers, { ratelimit: '"ruleset-writes";r=4;t=1' });
+  });
+
   it('rulesmith serve takes 0.5, and refuses 0, a negative rate and what is not a number', () => {
     assert.equal(serveOptions(serveArgs(['--ruleset-write-rate', '0.5'])).rulesetWriteRate, 0.5);
     for (const bad of ['0', '-1', 'NaN', 'abc', '', '1e7']) {

@@ -128,9 +128,15 @@ function last(h: string | string[] | undefined): string | undefined {
 const MAPPED_FIRST = 0xffff_0000_0000n;
 const MAPPED_LAST = 0xffff_ffff_ffffn;
 
-/** An address, an IPv4-mapped IPv6 one as the IPv4 address; undefined when `a` is not an address. */
+/**
+ * An address, an IPv4-mapped IPv6 one as the IPv4 address; undefined when `a` is not an
+ * address. A zone id is dropped: Node reports a link-local peer as `fe80::1%eth0`, and
+ * the address, not the interface, is what ranges and rules compare.
+ */
 export function canonicalIp(a: string): IpAddr | undefined {
-  const r = parseIpAddr(a.trim());
+  const text = a.trim();
+  const zone = text.indexOf('%');
+  const r = parseIpAddr(zone >= 0 ? text.slice(0, zone) : text);
   if (!r.ok) return undefined;
   const ip = r.value;
   return ip.family === 6 && ip.n >= MAPPED_FIRST && ip.n <= MAPPED_LAST ? { family: 4, n: Number(ip.n - MAPPED_FIRST) } : ip;
@@ -179,7 +185,7 @@ export function parseTrustedPeers(values: readonly string[], flag = '--trust-pro
   for (const cidr of cidrs) {
     const notRange = { error: `${flag}: "${cidr}" is not an IP address or CIDR range ${LIKE}` };
     // The engine's set reader also takes `A..B` and short IPv4 (`10/8`); here only an address in full, with an optional length.
-    const m = /^([0-9A-Fa-f:.]+)(?:\/(\d{1,3}))?$/.exec(cidr);
+    const m = /^([0-9A-Fa-f:.]+)(?:\/(0|[1-9]\d{0,2}))?$/.exec(cidr);
     if (!m || !parseIpAddr(m[1]!).ok) return notRange;
     const r = parseIpSetItem(cidr);
     if (!r.ok) {

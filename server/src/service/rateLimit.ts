@@ -61,8 +61,11 @@ export class RulesetWriteLimiter {
 
   /** Returns the write `take` charged to `key` (one the service failed without writing); the headers to answer with. */
   giveBack(key: string): Record<string, string> {
-    const b = this.buckets.get(key) ?? { tokens: this.capacity - 1, at: this.now() };
-    b.tokens = Math.min(this.capacity, b.tokens + 1);
+    const t = this.now();
+    const b = this.buckets.get(key) ?? { tokens: this.capacity - 1, at: t };
+    // Refilled to now as take() would, so the headers say what the next write meets.
+    b.tokens = Math.min(this.capacity, b.tokens + ((t - b.at) / 1000) * this.perSecond + 1);
+    b.at = t;
     this.buckets.set(key, b);
     return this.headers(b);
   }

@@ -49,7 +49,12 @@ describe('--trust-proxy-from ranges', () => {
 
   it('never holds a peer that is not an address', () => {
     const p = peers('::/0', '0.0.0.0/0');
-    assert.deepEqual(['', 'unknown', 'fe80::1%eth0'].map((a) => trusts(p, a)), [false, false, false]);
+    assert.deepEqual(['', 'unknown', '1::2::3'].map((a) => trusts(p, a)), [false, false, false]);
+  });
+
+  it('holds a link-local peer by its address, whatever its zone id (Node reports fe80::1%eth0)', () => {
+    const p = peers('fe80::/10');
+    assert.deepEqual(['fe80::1%eth0', 'fe80::1', 'fe80::1%2', '2001:db8::1%eth0'].map((a) => trusts(p, a)), [true, true, true, false]);
   });
 
   it('refuses each bad entry, naming it and what is expected', () => {
@@ -63,6 +68,7 @@ describe('--trust-proxy-from ranges', () => {
     assert.equal(error('10.0.0.1..10.0.0.9'), `--trust-proxy-from: "10.0.0.1..10.0.0.9" is not an IP address or CIDR range ${like}`);
     assert.equal(error('10.0.0.0/+8'), `--trust-proxy-from: "10.0.0.0/+8" is not an IP address or CIDR range ${like}`);
     assert.equal(error('10.0.0.0/'), `--trust-proxy-from: "10.0.0.0/" is not an IP address or CIDR range ${like}`);
+    assert.equal(error('10.0.0.0/08'), `--trust-proxy-from: "10.0.0.0/08" is not an IP address or CIDR range ${like}`);
     assert.equal(error('fe80::1%eth0'), `--trust-proxy-from: "fe80::1%eth0" is not an IP address or CIDR range ${like}`);
     assert.equal(error('10.0.0.1/8'), '--trust-proxy-from: "10.0.0.1/8" has bits set past its /8 prefix; write the range with its first address (10.0.0.0/8), or 10.0.0.1 alone for that one address');
     assert.equal(error('2001:db8::1/32'), '--trust-proxy-from: "2001:db8::1/32" has bits set past its /32 prefix; write the range with its first address (2001:db8::/32), or 2001:db8::1 alone for that one address');
