@@ -128,15 +128,9 @@ function last(h: string | string[] | undefined): string | undefined {
 const MAPPED_FIRST = 0xffff_0000_0000n;
 const MAPPED_LAST = 0xffff_ffff_ffffn;
 
-/**
- * An address, an IPv4-mapped IPv6 one as the IPv4 address; undefined when `a` is not an
- * address. A zone id is dropped: Node reports a link-local peer as `fe80::1%eth0`, and
- * the address, not the interface, is what ranges and rules compare.
- */
+/** An address, an IPv4-mapped IPv6 one as the IPv4 address; undefined when `a` is not an address. */
 export function canonicalIp(a: string): IpAddr | undefined {
-  const text = a.trim();
-  const zone = text.indexOf('%');
-  const r = parseIpAddr(zone >= 0 ? text.slice(0, zone) : text);
+  const r = parseIpAddr(a.trim());
   if (!r.ok) return undefined;
   const ip = r.value;
   return ip.family === 6 && ip.n >= MAPPED_FIRST && ip.n <= MAPPED_LAST ? { family: 4, n: Number(ip.n - MAPPED_FIRST) } : ip;
@@ -212,13 +206,23 @@ export function parseTrustedPeers(values: readonly string[], flag = '--trust-pro
   return { cidrs, v4, v6 };
 }
 
-/** Whether a peer (canonical: canonicalIp) is in one of the ranges; an address that did not parse never is. */
+/**
+ * The socket peer's address (canonicalIp), its zone id dropped: Node reports a link-local
+ * peer as `fe80::1%eth0`, and the address, not the interface, is what ranges and rules
+ * compare. Only the socket's own word: an address a header names has no zone id.
+ */
+export function peerIp(remoteAddress: string): IpAddr | undefined {
+  const zone = remoteAddress.indexOf('%');
+  return canonicalIp(zone >= 0 ? remoteAddress.slice(0, zone) : remoteAddress);
+}
+
+/** Whether a peer (peerIp) is in one of the ranges; an address that did not parse never is. */
 export function trustsPeer(peers: TrustedPeers, peer: IpAddr | undefined): boolean {
   return peer !== undefined && ipInRanges(peer, peer.family === 4 ? peers.v4 : peers.v6);
 }
 
 export function edgeFields(input: EdgeInput): EdgeFields {
-  const peer = canonicalIp(input.remoteAddress);
+  const peer = peerIp(input.remoteAddress);
   let clientIp = peer ? formatIp(peer) : input.remoteAddress;
   const trusted = input.trustProxy && (input.trustProxyFrom === undefined || trustsPeer(input.trustProxyFrom, peer));
   let country: string | undefined;

@@ -4,7 +4,7 @@
 // request from a peer outside every range: exactly those without --trust-proxy.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalIp, edgeFields, MAX_TRUSTED_RANGES, parseTrustedPeers, trustsPeer, type TrustedPeers } from '../../../server/src/proxy/edgeFields';
+import { canonicalIp, edgeFields, MAX_TRUSTED_RANGES, parseTrustedPeers, peerIp, trustsPeer, type TrustedPeers } from '../../../server/src/proxy/edgeFields';
 
 const peers = (...values: string[]): TrustedPeers => {
   const p = parseTrustedPeers(values);
@@ -16,7 +16,7 @@ const error = (...values: string[]) => {
   return 'error' in p ? p.error : 'no error';
 };
 /** Whether `peer` (the socket's remoteAddress, as Node gives it) is trusted by `ranges`. */
-const trusts = (ranges: TrustedPeers, peer: string) => trustsPeer(ranges, canonicalIp(peer));
+const trusts = (ranges: TrustedPeers, peer: string) => trustsPeer(ranges, peerIp(peer));
 
 const HEADERS = { 'cf-connecting-ip': '203.0.113.9', 'x-forwarded-for': '198.51.100.4', 'cf-ipcountry': 'jp', 'x-forwarded-proto': 'https' };
 const base = { headers: HEADERS, now: 1_700_000_123_456, rayId: '0011223344556677-LCL' };
