@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import type { Finding } from '../../server/src/cli/check';
+import type { Finding } from '../../server/src/cli/finding';
 import { sarifLog } from '../../server/src/cli/sarif';
 import type { Diagnostic } from '../../server/src/language/diagnostics';
 import { toLspDiagnostic } from '../../server/src/lsp/diagnostics';

@@ -1,6 +1,6 @@
 /** `rulesmith check`: check .cfrule files, ruleset JSON files, or one `--expr`. */
 import { checkExpression, type CheckOptions, type Diagnostic } from '../language/index';
-import { engineReport, positionsIn, type Position } from '../language/report';
+import { engineReport, positionsIn } from '../language/report';
 import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import { findExpressions } from '../rulesets/expressions';
@@ -11,29 +11,9 @@ import { checkTerraform } from '../terraform/check';
 import { parseHcl, type HclParse } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
 import { InputError, readInput, UsageError } from './input';
-import type { Io, Parsed } from './main';
+import type { Io, Parsed } from './io';
+import type { Finding } from './finding';
 import { githubAnnotations, sarifLog } from './sarif';
-
-/** One finding, as printed by `--format json`. */
-export interface Finding {
-  readonly file: string | null;
-  readonly rule: number | null;
-  readonly range: { readonly start: Position; readonly end: Position };
-  readonly severity: Diagnostic['severity'];
-  readonly code: string;
-  /**
-   * What found it: the language's checks of an expression (`.cfrule`, `--expr`, a rule's
-   * expression in JSON or `.tf`), the ruleset checks (ruleset JSON, a `cloudflare_ruleset`
-   * resource, and `invalid-json`, `no-expressions`), or the Terraform checks' own
-   * (`invalid-hcl`, `interpolated-expression`). A code the language and the ruleset
-   * validator share (`unknown-field`, `plan-required`) means what its origin says.
-   */
-  readonly origin: ProblemOrigin;
-  readonly message: string;
-  readonly hint?: string;
-  /** The Terraform resource (`cloudflare_ruleset.waf`) of a finding in a `.tf` file. */
-  readonly resource?: string;
-}
 
 interface Checked {
   readonly finding: Finding;

@@ -48,7 +48,7 @@ import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type LoadedZone 
 import { checkOptions, outputFormat } from './check';
 import { fsReason, readHead } from './files';
 import { InputError, parseOptions, readInput, UsageError, type OptionValues } from './input';
-import type { Io, Parsed } from './main';
+import type { Io, Parsed } from './io';
 
 /** Entry of the `eval` command: parses its own arguments (`--custom` may repeat). */
 export function runEvalCommand(args: readonly string[], io: Io): number {

@@ -3,7 +3,7 @@ import { formatExpression } from '../language/index';
 import { engineReport } from '../language/report';
 import { fsReason } from './files';
 import { InputError, readInput, UsageError, wholeNumber } from './input';
-import type { Io, Parsed } from './main';
+import type { Io, Parsed } from './io';
 
 export function runFormat(p: Parsed, io: Io): number {
   const notation = (p.values.notation as string | undefined) ?? 'preserve';

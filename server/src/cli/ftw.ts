@@ -52,7 +52,7 @@ import { compileZone, type CompiledZone } from '../rulesets/engine';
 import type { Rule } from '../rulesets/model';
 import { fsReason } from './files';
 import { InputError, parseOptions, readInput, UsageError, wholeNumber } from './input';
-import type { Io } from './main';
+import type { Io } from './io';
 
 /** CRS's default inbound anomaly threshold (901100), which the regression tests assume. */
 export const FTW_DEFAULT_THRESHOLD = 5;

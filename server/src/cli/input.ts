@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { fsReason } from './files';
-import type { Io } from './main';
+import type { Io } from './io';
 
 /** Bad usage: reported with the usage text, exit status 2. */
 export class UsageError extends Error {}

@@ -9,6 +9,7 @@ import { boundRegexBacktracking } from '../regexBudget';
 import { readHead, readText, writeTextAtomic } from './files';
 import { runFormat } from './format';
 import { InputError, parseOptions, UsageError } from './input';
+import type { Io, Parsed } from './io';
 import { runFtwCommand } from './ftw';
 import { runPreviewCommand } from './preview';
 import { runServe, serveArgs, serveOptions } from './serve';
@@ -38,17 +39,6 @@ or the ftw YAML under --attacks DIR instead. eval --config and preview exit 2 on
 Exit status: 0 no errors, 1 errors found (or files to format with --check), 2 bad usage, unusable input
 or an internal error (a bug, reported on one line).`;
 
-export interface Io {
-  readonly out: (s: string) => void;
-  readonly err: (s: string) => void;
-  readonly readFile: (path: string) => string;
-  readonly writeFile: (path: string, text: string) => void;
-  readonly readStdin: () => string;
-  /** A file's first `maxBytes` bytes (binary string) and its size, for body files (default: files.ts readHead). */
-  readonly readHead?: (path: string, maxBytes: number) => { head: string; size: number };
-  /** Whether stderr is a terminal (progress is shown only then). */
-  readonly errIsTTY?: boolean;
-}
 
 /** The exit status of a command that answers at once (everything but Terraform files and `terraform export`: use `run`). */
 export function main(argv: readonly string[], io: Io): number {
@@ -131,10 +121,6 @@ function settle(code: number | Promise<number>, io: Io, command: string): number
   return typeof code === 'number' ? code : code.catch((e: unknown) => failed(e, io, command));
 }
 
-export interface Parsed {
-  readonly values: Record<string, string | boolean | undefined>;
-  readonly files: readonly string[];
-}
 
 function parse(args: readonly string[], options: Record<string, 'string' | 'boolean'>): Parsed {
   const { values, files } = parseOptions(args, Object.fromEntries(Object.entries(options).map(([k, type]) => [k, { type }])));

@@ -23,7 +23,7 @@ import { checkOptions, outputFormat } from './check';
 import { compileLoadedZone, loadRequests, loadZone, type LoadedRequest } from './eval';
 import { fsReason } from './files';
 import { InputError, parseOptions, UsageError, wholeNumber } from './input';
-import type { Io, Parsed } from './main';
+import type { Io, Parsed } from './io';
 
 const REQUEST_FILE = /\.(http|ya?ml|json)$/i;
 /** As the extension's rulesmith.preview.maxCorpusRequests: about 3 s for the four levels. */

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import type { DiagnosticCode } from '../language/diagnostics';
 import { CODE_HELP } from '../language/hints';
 import { PROBLEM_DESCRIPTIONS, problemDocsFor, type ProblemCode, type ProblemOrigin } from '../rulesets/problemDescriptions';
-import type { Finding } from './check';
+import type { Finding } from './finding';
 
 export const SARIF_SCHEMA = 'https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json';
 

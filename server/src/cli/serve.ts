@@ -19,7 +19,7 @@ import { registerServiceToken, seedDemo } from '../service/seed';
 import { demoSeedSteps } from '../service/routes/index';
 import { batchedOutput } from './batchedOutput';
 import { parseOptions, UsageError } from './input';
-import type { Io } from './main';
+import type { Io } from './io';
 
 export interface ServeOptions {
   readonly port: number;

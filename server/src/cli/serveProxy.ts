@@ -11,7 +11,7 @@ import { createProxy, DEFAULT_MAX_CONNECTIONS, type ChallengeMode, type Evaluate
 import type { ProxyRoute } from '../proxy/zones';
 import type { Service } from '../service/service';
 import { UsageError } from './input';
-import type { Io } from './main';
+import type { Io } from './io';
 
 export interface ProxyFlags {
   readonly routes: readonly ProxyRoute[];

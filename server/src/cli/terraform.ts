@@ -18,7 +18,7 @@ import { locate } from '../terraform/locate';
 import { importIds, resourcesOf, toRuleset, type ImportedRuleset } from '../terraform/rulesetJson';
 import { fsReason } from './files';
 import { InputError, parseOptions, readInput, UsageError } from './input';
-import type { Io } from './main';
+import type { Io } from './io';
 
 export const DEFAULT_API = 'https://api.cloudflare.com/client/v4';
 

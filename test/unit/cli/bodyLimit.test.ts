@@ -5,7 +5,8 @@ import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { main, type Io } from '../../../server/src/cli/main';
+import type { Io } from '../../../server/src/cli/io';
+import { main } from '../../../server/src/cli/main';
 import { readHead } from '../../../server/src/cli/files';
 
 const dir = mkdtempSync(join(tmpdir(), 'rulesmith-body-'));

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { main, type Io } from '../../../server/src/cli/main';
+import type { Io } from '../../../server/src/cli/io';
+import { main } from '../../../server/src/cli/main';
 
 const rulesets = new URL('../../fixtures/rulesets/', import.meta.url).pathname;
 

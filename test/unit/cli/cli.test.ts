@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { main, type Io } from '../../../server/src/cli/main';
+import type { Io } from '../../../server/src/cli/io';
+import { main } from '../../../server/src/cli/main';
 
 const fixtures = new URL('../../fixtures/cli/', import.meta.url).pathname;
 const root = new URL('../../../', import.meta.url).pathname;

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
 import { findFtwFiles, runFtwFiles } from '../../../server/src/cli/ftw';
-import { main, type Io } from '../../../server/src/cli/main';
+import type { Io } from '../../../server/src/cli/io';
+import { main } from '../../../server/src/cli/main';
 
 const FIXTURES = 'test/fixtures/ftw';
 const REPO = resolve(new URL('../../..', import.meta.url).pathname);

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { UsageError } from '../../../server/src/cli/input';
-import { main, type Io } from '../../../server/src/cli/main';
+import type { Io } from '../../../server/src/cli/io';
+import { main } from '../../../server/src/cli/main';
 import { serveArgs, serveOptions } from '../../../server/src/cli/serve';
 import { defaultProxyWorkers } from '../../../server/src/cli/serveProxy';
 

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { run, type Io } from '../../../server/src/cli/main';
+import type { Io } from '../../../server/src/cli/io';
+import { run } from '../../../server/src/cli/main';
 import { fetchZoneRulesets, runTerraformCommand } from '../../../server/src/cli/terraform';
 import { startService, type TestService } from '../../service/harness';
 

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { writeTextAtomic } from '../../../server/src/cli/files';
-import { run, type Io } from '../../../server/src/cli/main';
+import type { Io } from '../../../server/src/cli/io';
+import { run } from '../../../server/src/cli/main';
 import { runTerraformCommand } from '../../../server/src/cli/terraform';
 
 const fixtures = new URL('../../fixtures/terraform/', import.meta.url).pathname;
