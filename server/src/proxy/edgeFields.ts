@@ -216,6 +216,12 @@ export function peerIp(remoteAddress: string): IpAddr | undefined {
   return canonicalIp(zone >= 0 ? remoteAddress.slice(0, zone) : remoteAddress);
 }
 
+/** The socket peer as text, as `ip.src` and the forwarded headers name it: peerIp's canonical form, or as Node gave it when it is not an address. */
+export function peerAddress(remoteAddress: string): string {
+  const ip = peerIp(remoteAddress);
+  return ip ? formatIp(ip) : remoteAddress;
+}
+
 /** Whether a peer (peerIp) is in one of the ranges; an address that did not parse never is. */
 export function trustsPeer(peers: TrustedPeers, peer: IpAddr | undefined): boolean {
   return peer !== undefined && ipInRanges(peer, peer.family === 4 ? peers.v4 : peers.v6);

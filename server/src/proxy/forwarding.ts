@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { canonicalAddress } from './edgeFields';
+import { peerAddress } from './edgeFields';
 import type { Page } from './pages';
 
 /** Headers for one hop only: never forwarded either way (the Proxy-* ones are for this proxy, not the app). */
@@ -367,7 +367,7 @@ export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): Outgoin
   // The hop this proxy saw: its peer, whoever that peer says the client is. The client's own
   // list stays in front of it, trusted or not (as Cloudflare does): its leftmost entries are
   // the client's claim; the client is CF-Connecting-IP, X-Real-IP, or the rightmost entry.
-  const peer = canonicalAddress(f.peer) ?? f.peer;
+  const peer = peerAddress(f.peer);
   out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${peer}` : peer;
   out['x-forwarded-proto'] = forwardedProto(h, f.trustProxy, f.proto);
   out['cf-connecting-ip'] = f.clientIp;

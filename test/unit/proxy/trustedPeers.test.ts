@@ -4,7 +4,8 @@
 // request from a peer outside every range: exactly those without --trust-proxy.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalIp, edgeFields, MAX_TRUSTED_RANGES, parseTrustedPeers, peerIp, trustsPeer, type TrustedPeers } from '../../../server/src/proxy/edgeFields';
+import { forwardedHeaders } from '../../../server/src/proxy/forwarding';
+import { canonicalIp, edgeFields, MAX_TRUSTED_RANGES, parseTrustedPeers, peerAddress, peerIp, trustsPeer, type TrustedPeers } from '../../../server/src/proxy/edgeFields';
 
 const peers = (...values: string[]): TrustedPeers => {
   const p = parseTrustedPeers(values);
@@ -50,6 +51,12 @@ describe('--trust-proxy-from ranges', () => {
   it('never holds a peer that is not an address', () => {
     const p = peers('::/0', '0.0.0.0/0');
     assert.deepEqual(['', 'unknown', '1::2::3'].map((a) => trusts(p, a)), [false, false, false]);
+  });
+
+  it('names the socket peer as ip.src and X-Forwarded-For do: canonical, without a zone id, or as given when not an address', () => {
+    assert.deepEqual(['fe80::1%eth0', '::ffff:10.0.0.1', '2001:DB8::0:1', 'unknown'].map(peerAddress), ['fe80::1', '10.0.0.1', '2001:db8::1', 'unknown']);
+    const sent = forwardedHeaders({ host: 'app.test', 'x-forwarded-for': '203.0.113.5' }, { clientIp: 'fe80::1', peer: 'fe80::1%eth0', country: undefined, rayId: 'r', proto: 'http', port: 8081, trustProxy: false });
+    assert.equal(sent['x-forwarded-for'], '203.0.113.5, fe80::1');
   });
 
   it('holds a link-local peer by its address, whatever its zone id (Node reports fe80::1%eth0)', () => {
