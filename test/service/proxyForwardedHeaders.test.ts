@@ -53,19 +53,19 @@ describe('without --trust-proxy', () => {
 
 describe('with --trust-proxy', () => {
   it('X-Forwarded-For gets the peer appended, not the client the edge names', async () => {
-    const h = await appHeaders({ trustProxy: true }, { 'x-forwarded-for': '203.0.113.9' });
+    const h = await appHeaders({ trust: 'everyone' }, { 'x-forwarded-for': '203.0.113.9' });
     assert.equal(h['x-forwarded-for'], '203.0.113.9, 127.0.0.1');
     assert.equal(h['cf-connecting-ip'], '203.0.113.9');
   });
 
   it("X-Forwarded-Proto keeps the edge's protocol (http when it names none)", async () => {
-    assert.equal((await appHeaders({ trustProxy: true }, { 'x-forwarded-proto': 'https' }))['x-forwarded-proto'], 'https');
+    assert.equal((await appHeaders({ trust: 'everyone' }, { 'x-forwarded-proto': 'https' }))['x-forwarded-proto'], 'https');
     file.upstream.seen.length = 0;
-    assert.equal((await appHeaders({ trustProxy: true }, {}))['x-forwarded-proto'], 'http');
+    assert.equal((await appHeaders({ trust: 'everyone' }, {}))['x-forwarded-proto'], 'http');
   });
 
   it("the edge's headers pass", async () => {
-    const h = await appHeaders({ trustProxy: true }, SPOOFED);
+    const h = await appHeaders({ trust: 'everyone' }, SPOOFED);
     assert.equal(h['cf-ipcountry'], 'US');
     assert.equal(h['true-client-ip'], '198.51.100.1');
     assert.equal(h['cf-visitor'], '{"scheme":"https"}');

@@ -54,7 +54,7 @@ describe('rate limits on what the client sends', () => {
   let url: string;
   const events: EvaluatedRequest[] = [];
   before(async () => {
-    proxy = await startProxy({ workers: 0, now: () => clock, trustProxy: true, sink: { record: (e) => events.push(e) } });
+    proxy = await startProxy({ workers: 0, now: () => clock, trust: 'everyone', sink: { record: (e) => events.push(e) } });
     url = proxy.url();
   });
   after(() => proxy.close());

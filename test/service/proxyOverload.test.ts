@@ -229,6 +229,6 @@ describe('closing the pool', () => {
 /** A GET of `path` on the zone, as the proxy hands it to a worker. */
 function job(path: string): LiveJob {
   const headers = { host: ZONE };
-  const edge = edgeFields({ remoteAddress: '192.0.2.1', headers, trustProxy: false, now: Date.now(), rayId: '0000000000000000-LCL' });
+  const edge = edgeFields({ remoteAddress: '192.0.2.1', headers, trust: 'nobody', now: Date.now(), rayId: '0000000000000000-LCL' });
   return { zoneId: ZONE_ID, live: { method: 'GET', target: path, httpVersion: '1.1', rawHeaders: ['Host', ZONE], body: '', bodySize: 0, edge: edge.edge }, bodyLimit: 1024, cleared: false };
 }

@@ -124,7 +124,7 @@ describe('without --trust-proxy, the forwarding headers a client sends', () => {
 
 describe('with --trust-proxy', () => {
   it("the edge's forwarding headers are kept; Forwarded gets this hop appended", async () => {
-    const { got } = await appHeaders({ trustProxy: true }, SPOOFED);
+    const { got } = await appHeaders({ trust: 'everyone' }, SPOOFED);
     assert.deepEqual(got, {
       ...SPOOFED,
       host: HOST,
@@ -135,7 +135,7 @@ describe('with --trust-proxy', () => {
   });
 
   it('those the edge did not send are the proxy\'s own, X-Real-IP the client the edge names', async () => {
-    const { got, port } = await appHeaders({ trustProxy: true }, { 'x-forwarded-for': '198.51.100.4' });
+    const { got, port } = await appHeaders({ trust: 'everyone' }, { 'x-forwarded-for': '198.51.100.4' });
     assert.deepEqual(got, {
       host: HOST,
       'x-real-ip': '198.51.100.4',
@@ -149,10 +149,10 @@ describe('with --trust-proxy', () => {
 });
 
 describe('headers whose name holds an underscore', () => {
-  for (const trustProxy of [false, true]) {
-    it(`are not forwarded to the app${trustProxy ? ' with --trust-proxy either' : ''}`, async () => {
+  for (const trust of ['nobody', 'everyone'] as const) {
+    it(`are not forwarded to the app${trust === 'everyone' ? ' with --trust-proxy either' : ''}`, async () => {
       let port = '';
-      await file.withProxy({ trustProxy }, async (p) => {
+      await file.withProxy({ trust }, async (p) => {
         port = new URL(p.url()).port;
         assert.equal((await send(p.url(), HOST, '/', { headers: UNDERSCORED })).status, 200);
       });

@@ -77,7 +77,7 @@ describe('evaluation worker threads', () => {
       { action: 'block', expression: 'http.request.uri.path eq "/limited"', description: 'two per hour', ratelimit: { characteristics: ['ip.src', 'cf.colo.id'], period: 3600, requests_per_period: 2, mitigation_timeout: 3600 } },
     ]);
     // Clients told apart by CF-Connecting-IP (trusted here), so their requests may go to either worker.
-    const pooled = await startProxy(2, [], { trustProxy: true });
+    const pooled = await startProxy(2, [], { trust: 'everyone' });
     try {
       const clients = ['198.51.100.1', '198.51.100.2', '198.51.100.3', '198.51.100.4'];
       const statuses = await Promise.all(clients.flatMap((ip) => Array.from({ length: 5 }, () => send(pooled.url(), ZONE, '/limited', { headers: { 'cf-connecting-ip': ip } }).then((a) => `${ip} ${a.status}`))));

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseBodyLimit } from '../requests/body';
-import { parseFieldsFile, parseTrustedPeers, type FieldsMapping, type TrustedPeers } from '../proxy/edgeFields';
+import { parseFieldsFile, parseTrustedPeers, type EdgeTrust, type FieldsMapping } from '../proxy/edgeFields';
 import { DEFAULT_QUEUE } from '../proxy/evaluationPool';
 import { createProxy, DEFAULT_MAX_CONNECTIONS, type ChallengeMode, type EvaluatedRequestSink, type RunningProxy } from '../proxy/proxy';
 import type { ProxyRoute } from '../proxy/zones';
@@ -21,10 +21,8 @@ export interface ProxyFlags {
   readonly upstreamTimeoutMs: number;
   readonly headerTimeoutMs: number;
   readonly challenge: ChallengeMode;
-  /** `--trust-proxy`, or `--trust-proxy-from` (which implies it). */
-  readonly trustProxy: boolean;
-  /** `--trust-proxy-from CIDR[,CIDR…]` (repeatable): trust only peers in these ranges. */
-  readonly trustProxyFrom?: TrustedPeers;
+  /** `--trust-proxy` (everyone) or `--trust-proxy-from CIDR[,CIDR…]` (repeatable: peers in these ranges). */
+  readonly trust: EdgeTrust;
   readonly fieldsMapping?: FieldsMapping;
   /** `--proxy-workers N`: evaluation worker threads (0: on the proxy's thread). */
   readonly workers: number;
@@ -109,12 +107,12 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
     if ('error' in parsed) throw new UsageError(`--fields-file ${parsed.error}`);
     fieldsMapping = parsed;
   }
-  let trustProxyFrom: TrustedPeers | undefined;
+  let trust: EdgeTrust = values['trust-proxy'] === true ? 'everyone' : 'nobody';
   const trustFrom = values['trust-proxy-from'] as string[] | undefined;
   if (trustFrom !== undefined) {
     const parsed = parseTrustedPeers(trustFrom);
     if ('error' in parsed) throw new UsageError(parsed.error);
-    trustProxyFrom = parsed;
+    trust = parsed;
   }
   const workersText = values['proxy-workers'] as string | undefined;
   const workers = workersText === undefined ? defaultProxyWorkers() : Number(workersText);
@@ -140,8 +138,7 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
     upstreamTimeoutMs: seconds(values['upstream-timeout'] as string | undefined, '--upstream-timeout', 100_000),
     headerTimeoutMs: seconds(values['header-timeout'] as string | undefined, '--header-timeout', 20_000),
     challenge,
-    trustProxy: values['trust-proxy'] === true || trustProxyFrom !== undefined,
-    ...(trustProxyFrom ? { trustProxyFrom } : {}),
+    trust,
     ...(fieldsMapping ? { fieldsMapping } : {}),
   };
 }
@@ -156,8 +153,7 @@ export function makeProxy(flags: ProxyFlags, service: Service, io: Io, sinkFacto
     upstreamTimeoutMs: flags.upstreamTimeoutMs,
     headerTimeoutMs: flags.headerTimeoutMs,
     challenge: flags.challenge,
-    trustProxy: flags.trustProxy,
-    ...(flags.trustProxyFrom ? { trustProxyFrom: flags.trustProxyFrom } : {}),
+    trust: flags.trust,
     workers: flags.workers,
     ...(flags.evaluationQueue !== undefined ? { evaluationQueue: flags.evaluationQueue } : {}),
     ...(flags.maxConnections !== undefined ? { maxConnections: flags.maxConnections } : {}),

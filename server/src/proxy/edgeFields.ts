@@ -10,8 +10,8 @@
  *    sent. A last entry that is not an address leaves the socket's peer. With
  *    `--trust-proxy-from CIDR,…` only a socket peer in one of those ranges is trusted so
  *    (nginx's `set_real_ip_from`); any other peer's request is taken as without
- *    `--trust-proxy`. That decision is made here, once per request (`EdgeFields.trusted`),
- *    and forwarding follows it too.
+ *    `--trust-proxy` (`EdgeTrust`). That decision is made here, once per request
+ *    (`EdgeFields.trusted`), and forwarding follows it too.
  * 2. `--fields-file FILE`: a JSON array of `{"cidr": "203.0.113.0/24", "country": "DE",
  *    "asn": 64500, "bot_score": 12, "threat_score": 0}` entries (every key but `cidr`
  *    optional); the first entry whose range holds `ip.src` gives the rest.
@@ -89,10 +89,8 @@ export interface EdgeInput {
   readonly remoteAddress: string;
   /** Lower-cased header names as Node gives them. */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
-  /** `--trust-proxy`: the forwarding headers are the edge's word (with `trustProxyFrom`, only from a peer in its ranges). */
-  readonly trustProxy: boolean;
-  /** `--trust-proxy-from`: the peers `trustProxy` holds for; every peer without it. */
-  readonly trustProxyFrom?: TrustedPeers;
+  /** Whose forwarding headers are the edge's word. */
+  readonly trust: EdgeTrust;
   readonly mapping?: FieldsMapping;
   /** ms since the epoch. */
   readonly now: number;
@@ -107,9 +105,8 @@ export interface EdgeFields {
   readonly asn?: number;
   readonly defaulted: string[];
   /**
-   * Whether this request's peer was trusted (`--trust-proxy`, and its address in
-   * `--trust-proxy-from`'s ranges when given): the one decision per request, which the
-   * forwarded headers follow too (proxy.ts `forwarding`).
+   * Whether this request's peer was trusted (EdgeTrust): the one decision per request,
+   * which the forwarded headers follow too (proxy.ts `forwarding`).
    */
   readonly trusted: boolean;
 }
@@ -222,15 +219,23 @@ export function peerAddress(remoteAddress: string): string {
   return ip ? formatIp(ip) : remoteAddress;
 }
 
-/** Whether a peer (peerIp) is in one of the ranges; an address that did not parse never is. */
-export function trustsPeer(peers: TrustedPeers, peer: IpAddr | undefined): boolean {
-  return peer !== undefined && ipInRanges(peer, peer.family === 4 ? peers.v4 : peers.v6);
+/**
+ * Whose forwarding headers are the edge's word: nobody (the default), every peer
+ * (`--trust-proxy`), or only peers in ranges (`--trust-proxy-from`, which wins when both
+ * flags are given: the narrower trust).
+ */
+export type EdgeTrust = 'nobody' | 'everyone' | TrustedPeers;
+
+/** Whether the trust holds for a peer (peerIp); in ranges, an address that did not parse never is. */
+export function trustsPeer(trust: EdgeTrust, peer: IpAddr | undefined): boolean {
+  if (trust === 'nobody' || trust === 'everyone') return trust === 'everyone';
+  return peer !== undefined && ipInRanges(peer, peer.family === 4 ? trust.v4 : trust.v6);
 }
 
 export function edgeFields(input: EdgeInput): EdgeFields {
   const peer = peerIp(input.remoteAddress);
   let clientIp = peer ? formatIp(peer) : input.remoteAddress;
-  const trusted = input.trustProxy && (input.trustProxyFrom === undefined || trustsPeer(input.trustProxyFrom, peer));
+  const trusted = trustsPeer(input.trust, peer);
   let country: string | undefined;
   let asn: number | undefined;
   let botScore: number | undefined;

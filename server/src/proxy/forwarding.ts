@@ -338,11 +338,10 @@ export interface Forwarding {
   /** The proxy's own port the client connected to. */
   readonly port: number;
   /**
-   * Whether this request's peer is trusted: --trust-proxy, and with --trust-proxy-from its
-   * address in one of the ranges. The request's one decision (edgeFields.ts `EdgeFields.trusted`),
-   * so the app is told what the rules saw.
+   * Whether this request's peer is trusted (edgeFields.ts `EdgeTrust`). The request's one
+   * decision (`EdgeFields.trusted`), so the app is told what the rules saw.
    */
-  readonly trustProxy: boolean;
+  readonly trusted: boolean;
 }
 
 /**
@@ -369,7 +368,7 @@ export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): Outgoin
   // the client's claim; the client is CF-Connecting-IP, X-Real-IP, or the rightmost entry.
   const peer = peerAddress(f.peer);
   out['x-forwarded-for'] = prior ? `${Array.isArray(prior) ? prior.join(', ') : prior}, ${peer}` : peer;
-  out['x-forwarded-proto'] = forwardedProto(h, f.trustProxy, f.proto);
+  out['x-forwarded-proto'] = forwardedProto(h, f.trusted, f.proto);
   out['cf-connecting-ip'] = f.clientIp;
   out['cf-ray'] = f.rayId;
   // The country the rules saw, never one only the client claims.
@@ -377,7 +376,7 @@ export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): Outgoin
   else delete out['cf-ipcountry'];
   // What nginx's `proxy_set_header X-Real-IP $remote_addr` / `X-Forwarded-Host $host` /
   // `X-Forwarded-Port $server_port` give: this hop's word, or with --trust-proxy the edge's when it sent one.
-  const edge = (k: string) => (f.trustProxy && h[k] !== undefined ? h[k] : undefined);
+  const edge = (k: string) => (f.trusted && h[k] !== undefined ? h[k] : undefined);
   out['x-real-ip'] = edge('x-real-ip') ?? f.clientIp;
   const host = edge('x-forwarded-host') ?? h.host;
   if (host !== undefined) out['x-forwarded-host'] = host;
@@ -387,7 +386,7 @@ export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): Outgoin
   const hop = forwardedElement(peer, h.host, f.proto);
   const prior7239 = edge('forwarded');
   out.forwarded = prior7239 ? `${Array.isArray(prior7239) ? prior7239.join(', ') : prior7239}, ${hop}` : hop;
-  if (!f.trustProxy) for (const k of EDGE_ONLY) delete out[k];
+  if (!f.trusted) for (const k of EDGE_ONLY) delete out[k];
   return out;
 }
 
@@ -403,11 +402,11 @@ function forwardedValue(v: string): string {
 }
 
 /**
- * The protocol the client used: with --trust-proxy the edge's `X-Forwarded-Proto` (its first
+ * The protocol the client used: from a trusted peer the edge's `X-Forwarded-Proto` (its first
  * entry, `http` or `https`: what the rules' `ssl` follows), else this connection's.
  */
-export function forwardedProto(h: IncomingHttpHeaders, trustProxy: boolean, own: string): string {
-  if (!trustProxy) return own;
+export function forwardedProto(h: IncomingHttpHeaders, trusted: boolean, own: string): string {
+  if (!trusted) return own;
   const told = (Array.isArray(h['x-forwarded-proto']) ? h['x-forwarded-proto'][0] : h['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase();
   return told === 'http' || told === 'https' ? told : own;
 }

@@ -37,7 +37,7 @@ import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type P
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
-import { edgeFields, type EdgeFields, type FieldsMapping, type TrustedPeers } from './edgeFields';
+import { edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { evaluateLive, type LiveJob } from './evaluateLive';
 import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
@@ -64,10 +64,8 @@ export interface ProxyOptions {
   readonly headerTimeoutMs?: number;
   /** `interstitial` (default): the challenge page; `pass`: challenges count as solved; `block`: as a block. */
   readonly challenge?: ChallengeMode;
-  /** Take the client from CF-Connecting-IP / X-Forwarded-For, its country from CF-IPCountry and its protocol from X-Forwarded-Proto; pass the edge's own headers (True-Client-IP, CF-Visitor) to the app. From every peer, unless `trustProxyFrom` is given. */
-  readonly trustProxy?: boolean;
-  /** `--trust-proxy-from`: as `trustProxy` (which it implies) for a peer in these ranges only; any other peer's request is taken as without it (edgeFields.ts). */
-  readonly trustProxyFrom?: TrustedPeers;
+  /** From whom to take the client from CF-Connecting-IP / X-Forwarded-For, its country from CF-IPCountry and its protocol from X-Forwarded-Proto, and pass the edge's own headers (True-Client-IP, CF-Visitor) to the app (edgeFields.ts); nobody when absent. */
+  readonly trust?: EdgeTrust;
   readonly fieldsMapping?: FieldsMapping;
   readonly sink?: EvaluatedRequestSink;
   /** The clock (ms since the epoch) for rate limits, clearance and events; tests give a fake one. */
@@ -157,8 +155,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const upstreamTimeout = options.upstreamTimeoutMs ?? 100_000;
   const headerTimeout = options.headerTimeoutMs ?? 20_000;
   const challengeMode = options.challenge ?? 'interstitial';
-  // Whom the forwarding headers are taken from; edgeFields decides per request (`EdgeFields.trusted`), and forwarding follows.
-  const trust = { trustProxy: options.trustProxy === true || options.trustProxyFrom !== undefined, ...(options.trustProxyFrom ? { trustProxyFrom: options.trustProxyFrom } : {}) };
+  // edgeFields decides per request whether the peer is trusted (`EdgeFields.trusted`), and forwarding follows.
+  const trust = options.trust ?? 'nobody';
   const limiter = new RateLimiter(now, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS);
   const clearance = new Clearance(now);
   const log = options.log ?? (() => {});
@@ -276,7 +274,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   async function evaluateRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, body: string, bodySize: number): Promise<Verdict> {
     const started = performance.now();
     const time = now();
-    const edge = edgeFields({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, ...trust, ...(options.fieldsMapping ? { mapping: options.fieldsMapping } : {}), now: time, rayId });
+    const edge = edgeFields({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust, ...(options.fieldsMapping ? { mapping: options.fieldsMapping } : {}), now: time, rayId });
     const job: LiveJob = {
       zoneId: route.zoneId,
       live: { method: req.method ?? 'GET', target: req.url ?? '/', httpVersion: req.httpVersion, rawHeaders: req.rawHeaders, body, bodySize, edge: edge.edge },
@@ -472,7 +470,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 
   /** What the app is told about the client and the hop (forwarding.ts `forwardedHeaders`). */
   function forwarding(req: IncomingMessage, v: Verdict): Forwarding {
-    return { clientIp: v.edge.clientIp, peer: req.socket.remoteAddress ?? '', country: v.edge.country, rayId: v.rayId, proto: req.socket && 'encrypted' in req.socket ? 'https' : 'http', port: req.socket.localPort ?? 0, trustProxy: v.edge.trusted };
+    return { clientIp: v.edge.clientIp, peer: req.socket.remoteAddress ?? '', country: v.edge.country, rayId: v.rayId, proto: req.socket && 'encrypted' in req.socket ? 'https' : 'http', port: req.socket.localPort ?? 0, trusted: v.edge.trusted };
   }
 
   function upstreamRequest(req: IncomingMessage, v: Verdict) {

@@ -6,6 +6,7 @@ import type { Io } from '../../../server/src/cli/io';
 import { main } from '../../../server/src/cli/main';
 import { serveArgs, serveOptions } from '../../../server/src/cli/serve';
 import { defaultProxyWorkers } from '../../../server/src/cli/serveProxy';
+import type { TrustedPeers } from '../../../server/src/proxy/edgeFields';
 
 const opts = (...args: string[]) => serveOptions(serveArgs(args)).proxy;
 const error = (...args: string[]) => {
@@ -30,7 +31,7 @@ describe('serve --proxy flags', () => {
       upstreamTimeoutMs: 100_000,
       headerTimeoutMs: 20_000,
       challenge: 'interstitial',
-      trustProxy: false,
+      trust: 'nobody',
       workers: defaultProxyWorkers(),
     });
     assert.equal(opts(), undefined);
@@ -45,7 +46,7 @@ describe('serve --proxy flags', () => {
 
   it('takes the listener, limits, timeouts and modes', () => {
     const o = opts('--proxy', 'a.test=http://u', '--proxy-listen', '[::1]:0', '--inspect-body-limit', '4096', '--upstream-timeout', '2.5', '--header-timeout', '5', '--challenge', 'pass', '--trust-proxy', '--proxy-workers', '2');
-    assert.deepEqual([o?.host, o?.port, o?.inspectBodyLimit, o?.upstreamTimeoutMs, o?.headerTimeoutMs, o?.challenge, o?.trustProxy, o?.workers], ['::1', 0, 4096, 2500, 5000, 'pass', true, 2]);
+    assert.deepEqual([o?.host, o?.port, o?.inspectBodyLimit, o?.upstreamTimeoutMs, o?.headerTimeoutMs, o?.challenge, o?.trust, o?.workers], ['::1', 0, 4096, 2500, 5000, 'pass', 'everyone', 2]);
   });
 
   it('says what is wrong', () => {
@@ -90,20 +91,16 @@ function serve(...args: string[]): { code: number; err: string } {
 }
 
 describe('serve --trust-proxy-from', () => {
-  it('takes comma-separated ranges, repeated, and implies --trust-proxy', () => {
+  it('takes comma-separated ranges, repeated: the peers trusted', () => {
     const o = opts(...ZONE, '--trust-proxy-from', '10.0.0.0/8,2001:db8::/32', '--trust-proxy-from', '192.0.2.7');
-    assert.equal(o?.trustProxy, true);
-    assert.deepEqual(o?.trustProxyFrom?.cidrs, ['10.0.0.0/8', '2001:db8::/32', '192.0.2.7']);
-    assert.deepEqual([o?.trustProxyFrom?.v4.length, o?.trustProxyFrom?.v6.length], [2, 1]);
-    // With --trust-proxy too: the same.
-    const both = opts(...ZONE, '--trust-proxy', '--trust-proxy-from=127.0.0.0/8');
-    assert.deepEqual([both?.trustProxy, both?.trustProxyFrom?.cidrs], [true, ['127.0.0.0/8']]);
+    const ranges = o?.trust as TrustedPeers;
+    assert.deepEqual([ranges.cidrs, ranges.v4.length, ranges.v6.length], [['10.0.0.0/8', '2001:db8::/32', '192.0.2.7'], 2, 1]);
+    // With --trust-proxy too: the ranges still decide.
+    assert.deepEqual((opts(...ZONE, '--trust-proxy', '--trust-proxy-from=127.0.0.0/8')?.trust as TrustedPeers).cidrs, ['127.0.0.0/8']);
   });
 
-  it('leaves --trust-proxy alone as it was: every peer, no ranges', () => {
-    const o = opts(...ZONE, '--trust-proxy');
-    assert.deepEqual([o?.trustProxy, o?.trustProxyFrom, 'trustProxyFrom' in o!], [true, undefined, false]);
-    assert.deepEqual([opts(...ZONE)?.trustProxy, 'trustProxyFrom' in opts(...ZONE)!], [false, false]);
+  it('leaves --trust-proxy alone as it was: every peer; neither flag: nobody', () => {
+    assert.deepEqual([opts(...ZONE, '--trust-proxy')?.trust, opts(...ZONE)?.trust], ['everyone', 'nobody']);
   });
 
   it('says what is wrong', () => {

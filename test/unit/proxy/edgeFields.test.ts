@@ -7,7 +7,7 @@ import { liveSampleRequest } from '../../../server/src/requests/live';
 import { requestFields } from '../../../server/src/requests/fields';
 
 const MAPPING = parseFieldsFile(JSON.stringify([{ cidr: '203.0.113.0/24', country: 'DE', asn: 64500, bot_score: 12 }, { cidr: '2001:db8::/32', country: 'FR' }, { cidr: '0.0.0.0/0', asn: 1 }]), 'fields.json') as FieldsMapping;
-const base = { headers: {}, trustProxy: false, now: 1_700_000_123_456, rayId: '0011223344556677-LCL' };
+const base = { headers: {}, trust: 'nobody' as const, now: 1_700_000_123_456, rayId: '0011223344556677-LCL' };
 
 describe('edge fields', () => {
   it('takes the client from the socket, and the rest from the first mapping entry that holds it', () => {
@@ -29,11 +29,11 @@ describe('edge fields', () => {
     const headers = { 'x-forwarded-for': '198.51.100.4, 10.0.0.1', 'cf-ipcountry': 'jp', 'x-forwarded-proto': 'https' };
     const untrusted = edgeFields({ ...base, headers, remoteAddress: '127.0.0.1' });
     assert.deepEqual([untrusted.clientIp, untrusted.country, untrusted.edge.ssl], ['127.0.0.1', undefined, undefined]);
-    const trusted = edgeFields({ ...base, headers, trustProxy: true, remoteAddress: '127.0.0.1', mapping: MAPPING });
+    const trusted = edgeFields({ ...base, headers, trust: 'everyone', remoteAddress: '127.0.0.1', mapping: MAPPING });
     // The header's country wins over the file's; the file still gives the AS number. The
     // client is the last X-Forwarded-For entry (the one the proxy in front appended).
     assert.deepEqual([trusted.clientIp, trusted.country, trusted.asn, trusted.edge.ssl], ['10.0.0.1', 'JP', 1, 'true']);
-    const cf = edgeFields({ ...base, headers: { ...headers, 'cf-connecting-ip': '192.0.2.77' }, trustProxy: true, remoteAddress: '127.0.0.1' });
+    const cf = edgeFields({ ...base, headers: { ...headers, 'cf-connecting-ip': '192.0.2.77' }, trust: 'everyone', remoteAddress: '127.0.0.1' });
     assert.equal(cf.clientIp, '192.0.2.77');
   });
 

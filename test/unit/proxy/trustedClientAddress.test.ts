@@ -3,10 +3,10 @@
 // however it is spelled.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalAddress, edgeFields } from '../../../server/src/proxy/edgeFields';
+import { canonicalAddress, edgeFields, type EdgeTrust } from '../../../server/src/proxy/edgeFields';
 
-const base = { trustProxy: true, remoteAddress: '10.0.0.2', now: 1_700_000_000_000, rayId: '0011223344556677-LCL' };
-const client = (headers: Record<string, string | string[]>, o: { trustProxy?: boolean; remoteAddress?: string } = {}) => edgeFields({ ...base, ...o, headers }).clientIp;
+const base = { trust: 'everyone' as EdgeTrust, remoteAddress: '10.0.0.2', now: 1_700_000_000_000, rayId: '0011223344556677-LCL' };
+const client = (headers: Record<string, string | string[]>, o: { trust?: EdgeTrust; remoteAddress?: string } = {}) => edgeFields({ ...base, ...o, headers }).clientIp;
 
 describe('the client address behind a trusted proxy', () => {
   it('is the last X-Forwarded-For entry: the one the proxy in front appended', () => {
@@ -25,7 +25,7 @@ describe('the client address behind a trusted proxy', () => {
 
   it('prefers CF-Connecting-IP, and ignores both headers without --trust-proxy', () => {
     assert.equal(client({ 'cf-connecting-ip': '192.0.2.77', 'x-forwarded-for': '198.51.100.4' }), '192.0.2.77');
-    assert.equal(client({ 'cf-connecting-ip': '192.0.2.77', 'x-forwarded-for': '198.51.100.4' }, { trustProxy: false }), '10.0.0.2');
+    assert.equal(client({ 'cf-connecting-ip': '192.0.2.77', 'x-forwarded-for': '198.51.100.4' }, { trust: 'nobody' }), '10.0.0.2');
   });
 
   it('is in canonical text however it is spelled', () => {

@@ -55,7 +55,7 @@ describe('--trust-proxy-from ranges', () => {
 
   it('names the socket peer as ip.src and X-Forwarded-For do: canonical, without a zone id, or as given when not an address', () => {
     assert.deepEqual(['fe80::1%eth0', '::ffff:10.0.0.1', '2001:DB8::0:1', 'unknown'].map(peerAddress), ['fe80::1', '10.0.0.1', '2001:db8::1', 'unknown']);
-    const sent = forwardedHeaders({ host: 'app.test', 'x-forwarded-for': '203.0.113.5' }, { clientIp: 'fe80::1', peer: 'fe80::1%eth0', country: undefined, rayId: 'r', proto: 'http', port: 8081, trustProxy: false });
+    const sent = forwardedHeaders({ host: 'app.test', 'x-forwarded-for': '203.0.113.5' }, { clientIp: 'fe80::1', peer: 'fe80::1%eth0', country: undefined, rayId: 'r', proto: 'http', port: 8081, trusted: false });
     assert.equal(sent['x-forwarded-for'], '203.0.113.5, fe80::1');
   });
 
@@ -101,20 +101,21 @@ describe('--trust-proxy-from ranges', () => {
 
 describe('the edge fields with --trust-proxy-from', () => {
   it('from a peer in a range: taken from the forwarding headers, as with --trust-proxy', () => {
-    const e = edgeFields({ ...base, remoteAddress: '::ffff:10.0.0.2', trustProxy: true, trustProxyFrom: peers('10.0.0.0/8') });
+    const e = edgeFields({ ...base, remoteAddress: '::ffff:10.0.0.2', trust: peers('10.0.0.0/8') });
     assert.deepEqual([e.trusted, e.clientIp, e.country, e.edge.ssl], [true, '203.0.113.9', 'JP', 'true']);
-    assert.deepEqual(e, edgeFields({ ...base, remoteAddress: '10.0.0.2', trustProxy: true }));
+    assert.deepEqual(e, edgeFields({ ...base, remoteAddress: '10.0.0.2', trust: 'everyone' }));
   });
 
   it('from a peer outside every range: exactly as without --trust-proxy', () => {
-    const e = edgeFields({ ...base, remoteAddress: '::ffff:192.0.2.1', trustProxy: true, trustProxyFrom: peers('10.0.0.0/8', '2001:db8::/32') });
+    const e = edgeFields({ ...base, remoteAddress: '::ffff:192.0.2.1', trust: peers('10.0.0.0/8', '2001:db8::/32') });
     assert.deepEqual([e.trusted, e.clientIp, e.country, e.edge.ssl], [false, '192.0.2.1', undefined, undefined]);
-    assert.deepEqual(e, edgeFields({ ...base, remoteAddress: '192.0.2.1', trustProxy: false }));
+    assert.deepEqual(e, edgeFields({ ...base, remoteAddress: '192.0.2.1', trust: 'nobody' }));
   });
 
   it('without --trust-proxy, and with --trust-proxy alone, as before', () => {
-    assert.deepEqual([edgeFields({ ...base, remoteAddress: '10.0.0.2', trustProxy: false, trustProxyFrom: peers('10.0.0.0/8') }).trusted], [false]);
-    const alone = edgeFields({ ...base, remoteAddress: '192.0.2.1', trustProxy: true });
+    const none = edgeFields({ ...base, remoteAddress: '10.0.0.2', trust: 'nobody' });
+    assert.deepEqual([none.trusted, none.clientIp], [false, '10.0.0.2']);
+    const alone = edgeFields({ ...base, remoteAddress: '192.0.2.1', trust: 'everyone' });
     assert.deepEqual([alone.trusted, alone.clientIp], [true, '203.0.113.9']);
   });
 });
