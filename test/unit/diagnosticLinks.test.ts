@@ -82,10 +82,10 @@ function finding(file: string, code: string, origin: Finding['origin']): Finding
   return { file, rule: null, range: { start: at(0, 0), end: at(0, 1) }, severity: 'error', code, origin, message: code };
 }
 
-/** The help URI of each rule of a SARIF log made of `findings`, by rule id. */
+/** The help URI of each rule of a SARIF log made of `findings`, by code (a `ruleset/` rule id by its code). */
 function helpUris(findings: readonly Finding[]): Record<string, string> {
   const log = sarifLog(findings, '1.0.0', '/repo') as { runs: { tool: { driver: { rules: { id: string; helpUri: string }[] } } }[] };
-  return Object.fromEntries(log.runs[0].tool.driver.rules.map((r) => [r.id, r.helpUri]));
+  return Object.fromEntries(log.runs[0].tool.driver.rules.map((r) => [r.id.replace(/^ruleset\//, ''), r.helpUri]));
 }
 
 const TERRAFORM_OWN = new Set(['invalid-hcl', 'interpolated-expression']);

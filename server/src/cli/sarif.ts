@@ -3,7 +3,7 @@
  * rules are the diagnostic codes found, each described in general with a help URI into the
  * documentation (an expression's code by the tables the editor uses, language/hints.ts and
  * language/diagnosticDocs.ts; a ruleset's or a Terraform file's by
- * rulesets/problemDescriptions.ts; the finding's `origin` says which); each finding is
+ * rulesets/problemDescriptions.ts; the finding's `origin` says which: see `sarifRuleId`); each finding is
  * a result with its own message and the exact range the editor underlines (UTF-16
  * columns, as `run.columnKind` says; lines and columns 1-based, the end column exclusive).
  * Paths are URIs relative to the working directory (`%SRCROOT%`: the repository root in
@@ -13,7 +13,7 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { DiagnosticCode } from '../language/diagnostics';
 import { CODE_HELP } from '../language/hints';
-import { PROBLEM_DESCRIPTIONS, problemDocsFor, type ProblemCode, type ProblemOrigin } from '../rulesets/problemDescriptions';
+import { PROBLEM_DESCRIPTIONS, problemDocsFor, type ProblemCode } from '../rulesets/problemDescriptions';
 import type { Finding } from './finding';
 
 export const SARIF_SCHEMA = 'https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json';
@@ -56,25 +56,34 @@ export function artifactLocation(file: string, cwd: string): { uri: string; uriB
   return { uri: rel.split(/[\\/]/).map(encodeURIComponent).join('/'), uriBaseId: SRCROOT };
 }
 
+/**
+ * The SARIF rule of a finding: its code, except for a code that the language and the
+ * ruleset checks share with two meanings (`unknown-field`: an unknown field of the language,
+ * or an unknown JSON key; `plan-required`), whose ruleset meaning is the rule
+ * `ruleset/<code>` (a hierarchical id, as SARIF's `ruleId` allows). So each rule has one
+ * description and one page, and a finding's rule does not depend on what else the run found
+ * (code scanning matches alerts across runs by rule id).
+ */
+export function sarifRuleId(f: Pick<Finding, 'code' | 'origin'>): string {
+  const shared = Object.hasOwn(CODE_HELP, f.code) && Object.hasOwn(PROBLEM_DESCRIPTIONS, f.code);
+  return shared && f.origin !== 'expression' ? `ruleset/${f.code}` : f.code;
+}
+
 export function sarifLog(findings: readonly Finding[], toolVersion: string, cwd = process.cwd()): object {
   const rules: object[] = [];
   const ruleIndex = new Map<string, number>();
-  // One rule per code: a code the ruleset or Terraform checks found anywhere in the run has its
-  // ruleset meaning and page (its description also covers an expression's field or function).
-  const origins = new Map<string, ProblemOrigin>();
-  for (const f of findings) if (f.origin !== 'expression' && !origins.has(f.code)) origins.set(f.code, f.origin);
   const results = findings.map((f) => {
-    let index = ruleIndex.get(f.code);
+    const id = sarifRuleId(f);
+    let index = ruleIndex.get(id);
     if (index === undefined) {
       index = rules.length;
-      ruleIndex.set(f.code, index);
-      const origin = origins.get(f.code) ?? 'expression';
-      const description = codeDescription(f.code, origin !== 'expression');
-      const docs = problemDocsFor(f.code, origin);
+      ruleIndex.set(id, index);
+      const description = codeDescription(f.code, f.origin !== 'expression');
+      const docs = problemDocsFor(f.code, f.origin);
       rules.push({
-        id: f.code,
-        name: title(f.code).replace(/ (.)/g, (_, c: string) => c.toUpperCase()),
-        shortDescription: { text: title(f.code) },
+        id,
+        name: (id === f.code ? '' : 'Ruleset') + title(f.code).replace(/ (.)/g, (_, c: string) => c.toUpperCase()),
+        shortDescription: { text: id === f.code ? title(f.code) : `${title(f.code)} (ruleset)` },
         fullDescription: { text: description },
         help: { text: `${description}\nSee ${docs}`, markdown: `${description}\n\n[Documentation](${docs})` },
         helpUri: docs,
@@ -89,7 +98,7 @@ export function sarifLog(findings: readonly Finding[], toolVersion: string, cwd 
       endColumn: f.range.end.character + 1,
     };
     return {
-      ruleId: f.code,
+      ruleId: id,
       ruleIndex: index,
       level: LEVEL[f.severity],
       message: { text: message },

@@ -176,13 +176,13 @@ const helpUris = (findings: Finding[]) => Object.fromEntries((sarifLog(findings,
 test('sarif: a code the ruleset validator also reports (an unknown JSON key) gets its ruleset meaning and page, not the language hint', () => {
   const finding = sample('r.ruleset.json', 'unknown-field', 'ruleset', 'invalid JSON: unknown field "expresion"', 'Did you mean "expression"? A rule accepts …');
   assert.deepEqual(descriptions([finding]), {
-    'unknown-field':
+    'ruleset/unknown-field':
       'The object has a key (in Terraform, an attribute or block) that the Rulesets API does not accept in that place. The API decodes strictly and refuses the whole request with `invalid JSON: unknown field`: correct the spelling (the hint suggests the nearest key) or remove it.',
   });
-  assert.deepEqual(helpUris([finding]), { 'unknown-field': 'https://developers.cloudflare.com/ruleset-engine/rulesets-api/json-object/' });
+  assert.deepEqual(helpUris([finding]), { 'ruleset/unknown-field': 'https://developers.cloudflare.com/ruleset-engine/rulesets-api/json-object/' });
 });
 
-test('sarif: plan-required is the language hint for an expression and the ruleset meaning for the ruleset checks, by origin, not by the file (also when both are in one run)', () => {
+test('sarif: plan-required is the language hint for an expression and the ruleset meaning for the ruleset checks (rule ruleset/plan-required), by origin, not by the file (also when both are in one run)', () => {
   const language = 'The zone’s plan lacks this feature (setting `rulesmith.plan`): the API refuses the rule; use another field or a zone on that plan.';
   const ruleset =
     'The rule uses something above the zone’s plan (`--plan`, in the editor `rulesmith.plan`): the `log` action in custom rules or payload logging (`matched_data`), both Enterprise only, a managed ruleset the plan is not entitled to, or inside an expression a field or function. The hosted API refuses it (a managed ruleset above the plan fails the whole write of the ruleset): remove it, or deploy to a zone on that plan.';
@@ -197,12 +197,29 @@ test('sarif: plan-required is the language hint for an expression and the rulese
   assert.deepEqual(helpUris([cfrule]), { 'plan-required': fields });
   assert.deepEqual(descriptions([inJsonExpression]), { 'plan-required': language });
   assert.deepEqual(helpUris([inJsonExpression]), { 'plan-required': fields });
-  assert.deepEqual(descriptions([json]), { 'plan-required': ruleset });
-  assert.deepEqual(helpUris([json]), { 'plan-required': jsonObject });
-  assert.deepEqual(descriptions([tf]), { 'plan-required': ruleset });
-  // One rule per code: the ruleset wording and page, which also cover an expression's field, whichever comes first.
-  assert.deepEqual(descriptions([cfrule, json]), { 'plan-required': ruleset });
-  assert.deepEqual(helpUris([cfrule, json]), { 'plan-required': jsonObject });
+  assert.deepEqual(descriptions([json]), { 'ruleset/plan-required': ruleset });
+  assert.deepEqual(helpUris([json]), { 'ruleset/plan-required': jsonObject });
+  assert.deepEqual(descriptions([tf]), { 'ruleset/plan-required': ruleset });
+  // Both in one run: a rule for each meaning, each result pointing at its own, whichever comes first.
+  assert.deepEqual(descriptions([json, cfrule]), { 'ruleset/plan-required': ruleset, 'plan-required': language });
+  assert.deepEqual(helpUris([json, cfrule]), { 'ruleset/plan-required': jsonObject, 'plan-required': fields });
+  const both = sarifLog([cfrule, json, inJsonExpression], '1.2.3', '/repo') as Log;
+  assert.ok(validate(both as unknown), JSON.stringify(validate.errors));
+  assert.deepEqual(
+    both.runs[0].results.map((r) => [r.ruleId, r.ruleIndex]),
+    [
+      ['plan-required', 0],
+      ['ruleset/plan-required', 1],
+      ['plan-required', 0],
+    ],
+  );
+  assert.deepEqual(
+    both.runs[0].tool.driver.rules.map((r) => [r.id, r.shortDescription.text]),
+    [
+      ['plan-required', 'Plan required'],
+      ['ruleset/plan-required', 'Plan required (ruleset)'],
+    ],
+  );
   // A language code in ruleset JSON (an expression's) keeps its hint.
   assert.deepEqual(descriptions([sample('waf.ruleset.json', 'invalid-ip', 'expression', 'invalid IP')]), { 'invalid-ip': CODE_HELP['invalid-ip'].hint });
 });
@@ -218,7 +235,7 @@ test('sarif: ruleset and Terraform findings of `check` are described by their co
   const log = JSON.parse(r.out);
   assert.ok(validate(log as unknown), JSON.stringify(validate.errors));
   const rules = Object.fromEntries((log.runs[0].tool.driver.rules as SarifRule[]).map((x) => [x.id, x]));
-  assert.deepEqual(Object.keys(rules), ['plan-required', 'misplaced-score-threshold', 'unknown-action']);
+  assert.deepEqual(Object.keys(rules), ['ruleset/plan-required', 'misplaced-score-threshold', 'unknown-action']);
   assert.equal(
     rules['misplaced-score-threshold'].fullDescription.text,
     '`score_threshold` only has an effect in a rule override of the anomaly-score rule of a scored managed ruleset (the OWASP Core Ruleset). Where the API does not take it (in `action_parameters`, ruleset-wide or on a category) the write is refused, and where it does (on the rule itself, on another rule’s override) it is ignored and the threshold stays where it was. Move it into a rule override of the anomaly-score rule (25 High, 40 Medium, 60 Low).',
@@ -227,12 +244,12 @@ test('sarif: ruleset and Terraform findings of `check` are described by their co
     'The rule’s `action` is not an action of the Rulesets API, which answers `unknown variant for action`. Use one of the actions the hint lists: `allow` and `bypass` belong to the old firewall rules, and `skip` replaces them.';
   assert.equal(rules['unknown-action'].fullDescription.text, unknownAction);
   assert.equal(rules['unknown-action'].help.markdown, `${unknownAction}\n\n[Documentation](https://developers.cloudflare.com/ruleset-engine/rules-language/actions/)`);
-  assert.match(rules['plan-required'].fullDescription.text, /^The rule uses something above the zone’s plan/);
+  assert.match(rules['ruleset/plan-required'].fullDescription.text, /^The rule uses something above the zone’s plan/);
   // Each code's page, as the editor links it (rulesets/problemDescriptions.ts).
   assert.deepEqual(
     Object.values(rules).map((x) => [x.id, x.helpUri]),
     [
-      ['plan-required', 'https://developers.cloudflare.com/ruleset-engine/rulesets-api/json-object/'],
+      ['ruleset/plan-required', 'https://developers.cloudflare.com/ruleset-engine/rulesets-api/json-object/'],
       ['misplaced-score-threshold', 'https://developers.cloudflare.com/waf/managed-rules/reference/owasp-core-ruleset/'],
       ['unknown-action', 'https://developers.cloudflare.com/ruleset-engine/rules-language/actions/'],
     ],
