@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { CheckCache, documentKind, DocumentStore, patchSlices, rulesetSlices, sliceAt, type ExpressionSlice } from '../../server/src/lsp/documents';
+import { CheckCache, documentKind, DocumentStore } from '../../server/src/lsp/documents';
+import { patchSlices, rulesetSlices, sliceAt, type ExpressionSlice } from '../../server/src/lsp/expressionSlices';
 import { jsonEscapeSnippet } from '../../server/src/lsp/embedded';
 import { DEFAULT_SETTINGS, matchesGlob, parseSettings } from '../../server/src/lsp/settings';
 

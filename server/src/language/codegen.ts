@@ -20,7 +20,8 @@ import { containsSearch } from './contains';
 import { NEEDLE_SET_MAX, needleSet } from './needleSet';
 import { slotOf } from './fieldSlots';
 import { compileRegex } from './regex';
-import { RUNTIME_FUNCTIONS, type CallEnv } from './runtime/functions';
+import { RUNTIME_FUNCTIONS } from './runtime/functions';
+import type { CallEnv } from './runtime/runtimeFunction';
 import { matchWildcard, parseWildcard } from './wildcard';
 
 type Fields = ReadonlyMap<string, Value>;

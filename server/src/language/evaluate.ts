@@ -14,7 +14,8 @@ import type { IntValue, IpAddr, IrArg, IrBool, IrTest, IrValue, Value } from './
 import { generateFilter } from './codegen';
 import { compareIp, ipInRanges } from './ip';
 import { lazyRegex } from './regex';
-import { RUNTIME_FUNCTIONS, type CallEnv, type RuntimeCall } from './runtime/functions';
+import { RUNTIME_FUNCTIONS } from './runtime/functions';
+import type { CallEnv, RuntimeCall } from './runtime/runtimeFunction';
 import { matchWildcard, parseWildcard } from './wildcard';
 
 export type FieldValues = ReadonlyMap<string, Value>;

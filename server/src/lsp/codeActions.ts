@@ -30,7 +30,8 @@ import type { Diagnostic } from '../language/diagnostics';
 import { LOGICAL_OPERATORS, OPERATORS } from '../language/scheme/operators';
 import { toLspDiagnostic } from './diagnostics';
 import { literalFixes } from './literalFixes';
-import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
+import type { Analysed, DocumentStore } from './documents';
+import type { ExpressionSlice } from './expressionSlices';
 
 /** English spelling to C-like, for every operator (logical or comparison) that has both. */
 const TO_C: Record<string, string> = Object.fromEntries(

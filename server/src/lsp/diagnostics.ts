@@ -18,7 +18,8 @@ import {
 import type { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Diagnostic, Severity } from '../language/diagnostics';
 import { languageDocsFor } from '../language/diagnosticDocs';
-import { analyse, type Analysed, type DocumentStore, type ExpressionSlice } from './documents';
+import { analyse, type Analysed, type DocumentStore } from './documents';
+import type { ExpressionSlice } from './expressionSlices';
 import { rulesetDiagnostics } from './rulesetDiagnostics';
 import { terraformDiagnostics } from './terraform';
 import { describe, type Logger } from './runSafe';

@@ -22,7 +22,8 @@ import {
 import { httpScheme } from '../language/scheme/index';
 import { complete } from './completion';
 import type { ExpressionContext } from './context';
-import { checkOptionsFor, jsonEscape, sliceAt, type Analysed, type ExpressionSlice } from './documents';
+import { checkOptionsFor, type Analysed } from './documents';
+import { jsonEscape, sliceAt, type ExpressionSlice } from './expressionSlices';
 import { hover } from './hover';
 import { signatureHelp } from './signatureHelp';
 

@@ -11,7 +11,8 @@
 import { forEachOutsideStrings } from '../language/scan';
 import { FoldingRangeKind, type FoldingRange } from 'vscode-languageserver/node';
 import * as A from '../language/ast';
-import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
+import type { Analysed, DocumentStore } from './documents';
+import type { ExpressionSlice } from './expressionSlices';
 
 /** Bracket pairs [open, close] (expression offsets of the brackets) from the tree. */
 export function bracketPairs(ast: A.Expr, text: string): [number, number][] {

@@ -13,7 +13,8 @@
  */
 import type { FormattingOptions, Range as LspRange, TextEdit } from 'vscode-languageserver/node';
 import { formatExpression } from '../language/index';
-import type { Analysed, ExpressionSlice } from './documents';
+import type { Analysed } from './documents';
+import type { ExpressionSlice } from './expressionSlices';
 
 function formatSlice(a: Analysed, slice: ExpressionSlice, options: FormattingOptions): TextEdit | undefined {
   const indent = ' '.repeat(Math.max(1, Math.min(8, options.tabSize || 2)));

@@ -13,7 +13,8 @@
 import type { Range as LspRange, SemanticTokens, SemanticTokensLegend } from 'vscode-languageserver/node';
 import type * as A from '../language/ast';
 import { httpScheme } from '../language/scheme/index';
-import type { Analysed, DocumentStore, ExpressionSlice } from './documents';
+import type { Analysed, DocumentStore } from './documents';
+import type { ExpressionSlice } from './expressionSlices';
 
 export const TOKEN_TYPES = ['property', 'variable', 'function', 'keyword', 'operator', 'string', 'number', 'regexp'] as const;
 export const TOKEN_MODIFIERS = ['readonly', 'deprecated', 'defaultLibrary'] as const;

@@ -12,7 +12,8 @@ import { DiagnosticSeverity, type Connection, type Diagnostic as LspDiagnostic }
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { CheckFilesParams, CheckFilesResult } from '../protocol';
 import { documentDiagnostics } from './diagnostics';
-import { documentKind, rulesetSlices, wholeTextSlice, type DocumentStore } from './documents';
+import { documentKind, type DocumentStore } from './documents';
+import { rulesetSlices, wholeTextSlice } from './expressionSlices';
 import { forgetRulesetDocument } from './rulesetDiagnostics';
 import type { Settings } from './settings';
 

@@ -17,12 +17,11 @@
  * included): our reading — the guide does not say which rules count.
  */
 import type { LegacyFirewallRule } from '../rulesets/legacy';
+import type { ReasonCode } from './errors';
 import { migrationState, type MigrationState, type MigrationZone } from './zone';
 
 export const MAX_FIREWALL_RULES = 200;
 export const MAX_FIREWALL_EXPRESSION_BYTES = 4096;
-
-export type ReasonCode = 'no-previous-waf' | 'already-migrated' | 'uri-overrides' | 'too-many-firewall-rules' | 'expression-too-long';
 
 export interface MigrationReason {
   readonly code: ReasonCode;

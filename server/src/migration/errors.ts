@@ -5,7 +5,13 @@
  * HTTP service turns a code into a status and an API error code in one place
  * (server/src/service/migrationErrors.ts).
  */
-import type { ReasonCode } from './eligibility';
+
+/**
+ * Why a zone cannot migrate (eligibility.ts says when each applies). It is kept with the
+ * error codes because a `not-eligible` error carries one, which the service maps to its API
+ * code; and so this file imports no other, and every file of the migration may import it.
+ */
+export type ReasonCode = 'no-previous-waf' | 'already-migrated' | 'uri-overrides' | 'too-many-firewall-rules' | 'expression-too-long';
 
 export type MigrationErrorCode =
   /** An object id the zone does not have (package, group, rule, override). */

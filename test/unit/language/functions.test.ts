@@ -2,15 +2,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import type { Value } from '../../../server/src/language/ir';
-import {
-  JWT_VALID_FIELD,
-  RUNTIME_FUNCTIONS,
-  base64Decode,
-  base64Encode,
-  hmacSha256,
-  sha256,
-  type CallEnv,
-} from '../../../server/src/language/runtime/functions';
+import { JWT_VALID_FIELD, RUNTIME_FUNCTIONS, base64Decode, base64Encode, hmacSha256, sha256 } from '../../../server/src/language/runtime/functions';
+import type { CallEnv } from '../../../server/src/language/runtime/runtimeFunction';
 import { utf8ToBinary } from '../../../server/src/language/bytes';
 import { FUNCTIONS, MAGIC_FIREWALL_FUNCTIONS } from '../../../server/src/language/scheme/index';
 import { BYTES, arrayOf, type Type } from '../../../server/src/language/types';

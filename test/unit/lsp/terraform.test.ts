@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import { documentKind, DocumentStore, type Analysed } from '../../../server/src/lsp/documents';
 import { completion, hoverAt } from '../../../server/src/lsp/embedded';
 import { DEFAULT_SETTINGS } from '../../../server/src/lsp/settings';
-import { hclEscape, terraformDiagnostics, terraformSlices } from '../../../server/src/lsp/terraform';
+import { hclEscape, terraformSlices } from '../../../server/src/lsp/expressionSlices';
+import { terraformDiagnostics } from '../../../server/src/lsp/terraform';
 
 const fixtures = new URL('../../fixtures/terraform/', import.meta.url).pathname;
 const v5 = readFileSync(`${fixtures}v5-escapes.tf`, 'utf8');

@@ -8,7 +8,7 @@ import { ipInRanges } from '../ip';
 import { detectSQLi } from './crs/libinjection/sqli';
 import { detectXSS } from './crs/libinjection/xss';
 import { asciiLower } from '../bytes';
-import type { RuntimeCall, RuntimeFunction } from './functions';
+import type { RuntimeCall, RuntimeFunction } from './runtimeFunction';
 import {
   byteOutsideRanges,
   bytesToNumber,

@@ -21,27 +21,7 @@ import { lazyRegex, type LazyRegex } from '../regex';
 import { parseWildcard, wildcardCaptures } from '../wildcard';
 import { BOOL, mapOf, type Type } from '../types';
 import { CRS_RUNTIME_FUNCTIONS } from './crs';
-
-export type RuntimeArgs = readonly (Value | undefined)[];
-
-/** What the evaluator can tell a function about its call site. */
-export interface CallInfo {
-  /** The call's result type (concat needs it when every argument is missing). */
-  readonly type?: Type;
-  readonly argTypes?: readonly (Type | undefined)[];
-}
-
-/** Request-scoped data for the few functions that need edge context. */
-export interface CallEnv {
-  readonly fields: ReadonlyMap<string, Value>;
-}
-
-export type RuntimeCall = (args: RuntimeArgs, env?: CallEnv) => Value | undefined;
-
-export interface RuntimeFunction {
-  /** `literals[i]` is the decoded literal argument i, or undefined when it is not a literal. */
-  prepare(literals: readonly (Value | undefined)[], info?: CallInfo): RuntimeCall;
-}
+import type { CallEnv, RuntimeArgs, RuntimeFunction } from './runtimeFunction';
 
 /** Pseudo-fields that carry edge context into a request sample, with their types. */
 export const JWT_VALID_FIELD = 'cf.api_gateway.jwt_valid';
