@@ -2,7 +2,7 @@
 // zone, but no account as such: to it, an account id that does not exist must read exactly
 // as an existing account it cannot reach (403 10000), or it could tell which account ids
 // exist. Only a policy on every account (`com.cloudflare.api.account.*`) is told that an
-// account is missing (404 7003); a missing zone is still told to both (scope.ts).
+// account is missing (404 7003); a missing zone is still told to both (scopeAccess.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { addToken, DEMO_ACCOUNT, policy } from '../../server/src/service/seed';

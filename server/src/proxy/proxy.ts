@@ -672,7 +672,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     /**
      * The zone named in the path, when the token may change its WAF (as for its rulesets).
      * A zone it may not use and a zone that does not exist get the same 403, so a token
-     * cannot learn which zones exist (as in the API, service/scope.ts requireZone); only
+     * cannot learn which zones exist (as in the API, service/scopeAccess.ts requireZone); only
      * credentials that reach every zone are told that one is missing.
      */
     const writableZone = (zone: string): { zoneId: string } | { status: number; message: string } => {

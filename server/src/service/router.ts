@@ -6,7 +6,7 @@
 import { ApiError, CODES, ID, type Reply } from './api';
 import type { Principal } from './auth';
 import type { Json } from './body';
-import type { Service } from './service';
+import type { RouteServices } from './routeServices';
 
 export interface Ctx {
   readonly method: string;
@@ -18,7 +18,7 @@ export interface Ctx {
   readonly body: Json | undefined;
   /** Undefined only on routes registered with `{ public: true }`. */
   readonly principal: Principal;
-  readonly service: Service;
+  readonly service: RouteServices;
   /** The raw request headers (for routes that look at credentials themselves). */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   /**

@@ -26,7 +26,7 @@
 import { sha256 } from './sha256';
 import { hiddenSlot } from './hiddenSlot';
 import { fixJson, jsonText } from './jsonText';
-import type { Store } from './store';
+import type { SqlStore } from './sqlStore';
 import { storeCache } from './storeCache';
 
 const RULE_ROWS = `
@@ -82,7 +82,7 @@ export interface RuleObject {
  * Records version `version` of a ruleset whose rules are `rules` (in order). Call inside
  * a write; the header row is written by the caller.
  */
-export function writeRules(store: Store, rulesetId: string, version: number, rules: readonly RuleObject[]): void {
+export function writeRules(store: SqlStore, rulesetId: string, version: number, rules: readonly RuleObject[]): void {
   const lives = liveCacheOf(store);
   const cached = lives.get(rulesetId);
   lives.delete(rulesetId);
@@ -98,7 +98,7 @@ export function writeRules(store: Store, rulesetId: string, version: number, rul
 
 /** A version being written: `rows` are the ruleset's live rows, brought up to date as rules are written. */
 interface Writing {
-  readonly store: Store;
+  readonly store: SqlStore;
   readonly rulesetId: string;
   readonly version: number;
   readonly rows: Map<string, LiveRow>;
@@ -183,12 +183,12 @@ const LIVE_CACHE_SIZE = 512;
 const liveCacheOf = storeCache(() => new Map<string, { readonly rows: Map<string, LiveRow>; readonly rules: readonly RuleObject[] }>());
 
 /** Forgets the cached live rows of a ruleset (its rows were changed other than by writeRules). */
-export function forgetLiveRows(store: Store, rulesetId: string): void {
+export function forgetLiveRows(store: SqlStore, rulesetId: string): void {
   liveCacheOf(store).delete(rulesetId);
 }
 
 /** Ends a live row at `version` (by its primary key: the live index would scan the ruleset's rows). */
-function close(store: Store, rulesetId: string, row: LiveRow, version: number): void {
+function close(store: SqlStore, rulesetId: string, row: LiveRow, version: number): void {
   store.run('UPDATE ruleset_rules SET to_version = ? WHERE ruleset_id = ? AND rule_id = ? AND from_version = ?', [version, rulesetId, row.rule_id, row.from_version]);
 }
 
@@ -239,7 +239,7 @@ function placeAround(keys: readonly (number | undefined)[]): number[] | undefine
 }
 
 /** The rules of version `version` (undefined: the newest), in order. */
-export function readRules(store: Store, rulesetId: string, version?: number): object[] {
+export function readRules(store: SqlStore, rulesetId: string, version?: number): object[] {
   const rows =
     version === undefined
       ? store.all<{ body: string; hash: string }>(
@@ -258,7 +258,7 @@ export function readRules(store: Store, rulesetId: string, version?: number): ob
  * After the newest retained versions were deleted, makes the live rows those of `newest`
  * (the newest version left): rows only later versions had go, rows closed after it reopen.
  */
-export function reopenAt(store: Store, rulesetId: string, newest: number): void {
+export function reopenAt(store: SqlStore, rulesetId: string, newest: number): void {
   forgetLiveRows(store, rulesetId);
   store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version > ?', [rulesetId, newest]);
   store.run('UPDATE ruleset_rules SET to_version = NULL WHERE ruleset_id = ? AND to_version > ?', [rulesetId, newest]);
@@ -273,7 +273,7 @@ export function reopenAt(store: Store, rulesetId: string, newest: number): void 
  * own and any an older deletion left there. Live rows (to_version NULL) are `after`'s and
  * stay. The key's from_version bounds the scan to the rows begun in that gap.
  */
-export function dropRowsBetween(store: Store, rulesetId: string, before: number | undefined, after: number): void {
+export function dropRowsBetween(store: SqlStore, rulesetId: string, before: number | undefined, after: number): void {
   store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version > ? AND from_version < ? AND to_version <= ?', [rulesetId, before ?? 0, after, after]);
 }
 
@@ -281,7 +281,7 @@ export function dropRowsBetween(store: Store, rulesetId: string, before: number 
  * Schema 1 → 2: every retained version's body (one JSON document per version) replayed
  * into rule rows and headers, oldest first, then the old table dropped.
  */
-export function migrateToRuleRows(store: Store): void {
+export function migrateToRuleRows(store: SqlStore): void {
   store.run('ALTER TABLE ruleset_versions RENAME TO ruleset_versions_v1');
   store.exec(HISTORY_SCHEMA);
   store.run('ALTER TABLE ruleset_headers RENAME TO ruleset_versions');
@@ -302,7 +302,7 @@ export function migrateToRuleRows(store: Store): void {
  * written together (see the file's comment). A store that came from schema 1 in the same
  * opening already has the rows of schema 3 (step 2 writes what this code writes).
  */
-export function inlineRuleBodies(store: Store): void {
+export function inlineRuleBodies(store: SqlStore): void {
   if (store.get("SELECT 1 AS y FROM sqlite_master WHERE type = 'table' AND name = 'rule_bodies'") === undefined) return;
   store.run('ALTER TABLE ruleset_rules RENAME TO ruleset_rules_v2');
   store.run('DROP INDEX ruleset_rules_live');

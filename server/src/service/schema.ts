@@ -8,10 +8,10 @@
  * (rulesetHistory.ts), so a version costs what changed.
  */
 import { inlineRuleBodies, migrateToRuleRows } from './rulesetHistory';
-import type { Store } from './store';
+import type { SqlStore } from './sqlStore';
 
 /** SQL, or a step that moves data (run in the step's transaction). */
-export type SchemaStep = string | ((store: Store) => void);
+export type SchemaStep = string | ((store: SqlStore) => void);
 
 export const SCHEMA: readonly SchemaStep[] = [
   `

@@ -1,12 +1,11 @@
 /**
- * Accounts and zones as the routes see them: loaded from the store, checked against the
- * caller's permissions, and rendered as the API's zone/account objects.
+ * Accounts and zones as the store holds them: their rows, read through a cache, and
+ * rendered as the API's zone objects. The caller's permissions on them are checked in
+ * scopeAccess.ts, for the routes; what runs under the routes (deployment, migration,
+ * events, the proxy) reads the rows here.
  */
 import type { Plan } from '../language/scheme/types';
 import type { Zone } from '../rulesApi';
-import { ApiError, CODES } from './api';
-import { authorize, seesEverything, visible, type Access, type PermissionGroup } from './auth';
-import type { Ctx } from './router';
 import type { Store } from './store';
 
 export interface ZoneRow {
@@ -47,23 +46,6 @@ export function storeScope(kind: 'zone' | 'account', id: string): string {
 }
 
 /**
- * The zone of `:zone_id`, after checking the caller may use `groups` with `access` on it.
- * A missing zone is 404 only for credentials that reach every zone; for others it is the
- * same 403 as a zone they may not see, so another account's token cannot learn which
- * ids exist.
- */
-export function requireZone(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): ZoneRow {
-  const id = ctx.params.zone_id!;
-  const zone = zoneRow(ctx.service.store, id);
-  if (!zone && !seesEverything(ctx.principal, 'zone')) notYours();
-  if (!zone) {
-    throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /zones/${id}, perhaps your object identifier is invalid?` }]);
-  }
-  authorize(ctx.principal, { accountId: zone.account_id, zoneId: zone.id }, groups, access);
-  return zone;
-}
-
-/**
  * Zone and account rows by id, read on every zone or account request: valid while the
  * zones and accounts tables are unchanged (Store.tableVersion), whoever changed them.
  */
@@ -99,37 +81,6 @@ export function zoneRow(store: Store, id: string): ZoneRow | undefined {
 
 export function accountRow(store: Store, id: string): AccountRow | undefined {
   return cached(rowCache(store).accounts, id, () => store.get<AccountRow>('SELECT id, name, created_on FROM accounts WHERE id = ?', [id]));
-}
-
-/**
- * The account `id`, or the answer for one that does not exist: to credentials that do not
- * reach every account, the same 403 as an account they may not see (as for zones), so ids
- * of other accounts do not leak; to the others, 404. Whether the caller may see it is the
- * caller's check.
- */
-export function existingAccount(ctx: Ctx, id: string): AccountRow {
-  const account = accountRow(ctx.service.store, id);
-  if (!account && !seesEverything(ctx.principal, 'account')) notYours();
-  if (!account) {
-    throw new ApiError(404, [{ code: CODES.badObjectId, message: `Could not route to /accounts/${id}, perhaps your object identifier is invalid?` }]);
-  }
-  return account;
-}
-
-/** The account of `:account_id`, after the permission check (a missing one as for zones). */
-export function requireAccount(ctx: Ctx, groups: readonly PermissionGroup[], access: Access): AccountRow {
-  const account = existingAccount(ctx, ctx.params.account_id!);
-  authorize(ctx.principal, { accountId: account.id }, groups, access);
-  return account;
-}
-
-/** The answer to credentials that do not reach a zone or account, whether it exists or not. */
-function notYours(): never {
-  throw ApiError.of(403, CODES.authenticationError, 'Authentication error');
-}
-
-export function zoneVisible(ctx: Ctx, zone: Pick<ZoneRow, 'id' | 'account_id'>): boolean {
-  return visible(ctx.principal, { accountId: zone.account_id, zoneId: zone.id });
 }
 
 /** The zone object of `GET /zones` (the fields clients read; the rest as the API has them). */

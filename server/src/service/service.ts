@@ -16,6 +16,7 @@ import { RulesetWriteLimiter } from './rateLimit';
 import { WorkerCancelled } from '../timedWorker';
 import type { TracedRequestSink } from '../evaluatedRequest';
 import type { EventReader } from './events/query';
+import type { RouteServices } from './routeServices';
 
 export type LegacyMode = 'on' | 'sunset';
 
@@ -41,19 +42,11 @@ export interface ServiceOptions {
   readonly events?: TracedRequestSink & EventReader;
 }
 
-export interface Service {
-  readonly store: Store;
+/** The running service: what the routes reach (routeServices.ts), and what only the HTTP layer reads. */
+export interface Service extends RouteServices {
   readonly legacy: LegacyMode;
-  /** Trace evaluations, in a worker thread with a time limit. */
-  readonly traces: TraceRunner;
-  /** The checks of the rules a write brings, in a worker thread (ruleChecker.ts). */
-  readonly ruleChecks: RuleChecker;
-  /** Bytes of a traced body that are inspected, for zones without their own setting (routes/zoneSettings.ts; default DEFAULT_BODY_LIMIT). */
-  readonly bodyLimit?: number;
   /** Throttles updates to one ruleset (`--ruleset-write-rate`), when on. */
   readonly writeLimiter?: RulesetWriteLimiter;
-  /** The security events: the sink for traces (it records nothing with `--events off`) and GraphQL's reader. */
-  readonly events?: TracedRequestSink & EventReader;
 }
 
 export const API_PREFIX = '/client/v4';

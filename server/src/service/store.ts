@@ -28,6 +28,7 @@ import { dirname } from 'node:path';
 import { claim, release } from './dbClaim';
 import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlValue } from './sqlite';
 import { SCHEMA } from './schema';
+import type { SqlStore } from './sqlStore';
 import { eventsFileOf, moveEventsOut } from './events/schema';
 
 export type { Row, SqlValue };
@@ -58,7 +59,7 @@ interface Batch {
  */
 export class StoreUnavailable extends Error {}
 
-export class Store {
+export class Store implements SqlStore {
   private readonly db: SqlDatabase;
   /** The files that hold the claim (dbClaim.ts). */
   private readonly claims: readonly string[];

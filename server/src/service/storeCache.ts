@@ -1,4 +1,4 @@
-import type { Store } from './store';
+import type { SqlStore } from './sqlStore';
 
 /** What storeCache keeps: a Map, or a SizedLru for what can be large. */
 interface CacheLike {
@@ -17,8 +17,8 @@ interface CacheLike {
  * refused writes cannot keep every other client's reads cold. When more than one write
  * is rolled back (a batch lost), the whole cache is emptied.
  */
-export function storeCache<C extends CacheLike>(make: (store: Store) => C): (store: Store) => C {
-  const caches = new WeakMap<Store, C>();
+export function storeCache<C extends CacheLike>(make: (store: SqlStore) => C): (store: SqlStore) => C {
+  const caches = new WeakMap<SqlStore, C>();
   return (store) => {
     let c = caches.get(store);
     if (!c) {
@@ -35,7 +35,7 @@ export function storeCache<C extends CacheLike>(make: (store: Store) => C): (sto
  * Makes `cache.set` tell the store which key it set. An own property of this one object
  * shadows its class's method, so the callers keep the Map or SizedLru API they use.
  */
-function noteSets(store: Store, cache: CacheLike): void {
+function noteSets(store: SqlStore, cache: CacheLike): void {
   const set = cache.set as (this: CacheLike, key: string, value?: unknown, bytes?: unknown) => unknown;
   Object.defineProperty(cache, 'set', {
     value(this: CacheLike, key: string, value?: unknown, bytes?: unknown): unknown {

@@ -12,11 +12,10 @@ import type { Rule, Ruleset } from '../rulesets/model';
 import type { TraceDecision, TraceResult, TraceStep } from '../rulesApi';
 import { slowForTests } from '../timedWorker';
 import { describeRule } from '../rulesets/ruleNames';
-import { ApiError, CODES } from './api';
+import { ApiError, CODES, type ApiMessage } from './api';
 import { compiledZone } from './compiledZones';
 import { eventEvaluation } from './events/fromEvaluation';
-import type { DeployedZone } from './deployment';
-import type { TraceJob, TraceReply } from './traceRunner';
+import type { DeployedZone, ZoneSource } from './deployment';
 
 const CHALLENGES = new Set(['challenge', 'js_challenge', 'managed_challenge']);
 
@@ -234,6 +233,25 @@ export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone
   };
   return { result, evaluation: eventEvaluation(ev) };
 }
+
+/** A trace job as the runner (traceRunner.ts) sends it to the worker (traceWorker.ts), and its answer. */
+export interface TraceJob {
+  readonly zoneId: string;
+  /** The deployment key (zoneConfig.ts deploymentKey): the compiled zone is reused while it holds. */
+  readonly key: string;
+  /** What the zone is compiled from; sent only when the worker asks (it has no compiled zone under `key`). */
+  readonly source?: ZoneSource;
+  readonly sample: SampleRequest;
+  readonly skipChallenge: boolean;
+  /** Bytes of the body that become field values; the sample's body is already cut to it. */
+  readonly bodyLimit?: number;
+}
+
+export type TraceReply =
+  | { readonly result: TraceResult; readonly evaluation: Evaluation; readonly cached: boolean }
+  | { readonly apiError: { readonly status: number; readonly errors: readonly ApiMessage[] } }
+  | { readonly crash: string }
+  | { readonly needSource: true };
 
 /**
  * The job's zone compiled: from this thread's cache while its deployment key holds, else

@@ -18,31 +18,12 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { SampleRequest } from '../requests/types';
 import type { TraceResult } from '../rulesApi';
 import type { Evaluation } from '../rulesets/engine';
 import { TimedWorker, WorkerCancelled, WorkerTimeout } from '../timedWorker';
-import { ApiError, CODES, type ApiMessage } from './api';
+import { ApiError, CODES } from './api';
 import type { ZoneSource } from './deployment';
-import { traceReply } from './traceEval';
-
-export interface TraceJob {
-  readonly zoneId: string;
-  /** The deployment key (zoneConfig.ts deploymentKey): the compiled zone is reused while it holds. */
-  readonly key: string;
-  /** What the zone is compiled from; sent only when the worker asks (it has no compiled zone under `key`). */
-  readonly source?: ZoneSource;
-  readonly sample: SampleRequest;
-  readonly skipChallenge: boolean;
-  /** Bytes of the body that become field values; the sample's body is already cut to it. */
-  readonly bodyLimit?: number;
-}
-
-export type TraceReply =
-  | { readonly result: TraceResult; readonly evaluation: Evaluation; readonly cached: boolean }
-  | { readonly apiError: { readonly status: number; readonly errors: readonly ApiMessage[] } }
-  | { readonly crash: string }
-  | { readonly needSource: true };
+import { traceReply, type TraceJob, type TraceReply } from './traceEval';
 
 /** A trace's answer, and what its security events are made of (events/fromEvaluation.ts `eventEvaluation`). */
 export interface TracedRequest {

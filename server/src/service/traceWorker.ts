@@ -6,8 +6,7 @@
  */
 import { boundRegexBacktracking } from '../regexBudget';
 import { serveJobs } from '../timedWorker';
-import { traceReply } from './traceEval';
-import type { TraceJob, TraceReply } from './traceRunner';
+import { traceReply, type TraceJob, type TraceReply } from './traceEval';
 
 // Process-wide already when the CLI started the service; a service embedded elsewhere gets it here.
 boundRegexBacktracking();

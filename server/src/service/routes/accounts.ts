@@ -6,7 +6,8 @@ import type { Account } from '../../rulesApi';
 import { ApiError, CODES, paginate, type Reply } from '../api';
 import { bearerOf, findToken, tokenStatus, visible } from '../auth';
 import type { Ctx, Router } from '../router';
-import { existingAccount, requireZone, ZONE_SELECT, zoneObject, zoneVisible, type AccountRow, type ZoneRow } from '../scope';
+import { ZONE_SELECT, zoneObject, type AccountRow, type ZoneRow } from '../scope';
+import { existingAccount, requireZone, zoneVisible } from '../scopeAccess';
 
 export function accountRoutes(r: Router): void {
   r.get('/accounts', (ctx) => {

@@ -8,7 +8,8 @@
 import { ApiError, CODES, newId, notFound, paginate, timestamp, type ApiMessage, type Reply } from '../api';
 import { expectArray, expectObject, onlyKeys, optString, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
-import { requireZone, storeScope, type ZoneRow } from '../scope';
+import { storeScope, type ZoneRow } from '../scope';
+import { requireZone } from '../scopeAccess';
 import type { Store } from '../store';
 import {
   checkFilterExpression,

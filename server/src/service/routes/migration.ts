@@ -22,7 +22,7 @@ import type { MigrationCheck, MigrationConfig, MigrationStatus, NotMigrated as N
 import { migrationApiError } from '../migrationErrors';
 import { checkPhaseTwo, migrationZone } from '../migrationFlow';
 import type { Router } from '../router';
-import { requireZone } from '../scope';
+import { requireZone } from '../scopeAccess';
 
 export function notMigratedObject(n: NotMigrated): NotMigratedObject {
   return { kind: n.kind, id: n.id, ...(n.packageId ? { package_id: n.packageId } : {}), name: n.name, was: n.was, reason: n.reason };

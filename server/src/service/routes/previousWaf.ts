@@ -52,7 +52,7 @@ import { migrationApiError } from '../migrationErrors';
 import { migrationZone, saveMigrationRecord, saveWafSettings } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
 import { putEntryPoint, type RuleInput } from '../rulesetStore';
-import { requireZone } from '../scope';
+import { requireZone } from '../scopeAccess';
 import { seedId, type SeedStep } from '../seed';
 import { toJson } from '../store';
 

@@ -86,7 +86,8 @@ import {
 import { bodyHash } from '../rulesetHistory';
 import { inSlices } from '../ruleChecker';
 import { findRuleProblems, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
-import { requireAccount, requireZone, storeScope, type ZoneRow } from '../scope';
+import { storeScope, type ZoneRow } from '../scope';
+import { requireAccount, requireZone } from '../scopeAccess';
 import type { Store } from '../store';
 
 const CATALOG = defaultCatalog;

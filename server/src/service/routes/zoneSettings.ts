@@ -14,9 +14,9 @@
  */
 import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT } from '../../requests/body';
 import { ApiError, CODES } from '../api';
+import type { RouteServices } from '../routeServices';
 import type { Router } from '../router';
-import { requireZone } from '../scope';
-import type { Service } from '../service';
+import { requireZone } from '../scopeAccess';
 
 export const BODY_LIMIT_SETTING = 'request_body_inspection_limit';
 
@@ -27,17 +27,17 @@ interface Stored {
   readonly modified_on: string;
 }
 
-function stored(service: Service, zoneId: string): Stored | undefined {
+function stored(service: RouteServices, zoneId: string): Stored | undefined {
   const raw = service.store.meta(key(zoneId));
   return raw === undefined ? undefined : (JSON.parse(raw) as Stored);
 }
 
 /** The body inspection limit for evaluating the zone's rules: its own setting, else the service's default. */
-export function zoneBodyLimit(service: Service, zoneId: string): number {
+export function zoneBodyLimit(service: RouteServices, zoneId: string): number {
   return stored(service, zoneId)?.value ?? service.bodyLimit ?? DEFAULT_BODY_LIMIT;
 }
 
-function settingObject(service: Service, zoneId: string): Record<string, unknown> {
+function settingObject(service: RouteServices, zoneId: string): Record<string, unknown> {
   const s = stored(service, zoneId);
   return { id: BODY_LIMIT_SETTING, value: s?.value ?? service.bodyLimit ?? DEFAULT_BODY_LIMIT, editable: true, modified_on: s?.modified_on ?? null };
 }
