@@ -4,7 +4,7 @@
 // says the same in words. The core (language, rulesets, managed, migration, requests) is
 // pure: no VS Code, no LSP package, no node: module, so no I/O.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import ts from 'typescript';
@@ -248,4 +248,66 @@ test('the checker reports a forbidden edge, a forbidden package and a file outsi
     ]),
     [],
   );
+});
+
+/** The source file a relative import names (`./a` -> `a.ts` or `a/index.ts`), or undefined for JSON and the like. */
+function importedFile(file: string, spec: string): string | undefined {
+  const base = relative(ROOT, resolve(ROOT, dirname(file), spec));
+  return [`${base}.ts`, join(base, 'index.ts')].find((f) => existsSync(join(ROOT, f)));
+}
+
+/**
+ * The import circles among source files, each as its files in order (Tarjan's strongly
+ * connected components): a file that imports, through others, one that imports it back.
+ * Type-only imports count: a circle of types still ties the files' meaning together.
+ */
+export function importCircles(imports: readonly Import[], resolveImport = importedFile): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const { file, spec } of imports) {
+    const to = spec.startsWith('.') ? resolveImport(file, spec) : undefined;
+    if (!edges.has(file)) edges.set(file, []);
+    if (to !== undefined) edges.get(file)!.push(to);
+  }
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (edges.get(v) ?? []).includes(v)) circles.push(component.sort());
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return circles;
+}
+
+test('no source file imports, through others, one that imports it back', () => {
+  assert.deepEqual(importCircles(repoImports()), []);
+});
+
+test('the circle finder reports a circle through three files and a file importing itself, and nothing for a chain', () => {
+  const at = (file: string, spec: string) => ({ file, spec });
+  const byName = (file: string, spec: string) => join(dirname(file), `${spec.slice(2)}.ts`);
+  assert.deepEqual(
+    importCircles([at('x/a.ts', './b'), at('x/b.ts', './c'), at('x/c.ts', './a'), at('x/d.ts', './a'), at('x/e.ts', './e'), at('x/f.ts', 'node:fs')], byName),
+    [['x/a.ts', 'x/b.ts', 'x/c.ts'], ['x/e.ts']],
+  );
+  assert.deepEqual(importCircles([at('x/a.ts', './b'), at('x/b.ts', './c')], byName), []);
 });
