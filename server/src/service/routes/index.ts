@@ -9,7 +9,7 @@ import { migrationRoutes } from './migration';
 import { previousWafRoutes, seedPreviousWaf } from './previousWaf';
 import { traceRoutes } from './trace';
 import { zoneSettingRoutes } from './zoneSettings';
-import { graphqlRoutes } from '../events/route';
+import { graphqlRoutes } from './graphql';
 
 export function registerRoutes(r: Router): void {
   accountRoutes(r);

@@ -8,9 +8,9 @@ import { ApiError } from '../api';
 import { authenticate } from '../auth';
 import type { Reply } from '../api';
 import type { Ctx, Router } from '../router';
-import { runGraphql, type GraphqlRequest } from './graphql';
-import type { EventReader } from './query';
-import { EVENTS_SCOPE } from './schema';
+import { runGraphql, type GraphqlRequest } from '../events/graphql';
+import type { EventReader } from '../events/query';
+import { EVENTS_SCOPE } from '../events/schema';
 
 /** A service started without security events (tests of other routes, createService without them): no event to read. */
 const NO_EVENTS: EventReader = { all: async () => [] };
