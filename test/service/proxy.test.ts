@@ -149,17 +149,31 @@ describe('the proxy acts on the verdict', () => {
 
 describe('rate limiting', () => {
   it('counts per client over the period, mitigates for the timeout with 429, then counts again', async () => {
+    // Each answer's status and Retry-After (whole seconds until the mitigation ends).
     const statuses = async (n: number) => {
-      const out: number[] = [];
-      for (let i = 0; i < n; i++) out.push((await send(url, ZONE, '/limited')).status);
+      const out: [number, string | undefined][] = [];
+      for (let i = 0; i < n; i++) {
+        const a = await send(url, ZONE, '/limited');
+        out.push([a.status, a.headers['retry-after'] as string | undefined]);
+      }
       return out;
     };
-    assert.deepEqual(await statuses(3), [200, 200, 429]);
+    assert.deepEqual(await statuses(3), [
+      [200, undefined],
+      [200, undefined],
+      [429, '10'],
+    ]);
     assert.equal(events[2]!.evaluation.decision.description, 'two per 10 s');
-    clock += 9_999;
-    assert.deepEqual(await statuses(1), [429]);
+    clock += 8_500;
+    assert.deepEqual(await statuses(1), [[429, '2']]);
+    clock += 1_499;
+    assert.deepEqual(await statuses(1), [[429, '1']]);
     clock += 1;
-    assert.deepEqual(await statuses(3), [200, 200, 429]);
+    assert.deepEqual(await statuses(3), [
+      [200, undefined],
+      [200, undefined],
+      [429, '10'],
+    ]);
     // Other paths do not count.
     assert.equal((await send(url, ZONE, '/other')).status, 200);
     clock += 10_000;

@@ -83,6 +83,9 @@ describe('evaluation worker threads', () => {
       const statuses = await Promise.all(clients.flatMap((ip) => Array.from({ length: 5 }, () => send(pooled.url(), ZONE, '/limited', { headers: { 'cf-connecting-ip': ip } }).then((a) => `${ip} ${a.status}`))));
       const perClient = Object.fromEntries(clients.map((ip) => [ip, statuses.filter((s) => s.startsWith(ip)).map((s) => Number(s.split(' ')[1])).sort()]));
       assert.deepEqual(perClient, Object.fromEntries(clients.map((ip) => [ip, [200, 200, 429, 429, 429]])));
+      // The worker's answer carries the wait: an hour, give or take the second the test took.
+      const again = await send(pooled.url(), ZONE, '/limited', { headers: { 'cf-connecting-ip': clients[0]! } });
+      assert.ok(['3600', '3599'].includes(String(again.headers['retry-after'])), String(again.headers['retry-after']));
     } finally {
       await pooled.close();
       await deploy(RATELIMIT, []);

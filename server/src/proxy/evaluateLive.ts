@@ -10,7 +10,7 @@
 import { requestValues } from '../requests/fields';
 import type { LiveRequest } from '../requests/live';
 import { liveSampleRequest } from '../requests/live';
-import type { CompiledZone, Evaluation } from '../rulesets/engine';
+import type { CompiledZone, Evaluation, RuleRef } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
 import { characteristicsKey, ruleKey, type RateLimiter } from './rateLimit';
 import { canonicalHost } from './zones';
@@ -47,16 +47,27 @@ export function asRouted(live: LiveRequest): LiveRequest {
   return { ...live, rawHeaders };
 }
 
-export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): Evaluation {
+/** An evaluation of a live request, with what its answer needs beyond the engine's verdict. */
+export interface LiveEvaluation extends Evaluation {
+  /** A rate limit decided the request: seconds until it lets the client through again (the answer's `Retry-After`). */
+  readonly retryAfter?: number;
+}
+
+export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): LiveEvaluation {
   const { fields, values } = requestValues(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit });
-  return zone.compiled.evaluate(values, undefined, {
+  const counter = (ref: Pick<RuleRef, 'rulesetId' | 'ruleId'>, rl: RateLimit) => `${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`;
+  const evaluation = zone.compiled.evaluate(values, undefined, {
     rateLimitExceeded: (ref) => {
       const rl = zone.rateLimits.get(ruleKey(ref));
-      return rl !== undefined && limiter.hit(`${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`, rl);
+      return rl !== undefined && limiter.hit(counter(ref, rl), rl);
     },
     challengePassed: () => job.cleared,
     // Nothing downstream of the proxy reads the rules that did not act (the security events
     // are the rules that acted, events/fromEvaluation.ts), and each would be copied out of a worker.
     omitIdleRules: true,
   });
+  const d = evaluation.decision;
+  const rl = d.phase === 'http_ratelimit' && d.action !== 'allow-through' ? zone.rateLimits.get(ruleKey(d)) : undefined;
+  const retryAfter = rl && limiter.retryAfter(counter(d, rl), rl);
+  return retryAfter === undefined ? evaluation : { ...evaluation, retryAfter };
 }

@@ -37,11 +37,10 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { OrderedWorker, type Task } from '../orderedWorker';
-import type { Evaluation } from '../rulesets/engine';
 import { zoneConfigOf, type ZoneSource } from '../service/deployment';
 import type { Store } from '../service/store';
 import { deploymentKey, zoneSource } from '../service/zoneConfig';
-import type { LiveJob } from './evaluateLive';
+import type { LiveEvaluation, LiveJob } from './evaluateLive';
 import type { FromWorker, ToWorker } from './proxyWorker';
 import { rateLimitRules } from './rateLimit';
 
@@ -89,7 +88,7 @@ export function restartDelayMs(quickStops: number): number {
 interface Pending {
   readonly job: LiveJob;
   readonly clientIp: string;
-  resolve(e: Evaluation): void;
+  resolve(e: LiveEvaluation): void;
   reject(e: Error): void;
 }
 
@@ -134,7 +133,7 @@ export class EvaluationPool {
     maxRateLimitCounters: number,
     private readonly log: (line: string) => void,
     /** Evaluates a request on the proxy's thread, while its worker is down. */
-    private readonly fallback: (job: LiveJob) => Evaluation,
+    private readonly fallback: (job: LiveJob) => LiveEvaluation,
     limits: PoolLimits = {},
   ) {
     this.countersPerWorker = Math.ceil(maxRateLimitCounters / wanted);
@@ -281,7 +280,7 @@ export class EvaluationPool {
   }
 
   /** The request's evaluation; rejects with EvaluationUnavailable when its worker holds `queue` requests already, or hangs on it. */
-  evaluate(job: LiveJob, clientIp: string): Promise<Evaluation> {
+  evaluate(job: LiveJob, clientIp: string): Promise<LiveEvaluation> {
     return new Promise((resolve, reject) => this.dispatch({ job, clientIp, resolve, reject }, true));
   }
 

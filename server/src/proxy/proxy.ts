@@ -30,8 +30,7 @@ import { isIP } from 'node:net';
 import { createHistogram, monitorEventLoopDelay, performance, type RecordableHistogram } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
-import { DEFAULT_BODY_LIMIT } from '../requests/body';
-import type { Evaluation } from '../rulesets/engine';
+import { DEFAULT_BODY_LIMIT, undeclaredSize } from '../requests/body';
 import { ApiError, CODES, randomHex } from '../service/api';
 import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type Principal } from '../service/auth';
 import { zoneRow } from '../service/scope';
@@ -39,10 +38,11 @@ import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
 import { edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
-import { evaluateLive, type LiveJob } from './evaluateLive';
+import { evaluateLive, type LiveEvaluation, type LiveJob } from './evaluateLive';
 import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
+import { refusedHead, type HeadRefusal } from './requestHead';
 import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
 
 export type { EvaluatedRequestSink } from '../evaluatedRequest';
@@ -182,7 +182,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const evaluationTime = createHistogram();
-  const server = createServer({ headersTimeout: headerTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.min(headerTimeout / 4, 30_000)), keepAliveTimeout: 5_000 }, (req, res) => {
+  // requireHostHeader off: a request without Host gets the proxy's own logged 400 (requestHead.ts), not node's bare one.
+  const server = createServer({ requireHostHeader: false, headersTimeout: headerTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.min(headerTimeout / 4, 30_000)), keepAliveTimeout: 5_000 }, (req, res) => {
     handle(req, res).catch((e) => {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
       if (!res.headersSent) sendPage(res, zoneErrorPage(newRayId(), '(proxy)', 'internal error; see the log'));
@@ -222,6 +223,14 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
       socket.destroy();
     });
+  });
+  // An expectation other than 100-continue: 417, as node would answer (RFC 7231 §5.1.1), but logged like every answer of the proxy's own.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const rayId = newRayId();
+    log(`proxy: ${rayId} ${req.method} ${req.url} 417 (Expect ${JSON.stringify(req.headers.expect)}: only 100-continue is met)`);
+    req.resume();
+    res.setHeader('connection', 'close');
+    sendPage(res, refusedPage({ status: 417, reason: `Expect ${JSON.stringify(req.headers.expect)}: only 100-continue is met` }), rayId);
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     watchErrors(socket);
@@ -263,7 +272,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     readonly rayId: string;
     readonly time: number;
     readonly edge: EdgeFields;
-    readonly evaluation: Evaluation;
+    readonly evaluation: LiveEvaluation;
     readonly bodyTruncated: boolean;
     /** The proxy's own answer, or undefined to forward. */
     readonly page?: Page;
@@ -293,11 +302,14 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (d.action === 'allow-through') return { ...base, kind: 'forward' };
     const rule = d.description || d.ref || d.ruleId;
     if (d.action === 'block' || challengeMode === 'block') {
+      // A rate limit's block says when the client may come back, as the edge's does.
+      const retry: Record<string, string> = evaluation.retryAfter === undefined ? {} : { 'retry-after': String(evaluation.retryAfter) };
       if (d.action === 'block' && d.response) {
         const r = d.response;
-        return { ...base, kind: 'block', page: { status: r.status_code ?? 403, headers: { 'content-type': r.content_type || 'text/html', 'cache-control': 'no-store' }, body: r.content ?? '' } };
+        return { ...base, kind: 'block', page: { status: r.status_code ?? 403, headers: { 'content-type': r.content_type || 'text/html', 'cache-control': 'no-store', ...retry }, body: r.content ?? '' } };
       }
-      return { ...base, kind: 'block', page: blockPage({ rayId, zone: route.zoneName, clientIp: edge.clientIp, ...(rule ? { rule } : {}), status: d.phase === 'http_ratelimit' ? 429 : 403 }) };
+      const page = blockPage({ rayId, zone: route.zoneName, clientIp: edge.clientIp, ...(rule ? { rule } : {}), status: d.phase === 'http_ratelimit' ? 429 : 403 });
+      return { ...base, kind: 'block', page: { ...page, headers: { ...page.headers, ...retry } } };
     }
     return { ...base, kind: 'challenge', page: challengePage(rayId, route.zoneName, d.action, safeReturn(req.url), CHALLENGE_PATH) };
   }
@@ -376,12 +388,19 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   /**
-   * The request's target made the one the proxy evaluates and forwards (forwarding.ts
-   * `requestTarget`: an absolute-form target as origin-form), so that the control and
-   * challenge paths, the rules, the app and the event all read the same path; or the 400
-   * page for a target that names a host other than Host's, or is in no form the proxy forwards.
+   * The page for a head the proxy refuses (requestHead.ts: two Hosts, a malformed one, a
+   * transfer coding it cannot forward, HTTP/2 on this listener); else the request's target
+   * made the one the proxy evaluates and forwards (forwarding.ts `requestTarget`: an
+   * absolute-form target as origin-form), so that the control and challenge paths, the rules,
+   * the app and the event all read the same path; or the 400 page for a target that names a
+   * host other than Host's, or is in no form the proxy forwards.
    */
-  function fixTarget(req: IncomingMessage, rayId: string): Page | undefined {
+  function checkHead(req: IncomingMessage, rayId: string): Page | undefined {
+    const refused = refusedHead(req);
+    if (refused) {
+      log(`proxy: ${rayId} ${req.method} ${req.url} ${refused.status} (${refused.reason})`);
+      return refusedPage(refused);
+    }
     const target = requestTarget(req.url, req.headers.host);
     if (target !== undefined) {
       req.url = target;
@@ -394,7 +413,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     reparsed.delete(req.socket);
     const rayId = newRayId();
-    const badTarget = fixTarget(req, rayId);
+    const badTarget = checkHead(req, rayId);
     if (badTarget) {
       req.resume();
       res.setHeader('connection', 'close');
@@ -420,6 +439,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const route = zoneOf(req, rayId);
     if (!('zoneId' in route)) {
       req.resume();
+      log(`proxy: ${rayId} ${req.method} ${req.url} ${route.status} (Host ${JSON.stringify(hostName(req.headers.host))} is under no proxied zone)`);
       sendPage(res, route, rayId);
       return;
     }
@@ -429,7 +449,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (head === 'stalled') return bodyStalled(req, res);
     const buffered = Buffer.concat(head.chunks);
     const declared = Number(req.headers['content-length']);
-    const bodySize = Number.isSafeInteger(declared) && declared >= 0 ? declared : buffered.length;
+    // Without Content-Length (chunked) the whole size is unknown when the rules run: past the
+    // limit it is limit + 1, whatever pieces the client sent it in (body.ts `undeclaredSize`).
+    const bodySize = Number.isSafeInteger(declared) && declared >= 0 ? declared : undeclaredSize(buffered.length, limit);
     let verdict: Verdict;
     try {
       verdict = await evaluateRequest(req, route, rayId, buffered.subarray(0, limit).toString('latin1'), bodySize);
@@ -746,7 +768,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     if (!isWebSocket(req)) return reparse(req, socket, head);
     const rayId = newRayId();
-    const badTarget = fixTarget(req, rayId);
+    const badTarget = checkHead(req, rayId);
     if (badTarget) {
       writeRawPage(socket, badTarget, rayId);
       return;
@@ -758,6 +780,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return;
     }
     if (!('zoneId' in route)) {
+      log(`proxy: ${rayId} upgrade ${req.url} ${route.status} (Host ${JSON.stringify(hostName(req.headers.host))} is under no proxied zone)`);
       writeRawPage(socket, route, rayId);
       return;
     }
@@ -973,7 +996,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 }
 
 /** The evaluation workers asked for, or undefined to evaluate on this thread. */
-function evaluationPool(options: ProxyOptions, log: (line: string) => void, onThisThread: (job: LiveJob) => Evaluation): EvaluationPool | undefined {
+function evaluationPool(options: ProxyOptions, log: (line: string) => void, onThisThread: (job: LiveJob) => LiveEvaluation): EvaluationPool | undefined {
   const n = options.workers ?? 0;
   if (n <= 0) return undefined;
   if (options.now) throw new ProxyConfigError('evaluation workers count rate limits on the real clock: a proxy with a fake clock (now) evaluates on its own thread (workers: 0)');
@@ -1004,6 +1027,11 @@ function plainAnswer(status: number, text: string, why: string): string {
 }
 
 /** A request target the proxy does not forward (forwarding.ts `requestTarget`). */
+/** A head the proxy refuses (requestHead.ts), with its reason. */
+function refusedPage(r: HeadRefusal): Page {
+  return { status: r.status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${r.status} ${STATUS_CODES[r.status]}: ${r.reason}\n` };
+}
+
 function badTargetPage(): Page {
   return { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '400 Bad Request: the request target names a host other than the Host header\'s, or is not a path (absolute-form targets must name the Host)\n' };
 }

@@ -22,9 +22,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { taskMarker } from '../orderedWorker';
 import { boundRegexBacktracking } from '../regexBudget';
-import type { Evaluation } from '../rulesets/engine';
 import type { ZoneSource } from '../service/deployment';
-import { evaluateLive, type LiveJob } from './evaluateLive';
+import { evaluateLive, type LiveEvaluation, type LiveJob } from './evaluateLive';
 import { RateLimiter } from './rateLimit';
 import { compiledLiveZone, type LiveZone } from './zones';
 
@@ -36,7 +35,7 @@ export type ToWorker =
   | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
 
 export type FromWorker =
-  | { readonly id: number; readonly evaluation: Evaluation }
+  | { readonly id: number; readonly evaluation: LiveEvaluation }
   | { readonly id: number; readonly error: string }
   | { readonly id: number; readonly zoneId: string; readonly key: string; readonly compiled: true }
   | { readonly id: number; readonly zoneId: string; readonly key: string; readonly compileError: string };

@@ -90,6 +90,18 @@ export class RateLimiter {
     if (timeout > 0) c.until = now + timeout * 1000;
     return true;
   }
+
+  /**
+   * Whole seconds (at least 1) until a counter that `hit` just mitigated lets requests through
+   * again: the end of its mitigation, or with a timeout of 0 the end of its window; the
+   * `Retry-After` of the answer. Undefined when no counter is held for `key`.
+   */
+  retryAfter(key: string, limit: RateLimit): number | undefined {
+    const c = this.counters.get(counterKey(key));
+    if (!c) return undefined;
+    const end = c.until > 0 ? c.until : c.windowStart + limit.period * 1000;
+    return Math.max(1, Math.ceil((end - this.now()) / 1000));
+  }
 }
 
 /** The `http_ratelimit` rules of an entry point by `rulesetId/ruleId`, with their parameters. */
@@ -99,7 +111,7 @@ export function rateLimitRules(entryPoint: Ruleset | undefined): ReadonlyMap<str
   return out;
 }
 
-export function ruleKey(rule: RuleRef): string {
+export function ruleKey(rule: Pick<RuleRef, 'rulesetId' | 'ruleId'>): string {
   return `${rule.rulesetId ?? ''}/${rule.ruleId ?? ''}`;
 }
 

@@ -119,14 +119,25 @@ export async function takeBodyHead(stream: BodyStream, limit: number): Promise<B
 }
 
 /**
+ * The size of a body of no declared size (a chunked request, a pipe) when the rules run,
+ * from the bytes read so far: exact up to the limit; past it limit + 1, "more than the
+ * limit". What was read past the limit depends on how the sender's writes arrived, and a
+ * field must not: a 10 KB body sent whole and sent in 500-byte pieces get the same value.
+ */
+export function undeclaredSize(read: number, limit: number): number {
+  return Math.min(read, limit + 1);
+}
+
+/**
  * A request whose body comes from a stream: `body` is its first `limit` bytes and
- * `bodySize` the declared size when given (else the bytes read, more than the limit when
- * the body is), so `http.request.body.truncated` and `crs.inbound_data_error` say it was
- * cut. Returns what was read too, for a caller that forwards the body.
+ * `bodySize` the declared size when given, the whole size when the stream ended within the
+ * limit, else `undeclaredSize`'s limit + 1; so `http.request.body.truncated` and
+ * `crs.inbound_data_error` say it was cut. Returns what was read too, for a caller that
+ * forwards the body.
  */
 export async function streamedRequest(req: Omit<SampleRequest, 'body' | 'bodySize'>, stream: BodyStream, limit: number, declaredSize?: number): Promise<{ request: SampleRequest; read: BodyHead }> {
   const read = await takeBodyHead(stream, limit);
-  const size = read.ended ? read.read : Math.max(declaredSize ?? 0, read.read);
+  const size = read.ended ? read.read : declaredSize !== undefined ? Math.max(declaredSize, read.read) : undeclaredSize(read.read, limit);
   return { request: { ...req, body: read.head, bodySize: size }, read };
 }
 

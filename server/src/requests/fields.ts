@@ -52,7 +52,7 @@ import { asciiLower, utf8ToBinary } from '../language/bytes';
 import type { FieldValues } from '../language/evaluate';
 import { convertFieldValue, prepareFields } from '../language/fieldValues';
 import { EDGE_CONTEXT_FIELDS } from '../language/runtime/functions';
-import { httpScheme, suggestNames } from '../language/scheme/index';
+import { GEOIP_ALIASES, httpScheme, suggestNames } from '../language/scheme/index';
 import type { Type } from '../language/types';
 import { bodyWithoutFiles, DEFAULT_BODY_LIMIT, inspectedBody } from './body';
 import { crsFields } from './crsFields';
@@ -176,6 +176,11 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
     const r = metaFieldValue(name, text);
     if (r.problem !== undefined) problems.push(r.problem);
     else f[name] = r.value;
+  }
+  // A deprecated `ip.geoip.*` name is another name for its `ip.src.*` field: a value given under either is the other's too.
+  for (const [alias, field] of GEOIP_ALIASES) {
+    if (f[alias] === undefined && f[field] !== undefined) f[alias] = f[field];
+    else if (f[field] === undefined && f[alias] !== undefined) f[field] = f[alias];
   }
   return { fields: f, problems };
 }

@@ -38,6 +38,20 @@ describe('RateLimiter', () => {
     assert.deepEqual(run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [0, 'a'], [5_000, 'a'], [5_000, 'a']], limit), [false, false, false, true, true, false]);
   });
 
+  it("says how long a mitigated client waits (Retry-After): to the mitigation's end, or with timeout 0 to the window's", () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t);
+    run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [3_000, 'a']]);
+    assert.equal(l.retryAfter('a', LIMIT), 60);
+    clock.t += 59_001;
+    assert.equal(l.retryAfter('a', LIMIT), 1);
+    const noTimeout = { ...LIMIT, mitigation_timeout: 0 };
+    const m = new RateLimiter(() => clock.t);
+    run(m, clock, [[0, 'b'], [0, 'b'], [0, 'b'], [2_500, 'b']], noTimeout);
+    assert.equal(m.retryAfter('b', noTimeout), 8);
+    assert.equal(m.retryAfter('never-seen', noTimeout), undefined);
+  });
+
   it('counts each key apart, and never holds more than its bound (least recently used dropped)', () => {
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t, 2);

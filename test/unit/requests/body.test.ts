@@ -180,11 +180,22 @@ describe('streamed bodies (a proxy, a file read in chunks)', () => {
     assert.deepEqual(f['http.request.body.multipart.filenames'], [['x.bin']]);
   });
 
-  test('without a declared size, a body cut at the limit still reads as truncated', async () => {
+  test('without a declared size, a body cut at the limit reads as truncated, its size limit + 1 however its pieces came', async () => {
     const req = { method: 'POST', url: 'https://example.com/', httpVersion: 'HTTP/1.1', headers: [] as [string, string][], meta: {} };
-    const { request } = await streamedRequest(req, counted(1000, 100).stream, 250);
-    const f = requestFields(request, { bodyLimit: 250 }).fields;
-    assert.deepEqual([f['http.request.body.size'], f['http.request.body.truncated']], [300, true]);
+    const sizes = [];
+    for (const piece of [100, 7, 1000]) {
+      const { request } = await streamedRequest(req, counted(1000, piece).stream, 250);
+      const f = requestFields(request, { bodyLimit: 250 }).fields;
+      sizes.push([f['http.request.body.size'], f['http.request.body.truncated']]);
+    }
+    assert.deepEqual(sizes, [
+      [251, true],
+      [251, true],
+      [251, true],
+    ]);
+    // Ended within the limit: its whole size.
+    const { request } = await streamedRequest(req, counted(200, 7).stream, 250);
+    assert.deepEqual([request.bodySize, request.body?.length], [200, 200]);
   });
 });
 

@@ -165,6 +165,17 @@ describe('requestFields: fixtures', () => {
     });
   });
 
+  test('a deprecated ip.geoip.* name holds what its ip.src.* field holds, given under either name', () => {
+    const sample = (meta: Record<string, string>) => ({ method: 'GET', url: 'https://example.com/', httpVersion: 'HTTP/1.1', headers: [] as [string, string][], meta });
+    const names = ['ip.src.country', 'ip.geoip.country', 'ip.src.asnum', 'ip.geoip.asnum'];
+    const geo = (f: Record<string, unknown>) => Object.fromEntries(names.filter((n) => f[n] !== undefined).map((n) => [n, f[n]]));
+    assert.deepEqual(geo(requestFields(sample({ 'ip.src.country': 'DE', 'ip.src.asnum': '64500' })).fields), { 'ip.src.country': 'DE', 'ip.geoip.country': 'DE', 'ip.src.asnum': 64500, 'ip.geoip.asnum': 64500 });
+    assert.deepEqual(geo(requestFields(sample({ 'ip.geoip.country': 'FR' })).fields), { 'ip.src.country': 'FR', 'ip.geoip.country': 'FR' });
+    // Both given: each as written.
+    assert.deepEqual(geo(requestFields(sample({ 'ip.src.country': 'DE', 'ip.geoip.country': 'FR' })).fields), { 'ip.src.country': 'DE', 'ip.geoip.country': 'FR' });
+    assert.deepEqual(geo(requestFields(sample({})).fields), {});
+  });
+
   test('every fixture request (and every vendor test request) converts with prepareFields without errors', () => {
     const vendorDir = new URL('../../fixtures/vendor/', import.meta.url);
     const all = [...fixture('two-requests.http'), ...fixture('metadata.http'), ...fixture('form-post.http'), ...fixture('multipart.http')];

@@ -224,6 +224,9 @@ const DEPRECATED_GEOIP: FieldDef[] = [
   };
 });
 
+/** Each deprecated `ip.geoip.*` name and the `ip.src.*` field it is another name for: a request's value under one is its value under the other. */
+export const GEOIP_ALIASES: readonly (readonly [alias: string, field: string])[] = DEPRECATED_GEOIP.map((f) => [f.name, f.deprecated!.replacement!]);
+
 // ---------------------------------------------------------------------------------------
 // §4.6 Edge, connection, TLS
 

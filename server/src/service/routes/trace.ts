@@ -14,7 +14,7 @@
  * - Our extensions: `context.ip` (the client address, `ip.src`; default 192.0.2.1),
  *   `context.country` (= `geoloc.iso_code`), and `skip_challenge` also at the top level.
  * - `context` maps onto edge fields: bot_score → cf.bot_management.score, threat_score →
- *   cf.threat_score, geoloc.iso_code → ip.src.country (and the deprecated ip.geoip.country),
+ *   cf.threat_score, geoloc.iso_code → ip.src.country (the deprecated ip.geoip.country follows it: requests/fields.ts),
  *   continent → ip.src.continent, city → ip.src.city, is_eu_country →
  *   ip.src.is_in_european_union, latitude/longitude → ip.src.lat/lon, postal_code,
  *   region_code, subdivision_2_iso_code → ip.src.*, timezone → ip.src.timezone.name.
@@ -64,7 +64,7 @@ import { traceRayId, tracedRequest } from '../events/fromTrace';
 const TOP_KEYS = ['url', 'method', 'protocol', 'headers', 'cookies', 'body', 'context', 'skip_response', 'skip_challenge'];
 const CONTEXT_KEYS = ['bot_score', 'threat_score', 'geoloc', 'skip_challenge', 'ip', 'country'];
 const GEOLOC_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  iso_code: ['ip.src.country', 'ip.geoip.country'],
+  iso_code: ['ip.src.country'],
   continent: ['ip.src.continent'],
   city: ['ip.src.city'],
   is_eu_country: ['ip.src.is_in_european_union'],
