@@ -249,6 +249,20 @@ describe('what a rule may hold', () => {
     assert.deepEqual([ref.status, ref.body.errors], [400, [{ code: 20021, message: "'ref' is too long: at most 500 characters, got 7900000", source: { pointer: '/rules/0/ref' } }]]);
     const ok = await svc.call('POST', `/zones/${ENT}/rulesets/${rs.id}/rules`, { body: { ...rule(701), description: 'd'.repeat(500) } });
     assert.equal(ok.status, 200);
+    // Characters, not UTF-16 units: 500 emoji fit, 501 are counted as 501.
+    const emoji = await svc.call('POST', `/zones/${ENT}/rulesets/${rs.id}/rules`, { body: { ...rule(702), description: '😀'.repeat(500) } });
+    assert.equal(emoji.status, 200);
+    const over = await svc.call('POST', `/zones/${ENT}/rulesets/${rs.id}/rules`, { body: { ...rule(703), description: '😀'.repeat(501) } });
+    assert.deepEqual(over.body.errors, [{ code: 20021, message: "'description' is too long: at most 500 characters, got 501", source: { pointer: '/description' } }]);
+  });
+
+  it("a ruleset's name or description over 500 characters is refused: every version keeps them", async () => {
+    const put = (body: object) => svc.call('PUT', entry(ENT), { body: { rules: [rule(1)], ...body } });
+    const name = await put({ name: 'n'.repeat(501) });
+    assert.deepEqual([name.status, name.body.errors], [400, [{ code: 20021, message: "'name' is too long: at most 500 characters, got 501", source: { pointer: '/name' } }]]);
+    const description = await put({ description: 'd'.repeat(1_000_000) });
+    assert.deepEqual([description.status, description.body.errors], [400, [{ code: 20021, message: "'description' is too long: at most 500 characters, got 1000000", source: { pointer: '/description' } }]]);
+    assert.equal((await put({ description: 'd'.repeat(500) })).status, 200);
   });
 
   it('a NUL character anywhere in a rule is refused where it is, and nothing is stored', async () => {

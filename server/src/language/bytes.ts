@@ -199,3 +199,40 @@ export function percentDecode(s: string, options: PercentDecodeOptions = {}): st
   }
   return out + s.slice(run);
 }
+
+/** The UTF-8 length of a string in bytes (a lone surrogate counts as the 3 bytes of U+FFFD). */
+export function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/**
+ * The length of a string in characters (code points): what a limit "of N characters"
+ * counts, so an emoji is one character, not the two UTF-16 units of `length`.
+ */
+export function charLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i + 1 < s.length; i++) {
+    if ((s.charCodeAt(i) & 0xfc00) === 0xd800 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n--;
+      i++;
+    }
+  }
+  return n;
+}
+
+/** The UTF-16 offset of the character (code point) numbered `n` from 0, or `s.length` when there are fewer. */
+export function charOffset(s: string, n: number): number {
+  let i = 0;
+  for (let k = 0; k < n && i < s.length; k++) i += (s.charCodeAt(i) & 0xfc00) === 0xd800 && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+  return i;
+}

@@ -26,7 +26,7 @@ import {
   type LitResult,
 } from './literals';
 import { lintComparison, lintMapKey } from './lints';
-import { binaryToUtf8 } from './bytes';
+import { binaryToUtf8, charLength, charOffset } from './bytes';
 import { NESTING_HINT } from './parse';
 import { unknownOperator } from './operatorTypo';
 import { checkRegex } from './regex';
@@ -64,13 +64,18 @@ export const MANAGED_LISTS = ['cf.open_proxies', 'cf.anonymizer', 'cf.vpn', 'cf.
  */
 export const PARSE_LIMIT = 16 * MAX_EXPRESSION_LENGTH;
 
-/** The refusal of an expression over MAX_EXPRESSION_LENGTH characters. */
+/** Whether an expression is over MAX_EXPRESSION_LENGTH characters (code points: an emoji is one). */
+export function isTooLong(text: string): boolean {
+  return text.length > MAX_EXPRESSION_LENGTH && charLength(text) > MAX_EXPRESSION_LENGTH;
+}
+
+/** The refusal of an expression over MAX_EXPRESSION_LENGTH characters, from its first character past the limit. */
 export function tooLong(text: string): Diagnostic {
   return error(
     'expression-too-long',
-    MAX_EXPRESSION_LENGTH,
+    charOffset(text, MAX_EXPRESSION_LENGTH),
     text.length,
-    `expression is ${text.length} characters long; the limit is ${MAX_EXPRESSION_LENGTH}`,
+    `expression is ${charLength(text)} characters long; the limit is ${MAX_EXPRESSION_LENGTH}`,
     'Shorten it: merge comparisons into sets (`in {…}`), or move values into a list (`in $name`).',
   );
 }
@@ -115,7 +120,7 @@ class Checker {
     this.scheme = options.scheme ?? httpScheme;
     // The 4,096-character limit is the API's for user rules; managed rules (converted CRS
     // regexes alone reach 4 KB) are not subject to it.
-    if (text.length > MAX_EXPRESSION_LENGTH && !options.allowManaged) this.diagnostics.push(tooLong(text));
+    if (!options.allowManaged && isTooLong(text)) this.diagnostics.push(tooLong(text));
   }
 
   err(code: DiagnosticCode, span: A.Span, message: string, hint?: string, data?: Record<string, unknown>): void {

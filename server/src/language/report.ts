@@ -8,6 +8,7 @@
  * LINE and COL are 1-based, and COL and the carets count UTF-8 bytes within the line,
  * as the engine does; editors use UTF-16 `character` offsets instead.
  */
+import { utf8Length } from './bytes';
 import type { Diagnostic } from './diagnostics';
 
 export interface Position {
@@ -61,9 +62,6 @@ export function offsetAt(text: string, pos: Position): number {
   return Math.min(offset + pos.character, lineEnd < 0 ? text.length : lineEnd);
 }
 
-function utf8Length(s: string): number {
-  return new TextEncoder().encode(s).length;
-}
 
 /** The engine's `Filter parsing error (L:C):` block for one diagnostic (three lines, each ending in \n). */
 export function engineReport(text: string, d: Diagnostic, heading = d.severity === 'error' ? 'Filter parsing error' : 'Filter warning'): string {

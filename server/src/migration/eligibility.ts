@@ -16,6 +16,7 @@
  * "Firewall rules to migrate" are counted as all of the zone's firewall rules (paused ones
  * included): our reading — the guide does not say which rules count.
  */
+import { utf8Length } from '../language/bytes';
 import type { LegacyFirewallRule } from '../rulesets/legacy';
 import type { ReasonCode } from './errors';
 import { migrationState, type MigrationState, type MigrationZone } from './zone';
@@ -37,15 +38,6 @@ export interface MigrationCheck {
   readonly reasons: readonly MigrationReason[];
 }
 
-/** UTF-8 length of a string, in bytes. */
-export function utf8Length(s: string): number {
-  let n = 0;
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) ?? 0;
-    n += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-  }
-  return n;
-}
 
 function ruleName(r: LegacyFirewallRule, index: number): string {
   const id = r.id ? `firewall rule ${r.id}` : `firewall rule #${index + 1}`;

@@ -26,6 +26,7 @@
  * Pure: no I/O, the managed catalog comes in as a value.
  */
 import type { JSONPath, Node } from 'jsonc-parser';
+import { utf8Length } from '../language/bytes';
 import { checkExpression } from '../language/index';
 import { PHASES, type Phase } from '../language/scheme/types';
 import { actionsFor, NO_PARAMETERS } from './actions';
@@ -116,20 +117,6 @@ export const BLOCK_CONTENT_TYPES = ['application/json', 'text/html', 'text/plain
 export const BLOCK_CONTENT_MAX_BYTES = 2 * 1024;
 export const RATELIMIT_BLOCK_CONTENT_MAX_BYTES = 30 * 1024;
 
-/** The UTF-8 length of a string (a lone surrogate counts as the 3 bytes of U+FFFD). */
-function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
-}
 
 /** Top-level keys of the parameters of actions outside the WAF's scope (rules-api §2.5). */
 const OTHER_PARAMETER_KEYS: Partial<Record<Action, readonly string[]>> = {

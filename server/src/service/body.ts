@@ -4,7 +4,7 @@
  * (`source.pointer`, a JSON pointer into the body).
  */
 import { ApiError, CODES } from './api';
-import { bytesToBinary, firstNonUtf8 } from '../language/bytes';
+import { bytesToBinary, charLength, firstNonUtf8 } from '../language/bytes';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: Json };
@@ -177,15 +177,19 @@ export function refuseNul(v: string, key: string, pointer: string): string {
   return v;
 }
 
+/** Refuses a text of more than `max` characters (code points: an emoji is one), in the API's words. */
+export function refuseLong(v: string, max: number, key: string, pointer: string): string {
+  const n = v.length > max ? charLength(v) : v.length;
+  if (n > max) throw ApiError.of(400, CODES.invalidValue, `'${key}' is too long: at most ${max} characters, got ${n}`, `${pointer}/${key}`);
+  return v;
+}
+
 export function optString(obj: JsonObject, key: string, pointer = '', max?: number): string | undefined {
   const v = obj[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string') throw invalidJson(`field "${key}" must be a string, got ${kindOf(v)}`, `${pointer}/${key}`);
   refuseNul(v, key, pointer);
-  if (max !== undefined && v.length > max) {
-    throw ApiError.of(400, CODES.invalidValue, `'${key}' is too long: at most ${max} characters, got ${v.length}`, `${pointer}/${key}`);
-  }
-  return v;
+  return max === undefined ? v : refuseLong(v, max, key, pointer);
 }
 
 export function reqString(obj: JsonObject, key: string, pointer = ''): string {

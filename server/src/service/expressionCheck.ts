@@ -17,8 +17,8 @@
  * service, which knows the zone's plan and the phase, cannot accept.
  */
 import { checkExpression, type Diagnostic } from '../language/index';
-import { MAX_EXPRESSION_LENGTH } from '../language/check';
-import { error } from '../language/diagnostics';
+import { isTooLong, tooLong } from '../language/check';
+import { engineReport } from '../language/report';
 import type { Phase, Plan } from '../language/scheme/types';
 
 export interface ExpressionOptions {
@@ -32,17 +32,8 @@ const cache = new Map<string, readonly Diagnostic[]>();
 
 /** The core's diagnostics of an expression (see the file comment). */
 export function expressionDiagnostics(text: string, options: ExpressionOptions): readonly Diagnostic[] {
-  if (text.length > MAX_EXPRESSION_LENGTH && !options.allowManaged) {
-    return [
-      error(
-        'expression-too-long',
-        MAX_EXPRESSION_LENGTH,
-        text.length,
-        `expression is ${text.length} characters long; the limit is ${MAX_EXPRESSION_LENGTH}`,
-        'Shorten it: merge comparisons into sets (`in {…}`), or move values into a list (`in $name`).',
-      ),
-    ];
-  }
+  // Refused before the cache, so a long expression is not kept as a key.
+  if (!options.allowManaged && isTooLong(text)) return [tooLong(text)];
   const key = `${options.plan ?? ''}\u0000${options.phase ?? ''}\u0000${options.allowManaged ? 1 : 0}\u0000${text}`;
   const hit = cache.get(key);
   if (hit) {
@@ -90,4 +81,14 @@ export function expressionVerdict(text: string, options: ExpressionOptions): Exp
     ...(planRequired ? { planRequired } : {}),
     warnings: diagnostics.filter((d) => d.severity === 'warning' && !REFUSED_WARNINGS.has(d.code)),
   };
+}
+
+/**
+ * The API's refusal of an expression for `field` (rules-api §1.6): the expression quoted,
+ * then the engine's layout of `d` under it (report.ts `engineReport`). One over the length
+ * limit is measured, not quoted back: it may be megabytes.
+ */
+export function refusalText(text: string, field: string, because: string, d: Diagnostic, heading: string): string {
+  if (d.code === 'expression-too-long') return `the value for ${field} is not valid because ${d.message}`;
+  return `'${text}' is not a valid value for ${field} because ${because}: ${engineReport(text, d, heading)}`;
 }

@@ -25,8 +25,7 @@
  */
 import type { Plan } from '../language/scheme/types';
 import type { Diagnostic } from '../language/index';
-import { expressionVerdict } from './expressionCheck';
-import { engineReport } from '../language/report';
+import { expressionVerdict, refusalText } from './expressionCheck';
 import { ApiError, CODES, ID, type ApiMessage } from './api';
 import { expectObject, invalidJson, onlyKeys, optBool, optInt, optString, type Json, type JsonObject } from './body';
 import { fromJson, type Store } from './store';
@@ -169,7 +168,7 @@ export function checkFilterExpression(expression: string, plan: Plan): Expressio
   const { invalid, planRequired } = invalidBy(expression, plan);
   if (invalid) {
     return {
-      invalid: `'${expression}' is not a valid value for expression because could not parse filter expression: ${engineReport(expression, invalid, 'Filter parsing error')}`,
+      invalid: refusalText(expression, 'expression', 'could not parse filter expression', invalid, 'Filter parsing error'),
     };
   }
   return planRequired ? { planProblem: planRequired.message } : {};

@@ -15,7 +15,7 @@ import type { RulesetKind } from '../rulesets/model';
 import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetValue, type RulesetProblem } from '../rulesets/validate';
 import { CODES, type ApiMessage } from './api';
 import { escapePointer, type JsonObject } from './body';
-import { expressionVerdict } from './expressionCheck';
+import { expressionVerdict, refusalText } from './expressionCheck';
 
 /** The ruleset a rule is checked for (plain data: it is sent to the worker). */
 export interface RuleTarget {
@@ -158,8 +158,8 @@ export function findRuleProblems(target: RuleTarget, custom: ReadonlyMap<string,
 /** The API's refusal of an expression: the first error in the engine's wording and layout (rules-api §1.6), else a feature the zone's plan or the phase does not have, in the same layout; else the core's warnings about it. */
 function expressionCheck(text: string, field: string, target: RuleTarget): { error?: string; warnings: Diagnostic[] } {
   const v = expressionVerdict(text, { plan: target.plan, phase: target.phase, allowManaged: target.kind === 'managed' });
-  if (v.error) return { error: `'${text}' is not a valid value for ${field} because could not parse filter expression: ${engineReport(text, v.error, 'Filter parsing error')}`, warnings: [] };
-  if (v.refused) return { error: `'${text}' is not a valid value for ${field} because it uses what this ruleset cannot: ${engineReport(text, v.refused, 'Filter error')}`, warnings: [] };
+  if (v.error) return { error: refusalText(text, field, 'could not parse filter expression', v.error, 'Filter parsing error'), warnings: [] };
+  if (v.refused) return { error: refusalText(text, field, 'it uses what this ruleset cannot', v.refused, 'Filter error'), warnings: [] };
   return { warnings: [...v.warnings] };
 }
 

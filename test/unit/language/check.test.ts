@@ -128,6 +128,10 @@ test('limits: length, nesting, regex count, replace functions', () => {
   // Megabytes are refused as too long without being parsed (a 3 MB string took 17 s and 2.5 GB).
   const huge = `http.host eq "${'a'.repeat(3_000_000)}" and (`;
   assert.deepEqual(findings(huge), [`expression-too-long: expression is ${huge.length} characters long; the limit is 4096 [4096,${huge.length}]`]);
+  // Characters are code points: 4,096 emoji are within the limit; one more is over, from the 4,097th (the closing quote, at UTF-16 offset 8178).
+  const emoji = (n: number) => `http.host eq "${'😀'.repeat(n - 'http.host eq ""'.length)}"`;
+  assert.deepEqual(findings(emoji(4096)), []);
+  assert.deepEqual(findings(emoji(4097)), [`expression-too-long: expression is 4097 characters long; the limit is 4096 [8178,${emoji(4097).length}]`]);
 
   const deep = `${'('.repeat(129)}ssl${')'.repeat(129)}`;
   assert.deepEqual(findings(deep), ['nesting-too-deep: maximum nesting depth exceeded (limit: 128) [128,133]']);

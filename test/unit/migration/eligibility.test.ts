@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { LegacyFirewallRule } from '../../../server/src/rulesets/legacy';
-import { checkMigration, utf8Length, type MigrationZone, type UriOverride } from '../../../server/src/migration/index';
+import { utf8Length } from '../../../server/src/language/bytes';
+import { checkMigration, type MigrationZone, type UriOverride } from '../../../server/src/migration/index';
 
 const ZONE_ID = '023e105f4ecef8ad9ca31a8372d0c353';
 const zone = (extra: Partial<MigrationZone> = {}): MigrationZone => ({ plan: 'business', waf: { zoneId: ZONE_ID, enabled: true }, ...extra });

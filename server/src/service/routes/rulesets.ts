@@ -53,7 +53,7 @@ import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
 import { repeatedExecute, repeatedExecuteMessage } from '../../rulesets/validateOverrides';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import { ZONE_WAF_GROUPS, type PermissionGroup } from '../auth';
-import { eachLeaf, expectArray, expectObject, invalidJson, onlyKeys, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
+import { eachLeaf, expectArray, expectObject, invalidJson, onlyKeys, refuseLong, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
 import { capitalPlan, MAX_DESCRIPTION, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
@@ -256,11 +256,16 @@ function kindOf(v: Json | undefined): string {
   return Array.isArray(v) ? 'array' : typeof v;
 }
 
+/**
+ * A ruleset's `name` or `description` (or another string of its body), refused past
+ * MAX_RULESET_TEXT characters: each version keeps both, so an uncapped description would
+ * make every later one-rule write of the ruleset cost its size.
+ */
 function stringField(obj: JsonObject, key: string, pointer: string): string | undefined {
   const v = obj[key];
   if (v === undefined) return undefined;
   if (typeof v !== 'string') throw invalidJson(`field "${key}" must be a string, got ${kindOf(v)}`, `${pointer}/${key}`);
-  return refuseNul(v, key, pointer);
+  return refuseLong(refuseNul(v, key, pointer), MAX_RULESET_TEXT, key, pointer);
 }
 
 /**
@@ -273,9 +278,7 @@ function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly st
   refuseNulWithin(obj, pointer);
   for (const key of ['description', 'ref'] as const) {
     const text = obj[key];
-    if (typeof text === 'string' && text.length > MAX_RULE_TEXT) {
-      throw ApiError.of(400, CODES.invalidValue, `'${key}' is too long: at most ${MAX_RULE_TEXT} characters, got ${text.length}`, `${pointer}/${key}`);
-    }
+    if (typeof text === 'string') refuseLong(text, MAX_RULE_TEXT, key, pointer);
   }
   const out: JsonObject = {};
   for (const [k, val] of Object.entries(obj)) {
@@ -291,6 +294,8 @@ function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly st
  * rules, so the Filters API's cap on its descriptions (500) applies, with its wording.
  */
 export const MAX_RULE_TEXT = MAX_DESCRIPTION;
+/** The longest ruleset `name` and `description`: no hosted figure either, so the same 500. */
+export const MAX_RULESET_TEXT = MAX_DESCRIPTION;
 
 /**
  * A NUL anywhere in a rule (a key or a string, at any depth) is refused where it is: SQLite
