@@ -53,6 +53,8 @@ describe('the proxy forwards what the rules let through', () => {
     assert.equal(seen.headers['x-forwarded-proto'], 'http');
     assert.equal(seen.headers['cf-connecting-ip'], '127.0.0.1');
     assert.match(String(seen.headers['cf-ray']), /^[0-9a-f]{16}-LCL$/);
+    // The client gets the same ray id on the app's answer, as on the edge's.
+    assert.equal(a.headers['cf-ray'], seen.headers['cf-ray']);
     assert.equal(events.length, 1);
     const e = events[0]!;
     assert.deepEqual(
@@ -62,10 +64,18 @@ describe('the proxy forwards what the rules let through', () => {
     assert.deepEqual(e.defaultedFields, ['ip.src.country', 'ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score', 'cf.tls_version', 'cf.tls_cipher']);
   });
 
-  it('keeps trailers', async () => {
+  it("keeps trailers: the app's answer's, and a chunked request's", async () => {
     const a = await send(url, ZONE, '/trailers');
     assert.equal(a.body, 'part one;part two');
     assert.equal(a.trailers['x-checksum'], 'abc123');
+    const r = await raw(url, `POST /sum HTTP/1.1\r\nHost: ${ZONE}\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 42\r\n\r\n`);
+    assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.deepEqual([file.upstream.seen[1]!.body, file.upstream.seen[1]!.trailers], ['hello', { 'x-sum': '42' }]);
+    // Past the inspection limit (1 KiB here) the rest streams, and the trailers follow it.
+    const long = 'y'.repeat(3000);
+    const s = await raw(url, `POST /sum HTTP/1.1\r\nHost: ${ZONE}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${long.length.toString(16)}\r\n${long}\r\n0\r\nX-Sum: 3000\r\n\r\n`);
+    assert.match(s.data, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.deepEqual([file.upstream.seen[2]!.bodyBytes, file.upstream.seen[2]!.trailers], [3000, { 'x-sum': '3000' }]);
   });
 
   it('answers a host of no proxied zone with the unknown-zone page', async () => {
@@ -244,6 +254,18 @@ describe('faults', () => {
     assert.ok(Date.now() - started >= 390);
     assert.match(a.body, /did not answer within 0\.4 s/);
     assert.equal(events[0]!.responseStatus, 504);
+  });
+
+  it("cuts the client's connection when the app's drops mid-answer, and logs it", async () => {
+    await file.withProxy({}, async (p, logs) => {
+      const r = await raw(p.url(), `GET /cut HTTP/1.1\r\nHost: ${ZONE}\r\n\r\n`, { waitMs: 3_000 });
+      assert.equal(r.closed, true);
+      assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n[^]*content-length: 100\r\n[^]*\r\n\r\nx{50}$/);
+      assert.deepEqual(
+        logs.map((l) => l.replace(/[0-9a-f]{16}-LCL/, 'RAY')),
+        [`proxy: RAY ${ZONE} GET /cut: the answer from ${file.upstream.url}/ was cut off before its end; connection cut`],
+      );
+    });
   });
 
   it('answers a malformed request with 400 and keeps serving', async () => {

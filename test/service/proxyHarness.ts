@@ -139,6 +139,8 @@ export interface Seen {
   headers: IncomingHttpHeaders;
   bodyBytes: number;
   body: string;
+  /** The request's trailers (a chunked body's). */
+  trailers: Record<string, string | undefined>;
 }
 
 export interface Upstream {
@@ -157,7 +159,7 @@ export interface Upstream {
 
 /**
  * Routes: `/big?mb=N` streams N MiB generated on demand; `/slow` never answers; `/trailers`
- * answers chunked with a trailer; WebSocket-style upgrades on any path switch protocols and
+ * answers chunked with a trailer; `/cut` sends half its body and drops the connection; WebSocket-style upgrades on any path switch protocols and
  * echo (`/ws-slow` switches after 300 ms, then writes twice, and never closes first); everything else answers 200 with `ok <method> <url>`.
  */
 export async function startUpstream(): Promise<Upstream> {
@@ -172,7 +174,7 @@ export async function startUpstream(): Promise<Upstream> {
       if (chunks.length < 64) chunks.push(c);
     });
     req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, bodyBytes: bytes, body: Buffer.concat(chunks).toString('latin1').slice(0, 200) });
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, bodyBytes: bytes, body: Buffer.concat(chunks).toString('latin1').slice(0, 200), trailers: req.trailers });
       const url = new URL(req.url!, 'http://x');
       if (url.pathname === '/slow') return;
       if (url.pathname === '/big') {
@@ -192,6 +194,12 @@ export async function startUpstream(): Promise<Upstream> {
         ).pipe(res);
         return;
       }
+      if (url.pathname === '/cut') {
+        // Headers and half the promised body, then the connection drops.
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 100 });
+        res.write('x'.repeat(50), () => res.socket?.destroy());
+        return;
+      }
       if (url.pathname === '/trailers') {
         res.writeHead(200, { 'content-type': 'text/plain', trailer: 'x-checksum' });
         res.write('part one;');
@@ -204,7 +212,7 @@ export async function startUpstream(): Promise<Upstream> {
     });
   });
   server.on('upgrade', (req, socket) => {
-    seen.push({ method: req.method!, url: req.url!, headers: req.headers, bodyBytes: 0, body: '' });
+    seen.push({ method: req.method!, url: req.url!, headers: req.headers, bodyBytes: 0, body: '', trailers: {} });
     const switched = () => socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
     socket.on('data', (d: Buffer) => socket.write(`echo:${d.toString()}`));
     socket.on('error', () => socket.destroy());

@@ -287,8 +287,16 @@ export function watchAnswerIdle(upRes: IncomingMessage, ms: number, onIdle: () =
  * When the client sends nothing for `idleMs` while the proxy waits for it, `stalled`.
  */
 export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: Buffer, ended: boolean, clock: AppClock, idleMs: number, stalled: () => void): void {
+  // A chunked body's trailers go on after it (node sends a chunked body chunked, forwardedHeaders).
+  const trailers = () => {
+    if (req.rawTrailers.length > 0) upReq.addTrailers(pairs(req.rawTrailers));
+  };
   if (ended) {
-    upReq.end(buffered);
+    if (req.rawTrailers.length > 0) {
+      upReq.write(buffered);
+      trailers();
+    }
+    upReq.end(req.rawTrailers.length > 0 ? undefined : buffered);
     return;
   }
   let held = false;
@@ -311,6 +319,7 @@ export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: B
   };
   const end = () => {
     idle.stop();
+    trailers();
     upReq.end();
   };
   upReq.on('close', () => {

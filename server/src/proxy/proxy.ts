@@ -605,15 +605,23 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const bad = badStatusLine(upRes);
     if (bad) throw new Error(`an invalid status line (${bad})`);
     const status = upRes.statusCode!;
-    const headers = responseHeaders(upRes, carriesTrailers(req, res, status, upRes.headers));
+    const headers = withRayId(responseHeaders(upRes, carriesTrailers(req, res, status, upRes.headers)), v.rayId);
     // The client's upload is unfinished (the app answered early): the connection cannot be reused.
     if (!req.complete) headers.push('connection', 'close');
     res.writeHead(status, upRes.statusMessage, headers);
     record(v, req, status);
+    let stalled = false;
     upRes.on('error', () => res.destroy());
+    // The app's connection ended before its answer did: the client's is cut too (its answer is short), and the log says so.
+    upRes.on('close', () => {
+      if (upRes.complete || stalled) return;
+      log(`proxy: ${v.rayId} ${v.route.zoneName} ${req.method} ${req.url}: the answer from ${v.route.upstream.href} was cut off before its end; connection cut`);
+      res.destroy();
+    });
     upRes.pipe(res, { end: false });
     // An app that stops sending its answer midway would hold the client for ever: both connections go.
     watchAnswerIdle(upRes, upstreamTimeout, () => {
+      stalled = true;
       log(`proxy: ${v.rayId} ${v.route.zoneName} ${req.method} ${req.url}: the answer from ${v.route.upstream.href} stalled for ${upstreamTimeout / 1000} s; connection cut`);
       upRes.destroy();
       res.destroy();
@@ -905,7 +913,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         if (answered || socket.destroyed) return void upSocket.destroy();
         answered = true;
         record(v, req, upRes.statusCode ?? 101);
-        socket.write(`HTTP/1.1 101 ${upRes.statusMessage || 'Switching Protocols'}\r\n${headerLines(pairs(upRes.rawHeaders))}\r\n`);
+        socket.write(`HTTP/1.1 101 ${upRes.statusMessage || 'Switching Protocols'}\r\n${headerLines(pairs(withRayId([...upRes.rawHeaders], v.rayId)))}\r\n`);
         if (upHead.length > 0) socket.write(upHead);
         if (earlyBytes > 0) upSocket.write(Buffer.concat(early));
         pipeTunnel(socket, upSocket);
@@ -940,7 +948,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       writeRawPage(socket, badGatewayPage(rayId, upstream, `an invalid status line (${bad})`), rayId);
       return 502;
     }
-    const headers = responseHeaders(upRes, false);
+    const headers = withRayId(responseHeaders(upRes, false), rayId);
     socket.write(`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage ?? ''}\r\n${headerLines(pairs(headers))}connection: close\r\n\r\n`);
     upRes.on('error', () => socket.destroy());
     upRes.pipe(socket);
@@ -1027,6 +1035,14 @@ function plainAnswer(status: number, text: string, why: string): string {
 }
 
 /** A request target the proxy does not forward (forwarding.ts `requestTarget`). */
+/** An answer's headers with the request's ray id as `CF-Ray` (the edge sets it on every answer, in place of any the app sent). */
+function withRayId(headers: string[], rayId: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) if (headers[i]!.toLowerCase() !== 'cf-ray') out.push(headers[i]!, headers[i + 1]!);
+  out.push('cf-ray', rayId);
+  return out;
+}
+
 /** A head the proxy refuses (requestHead.ts), with its reason. */
 function refusedPage(r: HeadRefusal): Page {
   return { status: r.status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${r.status} ${STATUS_CODES[r.status]}: ${r.reason}\n` };
