@@ -32,7 +32,8 @@
  *     steady size, as a team adding rules to rulesets of tens of rules would see;
  *   - GET   the entry point by all clients but one while that one loops PUTs of a 500-rule entry
  *     point of another Enterprise zone (each PUT changes 50 of the 500 rules, as an apply of a
- *     Terraform plan re-sends the whole list; all 500 are validated).
+ *     Terraform plan re-sends the whole list; all 500 are validated; `--put-changes N` changes
+ *     N of them instead, 500 for the worst case: every rule a new row).
  *
  * Then the same loads against a floor in the same run (service-floor.ts: node:http with
  * the same GET body; for a write, one durable SQLite insert per request, WAL and
@@ -208,9 +209,14 @@ function ruleFor(i: number, variant: number): Record<string, unknown> {
   };
 }
 
-/** The 500-rule list of PUT number `n`: rules n*50 … n*50+49 (mod 500) changed. */
+const changesAt = args.indexOf('--put-changes');
+/** Rules each 500-rule PUT of the mixed load changes (a divisor of 500). */
+const PUT_CHANGES = changesAt >= 0 ? Number(args[changesAt + 1]) : 50;
+if (!Number.isInteger(PUT_CHANGES) || PUT_CHANGES < 1 || BIG % PUT_CHANGES !== 0) throw new Error(`--put-changes takes a divisor of ${BIG} (50, 100, 250, 500), got ${args[changesAt + 1]}`);
+
+/** The 500-rule list of PUT number `n`: PUT_CHANGES rules, the n-th group of them (mod 500), changed. */
 function bigRules(n: number): Record<string, unknown>[] {
-  return Array.from({ length: BIG }, (_, i) => ruleFor(i, Math.floor(i / 50) === n % 10 ? n : 0));
+  return Array.from({ length: BIG }, (_, i) => ruleFor(i, Math.floor(i / PUT_CHANGES) === n % (BIG / PUT_CHANGES) ? n : 0));
 }
 
 /** The heap in use after a full collection, in MB: what the service keeps, not what it has yet to collect. */
@@ -318,7 +324,7 @@ async function loadPart(dir: string): Promise<void> {
       ['  floor: the same, commits grouped', groupedPostSmall, undefined],
       ['  floor: one durable SQLite insert', floorPatch, undefined],
       ['  floor: the same, commits grouped', groupedPatch, undefined],
-      [`GET entry point, ${CLIENTS - 1} clients, during 500-rule PUTs`, mixedGet, floorGet],
+      [`GET entry point, ${CLIENTS - 1} clients, during 500-rule PUTs (${PUT_CHANGES} changed)`, mixedGet, floorGet],
       ['  the 500-rule PUTs of the one other client', puts500, undefined],
     ]);
     console.log(`(${puts} PUTs of 500 rules sent during that load)`);
