@@ -53,7 +53,7 @@ import { Buffer } from 'node:buffer';
 import type { SampleRequest } from '../../requests/types';
 import { ApiError, CODES } from '../api';
 import { authorize, visible } from '../auth';
-import { expectObject, invalidJson, onlyKeys, optBool, type Json, type JsonObject } from '../body';
+import { expectObject, invalidJson, onlyKeys, optBool, refuseNul, type Json, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
 import { ZONE_SELECT, type ZoneRow } from '../scope';
 import { existingAccount, zoneVisible } from '../scopeAccess';
@@ -86,12 +86,14 @@ function str(obj: JsonObject, key: string, pointer: string): string | undefined 
   return v;
 }
 
+/** Headers or cookies: names and values as HTTP carries them, so no NUL (RFC 9110 §5.5), which the trace's event would otherwise store. */
 function stringMap(v: Json | undefined, pointer: string): [string, string][] {
   if (v === undefined || v === null) return [];
   const obj = expectObject(v, pointer);
   return Object.entries(obj).map(([k, val]) => {
     if (typeof val !== 'string') throw invalidJson(`field "${k}" must be a string, got ${Array.isArray(val) ? 'array' : typeof val}`, `${pointer}/${k}`);
-    return [k, val];
+    if (k.includes('\u0000')) throw bad(`a name in ${pointer.slice(1)} must not contain a NUL character (U+0000)`, pointer);
+    return [k, refuseNul(val, k, pointer)];
   });
 }
 
