@@ -40,6 +40,7 @@ describe('a request head the proxy refuses', () => {
     ['a transfer coding other than chunked', `POST / HTTP/1.1\r\nHost: ${ZONE}\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n`, 'HTTP/1.1 501 Not Implemented', /^501 Not Implemented: Transfer-Encoding "gzip, chunked": only chunked is forwarded/],
     ['an HTTP/2.0 request line', `GET / HTTP/2.0\r\nHost: ${ZONE}\r\n\r\n`, 'HTTP/1.1 505 HTTP Version Not Supported', /^505 HTTP Version Not Supported: HTTP\/2\.0 on an HTTP\/1\.x listener/],
     ['an expectation other than 100-continue', `GET / HTTP/1.1\r\nHost: ${ZONE}\r\nExpect: foo\r\n\r\n`, 'HTTP/1.1 417 Expectation Failed', /^417 Expectation Failed: Expect "foo": only 100-continue is met/],
+    ['the same in HTTP/1.0 (node lets it through)', `GET / HTTP/1.0\r\nHost: ${ZONE}\r\nExpect: foo\r\n\r\n`, 'HTTP/1.1 417 Expectation Failed', /^417 Expectation Failed: Expect "foo": only 100-continue is met/],
   ];
   for (const [what, request, status, body] of cases) {
     it(`${what}: answered by the proxy, logged, never forwarded`, async () => {
@@ -56,6 +57,14 @@ describe('a request head the proxy refuses', () => {
       });
     });
   }
+
+  it("HTTP/2's connection preface (prior knowledge): 505, logged", async () => {
+    await file.withProxy({}, async (p, logs) => {
+      const r = await raw(p.url(), 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+      assert.deepEqual(answer(r.data), ['HTTP/1.1 505 HTTP Version Not Supported', '505 HTTP Version Not Supported: HTTP/2 on an HTTP/1.x listener\n']);
+      assert.deepEqual(logs, ['proxy: 505 HTTP Version Not Supported (HPE_PAUSED_H2_UPGRADE)']);
+    });
+  });
 
   it('a WebSocket handshake with two Host headers is refused the same way', async () => {
     await file.withProxy({}, async (p, logs) => {

@@ -134,11 +134,11 @@ describe('--trust-proxy-from, the peer in no range (127.0.0.1, ranges 10.0.0.0/8
   });
 
   it('a WebSocket handshake is taken the same way', async () => {
-    for (const [trustProxyFrom, expected] of [
+    for (const [trust, expected] of [
       [OTHERS, '127.0.0.1'],
       [HOLDS_CLIENT, '198.51.100.2'],
     ] as const) {
-      await file.withProxy({ trust: trustProxyFrom }, async (p) => {
+      await file.withProxy({ trust }, async (p) => {
         const edge = Object.entries(EDGE).map(([k, v]) => `${k}: ${v}\r\n`).join('');
         const answer = await new Promise<string>((resolve) => {
           const socket = rawSocket(p.url(), () => socket.write(handshake('/ws', ZONE).replace('\r\n\r\n', `\r\n${edge}\r\n`)));
@@ -161,11 +161,11 @@ describe('--trust-proxy-from, an IPv4 client of a proxy on an IPv6 socket', () =
   // Bound to the IPv4-mapped loopback address: an IPv6 socket whose IPv4 peers show as
   // ::ffff:a.b.c.d, as on a proxy listening on `::`, without listening beyond loopback.
   it('is its IPv4 address (the peer is ::ffff:127.0.0.1): in 127.0.0.0/8, not in 10.0.0.0/8', async () => {
-    for (const [trustProxyFrom, status, clientIp] of [
+    for (const [trust, status, clientIp] of [
       [HOLDS_CLIENT, 403, BLOCKED],
       [OTHERS, 200, '127.0.0.1'],
     ] as const) {
-      const p = createProxy({ store: file.svc.store, routes: [{ zone: file.zone, upstream: file.upstream.url }], upstreamTimeoutMs: 2_000, sink: { record: (e) => file.events.push(e) }, trust: trustProxyFrom });
+      const p = createProxy({ store: file.svc.store, routes: [{ zone: file.zone, upstream: file.upstream.url }], upstreamTimeoutMs: 2_000, sink: { record: (e) => file.events.push(e) }, trust });
       await new Promise<void>((r) => p.server.listen(0, '::ffff:127.0.0.1', r));
       let peer = '';
       p.server.once('connection', (s) => (peer = s.remoteAddress ?? ''));

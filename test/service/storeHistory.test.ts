@@ -265,6 +265,16 @@ describe('what a rule may hold', () => {
     assert.equal((await put({ description: 'd'.repeat(500) })).status, 200);
   });
 
+  it('a description stored before the cap round-trips: sent back unchanged it is taken, changed it is refused', async () => {
+    const long = 'd'.repeat(600);
+    const id = svc.store.write(() => saveRuleset(svc.store, 'account', DEMO_ACCOUNT.id, { name: 'from an older store', description: long, kind: 'custom', phase: CUSTOM, rules: [] })).id;
+    const path = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
+    const same = await svc.call('PUT', path, { body: { name: 'from an older store', description: long, rules: [rule(1)] } });
+    assert.deepEqual([same.status, same.body.result.description], [200, long]);
+    const changed = await svc.call('PUT', path, { body: { description: `${long}!`, rules: [rule(1)] } });
+    assert.deepEqual([changed.status, changed.body.errors[0].message], [400, "'description' is too long: at most 500 characters, got 601"]);
+  });
+
   it('a NUL character anywhere in a rule is refused where it is, and nothing is stored', async () => {
     const rs = (await svc.call('GET', entry(ENT))).body.result;
     for (const [body, pointer] of [

@@ -280,8 +280,10 @@ describe('trace errors and permissions', () => {
       [{ url: 'https://pro.example.com/', method: 'GET', body: { json: {}, plain_text: 'x' } }, { code: 20021, message: 'body takes one of base64, json or plain_text, not json and plain_text', source: { pointer: '/body' } }],
       [{ url: 'https://pro.example.com/', method: 'GET', protocol: 'SPDY/3' }, { code: 20021, message: "'SPDY/3' is not a valid value for protocol: one of HTTP/1.0, HTTP/1.1, HTTP/2, HTTP/3", source: { pointer: '/protocol' } }],
       [{ url: 'https://pro.example.com/', method: 'GET', headers: { 'X-A': 1 } }, { code: 10026, message: 'invalid JSON: field "X-A" must be a string, got number', source: { pointer: '/headers/X-A' } }],
-      [{ url: 'https://pro.example.com/', method: 'GET', headers: { 'X-A': 'a\u0000b' } }, { code: 20021, message: "'X-A' must not contain a NUL character (U+0000)", source: { pointer: '/headers/X-A' } }],
-      [{ url: 'https://pro.example.com/', method: 'GET', cookies: { 'a\u0000': 'b' } }, { code: 20021, message: 'a name in cookies must not contain a NUL character (U+0000)', source: { pointer: '/cookies' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', headers: { 'X/A': 'a\u0000b' } }, { code: 20021, message: 'the value at /headers/X~1A must not contain a NUL character (U+0000)', source: { pointer: '/headers/X~1A' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', cookies: { 'a\u0000': 'b' } }, { code: 20021, message: 'a key in /cookies must not contain a NUL character (U+0000)', source: { pointer: '/cookies' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', context: { country: 'D\u0000E' } }, { code: 20021, message: 'the value at /context/country must not contain a NUL character (U+0000)', source: { pointer: '/context/country' } }],
+      [{ url: 'https://pro.example.com/', method: 'GET', context: { geoloc: { city: 'a\u0000b' } } }, { code: 20021, message: 'the value at /context/geoloc/city must not contain a NUL character (U+0000)', source: { pointer: '/context/geoloc/city' } }],
       [{ url: 'https://pro.example.com/', method: 'GET', context: { ip: 'not-an-ip' } }, { code: 20021, message: 'the request\'s context is not valid: ip.src: expected an IP address (Ip), got "not-an-ip"', source: { pointer: '/context' } }],
     ];
     for (const [body, error] of cases) {

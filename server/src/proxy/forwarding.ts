@@ -287,16 +287,10 @@ export function watchAnswerIdle(upRes: IncomingMessage, ms: number, onIdle: () =
  * When the client sends nothing for `idleMs` while the proxy waits for it, `stalled`.
  */
 export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: Buffer, ended: boolean, clock: AppClock, idleMs: number, stalled: () => void): void {
-  // A chunked body's trailers go on after it (node sends a chunked body chunked, forwardedHeaders).
-  const trailers = () => {
-    if (req.rawTrailers.length > 0) upReq.addTrailers(pairs(req.rawTrailers));
-  };
+  // A chunked request's trailers are not passed on (nor does nginx pass them): the rules never
+  // see them, so a trailer would carry to the app a header the WAF did not judge.
   if (ended) {
-    if (req.rawTrailers.length > 0) {
-      upReq.write(buffered);
-      trailers();
-    }
-    upReq.end(req.rawTrailers.length > 0 ? undefined : buffered);
+    upReq.end(buffered);
     return;
   }
   let held = false;
@@ -319,7 +313,6 @@ export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: B
   };
   const end = () => {
     idle.stop();
-    trailers();
     upReq.end();
   };
   upReq.on('close', () => {

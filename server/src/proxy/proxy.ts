@@ -182,14 +182,18 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   loopDelay.enable();
   const evaluationTime = createHistogram();
-  // requireHostHeader off: a request without Host gets the proxy's own logged 400 (requestHead.ts), not node's bare one.
-  const server = createServer({ requireHostHeader: false, headersTimeout: headerTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.min(headerTimeout / 4, 30_000)), keepAliveTimeout: 5_000 }, (req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((e) => {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
-      if (!res.headersSent) sendPage(res, zoneErrorPage(newRayId(), '(proxy)', 'internal error; see the log'));
+      const rayId = newRayId();
+      if (!res.headersSent) sendPage(res, zoneErrorPage(rayId, '(proxy)', 'internal error; see the log'), rayId);
       else res.destroy();
     });
-  });
+  };
+  // requireHostHeader off: a request without Host gets the proxy's own logged 400 (requestHead.ts), not node's bare one.
+  const server = createServer({ requireHostHeader: false, headersTimeout: headerTimeout, requestTimeout: 0, connectionsCheckingInterval: Math.max(50, Math.min(headerTimeout / 4, 30_000)), keepAliveTimeout: 5_000 }, onRequest);
+  // An expectation other than 100-continue: handled as any request, so requestHead.ts answers it 417 (as node would, RFC 9110 §10.1.1) and it is logged, in HTTP/1.0 too, which node lets through.
+  server.on('checkExpectation', onRequest);
   // Every header, however many (the 16 KB head limit still bounds them): node's default keeps the
   // first 2000, so the rules would not see the rest, and the h2c re-parse (`reparse`), which
   // rebuilds the head from them, would drop a Content-Length past them and forward the body
@@ -224,14 +228,6 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       socket.destroy();
     });
   });
-  // An expectation other than 100-continue: 417, as node would answer (RFC 7231 §5.1.1), but logged like every answer of the proxy's own.
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const rayId = newRayId();
-    log(`proxy: ${rayId} ${req.method} ${req.url} 417 (Expect ${JSON.stringify(req.headers.expect)}: only 100-continue is met)`);
-    req.resume();
-    res.setHeader('connection', 'close');
-    sendPage(res, refusedPage({ status: 417, reason: `Expect ${JSON.stringify(req.headers.expect)}: only 100-continue is met` }), rayId);
-  });
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     watchErrors(socket);
     if (endAfterPending(socket)) return;
@@ -257,14 +253,17 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     }
     // Behind a pipelined request still being answered, an error answer now would be read as that one's.
     if (endAfterPending(socket)) return;
-    const [status, text] =
+    // HPE_PAUSED_H2_UPGRADE: HTTP/2's connection preface (`PRI * HTTP/2.0`), a client speaking HTTP/2 with prior knowledge.
+    const [status, text, why] =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout']
+        ? [408, 'Request Timeout', `the request headers did not arrive within ${headerTimeout / 1000} s`]
         : err.code === 'HPE_HEADER_OVERFLOW'
-          ? [431, 'Request Header Fields Too Large']
-          : [400, 'Bad Request'];
+          ? [431, 'Request Header Fields Too Large', 'the request line and headers are larger than 16 KB']
+          : err.code === 'HPE_PAUSED_H2_UPGRADE'
+            ? [505, 'HTTP Version Not Supported', 'HTTP/2 on an HTTP/1.x listener']
+            : [400, 'Bad Request', 'malformed HTTP request'];
     log(`proxy: ${status} ${text} (${err.code ?? err.message})`);
-    socket.end(plainAnswer(status, text, status === 408 ? `the request headers did not arrive within ${headerTimeout / 1000} s` : status === 431 ? 'the request line and headers are larger than 16 KB' : 'malformed HTTP request'));
+    socket.end(plainAnswer(status, text, why));
   });
 
   interface Verdict {
@@ -388,8 +387,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   /**
-   * The page for a head the proxy refuses (requestHead.ts: two Hosts, a malformed one, a
-   * transfer coding it cannot forward, HTTP/2 on this listener); else the request's target
+   * The page for a head the proxy refuses (requestHead.ts: two Hosts, a malformed one, none in
+   * HTTP/1.1, a transfer coding it cannot forward, an HTTP/2.0 request line, an unmet Expect); else the request's target
    * made the one the proxy evaluates and forwards (forwarding.ts `requestTarget`: an
    * absolute-form target as origin-form), so that the control and challenge paths, the rules,
    * the app and the event all read the same path; or the 400 page for a target that names a
@@ -443,10 +442,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       sendPage(res, route, rayId);
       return;
     }
-    if (req.method === 'POST' && (req.url ?? '').split('?')[0] === CHALLENGE_PATH) return passChallenge(req, res, route);
+    if (req.method === 'POST' && (req.url ?? '').split('?')[0] === CHALLENGE_PATH) return passChallenge(req, res, route, rayId);
     const head = await readHead(req, limit, headerTimeout);
     if (head === 'aborted') return;
-    if (head === 'stalled') return bodyStalled(req, res);
+    if (head === 'stalled') return bodyStalled(req, res, rayId);
     const buffered = Buffer.concat(head.chunks);
     const declared = Number(req.headers['content-length']);
     // Without Content-Length (chunked) the whole size is unknown when the rules run: past the
@@ -484,10 +483,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   /** A client that stopped sending its body for `headerTimeout` while the proxy read it: 408, and the connection closes. */
-  function bodyStalled(req: IncomingMessage, res: ServerResponse): void {
+  function bodyStalled(req: IncomingMessage, res: ServerResponse, rayId: string): void {
     log(`proxy: 408 Request Timeout (the body of ${req.method} ${req.url} stalled for ${headerTimeout / 1000} s)`);
     res.setHeader('connection', 'close');
-    sendPage(res, { status: 408, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `408 Request Timeout: the request body stalled for ${headerTimeout / 1000} s\n` });
+    sendPage(res, { status: 408, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `408 Request Timeout: the request body stalled for ${headerTimeout / 1000} s\n` }, rayId);
   }
 
   /** What the app is told about the client and the hop (forwarding.ts `forwardedHeaders`). */
@@ -510,6 +509,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const upReq = upstreamRequest(req, v);
     /** Set once the client's answer is decided: the app's, or the proxy's error page. */
     let answered = false;
+    /** Set when this side ends the app's answer (the client left, a relay failed, the body stalled): not the app's doing. */
+    let cutHere = false;
     const fail = (page: Page) => {
       req.resume();
       if (res.headersSent) res.destroy();
@@ -537,6 +538,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         } catch (e) {
           log(`proxy: ${v.rayId} ${route.zoneName} ${req.method} ${req.url}: ${what}: ${(e as Error).message}`);
           answered = true;
+          cutHere = true;
           clock.stop();
           upReq.destroy();
           // Once the app's status went out (and was recorded), all that is left is to cut the connection.
@@ -565,7 +567,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
           return;
         }
         answered = true;
-        relay(req, res, v, upRes, guard);
+        relay(req, res, v, upRes, guard, () => cutHere);
       }),
     );
     // A 101 to a request that asked for no upgrade.
@@ -583,25 +585,27 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       if (!res.writableFinished) {
         clock.stop();
         answered = true;
+        cutHere = true;
         upReq.destroy();
       }
     });
     clock.wait('connect');
     // The rest of the body stops coming: 408 if the app has not answered yet, else the connection is cut.
     const stalled = () => {
+      cutHere = true;
       if (answered) return void res.destroy();
       answered = true;
       clock.stop();
       upReq.destroy();
       req.resume();
-      bodyStalled(req, res);
+      bodyStalled(req, res, v.rayId);
       record(v, req, 408);
     };
     sendBody(req, upReq, buffered, ended, clock, headerTimeout, stalled);
   }
 
   /** The app's answer to the client: status, headers minus hop-by-hop ones, body and trailers. */
-  function relay(req: IncomingMessage, res: ServerResponse, v: Verdict, upRes: IncomingMessage, guard: Guard): void {
+  function relay(req: IncomingMessage, res: ServerResponse, v: Verdict, upRes: IncomingMessage, guard: Guard, cutHere: () => boolean): void {
     const bad = badStatusLine(upRes);
     if (bad) throw new Error(`an invalid status line (${bad})`);
     const status = upRes.statusCode!;
@@ -611,12 +615,17 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     res.writeHead(status, upRes.statusMessage, headers);
     record(v, req, status);
     let stalled = false;
-    upRes.on('error', () => res.destroy());
-    // The app's connection ended before its answer did: the client's is cut too (its answer is short), and the log says so.
-    upRes.on('close', () => {
-      if (upRes.complete || stalled) return;
-      log(`proxy: ${v.rayId} ${v.route.zoneName} ${req.method} ${req.url}: the answer from ${v.route.upstream.href} was cut off before its end; connection cut`);
+    // The app's connection ended before its answer did (an error, or a close without one): the
+    // client's is cut too (its answer is short), and the log says so, unless this side ended it.
+    let ended = false;
+    const cutOff = () => {
+      if (!ended && !upRes.complete && !stalled && !cutHere()) log(`proxy: ${v.rayId} ${v.route.zoneName} ${req.method} ${req.url}: the answer from ${v.route.upstream.href} was cut off before its end; connection cut`);
+      ended = true;
       res.destroy();
+    };
+    upRes.on('error', cutOff);
+    upRes.on('close', () => {
+      if (!upRes.complete) cutOff();
     });
     upRes.pipe(res, { end: false });
     // An app that stops sending its answer midway would hold the client for ever: both connections go.
@@ -687,7 +696,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     };
     const head = await readHead(req, 4096, headerTimeout);
     if (head === 'aborted') return;
-    if (head === 'stalled') return bodyStalled(req, res);
+    if (head === 'stalled') return bodyStalled(req, res, newRayId());
     if (!head.ended) {
       req.resume();
       return json(413, { success: false, errors: [{ message: 'the body is larger than 4 KB' }] });
@@ -763,13 +772,13 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return json(404, { success: false, errors: [{ message: `no such proxy control route: ${req.method} ${path}` }] });
   }
 
-  async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute): Promise<void> {
+  async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute, rayId: string): Promise<void> {
     const head = await readHead(req, 4096, headerTimeout);
     if (head === 'aborted') return;
-    if (head === 'stalled') return bodyStalled(req, res);
+    if (head === 'stalled') return bodyStalled(req, res, rayId);
     if (!head.ended) req.resume();
     const form = new URLSearchParams(Buffer.concat(head.chunks).subarray(0, 4096).toString('utf8'));
-    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId), 'cache-control': 'no-store', 'content-length': 0 });
+    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
     res.end();
   }
 
@@ -788,7 +797,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return;
     }
     if (!('zoneId' in route)) {
-      log(`proxy: ${rayId} upgrade ${req.url} ${route.status} (Host ${JSON.stringify(hostName(req.headers.host))} is under no proxied zone)`);
+      log(`proxy: ${rayId} ${req.method} ${req.url} ${route.status} (Host ${JSON.stringify(hostName(req.headers.host))} is under no proxied zone)`);
       writeRawPage(socket, route, rayId);
       return;
     }
@@ -1034,7 +1043,6 @@ function plainAnswer(status: number, text: string, why: string): string {
   return `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
 }
 
-/** A request target the proxy does not forward (forwarding.ts `requestTarget`). */
 /** An answer's headers with the request's ray id as `CF-Ray` (the edge sets it on every answer, in place of any the app sent). */
 function withRayId(headers: string[], rayId: string): string[] {
   const out: string[] = [];
@@ -1048,6 +1056,7 @@ function refusedPage(r: HeadRefusal): Page {
   return { status: r.status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${r.status} ${STATUS_CODES[r.status]}: ${r.reason}\n` };
 }
 
+/** A request target the proxy does not forward (forwarding.ts `requestTarget`). */
 function badTargetPage(): Page {
   return { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '400 Bad Request: the request target names a host other than the Host header\'s, or is not a path (absolute-form targets must name the Host)\n' };
 }
@@ -1056,13 +1065,13 @@ function newRayId(): string {
   return `${randomHex(8)}-LCL`;
 }
 
-function sendPage(res: ServerResponse, page: Page, rayId?: string): void {
+function sendPage(res: ServerResponse, page: Page, rayId: string): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   // The reason phrase given, so that an invalid one left by a failed relay is not reused.
-  res.writeHead(page.status, STATUS_CODES[page.status] ?? 'unknown', { ...page.headers, ...(rayId ? { 'cf-ray': rayId } : {}), 'content-length': Buffer.byteLength(page.body) });
+  res.writeHead(page.status, STATUS_CODES[page.status] ?? 'unknown', { ...page.headers, 'cf-ray': rayId, 'content-length': Buffer.byteLength(page.body) });
   res.end(page.body);
 }
 

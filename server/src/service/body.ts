@@ -214,3 +214,18 @@ export function optInt(obj: JsonObject, key: string, pointer = '', min = -Infini
   }
   return v;
 }
+
+/**
+ * A NUL anywhere in a value (a rule, a trace's headers; a key or a string, at any depth) is
+ * refused where it is: SQLite would cut the text there. So is a number too large for a double (`1e400`): JSON.parse
+ * reads it as Infinity, which would be stored, and compared, as null.
+ */
+export function refuseNulWithin(v: Json, pointer: string): void {
+  eachLeaf(v, pointer, (x, at, key) => {
+    if (typeof x === 'number') {
+      if (!Number.isFinite(x)) throw invalidJson(`the number at ${at || '/'} is too large: a JSON number must fit in a 64-bit float`, at);
+    } else if (x.includes('\u0000')) {
+      throw ApiError.of(400, CODES.invalidValue, key ? `a key in ${at || '/'} must not contain a NUL character (U+0000)` : `the value at ${at || '/'} must not contain a NUL character (U+0000)`, at);
+    }
+  });
+}

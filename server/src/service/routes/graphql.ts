@@ -1,5 +1,5 @@
 /**
- * `POST /client/v4/graphql`: the GraphQL Analytics endpoint (graphql.ts). It answers in
+ * `POST /client/v4/graphql`: the GraphQL Analytics endpoint (events/graphql.ts). It answers in
  * GraphQL's shape, `{data, errors}`, not the v4 envelope: credentials the API refuses are
  * GraphQL errors with the API's status and code; everything else is HTTP 200 with the
  * GraphQL errors in `errors` (a request without a query document: 400).

@@ -53,7 +53,7 @@ import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
 import { repeatedExecute, repeatedExecuteMessage } from '../../rulesets/validateOverrides';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import { ZONE_WAF_GROUPS, type PermissionGroup } from '../auth';
-import { eachLeaf, expectArray, expectObject, invalidJson, onlyKeys, refuseLong, refuseNul, withoutNulls, type Json, type JsonObject } from '../body';
+import { expectArray, expectObject, invalidJson, onlyKeys, refuseLong, refuseNul, refuseNulWithin, withoutNulls, type Json, type JsonObject } from '../body';
 import { capitalPlan, MAX_DESCRIPTION, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
@@ -259,13 +259,16 @@ function kindOf(v: Json | undefined): string {
 /**
  * A ruleset's `name` or `description` (or another string of its body), refused past
  * MAX_RULESET_TEXT characters: each version keeps both, so an uncapped description would
- * make every later one-rule write of the ruleset cost its size.
+ * make every later one-rule write of the ruleset cost its size. A value the ruleset holds
+ * already (`kept`: one stored before the cap) is taken back unchanged, so a client's GET
+ * and PUT of it round-trips.
  */
-function stringField(obj: JsonObject, key: string, pointer: string): string | undefined {
+function stringField(obj: JsonObject, key: string, pointer: string, kept?: () => string | undefined): string | undefined {
   const v = obj[key];
   if (v === undefined) return undefined;
   if (typeof v !== 'string') throw invalidJson(`field "${key}" must be a string, got ${kindOf(v)}`, `${pointer}/${key}`);
-  return refuseLong(refuseNul(v, key, pointer), MAX_RULESET_TEXT, key, pointer);
+  refuseNul(v, key, pointer);
+  return v.length > MAX_RULESET_TEXT && v === kept?.() ? v : refuseLong(v, MAX_RULESET_TEXT, key, pointer);
 }
 
 /**
@@ -297,20 +300,6 @@ export const MAX_RULE_TEXT = MAX_DESCRIPTION;
 /** The longest ruleset `name` and `description`: no hosted figure either, so the same 500. */
 export const MAX_RULESET_TEXT = MAX_DESCRIPTION;
 
-/**
- * A NUL anywhere in a rule (a key or a string, at any depth) is refused where it is: SQLite
- * would cut the text there. So is a number too large for a double (`1e400`): JSON.parse
- * reads it as Infinity, which would be stored, and compared, as null.
- */
-function refuseNulWithin(v: Json, pointer: string): void {
-  eachLeaf(v, pointer, (x, at, key) => {
-    if (typeof x === 'number') {
-      if (!Number.isFinite(x)) throw invalidJson(`the number at ${at || '/'} is too large: a JSON number must fit in a 64-bit float`, at);
-    } else if (x.includes('\u0000')) {
-      throw ApiError.of(400, CODES.invalidValue, key ? `a key in ${at || '/'} must not contain a NUL character (U+0000)` : `the value at ${at || '/'} must not contain a NUL character (U+0000)`, at);
-    }
-  });
-}
 
 /**
  * The most rules one ruleset may have: the largest per-plan quota of custom rules
@@ -773,12 +762,12 @@ function update(ctx: Ctx): Promise<Reply> {
   const body = requestBody(ctx);
   onlyKeys(body, ['name', 'description', 'kind', 'phase', 'rules']);
   for (const key of ['name', 'kind', 'phase'] as const) {
-    const v = stringField(body, key, '');
+    const v = stringField(body, key, '', () => current[key]);
     if (v !== undefined && v !== current[key]) {
       throw invalid(`'${v}' is not a valid value for ${key} because the ${key} of a ruleset cannot be changed (it is '${current[key]}')`, `/${key}`);
     }
   }
-  const description = stringField(body, 'description', '');
+  const description = stringField(body, 'description', '', () => current.description);
   const fresh = () => latestRuleset(ctx.service.store, w.scope, w.scopeId, current.id) ?? (() => { throw rulesetNotFound(current.id); })();
   return replaceRules(ctx, w, { kind: current.kind, phase: current.phase, where: w, id: current.id }, body, fresh, (c) => ({ name: c!.name, description: description ?? c!.description }), dry);
 }
@@ -952,9 +941,10 @@ function putEntryPointRoute(ctx: Ctx): Promise<Reply> {
   const migrationConfig = w.scope === 'zone' && phase === MANAGED_PHASE;
   onlyKeys(body, ['name', 'description', 'rules', ...(migrationConfig ? ['not_migrated'] : [])]);
   const store = ctx.service.store;
-  const name = stringField(body, 'name', '');
+  const stored = () => entryPoint(store, w.scope, w.scopeId, phase);
+  const name = stringField(body, 'name', '', () => stored()?.name);
   if (name === '') throw invalid("'' is not a valid value for name because it cannot be blank", '/name');
-  const description = stringField(body, 'description', '');
+  const description = stringField(body, 'description', '', () => stored()?.description);
   const kind = entryPointKind(w.scope);
   const id = entryPointId(store, w.scope, w.scopeId, phase);
   return replaceRules(
