@@ -224,6 +224,16 @@ describe('rulesets with the SDK', () => {
     custom = v4;
   });
 
+  it('the SDK, which reads a versions list as one page, sees every version past the 50th, the current one included', async () => {
+    const cf = svc.sdk();
+    const made = (await cf.rulesets.create({ account_id: ACCOUNT, name: 'many versions', kind: 'custom', phase: CUSTOM, rules: [] })) as unknown as AnyRuleset;
+    for (let i = 0; i < 59; i++) await cf.rulesets.update(made.id, { account_id: ACCOUNT, rules: [{ action: 'block', expression: `http.host eq "h${i}.example.com"` }] });
+    const versions = [];
+    for await (const v of cf.rulesets.versions.list(made.id, { account_id: ACCOUNT })) versions.push(Number(v.version));
+    assert.deepEqual(versions, Array.from({ length: 60 }, (_, i) => i + 1));
+    await cf.rulesets.delete(made.id, { account_id: ACCOUNT });
+  });
+
   it('a custom ruleset deployed by an execute rule cannot be deleted; then it can (204)', async () => {
     const cf = svc.sdk();
     const root = await svc.call('PUT', `/accounts/${ACCOUNT}/rulesets/phases/${CUSTOM}/entrypoint`, {

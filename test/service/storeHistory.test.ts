@@ -187,10 +187,10 @@ describe('the versions list', () => {
     const second = await svc.call('GET', `${managed}?per_page=1&cursor=djE`);
     assert.deepEqual([second.status, second.body.result.map((h: { version: string }) => h.version), second.body.result_info], [200, ['2'], { per_page: 1, count: 1 }]);
     const none = await svc.call('GET', `/zones/${ENT}/rulesets/phases/http_request_late_transform/entrypoint/versions`);
-    assert.deepEqual([none.status, none.body.result, none.body.result_info], [200, [], { per_page: 50, count: 0 }]);
+    assert.deepEqual([none.status, none.body.result, none.body.result_info], [200, [], { per_page: 1000, count: 0 }]);
     for (const path of [managed, `/zones/${ENT}/rulesets/phases/http_request_late_transform/entrypoint/versions`]) {
       const perPage = await svc.call('GET', `${path}?per_page=0`);
-      assert.deepEqual([perPage.status, perPage.body.errors[0].message], [400, "'0' is not a valid value for per_page: expected an integer from 1 to 500"], path);
+      assert.deepEqual([perPage.status, perPage.body.errors[0].message], [400, "'0' is not a valid value for per_page: expected an integer from 1 to 1000"], path);
       const cursor = await svc.call('GET', `${path}?cursor=garbage`);
       assert.deepEqual([cursor.status, cursor.body.errors[0].message], [400, "'garbage' is not a valid value for cursor: pass the cursor of the previous page's result_info"], path);
     }

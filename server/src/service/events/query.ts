@@ -46,6 +46,28 @@ export function parseTime(value: unknown, where: string): number {
   return ms;
 }
 
+/** The second that a time names (ms at its start): a time is shown, and compared, to the second. */
+export function wholeSecond(ms: number): number {
+  return Math.floor(ms / 1000) * 1000;
+}
+
+/** A comparison of a time column (ms) with the second `ms` names, and its bound parameters. */
+function secondBounds(col: string, op: string, ms: number): [string, ...number[]] {
+  const s = wholeSecond(ms);
+  switch (op) {
+    case '':
+      return [`${col} >= ? AND ${col} < ?`, s, s + 1000];
+    case '_gt':
+      return [`${col} >= ?`, s + 1000];
+    case '_geq':
+      return [`${col} >= ?`, s];
+    case '_lt':
+      return [`${col} < ?`, s];
+    default:
+      return [`${col} < ?`, s + 1000];
+  }
+}
+
 /** A LIKE pattern (`%` any run, `_` one character) as a case-sensitive GLOB pattern. */
 export function likeToGlob(like: string): string {
   let out = '';
@@ -102,6 +124,12 @@ export function compileFilter(filter: Filter | undefined, column: (f: EventField
       } else if (op === '_like' || op === '_notlike') {
         params.push(likeToGlob(String(value)));
         parts.push(`${op === '_notlike' ? 'NOT ' : ''}${col} GLOB ?`);
+      } else if (field.type === 'Time') {
+        // A time is shown to the second, so a bound names a whole second: an event matches
+        // `datetime` and `datetime_leq` of the time it is shown with.
+        const [sql, ...bounds] = secondBounds(col, op, parseTime(value, `${path}.${key}`));
+        params.push(...bounds);
+        parts.push(sql);
       } else {
         params.push(val(value));
         parts.push(`${col} ${SQL_OP[op]} ?`);
@@ -122,10 +150,11 @@ export function timeRange(top: Filter, now: number, maxRangeMs: number): { from:
   if (geq === undefined && filter.datetime === undefined) {
     throw new QueryError('the filter needs a start time: datetime_geq (and datetime_leq, default now), e.g. {datetime_geq: "2026-11-26T00:00:00Z"}');
   }
-  let from = filter.datetime !== undefined ? parseTime(filter.datetime, 'filter.datetime') : parseTime(geq, filter.datetime_geq !== undefined ? 'filter.datetime_geq' : 'filter.datetime_gt');
-  let to = filter.datetime !== undefined ? from + 999 : leq !== undefined ? parseTime(leq, filter.datetime_leq !== undefined ? 'filter.datetime_leq' : 'filter.datetime_lt') : now;
-  if (filter.datetime_gt !== undefined && filter.datetime_geq === undefined) from += 1;
-  if (filter.datetime_lt !== undefined && filter.datetime_leq === undefined) to -= 1;
+  // Whole seconds, as the filter compares them (secondBounds).
+  let from = wholeSecond(filter.datetime !== undefined ? parseTime(filter.datetime, 'filter.datetime') : parseTime(geq, filter.datetime_geq !== undefined ? 'filter.datetime_geq' : 'filter.datetime_gt'));
+  let to = filter.datetime !== undefined ? from + 999 : leq !== undefined ? wholeSecond(parseTime(leq, filter.datetime_leq !== undefined ? 'filter.datetime_leq' : 'filter.datetime_lt')) + 999 : now;
+  if (filter.datetime_gt !== undefined && filter.datetime_geq === undefined) from += 1000;
+  if (filter.datetime_lt !== undefined && filter.datetime_leq === undefined) to -= 1000;
   if (to - from > maxRangeMs) {
     throw new QueryError(`the time range ${formatTime(from)} to ${formatTime(to)} is longer than the maximum of ${maxRangeMs / 86_400_000} days; narrow datetime_geq/datetime_leq`);
   }

@@ -609,8 +609,13 @@ function versions(ctx: Ctx): Reply {
   return reply;
 }
 
-/** Largest page of a versions list, and the default one. */
-export const VERSIONS_PER_PAGE = { max: 500, default: 50 };
+/**
+ * Largest page of a versions list, and the default one. The hosted endpoint does not page,
+ * and the official SDK reads it as one page (`SinglePage`): a default page of 50 hid every
+ * version past the 50th, the current one included. So a list asked for without `per_page`
+ * holds up to 1,000 versions (headers only, about 200 KB); past that, the cursor goes on.
+ */
+export const VERSIONS_PER_PAGE = { max: 1000, default: 1000 };
 
 interface VersionPaging {
   readonly perPage: number;
