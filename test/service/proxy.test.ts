@@ -5,6 +5,7 @@
 // malformed and slow clients, WebSocket upgrades.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { entrypoint, handshake as handshakeTo, listenProxy, proxyTestFile, raw, rawSocket, send, ZONE, ZONE_ID } from './proxyHarness';
 
 const CUSTOM = entrypoint(ZONE_ID, 'http_request_firewall_custom');
@@ -187,6 +188,25 @@ describe('rate limiting', () => {
     // Other paths do not count.
     assert.equal((await send(url, ZONE, '/other')).status, 200);
     clock += 10_000;
+  });
+
+  it("counts the rules of an account's rate limiting ruleset that the entry point executes", async () => {
+    const created = await file.svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, {
+      body: { name: 'account limits', kind: 'custom', phase: 'http_ratelimit', rules: [{ action: 'block', expression: 'http.request.uri.path eq "/account-limited"', description: 'one per 10 s', ratelimit: { characteristics: ['ip.src', 'cf.colo.id'], period: 10, requests_per_period: 1, mitigation_timeout: 10 } }] },
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const RATELIMIT = entrypoint(ZONE_ID, 'http_ratelimit');
+    const before = (await file.svc.call('GET', RATELIMIT)).body.result.rules.map(({ id: _id, version: _v, last_updated: _l, ...r }: Record<string, unknown>) => r);
+    await deploy(RATELIMIT, [...before, { action: 'execute', expression: 'true', action_parameters: { id: created.body.result.id } }]);
+    try {
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await send(url, ZONE, '/account-limited')).status);
+      assert.deepEqual(statuses, [200, 429, 429]);
+      assert.equal(events.at(-1)!.evaluation.decision.description, 'one per 10 s');
+    } finally {
+      await deploy(RATELIMIT, before);
+      clock += 10_000;
+    }
   });
 });
 

@@ -242,7 +242,7 @@ export class EvaluationPool {
       return same;
     }
     const source = zoneSource(this.store, zoneId);
-    const limits = [...rateLimitRules(zoneConfigOf(source).config.entryPoints.http_ratelimit).values()];
+    const limits = [...rateLimitRules(zoneConfigOf(source).config).values()];
     const spread = limits.length === 0 ? 'any' : limits.every((l) => l.characteristics.includes('ip.src')) ? 'by-client' : 'first';
     const state: ZoneState = { generation, key, source, spread };
     this.zones.set(zoneId, state);

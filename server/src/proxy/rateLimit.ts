@@ -19,8 +19,8 @@
  * - Not modelled: `counting_expression` (the rule's own expression counts), score-based
  *   limits (`score_per_period`: never exceeded), `requests_to_origin`.
  */
-import type { RuleRef } from '../rulesets/engine';
-import type { RateLimit, Ruleset } from '../rulesets/model';
+import type { RuleRef, ZoneConfig } from '../rulesets/engine';
+import type { RateLimit } from '../rulesets/model';
 import { sha256 } from '../service/sha256';
 
 /**
@@ -104,10 +104,16 @@ export class RateLimiter {
   }
 }
 
-/** The `http_ratelimit` rules of an entry point by `rulesetId/ruleId`, with their parameters. */
-export function rateLimitRules(entryPoint: Ruleset | undefined): ReadonlyMap<string, RateLimit> {
+/**
+ * The rules that count requests, by `rulesetId/ruleId`, with their parameters: the
+ * `http_ratelimit` entry point's own, and those of the custom rulesets of that phase it may
+ * `execute` (an account's rate limiting ruleset), so that a limit the trace counts is
+ * counted live too; a rule the index misses would never be exceeded.
+ */
+export function rateLimitRules(config: Pick<ZoneConfig, 'entryPoints' | 'customRulesets'>): ReadonlyMap<string, RateLimit> {
   const out = new Map<string, RateLimit>();
-  for (const r of entryPoint?.rules ?? []) if (r?.id && r.ratelimit) out.set(`${entryPoint!.id ?? ''}/${r.id}`, r.ratelimit);
+  const rulesets = [config.entryPoints.http_ratelimit, ...(config.customRulesets ?? []).filter((rs) => rs.phase === 'http_ratelimit')];
+  for (const rs of rulesets) for (const r of rs?.rules ?? []) if (r?.id && r.ratelimit) out.set(`${rs!.id ?? ''}/${r.id}`, r.ratelimit);
   return out;
 }
 

@@ -118,7 +118,7 @@ export function liveZone(store: Store, zoneId: string): LiveZone {
 export function compiledLiveZone(zoneId: string, key: string, source: (() => ZoneSource) | ZoneSource): LiveZone {
   const zone = compiledZone(zoneId, key, source)!;
   let rateLimits = rateLimitIndex.get(zone.compiled);
-  if (!rateLimits) rateLimitIndex.set(zone.compiled, (rateLimits = rateLimitRules(zone.deployed.config.entryPoints.http_ratelimit)));
+  if (!rateLimits) rateLimitIndex.set(zone.compiled, (rateLimits = rateLimitRules(zone.deployed.config)));
   return { key, deployed: zone.deployed, compiled: zone.compiled, rateLimits };
 }
 

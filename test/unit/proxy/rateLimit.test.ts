@@ -79,8 +79,14 @@ describe('characteristics', () => {
     assert.equal(characteristicsKey(['http.request.headers["X-API-Key"]', 'http.request.cookies["session"]', 'http.request.cookies["none"]'], fields), '[["k1"],["s"],null]');
   });
 
-  it('indexes the entry point rules that have rate-limit parameters', () => {
-    const rules = rateLimitRules({ id: 'ep', rules: [{ id: 'r1', expression: 'true', action: 'block', ratelimit: LIMIT }, { id: 'r2', expression: 'true', action: 'log' }] });
-    assert.deepEqual([...rules.keys()], ['ep/r1']);
+  it("indexes the rules that have rate-limit parameters: the entry point's and those of the rate limiting rulesets it may execute", () => {
+    const rules = rateLimitRules({
+      entryPoints: { http_ratelimit: { id: 'ep', rules: [{ id: 'r1', expression: 'true', action: 'block', ratelimit: LIMIT }, { id: 'r2', expression: 'true', action: 'log' }] } },
+      customRulesets: [
+        { id: 'account-rl', kind: 'custom', phase: 'http_ratelimit', rules: [{ id: 'a1', expression: 'true', action: 'block', ratelimit: LIMIT }] },
+        { id: 'waf', kind: 'custom', phase: 'http_request_firewall_custom', rules: [{ id: 'w1', expression: 'true', action: 'block' }] },
+      ],
+    });
+    assert.deepEqual([...rules.keys()], ['ep/r1', 'account-rl/a1']);
   });
 });
