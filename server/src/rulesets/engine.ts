@@ -917,6 +917,10 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
         const ref: RuleRef = { phase: 'previous_waf', ruleId: previous?.ruleId, ref: previous?.ruleId, description: previous?.description };
         if (!previous) {
           if (run.traceIdle) run.trace.push({ ...ref, depth: 0, enabled: true, matched: false, outcome: 'not-matched' });
+        } else if (isTerminating(previous.action) && previous.action !== 'block' && run.hooks?.challengePassed?.(ref, previous.action) === true) {
+          // A challenge the client has solved (clearance cookie), as for a rule's challenge.
+          run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged', note: 'challenge passed: the client has solved it (clearance cookie)' });
+          run.logs.push({ ...ref, action: previous.action, outcome: 'logged' });
         } else if (isTerminating(previous.action)) {
           run.decision = { action: previous.action, phase: 'previous_waf', ...(previous.ruleId ? { ruleId: previous.ruleId, ref: previous.ruleId } : {}), ...(previous.description ? { description: previous.description } : {}) };
           run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'terminated' });

@@ -866,6 +866,15 @@ describe('managed-rules migration validation mode', () => {
     },
   ]);
 
+  test("a client that has solved the challenge passes the previous WAF's challenge, as a rule's; its block still blocks", () => {
+    const challenge = compileZone(z(), { previousWaf: () => ({ action: 'challenge', ruleId: '100001', description: 'old rule' }) });
+    const passed = challenge.evaluate(req({ query: 'jndi' }), undefined, { challengePassed: () => true });
+    assert.deepEqual([passed.decision.action, passed.logs.map((l) => `${l.ref}:${l.action}:${l.outcome}`)], ['allow-through', ['d1:block:validation-only', '100001:challenge:logged']]);
+    assert.equal(challenge.evaluate(req({ query: 'jndi' }), undefined, { challengePassed: () => false }).decision.action, 'challenge');
+    const block = compileZone(z(), { previousWaf: () => ({ action: 'block', ruleId: '100002' }) });
+    assert.equal(block.evaluate(req(), undefined, { challengePassed: () => true }).decision.action, 'block');
+  });
+
   test("omitIdleRules: the previous WAF that let the request through (no stand-in, or it passed) leaves no entry; the rest as in the full trace", () => {
     for (const options of [{}, { previousWaf: () => undefined }]) {
       const c = compileZone(z(), options);
