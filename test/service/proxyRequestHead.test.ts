@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseFieldsFile, type FieldsMapping } from '../../server/src/proxy/edgeFields';
-import { proxyTestFile, raw, send, ZONE } from './proxyHarness';
+import { proxyTestFile, raw, send, ZONE, ZONE_ID } from './proxyHarness';
 
 const file = proxyTestFile({
   custom: [
@@ -112,6 +112,28 @@ describe('a chunked body past the inspection limit', () => {
           [true, 'allow-through', ['limit + 1']],
           [true, 'allow-through', ['limit + 1']],
         ],
+      );
+    });
+  });
+});
+
+describe("the zone's own body inspection limit", () => {
+  it('wins over --inspect-body-limit, as it does for the trace, from the next request on', async () => {
+    const setting = `/zones/${ZONE_ID}/settings/request_body_inspection_limit`;
+    await file.withProxy({}, async (p) => {
+      const post = () => raw(p.url(), `POST /upload HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n${'x'.repeat(1000)}`);
+      assert.equal(answer((await post()).data)[0], 'HTTP/1.1 200 OK');
+      assert.equal((await file.svc.call('PATCH', setting, { body: { value: 2048 } })).status, 200);
+      try {
+        assert.equal(answer((await post()).data)[0], 'HTTP/1.1 200 OK');
+      } finally {
+        await file.svc.call('PATCH', setting, { body: { value: 64 } });
+      }
+      await settle();
+      // The proxy's limit is 64 bytes: the first body was cut; under the zone's 2 KiB, the second was seen whole.
+      assert.deepEqual(
+        file.events.map((e) => e.bodyTruncated),
+        [true, false],
       );
     });
   });

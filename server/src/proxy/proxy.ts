@@ -33,6 +33,7 @@ import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest
 import { DEFAULT_BODY_LIMIT, undeclaredSize } from '../requests/body';
 import { ApiError, CODES, randomHex } from '../service/api';
 import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type Principal } from '../service/auth';
+import { zoneOwnBodyLimit } from '../service/routes/zoneSettings';
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
@@ -151,7 +152,21 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     routes.push(resolved);
   }
   const now = options.now ?? Date.now;
-  const limit = options.inspectBodyLimit ?? DEFAULT_BODY_LIMIT;
+  const defaultLimit = options.inspectBodyLimit ?? DEFAULT_BODY_LIMIT;
+  /**
+   * The body bytes a zone's rules see: the zone's own `request_body_inspection_limit` where
+   * it has set one (as the trace reads it), else `--inspect-body-limit`; read again only
+   * after a write to the store (Store.generation).
+   */
+  const zoneLimits = new Map<string, { generation: number; limit: number }>();
+  const inspectLimit = (zoneId: string): number => {
+    const generation = options.store.generation;
+    const hit = zoneLimits.get(zoneId);
+    if (hit && hit.generation === generation) return hit.limit;
+    const limit = zoneOwnBodyLimit(options.store, zoneId) ?? defaultLimit;
+    zoneLimits.set(zoneId, { generation, limit });
+    return limit;
+  };
   const upstreamTimeout = options.upstreamTimeoutMs ?? 100_000;
   const headerTimeout = options.headerTimeoutMs ?? 20_000;
   const challengeMode = options.challenge ?? 'interstitial';
@@ -279,7 +294,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   /** Evaluates a request whose first body bytes are `body` (binary string): forward it, or the page to answer. */
-  async function evaluateRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, body: string, bodySize: number): Promise<Verdict> {
+  async function evaluateRequest(req: IncomingMessage, route: ZoneRoute, rayId: string, body: string, bodySize: number, limit: number): Promise<Verdict> {
     const started = performance.now();
     const time = now();
     const edge = edgeFields({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust, ...(options.fieldsMapping ? { mapping: options.fieldsMapping } : {}), now: time, rayId });
@@ -443,6 +458,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return;
     }
     if (req.method === 'POST' && (req.url ?? '').split('?')[0] === CHALLENGE_PATH) return passChallenge(req, res, route, rayId);
+    const limit = inspectLimit(route.zoneId);
     const head = await readHead(req, limit, headerTimeout);
     if (head === 'aborted') return;
     if (head === 'stalled') return bodyStalled(req, res, rayId);
@@ -453,7 +469,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const bodySize = Number.isSafeInteger(declared) && declared >= 0 ? declared : undeclaredSize(buffered.length, limit);
     let verdict: Verdict;
     try {
-      verdict = await evaluateRequest(req, route, rayId, buffered.subarray(0, limit).toString('latin1'), bodySize);
+      verdict = await evaluateRequest(req, route, rayId, buffered.subarray(0, limit).toString('latin1'), bodySize, limit);
     } catch (e) {
       if (!head.ended) res.setHeader('connection', 'close');
       req.resume();
@@ -669,6 +685,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const at = routes.findIndex((x) => x.zoneId === zone || x.zoneName === zone.toLowerCase());
     if (at < 0) return false;
     stats.delete(routes[at]!.zoneId);
+    zoneLimits.delete(routes[at]!.zoneId);
     zones.drop(routes[at]!.zoneId);
     pool?.forget(routes[at]!.zoneId);
     routes.splice(at, 1);
@@ -803,7 +820,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     }
     let verdict: Verdict;
     try {
-      verdict = await evaluateRequest(req, route, rayId, '', 0);
+      verdict = await evaluateRequest(req, route, rayId, '', 0, inspectLimit(route.zoneId));
     } catch (e) {
       writeRawPage(socket, notEvaluated(req, route, rayId, e), rayId);
       return;

@@ -16,6 +16,7 @@ import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT } from '../../requests/body';
 import { ApiError, CODES } from '../api';
 import type { RouteServices } from '../routeServices';
 import type { Router } from '../router';
+import type { Store } from '../store';
 import { requireZone } from '../scopeAccess';
 
 export const BODY_LIMIT_SETTING = 'request_body_inspection_limit';
@@ -28,8 +29,17 @@ interface Stored {
 }
 
 function stored(service: RouteServices, zoneId: string): Stored | undefined {
-  const raw = service.store.meta(key(zoneId));
+  return storedSetting(service.store, zoneId);
+}
+
+function storedSetting(store: Store, zoneId: string): Stored | undefined {
+  const raw = store.meta(key(zoneId));
   return raw === undefined ? undefined : (JSON.parse(raw) as Stored);
+}
+
+/** The zone's own body inspection limit, if it has set one (the WAF proxy reads it as the trace does). */
+export function zoneOwnBodyLimit(store: Store, zoneId: string): number | undefined {
+  return storedSetting(store, zoneId)?.value;
 }
 
 /** The body inspection limit for evaluating the zone's rules: its own setting, else the service's default. */
