@@ -386,7 +386,7 @@ describe('the control API (for the extension)', () => {
         await control('DELETE', '/zones/nope.example', pro),
         await control('PUT', '/zones/pro.example.com', readOnly, { upstream: 'http://127.0.0.1:9/' }),
       ];
-      assert.deepEqual(answers.map((a) => [a.status, a.body.errors[0].message]), Array(5).fill([403, 'Authentication error']));
+      assert.deepEqual(answers.map((a) => [a.status, a.body.errors[0]]), Array(5).fill([403, { code: 10000, message: 'Authentication error' }]));
       // Still proxied, to the same upstream.
       const business = (await control('GET', '', file.svc.adminToken)).body.result.zones.find((z: any) => z.zone === 'business.example.com');
       assert.equal(business.upstream, `${file.upstream.url}/`);

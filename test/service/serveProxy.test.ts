@@ -114,6 +114,15 @@ describe('rulesmith serve --proxy', () => {
     assert.equal(r.status, 2);
     assert.equal(r.stderr, 'rulesmith proxy: --proxy nope.example=…: no zone "nope.example" in the database (zones: none; create one first, or start with --seed demo)\n');
   });
+
+  it('refuses an upstream URL with credentials (without printing them) or a query', () => {
+    const run = (upstream: string, db: string) => spawnSync(process.execPath, ['server/out/cli.js', 'serve', '--port', '0', '--db', join(dir, db), '--seed', 'demo', '--proxy', `pro.example.com=${upstream}`], { encoding: 'utf8', timeout: 20_000 });
+    const secret = run('http://user:s3cret@127.0.0.1:3000/', 'c.db');
+    assert.deepEqual([secret.status, secret.stderr.split('\n').filter((l) => l.startsWith('rulesmith proxy:'))], [2, ["rulesmith proxy: --proxy pro.example.com=…: the upstream URL holds a user name or password; give the app's address alone (the proxy sends the client's Authorization on)"]]);
+    assert.ok(!secret.stdout.includes('s3cret') && !secret.stderr.includes('s3cret'));
+    const query = run('http://127.0.0.1:3000/base?x=1', 'd.db');
+    assert.deepEqual([query.status, query.stderr.split('\n').filter((l) => l.startsWith('rulesmith proxy:'))], [2, ['rulesmith proxy: --proxy pro.example.com=http://127.0.0.1:3000/base?x=1: the upstream is a base URL (scheme, host, port and an optional path); a query or fragment would be dropped, so it is refused']]);
+  });
 });
 
 describe('rulesmith serve --trust-proxy-from', () => {

@@ -83,6 +83,8 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
     if (eq <= 0 || eq === p.length - 1) throw new UsageError(`--proxy takes ZONE=UPSTREAM_URL (e.g. --proxy example.com=http://127.0.0.1:3000), got "${p}"`);
     return { zone: p.slice(0, eq).trim(), upstream: p.slice(eq + 1).trim() };
   });
+  const twice = routes.find((r, i) => routes.findIndex((o) => o.zone.toLowerCase() === r.zone.toLowerCase()) !== i);
+  if (twice) throw new UsageError(`--proxy ${twice.zone}=… is given more than once; a zone has one upstream`);
   const listen = (values['proxy-listen'] as string | undefined) ?? '127.0.0.1:8081';
   const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(listen);
   if (!m || Number(m[3]) > 65535) throw new UsageError(`--proxy-listen takes HOST:PORT (e.g. 127.0.0.1:8081; port 0 picks a free one), got "${listen}"`);

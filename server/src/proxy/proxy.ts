@@ -731,11 +731,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
      * cannot learn which zones exist (as in the API, service/scopeAccess.ts requireZone); only
      * credentials that reach every zone are told that one is missing.
      */
-    const writableZone = (zone: string): { zoneId: string } | { status: number; message: string } => {
+    const writableZone = (zone: string): { zoneId: string } | { status: number; message: string; code?: number } => {
       const row = findZone(options.store, zone);
       if (row && allowed(principal, { accountId: row.account_id, zoneId: row.id }, ZONE_WAF_GROUPS, 'Write')) return { zoneId: row.id };
       if (!row && seesEverything(principal, 'zone')) return { status: 404, message: `no zone "${zone}" in the database` };
-      return { status: 403, message: 'Authentication error' };
+      return { status: 403, message: 'Authentication error', code: CODES.authenticationError };
     };
     const mayView = (zoneId: string): boolean => {
       const row = zoneRow(options.store, zoneId);
@@ -771,7 +771,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         upstream = undefined;
       }
       const zone = writableZone(decodeURIComponent(m[1]!));
-      if ('status' in zone) return json(zone.status, { success: false, errors: [{ message: zone.message }] });
+      if ('status' in zone) return json(zone.status, { success: false, errors: [{ ...(zone.code ? { code: zone.code } : {}), message: zone.message }] });
       if (typeof upstream !== 'string') return json(400, { success: false, errors: [{ message: 'expected a JSON body {"upstream": "http://127.0.0.1:3000"}' }] });
       const started = startZone({ zone: zone.zoneId, upstream });
       if ('error' in started) return json(400, { success: false, errors: [{ message: started.error.replace(/^--proxy /, '') }] });
@@ -781,7 +781,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (m && req.method === 'DELETE') {
       const zone = decodeURIComponent(m[1]!);
       const found = writableZone(zone);
-      if ('status' in found) return json(found.status, { success: false, errors: [{ message: found.message }] });
+      if ('status' in found) return json(found.status, { success: false, errors: [{ ...(found.code ? { code: found.code } : {}), message: found.message }] });
       if (!stopZone(found.zoneId)) return json(404, { success: false, errors: [{ message: `the zone ${zone} is not proxied` }] });
       log(`proxy: stopped ${zone}`);
       return json(200, { success: true, result: { zone } });

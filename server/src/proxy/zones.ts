@@ -48,7 +48,10 @@ export function resolveRoute(store: Store, route: ProxyRoute): ZoneRoute | { err
   } catch {
     return { error: `--proxy ${route.zone}=${route.upstream}: the upstream must be a URL such as http://127.0.0.1:3000` };
   }
+  // Credentials in the URL would be printed in the log and listed by the control API (and never sent): refused, and not echoed.
+  if (upstream.username !== '' || upstream.password !== '') return { error: `--proxy ${route.zone}=…: the upstream URL holds a user name or password; give the app's address alone (the proxy sends the client's Authorization on)` };
   if (upstream.protocol !== 'http:' && upstream.protocol !== 'https:') return { error: `--proxy ${route.zone}=${route.upstream}: the upstream must be http:// or https://` };
+  if (upstream.search !== '' || upstream.hash !== '') return { error: `--proxy ${route.zone}=${route.upstream}: the upstream is a base URL (scheme, host, port and an optional path); a query or fragment would be dropped, so it is refused` };
   return { zoneId: zone.id, zoneName: zone.name, upstream };
 }
 

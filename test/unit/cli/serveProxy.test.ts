@@ -57,6 +57,7 @@ describe('serve --proxy flags', () => {
     assert.equal(error('--proxy', 'a=http://u', '--proxy-workers', 'all'), '--proxy-workers takes a number of evaluation threads from 0 (evaluate on the proxy\'s thread) to 64, got "all"');
     assert.equal(error('--proxy', 'a=http://u', '--upstream-timeout', '0'), '--upstream-timeout takes seconds from 0.001 to 3600 (e.g. --upstream-timeout 30), got "0"');
     assert.match(error('--proxy', 'a=http://u', '--fields-file', 'no-such-fields.json'), /^--fields-file: cannot read no-such-fields\.json: ENOENT/);
+    assert.equal(error('--proxy', 'a.test=http://u', '--proxy', 'A.test=http://v'), '--proxy A.test=… is given more than once; a zone has one upstream');
   });
 });
 
