@@ -93,7 +93,7 @@ describe('trace on the migrated zone', () => {
         matched: true,
         name: vendorRule!.id,
         action: 'execute',
-        action_parameters: { id: VENDOR },
+        action_parameters: { id: VENDOR, version: 'latest' },
         expression: 'true',
         enabled: true,
         outcome: 'executed',

@@ -673,6 +673,13 @@ export function deleteVersion(store: Store, rulesetId: string, version: number):
   cacheOf(store).delete(rulesetId);
 }
 
+/** An execute rule deployed without a version runs the newest one: the API says so, `version: "latest"`. */
+export function withVersion(p: Record<string, unknown>): Record<string, unknown> {
+  if (p.version !== undefined) return p;
+  const { id, ...rest } = p;
+  return { id, version: 'latest', ...rest };
+}
+
 /**
  * Replaces the rules of the scope's entry point of a phase, creating it (named
  * "default") when missing, and returns the new version. `rules` are matched to the
@@ -698,6 +705,8 @@ export function putEntryPoint(
         ...rest,
         ...(r.id === '' ? { id: undefined } : {}),
         ...(r.ref === '' ? { ref: undefined } : {}),
+        // As the API stores an execute rule written without a version (routes/rulesets.ts).
+        ...(r.action === 'execute' && r.action_parameters ? { action_parameters: withVersion(r.action_parameters as Record<string, unknown>) } : {}),
       };
     });
     return saveRuleset(

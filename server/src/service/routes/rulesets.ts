@@ -72,6 +72,7 @@ import {
   mergeRules,
   withRule,
   saveRuleset,
+  withVersion,
   storedRulesets,
   storedVersion,
   storedVersionPage,
@@ -334,13 +335,6 @@ function ruleInput(r: JsonObject): RuleInput {
     ...(r.exposed_credential_check !== undefined ? { exposed_credential_check: r.exposed_credential_check as Record<string, unknown> } : {}),
     ...(r.ratelimit !== undefined ? { ratelimit: r.ratelimit as Record<string, unknown> } : {}),
   };
-}
-
-/** An execute rule deployed without a version runs the newest one: the API says so, `version: "latest"`. */
-function withVersion(p: Record<string, unknown>): Record<string, unknown> {
-  if (p.version !== undefined) return p;
-  const { id, ...rest } = p;
-  return { id, version: 'latest', ...rest };
 }
 
 /** Skip products are accepted in any case and echoed in the API's camelCase (rules-api §2.5). */
