@@ -60,11 +60,15 @@ export function parseFieldsFile(text: string, file: string): FieldsMapping | { e
     const o = e as Record<string, unknown>;
     const unknownKey = Object.keys(o).find((k) => !['cidr', 'country', 'asn', 'bot_score', 'threat_score'].includes(k));
     if (unknownKey) return { error: `${where}: unknown key "${unknownKey}" (keys: cidr, country, asn, bot_score, threat_score)` };
+    if (o.cidr === undefined) return { error: `${where}: "cidr" is required: the address range the entry is for, such as "203.0.113.0/24" or "2001:db8::/32"` };
     const cidr = typeof o.cidr === 'string' ? o.cidr : '';
     const m = /^([^/]+)(?:\/(\d{1,3}))?$/.exec(cidr);
     const family = m ? isIP(m[1]!) : 0;
     const bits = m?.[2] === undefined ? (family === 6 ? 128 : 32) : Number(m[2]);
     if (!m || family === 0 || bits > (family === 6 ? 128 : 32)) return { error: `${where}: "cidr" must be an address range such as "203.0.113.0/24" or "2001:db8::/32", got ${JSON.stringify(o.cidr)}` };
+    // As --trust-proxy-from: a range is written with its first address, so a mistyped prefix is not silently widened.
+    const first = parseIpSetItem(cidr);
+    if (!first.ok && first.data?.replacement) return { error: `${where}: "cidr" "${cidr}" has bits set past its /${bits} prefix; write the range with its first address (${first.data.replacement})` };
     if (o.country !== undefined && (typeof o.country !== 'string' || !/^[A-Z][A-Z0-9]$/.test(o.country))) return { error: `${where}: "country" must be an upper-case ISO 3166-1 alpha-2 code such as "DE", got ${JSON.stringify(o.country)}` };
     for (const [k, max] of [['asn', 4294967295], ['bot_score', 99], ['threat_score', 100]] as const) {
       const v = o[k];

@@ -41,6 +41,8 @@ describe('edge fields', () => {
     const bad = (v: unknown) => (parseFieldsFile(JSON.stringify(v), 'f.json') as { error: string }).error;
     assert.equal(bad({}), 'f.json: expected a JSON array of {"cidr": …, "country": …, "asn": …, "bot_score": …} entries');
     assert.equal(bad([{ cidr: '203.0.113.0/33' }]), 'f.json: entry 0: "cidr" must be an address range such as "203.0.113.0/24" or "2001:db8::/32", got "203.0.113.0/33"');
+    assert.equal(bad([{ country: 'DE' }]), 'f.json: entry 0: "cidr" is required: the address range the entry is for, such as "203.0.113.0/24" or "2001:db8::/32"');
+    assert.equal(bad([{ cidr: '10.0.0.1/8' }]), 'f.json: entry 0: "cidr" "10.0.0.1/8" has bits set past its /8 prefix; write the range with its first address (10.0.0.0/8)');
     assert.equal(bad([{ cidr: '10.0.0.0/8', country: 'de' }]), 'f.json: entry 0: "country" must be an upper-case ISO 3166-1 alpha-2 code such as "DE", got "de"');
     assert.equal(bad([{ cidr: '10.0.0.0/8', bot_score: 100 }]), 'f.json: entry 0: "bot_score" must be a whole number from 0 to 99, got 100');
     assert.equal(bad([{ cidr: '10.0.0.0/8', city: 'x' }]), 'f.json: entry 0: unknown key "city" (keys: cidr, country, asn, bot_score, threat_score)');
