@@ -33,7 +33,6 @@ import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest
 import { DEFAULT_BODY_LIMIT, undeclaredSize } from '../requests/body';
 import { ApiError, CODES, randomHex } from '../service/api';
 import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type Principal } from '../service/auth';
-import { zoneOwnBodyLimit } from '../service/routes/zoneSettings';
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
@@ -153,20 +152,6 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
   const now = options.now ?? Date.now;
   const defaultLimit = options.inspectBodyLimit ?? DEFAULT_BODY_LIMIT;
-  /**
-   * The body bytes a zone's rules see: the zone's own `request_body_inspection_limit` where
-   * it has set one (as the trace reads it), else `--inspect-body-limit`; read again only
-   * after a write to the store (Store.generation).
-   */
-  const zoneLimits = new Map<string, { generation: number; limit: number }>();
-  const inspectLimit = (zoneId: string): number => {
-    const generation = options.store.generation;
-    const hit = zoneLimits.get(zoneId);
-    if (hit && hit.generation === generation) return hit.limit;
-    const limit = zoneOwnBodyLimit(options.store, zoneId) ?? defaultLimit;
-    zoneLimits.set(zoneId, { generation, limit });
-    return limit;
-  };
   const upstreamTimeout = options.upstreamTimeoutMs ?? 100_000;
   const headerTimeout = options.headerTimeoutMs ?? 20_000;
   const challengeMode = options.challenge ?? 'interstitial';
@@ -176,6 +161,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const clearance = new Clearance(now);
   const log = options.log ?? (() => {});
   const zones = new LiveZones(options.store);
+  /** The body bytes a zone's rules see: its own setting where it has one, else `--inspect-body-limit`. */
+  const inspectLimit = (zoneId: string): number => zones.bodyLimit(zoneId) ?? defaultLimit;
   const pool = evaluationPool(options, log, (job) => evaluateLive(zones.get(job.zoneId), job, limiter));
   /**
    * Per proxied zone, its counters and the WAF's time per request (the Zones view shows both):
@@ -685,7 +672,6 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const at = routes.findIndex((x) => x.zoneId === zone || x.zoneName === zone.toLowerCase());
     if (at < 0) return false;
     stats.delete(routes[at]!.zoneId);
-    zoneLimits.delete(routes[at]!.zoneId);
     zones.drop(routes[at]!.zoneId);
     pool?.forget(routes[at]!.zoneId);
     routes.splice(at, 1);

@@ -19,6 +19,7 @@ import type { DeployedZone, ZoneSource } from '../service/deployment';
 import { ZONE_SELECT, type ZoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { compiledZone } from '../service/compiledZones';
+import { zoneOwnBodyLimit } from '../service/routes/zoneSettings';
 import { deploymentKey, zoneSource } from '../service/zoneConfig';
 import { rateLimitRules } from './rateLimit';
 
@@ -128,6 +129,7 @@ export function compiledLiveZone(zoneId: string, key: string, source: (() => Zon
 /** `liveZone` per zone, read from the store again only after a write (Store.generation). */
 export class LiveZones {
   private readonly zones = new Map<string, { generation: number; zone: LiveZone }>();
+  private readonly bodyLimits = new Map<string, { generation: number; limit: number | undefined }>();
 
   constructor(private readonly store: Store) {}
 
@@ -140,8 +142,22 @@ export class LiveZones {
     return zone;
   }
 
+  /**
+   * The zone's own `request_body_inspection_limit`, if it set one (the trace reads it so).
+   * Apart from `get`: with evaluation workers this thread never compiles the zone.
+   */
+  bodyLimit(zoneId: string): number | undefined {
+    const generation = this.store.generation;
+    const hit = this.bodyLimits.get(zoneId);
+    if (hit && hit.generation === generation) return hit.limit;
+    const limit = zoneOwnBodyLimit(this.store, zoneId);
+    this.bodyLimits.set(zoneId, { generation, limit });
+    return limit;
+  }
+
   /** Forgets a zone no longer proxied. */
   drop(zoneId: string): void {
     this.zones.delete(zoneId);
+    this.bodyLimits.delete(zoneId);
   }
 }

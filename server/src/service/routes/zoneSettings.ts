@@ -28,27 +28,23 @@ interface Stored {
   readonly modified_on: string;
 }
 
-function stored(service: RouteServices, zoneId: string): Stored | undefined {
-  return storedSetting(service.store, zoneId);
-}
-
-function storedSetting(store: Store, zoneId: string): Stored | undefined {
+function stored(store: Store, zoneId: string): Stored | undefined {
   const raw = store.meta(key(zoneId));
   return raw === undefined ? undefined : (JSON.parse(raw) as Stored);
 }
 
 /** The zone's own body inspection limit, if it has set one (the WAF proxy reads it as the trace does). */
 export function zoneOwnBodyLimit(store: Store, zoneId: string): number | undefined {
-  return storedSetting(store, zoneId)?.value;
+  return stored(store, zoneId)?.value;
 }
 
 /** The body inspection limit for evaluating the zone's rules: its own setting, else the service's default. */
 export function zoneBodyLimit(service: RouteServices, zoneId: string): number {
-  return stored(service, zoneId)?.value ?? service.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  return zoneOwnBodyLimit(service.store, zoneId) ?? service.bodyLimit ?? DEFAULT_BODY_LIMIT;
 }
 
 function settingObject(service: RouteServices, zoneId: string): Record<string, unknown> {
-  const s = stored(service, zoneId);
+  const s = stored(service.store, zoneId);
   return { id: BODY_LIMIT_SETTING, value: s?.value ?? service.bodyLimit ?? DEFAULT_BODY_LIMIT, editable: true, modified_on: s?.modified_on ?? null };
 }
 
