@@ -25,7 +25,6 @@
  * `2001:db8::1`, an IPv4-mapped IPv6 address is the IPv4 one), so one client is one
  * rate-limit counter and one worker however its address is spelled.
  */
-import { BlockList, isIP } from 'node:net';
 import type { IpAddr, IpRange } from '../language/ir';
 import { formatIp, ipInRanges, parseIpAddr, parseIpSetItem } from '../language/ip';
 
@@ -38,7 +37,7 @@ export interface FieldsEntry {
 }
 
 export interface FieldsMapping {
-  readonly entries: readonly (FieldsEntry & { readonly range: BlockList })[];
+  readonly entries: readonly (FieldsEntry & { readonly range: AddressRanges })[];
 }
 
 /** Fields with no local source that a request may leave at the engine's default. */
@@ -53,7 +52,7 @@ export function parseFieldsFile(text: string, file: string): FieldsMapping | { e
     return { error: `${file}: not JSON (${(e as Error).message}); expected an array of {"cidr": "203.0.113.0/24", "country": "DE", "asn": 64500, "bot_score": 12}` };
   }
   if (!Array.isArray(data)) return { error: `${file}: expected a JSON array of {"cidr": …, "country": …, "asn": …, "bot_score": …} entries` };
-  const entries: (FieldsEntry & { range: BlockList })[] = [];
+  const entries: (FieldsEntry & { range: AddressRanges })[] = [];
   for (const [i, e] of data.entries()) {
     const where = `${file}: entry ${i}`;
     if (typeof e !== 'object' || e === null || Array.isArray(e)) return { error: `${where}: expected an object with "cidr"` };
@@ -62,20 +61,17 @@ export function parseFieldsFile(text: string, file: string): FieldsMapping | { e
     if (unknownKey) return { error: `${where}: unknown key "${unknownKey}" (keys: cidr, country, asn, bot_score, threat_score)` };
     if (o.cidr === undefined) return { error: `${where}: "cidr" is required: the address range the entry is for, such as "203.0.113.0/24" or "2001:db8::/32"` };
     const cidr = typeof o.cidr === 'string' ? o.cidr : '';
-    const m = /^([^/]+)(?:\/(\d{1,3}))?$/.exec(cidr);
-    const family = m ? isIP(m[1]!) : 0;
-    const bits = m?.[2] === undefined ? (family === 6 ? 128 : 32) : Number(m[2]);
-    if (!m || family === 0 || bits > (family === 6 ? 128 : 32)) return { error: `${where}: "cidr" must be an address range such as "203.0.113.0/24" or "2001:db8::/32", got ${JSON.stringify(o.cidr)}` };
-    // As --trust-proxy-from: a range is written with its first address, so a mistyped prefix is not silently widened.
-    const first = parseIpSetItem(cidr);
-    if (!first.ok && first.data?.replacement) return { error: `${where}: "cidr" "${cidr}" has bits set past its /${bits} prefix; write the range with its first address (${first.data.replacement})` };
+    const range = parseRange(cidr);
+    if ('wrong' in range) {
+      return range.wrong === 'host-bits'
+        ? { error: `${where}: "cidr" "${cidr}" has bits set past its /${range.bits} prefix; write the range with its first address (${range.first})` }
+        : { error: `${where}: "cidr" must be an address range such as "203.0.113.0/24" or "2001:db8::/32", got ${JSON.stringify(o.cidr)}` };
+    }
     if (o.country !== undefined && (typeof o.country !== 'string' || !/^[A-Z][A-Z0-9]$/.test(o.country))) return { error: `${where}: "country" must be an upper-case ISO 3166-1 alpha-2 code such as "DE", got ${JSON.stringify(o.country)}` };
     for (const [k, max] of [['asn', 4294967295], ['bot_score', 99], ['threat_score', 100]] as const) {
       const v = o[k];
       if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max)) return { error: `${where}: "${k}" must be a whole number from 0 to ${max}, got ${JSON.stringify(v)}` };
     }
-    const range = new BlockList();
-    range.addSubnet(m[1]!, bits, family === 6 ? 'ipv6' : 'ipv4');
     entries.push({
       cidr,
       range,
@@ -147,22 +143,62 @@ export function canonicalAddress(a: string): string | undefined {
 export const MAX_TRUSTED_RANGES = 1000;
 
 /** `--trust-proxy-from`'s ranges, parsed once at startup: the per-request check is a scan of the peer's family's ranges. */
-export interface TrustedPeers {
-  /** The entries as given. */
-  readonly cidrs: readonly string[];
+/** Address ranges as the engine reads them (language/ip.ts, as `ip.src in {…}` does), by family. */
+export interface AddressRanges {
   readonly v4: readonly IpRange[];
   readonly v6: readonly IpRange[];
+}
+
+/** `--trust-proxy-from`'s ranges, parsed once at startup: the per-request check is a scan of the peer's family's ranges. */
+export interface TrustedPeers extends AddressRanges {
+  /** The entries as given. */
+  readonly cidrs: readonly string[];
+}
+
+/**
+ * One address (`10.0.0.1`, `2001:db8::1`) or CIDR range written with its first address
+ * (`10.0.0.0/8`), as the engine's ranges; an IPv4-mapped IPv6 range (`::ffff:10.0.0.0/104`)
+ * also holds the IPv4 addresses it maps, as addresses are compared in canonical form
+ * (`::ffff:10.0.0.1` is 10.0.0.1). Else what is wrong: not a range, or bits set past the
+ * prefix (`first` is the range written right), so a mistyped prefix is not silently widened.
+ */
+function parseRange(text: string): AddressRanges | { wrong: 'not-range' } | { wrong: 'host-bits'; address: string; bits: string; first: string } {
+  // The engine's set reader also takes `A..B` and short IPv4 (`10/8`); here only an address in full, with an optional length.
+  const m = /^([0-9A-Fa-f:.]+)(?:\/(0|[1-9]\d{0,2}))?$/.exec(text);
+  if (!m || !parseIpAddr(m[1]!).ok) return { wrong: 'not-range' };
+  const r = parseIpSetItem(text);
+  if (!r.ok) {
+    const first = r.data?.replacement;
+    return first ? { wrong: 'host-bits', address: m[1]!, bits: m[2]!, first: String(first) } : { wrong: 'not-range' };
+  }
+  const [lo, hi] = r.value;
+  if (lo.family === 4) return { v4: [r.value], v6: [] };
+  const hiN = hi.n as bigint;
+  const loN = lo.n as bigint;
+  if (loN > MAPPED_LAST || hiN < MAPPED_FIRST) return { v4: [], v6: [r.value] };
+  const from = loN > MAPPED_FIRST ? loN : MAPPED_FIRST;
+  const to = hiN < MAPPED_LAST ? hiN : MAPPED_LAST;
+  return {
+    v4: [
+      [
+        { family: 4, n: Number(from - MAPPED_FIRST) },
+        { family: 4, n: Number(to - MAPPED_FIRST) },
+      ],
+    ],
+    v6: [r.value],
+  };
+}
+
+/** Whether an address (canonicalIp) is in one of the ranges; one that did not parse never is. */
+function inRanges(ranges: AddressRanges, ip: IpAddr | undefined): boolean {
+  return ip !== undefined && ipInRanges(ip, ip.family === 4 ? ranges.v4 : ranges.v6);
 }
 
 const LIKE = '(like 10.0.0.0/8 or 2001:db8::/32)';
 
 /**
- * `--trust-proxy-from`'s values (repeated flags; each a comma-separated list) as the
- * engine's address ranges (language/ip.ts, as `ip.src in {…}` reads them), or an error
- * naming the entry and what is expected. An entry is an address (`10.0.0.1`, `2001:db8::1`)
- * or a CIDR range written with its first address (`10.0.0.0/8`); an IPv4-mapped IPv6 range
- * (`::ffff:10.0.0.0/104`) also holds the IPv4 addresses it maps, as peers are compared in
- * canonical form (`::ffff:10.0.0.1` is 10.0.0.1).
+ * `--trust-proxy-from`'s values (repeated flags; each a comma-separated list) as address
+ * ranges (`parseRange`), or an error naming the entry and what is expected.
  */
 export function parseTrustedPeers(values: readonly string[], flag = '--trust-proxy-from'): TrustedPeers | { error: string } {
   const cidrs: string[] = [];
@@ -178,31 +214,14 @@ export function parseTrustedPeers(values: readonly string[], flag = '--trust-pro
   const v4: IpRange[] = [];
   const v6: IpRange[] = [];
   for (const cidr of cidrs) {
-    const notRange = { error: `${flag}: "${cidr}" is not an IP address or CIDR range ${LIKE}` };
-    // The engine's set reader also takes `A..B` and short IPv4 (`10/8`); here only an address in full, with an optional length.
-    const m = /^([0-9A-Fa-f:.]+)(?:\/(0|[1-9]\d{0,2}))?$/.exec(cidr);
-    if (!m || !parseIpAddr(m[1]!).ok) return notRange;
-    const r = parseIpSetItem(cidr);
-    if (!r.ok) {
-      const first = r.data?.replacement;
-      return first ? { error: `${flag}: "${cidr}" has bits set past its /${m[2]} prefix; write the range with its first address (${first}), or ${m[1]} alone for that one address` } : notRange;
+    const r = parseRange(cidr);
+    if ('wrong' in r) {
+      return r.wrong === 'host-bits'
+        ? { error: `${flag}: "${cidr}" has bits set past its /${r.bits} prefix; write the range with its first address (${r.first}), or ${r.address} alone for that one address` }
+        : { error: `${flag}: "${cidr}" is not an IP address or CIDR range ${LIKE}` };
     }
-    const [lo, hi] = r.value;
-    if (lo.family === 4) {
-      v4.push(r.value);
-      continue;
-    }
-    v6.push(r.value);
-    const hiN = hi.n as bigint;
-    const loN = lo.n as bigint;
-    if (loN <= MAPPED_LAST && hiN >= MAPPED_FIRST) {
-      const from = loN > MAPPED_FIRST ? loN : MAPPED_FIRST;
-      const to = hiN < MAPPED_LAST ? hiN : MAPPED_LAST;
-      v4.push([
-        { family: 4, n: Number(from - MAPPED_FIRST) },
-        { family: 4, n: Number(to - MAPPED_FIRST) },
-      ]);
-    }
+    v4.push(...r.v4);
+    v6.push(...r.v6);
   }
   return { cidrs, v4, v6 };
 }
@@ -233,7 +252,7 @@ export type EdgeTrust = 'nobody' | 'everyone' | TrustedPeers;
 /** Whether the trust holds for a peer (peerIp); in ranges, an address that did not parse never is. */
 export function trustsPeer(trust: EdgeTrust, peer: IpAddr | undefined): boolean {
   if (trust === 'nobody' || trust === 'everyone') return trust === 'everyone';
-  return peer !== undefined && ipInRanges(peer, peer.family === 4 ? trust.v4 : trust.v6);
+  return inRanges(trust, peer);
 }
 
 export function edgeFields(input: EdgeInput): EdgeFields {
@@ -253,8 +272,8 @@ export function edgeFields(input: EdgeInput): EdgeFields {
     if (c && /^[A-Z][A-Z0-9]$/.test(c)) country = c;
     ssl = first(input.headers['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase() === 'https';
   }
-  const family = isIP(clientIp) === 6 ? 'ipv6' : 'ipv4';
-  const hit = input.mapping?.entries.find((e) => e.range.check(clientIp, family));
+  const client = input.mapping && canonicalIp(clientIp);
+  const hit = input.mapping?.entries.find((e) => inRanges(e.range, client));
   if (hit) {
     country ??= hit.country;
     asn = hit.asn;
