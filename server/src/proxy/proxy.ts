@@ -512,8 +512,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const upReq = upstreamRequest(req, v);
     /** Set once the client's answer is decided: the app's, or the proxy's error page. */
     let answered = false;
-    /** Set when this side ends the app's answer (the client left, a relay failed, the body stalled): not the app's doing. */
-    let cutHere = false;
+    /** Set once the end of the app's answer is accounted for (the client left, a relay failed, the body or the answer stalled), so a cut-off is logged only when it is the app's doing. */
+    const ending = { explained: false };
     const fail = (page: Page) => {
       req.resume();
       if (res.headersSent) res.destroy();
@@ -541,7 +541,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         } catch (e) {
           log(`proxy: ${v.rayId} ${route.zoneName} ${req.method} ${req.url}: ${what}: ${(e as Error).message}`);
           answered = true;
-          cutHere = true;
+          ending.explained = true;
           clock.stop();
           upReq.destroy();
           // Once the app's status went out (and was recorded), all that is left is to cut the connection.
@@ -570,7 +570,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
           return;
         }
         answered = true;
-        relay(req, res, v, upRes, guard, () => cutHere);
+        relay(req, res, v, upRes, guard, ending);
       }),
     );
     // A 101 to a request that asked for no upgrade.
@@ -588,14 +588,14 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       if (!res.writableFinished) {
         clock.stop();
         answered = true;
-        cutHere = true;
+        ending.explained = true;
         upReq.destroy();
       }
     });
     clock.wait('connect');
     // The rest of the body stops coming: 408 if the app has not answered yet, else the connection is cut.
     const stalled = () => {
-      cutHere = true;
+      ending.explained = true;
       if (answered) return void res.destroy();
       answered = true;
       clock.stop();
@@ -608,7 +608,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   /** The app's answer to the client: status, headers minus hop-by-hop ones, body and trailers. */
-  function relay(req: IncomingMessage, res: ServerResponse, v: Verdict, upRes: IncomingMessage, guard: Guard, cutHere: () => boolean): void {
+  function relay(req: IncomingMessage, res: ServerResponse, v: Verdict, upRes: IncomingMessage, guard: Guard, ending: { explained: boolean }): void {
     const bad = badStatusLine(upRes);
     if (bad) throw new Error(`an invalid status line (${bad})`);
     const status = upRes.statusCode!;
@@ -617,13 +617,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (!req.complete) headers.push('connection', 'close');
     res.writeHead(status, upRes.statusMessage, headers);
     record(v, req, status);
-    let stalled = false;
     // The app's connection ended before its answer did (an error, or a close without one): the
-    // client's is cut too (its answer is short), and the log says so, unless this side ended it.
-    let ended = false;
+    // client's is cut too (its answer is short), and the log says so, unless already accounted for.
     const cutOff = () => {
-      if (!ended && !upRes.complete && !stalled && !cutHere()) log(`proxy: ${v.rayId} ${v.route.zoneName} ${req.method} ${req.url}: the answer from ${v.route.upstream.href} was cut off before its end; connection cut`);
-      ended = true;
+      if (!ending.explained && !upRes.complete) log(`proxy: ${v.rayId} ${v.route.zoneName} ${req.method} ${req.url}: the answer from ${v.route.upstream.href} was cut off before its end; connection cut`);
+      ending.explained = true;
       res.destroy();
     };
     upRes.on('error', cutOff);
@@ -633,7 +631,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     upRes.pipe(res, { end: false });
     // An app that stops sending its answer midway would hold the client for ever: both connections go.
     watchAnswerIdle(upRes, upstreamTimeout, () => {
-      stalled = true;
+      ending.explained = true;
       log(`proxy: ${v.rayId} ${v.route.zoneName} ${req.method} ${req.url}: the answer from ${v.route.upstream.href} stalled for ${upstreamTimeout / 1000} s; connection cut`);
       upRes.destroy();
       res.destroy();
