@@ -662,6 +662,14 @@ function logEntry(ref: RuleRef, action: string, outcome: Outcome): LogEntry {
   return { phase: ref.phase, rulesetId: ref.rulesetId, rulesetName: ref.rulesetName, ruleId: ref.ruleId, ref: ref.ref, description: ref.description, action, outcome };
 }
 
+/** Whether the client has solved a challenge (RequestHooks.challengePassed), a rule's or the previous WAF's; a block is never passed. */
+function challengeSolved(run: Run, ref: RuleRef, action: string): boolean {
+  return isTerminating(action) && action !== 'block' && run.hooks?.challengePassed?.(ref, action) === true;
+}
+
+/** The trace's note for a challenge the client has solved. */
+const SOLVED = 'challenge passed: the client has solved it (clearance cookie)';
+
 function isTerminating(action: string): action is TerminatingAction {
   return action === 'block' || action === 'challenge' || action === 'js_challenge' || action === 'managed_challenge';
 }
@@ -788,8 +796,8 @@ function act(run: Run, rs: CRuleset, r: CRule, frame: Frame, base: Partial<Trace
     run.logs.push(logEntry(r.ref, action, 'logged'));
     return false;
   }
-  if (isTerminating(action) && action !== 'block' && !frame.validationOnly && run.hooks?.challengePassed?.(r.ref, action) === true) {
-    run.trace.push(entry(r, depth, { ...base, outcome: 'logged', note: 'challenge passed: the client has solved it (clearance cookie)' }));
+  if (!frame.validationOnly && challengeSolved(run, r.ref, action)) {
+    run.trace.push(entry(r, depth, { ...base, outcome: 'logged', note: SOLVED }));
     run.logs.push(logEntry(r.ref, action, 'logged'));
     return false;
   }
@@ -917,10 +925,9 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
         const ref: RuleRef = { phase: 'previous_waf', ruleId: previous?.ruleId, ref: previous?.ruleId, description: previous?.description };
         if (!previous) {
           if (run.traceIdle) run.trace.push({ ...ref, depth: 0, enabled: true, matched: false, outcome: 'not-matched' });
-        } else if (isTerminating(previous.action) && previous.action !== 'block' && run.hooks?.challengePassed?.(ref, previous.action) === true) {
-          // A challenge the client has solved (clearance cookie), as for a rule's challenge.
-          run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged', note: 'challenge passed: the client has solved it (clearance cookie)' });
-          run.logs.push({ ...ref, action: previous.action, outcome: 'logged' });
+        } else if (challengeSolved(run, ref, previous.action)) {
+          run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged', note: SOLVED });
+          run.logs.push(logEntry(ref, previous.action, 'logged'));
         } else if (isTerminating(previous.action)) {
           run.decision = { action: previous.action, phase: 'previous_waf', ...(previous.ruleId ? { ruleId: previous.ruleId, ref: previous.ruleId } : {}), ...(previous.description ? { description: previous.description } : {}) };
           run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'terminated' });
