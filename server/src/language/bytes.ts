@@ -230,6 +230,11 @@ export function charLength(s: string): number {
   return n;
 }
 
+/** Whether a string has more than `max` characters (code points); its UTF-16 `length` settles most strings without counting. */
+export function longerThan(s: string, max: number): boolean {
+  return s.length > max && charLength(s) > max;
+}
+
 /** The UTF-16 offset of the character (code point) numbered `n` from 0, or `s.length` when there are fewer. */
 export function charOffset(s: string, n: number): number {
   let i = 0;

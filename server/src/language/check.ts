@@ -26,7 +26,7 @@ import {
   type LitResult,
 } from './literals';
 import { lintComparison, lintMapKey } from './lints';
-import { binaryToUtf8, charLength, charOffset } from './bytes';
+import { binaryToUtf8, charLength, charOffset, longerThan } from './bytes';
 import { NESTING_HINT } from './parse';
 import { unknownOperator } from './operatorTypo';
 import { checkRegex } from './regex';
@@ -66,7 +66,7 @@ export const PARSE_LIMIT = 16 * MAX_EXPRESSION_LENGTH;
 
 /** Whether an expression is over MAX_EXPRESSION_LENGTH characters (code points: an emoji is one). */
 export function isTooLong(text: string): boolean {
-  return text.length > MAX_EXPRESSION_LENGTH && charLength(text) > MAX_EXPRESSION_LENGTH;
+  return longerThan(text, MAX_EXPRESSION_LENGTH);
 }
 
 /** The refusal of an expression over MAX_EXPRESSION_LENGTH characters, from its first character past the limit. */

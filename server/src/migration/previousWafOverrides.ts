@@ -3,7 +3,7 @@
  * the pure functions behind their API. They live in the zone's `ZoneWafSettings`; the
  * HTTP layer stores what these return and pages the list.
  */
-import { charLength } from '../language/bytes';
+import { charLength, longerThan } from '../language/bytes';
 import { fail, invalidValue, isRecord, migrationError, notFound, unknownFieldError, type Result } from './errors';
 import { findGroupDef, findRuleDef, OVERRIDE_PRIORITY_MAX, OVERRIDE_PRIORITY_MIN, OVERRIDE_VALUES, REWRITE_ACTION_KEYS, type OverrideValue } from './previousWafContent';
 import type { List, UriOverride, ZoneWafSettings } from './previousWafSettings';
@@ -57,14 +57,14 @@ export function validateOverrideBody(body: unknown, mode: 'create' | 'replace', 
   }
   for (let i = 0; i < urls.length; i++) {
     const url = urls[i] as unknown;
-    if (typeof url === 'string' && url.length > MAX_OVERRIDE_URL_LENGTH && charLength(url) > MAX_OVERRIDE_URL_LENGTH) {
+    if (typeof url === 'string' && longerThan(url, MAX_OVERRIDE_URL_LENGTH)) {
       return fail(migrationError('invalid-value', `a URL pattern of ${charLength(url)} characters is not a valid value for urls because a URL pattern is at most ${MAX_OVERRIDE_URL_LENGTH} characters`, `/urls/${i}`));
     }
     if (typeof url !== 'string' || url.trim() === '') return fail(invalidValue('urls', url, 'every URL pattern must be a non-empty string such as "shop.example.com/*"', `/urls/${i}`));
     if (url.includes('\u0000')) return fail(invalidValue('urls', url, 'a URL pattern must not contain a NUL character (U+0000)', `/urls/${i}`));
   }
   if (body.description !== undefined && body.description !== null) {
-    if (typeof body.description === 'string' && body.description.length > MAX_OVERRIDE_DESCRIPTION && charLength(body.description) > MAX_OVERRIDE_DESCRIPTION) {
+    if (typeof body.description === 'string' && longerThan(body.description, MAX_OVERRIDE_DESCRIPTION)) {
       return fail(migrationError('invalid-value', `a description of ${charLength(body.description)} characters is not a valid value for description because it must be a string of at most ${MAX_OVERRIDE_DESCRIPTION} characters (or null)`, '/description'));
     }
     if (typeof body.description !== 'string') return fail(invalidValue('description', body.description, `it must be a string of at most ${MAX_OVERRIDE_DESCRIPTION} characters (or null)`));

@@ -4,7 +4,7 @@
  * (`source.pointer`, a JSON pointer into the body).
  */
 import { ApiError, CODES } from './api';
-import { bytesToBinary, charLength, firstNonUtf8 } from '../language/bytes';
+import { bytesToBinary, charLength, firstNonUtf8, longerThan } from '../language/bytes';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 export type JsonObject = { [k: string]: Json };
@@ -179,8 +179,7 @@ export function refuseNul(v: string, key: string, pointer: string): string {
 
 /** Refuses a text of more than `max` characters (code points: an emoji is one), in the API's words. */
 export function refuseLong(v: string, max: number, key: string, pointer: string): string {
-  const n = v.length > max ? charLength(v) : v.length;
-  if (n > max) throw ApiError.of(400, CODES.invalidValue, `'${key}' is too long: at most ${max} characters, got ${n}`, `${pointer}/${key}`);
+  if (longerThan(v, max)) throw ApiError.of(400, CODES.invalidValue, `'${key}' is too long: at most ${max} characters, got ${charLength(v)}`, `${pointer}/${key}`);
   return v;
 }
 

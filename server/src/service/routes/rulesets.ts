@@ -53,6 +53,7 @@ import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
 import { repeatedExecute, repeatedExecuteMessage } from '../../rulesets/validateOverrides';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import { ZONE_WAF_GROUPS, type PermissionGroup } from '../auth';
+import { longerThan } from '../../language/bytes';
 import { expectArray, expectObject, invalidJson, onlyKeys, refuseLong, refuseNul, refuseNulWithin, withoutNulls, type Json, type JsonObject } from '../body';
 import { capitalPlan, MAX_DESCRIPTION, RULE_QUOTA } from '../legacyStore';
 import { managedEntryPointWrite } from '../migrationFlow';
@@ -269,7 +270,7 @@ function stringField(obj: JsonObject, key: string, pointer: string, kept?: () =>
   if (v === undefined) return undefined;
   if (typeof v !== 'string') throw invalidJson(`field "${key}" must be a string, got ${kindOf(v)}`, `${pointer}/${key}`);
   refuseNul(v, key, pointer);
-  return v.length > MAX_RULESET_TEXT && v === kept?.() ? v : refuseLong(v, MAX_RULESET_TEXT, key, pointer);
+  return longerThan(v, MAX_RULESET_TEXT) && v === kept?.() ? v : refuseLong(v, MAX_RULESET_TEXT, key, pointer);
 }
 
 /**
