@@ -145,6 +145,59 @@ describe('ruleset versions as rule rows', () => {
     }
   });
 
+  it('PUTs that change, move, drop and add dozens of rules at once: every version reads back as answered, and only the newest is live', async () => {
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'many at once', kind: 'custom', phase: CUSTOM, rules: Array.from({ length: 45 }, (_, i) => rule(i)) } });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    const id = made.body.result.id;
+    const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
+    const answers = [made.body.result];
+    const put = async (rules: Record<string, unknown>[]) => {
+      const r = await svc.call('PUT', base, { body: { rules } });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      answers.push(r.body.result);
+      assert.deepEqual(readRules(svc.store, id), r.body.result.rules, `version ${r.body.result.version} as stored`);
+      const live = svc.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [id])!.n;
+      assert.equal(live, rules.length, `live rows of version ${r.body.result.version}`);
+    };
+    // Every rule edited (45 new rows: 32 + 8 + 5 one at a time).
+    await put(Array.from({ length: 45 }, (_, i) => rule(i, 1)));
+    // Reversed, ten dropped and twelve added, every third edited.
+    await put([...Array.from({ length: 35 }, (_, i) => rule(34 - i, (34 - i) % 3 === 0 ? 2 : 1)), ...Array.from({ length: 12 }, (_, i) => rule(100 + i))]);
+    // Unchanged: no row is written, and the version still reads back.
+    await put(answers.at(-1).rules.map(({ action, expression, description, ref }: Record<string, unknown>) => ({ action, expression, description, ref })));
+    for (const answer of answers) {
+      assert.deepEqual((await svc.call('GET', `${base}/versions/${answer.version}`)).body.result, answer, `version ${answer.version}`);
+    }
+  });
+
+  it('PATCHes of the same ruleset while a PUT of all its rules is under way: each rule ends one version past the PUT and its PATCH, whichever came first', async () => {
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'together', kind: 'custom', phase: CUSTOM, rules: Array.from({ length: 300 }, (_, i) => rule(i)) } });
+    const id = made.body.result.id;
+    const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
+    const ids: string[] = made.body.result.rules.map((r: { id: string }) => r.id);
+    const putting = svc.call('PUT', base, { body: { rules: Array.from({ length: 300 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } });
+    const patched: number[] = [];
+    const answers = [];
+    // One PATCH after another for as long as the PUT takes, so some land while it is checked and written.
+    let done = false;
+    void putting.then(() => (done = true));
+    for (let i = 0; patched.length < 60 && (!done || patched.length < 3); i += 5) {
+      const r = await svc.call('PATCH', `${base}/rules/${ids[i]}`, { body: rule(i, 9) });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      answers.push(r.body.result);
+      patched.push(i);
+    }
+    const put = await putting;
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    answers.push(put.body.result);
+    const versions = answers.map((a) => Number(a.version)).sort((a, b) => a - b);
+    assert.deepEqual(versions, versions.map((_, k) => k + 2), 'versions one after another');
+    const final = await svc.call('GET', base);
+    const want = Array.from({ length: 300 }, (_, i) => (patched.includes(i) ? '3' : '2'));
+    assert.deepEqual(final.body.result.rules.map((r: { version: string }) => r.version), want);
+    for (const a of answers) assert.deepEqual((await svc.call('GET', `${base}/versions/${a.version}`)).body.result, a, `version ${a.version}`);
+  });
+
   it('deleting the newest version makes the one before current, and the next write builds on it', async () => {
     const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'history', kind: 'custom', phase: CUSTOM, rules: [rule(1)] } });
     const id = made.body.result.id;

