@@ -91,7 +91,7 @@ describe('rulesmith serve --proxy', () => {
     }
   });
 
-  it('stops, exit code 1, when the proxy cannot listen (the API does not go on without it)', async () => {
+  it('stops, exit code 1, when the proxy cannot listen (the API does not go on without it, and never says it is listening)', async () => {
     const taken = createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     const port = (taken.address() as AddressInfo).port;
@@ -104,6 +104,8 @@ describe('rulesmith serve --proxy', () => {
       const code = await new Promise<number | null>((r) => child.once('exit', r));
       assert.deepEqual([code, err], [1, `rulesmith proxy: cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`]);
       assert.match(out, /rulesmith serve: stopped \(the proxy cannot listen\)\n$/);
+      // No "listening" line first: a script waiting for one must not take the service for started.
+      assert.doesNotMatch(out, /listening/);
     } finally {
       taken.close();
     }

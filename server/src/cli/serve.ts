@@ -158,8 +158,10 @@ export function runServe(options: ServeOptions, given: Io, extras: { proxySink?:
     }
   }
   running.server.listen(options.port, options.host, () => {
-    io.out(`rulesmith serve: listening on ${running.url()}\n`);
-    if (proxy && options.proxy) listenProxy(proxy, options.proxy, io, () => stop('the proxy cannot listen', 1));
+    const ready = () => io.out(`rulesmith serve: listening on ${running.url()}\n`);
+    // With a proxy, the API's line waits for the proxy's listener too (listenProxy).
+    if (proxy && options.proxy) listenProxy(proxy, options.proxy, io, ready, () => stop('the proxy cannot listen', 1));
+    else ready();
   });
   let stopping = false;
   const stop = (why: string, exitCode = 0) => {

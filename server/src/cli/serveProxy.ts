@@ -10,7 +10,7 @@ import { DEFAULT_QUEUE } from '../proxy/evaluationPool';
 import { createProxy, DEFAULT_MAX_CONNECTIONS, type ChallengeMode, type EvaluatedRequestSink, type RunningProxy } from '../proxy/proxy';
 import type { ProxyRoute } from '../proxy/zones';
 import type { Service } from '../service/service';
-import { UsageError } from './input';
+import { InputError, UsageError } from './input';
 import type { Io } from './io';
 
 export interface ProxyFlags {
@@ -103,10 +103,11 @@ export function proxyOptions(values: Record<string, string | boolean | string[] 
     try {
       text = readFile(fieldsFile);
     } catch (e) {
-      throw new UsageError(`--fields-file: cannot read ${fieldsFile}: ${(e as Error).message}`);
+      throw new InputError([`rulesmith: --fields-file: cannot read ${fieldsFile}: ${(e as Error).message}`]);
     }
     const parsed = parseFieldsFile(text, fieldsFile);
-    if ('error' in parsed) throw new UsageError(`--fields-file ${parsed.error}`);
+    // The file is input, not usage: its error alone, without the usage text after it.
+    if ('error' in parsed) throw new InputError([`rulesmith: --fields-file ${parsed.error}`]);
     fieldsMapping = parsed;
   }
   let trust: EdgeTrust = values['trust-proxy'] === true ? 'everyone' : 'nobody';
@@ -166,16 +167,18 @@ export function makeProxy(flags: ProxyFlags, service: Service, io: Io, sinkFacto
 }
 
 /**
- * Starts listening; prints the proxy's URL and each zone's when ready. If it cannot listen
- * (the port is taken), `failed` stops the service: a `serve --proxy` running without its
- * proxy would look started to whoever scripted it.
+ * Starts listening; once it does, calls `ready` (which prints the API's line) and prints
+ * the proxy's URL and each zone's. If it cannot listen (the port is taken), `failed` stops
+ * the service before any "listening" line: a script that waits for one must not take a
+ * `serve --proxy` without its proxy for started.
  */
-export function listenProxy(proxy: RunningProxy, flags: ProxyFlags, io: Io, failed: () => void): void {
+export function listenProxy(proxy: RunningProxy, flags: ProxyFlags, io: Io, ready: () => void, failed: () => void): void {
   proxy.server.on('error', (e) => {
     io.err(`rulesmith proxy: cannot listen on ${flags.host}:${flags.port}: ${e.message}\n`);
     failed();
   });
   proxy.server.listen(flags.port, flags.host, () => {
+    ready();
     io.out(`rulesmith proxy: listening on ${proxy.url()}\n`);
     for (const c of proxy.counters()) io.out(`rulesmith proxy: ${c.zone} → ${c.upstream} (open ${proxy.zoneUrl(c.zone)})\n`);
   });

@@ -1,5 +1,8 @@
 // `rulesmith serve --proxy …`: the proxy's flags and their errors.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { UsageError } from '../../../server/src/cli/input';
 import type { Io } from '../../../server/src/cli/io';
@@ -56,7 +59,6 @@ describe('serve --proxy flags', () => {
     assert.equal(error('--proxy', 'a=http://u', '--challenge', 'solve'), '--challenge takes interstitial, pass or block, got "solve"');
     assert.equal(error('--proxy', 'a=http://u', '--proxy-workers', 'all'), '--proxy-workers takes a number of evaluation threads from 0 (evaluate on the proxy\'s thread) to 64, got "all"');
     assert.equal(error('--proxy', 'a=http://u', '--upstream-timeout', '0'), '--upstream-timeout takes seconds from 0.001 to 3600 (e.g. --upstream-timeout 30), got "0"');
-    assert.match(error('--proxy', 'a=http://u', '--fields-file', 'no-such-fields.json'), /^--fields-file: cannot read no-such-fields\.json: ENOENT/);
     assert.equal(error('--proxy', 'a.test=http://u', '--proxy', 'A.test=http://v'), '--proxy A.test=… is given more than once; a zone has one upstream');
   });
 });
@@ -90,6 +92,29 @@ function serve(...args: string[]): { code: number; err: string } {
   const code = main(['serve', ...args], io);
   return { code, err: err.split('\n')[0]! };
 }
+
+describe('serve --fields-file', () => {
+  it('an unreadable or bad file is reported alone, exit 2, without the usage text after it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fields-'));
+    try {
+      const bad = join(dir, 'fields.json');
+      writeFileSync(bad, '[{"country": "DE"}]');
+      for (const [file, line] of [
+        [join(dir, 'none.json'), /^rulesmith: --fields-file: cannot read \S+none\.json: ENOENT/],
+        [bad, /^rulesmith: --fields-file \S+fields\.json/],
+      ] as const) {
+        let err = '';
+        const io: Io = { out: () => undefined, err: (s) => void (err += s), readFile: () => '', writeFile: () => undefined, readStdin: () => '' };
+        assert.equal(main(['serve', '--proxy', 'a=http://u', '--fields-file', file], io), 2);
+        const lines = err.split('\n').filter(Boolean);
+        assert.equal(lines.length, 1, err);
+        assert.match(lines[0]!, line);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('serve --trust-proxy-from', () => {
   it('takes comma-separated ranges, repeated: the peers trusted', () => {
