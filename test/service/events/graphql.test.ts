@@ -191,7 +191,12 @@ describe('bad queries and limits are GraphQL errors, never a 500', () => {
     ['a range over the maximum', dataset('limit: 1, filter: {datetime_geq: "2026-10-01T00:00:00Z", datetime_leq: "2026-11-26T00:00:00Z"}'), undefined, 'the time range 2026-10-01T00:00:00Z to 2026-11-26T00:00:00Z is longer than the maximum of 31 days; narrow datetime_geq/datetime_leq'],
     ['too deep', `{ viewer { ${'a { '.repeat(15)}b${' }'.repeat(15)} } }`, undefined, 'the query is nested more than 15 levels deep; the limit is 15'],
     ['too many datasets', () => `{ viewer { zones(filter: {zoneTag: "${ENT}"}) { ${Array.from({ length: 11 }, (_, i) => `a${i}: firewallEventsAdaptiveGroups(limit: 1, filter: {datetime_geq: "2026-11-26T00:00:00Z"}) { count }`).join(' ')} } } }`, undefined, 'firewallEventsAdaptiveGroups: more than 10 datasets in one query (over all zones and aliases); split the query'],
-    ['no zone', '{ viewer { zones(filter: {}) { zoneTag } } }', undefined, 'zones: the filter needs zoneTag (or zoneTag_in)'],
+    [
+      'a zone filter that names no zone',
+      '{ viewer { zones(filter: {}) { zoneTag } } }',
+      undefined,
+      'zones: the filter names no zone; write zones(filter: {zoneTag: "<zone id>"}) (or zoneTag_in: ["<zone id>", …], or zoneTag_gt: "<zone id>" for the zones after it), or leave the filter out for every zone these credentials may read',
+    ],
     ['a variable of the wrong type', () => `query Q($n: Int!) { viewer { zones(filter: {zoneTag: "${ENT}"}) { firewallEventsAdaptive(limit: $n, filter: {datetime_geq: "2026-11-26T00:00:00Z"}) { action } } } }`, { n: 'x' }, 'Variable "$n" got invalid value "x"; Int cannot represent non-integer value: "x"'],
   ];
   for (const [name, query, variables, message] of cases) {

@@ -12,20 +12,44 @@
  * for). Depth and width are measured on the document before validation and execution, so a
  * query built to multiply its fields through aliases and fragments (introspection included)
  * costs no more than its own size.
- * A zone is readable with Zone Analytics Read or Zone Read (Write includes Read).
+ * A zone is readable with Zone Analytics Read or Zone Read (Write includes Read); `zones`
+ * without a filter answers the zones the credentials may read (by zone tag, at most
+ * LIMITS.maxZones; `zoneTag_gt` pages on), as the hosted API does.
+ *
+ * Variables may be declared with the hosted API's type names, as queries copied from
+ * Cloudflare's docs and dashboards are: its scalars (`string`, `uint64`, `bool` …, real
+ * scalars of this schema, HOSTED_SCALARS), its names of the events filter
+ * (FILTER_ALIASES: the document is read as if it named ours), and without `!` where a
+ * value is required (the hosted API accepts `$filter: …_InputObject` for a required
+ * filter; a null or missing value is then that argument's error). A variable whose type
+ * does not fit still gets an error naming it, its declared type and the type expected
+ * (hostedVariablePositions).
  */
 import {
   buildSchema,
   execute,
+  getNamedType,
   GraphQLError,
+  isListType,
+  isNonNullType,
+  isScalarType,
   Kind,
   parse,
+  print,
   specifiedRules,
+  typeFromAST,
   validate,
+  valueFromASTUntyped,
+  VariablesInAllowedPositionRule,
   type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLResolveInfo,
+  type GraphQLType,
+  type NamedTypeNode,
   type SelectionSetNode,
+  type TypeNode,
+  type ValidationRule,
+  type VariableDefinitionNode,
 } from 'graphql';
 import { allowed, type Principal } from '../auth';
 import { ZONE_SELECT, type ZoneRow } from '../scope';
@@ -67,6 +91,79 @@ export const LIMITS = {
 
 const gqlType = (f: EventField) => (f.type === 'Int' ? 'Int' : f.type);
 
+/** The events filter's input type: every dataset field takes one. */
+const FILTER = 'ZoneFirewallEventsAdaptiveFilter_InputObject';
+
+/**
+ * Other names of the events filter a query may declare a variable with: the hosted groups
+ * filter, and the names of Cloudflare's tutorial and older clients. They are not types of
+ * this schema (each would copy the filter's 130-odd fields into every introspection
+ * answer): the document is read as if it named FILTER (readHostedNames), and an error
+ * about such a variable shows the type as declared.
+ */
+const FILTER_ALIASES: ReadonlySet<string> = new Set([
+  'ZoneFirewallEventsAdaptiveGroupsFilter_InputObject',
+  'FirewallEventsAdaptiveFilter_InputObject',
+  'FirewallEventsAdaptiveGroupsFilter_InputObject',
+]);
+
+interface HostedScalar {
+  /** The schema's own type a variable of this scalar may stand for. */
+  readonly of: 'String' | 'Int' | 'Boolean';
+  readonly doc: string;
+  /** The value, or a GraphQLError saying what the scalar takes. */
+  readonly parse: (value: unknown) => unknown;
+}
+
+const wholeNumber = (name: string, min: number, max: number) => (value: unknown) => {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max) return value;
+  throw new GraphQLError(`${name} cannot represent ${typeof value === 'string' ? JSON.stringify(value) : String(value)}: it takes a whole number from ${min} to ${max}`);
+};
+
+/**
+ * The hosted API's scalar names a variable may be declared with (its docs declare
+ * `$zoneTag: string`, `$limit: uint64`), each a scalar of this schema that stands where its
+ * `of` type is expected. Numbers are JavaScript's: at most 2^53 - 1.
+ */
+const HOSTED_SCALARS: Readonly<Record<string, HostedScalar>> = {
+  string: {
+    of: 'String',
+    doc: "The hosted API's name for String.",
+    parse: (v) => {
+      if (typeof v === 'string') return v;
+      throw new GraphQLError(`string cannot represent a non-string value: ${JSON.stringify(v)}`);
+    },
+  },
+  bool: {
+    of: 'Boolean',
+    doc: "The hosted API's name for Boolean.",
+    parse: (v) => {
+      if (typeof v === 'boolean') return v;
+      throw new GraphQLError(`bool cannot represent a non-boolean value: ${JSON.stringify(v)}`);
+    },
+  },
+  uint8: { of: 'Int', doc: 'A whole number from 0 to 255 (the hosted uint8).', parse: wholeNumber('uint8', 0, 255) },
+  uint16: { of: 'Int', doc: 'A whole number from 0 to 65535 (the hosted uint16).', parse: wholeNumber('uint16', 0, 65_535) },
+  uint32: { of: 'Int', doc: 'A whole number from 0 to 4294967295 (the hosted uint32).', parse: wholeNumber('uint32', 0, 4_294_967_295) },
+  uint64: { of: 'Int', doc: 'A whole number from 0 (the hosted uint64; here at most 2^53 - 1).', parse: wholeNumber('uint64', 0, Number.MAX_SAFE_INTEGER) },
+  int64: { of: 'Int', doc: 'A whole number (the hosted int64; here within ±(2^53 - 1)).', parse: wholeNumber('int64', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER) },
+};
+
+/** The schema's own type a declared type name stands for (itself when it is one). */
+const canonicalName = (name: string): string => HOSTED_SCALARS[name]?.of ?? (FILTER_ALIASES.has(name) ? FILTER : name);
+
+/**
+ * The types a variable may be declared with to stand where `type` is expected, ours first:
+ * its shape (lists, `!` inside them) with each name that stands for its named type; the
+ * outermost `!` is left to the writer (hostedVariablePositions).
+ */
+function typesFor(type: GraphQLType): string[] {
+  const named = getNamedType(type).name;
+  const names = [named, ...[...Object.keys(HOSTED_SCALARS), ...FILTER_ALIASES].filter((a) => canonicalName(a) === named)];
+  const shape = (t: GraphQLType, name: string): string => (isNonNullType(t) ? `${shape(t.ofType, name)}!` : isListType(t) ? `[${shape(t.ofType, name)}]` : name);
+  return names.map((name) => shape(isNonNullType(type) ? type.ofType : type, name));
+}
+
 function filterInput(name: string): string {
   const lines: string[] = [];
   for (const f of FILTER_FIELDS) {
@@ -91,14 +188,20 @@ type Query {
   viewer: Viewer!
 }
 
+${Object.entries(HOSTED_SCALARS)
+  .map(([name, s]) => `"${s.doc} A variable declared with it may stand where ${s.of} is expected."\nscalar ${name}`)
+  .join('\n')}
+
 type Viewer {
-  "The zones named by the filter (at most ${LIMITS.maxZones}) that the credentials may read."
-  zones(filter: ZoneFilter_InputObject!): [Zone!]!
+  "The zones named by the filter (at most ${LIMITS.maxZones}) that the credentials may read; without a filter, the zones the credentials may read, by zone tag (the first ${LIMITS.maxZones}: zoneTag_gt pages on)."
+  zones(filter: ZoneFilter_InputObject): [Zone!]!
 }
 
 input ZoneFilter_InputObject {
   zoneTag: String
   zoneTag_in: [String!]
+  "The zones the credentials may read whose tag sorts after this one (the first ${LIMITS.maxZones})."
+  zoneTag_gt: String
 }
 
 type Zone {
@@ -139,6 +242,89 @@ ${GROUP_DIMENSIONS.map(described).join('\n')}
 `;
 
 const schema = buildSchema(SDL);
+// The hosted scalars' coercion (buildSchema gives a scalar of the SDL no checks of its own).
+for (const [name, scalar] of Object.entries(HOSTED_SCALARS)) {
+  const type = schema.getType(name);
+  if (!isScalarType(type)) throw new Error(`the schema lacks the scalar ${name}`);
+  type.parseValue = scalar.parse;
+  type.parseLiteral = (node, variables) => scalar.parse(valueFromASTUntyped(node, variables));
+  type.serialize = scalar.parse;
+}
+
+/** A variable's type as the query declared it, where readHostedNames renamed it. */
+const declaredTypes = new WeakMap<VariableDefinitionNode, string>();
+
+/** The document with each variable declared with a FILTER_ALIASES name declared as FILTER instead. */
+function readHostedNames(document: DocumentNode): DocumentNode {
+  const rename = (type: TypeNode): TypeNode => {
+    if (type.kind === Kind.NAMED_TYPE) return FILTER_ALIASES.has(type.name.value) ? ({ ...type, name: { ...type.name, value: FILTER } } satisfies NamedTypeNode) : type;
+    const inner = rename(type.type);
+    return inner === type.type ? type : ({ ...type, type: inner } as TypeNode);
+  };
+  let changed = false;
+  const definitions = document.definitions.map((d) => {
+    if (d.kind !== Kind.OPERATION_DEFINITION || !d.variableDefinitions?.length) return d;
+    const variableDefinitions = d.variableDefinitions.map((v) => {
+      const type = rename(v.type);
+      if (type === v.type) return v;
+      changed = true;
+      const renamed: VariableDefinitionNode = { ...v, type };
+      declaredTypes.set(renamed, print(v.type));
+      return renamed;
+    });
+    return { ...d, variableDefinitions };
+  });
+  return changed ? { ...document, definitions } : document;
+}
+
+/** Whether a variable of type `declared` fits where `expected` is: the schema's subtyping, each hosted name standing for its own type. */
+function fits(declared: GraphQLType, expected: GraphQLType): boolean {
+  if (isNonNullType(expected)) return isNonNullType(declared) && fits(declared.ofType, expected.ofType);
+  if (isNonNullType(declared)) return fits(declared.ofType, expected);
+  if (isListType(expected)) return isListType(declared) && fits(declared.ofType, expected.ofType);
+  return !isListType(declared) && canonicalName(declared.name) === canonicalName(expected.name);
+}
+
+/**
+ * VariablesInAllowedPositionRule as the hosted API applies it: a variable declared with a
+ * hosted name stands where its own type is expected, and a variable without `!` may stand
+ * where a value is required (the argument then fails when it is null or missing, with its
+ * own error). Anything else is the standard error, naming the variable, its type as
+ * declared and the type expected, and which names fit there.
+ */
+const hostedVariablePositions: ValidationRule = (context) => {
+  let definitions = new Map<string, VariableDefinitionNode>();
+  return {
+    OperationDefinition: {
+      enter() {
+        definitions = new Map();
+      },
+      leave(operation) {
+        for (const { node, type: expected } of context.getRecursiveVariableUsages(operation)) {
+          const definition = definitions.get(node.name.value);
+          const declared = definition ? typeFromAST(context.getSchema(), definition.type) : undefined;
+          if (!definition || !declared || !expected) continue;
+          const where = isNonNullType(expected) && !isNonNullType(declared) ? expected.ofType : expected;
+          if (fits(declared, where)) continue;
+          const types = typesFor(expected);
+          context.reportError(
+            new GraphQLError(
+              `Variable "$${node.name.value}" of type "${declaredTypes.get(definition) ?? print(definition.type)}" used in position expecting type "${String(expected)}"${
+                types.length > 1 ? `; declare it ${types.slice(0, -1).join(', ')} or ${types.at(-1)}` : ''
+              }.`,
+              { nodes: [definition, node] },
+            ),
+          );
+        }
+      },
+    },
+    VariableDefinition(node) {
+      definitions.set(node.variable.name.value, node);
+    },
+  };
+};
+
+const VALIDATION_RULES = [...specifiedRules.filter((r) => r !== VariablesInAllowedPositionRule), hostedVariablePositions];
 
 interface Context {
   readonly store: Store;
@@ -202,7 +388,8 @@ export async function runGraphql(store: Store, events: EventReader, principal: P
       'QUERY_TOO_WIDE',
     );
   }
-  const invalid = validate(schema, document, specifiedRules);
+  document = readHostedNames(document);
+  const invalid = validate(schema, document, VALIDATION_RULES);
   if (invalid.length > 0) return { errors: invalid.map((e) => e.toJSON()) };
   const context: Context = { store, events, principal, now, datasets: 0 };
   const result = await execute({
@@ -223,20 +410,49 @@ export async function runGraphql(store: Store, events: EventReader, principal: P
   return { ...(result.data !== undefined ? { data: result.data } : {}), ...(errors ? { errors } : {}) };
 }
 
+interface ZoneFilter {
+  readonly zoneTag?: string | null;
+  readonly zoneTag_in?: readonly string[] | null;
+  readonly zoneTag_gt?: string | null;
+}
+
+/** Whether the credentials may read the zone's analytics. */
+const readable = (principal: Principal, zone: ZoneRow) => allowed(principal, { accountId: zone.account_id, zoneId: zone.id }, ['Zone Analytics', 'Zone'], 'Read');
+
 const viewer = {
-  zones(args: { filter: { zoneTag?: string; zoneTag_in?: string[] } }, ctx: Context): unknown[] {
-    const ids = [...(args.filter.zoneTag !== undefined && args.filter.zoneTag !== null ? [args.filter.zoneTag] : []), ...(args.filter.zoneTag_in ?? [])];
-    if (ids.length === 0) throw bad('zones: the filter needs zoneTag (or zoneTag_in)');
+  zones(args: { filter?: ZoneFilter | null }, ctx: Context): unknown[] {
+    const filter = args.filter;
+    // No filter: every zone the credentials may read, as the hosted API answers it.
+    if (filter === undefined || filter === null) return readableZones(ctx);
+    const ids = [...(filter.zoneTag !== undefined && filter.zoneTag !== null ? [filter.zoneTag] : []), ...(filter.zoneTag_in ?? [])];
+    if (filter.zoneTag_gt !== undefined && filter.zoneTag_gt !== null) {
+      if (ids.length > 0) throw bad('zones: the filter takes one of zoneTag, zoneTag_in or zoneTag_gt, not zoneTag_gt with another');
+      return readableZones(ctx, filter.zoneTag_gt);
+    }
+    if (ids.length === 0) {
+      throw bad(
+        'zones: the filter names no zone; write zones(filter: {zoneTag: "<zone id>"}) (or zoneTag_in: ["<zone id>", …], or zoneTag_gt: "<zone id>" for the zones after it), or leave the filter out for every zone these credentials may read',
+      );
+    }
     if (ids.length > LIMITS.maxZones) throw bad(`zones: ${ids.length} zones asked for; the limit is ${LIMITS.maxZones} per query`, 'LIMIT_EXCEEDED');
     return [...new Set(ids)].map((id) => {
       const zone = ctx.store.get<ZoneRow>(`${ZONE_SELECT} WHERE z.id = ?`, [id]);
-      if (!zone || !allowed(ctx.principal, { accountId: zone.account_id, zoneId: zone.id }, ['Zone Analytics', 'Zone'], 'Read')) {
+      if (!zone || !readable(ctx.principal, zone)) {
         throw new GraphQLError(`zone '${id}' does not exist or these credentials may not read its analytics (needs Zone Analytics Read or Zone Read)`, { extensions: { code: 'authz' } });
       }
       return zoneObject(zone.id);
     });
   },
 };
+
+/** The zones the credentials may read (whose tag sorts after `after`), by zone tag: the first LIMITS.maxZones. */
+function readableZones(ctx: Context, after?: string): unknown[] {
+  const rows = after === undefined ? ctx.store.all<ZoneRow>(`${ZONE_SELECT} ORDER BY z.id`) : ctx.store.all<ZoneRow>(`${ZONE_SELECT} WHERE z.id > ? ORDER BY z.id`, [after]);
+  return rows
+    .filter((zone) => readable(ctx.principal, zone))
+    .slice(0, LIMITS.maxZones)
+    .map((zone) => zoneObject(zone.id));
+}
 
 interface DatasetArgs {
   readonly filter: Filter;
