@@ -2,7 +2,9 @@
  * `rulesmith terraform export --zone Z [--api URL] [--provider 4|5]`: a zone's entry-point
  * rulesets and the custom rulesets they execute, read from the rules API, as
  * `cloudflare_ruleset` resources with `import` blocks (server/src/terraform/export.ts).
- * The API token comes from RULESMITH_API_TOKEN or CLOUDFLARE_API_TOKEN.
+ * The API token comes from RULESMITH_API_TOKEN or CLOUDFLARE_API_TOKEN. Of the account only
+ * the custom rulesets the zone executes are read (fetchZoneRulesets), so a token scoped to
+ * the zone exports a zone that runs managed rulesets.
  *
  * `rulesmith terraform import FILE.tf [--out DIR]`: the file's `cloudflare_ruleset` resources
  * as ruleset JSON (one ruleset, or a zone file `{"entryPoints", "customRulesets"}` for
@@ -12,6 +14,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { defaultCatalog } from '../managed/catalog';
 import { exportTerraform, type ExportedRuleset, type ProviderVersion } from '../terraform/export';
 import { parseHcl } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
@@ -115,6 +118,17 @@ interface Envelope<T> {
   readonly errors?: readonly { readonly code?: number; readonly message?: string }[];
 }
 
+/** A request the API answered with an error: `GET /path: 403 Authentication error (10000)`. */
+class ApiRefused extends Error {
+  constructor(
+    readonly path: string,
+    readonly status: number,
+    why: string,
+  ) {
+    super(`GET ${path}: ${status} ${why}`);
+  }
+}
+
 async function get<T>(api: string, path: string, token: string): Promise<T> {
   let res: Response;
   try {
@@ -125,29 +139,68 @@ async function get<T>(api: string, path: string, token: string): Promise<T> {
   const body = (await res.json().catch(() => ({}))) as Envelope<T>;
   if (!res.ok || body.success === false || body.result === undefined) {
     const why = body.errors?.map((e) => `${e.message ?? ''}${e.code ? ` (${e.code})` : ''}`).join('; ') || res.statusText;
-    throw new Error(`GET ${path}: ${res.status} ${why}`);
+    throw new ApiRefused(path, res.status, why);
   }
   return body.result;
 }
 
+/** The API said no to these credentials (as opposed to: no such thing). */
+const denied = (e: unknown): e is ApiRefused => e instanceof ApiRefused && (e.status === 401 || e.status === 403);
+
 type Summary = { readonly id: string; readonly kind?: string; readonly phase?: string };
 type Full = Record<string, unknown> & { readonly id: string; readonly rules?: readonly Record<string, unknown>[] };
 
-/** The zone's entry points, then the custom rulesets their execute rules run. */
+/**
+ * The zone's entry points, then the custom rulesets their execute rules run. Only what the
+ * zone needs is read: a managed ruleset (the zone's list marks them, and the catalog knows
+ * Cloudflare's) is not exported and needs nothing of the account; each custom ruleset is
+ * read by its id, not by listing the account's rulesets. A custom ruleset belongs to the
+ * account, so a token scoped to the zone alone cannot read it: that refusal says which
+ * rule needs which permission.
+ */
 export async function fetchZoneRulesets(api: string, zoneId: string, token: string): Promise<ExportedRuleset[]> {
-  const list = await get<Summary[]>(api, `/zones/${encodeURIComponent(zoneId)}/rulesets`, token);
+  const zonePath = `/zones/${encodeURIComponent(zoneId)}`;
+  const list = await get<Summary[]>(api, `${zonePath}/rulesets`, token);
   const out: ExportedRuleset[] = [];
   for (const s of list.filter((r) => r.kind === 'zone')) {
-    out.push({ ruleset: await get<Full>(api, `/zones/${encodeURIComponent(zoneId)}/rulesets/${encodeURIComponent(s.id)}`, token), scope: { zoneId } });
+    out.push({ ruleset: await get<Full>(api, `${zonePath}/rulesets/${encodeURIComponent(s.id)}`, token), scope: { zoneId } });
   }
-  const executed = new Set(out.flatMap((r) => ((r.ruleset.rules as Full['rules']) ?? []).flatMap((rule) => (rule.action === 'execute' && typeof (rule.action_parameters as { id?: unknown } | undefined)?.id === 'string' ? [(rule.action_parameters as { id: string }).id] : []))));
+  const managed = new Set([...list.filter((r) => r.kind === 'managed').map((r) => r.id), ...defaultCatalog.rulesets.map((r) => r.id)]);
+  // Each custom ruleset executed, with the first rule that runs it (for the messages).
+  const executed = new Map<string, string>();
+  for (const { ruleset } of out) {
+    ((ruleset.rules as Full['rules']) ?? []).forEach((rule, i) => {
+      const id = (rule.action_parameters as { id?: unknown } | undefined)?.id;
+      if (rule.action !== 'execute' || typeof id !== 'string' || managed.has(id) || executed.has(id)) return;
+      executed.set(id, `rule ${i + 1}${typeof rule.ref === 'string' ? ` "${rule.ref}"` : ''} of the zone's ${String(ruleset.phase ?? ruleset.id)} ruleset`);
+    });
+  }
   if (executed.size === 0) return out;
-  const zone = await get<{ account?: { id?: string } }>(api, `/zones/${encodeURIComponent(zoneId)}`, token);
+  const runs = (id: string) => `${executed.get(id)!.replace(/^r/, 'R')} executes custom ruleset ${id}`;
+  let zone: { account?: { id?: string } };
+  try {
+    zone = await get<{ account?: { id?: string } }>(api, zonePath, token);
+  } catch (e) {
+    if (!denied(e)) throw e;
+    const [id] = executed.keys();
+    throw new Error(`${e.message}. ${runs(id)}, and finding the account it belongs to needs the zone itself, which the API token may not read. Export with a token that also has the "Zone Read" permission on the zone.`);
+  }
   const accountId = zone.account?.id;
   if (!accountId) return out;
-  const accountRulesets = await get<Summary[]>(api, `/accounts/${encodeURIComponent(accountId)}/rulesets`, token);
-  for (const s of accountRulesets.filter((r) => r.kind === 'custom' && executed.has(r.id))) {
-    out.push({ ruleset: await get<Full>(api, `/accounts/${encodeURIComponent(accountId)}/rulesets/${encodeURIComponent(s.id)}`, token), scope: { accountId } });
+  const accountPath = `/accounts/${encodeURIComponent(accountId)}`;
+  for (const id of executed.keys()) {
+    let ruleset: Full;
+    try {
+      ruleset = await get<Full>(api, `${accountPath}/rulesets/${encodeURIComponent(id)}`, token);
+    } catch (e) {
+      // Not one of the account's: the rule keeps the id as written.
+      if (e instanceof ApiRefused && e.status === 404) continue;
+      if (!denied(e)) throw e;
+      throw new Error(
+        `${e.message}. ${runs(id)}, which belongs to account ${accountId}, and the API token may not read that account's rulesets: that needs the account-level permission "Account Rulesets Read" (or "Account WAF Read"), which a token scoped to the zone alone lacks. Export with a token that also has that permission on account ${accountId}.`,
+      );
+    }
+    if (ruleset.kind === 'custom') out.push({ ruleset, scope: { accountId } });
   }
   return out;
 }

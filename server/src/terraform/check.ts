@@ -3,7 +3,9 @@
  * place in the file, and each `cloudflare_ruleset` with the ruleset validator (actions per
  * phase, overrides, the misplaced `score_threshold`, …), each problem placed on the
  * attribute or block it is about. The CLI (`rulesmith check main.tf`) and the language
- * server share it; HCL syntax errors come from HashiCorp's parser (hcl.ts).
+ * server share it; HCL syntax errors come from HashiCorp's parser (hcl.ts). An id written
+ * as a reference to another resource (`cloudflare_ruleset.x.id`, as export.ts writes an
+ * executed custom ruleset) names that ruleset, never an unknown managed one.
  *
  * Positions: the scanner's decoding of a literal is trusted when it renders back to exactly
  * what hcl2json read (it always does, except where Terraform folded a constant such as
@@ -152,7 +154,9 @@ function serialize(v: unknown): { json: string; placed: Placed[] } {
 function rulesetProblems(r: RulesetSite, json: Record<string, unknown>, options: TfCheckOptions): TfProblem[] {
   const resource = resourcesOf(json, 'cloudflare_ruleset').find((x) => x.name === r.name);
   if (!resource) return [];
-  const { ruleset } = toRuleset(resource, importIds(json));
+  const { ruleset, resolved } = toRuleset(resource, importIds(json));
+  // Ids written as a reference to another ruleset of the file (`cloudflare_ruleset.x.id`).
+  const referenced = new Set(resolved.map((x) => x.path));
   const { json: body, placed } = serialize(ruleset);
   const problems = validateRulesetJson(body, {
     catalog: options.catalog,
@@ -170,6 +174,8 @@ function rulesetProblems(r: RulesetSite, json: Record<string, unknown>, options:
     for (const x of placed) if (x.start <= p.start && p.start < x.end && (!node || x.end - x.start < node.end - node.start)) node = x;
     // A value Terraform computes at plan time cannot be judged now.
     if (node && typeof node.value === 'string' && node.value.includes('${')) continue;
+    // A reference to a ruleset of the file names that ruleset (a custom one, in general), not a managed one.
+    if (p.code === 'unknown-managed-ruleset' && node && !node.key && referenced.has(pathText(node.path))) continue;
     let span = placeIn(r, node?.path ?? [], node?.key ?? false);
     // The validator points inside the node (an object's `{` for a missing key): its first character.
     if (node && !node.key && p.end - p.start < node.end - node.start) span = { start: span.start, end: span.start + 1 };
@@ -190,6 +196,9 @@ function rulesetProblems(r: RulesetSite, json: Record<string, unknown>, options:
   }
   return out;
 }
+
+/** A JSON path as rulesetJson.ts writes it: `rules[1].action_parameters.id`. */
+const pathText = (path: readonly (string | number)[]): string => path.map((seg, i) => (typeof seg === 'number' ? `[${seg}]` : i === 0 ? seg : `.${seg}`)).join('');
 
 /** Where a JSON path of the ruleset is written in the resource: the attribute (or block) it names, as deep as the file goes. */
 export function placeIn(r: RulesetSite, path: readonly (string | number)[], key: boolean): Span {

@@ -8,6 +8,10 @@
  *
  * rulesetJson.ts reads the result back; the round trip gives the rulesets again without the
  * fields the service computes (ids and versions of rules, `version`, `last_updated`).
+ *
+ * The text is laid out as `terraform fmt` leaves it (so that running it changes nothing):
+ * two spaces per level, one attribute or block per line, and the `=` of adjacent
+ * single-line attributes aligned (body() below).
  */
 import { SINGLE_BLOCKS } from './rulesetJson';
 
@@ -40,6 +44,39 @@ export function hclString(s: string): string {
 
 const key = (k: string) => (isIdentifier(k) ? k : hclString(k));
 
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+const count = (s: string) => [...graphemes.segment(s)].length;
+/** The columns a written key takes as `terraform fmt` counts them: grapheme clusters, per token (a quoted key's quotes apart). */
+const columns = (written: string) => (written.startsWith('"') ? 2 + count(written.slice(1, -1)) : count(written));
+
+/** A line of a body: an attribute (its value already written), or text written as is (a block, a blank line). */
+type Line = { readonly key: string; readonly value: string } | { readonly text: string };
+
+/**
+ * A body's lines at `pad`, laid out as `terraform fmt` leaves them: in each run of adjacent
+ * single-line attributes the `=` signs are aligned (one space after the longest key). An
+ * attribute whose value spans lines, a block or a blank line ends the run.
+ */
+function body(lines: readonly Line[], pad: string): string {
+  const oneLine = (l: Line): l is { key: string; value: string } => !('text' in l) && !l.value.includes('\n');
+  let out = '';
+  for (let i = 0; i < lines.length; ) {
+    const line = lines[i];
+    if (!oneLine(line)) {
+      out += 'text' in line ? line.text : `${pad}${line.key} = ${line.value}\n`;
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < lines.length && oneLine(lines[end])) end++;
+    const run = lines.slice(i, end).filter(oneLine);
+    const width = Math.max(...run.map((l) => columns(l.key)));
+    for (const l of run) out += `${pad}${l.key}${' '.repeat(width - columns(l.key) + 1)}= ${l.value}\n`;
+    i = end;
+  }
+  return out;
+}
+
 /** A resource name from a ruleset: its phase for an entry point, its name for a custom ruleset. */
 function resourceName(r: Readonly<Record<string, unknown>>, taken: Set<string>): string {
   const base = r.kind === 'custom' ? `custom_${String(r.name ?? r.id ?? 'ruleset')}` : String(r.phase ?? r.name ?? 'ruleset');
@@ -64,23 +101,23 @@ function value(v: unknown, pad: string, refs: ReadonlyMap<string, string>, path:
   }
   const entries = Object.entries(v as Record<string, unknown>);
   if (entries.length === 0) return '{}';
-  return `{\n${entries.map(([k, x]) => `${inner}${key(k)} = ${value(x, inner, refs, path ? `${path}.${k}` : k)}\n`).join('')}${pad}}`;
+  return `{\n${body(entries.map(([k, x]) => ({ key: key(k), value: value(x, inner, refs, path ? `${path}.${k}` : k) })), inner)}${pad}}`;
 }
 
 /** An object's entries as a v4 block body: single objects and lists of objects become blocks. */
 function v4Body(o: Record<string, unknown>, pad: string, refs: ReadonlyMap<string, string>, path: string): string {
-  let out = '';
+  const lines: Line[] = [];
   for (const [k, x] of Object.entries(o)) {
     const p = path ? `${path}.${k}` : k;
-    if (isObject(x) && SINGLE_BLOCKS.has(k)) out += `${pad}${k} {\n${v4Body(x, `${pad}  `, refs, p)}${pad}}\n`;
-    else if (Array.isArray(x) && x.length > 0 && x.every(isObject)) for (const item of x) out += `${pad}${k} {\n${v4Body(item, `${pad}  `, refs, p)}${pad}}\n`;
+    if (isObject(x) && SINGLE_BLOCKS.has(k)) lines.push({ text: `${pad}${k} {\n${v4Body(x, `${pad}  `, refs, p)}${pad}}\n` });
+    else if (Array.isArray(x) && x.length > 0 && x.every(isObject)) for (const item of x) lines.push({ text: `${pad}${k} {\n${v4Body(item, `${pad}  `, refs, p)}${pad}}\n` });
     else if (k === 'rules' && path === 'action_parameters' && isObject(x) && Object.values(x).every(Array.isArray)) {
       // v4's skip: `rules = { ruleset_id = "id1,id2" }`.
       const joined = Object.fromEntries(Object.entries(x).map(([id, ids]) => [id, (ids as unknown[]).join(',')]));
-      out += `${pad}rules = ${value(joined, pad, refs, p)}\n`;
-    } else out += `${pad}${key(k)} = ${value(x, pad, refs, p)}\n`;
+      lines.push({ key: 'rules', value: value(joined, pad, refs, p) });
+    } else lines.push({ key: key(k), value: value(x, pad, refs, p) });
   }
-  return out;
+  return body(lines, pad);
 }
 
 function ruleFields(rule: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -99,18 +136,14 @@ export function exportTerraform(rulesets: readonly ExportedRuleset[], provider: 
   for (const r of named) {
     const rs = r.ruleset;
     const scope = 'zoneId' in r.scope ? { attr: 'zone_id', id: r.scope.zoneId, importPath: provider === 5 ? 'zones' : 'zone' } : { attr: 'account_id', id: r.scope.accountId, importPath: provider === 5 ? 'accounts' : 'account' };
-    if (typeof rs.id === 'string') out += `\nimport {\n  to = cloudflare_ruleset.${r.name}\n  id = ${hclString(`${scope.importPath}/${scope.id}/${rs.id}`)}\n}\n`;
-    out += `\nresource "cloudflare_ruleset" ${hclString(r.name)} {\n  ${scope.attr} = ${hclString(scope.id)}\n`;
-    for (const k of ['name', 'description', 'kind', 'phase'] as const) if (rs[k] !== undefined) out += `  ${k} = ${value(rs[k], '  ', refs, k)}\n`;
+    if (typeof rs.id === 'string') out += `\nimport {\n${body([{ key: 'to', value: `cloudflare_ruleset.${r.name}` }, { key: 'id', value: hclString(`${scope.importPath}/${scope.id}/${rs.id}`) }], '  ')}}\n`;
+    const lines: Line[] = [{ key: scope.attr, value: hclString(scope.id) }];
+    for (const k of ['name', 'description', 'kind', 'phase'] as const) if (rs[k] !== undefined) lines.push({ key: k, value: value(rs[k], '  ', refs, k) });
     const rules = Array.isArray(rs.rules) ? rs.rules.filter(isObject).map(ruleFields) : undefined;
-    if (rules === undefined) {
-      out += '}\n';
-      continue;
-    }
-    if (provider === 5) out += `  rules = ${value(rules, '  ', refs, '')}\n`;
-    else if (rules.length === 0) out += '  rules = []\n';
-    else for (const rule of rules) out += `\n  rules {\n${v4Body(rule, '    ', refs, '')}  }\n`;
-    out += '}\n';
+    // v5's list (and v4's empty one) is an attribute; v4's rules are blocks, each after a blank line.
+    if (rules && (provider === 5 || rules.length === 0)) lines.push({ key: 'rules', value: value(rules, '  ', refs, '') });
+    else for (const rule of rules ?? []) lines.push({ text: '\n' }, { text: `  rules {\n${v4Body(rule, '    ', refs, '')}  }\n` });
+    out += `\nresource "cloudflare_ruleset" ${hclString(r.name)} {\n${body(lines, '  ')}}\n`;
   }
   return out;
 }

@@ -44,6 +44,8 @@ export interface ImportedRuleset {
   readonly accountId?: string;
   /** Values that depend on Terraform variables or other resources (`rules[1].expression` on `var.host`). */
   readonly unresolved: readonly { readonly path: string; readonly dependsOn: readonly string[] }[];
+  /** Values written as a reference to another ruleset of the file, resolved to its id (`rules[1].action_parameters.id` from `cloudflare_ruleset.x.id`). */
+  readonly resolved: readonly { readonly path: string; readonly reference: string }[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -81,6 +83,7 @@ export function untemplate(s: string): string | undefined {
 /** One resource as a ruleset body. */
 export function toRuleset(resource: TfRulesetResource, ids: ReadonlyMap<string, { id: string; zoneId?: string; accountId?: string }> = new Map()): ImportedRuleset {
   const unresolved: { path: string; dependsOn: string[] }[] = [];
+  const resolved: { path: string; reference: string }[] = [];
   const convert = (v: unknown, path: string, key: string | undefined): unknown => {
     if (Array.isArray(v)) {
       if (key !== undefined && SINGLE_BLOCKS.has(key) && v.length === 1 && isObject(v[0])) return convert(v[0], path, undefined);
@@ -96,7 +99,10 @@ export function toRuleset(resource: TfRulesetResource, ids: ReadonlyMap<string, 
     if (literal !== undefined) return literal;
     const ref = /^\$\{(cloudflare_ruleset\.[A-Za-z0-9_-]+)\.id\}$/.exec(v)?.[1];
     const id = ref === undefined ? undefined : ids.get(ref)?.id;
-    if (id !== undefined) return id;
+    if (ref !== undefined && id !== undefined) {
+      resolved.push({ path, reference: `${ref}.id` });
+      return id;
+    }
     unresolved.push({ path, dependsOn: [...v.matchAll(/(?<![$])\$\{([^}]*)\}/g)].map((m) => m[1].trim()) });
     return v;
   };
@@ -116,6 +122,7 @@ export function toRuleset(resource: TfRulesetResource, ids: ReadonlyMap<string, 
     ...(zoneId ? { zoneId } : known?.zoneId ? { zoneId: known.zoneId } : {}),
     ...(accountId ? { accountId } : known?.accountId ? { accountId: known.accountId } : {}),
     unresolved,
+    resolved,
   };
 }
 

@@ -90,6 +90,63 @@ test('check --format json on a .tf file: each finding says what found it (Terraf
   });
 });
 
+test('check on an exported file: an execute rule that refers to a ruleset of the file is no unknown managed ruleset; a literal unknown id still is', async () => {
+  // The export's own output (v5 and v4): `id = cloudflare_ruleset.custom_shop_rules.id`, resolved through its import block.
+  for (const file of ['export-v5.tf', 'export-v4.tf']) {
+    const o = io();
+    await run(['check', '--format', 'json', file], o);
+    const codes = JSON.parse(o.text().out).map((f: { code: string }) => f.code);
+    assert.ok(!codes.includes('unknown-managed-ruleset'), `${file}: ${codes.join(', ')}`);
+  }
+  // References with and without an import block, to other resources and variables, and one literal id.
+  const text = [
+    'import {',
+    '  to = cloudflare_ruleset.imported',
+    '  id = "accounts/fedcba9876543210fedcba9876543210/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"',
+    '}',
+    '',
+    'resource "cloudflare_ruleset" "imported" {',
+    '  account_id = "fedcba9876543210fedcba9876543210"',
+    '  name       = "imported"',
+    '  kind       = "custom"',
+    '  phase      = "http_request_firewall_custom"',
+    '  rules      = []',
+    '}',
+    '',
+    'resource "cloudflare_ruleset" "created" {',
+    '  account_id = "fedcba9876543210fedcba9876543210"',
+    '  name       = "created"',
+    '  kind       = "custom"',
+    '  phase      = "http_request_firewall_custom"',
+    '  rules      = []',
+    '}',
+    '',
+    'resource "cloudflare_ruleset" "zone" {',
+    '  zone_id = "0123456789abcdef0123456789abcdef"',
+    '  name    = "zone"',
+    '  kind    = "zone"',
+    '  phase   = "http_request_firewall_custom"',
+    '  rules = [',
+    ...[
+      ['imported', 'cloudflare_ruleset.imported.id'],
+      ['created', 'cloudflare_ruleset.created.id'],
+      ['elsewhere', 'data.cloudflare_rulesets.shop.rulesets[0].id'],
+      ['variable', 'var.ruleset_id'],
+      ['literal', '"dddddddddddddddddddddddddddddddd"'],
+    ].flatMap(([ref, id]) => ['    {', `      ref        = "${ref}"`, '      expression = "true"', '      action     = "execute"', '      action_parameters = {', `        id = ${id}`, '      }', '    },']),
+    '  ]',
+    '}',
+    '',
+  ].join('\n');
+  const o = io({ 'main.tf': text });
+  await run(['check', '--format', 'json', 'main.tf'], o);
+  const unknown = JSON.parse(o.text().out).filter((f: { code: string }) => f.code === 'unknown-managed-ruleset');
+  assert.deepEqual(
+    unknown.map((f: { rule: number; severity: string; message: string; range: { start: { line: number } } }) => [f.rule, f.severity, f.range.start.line, f.message]),
+    [[4, 'warning', 64, "'dddddddddddddddddddddddddddddddd' is not a known managed ruleset nor one of the account's custom rulesets"]],
+  );
+});
+
 test('terraform import: one resource is a ruleset; several a zone file; --out writes one file each', async () => {
   const one = io();
   assert.equal(await run(['terraform', 'import', 'v4-blocks.tf'], one), 0);
@@ -161,4 +218,47 @@ test('terraform export: a demo zone from the local service, v5 by default and v4
   assert.equal(await runTerraformCommand(['export', '--zone', zone.id, '--api', service.url], denied, { RULESMITH_API_TOKEN: 'wrong' }), 2);
   assert.match(denied.text().err, /^rulesmith terraform export: GET \/zones\/[0-9a-f]+\/rulesets: 40[13] /);
   assert.throws(() => runTerraformCommand(['export', '--zone', zone.id], io(), {}), /set RULESMITH_API_TOKEN \(or CLOUDFLARE_API_TOKEN\) to an API token that can read the zone/);
+});
+
+test('terraform export with a token scoped to the zone: managed rulesets need nothing of the account; a custom one says which permission is missing', async () => {
+  const zones = (await service.call('GET', '/zones?per_page=50')).body.result as { id: string; name: string; account: { id: string } }[];
+  const exportWith = async (zone: { id: string }, token: string) => {
+    const o = io();
+    const code = await runTerraformCommand(['export', '--zone', zone.id, '--api', service.url], o, { RULESMITH_API_TOKEN: token });
+    return { code, ...o.text() };
+  };
+  const accountReads = () => service.log.filter((l) => /^GET \S*\/accounts\//.test(l)).length;
+
+  // The migrated zone's managed entry point executes two managed rulesets: nothing of the account is read.
+  const migrated = zones.find((z) => z.name === 'migrated.example.com')!;
+  const before = accountReads();
+  const zoneOnly = await exportWith(migrated, service.credentials.get('migrated.example.com WAF')!);
+  assert.equal(zoneOnly.code, 0, zoneOnly.err);
+  assert.match(zoneOnly.out, /\bid += "4814384a9e5d4991b9815dcfc25d2f1f"\n/);
+  assert.equal(accountReads(), before);
+
+  // A zone that executes a custom ruleset of its account.
+  const zone = zones.find((z) => z.name === 'enterprise.example.com')!;
+  const account = zone.account.id;
+  const custom = await service.call('POST', `/accounts/${account}/rulesets`, { token: service.adminToken, body: { name: 'Shop rules', kind: 'custom', phase: 'http_request_firewall_custom', rules: [{ ref: 'bots', expression: 'cf.client.bot', action: 'block' }] } });
+  assert.equal(custom.status, 200, JSON.stringify(custom.body));
+  const id = custom.body.result.id as string;
+  const entry = await service.call('PUT', `/zones/${zone.id}/rulesets/phases/http_request_firewall_custom/entrypoint`, {
+    token: service.adminToken,
+    body: { rules: [{ ref: 'run-shop', expression: 'http.host eq "shop.example"', action: 'execute', action_parameters: { id } }] },
+  });
+  assert.equal(entry.status, 200, JSON.stringify(entry.body));
+  // With account permissions: the custom ruleset is exported and referred to.
+  const admin = await exportWith(zone, service.adminToken);
+  assert.equal(admin.code, 0, admin.err);
+  assert.match(admin.out, /\bid += cloudflare_ruleset\.custom_shop_rules\.id\n/);
+  assert.match(admin.out, new RegExp(`id = "accounts/${account}/${id}"`));
+  // With the zone's token: what was refused, which rule needs it, and the permission that would do.
+  const refused = await exportWith(zone, service.credentials.get('enterprise.example.com WAF')!);
+  assert.equal(refused.code, 2);
+  assert.equal(refused.out, '');
+  assert.equal(
+    refused.err,
+    `rulesmith terraform export: GET /accounts/${account}/rulesets/${id}: 403 Authentication error (10000). Rule 1 "run-shop" of the zone's http_request_firewall_custom ruleset executes custom ruleset ${id}, which belongs to account ${account}, and the API token may not read that account's rulesets: that needs the account-level permission "Account Rulesets Read" (or "Account WAF Read"), which a token scoped to the zone alone lacks. Export with a token that also has that permission on account ${account}.\n`,
+  );
 });

@@ -1,7 +1,8 @@
 // Export -> import gives the rulesets back: over the demo zones of the local rules service
 // (their entry points and the custom rulesets they execute, read over HTTP as
 // `rulesmith terraform export` does) and over 200 generated rulesets, for both provider
-// versions, read back through HashiCorp's parser. Golden files pin the text of each version.
+// versions, read back through HashiCorp's parser. Golden files pin the text of each version,
+// and the text is what `terraform fmt` leaves unchanged (terraformFmt.ts).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
@@ -11,6 +12,7 @@ import { exportTerraform, type ExportedRuleset, type ProviderVersion } from '../
 import { parseHcl } from '../../../server/src/terraform/hcl';
 import { importIds, resourcesOf, toRuleset } from '../../../server/src/terraform/rulesetJson';
 import { startService, type TestService } from '../../service/harness';
+import { terraformFmt } from './terraformFmt';
 
 const fixtures = new URL('../../fixtures/terraform/', import.meta.url).pathname;
 
@@ -126,4 +128,57 @@ test('control characters: a backspace and a form feed are written as \\u0008 and
     assert.ok(!/\\[bf]/.test(text.replace(/\\\\/g, '')), text);
     assert.deepEqual(await roundTrip([{ ruleset, scope: { zoneId: 'zone' } }], provider), [withoutComputed(ruleset)], `provider ${provider}`);
   }
+});
+
+test('terraformFmt, the test\'s reading of terraform fmt: indents by bracket, aligns the = of adjacent single-line attributes', () => {
+  const messy = ['resource "cloudflare_ruleset" "x" {', 'zone_id = "z"', '      name = "n"', '  rules = [', '{', 'ref = "a"', 'expression = "true"', 'action_parameters = {', 'ids = ["a","b"]', '}', 'enabled = true', '},', ']', '}', ''].join('\n');
+  const formatted = [
+    'resource "cloudflare_ruleset" "x" {',
+    '  zone_id = "z"',
+    '  name    = "n"',
+    '  rules = [',
+    '    {',
+    '      ref        = "a"',
+    '      expression = "true"',
+    '      action_parameters = {',
+    '        ids = ["a", "b"]',
+    '      }',
+    '      enabled = true',
+    '    },',
+    '  ]',
+    '}',
+    '',
+  ].join('\n');
+  assert.equal(terraformFmt(messy), formatted);
+  assert.equal(terraformFmt(formatted), formatted);
+  // Widths in grapheme clusters (not bytes, not code points), a quoted key's quotes counted: 1, 3 and 4 columns.
+  assert.equal(terraformFmt('a = 1\n"é" = 2\n"e\u0301😀" = 3\n'), 'a    = 1\n"é"  = 2\n"e\u0301😀" = 3\n');
+});
+
+test('terraform fmt layout: the export is as terraform fmt writes it (the golden files, 200 generated rulesets, keys that need quotes or are not ASCII)', () => {
+  const samples = fc.sample(generated, { numRuns: 200, seed: 18 });
+  const rulesets: ExportedRuleset[] = samples.map((r) => ({ ruleset: r, scope: r.kind === 'custom' ? { accountId: 'acc' } : { zoneId: 'zone' } }));
+  const keys: ExportedRuleset = {
+    scope: { accountId: 'fedcba9876543210fedcba9876543210' },
+    ruleset: {
+      id: 'dddddddddddddddddddddddddddddddd',
+      name: 'keys',
+      description: 'keys of every width',
+      kind: 'custom',
+      phase: 'http_request_late_transform',
+      rules: [{ ref: 'h', expression: 'true', action: 'rewrite', action_parameters: { headers: { 'x-a': { operation: 'set', value: '1' } }, extra: { a: 1, é: 2, 'e\u0301😀': 3, 'with space': 4, '9lives': 5, 'x': [], 'y': {} } } }],
+    },
+  };
+  for (const provider of [5, 4] as const) {
+    for (const text of [exportTerraform(GOLDEN, provider), exportTerraform(rulesets, provider), exportTerraform([keys], provider)]) {
+      const formatted = terraformFmt(text);
+      if (formatted !== text) {
+        const [a, b] = [text.split('\n'), formatted.split('\n')];
+        const at = a.findIndex((l, i) => l !== b[i]);
+        assert.fail(`provider ${provider}, line ${at + 1}: terraform fmt writes\n${b.slice(Math.max(0, at - 3), at + 2).join('\n')}\nnot\n${a.slice(Math.max(0, at - 3), at + 2).join('\n')}`);
+      }
+    }
+  }
+  // The rule's header attributes and its `=` runs, as terraform fmt aligns them.
+  assert.match(exportTerraform(GOLDEN, 5), /\n {2}zone_id = "0123456789abcdef0123456789abcdef"\n {2}name {4}= "zone custom rules"\n {2}kind {4}= "zone"\n {2}phase {3}= "http_request_firewall_custom"\n {2}rules = \[\n/);
 });
