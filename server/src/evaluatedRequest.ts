@@ -31,6 +31,12 @@ export interface EvaluatedRequest {
   readonly defaultedFields: readonly string[];
   /** The body was longer than the inspection limit and was evaluated on its first bytes. */
   readonly bodyTruncated: boolean;
+  /**
+   * How the proxy answered challenge actions (`--challenge`): `interstitial` (the challenge
+   * page; a client with the zone's clearance cookie passes), `pass` (every challenge taken as
+   * solved), `block` (the block page). Absent (the Trace): as `interstitial`.
+   */
+  readonly challengeMode?: 'interstitial' | 'pass' | 'block';
 }
 
 /** Where the proxy sends evaluated requests; must return at once (batching is the sink's job). */

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseFieldsFile, type FieldsMapping } from '../../server/src/proxy/edgeFields';
+import { FLOOD_BURST } from '../../server/src/proxy/proxy';
 import { proxyTestFile, raw, send, ZONE, ZONE_ID } from './proxyHarness';
 
 const file = proxyTestFile({
@@ -87,6 +88,41 @@ describe('a request head the proxy refuses', () => {
         ['proxy: RAY GET /ok 530 (Host "" is under no proxied zone)'],
       );
     });
+  });
+});
+
+describe('a flood of refused heads or of unknown hosts', () => {
+  // Each kind logs its first FLOOD_BURST lines of a window whole, then one line with the count of the rest (logThrottle.ts).
+  const ray = (l: string) => l.replace(/[0-9a-f]{16}-LCL/, 'RAY');
+
+  it('logs the first lines of each kind whole, then one line per kind with the count of the rest, by status', async () => {
+    const logs: string[] = [];
+    const p = await file.startProxy({ log: (l) => logs.push(l) });
+    try {
+      const refused = [
+        ...Array.from({ length: 20 }, () => `GET / HTTP/1.1\r\nHost: ${ZONE}\r\nHost: other.test\r\n\r\n`),
+        ...Array.from({ length: 5 }, () => `GET / HTTP/1.1\r\nHost: ${ZONE}\r\nExpect: foo\r\n\r\n`),
+        ...Array.from({ length: 2 }, () => 'NOT A REQUEST\r\n\r\n'),
+      ];
+      for (const request of refused) assert.match(answer((await raw(p.url(), request)).data)[0], /^HTTP\/1\.1 (400|417) /);
+      for (let i = 0; i < 15; i++) assert.match(answer((await raw(p.url(), `GET /x${i} HTTP/1.1\r\nHost: nowhere.test\r\nConnection: close\r\n\r\n`)).data)[0], /^HTTP\/1\.1 530 /);
+      await settle();
+      assert.equal(file.upstream.seen.length, 0);
+      assert.deepEqual(
+        logs.map(ray),
+        [
+          ...Array.from({ length: FLOOD_BURST }, () => 'proxy: RAY GET / 400 (2 Host headers; a request has one (RFC 7230 §5.4))'),
+          ...Array.from({ length: FLOOD_BURST }, (_, i) => `proxy: RAY GET /x${i} 530 (Host "nowhere.test" is under no proxied zone)`),
+        ],
+      );
+    } finally {
+      await p.close();
+    }
+    // The counts of what was left out, when the window ends or (here) the proxy closes.
+    assert.deepEqual(
+      logs.slice(2 * FLOOD_BURST).map((l) => l.replace(/in the last \d+ s/, 'in the last S s')),
+      ['proxy: 17 more refused request heads in the last S s (400: 12, 417: 5)', 'proxy: 5 more requests for hosts under no proxied zone (530) in the last S s'],
+    );
   });
 });
 

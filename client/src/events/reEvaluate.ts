@@ -18,6 +18,7 @@ export function traceRequestOf(e: SecurityEvent): Record<string, unknown> {
 }
 
 const TERMINATING: Readonly<Record<string, string>> = { block: 'block', challenge: 'challenge', jschallenge: 'js_challenge', managed_challenge: 'managed_challenge' };
+const CHALLENGES: ReadonlySet<string> = new Set(['challenge', 'js_challenge', 'managed_challenge']);
 
 function findRule(steps: readonly TraceStep[], ruleId: string): TraceStep | undefined {
   for (const s of steps) {
@@ -30,13 +31,16 @@ function findRule(steps: readonly TraceStep[], ruleId: string): TraceStep | unde
 
 /** Undefined when the zone still does what the event recorded; else what differs now. */
 export function differenceNow(e: SecurityEvent, r: TraceResult): string | undefined {
-  const was = TERMINATING[e.action];
+  // A challenge the proxy answered with the block page (--challenge block) is recorded as
+  // block; the rule's own action, which the Trace decides, is its ruleAction.
+  const was = e.action === 'block' && CHALLENGES.has(e.ruleAction) ? e.ruleAction : TERMINATING[e.action];
   if (was) {
     const d = r.decision;
     if (d.action === was && d.rule_id === e.ruleId) return undefined;
+    const recorded = `${e.action}${was !== TERMINATING[e.action] ? ` (its ${was} answered with the block page)` : ''} by ${e.ruleId}`;
     return d.action === 'allow-through'
-      ? `The request now passes: no rule acts on it (the event recorded ${e.action} by ${e.ruleId}).`
-      : `The request is now ${d.action === was ? `${d.action}ed by another rule, ${d.rule_id ?? d.ref ?? '?'}` : `${d.action} by ${d.rule_id ?? d.ref ?? '?'}`} (the event recorded ${e.action} by ${e.ruleId}).`;
+      ? `The request now passes: no rule acts on it (the event recorded ${recorded}).`
+      : `The request is now ${d.action === was ? `${d.action}ed by another rule, ${d.rule_id ?? d.ref ?? '?'}` : `${d.action} by ${d.rule_id ?? d.ref ?? '?'}`} (the event recorded ${recorded}).`;
   }
   const step = findRule(r.trace, e.ruleId);
   if (step?.matched) return undefined;

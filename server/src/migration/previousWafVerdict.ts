@@ -53,16 +53,22 @@ export function previousWafStandIn(zone: Pick<MigrationZone, 'plan' | 'waf' | 'p
     if (d.action !== 'allow-through') {
       const owasp = d.rulesetId === OWASP_RULESET_ID && d.ruleId === OWASP_ANOMALY_RULE_ID;
       return owasp
-        ? { action: d.action, ruleId: PREVIOUS_OWASP_ANOMALY_RULE_ID, description: `OWASP ModSecurity Core Rule Set: Inbound Anomaly Score Exceeded (score ${d.score ?? '?'} ≥ ${d.threshold ?? '?'})` }
+        ? { action: d.action, ruleId: PREVIOUS_OWASP_ANOMALY_RULE_ID, description: `OWASP ModSecurity Core Rule Set: Inbound Anomaly Score Exceeded (score ${d.score ?? '?'} ≥ ${d.threshold ?? '?'})`, ...scoreOf(d.score, d.threshold) }
         : { action: d.action, ...(d.ruleId ? { ruleId: d.ruleId } : {}), description: `CloudFlare package: ${d.description ?? 'rule matched'}` };
     }
     // Simulate: the anomaly rule (action log) reached its threshold, or a vendor rule logged.
     const logged = ev.logs.find((l) => l.action === 'log' && (l.rulesetId === OWASP_RULESET_ID ? l.ruleId === OWASP_ANOMALY_RULE_ID : l.rulesetId !== undefined && l.phase === 'http_request_firewall_managed'));
     if (!logged) return undefined;
     if (logged.rulesetId === OWASP_RULESET_ID) {
-      return { action: 'simulate', ruleId: PREVIOUS_OWASP_ANOMALY_RULE_ID, description: `OWASP ModSecurity Core Rule Set: Inbound Anomaly Score Exceeded (simulate, score ${ev.scores[OWASP_RULESET_ID] ?? '?'})` };
+      const score = ev.scores[OWASP_RULESET_ID];
+      return { action: 'simulate', ruleId: PREVIOUS_OWASP_ANOMALY_RULE_ID, description: `OWASP ModSecurity Core Rule Set: Inbound Anomaly Score Exceeded (simulate, score ${score ?? '?'})`, ...scoreOf(score, ev.trace.find((t) => t.rulesetId === OWASP_RULESET_ID && t.ruleId === OWASP_ANOMALY_RULE_ID)?.threshold) };
     }
     return { action: 'simulate', ...(logged.ruleId ? { ruleId: logged.ruleId } : {}), description: `CloudFlare package: ${logged.description ?? 'rule matched'} (simulate)` };
   };
   return { previousWaf, problems: compiled.problems };
+}
+
+/** A verdict's score fields, for those known. */
+function scoreOf(score: number | undefined, threshold: number | undefined): Pick<PreviousWafVerdict, 'score' | 'threshold'> {
+  return { ...(score !== undefined ? { score } : {}), ...(threshold !== undefined ? { threshold } : {}) };
 }

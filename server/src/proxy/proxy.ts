@@ -42,6 +42,7 @@ import { evaluateLive, type LiveEvaluation, type LiveJob } from './evaluateLive'
 import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
+import { LogThrottle } from './logThrottle';
 import { refusedHead, type HeadRefusal } from './requestHead';
 import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
 
@@ -133,8 +134,16 @@ export class ProxyConfigError extends Error {}
  * requests not yet queued for evaluation, which `--proxy-queue` does not.
  */
 export const DEFAULT_MAX_CONNECTIONS = 1024;
-/** The least time between two log lines about connections closed at the limit. */
+/** Connections closed at the limit: the first logged, then one line per DROP_LOG_MS with the count of the others (logThrottle.ts). */
 const DROP_LOG_MS = 10_000;
+/**
+ * Requests refused before a zone is picked (a refused head, a bad target, a malformed head,
+ * CONNECT) and requests for hosts under no proxied zone (530), each kind apart: the first
+ * FLOOD_BURST lines of a FLOOD_WINDOW_MS window logged, then one line with the count of the
+ * rest (logThrottle.ts), so a flood of bad requests cannot flood the log.
+ */
+export const FLOOD_BURST = 10;
+export const FLOOD_WINDOW_MS = 10_000;
 
 /** Why a request is refused once the rules store failed (the log line's reason). */
 const STORE_FAILED = 'the rules store failed; restart rulesmith serve';
@@ -201,20 +210,19 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   // rebuilds the head from them, would drop a Content-Length past them and forward the body
   // as a request of its own.
   server.maxHeadersCount = 0;
-  // More connections than this are closed as they come (node's 'drop'): logged, at most one
-  // line per DROP_LOG_MS with the count since the last.
+  // More connections than this are closed as they come (node's 'drop'): the first logged, then
+  // one line per DROP_LOG_MS with the count of the others.
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   server.maxConnections = maxConnections;
-  let dropped = 0;
-  let droppedLoggedAt = -Infinity;
-  server.on('drop', () => {
-    dropped++;
-    const now = performance.now();
-    if (now - droppedLoggedAt < DROP_LOG_MS) return;
-    droppedLoggedAt = now;
-    log(`proxy: ${dropped} connection(s) closed: ${maxConnections} are open already (--proxy-max-connections)`);
-    dropped = 0;
-  });
+  const dropLog = new LogThrottle(log, { burst: 1, windowMs: DROP_LOG_MS, summary: (n, s) => `proxy: ${n} more connection(s) closed in the last ${s} s: ${maxConnections} are open already (--proxy-max-connections)` });
+  server.on('drop', () => dropLog.line(`proxy: 1 connection(s) closed: ${maxConnections} are open already (--proxy-max-connections)`));
+  // Lines a client can repeat at will, each kind bounded (FLOOD_BURST per FLOOD_WINDOW_MS, then a count).
+  const refusedLog = new LogThrottle(log, { burst: FLOOD_BURST, windowMs: FLOOD_WINDOW_MS, summary: (n, s) => `proxy: ${n} more refused request heads in the last ${s} s` });
+  const unknownHostLog = new LogThrottle(log, { burst: FLOOD_BURST, windowMs: FLOOD_WINDOW_MS, summary: (n, s) => `proxy: ${n} more requests for hosts under no proxied zone (530) in the last ${s} s` });
+  /** A request refused before a zone is picked: logged through refusedLog, counted by status. */
+  const refused = (status: number, line: string) => refusedLog.line(line, String(status));
+  /** A request for a host under no proxied zone (530). */
+  const unknownHost = (req: IncomingMessage, rayId: string, status: number) => unknownHostLog.line(`proxy: ${rayId} ${req.method} ${req.url} ${status} (Host ${JSON.stringify(hostName(req.headers.host))} is under no proxied zone)`);
   /** Sockets the HTTP server left to us (an upgrade, CONNECT) that have our error listener: once each, however often they come back. */
   const guarded = new WeakSet<Duplex>();
   const watchErrors = (socket: Duplex) => {
@@ -234,7 +242,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     watchErrors(socket);
     if (endAfterPending(socket)) return;
     const rayId = newRayId();
-    log(`proxy: ${rayId} CONNECT ${req.url} 405 (a reverse proxy does not tunnel)`);
+    refused(405, `proxy: ${rayId} CONNECT ${req.url} 405 (a reverse proxy does not tunnel)`);
     writeRawPage(socket, connectPage(), rayId);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -264,7 +272,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
           : err.code === 'HPE_PAUSED_H2_UPGRADE'
             ? [505, 'HTTP Version Not Supported', 'HTTP/2 on an HTTP/1.x listener']
             : [400, 'Bad Request', 'malformed HTTP request'];
-    log(`proxy: ${status} ${text} (${err.code ?? err.message})`);
+    refused(status, `proxy: ${status} ${text} (${err.code ?? err.message})`);
     socket.end(plainAnswer(status, text, why));
   });
 
@@ -315,6 +323,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return { ...base, kind: 'challenge', page: challengePage(rayId, route.zoneName, d.action, safeReturn(req.url), CHALLENGE_PATH) };
   }
 
+  /** What the client got, for the log line: the rule's action, or `block (managed_challenge, --challenge block)` for a challenge answered with the block page, as the counters and the event say. */
+  function clientGot(v: Verdict): string {
+    const action = v.evaluation.decision.action;
+    return v.kind === 'block' && action !== 'block' ? `block (${action}, --challenge block)` : action;
+  }
+
   function record(v: Verdict, req: IncomingMessage, status: number): void {
     const c = stats.get(v.route.zoneId)?.counters;
     if (c) {
@@ -345,6 +359,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       evaluation: v.evaluation,
       defaultedFields: v.edge.defaulted,
       bodyTruncated: v.bodyTruncated,
+      // So that the events name what the client got: a challenge passed or turned into a block (events/fromEvaluation.ts).
+      challengeMode,
     };
     try {
       options.sink.record(event);
@@ -397,17 +413,17 @@ export function createProxy(options: ProxyOptions): RunningProxy {
    * host other than Host's, or is in no form the proxy forwards.
    */
   function checkHead(req: IncomingMessage, rayId: string): Page | undefined {
-    const refused = refusedHead(req);
-    if (refused) {
-      log(`proxy: ${rayId} ${req.method} ${req.url} ${refused.status} (${refused.reason})`);
-      return refusedPage(refused);
+    const refusal = refusedHead(req);
+    if (refusal) {
+      refused(refusal.status, `proxy: ${rayId} ${req.method} ${req.url} ${refusal.status} (${refusal.reason})`);
+      return refusedPage(refusal);
     }
     const target = requestTarget(req.url, req.headers.host);
     if (target !== undefined) {
       req.url = target;
       return undefined;
     }
-    log(`proxy: ${rayId} ${req.method} ${req.url} 400 (the target names another host than Host, or is in no form the proxy forwards)`);
+    refused(400, `proxy: ${rayId} ${req.method} ${req.url} 400 (the target names another host than Host, or is in no form the proxy forwards)`);
     return badTargetPage();
   }
 
@@ -440,11 +456,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const route = zoneOf(req, rayId);
     if (!('zoneId' in route)) {
       req.resume();
-      log(`proxy: ${rayId} ${req.method} ${req.url} ${route.status} (Host ${JSON.stringify(hostName(req.headers.host))} is under no proxied zone)`);
+      unknownHost(req, rayId, route.status);
       sendPage(res, route, rayId);
       return;
     }
-    if (req.method === 'POST' && (req.url ?? '').split('?')[0] === CHALLENGE_PATH) return passChallenge(req, res, route, rayId);
+    // Only the interstitial's button posts here; with --challenge block or pass there is none, and the path is the app's.
+    if (challengeMode === 'interstitial' && req.method === 'POST' && (req.url ?? '').split('?')[0] === CHALLENGE_PATH) return passChallenge(req, res, route, rayId);
     const limit = inspectLimit(route.zoneId);
     const head = await readHead(req, limit, headerTimeout);
     if (head === 'aborted') return;
@@ -478,7 +495,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         req.resume();
       }
       sendPage(res, verdict.page, rayId);
-      log(`proxy: ${rayId} ${route.zoneName} ${req.method} ${req.url} ${verdict.page.status} ${verdict.evaluation.decision.action}${verdict.evaluation.decision.ruleId ? ` rule ${verdict.evaluation.decision.ruleId}` : ''}`);
+      log(`proxy: ${rayId} ${route.zoneName} ${req.method} ${req.url} ${verdict.page.status} ${clientGot(verdict)}${verdict.evaluation.decision.ruleId ? ` rule ${verdict.evaluation.decision.ruleId}` : ''}`);
       record(verdict, req, verdict.page.status);
       return;
     }
@@ -798,7 +815,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return;
     }
     if (!('zoneId' in route)) {
-      log(`proxy: ${rayId} ${req.method} ${req.url} ${route.status} (Host ${JSON.stringify(hostName(req.headers.host))} is under no proxied zone)`);
+      unknownHost(req, rayId, route.status);
       writeRawPage(socket, route, rayId);
       return;
     }
@@ -1001,6 +1018,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     stopZone,
     close() {
       loopDelay.disable();
+      // The counts of lines left out so far, now rather than at their window's end.
+      dropLog.close();
+      refusedLog.close();
+      unknownHostLog.close();
       void pool?.close();
       httpAgent.destroy();
       httpsAgent.destroy();

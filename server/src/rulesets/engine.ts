@@ -102,6 +102,9 @@ export interface PreviousWafVerdict {
   readonly action: TerminatingAction | 'simulate' | 'log';
   readonly ruleId?: string;
   readonly description?: string;
+  /** Its OWASP package's anomaly score, and the threshold that score was judged against (its CloudFlare package does not score). */
+  readonly score?: number;
+  readonly threshold?: number;
 }
 
 /** The previous WAF, given as a function (the engine has no rules content for it). */
@@ -923,17 +926,18 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
         }
         previous = options.previousWaf(fields, ctx);
         const ref: RuleRef = { phase: 'previous_waf', ruleId: previous?.ruleId, ref: previous?.ruleId, description: previous?.description };
+        const scored = previous?.score !== undefined ? { score: previous.score, ...(previous.threshold !== undefined ? { threshold: previous.threshold } : {}) } : {};
         if (!previous) {
           if (run.traceIdle) run.trace.push({ ...ref, depth: 0, enabled: true, matched: false, outcome: 'not-matched' });
         } else if (challengeSolved(run, ref, previous.action)) {
-          run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged', note: SOLVED });
+          run.trace.push({ ...ref, ...scored, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged', note: SOLVED });
           run.logs.push(logEntry(ref, previous.action, 'logged'));
         } else if (isTerminating(previous.action)) {
-          run.decision = { action: previous.action, phase: 'previous_waf', ...(previous.ruleId ? { ruleId: previous.ruleId, ref: previous.ruleId } : {}), ...(previous.description ? { description: previous.description } : {}) };
-          run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'terminated' });
+          run.decision = { action: previous.action, phase: 'previous_waf', ...(previous.ruleId ? { ruleId: previous.ruleId, ref: previous.ruleId } : {}), ...(previous.description ? { description: previous.description } : {}), ...scored };
+          run.trace.push({ ...ref, ...scored, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'terminated' });
           return finish();
         } else {
-          run.trace.push({ ...ref, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged' });
+          run.trace.push({ ...ref, ...scored, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged' });
           run.logs.push({ ...ref, action: previous.action, outcome: 'logged' });
         }
       }

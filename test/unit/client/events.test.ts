@@ -186,5 +186,9 @@ describe('the chart and the re-evaluation', () => {
     const withRule = (matched: boolean): TraceResult => ({ trace: [{ step_name: 'custom', type: 'phase', matched: true, trace: [{ step_name: LOG_CURL, type: 'rule', matched, outcome: matched ? 'logged' : 'not-matched' }] }], decision: { action: 'allow-through' } });
     assert.equal(differenceNow(log, withRule(true)), undefined);
     assert.equal(differenceNow(log, withRule(false)), `Rule ${LOG_CURL} no longer logs this request (now: not-matched); the decision is allow-through.`);
+    // A managed challenge the proxy answered with the block page (--challenge block): the Trace's managed_challenge is the same decision.
+    const blocked = { ...e, action: 'block', ruleAction: 'managed_challenge' };
+    assert.equal(differenceNow(blocked, result('managed_challenge', BLOCK_ADMIN)), undefined);
+    assert.equal(differenceNow(blocked, result('block', BLOCK_ADMIN)), `The request is now block by ${BLOCK_ADMIN} (the event recorded block (its managed_challenge answered with the block page) by ${BLOCK_ADMIN}).`);
   });
 });

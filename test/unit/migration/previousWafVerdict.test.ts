@@ -145,7 +145,9 @@ describe('in the engine, validation mode', () => {
 
   test('the previous WAF blocks what the tuned new configuration lets through', () => {
     const ev = compiled().evaluate(req('/', 'attack'));
-    assert.deepEqual(ev.decision, { action: 'block', phase: 'previous_waf', ruleId: '981176', ref: '981176', description: 'OWASP ModSecurity Core Rule Set: Inbound Anomaly Score Exceeded (score 30 ≥ 25)' });
+    assert.deepEqual(ev.decision, { action: 'block', phase: 'previous_waf', ruleId: '981176', ref: '981176', description: 'OWASP ModSecurity Core Rule Set: Inbound Anomaly Score Exceeded (score 30 ≥ 25)', score: 30, threshold: 25 });
+    // The trace entry carries the score too: the security event of this block reads it there.
+    assert.deepEqual(ev.trace.filter((t) => t.phase === 'previous_waf').map((t) => [t.outcome, t.score, t.threshold]), [['terminated', 30, 25]]);
     assert.equal(ev.validation?.newDecision.action, 'allow-through');
     assert.equal(ev.validation?.previous?.action, 'block');
   });

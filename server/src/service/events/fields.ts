@@ -25,7 +25,7 @@ export interface EventField {
 const bucket = (ms: number) => `((time / ${ms}) * ${ms})`;
 
 export const EVENT_FIELDS: readonly EventField[] = [
-  { name: 'action', type: 'String', sql: 'action', hourly: true, doc: 'What happened: block, challenge, jschallenge, managed_challenge, log, skip, allow, bypass, score (ours).' },
+  { name: 'action', type: 'String', sql: 'action', hourly: true, doc: 'What happened: block, challenge, jschallenge, managed_challenge (a challenge served), challenge_bypassed, jschallenge_bypassed, managed_challenge_bypassed (passed with the clearance cookie), challenge_solved, jschallenge_solved, managed_challenge_non_interactive_solved (taken as solved: --challenge pass), log, skip, allow, bypass, score (ours). A challenge answered with the block page (--challenge block) is block.' },
   { name: 'source', type: 'String', sql: 'source', hourly: true, doc: 'firewallCustom, firewallManaged, ratelimit, firewallRules (legacy), waf (the previous WAF).' },
   { name: 'rulesetId', type: 'String', sql: 'ruleset_id', hourly: true, doc: 'The ruleset of the rule (empty for legacy firewall rules).' },
   { name: 'ruleId', type: 'String', sql: 'rule_id', hourly: true, doc: 'The rule that acted.' },
@@ -46,7 +46,7 @@ export const EVENT_FIELDS: readonly EventField[] = [
   { name: 'phase', type: 'String', sql: 'phase', extension: true, doc: "The engine's stage: http_request_firewall_custom, http_ratelimit, http_request_firewall_managed, legacy_firewall_rules, previous_waf." },
   { name: 'outcome', type: 'String', sql: 'outcome', extension: true, doc: "The engine's outcome: terminated, logged, scored, skip, validation-only, allowed, bypassed." },
   { name: 'ruleAction', type: 'String', sql: 'rule_action', extension: true, doc: "The rule's effective action (a validation-only rule's action is log; this is what it would have done)." },
-  { name: 'anomalyScore', type: 'Int', sql: 'anomaly_score', extension: true, doc: "The request's total anomaly score." },
+  { name: 'anomalyScore', type: 'Int', sql: 'anomaly_score', extension: true, doc: "The request's total anomaly score (an event of the previous WAF: that WAF's own score)." },
   { name: 'origin', type: 'String', sql: 'origin', hourly: true, extension: true, doc: 'proxy (live traffic) or trace (the Trace API).' },
   { name: 'bodyTruncated', type: 'Int', sql: 'body_truncated', extension: true, eventOnly: true, doc: '1 when the body was longer than the inspection limit.' },
   { name: 'datetimeMinute', type: 'Time', sql: bucket(60_000), groupOnly: true, doc: 'The minute.' },

@@ -16,6 +16,21 @@
  * `action` is what happened, in the hosted event names (`jschallenge` for js_challenge);
  * a validation-only rule only logged, so its action is `log` and `ruleAction` keeps the
  * action it would have taken. Score rules get the action `score` (our extension).
+ * A challenge is named for what the client got (`EvaluatedRequest.challengeMode`):
+ * - served: `challenge`, `jschallenge`, `managed_challenge`;
+ * - passed with the zone's clearance cookie (the engine logs the rule, outcome `logged`):
+ *   the hosted "bypassed" actions, `challenge_bypassed`, `jschallenge_bypassed`,
+ *   `managed_challenge_bypassed` (a valid clearance was present);
+ * - passed by `--challenge pass` (taken as solved on the request itself, without a page):
+ *   the hosted "solved" actions, `challenge_solved`, `jschallenge_solved`,
+ *   `managed_challenge_non_interactive_solved`;
+ * - answered with the block page (`--challenge block`): `block`, as the proxy's counters
+ *   count it; `ruleAction` keeps the challenge.
+ *
+ * `anomalyScore` is the request's total over the new managed rulesets that scored; an
+ * event of the previous WAF carries the previous WAF's own score instead (its OWASP
+ * package's, which the engine's trace entry carries; 0 for its CloudFlare package, which
+ * does not score).
  */
 import type { EvaluatedRequest } from '../../evaluatedRequest';
 import type { Evaluation, Stage, TraceEntry } from '../../rulesets/engine';
@@ -47,7 +62,7 @@ export interface SecurityEvent {
   readonly userAgent: string;
   readonly httpVersion: string;
   readonly responseStatus: number;
-  /** The request's total anomaly score (all scored rulesets). */
+  /** The request's total anomaly score (all scored rulesets); for an event of the previous WAF, that WAF's own score. */
   readonly anomalyScore: number;
   /** Points per rule category (attack-sqli, language-php, …) of the rules that scored. */
   readonly anomalyScores: Readonly<Record<string, number>>;
@@ -70,6 +85,24 @@ const SOURCES: Readonly<Record<Stage, EventSource>> = {
 
 /** Engine action names that the hosted events spell differently. */
 const HOSTED_ACTION: Readonly<Record<string, string>> = { js_challenge: 'jschallenge' };
+
+/** A challenge the client passed with its clearance cookie: the hosted "bypassed" actions. */
+const BYPASSED: Readonly<Record<string, string>> = { challenge: 'challenge_bypassed', js_challenge: 'jschallenge_bypassed', managed_challenge: 'managed_challenge_bypassed' };
+/** A challenge taken as solved (`--challenge pass`): the hosted "solved" actions (a managed challenge solved without interaction). */
+const SOLVED: Readonly<Record<string, string>> = { challenge: 'challenge_solved', js_challenge: 'jschallenge_solved', managed_challenge: 'managed_challenge_non_interactive_solved' };
+
+/** What the event says happened for a trace entry that is one (see the file's comment). */
+function eventAction(e: TraceEntry, ruleAction: string, challengeMode: EvaluatedRequest['challengeMode']): string {
+  if (e.outcome === 'validation-only') return 'log';
+  if (e.outcome === 'scored') return 'score';
+  // The engine logs a challenge rule (action kept) only when the client has passed it (RequestHooks.challengePassed).
+  if (e.outcome === 'logged' && BYPASSED[ruleAction]) return (challengeMode === 'pass' ? SOLVED : BYPASSED)[ruleAction]!;
+  if (e.outcome === 'terminated' && challengeMode === 'block' && BYPASSED[ruleAction]) return 'block';
+  return HOSTED_ACTION[ruleAction] ?? ruleAction;
+}
+
+/** The previous WAF's anomaly score, for its own events: its OWASP package's (the engine's trace entry carries it); 0 for its CloudFlare package. */
+const previousWafScore = (e: TraceEntry): number => e.score ?? 0;
 
 /** A rule's categories, to split the anomaly score by category (undefined: none known). */
 export type CategoriesOf = (rulesetId: string | undefined, ruleId: string | undefined) => readonly string[] | undefined;
@@ -108,7 +141,8 @@ export function eventsOf(request: EvaluatedRequest, categoriesOf: CategoriesOf =
   }
   return acting.map((e) => {
     const ruleAction = e.action ?? (e.outcome === 'skip' ? 'skip' : '');
-    const action = e.outcome === 'validation-only' ? 'log' : e.outcome === 'scored' ? 'score' : (HOSTED_ACTION[ruleAction] ?? ruleAction);
+    const action = eventAction(e, ruleAction, request.challengeMode);
+    const previous = e.phase === 'previous_waf';
     return {
       rayId: request.rayId,
       time: request.time,
@@ -132,8 +166,9 @@ export function eventsOf(request: EvaluatedRequest, categoriesOf: CategoriesOf =
       userAgent: request.userAgent,
       httpVersion: request.httpVersion,
       responseStatus: request.responseStatus,
-      anomalyScore,
-      anomalyScores,
+      // The previous WAF scored on its own (its split by category is not known).
+      anomalyScore: previous ? previousWafScore(e) : anomalyScore,
+      anomalyScores: previous ? {} : anomalyScores,
       defaultedFields: request.defaultedFields,
       bodyTruncated: request.bodyTruncated,
       origin,
