@@ -374,6 +374,11 @@ export class RulesApi {
     return this.call(`GET ${path}`, () => this.allCursor<RulesetHeader>(path));
   }
 
+  /** One of the zone's rulesets, by id (an entry point, or a managed ruleset it has). */
+  getZoneRuleset(zoneId: string, rulesetId: string): Promise<Ruleset> {
+    return this.call(`GET /zones/${zoneId}/rulesets/${rulesetId}`, async () => must((await this.cf.rulesets.get(rulesetId, { zone_id: zoneId })) as unknown as Ruleset, `GET ruleset ${rulesetId}`, this.options.local === true));
+  }
+
   getAccountRuleset(accountId: string, rulesetId: string): Promise<Ruleset> {
     return this.call(`GET /accounts/${accountId}/rulesets/${rulesetId}`, async () => must((await this.cf.rulesets.get(rulesetId, { account_id: accountId })) as unknown as Ruleset, `GET ruleset ${rulesetId}`, this.options.local === true));
   }

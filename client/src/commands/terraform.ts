@@ -1,12 +1,15 @@
-// rulesmith.exportTerraform — a zone's entry points (each WAF phase) and the custom rulesets
-// they execute, as Terraform `cloudflare_ruleset` resources with `import` blocks, in a new
-// editor (provider v5, or v4 when chosen). The same as `rulesmith terraform export`.
+// rulesmith.exportTerraform — a zone's entry points and the custom rulesets they execute, as
+// Terraform `cloudflare_ruleset` resources with `import` blocks, in a new editor (provider
+// v5, or v4 when chosen). The same reads as `rulesmith terraform export`
+// (server/src/terraform/collect.ts, through api/terraformReader.ts): when the token may not
+// read a custom ruleset the zone executes, the export stops with the CLI's message (the
+// refused request, the rule, the permission to add) rather than leaving the ruleset out.
 import * as vscode from 'vscode';
-import type { Ruleset } from '../../../server/src/rulesApi';
-import { WAF_PHASES } from '../../../server/src/rulesets/engine';
-import { exportTerraform, type ExportedRuleset, type ProviderVersion } from '../../../server/src/terraform/export';
+import { ZoneReadRefused } from '../../../server/src/terraform/collect';
+import { exportTerraform, type ProviderVersion } from '../../../server/src/terraform/export';
+import { readZoneForExport } from '../api/terraformReader';
 import * as ui from '../ui';
-import { runCommand, targetZone, type Ctx } from './context';
+import { runCommand, targetZone, UserError, type Ctx } from './context';
 
 export function registerTerraformCommands(ctx: Ctx): vscode.Disposable[] {
   return [vscode.commands.registerCommand('rulesmith.exportTerraform', (zone?: unknown) => runCommand(ctx, 'Export to Terraform', () => exportZone(ctx, zone)))];
@@ -23,26 +26,11 @@ async function exportZone(ctx: Ctx, zoneArg: unknown): Promise<vscode.TextDocume
   );
   if (!choice) return undefined;
   const api = await ctx.connection.api();
-  const rulesets = await ui.progress(
-    `Rulesmith: reading the rulesets of ${zone.name}…`,
-    async () => {
-      const out: ExportedRuleset[] = [];
-      for (const phase of WAF_PHASES) {
-        const r = await api.getEntryPoint(zone.id, phase);
-        if (r) out.push({ ruleset: r as unknown as Record<string, unknown>, scope: { zoneId: zone.id } });
-      }
-      const accountId = zone.account?.id;
-      const executed = new Set(out.flatMap((r) => ((r.ruleset as unknown as Ruleset).rules ?? []).flatMap((rule) => (rule.action === 'execute' && typeof (rule.action_parameters as { id?: unknown })?.id === 'string' ? [(rule.action_parameters as { id: string }).id] : []))));
-      if (accountId) {
-        for (const id of executed) {
-          const custom = await api.getAccountRuleset(accountId, id).catch(() => undefined);
-          if (custom?.kind === 'custom') out.push({ ruleset: custom as unknown as Record<string, unknown>, scope: { accountId } });
-        }
-      }
-      return out;
-    },
-    'window',
-  );
+  const rulesets = await ui.progress(`Rulesmith: reading the rulesets of ${zone.name}…`, () => readZoneForExport(api, zone), 'window').catch((e: unknown) => {
+    // A refusal the export cannot do without: the CLI's message, and a way to use another token.
+    if (e instanceof ZoneReadRefused) throw new UserError(`Export to Terraform failed: ${e.message}`, [{ title: 'Sign In', run: () => vscode.commands.executeCommand('rulesmith.signIn') }]);
+    throw e;
+  });
   const doc = await vscode.workspace.openTextDocument({ language: 'terraform', content: exportTerraform(rulesets, choice.value) });
   await vscode.window.showTextDocument(doc);
   return doc;

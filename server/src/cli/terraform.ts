@@ -14,7 +14,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { defaultCatalog } from '../managed/catalog';
+import { collectZoneRulesets, type RulesetBody, type RulesetSummary, type ZoneRulesetReader } from '../terraform/collect';
 import { exportTerraform, type ExportedRuleset, type ProviderVersion } from '../terraform/export';
 import { parseHcl } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
@@ -144,63 +144,21 @@ async function get<T>(api: string, path: string, token: string): Promise<T> {
   return body.result;
 }
 
-/** The API said no to these credentials (as opposed to: no such thing). */
-const denied = (e: unknown): e is ApiRefused => e instanceof ApiRefused && (e.status === 401 || e.status === 403);
-
-type Summary = { readonly id: string; readonly kind?: string; readonly phase?: string };
-type Full = Record<string, unknown> & { readonly id: string; readonly rules?: readonly Record<string, unknown>[] };
-
 /**
- * The zone's entry points, then the custom rulesets their execute rules run. Only what the
- * zone needs is read: a managed ruleset (the zone's list marks them, and the catalog knows
- * Cloudflare's) is not exported and needs nothing of the account; each custom ruleset is
- * read by its id, not by listing the account's rulesets. A custom ruleset belongs to the
- * account, so a token scoped to the zone alone cannot read it: that refusal says which
- * rule needs which permission.
+ * The zone's entry points, then the custom rulesets their execute rules run, read over
+ * fetch: what is read and what a refusal says is terraform/collect.ts's.
  */
-export async function fetchZoneRulesets(api: string, zoneId: string, token: string): Promise<ExportedRuleset[]> {
-  const zonePath = `/zones/${encodeURIComponent(zoneId)}`;
-  const list = await get<Summary[]>(api, `${zonePath}/rulesets`, token);
-  const out: ExportedRuleset[] = [];
-  for (const s of list.filter((r) => r.kind === 'zone')) {
-    out.push({ ruleset: await get<Full>(api, `${zonePath}/rulesets/${encodeURIComponent(s.id)}`, token), scope: { zoneId } });
-  }
-  const managed = new Set([...list.filter((r) => r.kind === 'managed').map((r) => r.id), ...defaultCatalog.rulesets.map((r) => r.id)]);
-  // Each custom ruleset executed, with the first rule that runs it (for the messages).
-  const executed = new Map<string, string>();
-  for (const { ruleset } of out) {
-    ((ruleset.rules as Full['rules']) ?? []).forEach((rule, i) => {
-      const id = (rule.action_parameters as { id?: unknown } | undefined)?.id;
-      if (rule.action !== 'execute' || typeof id !== 'string' || managed.has(id) || executed.has(id)) return;
-      executed.set(id, `rule ${i + 1}${typeof rule.ref === 'string' ? ` "${rule.ref}"` : ''} of the zone's ${String(ruleset.phase ?? ruleset.id)} ruleset`);
-    });
-  }
-  if (executed.size === 0) return out;
-  const runs = (id: string) => `${executed.get(id)!.replace(/^r/, 'R')} executes custom ruleset ${id}`;
-  let zone: { account?: { id?: string } };
-  try {
-    zone = await get<{ account?: { id?: string } }>(api, zonePath, token);
-  } catch (e) {
-    if (!denied(e)) throw e;
-    const [id] = executed.keys();
-    throw new Error(`${e.message}. ${runs(id)}, and finding the account it belongs to needs the zone itself, which the API token may not read. Export with a token that also has the "Zone Read" permission on the zone.`);
-  }
-  const accountId = zone.account?.id;
-  if (!accountId) return out;
-  const accountPath = `/accounts/${encodeURIComponent(accountId)}`;
-  for (const id of executed.keys()) {
-    let ruleset: Full;
-    try {
-      ruleset = await get<Full>(api, `${accountPath}/rulesets/${encodeURIComponent(id)}`, token);
-    } catch (e) {
-      // Not one of the account's: the rule keeps the id as written.
-      if (e instanceof ApiRefused && e.status === 404) continue;
-      if (!denied(e)) throw e;
-      throw new Error(
-        `${e.message}. ${runs(id)}, which belongs to account ${accountId}, and the API token may not read that account's rulesets: that needs the account-level permission "Account Rulesets Read" (or "Account WAF Read"), which a token scoped to the zone alone lacks. Export with a token that also has that permission on account ${accountId}.`,
-      );
-    }
-    if (ruleset.kind === 'custom') out.push({ ruleset, scope: { accountId } });
-  }
-  return out;
+export function fetchZoneRulesets(api: string, zoneId: string, token: string): Promise<ExportedRuleset[]> {
+  const zonePath = (id: string) => `/zones/${encodeURIComponent(id)}`;
+  const status = (e: unknown) => (e instanceof ApiRefused ? e.status : undefined);
+  const reader: ZoneRulesetReader = {
+    listZoneRulesets: (zone) => get<RulesetSummary[]>(api, `${zonePath(zone)}/rulesets`, token),
+    getZoneRuleset: (zone, id) => get<RulesetBody>(api, `${zonePath(zone)}/rulesets/${encodeURIComponent(id)}`, token),
+    zoneAccountId: async (zone) => (await get<{ account?: { id?: string } }>(api, zonePath(zone), token)).account?.id,
+    getAccountRuleset: (account, id) => get<RulesetBody>(api, `/accounts/${encodeURIComponent(account)}/rulesets/${encodeURIComponent(id)}`, token),
+    // The API said no to these credentials (as opposed to: no such thing).
+    classify: (e) => (status(e) === 401 || status(e) === 403 ? 'denied' : status(e) === 404 ? 'missing' : 'other'),
+    describe: (e) => (e instanceof Error ? e.message : String(e)),
+  };
+  return collectZoneRulesets(reader, zoneId);
 }
