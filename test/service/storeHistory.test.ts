@@ -170,32 +170,49 @@ describe('ruleset versions as rule rows', () => {
     }
   });
 
-  it('PATCHes of the same ruleset while a PUT of all its rules is under way: each rule ends one version past the PUT and its PATCH, whichever came first', async () => {
+  /** Runs `during` once, in the turn a PUT of a whole list lets other requests in before it writes. */
+  function duringPutsTurn(during: () => Promise<void>): void {
+    const service = svc.running.service as { nextTurn(): Promise<void> };
+    const own = service.nextTurn;
+    service.nextTurn = async () => {
+      service.nextTurn = own;
+      await own();
+      await during();
+    };
+  }
+
+  it('a PATCH that lands while a PUT of all the rules is about to be written: the PUT merges with it, each rule one version past the PUT and the PATCH', async () => {
     const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'together', kind: 'custom', phase: CUSTOM, rules: Array.from({ length: 300 }, (_, i) => rule(i)) } });
     const id = made.body.result.id;
     const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
     const ids: string[] = made.body.result.rules.map((r: { id: string }) => r.id);
-    const putting = svc.call('PUT', base, { body: { rules: Array.from({ length: 300 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } });
-    const patched: number[] = [];
-    const answers = [];
-    // One PATCH after another for as long as the PUT takes, so some land while it is checked and written.
-    let done = false;
-    void putting.then(() => (done = true));
-    for (let i = 0; patched.length < 60 && (!done || patched.length < 3); i += 5) {
-      const r = await svc.call('PATCH', `${base}/rules/${ids[i]}`, { body: rule(i, 9) });
-      assert.equal(r.status, 200, JSON.stringify(r.body));
-      answers.push(r.body.result);
-      patched.push(i);
-    }
-    const put = await putting;
-    assert.equal(put.status, 200, JSON.stringify(put.body));
-    answers.push(put.body.result);
-    const versions = answers.map((a) => Number(a.version)).sort((a, b) => a - b);
-    assert.deepEqual(versions, versions.map((_, k) => k + 2), 'versions one after another');
-    const final = await svc.call('GET', base);
-    const want = Array.from({ length: 300 }, (_, i) => (patched.includes(i) ? '3' : '2'));
-    assert.deepEqual(final.body.result.rules.map((r: { version: string }) => r.version), want);
-    for (const a of answers) assert.deepEqual((await svc.call('GET', `${base}/versions/${a.version}`)).body.result, a, `version ${a.version}`);
+    let patch: Awaited<ReturnType<typeof svc.call>> | undefined;
+    duringPutsTurn(async () => {
+      patch = await svc.call('PATCH', `${base}/rules/${ids[7]}`, { body: rule(7, 9) });
+    });
+    const put = await svc.call('PUT', base, { body: { rules: Array.from({ length: 300 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } });
+    assert.deepEqual([patch?.status, patch?.body.result.version, put.status, put.body.result.version], [200, '2', 200, '3']);
+    // The PUT was merged with the ruleset as the PATCH left it: rule 7 is at its third version, the others at their second.
+    assert.deepEqual(put.body.result.rules.map((r: { version: string }) => r.version), Array.from({ length: 300 }, (_, i) => (i === 7 ? '3' : '2')));
+    for (const a of [patch!.body.result, put.body.result]) assert.deepEqual((await svc.call('GET', `${base}/versions/${a.version}`)).body.result, a, `version ${a.version}`);
+  });
+
+  it('a custom ruleset deleted while a PUT that executes it is about to be written: the PUT is refused, nothing runs a ruleset that is gone', async () => {
+    const acc = `/accounts/${DEMO_ACCOUNT.id}/rulesets`;
+    const shared = await svc.call('POST', acc, { body: { name: 'deleted meanwhile', kind: 'custom', phase: CUSTOM, rules: [rule(1)] } });
+    const sharedId: string = shared.body.result.id;
+    const root = `${acc}/phases/${CUSTOM}/entrypoint`;
+    const before = await svc.call('GET', root);
+    let deleted: number | undefined;
+    duringPutsTurn(async () => {
+      deleted = (await svc.call('DELETE', `${acc}/${sharedId}`)).status;
+    });
+    const put = await svc.call('PUT', root, { body: { rules: [{ action: 'execute', expression: 'true', action_parameters: { id: sharedId }, ref: 'run-deleted' }] } });
+    assert.deepEqual([deleted, put.status], [204, 400]);
+    assert.match(put.body.errors[0].message, /^'[0-9a-f]{32}' is not a valid value for id because no managed ruleset nor custom ruleset of the account has this id/);
+    assert.equal(put.body.errors[0].source.pointer, '/rules/0/action_parameters/id');
+    const after = await svc.call('GET', root);
+    assert.deepEqual([after.status, after.body.result?.version], [before.status, before.body.result?.version]);
   });
 
   it('deleting the newest version makes the one before current, and the next write builds on it', async () => {

@@ -20,4 +20,12 @@ export interface RouteServices {
   readonly bodyLimit?: number;
   /** The security events: the sink for traces (it records nothing with `--events off`) and GraphQL's reader. */
   readonly events?: TracedRequestSink & EventReader;
+  /**
+   * Lets other requests in before the turn that writes a ruleset's whole list (a PUT):
+   * resolves in a later turn of the event loop. Tests replace it to run a request there.
+   */
+  nextTurn(): Promise<void>;
 }
+
+/** RouteServices.nextTurn as the service runs it. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -16,7 +16,7 @@ import { RulesetWriteLimiter } from './rateLimit';
 import { WorkerCancelled } from '../timedWorker';
 import type { TracedRequestSink } from '../evaluatedRequest';
 import type { EventReader } from './events/query';
-import type { RouteServices } from './routeServices';
+import { nextTurn, type RouteServices } from './routeServices';
 
 export type LegacyMode = 'on' | 'sunset';
 
@@ -67,6 +67,7 @@ export function createService(options: ServiceOptions): RunningService {
     legacy: options.legacy ?? 'on',
     traces: new TraceRunner(options.traceTimeoutMs),
     ruleChecks: new RuleChecker(options.ruleCheckWorker === false ? undefined : ruleCheckWorkerFile()),
+    nextTurn,
     ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     ...(options.events ? { events: options.events } : {}),
     ...(options.writeLimiter ? { writeLimiter: options.writeLimiter } : options.rulesetWriteRate !== undefined ? { writeLimiter: new RulesetWriteLimiter(options.rulesetWriteRate) } : {}),

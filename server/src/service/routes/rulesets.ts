@@ -417,6 +417,20 @@ const REMEMBERED_RULE_BYTES = 8 * 1024 * 1024;
  * have changed it meanwhile.
  */
 async function validateRules(ctx: Ctx, rules: readonly JsonObject[], target: Target, pointerOf: (i: number) => string): Promise<ApiMessage[]> {
+  return verdictNow(ctx, rules, await checkRules(ctx, rules, target), pointerOf);
+}
+
+/** What checking a write's rules found, against the account's custom-rulesets list of then. */
+interface Checked {
+  readonly accountId: string;
+  readonly ruleTarget: RuleTarget;
+  readonly custom: ReadonlyMap<string, Phase>;
+  readonly keys: readonly string[];
+  readonly found: readonly RuleFindings[];
+}
+
+/** validateRules' checks, which let other requests in (see there); verdictNow() judges them. */
+async function checkRules(ctx: Ctx, rules: readonly JsonObject[], target: Target): Promise<Checked> {
   const store = ctx.service.store;
   const custom = customRulesetPhases(store, target.where.accountId);
   const ruleTarget: RuleTarget = { kind: target.kind, phase: target.phase, ...(target.where.plan ? { plan: target.where.plan } : {}), ...(target.id !== undefined ? { id: target.id } : {}) };
@@ -427,26 +441,31 @@ async function validateRules(ctx: Ctx, rules: readonly JsonObject[], target: Tar
   const unseen = found.flatMap((f, i) => (f ? [] : [i]));
   const checked = await ctx.service.ruleChecks.check(ruleTarget, custom, unseen.map((i) => rules[i]!));
   unseen.forEach((i, k) => remember(cache, keys[i]!, (found[i] = checked[k]!)));
-  // A custom ruleset created or deleted meanwhile changes what an execute rule may run: the
-  // rules are checked again against the list as it is now, here, so that no other request
-  // runs between this check and the caller's write (a rule could otherwise be saved
-  // running a ruleset deleted while it was checked).
-  // Only an execute rule's findings depend on that list (the id it runs).
-  const now = customRulesetPhases(store, target.where.accountId);
-  if (now !== custom) {
+  return { accountId: target.where.accountId, ruleTarget, custom, keys, found: found as RuleFindings[] };
+}
+
+/**
+ * The verdict on checked rules: throws the API's errors, else returns the warnings. Call it
+ * in the turn that writes, after the last await: a custom ruleset created or deleted since
+ * the rules were checked changes what an execute rule may run, so the rules are checked
+ * again here against the list as it is now, and no other request runs between this and the
+ * write (a rule could otherwise be saved running a ruleset deleted meanwhile). Only an
+ * execute rule's findings depend on that list (the id it runs).
+ */
+function verdictNow(ctx: Ctx, rules: readonly JsonObject[], c: Checked, pointerOf: (i: number) => string): ApiMessage[] {
+  const now = customRulesetPhases(ctx.service.store, c.accountId);
+  let found = c.found;
+  if (now !== c.custom) {
     const fresh = findingsOf(now);
-    rules.forEach((r, i) => {
-      const hit = fresh.get(keys[i]!);
-      found[i] = hit ?? remember(fresh, keys[i]!, r.action === 'execute' ? findRuleProblems(ruleTarget, now, r) : found[i]!);
-    });
+    found = rules.map((r, i) => fresh.get(c.keys[i]!) ?? remember(fresh, c.keys[i]!, r.action === 'execute' ? findRuleProblems(c.ruleTarget, now, r) : c.found[i]!));
   }
   const errors: Found[] = [];
   const warnings: Found[] = [];
   found.forEach((f, i) => {
     const base = pointerOf(i);
     const at = (x: Found): Found => ({ ...x, rule: i, message: x.message.source ? { ...x.message, source: { pointer: `${base}${x.message.source.pointer}` } } : x.message });
-    for (const x of f!.errors) errors.push(at(x));
-    for (const x of f!.warnings) warnings.push(at(x));
+    for (const x of f.errors) errors.push(at(x));
+    for (const x of f.warnings) warnings.push(at(x));
   });
   return verdict(errors, warnings);
 }
@@ -742,7 +761,9 @@ async function replaceRules(
   const store = ctx.service.store;
   if (body.rules === undefined) throw invalid('rules is required: the whole list of rules the ruleset will have ([] for none)', '/rules');
   const rules = decodeRules(body.rules);
-  const warnings = await validateRules(ctx, rules, target, (i) => `/rules/${i}`);
+  const pointerOf = (i: number) => `/rules/${i}`;
+  const checked = await checkRules(ctx, rules, target);
+  let warnings = verdictNow(ctx, rules, checked, pointerOf);
   executesOnce(target.kind, rules);
   const inputs = rules.map(ruleInput);
   const plan = (current: StoredRuleset | undefined) => {
@@ -755,9 +776,11 @@ async function replaceRules(
   // every other request for them too (a PUT of 500 new rules: 3 ms). Should the ruleset
   // change meanwhile, the write merges with it as it is then.
   await inSlices(p.merged, makeBody);
-  await new Promise((resolve) => setImmediate(resolve));
+  await ctx.service.nextTurn();
   const again = fresh();
   if (again !== p.current) p = plan(again);
+  // The last check, in the turn that writes: a custom ruleset may have been deleted meanwhile.
+  if (customRulesetPhases(store, w.accountId) !== checked.custom) warnings = verdictNow(ctx, rules, checked, pointerOf);
   return mutate(store, w, dry, () => {
     migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
     const { current, name, description, merged, now } = p;
