@@ -263,7 +263,7 @@ describe('filters: in use and owned by a single-call rule', () => {
     const fid = created.filter.id;
     const change = {
       code: 10206,
-      message: `filter ${fid} was created together with firewall rule ${created.id} (single-call create) and belongs to it: it cannot be changed through the Filters API. To change it, send the rule with the new filter inline, PUT /zones/${PRO}/firewall/rules/${created.id} with "filter": {"expression": …}, or point the rule at another filter with "filter": {"id": "<filter id>"}.`,
+      message: `filter ${fid} was created together with firewall rule ${created.id} (single-call create) and belongs to it: it cannot be changed through the Filters API. To change the expression, create a new filter and point the rule at it with PUT /zones/${PRO}/firewall/rules/${created.id} and "filter": {"id": "<new filter id>"}.`,
     };
     const remove = {
       code: 10206,

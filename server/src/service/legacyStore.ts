@@ -21,11 +21,7 @@
  *     a field or function the phase http_request_firewall_custom lacks is an error too;
  *   - a feature the zone's plan lacks (the core's `plan-required` finding, or the `log`
  *     action below Enterprise) does not make a *filter* invalid — it refuses the *rule*;
- *   - a filter in use by a firewall rule cannot be deleted (single or bulk delete);
- *   - a rule's `action` may also be given as the object the official SDK's request types
- *     borrow from rate limiting, `{"mode": …}` (ACTION_MODES: `ban` is `block`, `simulate`
- *     is `log`, a firewall-rule action name is itself); it has no `response` or `timeout`,
- *     and the rule stores and answers the action's name.
+ *   - a filter in use by a firewall rule cannot be deleted (single or bulk delete).
  */
 import type { Plan } from '../language/scheme/types';
 import type { Diagnostic } from '../language/index';
@@ -238,20 +234,6 @@ export function decodeId(obj: JsonObject, key: string, pointer: string, what: st
   return v;
 }
 
-/**
- * The id of the object a body updates: the body's `id`, or, when the path names the object
- * (`pathId`), the path's, the body's then optional (the official SDK sends none) and
- * refused when it names another. `what` names the object in the error ("firewall rule").
- */
-export function idOfUpdate(obj: JsonObject, pointer: string, what: string, pathId?: string): string {
-  if (pathId === undefined) return decodeId(obj, 'id', pointer, 'id');
-  const bodyId = optString(obj, 'id', pointer);
-  if (bodyId !== undefined && bodyId !== pathId) {
-    throw ApiError.of(400, CODES.invalidValue, `the id in the body (${bodyId}) is not the ${what}'s id in the path (${pathId})`, `${pointer}/id`);
-  }
-  return pathId;
-}
-
 export interface RuleFields {
   readonly action: LegacyAction;
   readonly priority: number | null;
@@ -265,7 +247,17 @@ export const RULE_KEYS = ['filter', 'action', 'priority', 'paused', 'description
 
 /** The rule's own fields (everything but `id` and `filter`); omitted ones take their defaults. */
 export function decodeRuleFields(obj: JsonObject, pointer: string): RuleFields {
-  const action = decodeAction(obj.action, `${pointer}/action`);
+  const raw = obj.action;
+  if (raw === undefined || raw === null) throw ApiError.of(400, CODES.invalidValue, 'action is required', `${pointer}/action`);
+  if (typeof raw !== 'string') {
+    // The official SDK's firewall.rules types borrow rate limiting's action object.
+    const sdk = typeof raw === 'object' && !Array.isArray(raw) && 'mode' in raw ? ' ({"mode": …}, as the official SDK\'s firewall.rules types have it: the API takes the action\'s name, e.g. "action": "block")' : '';
+    throw invalidJson(`field "action" must be a string, got ${Array.isArray(raw) ? 'array' : typeof raw}${sdk}`, `${pointer}/action`);
+  }
+  if (!(ACTIONS as readonly string[]).includes(raw)) {
+    throw ApiError.of(400, CODES.invalidValue, `'${raw}' is not a valid value for action: expected one of ${ACTIONS.join(', ')}`, `${pointer}/action`);
+  }
+  const action = raw as LegacyAction;
   const products = decodeProducts(obj.products, `${pointer}/products`);
   if (action === 'bypass' && products.length === 0) {
     throw ApiError.of(400, CODES.invalidValue, "products must be specified for the 'bypass' action", `${pointer}/products`);
@@ -283,56 +275,6 @@ export function decodeRuleFields(obj: JsonObject, pointer: string): RuleFields {
   };
 }
 
-/**
- * The modes of the action object the official SDK (7.x) sends for `firewall.rules.create`
- * and `update`, whose request types borrow rate limiting's `{mode, response?, timeout?}`:
- * the modes that are not a firewall-rule action name, with the rule action they stand for
- * (rate limiting's `ban` blocks, its `simulate` only logs). A Map: a mode is a client's string.
- */
-const ACTION_MODES: ReadonlyMap<string, LegacyAction> = new Map([
-  ['ban', 'block'],
-  ['simulate', 'log'],
-]);
-
-function isAction(v: string): v is LegacyAction {
-  return (ACTIONS as readonly string[]).includes(v);
-}
-
-/** A rule's `action`: its name (`"block"`), or the SDK's object (`{"mode": "challenge"}`). */
-function decodeAction(raw: Json | undefined, at: string): LegacyAction {
-  if (raw === undefined || raw === null) throw ApiError.of(400, CODES.invalidValue, 'action is required', at);
-  if (typeof raw === 'string') {
-    if (!isAction(raw)) throw ApiError.of(400, CODES.invalidValue, `'${raw}' is not a valid value for action: expected one of ${ACTIONS.join(', ')}`, at);
-    return raw;
-  }
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
-    throw invalidJson(`field "action" must be a string (or an object {"mode": …}), got ${Array.isArray(raw) ? 'array' : typeof raw}`, at);
-  }
-  onlyKeys(raw, ['mode', 'response', 'timeout'], at);
-  for (const key of ['response', 'timeout'] as const) {
-    if (raw[key] !== undefined && raw[key] !== null) {
-      throw ApiError.of(
-        400,
-        CODES.invalidValue,
-        `a firewall rule's action has no ${key} (that is a rate limit's): give the action alone, as its name ("action": "block") or {"mode": …}`,
-        `${at}/${key}`,
-      );
-    }
-  }
-  const mode = optString(raw, 'mode', at);
-  if (mode === undefined) throw ApiError.of(400, CODES.invalidValue, 'action.mode is required when the action is an object', `${at}/mode`);
-  const action = ACTION_MODES.get(mode) ?? mode;
-  if (!isAction(action)) {
-    throw ApiError.of(
-      400,
-      CODES.invalidValue,
-      `'${mode}' is not a valid value for action.mode: expected one of ${[...ACTIONS, ...ACTION_MODES.keys()].join(', ')}`,
-      `${at}/mode`,
-    );
-  }
-  return action;
-}
-
 function decodeProducts(v: Json | undefined, pointer: string): string[] {
   if (v === undefined || v === null) return [];
   if (!Array.isArray(v)) throw invalidJson(`field "products" must be an array of strings, got ${typeof v}`, pointer);
@@ -347,29 +289,16 @@ function decodeProducts(v: Json | undefined, pointer: string): string[] {
   return out;
 }
 
-/** A rule's filter in a PUT: an existing filter's id, or an inline filter. */
-export type RuleFilterInput = { readonly id: string; readonly inline?: undefined } | { readonly id?: undefined; readonly inline: FilterInput };
-
-/**
- * A rule's `filter` in a PUT. With an `id`, the rule is re-linked to that filter (a full
- * filter object from a GET is accepted; only the id counts). Without one, an inline filter
- * `{"expression", "paused"?, "description"?, "ref"?}` (what the official SDK's `update`
- * sends: its type has no filter id), checked here; routes/firewallRules.ts gives the rule a
- * filter with exactly those fields.
- */
-export function decodeRuleFilter(v: Json | undefined, pointer: string, plan: Plan): RuleFilterInput {
-  if (v === undefined || v === null) {
-    throw ApiError.of(400, CODES.invalidValue, 'filter is required: an existing one {"id": "<filter id>"} or an inline filter {"expression": …}', `${pointer}/filter`);
-  }
+/** A rule's `filter` in a PUT: `{id}` (a full filter object from a GET is accepted; only the id counts). */
+export function decodeFilterRef(v: Json | undefined, pointer: string): string {
+  if (v === undefined || v === null) throw ApiError.of(400, CODES.invalidValue, 'filter is required: give {"id": "<filter id>"}', `${pointer}/filter`);
   const obj = expectObject(v, `${pointer}/filter`);
-  if (obj.id !== undefined && obj.id !== null) {
-    onlyKeys(obj, ['id', ...FILTER_KEYS], `${pointer}/filter`);
-    return { id: decodeId(obj, 'id', `${pointer}/filter`, 'filter.id') };
-  }
   onlyKeys(obj, ['id', ...FILTER_KEYS], `${pointer}/filter`);
-  const inline = decodeFilter(obj, `${pointer}/filter`);
-  requireValidExpression(inline.expression, plan, `${pointer}/filter/expression`);
-  return { inline };
+  if (obj.id === undefined && obj.expression !== undefined) {
+    // A filter is created with its rule (POST) or through the Filters API, never rewritten by a rule's update.
+    throw ApiError.of(400, CODES.invalidValue, 'filter.id is required: an update links the rule to an existing filter by its id ({"id": "<filter id>"}); change the filter\'s expression with PUT /zones/{zone_id}/filters/{filter_id}', `${pointer}/filter/id`);
+  }
+  return decodeId(obj, 'id', `${pointer}/filter`, 'filter.id');
 }
 
 // ---------------------------------------------------------------------------------------

@@ -14,11 +14,11 @@ import type { Store } from '../store';
 import {
   checkFilterExpression,
   decodeFilter,
+  decodeId,
   FILTER_KEYS,
   filterObject,
   firstProblem,
   getFilter,
-  idOfUpdate,
   idParams,
   legacyReport,
   MAX_FILTERS_PER_REQUEST,
@@ -161,7 +161,7 @@ function ownFilter(store: Store, zone: ZoneRow, id: string, verb: 'changed' | 'd
       CODES.filterOwnedByRule,
       `filter ${id} was created together with firewall rule ${users[0]} (single-call create) and belongs to it: it cannot be ${verb} through the Filters API. ` +
         (verb === 'changed'
-          ? `To change it, send the rule with the new filter inline, PUT /zones/${zone.id}/firewall/rules/${users[0]} with "filter": {"expression": …}, or point the rule at another filter with "filter": {"id": "<filter id>"}.`
+          ? `To change the expression, create a new filter and point the rule at it with PUT /zones/${zone.id}/firewall/rules/${users[0]} and "filter": {"id": "<new filter id>"}.`
           : `Delete the rule with DELETE /zones/${zone.id}/firewall/rules/${users[0]} and {"delete_filter_if_unused": true}.`),
       pointer,
     );
@@ -226,7 +226,15 @@ function applyUpdates(ctx: Ctx, zone: ZoneRow, updates: readonly Update[]): Filt
 
 function decodeUpdate(zone: ZoneRow, obj: JsonObject, pointer: string, pathId?: string): Update {
   onlyKeys(obj, ['id', ...FILTER_KEYS], pointer);
-  const id = idOfUpdate(obj, pointer, 'filter', pathId);
+  let id: string;
+  if (pathId === undefined) id = decodeId(obj, 'id', pointer, 'id');
+  else {
+    id = pathId;
+    const bodyId = optString(obj, 'id', pointer);
+    if (bodyId !== undefined && bodyId !== pathId) {
+      throw ApiError.of(400, CODES.invalidValue, `the id in the body (${bodyId}) is not the filter's id in the path (${pathId})`, `${pointer}/id`);
+    }
+  }
   const input = decodeFilter(obj, pointer);
   requireValidExpression(input.expression, zone.plan, `${pointer}/expression`);
   return { id, input, pointer };

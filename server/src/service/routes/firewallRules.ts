@@ -19,30 +19,9 @@
  *   - a filter made this way belongs to its rule: the Filters API will not change or
  *     delete it while a rule uses it (routes/filters.ts);
  *   - several rules may share one filter through `filter.id`.
- *
- * The bodies the official SDK (`cloudflare` 7.x) sends, whose request types for firewall
- * rules are not the API's (rules-api §6.2), are taken too, each answered in the shape the
- * SDK reads (an array for its page-typed calls, one rule for `get`/`update`):
- *   - `create`, `bulkUpdate` and `bulkEdit` send one rule object, not an array: a POST, PUT
- *     or PATCH of `…/firewall/rules` takes one object as a batch of one (its error pointers
- *     start at the top, `/action`, not `/0/action`) and answers an array;
- *   - `create` and `update` type the action as rate limiting's `{"mode": …}`: taken
- *     (legacyStore.ts, decodeAction); the rule answers its action's name;
- *   - `update` sends no `id` (it is in the path) and a filter without one, an inline filter
- *     `{"expression", …}`: the rule gets a filter with exactly those fields. When its filter
- *     is its own (made inline for it and used by no other rule), that filter is rewritten in
- *     place (it keeps its id); otherwise a new filter is made for the rule (marked as its
- *     own, as a single-call create's), and the old one is left to the rules and clients that
- *     use it. The same in a bulk PUT. An inline filter equal to the rule's filter changes
- *     nothing; one whose expression another filter has is refused (10202 with that filter's
- *     id, as at create);
- *   - `edit` (PATCH one) sends its params as the body: `{"priority": …}` works as before, and
- *     a body without `priority` is refused (it is the one thing the call changes);
- *   - `bulkDelete` sends no body: the ids go in its request options' query
- *     (`{ query: { id: [a, b] } }`, repeated `id` parameters).
  */
 import { ApiError, CODES, newId, notFound, paginate, timestamp, type ApiMessage, type Reply } from '../api';
-import { expectObject, invalidJson, onlyKeys, optBool, optInt, type Json, type JsonObject } from '../body';
+import { expectArray, expectObject, invalidJson, onlyKeys, optBool, optInt, optString, type Json, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
 import { storeScope, type ZoneRow } from '../scope';
 import { requireZone } from '../scopeAccess';
@@ -51,13 +30,12 @@ import { toJson } from '../store';
 import {
   capitalPlan,
   decodeFilter,
+  decodeFilterRef,
   decodeId,
   decodeRuleFields,
-  decodeRuleFilter,
   FILTER_KEYS,
   getFilter,
   getRule,
-  idOfUpdate,
   idParams,
   MAX_PRIORITY,
   pausedParam,
@@ -72,9 +50,7 @@ import {
   zoneFilters,
   zoneRules,
   type FilterInput,
-  type FilterRow,
   type RuleFields,
-  type RuleFilterInput,
   type RuleRow,
 } from '../legacyStore';
 import { insertFilter } from './filters';
@@ -129,32 +105,8 @@ function getOne(ctx: Ctx): Reply {
 // ---------------------------------------------------------------------------------------
 // Create
 
-/**
- * The items of a bulk body (POST, PUT, PATCH of `…/firewall/rules`): an array, or one object
- * (the official SDK's `create`, `bulkUpdate` and `bulkEdit` send one), taken as a batch of
- * one. Each item's JSON pointer is where it is in the body: `/i`, or `` for the one object.
- */
-interface BodyItem {
-  readonly item: Json;
-  readonly pointer: string;
-}
-
-function bodyItems(body: Json | undefined): BodyItem[] {
-  if (Array.isArray(body)) return body.map((item, i) => ({ item, pointer: `/${i}` }));
-  if (body !== undefined && body !== null && typeof body === 'object') return [{ item: body, pointer: '' }];
-  const got = body === undefined ? 'nothing' : body === null ? 'null' : typeof body;
-  throw invalidJson(`expected an array (or one object) at the top level, got ${got}`, '/');
-}
-
-/** How an error names a body item: `filter at index 2`, or `the filter` of a one-object body. */
-function itemName(pointer: string, what: string): string {
-  return pointer === '' ? `the ${what}` : `${what} at index ${pointer.slice(1)}`;
-}
-
 interface NewRule {
   readonly index: number;
-  /** The item's JSON pointer in the body (`/i`, or `` for a one-object body). */
-  readonly pointer: string;
   readonly fields: RuleFields;
   /** An inline filter to create, or the id of an existing one. */
   readonly inline?: FilterInput;
@@ -164,7 +116,8 @@ interface NewRule {
   readonly filterPointer: string;
 }
 
-function decodeNewRule(store: Store, zone: ZoneRow, { item, pointer: p }: BodyItem, i: number): NewRule {
+function decodeNewRule(store: Store, zone: ZoneRow, item: Json, i: number): NewRule {
+  const p = `/${i}`;
   const obj = expectObject(item, p);
   onlyKeys(obj, RULE_KEYS, p);
   const fields = decodeRuleFields(obj, p);
@@ -177,12 +130,12 @@ function decodeNewRule(store: Store, zone: ZoneRow, { item, pointer: p }: BodyIt
     const id = decodeId(fo, 'id', `${p}/filter`, 'filter.id');
     const f = getFilter(store, zone.id, id);
     if (!f) throw ApiError.of(404, CODES.notFound, `filter ${id} not found`, `${p}/filter/id`);
-    return { index: i, pointer: p, fields, filterId: id, expression: f.expression, filterPointer: `${p}/filter/id` };
+    return { index: i, fields, filterId: id, expression: f.expression, filterPointer: `${p}/filter/id` };
   }
   onlyKeys(fo, FILTER_KEYS, `${p}/filter`);
   const inline = decodeFilter(fo, `${p}/filter`);
   requireValidExpression(inline.expression, zone.plan, `${p}/filter/expression`);
-  return { index: i, pointer: p, fields, inline, expression: inline.expression, filterPointer: `${p}/filter/expression` };
+  return { index: i, fields, inline, expression: inline.expression, filterPointer: `${p}/filter/expression` };
 }
 
 function insertRule(store: Store, zoneId: string, id: string, filterId: string, f: RuleFields, seq: number, now: string): void {
@@ -192,35 +145,24 @@ function insertRule(store: Store, zoneId: string, id: string, filterId: string, 
   );
 }
 
-/** A rule's inline filter whose expression another filter of the zone has (10202, that filter's id in meta.id). */
-function duplicateInline(pointer: string, existing: string, advice: string): ApiError {
-  return new ApiError(400, [
-    {
-      code: CODES.duplicateInlineFilter,
-      message: `${itemName(pointer, 'filter')} duplicates an already existing filter (config duplicates an already existing config): ${advice} "filter": {"id": "${existing}"}`,
-      source: { pointer: `${pointer}/filter/expression` },
-      meta: { id: existing },
-    },
-  ]);
-}
-
-/** Two inline filters of one request with one expression: the later one in the body is refused. */
-function duplicateInBatch(a: string, b: string, advice: string): ApiError {
-  const [twin, pointer] = Number(a.slice(1)) < Number(b.slice(1)) ? [a, b] : [b, a];
-  return ApiError.of(
-    400,
-    CODES.duplicateInlineFilter,
-    `${itemName(pointer, 'filter')} duplicates the filter at index ${twin.slice(1)}: ${advice}`,
-    `${pointer}/filter/expression`,
-  );
-}
-
 type CreateOutcome = { readonly rules: RuleRow[] } | { readonly problems: readonly (ApiMessage & { index?: number })[]; readonly filterIds: readonly string[]; readonly created: number };
+
+/**
+ * The rules of a collection write: the API takes an array. The official SDK's
+ * firewall.rules create, bulkEdit and bulkUpdate send one object, which the hosted API
+ * refused too (its request types are not the API's): the error says how to send it.
+ */
+function ruleList(body: Json | undefined): Json[] {
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    throw invalidJson('expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK\'s firewall.rules create, bulkEdit and bulkUpdate send one object, which the API refuses; call the endpoint with an array body instead, e.g. client.post(path, { body: [rule] }))', '/');
+  }
+  return expectArray(body);
+}
 
 function create(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
   const store = ctx.service.store;
-  const items = bodyItems(ctx.body);
+  const items = ruleList(ctx.body);
   // 1. The quota, before anything is decoded: it bounds the items one request may carry.
   requireRuleQuota(store, zone, items.length);
   // 2. Decode and validate everything: any invalid filter or rule → 400, nothing created.
@@ -229,19 +171,35 @@ function create(ctx: Ctx): Reply {
     // Again inside the transaction, which is what counts.
     requireRuleQuota(store, zone, rules.length);
     const existing = new Map(zoneFilters(store, zone.id).map((f) => [f.expression, f.id]));
-    const inBatch = new Map<string, string>();
+    const inBatch = new Map<string, number>();
     for (const r of rules) {
       if (!r.inline) continue;
       const dup = existing.get(r.inline.expression);
-      if (dup !== undefined) throw duplicateInline(r.pointer, dup, 'to share it, use');
+      if (dup !== undefined) {
+        throw new ApiError(400, [
+          {
+            code: CODES.duplicateInlineFilter,
+            message: `filter at index ${r.index} duplicates an already existing filter (config duplicates an already existing config): to share it, use "filter": {"id": "${dup}"}`,
+            source: { pointer: `/${r.index}/filter/expression` },
+            meta: { id: dup },
+          },
+        ]);
+      }
       const twin = inBatch.get(r.inline.expression);
-      if (twin !== undefined) throw duplicateInBatch(r.pointer, twin, 'create the filter once and share it with "filter": {"id": …}');
-      inBatch.set(r.inline.expression, r.pointer);
+      if (twin !== undefined) {
+        throw ApiError.of(
+          400,
+          CODES.duplicateInlineFilter,
+          `filter at index ${r.index} duplicates the filter at index ${twin}: create the filter once and share it with "filter": {"id": …}`,
+          `/${r.index}/filter/expression`,
+        );
+      }
+      inBatch.set(r.inline.expression, r.index);
     }
     // 3. What the plan refuses: the rules are not created, the inline filters are.
     const problems: (ApiMessage & { index?: number })[] = [];
     for (const r of rules) {
-      const p = rulePlanProblem(zone.plan, r.fields.action, r.expression, r.pointer, r.filterPointer);
+      const p = rulePlanProblem(zone.plan, r.fields.action, r.expression, `/${r.index}`, r.filterPointer);
       if (p) problems.push({ ...p, index: r.index });
     }
     const now = timestamp();
@@ -258,7 +216,6 @@ function create(ctx: Ctx): Reply {
     };
   }, storeScope('zone', zone.id));
   if ('problems' in outcome) throw singleCallError(zone, outcome.problems, outcome.filterIds, outcome.created, rules);
-  // An array, also for a one-object body (the SDK reads the answer as a page of rules).
   return { result: ruleObjects(store, zone.id, outcome.rules) };
 }
 
@@ -306,153 +263,62 @@ function singleCallError(
 }
 
 // ---------------------------------------------------------------------------------------
-// Update (PUT: the full rule; omitted fields are erased; the filter is re-linked by id, or
-// given inline)
+// Update (PUT: the full rule; omitted fields are erased; the filter is re-linked by id)
 
 interface RuleUpdate {
   readonly id: string;
-  readonly filter: RuleFilterInput;
+  readonly filterId: string;
   readonly fields: RuleFields;
   readonly pointer: string;
 }
 
-function decodeRuleUpdate(zone: ZoneRow, obj: JsonObject, pointer: string, pathId?: string): RuleUpdate {
+function decodeRuleUpdate(obj: JsonObject, pointer: string, pathId?: string): RuleUpdate {
   onlyKeys(obj, ['id', ...RULE_KEYS], pointer);
-  const id = idOfUpdate(obj, pointer, 'firewall rule', pathId);
-  const fields = decodeRuleFields(obj, pointer);
-  return { id, filter: decodeRuleFilter(obj.filter, pointer, zone.plan), fields, pointer };
-}
-
-/** What a PUT does to its rule's filter. */
-type FilterChange =
-  /** The rule uses this existing filter (given by id, or its own filter, unchanged). */
-  | { readonly kind: 'link'; readonly id: string }
-  /** The rule's own filter, rewritten in place with the inline filter's fields. */
-  | { readonly kind: 'rewrite'; readonly id: string; readonly input: FilterInput }
-  /** A new filter, the rule's own, from the inline filter. */
-  | { readonly kind: 'new'; readonly input: FilterInput };
-
-function sameFilter(f: FilterRow, input: FilterInput): boolean {
-  return f.expression === input.expression && (f.paused === 1) === input.paused && f.description === input.description && f.ref === input.ref;
-}
-
-/**
- * Where a rule's inline filter goes: nowhere when it equals the rule's filter; into that
- * filter when the filter is the rule's own (made inline, used by no other rule, and not
- * named by id elsewhere in the request); else into a new filter.
- */
-function inlineChange(store: Store, zoneId: string, rule: RuleRow, input: FilterInput, linkedInRequest: ReadonlySet<string>): FilterChange {
-  const current = getFilter(store, zoneId, rule.filter_id);
-  if (current && sameFilter(current, input)) return { kind: 'link', id: current.id };
-  const own =
-    current !== undefined && current.single_call === 1 && !linkedInRequest.has(current.id) && rulesUsing(store, zoneId, current.id).every((id) => id === rule.id);
-  return own ? { kind: 'rewrite', id: current.id, input } : { kind: 'new', input };
-}
-
-/**
- * After a PUT's inline filters, no two filters of the zone may have one expression (as the
- * Filters API keeps them): an inline filter whose expression another filter has is refused
- * with that filter's id (10202, as at create), two of one request with the later one's pointer.
- */
-function requireDistinctExpressions(store: Store, zoneId: string, updates: readonly RuleUpdate[], changes: readonly FilterChange[]): void {
-  const advice = 'to use it, give the rule';
-  const twinAdvice = 'give the filter to one rule, and the others "filter": {"id": …} once it exists';
-  const rewrites = new Map<string, { readonly expression: string; readonly pointer: string }>();
-  changes.forEach((c, i) => {
-    if (c.kind === 'rewrite') rewrites.set(c.id, { expression: c.input.expression, pointer: updates[i]!.pointer });
-  });
-  // The zone's expressions once the own filters are rewritten, with the filter that has each
-  // (and the pointer of the update rewriting it).
-  const byExpression = new Map<string, { readonly id: string; readonly pointer?: string }>();
-  for (const f of zoneFilters(store, zoneId)) {
-    const mine = rewrites.get(f.id);
-    const expression = mine?.expression ?? f.expression;
-    const other = byExpression.get(expression);
-    if (other === undefined) {
-      byExpression.set(expression, { id: f.id, pointer: mine?.pointer });
-      continue;
-    }
-    if (mine && other.pointer !== undefined) throw duplicateInBatch(mine.pointer, other.pointer, twinAdvice);
-    if (mine) throw duplicateInline(mine.pointer, other.id, advice);
-    if (other.pointer !== undefined) throw duplicateInline(other.pointer, f.id, advice);
-    // Two filters that already shared an expression (an older store): not this request's doing.
+  if (pathId !== undefined && obj.id === undefined) {
+    throw ApiError.of(400, CODES.invalidValue, 'id is required: the body of a PUT of one firewall rule names the rule\'s id too (the official SDK\'s firewall.rules.update sends none; send the rule with its id)', `${pointer}/id`);
   }
-  const made = new Map<string, string>();
-  changes.forEach((c, i) => {
-    if (c.kind !== 'new') return;
-    const pointer = updates[i]!.pointer;
-    const other = byExpression.get(c.input.expression);
-    if (other?.pointer !== undefined) throw duplicateInBatch(pointer, other.pointer, twinAdvice);
-    if (other) throw duplicateInline(pointer, other.id, advice);
-    const twin = made.get(c.input.expression);
-    if (twin !== undefined) throw duplicateInBatch(pointer, twin, twinAdvice);
-    made.set(c.input.expression, pointer);
-  });
+  const id = decodeId(obj, 'id', pointer, 'id');
+  if (pathId !== undefined && id !== pathId) {
+    throw ApiError.of(400, CODES.invalidValue, `the id in the body (${id}) is not the firewall rule's id in the path (${pathId})`, `${pointer}/id`);
+  }
+  const filterId = decodeFilterRef(obj.filter, pointer);
+  return { id, filterId, fields: decodeRuleFields(obj, pointer), pointer };
 }
 
 function applyRuleUpdates(store: Store, zone: ZoneRow, updates: readonly RuleUpdate[]): RuleRow[] {
   return store.write(() => {
     const seen = new Set<string>();
-    const linkedInRequest = new Set(updates.flatMap((u) => (u.filter.id !== undefined ? [u.filter.id] : [])));
-    const changes: FilterChange[] = [];
     for (const u of updates) {
       if (seen.has(u.id)) throw ApiError.of(400, CODES.invalidValue, `firewall rule ${u.id} is listed twice`, `${u.pointer}/id`);
       seen.add(u.id);
-      const rule = getRule(store, zone.id, u.id);
-      if (!rule) throw notFoundRule(u.id, `${u.pointer}/id`);
-      if (u.filter.inline) {
-        requirePlanAllows(zone.plan, u.fields.action, u.filter.inline.expression, u.pointer, `${u.pointer}/filter/expression`);
-        changes.push(inlineChange(store, zone.id, rule, u.filter.inline, linkedInRequest));
-      } else {
-        const f = getFilter(store, zone.id, u.filter.id);
-        if (!f) throw ApiError.of(404, CODES.notFound, `filter ${u.filter.id} not found`, `${u.pointer}/filter/id`);
-        requirePlanAllows(zone.plan, u.fields.action, f.expression, u.pointer, `${u.pointer}/filter/id`);
-        changes.push({ kind: 'link', id: f.id });
-      }
+      if (!getRule(store, zone.id, u.id)) throw notFoundRule(u.id, `${u.pointer}/id`);
+      const f = getFilter(store, zone.id, u.filterId);
+      if (!f) throw ApiError.of(404, CODES.notFound, `filter ${u.filterId} not found`, `${u.pointer}/filter/id`);
+      requirePlanAllows(zone.plan, u.fields.action, f.expression, u.pointer, `${u.pointer}/filter/id`);
     }
-    requireDistinctExpressions(store, zone.id, updates, changes);
     const now = timestamp();
-    return updates.map((u, i) => {
-      const c = changes[i]!;
-      let filterId: string;
-      if (c.kind === 'new') filterId = insertFilter(store, zone.id, c.input, true, now).id;
-      else {
-        filterId = c.id;
-        if (c.kind === 'rewrite') {
-          store.run('UPDATE filters SET expression = ?, paused = ?, description = ?, ref = ?, modified_on = ? WHERE zone_id = ? AND id = ?', [
-            c.input.expression,
-            c.input.paused ? 1 : 0,
-            c.input.description,
-            c.input.ref,
-            now,
-            zone.id,
-            c.id,
-          ]);
-        }
-      }
+    return updates.map((u) => {
       const f = u.fields;
       store.run(
         'UPDATE firewall_rules SET filter_id = ?, action = ?, priority = ?, paused = ?, description = ?, ref = ?, products = ?, modified_on = ? WHERE zone_id = ? AND id = ?',
-        [filterId, f.action, f.priority, f.paused ? 1 : 0, f.description, f.ref, toJson(f.products), now, zone.id, u.id],
+        [u.filterId, f.action, f.priority, f.paused ? 1 : 0, f.description, f.ref, toJson(f.products), now, zone.id, u.id],
       );
       return getRule(store, zone.id, u.id)!;
     });
   }, storeScope('zone', zone.id));
 }
 
-/** `PUT …/firewall/rules`: an array of full rules, or one (the SDK's `bulkUpdate`); answers an array. */
 function bulkUpdate(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
-  const updates = bodyItems(ctx.body).map(({ item, pointer }) => decodeRuleUpdate(zone, expectObject(item, pointer), pointer));
+  const updates = ruleList(ctx.body).map((item, i) => decodeRuleUpdate(expectObject(item, `/${i}`), `/${i}`));
   return { result: ruleObjects(ctx.service.store, zone.id, applyRuleUpdates(ctx.service.store, zone, updates)) };
 }
 
-/** `PUT …/firewall/rules/{id}`: the full rule (its `id` optional); answers the rule. */
 function updateOne(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
   const id = ctx.params.firewall_rule_id!;
   if (!getRule(ctx.service.store, zone.id, id)) throw notFoundRule(id);
-  const update = decodeRuleUpdate(zone, expectObject(ctx.body), '', id);
+  const update = decodeRuleUpdate(expectObject(ctx.body), '', id);
   const [row] = applyRuleUpdates(ctx.service.store, zone, [update]);
   return { result: ruleObject(row!, getFilter(ctx.service.store, zone.id, row!.filter_id)) };
 }
@@ -464,18 +330,21 @@ interface PriorityEdit {
   readonly id: string;
   readonly priority: number | null;
   readonly pointer: string;
-  /** Where the id is in the body; none when the path gave it. */
-  readonly idPointer?: string;
 }
 
 function decodePriority(obj: JsonObject, pointer: string, pathId?: string): PriorityEdit {
   onlyKeys(obj, ['id', 'priority'], pointer);
-  const id = idOfUpdate(obj, pointer, 'firewall rule', pathId);
-  // The one thing a PATCH changes: a body without it (the SDK's `edit` sends its params, none
-  // by its type) is refused rather than answered as a change that did nothing.
+  let id: string;
+  if (pathId === undefined) id = decodeId(obj, 'id', pointer, 'id');
+  else {
+    id = pathId;
+    const bodyId = optString(obj, 'id', pointer);
+    if (bodyId !== undefined && bodyId !== pathId) {
+      throw ApiError.of(400, CODES.invalidValue, `the id in the body (${bodyId}) is not the firewall rule's id in the path (${pathId})`, `${pointer}/id`);
+    }
+  }
   if (!('priority' in obj)) throw ApiError.of(400, CODES.invalidValue, 'priority is required (a number from 0 to 2147483647, or null)', `${pointer}/priority`);
-  const priority = optInt(obj, 'priority', pointer, 0, MAX_PRIORITY) ?? null;
-  return { id, priority, pointer, ...(pathId === undefined ? { idPointer: `${pointer}/id` } : {}) };
+  return { id, priority: optInt(obj, 'priority', pointer, 0, MAX_PRIORITY) ?? null, pointer };
 }
 
 function applyPriorities(store: Store, zone: ZoneRow, edits: readonly PriorityEdit[]): RuleRow[] {
@@ -484,7 +353,7 @@ function applyPriorities(store: Store, zone: ZoneRow, edits: readonly PriorityEd
     for (const e of edits) {
       if (seen.has(e.id)) throw ApiError.of(400, CODES.invalidValue, `firewall rule ${e.id} is listed twice`, `${e.pointer}/id`);
       seen.add(e.id);
-      if (!getRule(store, zone.id, e.id)) throw notFoundRule(e.id, e.idPointer);
+      if (!getRule(store, zone.id, e.id)) throw notFoundRule(e.id, e.pointer === '' ? undefined : `${e.pointer}/id`);
     }
     const now = timestamp();
     return edits.map((e) => {
@@ -494,10 +363,9 @@ function applyPriorities(store: Store, zone: ZoneRow, edits: readonly PriorityEd
   }, storeScope('zone', zone.id));
 }
 
-/** `PATCH …/firewall/rules`: an array of `{id, priority}`, or one (the SDK's `bulkEdit`); answers an array. */
 function bulkPriority(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
-  const edits = bodyItems(ctx.body).map(({ item, pointer }) => decodePriority(expectObject(item, pointer), pointer));
+  const edits = ruleList(ctx.body).map((item, i) => decodePriority(expectObject(item, `/${i}`), `/${i}`));
   return { result: ruleObjects(ctx.service.store, zone.id, applyPriorities(ctx.service.store, zone, edits)) };
 }
 
