@@ -12,13 +12,13 @@ import type { RulesApi, Zone } from './rulesApi';
  * carry it), else from `GET /zones/Z`.
  */
 export function rulesApiReader(api: RulesApi, zone?: Pick<Zone, 'id' | 'account'>): ZoneRulesetReader {
-  const status = (e: unknown) => (e instanceof RulesApiError ? e.status : undefined);
   return {
     listZoneRulesets: (zoneId) => api.listZoneRulesets(zoneId),
     getZoneRuleset: async (zoneId, id) => (await api.getZoneRuleset(zoneId, id)) as unknown as RulesetBody,
     zoneAccountId: async (zoneId) => (zoneId === zone?.id && zone.account?.id) || (await api.getZone(zoneId)).account?.id,
     getAccountRuleset: async (accountId, id) => (await api.getAccountRuleset(accountId, id)) as unknown as RulesetBody,
-    classify: (e) => (status(e) === 401 || status(e) === 403 ? 'denied' : status(e) === 404 ? 'missing' : 'other'),
+    // What a status means is collect.ts's (classify), as for the CLI.
+    status: (e) => (e instanceof RulesApiError ? e.status : undefined),
     // As the CLI words it: `GET /accounts/A/rulesets/R: 403 Authentication error (10000)`.
     describe: (e) => {
       if (!(e instanceof RulesApiError)) return e instanceof Error ? e.message : String(e);

@@ -2,10 +2,11 @@
 // Terraform `cloudflare_ruleset` resources with `import` blocks, in a new editor (provider
 // v5, or v4 when chosen). The same reads as `rulesmith terraform export`
 // (server/src/terraform/collect.ts, through api/terraformReader.ts): when the token may not
-// read a custom ruleset the zone executes, the export stops with the CLI's message (the
-// refused request, the rule, the permission to add) rather than leaving the ruleset out.
+// read one of the zone's entry points or a custom ruleset the zone executes, the export
+// stops with the CLI's message (the refused request, what needs it, the permission to add)
+// rather than leaving the ruleset out; so it does when the zone does not say its account.
 import * as vscode from 'vscode';
-import { ZoneReadRefused } from '../../../server/src/terraform/collect';
+import { ZoneExportStopped, ZoneReadRefused } from '../../../server/src/terraform/collect';
 import { exportTerraform, type ProviderVersion } from '../../../server/src/terraform/export';
 import { readZoneForExport } from '../api/terraformReader';
 import * as ui from '../ui';
@@ -29,6 +30,8 @@ async function exportZone(ctx: Ctx, zoneArg: unknown): Promise<vscode.TextDocume
   const rulesets = await ui.progress(`Rulesmith: reading the rulesets of ${zone.name}…`, () => readZoneForExport(api, zone), 'window').catch((e: unknown) => {
     // A refusal the export cannot do without: the CLI's message, and a way to use another token.
     if (e instanceof ZoneReadRefused) throw new UserError(`Export to Terraform failed: ${e.message}`, [{ title: 'Sign In', run: () => vscode.commands.executeCommand('rulesmith.signIn') }]);
+    // The export could not be made whole for another reason (the zone does not say its account): the CLI's message.
+    if (e instanceof ZoneExportStopped) throw new UserError(`Export to Terraform failed: ${e.message}`);
     throw e;
   });
   const doc = await vscode.workspace.openTextDocument({ language: 'terraform', content: exportTerraform(rulesets, choice.value) });

@@ -116,6 +116,8 @@ interface Envelope<T> {
   readonly success?: boolean;
   readonly result?: T;
   readonly errors?: readonly { readonly code?: number; readonly message?: string }[];
+  /** A cursor-paged list's: the next page's cursor (`cursor`, as the API answers it, or `cursors.after`, as its schema says). */
+  readonly result_info?: { readonly cursor?: unknown; readonly cursors?: { readonly after?: unknown } };
 }
 
 /** A request the API answered with an error: `GET /path: 403 Authentication error (10000)`. */
@@ -129,10 +131,11 @@ class ApiRefused extends Error {
   }
 }
 
-async function get<T>(api: string, path: string, token: string): Promise<T> {
+/** One request; `query` (`?per_page=50`) is left out of the messages, which name the resource as the extension's do. */
+async function request<T>(api: string, path: string, token: string, query = ''): Promise<Envelope<T> & { result: T }> {
   let res: Response;
   try {
-    res = await fetch(`${api}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    res = await fetch(`${api}${path}${query}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
   } catch (e) {
     throw new Error(`cannot reach ${api}: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}`);
   }
@@ -141,7 +144,39 @@ async function get<T>(api: string, path: string, token: string): Promise<T> {
     const why = body.errors?.map((e) => `${e.message ?? ''}${e.code ? ` (${e.code})` : ''}`).join('; ') || res.statusText;
     throw new ApiRefused(path, res.status, why);
   }
-  return body.result;
+  return body as Envelope<T> & { result: T };
+}
+
+async function get<T>(api: string, path: string, token: string): Promise<T> {
+  return (await request<T>(api, path, token)).result;
+}
+
+/** The most items a page of a rulesets list holds (the API's maximum `per_page`). */
+const RULESETS_PER_PAGE = 50;
+/** Pages read of one list before giving up (10,000 rulesets), rather than loop on a server that never ends it. */
+const MAX_PAGES = 200;
+
+/**
+ * Every item of a cursor-paged list (the rulesets lists): pages of `per_page`, each asked
+ * for with the `cursor` the previous page's `result_info` gave, until a page gives none. A
+ * cursor that comes back, or a list longer than MAX_PAGES, is an error: never a list cut short.
+ */
+async function getAllPages<T>(api: string, path: string, token: string): Promise<T[]> {
+  const out: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; ; page++) {
+    if (page === MAX_PAGES) throw new Error(`GET ${path}: the list is longer than ${MAX_PAGES} pages of ${RULESETS_PER_PAGE}; nothing was left out silently`);
+    const body = await request<T[]>(api, path, token, `?per_page=${RULESETS_PER_PAGE}${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+    const items = Array.isArray(body.result) ? body.result : [];
+    out.push(...items);
+    const info = body.result_info;
+    const next = typeof info?.cursor === 'string' && info.cursor ? info.cursor : typeof info?.cursors?.after === 'string' && info.cursors.after ? info.cursors.after : undefined;
+    if (next === undefined || items.length === 0) return out;
+    if (seen.has(next)) throw new Error(`GET ${path}: the API returned the cursor "${next.slice(0, 40)}" twice; the list could not be read to its end`);
+    seen.add(next);
+    cursor = next;
+  }
 }
 
 /**
@@ -150,14 +185,12 @@ async function get<T>(api: string, path: string, token: string): Promise<T> {
  */
 export function fetchZoneRulesets(api: string, zoneId: string, token: string): Promise<ExportedRuleset[]> {
   const zonePath = (id: string) => `/zones/${encodeURIComponent(id)}`;
-  const status = (e: unknown) => (e instanceof ApiRefused ? e.status : undefined);
   const reader: ZoneRulesetReader = {
-    listZoneRulesets: (zone) => get<RulesetSummary[]>(api, `${zonePath(zone)}/rulesets`, token),
+    listZoneRulesets: (zone) => getAllPages<RulesetSummary>(api, `${zonePath(zone)}/rulesets`, token),
     getZoneRuleset: (zone, id) => get<RulesetBody>(api, `${zonePath(zone)}/rulesets/${encodeURIComponent(id)}`, token),
     zoneAccountId: async (zone) => (await get<{ account?: { id?: string } }>(api, zonePath(zone), token)).account?.id,
     getAccountRuleset: (account, id) => get<RulesetBody>(api, `/accounts/${encodeURIComponent(account)}/rulesets/${encodeURIComponent(id)}`, token),
-    // The API said no to these credentials (as opposed to: no such thing).
-    classify: (e) => (status(e) === 401 || status(e) === 403 ? 'denied' : status(e) === 404 ? 'missing' : 'other'),
+    status: (e) => (e instanceof ApiRefused ? e.status : undefined),
     describe: (e) => (e instanceof Error ? e.message : String(e)),
   };
   return collectZoneRulesets(reader, zoneId);

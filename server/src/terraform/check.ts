@@ -3,9 +3,12 @@
  * place in the file, and each `cloudflare_ruleset` with the ruleset validator (actions per
  * phase, overrides, the misplaced `score_threshold`, …), each problem placed on the
  * attribute or block it is about. The CLI (`rulesmith check main.tf`) and the language
- * server share it; HCL syntax errors come from HashiCorp's parser (hcl.ts). An id written
- * as a reference to another resource (`cloudflare_ruleset.x.id`, as export.ts writes an
- * executed custom ruleset) names that ruleset, never an unknown managed one.
+ * server share it; HCL syntax errors come from HashiCorp's parser (hcl.ts). An execute
+ * rule's id written as a reference to a ruleset of the file (`cloudflare_ruleset.x.id`, as
+ * export.ts writes an executed custom ruleset) names that ruleset, never an unknown managed
+ * one: it is judged by the resource's own `kind` (executeReferences): a custom ruleset is
+ * what an execute rule runs; an entry point (kind zone or root) is not, and the service
+ * refuses it (`execute-target-unknown`), as it refuses a ruleset running itself (`execute-self`).
  *
  * Positions: the scanner's decoding of a literal is trusted when it renders back to exactly
  * what hcl2json read (it always does, except where Terraform folded a constant such as
@@ -19,7 +22,7 @@ import { validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
 import type { HclParse } from './hcl';
 import { asTemplate, attribute, type HclBlock, type HclObject, type HclValue, type Span } from './hclScan';
 import { dependencyName, locate, ruleObjects, type ExpressionSite, type Located, type RulesetSite } from './locate';
-import { importIds, resourcesOf, toRuleset, untemplate } from './rulesetJson';
+import { importIds, resourcesOf, toRuleset, untemplate, type TfRulesetResource } from './rulesetJson';
 
 export interface TfProblem {
   /** Offsets into the `.tf` text. */
@@ -152,10 +155,11 @@ function serialize(v: unknown): { json: string; placed: Placed[] } {
 }
 
 function rulesetProblems(r: RulesetSite, json: Record<string, unknown>, options: TfCheckOptions): TfProblem[] {
-  const resource = resourcesOf(json, 'cloudflare_ruleset').find((x) => x.name === r.name);
+  const resources = resourcesOf(json, 'cloudflare_ruleset');
+  const resource = resources.find((x) => x.name === r.name);
   if (!resource) return [];
   const { ruleset, resolved } = toRuleset(resource, importIds(json));
-  // Ids written as a reference to another ruleset of the file (`cloudflare_ruleset.x.id`).
+  // Ids written as a reference to another ruleset of the file (`cloudflare_ruleset.x.id`): judged by executeReferences.
   const referenced = new Set(resolved.map((x) => x.path));
   const { json: body, placed } = serialize(ruleset);
   const problems = validateRulesetJson(body, {
@@ -174,14 +178,12 @@ function rulesetProblems(r: RulesetSite, json: Record<string, unknown>, options:
     for (const x of placed) if (x.start <= p.start && p.start < x.end && (!node || x.end - x.start < node.end - node.start)) node = x;
     // A value Terraform computes at plan time cannot be judged now.
     if (node && typeof node.value === 'string' && node.value.includes('${')) continue;
-    // A reference to a ruleset of the file names that ruleset (a custom one, in general), not a managed one.
+    // A reference to a ruleset of the file names that ruleset, not a managed one: executeReferences judges it by its kind.
     if (p.code === 'unknown-managed-ruleset' && node && !node.key && referenced.has(pathText(node.path))) continue;
     let span = placeIn(r, node?.path ?? [], node?.key ?? false);
     // The validator points inside the node (an object's `{` for a missing key): its first character.
     if (node && !node.key && p.end - p.start < node.end - node.start) span = { start: span.start, end: span.start + 1 };
     const rule = p.rule ?? null;
-    const ruleObj = rule === null ? undefined : rules[rule];
-    const ref = ruleObj && attribute(ruleObj, 'ref')?.value;
     out.push({
       start: span.start,
       end: span.end,
@@ -191,9 +193,67 @@ function rulesetProblems(r: RulesetSite, json: Record<string, unknown>, options:
       ...(p.hint ? { hint: p.hint } : {}),
       resource: r.resource,
       rule,
-      ...(ref?.kind === 'string' ? { ruleName: ref.text } : {}),
+      ...ruleName(rules, rule),
     });
   }
+  out.push(...executeReferences(r, ruleset, resolved, resources, rules));
+  return out;
+}
+
+/** `{ ruleName }` when rule `rule` of the resource has a literal `ref`. */
+function ruleName(rules: ReturnType<typeof ruleObjects>, rule: number | null): { ruleName?: string } {
+  const ref = rule === null ? undefined : rules[rule] && attribute(rules[rule], 'ref')?.value;
+  return ref?.kind === 'string' ? { ruleName: ref.text } : {};
+}
+
+/** `${cloudflare_ruleset.x.id}` -> `x`. */
+const REFERENCE = /^\$\{cloudflare_ruleset\.([A-Za-z0-9_-]+)\.id\}$/;
+
+/**
+ * The execute rules of `r` whose id refers to a ruleset of the file (resolved through an
+ * import block or not), judged by that resource's `kind`: a custom ruleset is what an
+ * execute rule runs; any other kind (an entry point: zone or root) is not, which the service
+ * refuses as an id that is no managed or custom ruleset (`execute-target-unknown`); the
+ * resource itself is `execute-self`. A kind Terraform computes, or none written (a problem of
+ * that resource), is not judged, nor a reference to a resource the file lacks (Terraform's).
+ */
+function executeReferences(
+  r: RulesetSite,
+  ruleset: Record<string, unknown>,
+  resolved: readonly { readonly path: string; readonly reference: string }[],
+  resources: readonly TfRulesetResource[],
+  rules: ReturnType<typeof ruleObjects>,
+): TfProblem[] {
+  const out: TfProblem[] = [];
+  const list = Array.isArray(ruleset.rules) ? ruleset.rules : [];
+  list.forEach((rule: unknown, i) => {
+    if (!isObject(rule) || rule.action !== 'execute' || !isObject(rule.action_parameters)) return;
+    const id = rule.action_parameters.id;
+    const path = `rules[${i}].action_parameters.id`;
+    const reference = resolved.find((x) => x.path === path)?.reference;
+    // Resolved: `cloudflare_ruleset.x.id`; else the value as written, `${cloudflare_ruleset.x.id}`.
+    const name = reference !== undefined ? reference.split('.')[1] : typeof id === 'string' ? REFERENCE.exec(id)?.[1] : undefined;
+    if (name === undefined) return;
+    const target = resources.find((x) => x.name === name);
+    if (!target) return;
+    const kind = typeof target.value.kind === 'string' ? untemplate(target.value.kind) : undefined;
+    if (target.name !== r.name && (kind === undefined || kind === 'custom')) return;
+    const span = placeIn(r, ['rules', i, 'action_parameters', 'id'], false);
+    const base = { start: span.start, end: span.end, severity: 'error' as const, resource: r.resource, rule: i, ...ruleName(rules, i) };
+    const data = { resource: `cloudflare_ruleset.${name}`, ...(reference !== undefined && typeof id === 'string' ? { rulesetId: id } : {}) };
+    if (target.name === r.name) {
+      out.push({ ...base, code: 'execute-self', message: `cloudflare_ruleset.${name} is this ruleset: a ruleset cannot execute itself`, data });
+      return;
+    }
+    const what = kind === 'zone' || kind === 'root' ? `an entry point (kind = "${kind}")` : `of kind "${kind}"`;
+    out.push({
+      ...base,
+      code: 'execute-target-unknown',
+      message: `cloudflare_ruleset.${name} is ${what}, not a custom ruleset: an execute rule runs a managed ruleset or a custom ruleset of the account, and the service refuses any other id`,
+      hint: `${kind === 'zone' || kind === 'root' ? 'An entry point runs when its phase does and cannot be executed. ' : ''}Point the rule at a custom ruleset (kind = "custom") or a managed ruleset, or move these rules into a custom ruleset and execute that.`,
+      data,
+    });
+  });
   return out;
 }
 

@@ -2,6 +2,8 @@
 // command line: outputs, files written, and the exit codes (0 ok, 1 problems, 2 bad usage or input).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { Io } from '../../../server/src/cli/io';
 import { run } from '../../../server/src/cli/main';
@@ -147,6 +149,60 @@ test('check on an exported file: an execute rule that refers to a ruleset of the
   );
 });
 
+test('check: an execute rule that refers to a resource of the file that is not a custom ruleset (an entry point, itself) is reported; a custom one, or a kind Terraform computes, is not', async () => {
+  const resource = (name: string, kind: string, rules: readonly [string, string][] = []) => [
+    `resource "cloudflare_ruleset" "${name}" {`,
+    kind === 'root' || kind === 'custom' || kind === 'var.kind' ? '  account_id = "fedcba9876543210fedcba9876543210"' : '  zone_id    = "0123456789abcdef0123456789abcdef"',
+    `  name       = "${name}"`,
+    `  kind       = ${kind.startsWith('var.') ? kind : `"${kind}"`}`,
+    '  phase      = "http_request_firewall_custom"',
+    ...(rules.length === 0
+      ? ['  rules      = []']
+      : ['  rules = [', ...rules.flatMap(([ref, id]) => ['    {', `      ref        = "${ref}"`, '      expression = "true"', '      action     = "execute"', '      action_parameters = {', `        id = ${id}`, '      }', '    },']), '  ]']),
+    '}',
+    '',
+  ];
+  const text = [
+    'import {',
+    '  to = cloudflare_ruleset.root',
+    '  id = "accounts/fedcba9876543210fedcba9876543210/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"',
+    '}',
+    '',
+    'import {',
+    '  to = cloudflare_ruleset.shop',
+    '  id = "accounts/fedcba9876543210fedcba9876543210/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"',
+    '}',
+    '',
+    ...resource('root', 'root'),
+    ...resource('shop', 'custom'),
+    ...resource('computed', 'var.kind'),
+    ...resource('other', 'zone'),
+    ...resource('zone', 'zone', [
+      ['root-imported', 'cloudflare_ruleset.root.id'],
+      ['entry-no-import', 'cloudflare_ruleset.other.id'],
+      ['self', 'cloudflare_ruleset.zone.id'],
+      ['custom', 'cloudflare_ruleset.shop.id'],
+      ['computed-kind', 'cloudflare_ruleset.computed.id'],
+    ]),
+  ].join('\n');
+  const o = io({ 'main.tf': text });
+  assert.equal(await run(['check', '--format', 'json', 'main.tf'], o), 1);
+  const findings = JSON.parse(o.text().out) as { code: string; rule: number; severity: string; message: string; resource: string; range: { start: { line: number; character: number } } }[];
+  const line = (needle: string) => text.split('\n').findIndex((l) => l.includes(needle));
+  assert.deepEqual(
+    findings.filter((f) => /execute|managed-ruleset/.test(f.code)).map((f) => [f.code, f.severity, f.resource, f.rule, f.range.start.line, f.range.start.character, f.message]),
+    [
+      ['execute-target-unknown', 'error', 'cloudflare_ruleset.zone', 0, line('id = cloudflare_ruleset.root.id'), 13, 'cloudflare_ruleset.root is an entry point (kind = "root"), not a custom ruleset: an execute rule runs a managed ruleset or a custom ruleset of the account, and the service refuses any other id'],
+      ['execute-target-unknown', 'error', 'cloudflare_ruleset.zone', 1, line('id = cloudflare_ruleset.other.id'), 13, 'cloudflare_ruleset.other is an entry point (kind = "zone"), not a custom ruleset: an execute rule runs a managed ruleset or a custom ruleset of the account, and the service refuses any other id'],
+      ['execute-self', 'error', 'cloudflare_ruleset.zone', 2, line('id = cloudflare_ruleset.zone.id'), 13, 'cloudflare_ruleset.zone is this ruleset: a ruleset cannot execute itself'],
+    ],
+  );
+  assert.equal(
+    (findings.find((f) => f.code === 'execute-target-unknown') as { hint?: string }).hint,
+    'An entry point runs when its phase does and cannot be executed. Point the rule at a custom ruleset (kind = "custom") or a managed ruleset, or move these rules into a custom ruleset and execute that.',
+  );
+});
+
 test('terraform import: one resource is a ruleset; several a zone file; --out writes one file each', async () => {
   const one = io();
   assert.equal(await run(['terraform', 'import', 'v4-blocks.tf'], one), 0);
@@ -261,4 +317,54 @@ test('terraform export with a token scoped to the zone: managed rulesets need no
     refused.err,
     `rulesmith terraform export: GET /accounts/${account}/rulesets/${id}: 403 Authentication error (10000). Rule 1 "run-shop" of the zone's http_request_firewall_custom ruleset executes custom ruleset ${id}, which belongs to account ${account}, and the API token may not read that account's rulesets: that needs the account-level permission "Account Rulesets Read" (or "Account WAF Read"), which a token scoped to the zone alone lacks. Export with a token that also has that permission on account ${account}.\n`,
   );
+});
+
+test('terraform export: the zone\'s rulesets list is read to its end, page by page (per_page, then each page\'s cursor: `cursor` or `cursors.after`)', async () => {
+  const zone = '0123456789abcdef0123456789abcdef';
+  const listed = [
+    { id: 'm1', kind: 'managed', phase: 'http_request_firewall_managed' },
+    { id: 'e1', kind: 'zone', phase: 'http_request_firewall_custom' },
+    { id: 'e2', kind: 'zone', phase: 'http_ratelimit' },
+    { id: 'e3', kind: 'zone', phase: 'http_request_transform' },
+  ];
+  const asked: string[] = [];
+  // An API that serves at most 1 ruleset a page, whatever per_page asks for.
+  const server = createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    asked.push(url.pathname + url.search);
+    const send = (body: unknown, status = 200) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (url.pathname === `/zones/${zone}/rulesets`) {
+      const from = url.searchParams.has('cursor') ? Number(url.searchParams.get('cursor')!.replace(/^c/, '')) : 0;
+      const next = from + 1 < listed.length ? `c${from + 1}` : undefined;
+      const info = next === undefined ? {} : from % 2 === 0 ? { cursor: next } : { cursors: { after: next } };
+      return send({ success: true, errors: [], result: listed.slice(from, from + 1), result_info: { per_page: 1, count: 1, ...info } });
+    }
+    const id = /^\/zones\/\w+\/rulesets\/(e\d)$/.exec(url.pathname)?.[1];
+    if (id) return send({ success: true, errors: [], result: { id, kind: 'zone', name: id, phase: listed.find((l) => l.id === id)!.phase, rules: [{ expression: 'true', action: 'block' }] } });
+    send({ success: false, errors: [{ code: 7003, message: 'Could not route' }] }, 404);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const rulesets = await fetchZoneRulesets(api, zone, 'token');
+    assert.deepEqual(
+      rulesets.map((r) => r.ruleset.id),
+      ['e1', 'e2', 'e3'],
+    );
+    assert.deepEqual(
+      asked.filter((a) => a.startsWith(`/zones/${zone}/rulesets?`)),
+      [`/zones/${zone}/rulesets?per_page=50`, `/zones/${zone}/rulesets?per_page=50&cursor=c1`, `/zones/${zone}/rulesets?per_page=50&cursor=c2`, `/zones/${zone}/rulesets?per_page=50&cursor=c3`],
+    );
+    // A cursor that comes back is an error, never a list cut short (nor an endless loop).
+    listed.push({ id: 'e4', kind: 'zone', phase: 'http_request_late_transform' });
+    const again = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, result: [listed[1]], result_info: { cursor: 'same' } })));
+    await new Promise<void>((resolve) => again.listen(0, '127.0.0.1', resolve));
+    try {
+      await assert.rejects(fetchZoneRulesets(`http://127.0.0.1:${(again.address() as AddressInfo).port}`, zone, 'token'), /GET \/zones\/\w+\/rulesets: the API returned the cursor "same" twice/);
+    } finally {
+      again.close();
+    }
+  } finally {
+    server.close();
+  }
 });

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { RulesApiError } from '../../../client/src/api/errors';
 import { RulesApi, type Zone } from '../../../client/src/api/rulesApi';
-import { readZoneForExport } from '../../../client/src/api/terraformReader';
+import { readZoneForExport, rulesApiReader } from '../../../client/src/api/terraformReader';
 import { fetchZoneRulesets, runTerraformCommand } from '../../../server/src/cli/terraform';
 import type { Io } from '../../../server/src/cli/io';
-import { ZoneReadRefused } from '../../../server/src/terraform/collect';
+import { classify, ZoneReadRefused } from '../../../server/src/terraform/collect';
 import { exportTerraform } from '../../../server/src/terraform/export';
 import { startService, type TestService } from '../../service/harness';
 
@@ -91,4 +91,23 @@ test('a token the zone refuses: the API client\'s own error (what runCommand sho
   assert.equal(e.operation, `GET /zones/${zone.id}/rulesets`);
   assert.ok(e.status === 401 || e.status === 403, String(e.status));
   assert.ok((await cliError(zone, 'wrong')).startsWith(`rulesmith terraform export: GET /zones/${zone.id}/rulesets: ${e.status} `));
+});
+
+test('what a failed read means is decided once (collect.ts\'s classify): the reader gives the status of the API client\'s errors, and nothing else', async () => {
+  const zone = (await client(service.adminToken).listZones())[0];
+  const reader = rulesApiReader(client('wrong'), zone);
+  assert.equal('classify' in reader, false);
+  const refused = await reader.listZoneRulesets(zone.id).then(
+    () => assert.fail('the read should be refused'),
+    (e: unknown) => e,
+  );
+  assert.ok(refused instanceof RulesApiError);
+  assert.equal(reader.status(refused), refused.status);
+  assert.equal(classify(reader.status(refused)), 'denied');
+  const missing = await rulesApiReader(client(service.adminToken), zone).getAccountRuleset(zone.account!.id!, '0'.repeat(32)).then(
+    () => assert.fail('no such ruleset'),
+    (e: unknown) => e,
+  );
+  assert.equal(classify(reader.status(missing)), 'missing');
+  assert.equal(reader.status(new Error('not an API answer')), undefined);
 });
