@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { EvaluatedRequest } from '../../../server/src/evaluatedRequest';
-import { prepareFields } from '../../../server/src/language/index';
+import { getRequest } from '../../getRequest';
 import { owaspRuleset } from '../../../server/src/managed/owasp';
 import { vendorRuleset } from '../../../server/src/managed/vendor';
 import { migrationConfig, OWASP_PACKAGE_ID, previousWafStandIn, type ActionMode, type MigrationZone, type Sensitivity } from '../../../server/src/migration/index';
@@ -37,22 +37,7 @@ function request(evaluation: Evaluation, challengeMode?: EvaluatedRequest['chall
   };
 }
 
-function fields(path: string, query = '') {
-  const uri = query ? `${path}?${query}` : path;
-  const { values, errors } = prepareFields({
-    'http.request.uri.path': path,
-    'http.request.uri.query': query,
-    'raw.http.request.uri': uri,
-    'raw.http.request.uri.path': path,
-    'raw.http.request.uri.query': query,
-    'http.request.full_uri': `https://actions.example.com${uri}`,
-    'http.user_agent': 'Mozilla/5.0',
-    'http.request.method': 'GET',
-    'ip.src': '192.0.2.1',
-  });
-  assert.deepEqual(errors, []);
-  return values;
-}
+const fields = (path: string, query = '') => getRequest(path, query, 'actions.example.com');
 
 const PASSED: RequestHooks = { challengePassed: () => true };
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { FieldValues } from '../../../server/src/language/evaluate';
-import { prepareFields } from '../../../server/src/language/index';
+import { getRequest } from '../../getRequest';
 import { owaspRuleset } from '../../../server/src/managed/owasp';
 import type { ManagedCatalog, ManagedRule } from '../../../server/src/rulesets/catalog';
 import { vendorRuleset } from '../../../server/src/managed/vendor';
@@ -32,22 +31,7 @@ const score = (ref: string, level: number, word: string, increment: number): Man
 const CATALOG: ManagedCatalog = { rulesets: [vendorRuleset, owaspRuleset([score('a1', 1, 'attack', 30), score('b2', 2, 'pl2', 30), score('c3', 3, 'pl3', 50)])] };
 const VENDOR_LOG4SHELL = vendorRuleset.versions[vendorRuleset.versions.length - 1].rules.find((r) => r.ref === 'log4shell-uri')!;
 
-function req(path: string, query = ''): FieldValues {
-  const uri = query ? `${path}?${query}` : path;
-  const { values, errors } = prepareFields({
-    'http.request.uri.path': path,
-    'http.request.uri.query': query,
-    'raw.http.request.uri': uri,
-    'raw.http.request.uri.path': path,
-    'raw.http.request.uri.query': query,
-    'http.request.full_uri': `https://example.com${uri}`,
-    'http.user_agent': 'Mozilla/5.0',
-    'http.request.method': 'GET',
-    'ip.src': '192.0.2.1',
-  });
-  assert.deepEqual(errors, []);
-  return values;
-}
+const req = (path: string, query = '') => getRequest(path, query);
 
 const ZONE_ID = '023e105f4ecef8ad9ca31a8372d0c353';
 const waf = (sensitivity?: Sensitivity, action_mode?: ActionMode, extra: Partial<ZoneWafSettings> = {}): ZoneWafSettings => ({
