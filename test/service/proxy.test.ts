@@ -127,6 +127,8 @@ describe('the proxy acts on the verdict', () => {
     assert.deepEqual(events.at(-1)!.evaluation.logs.map((l) => `${l.description} ${l.action}`), ['challenge the path managed_challenge']);
     // A forged or expired cookie does not pass.
     assert.equal((await send(url, ZONE, '/challenge', { headers: { cookie: `${cookie.slice(0, -2)}xx` } })).status, 403);
+    // Nor does it on another client: a clearance is the visitor's (its address and User-Agent), as the hosted cf_clearance is.
+    assert.equal((await send(url, ZONE, '/challenge', { headers: { cookie, 'user-agent': 'python-requests/2.31' } })).status, 403);
     clock += 31 * 60 * 1000;
     assert.equal((await send(url, ZONE, '/challenge', { headers: { cookie } })).status, 403);
     // A cleared challenge does not lift a block.

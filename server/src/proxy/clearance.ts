@@ -1,7 +1,10 @@
 /**
  * Passing a challenge locally: the interstitial's button posts to CHALLENGE_PATH, which
- * answers with a clearance cookie for the zone (HMAC of zone and expiry under a key that
- * lives as long as the proxy) and sends the browser back. A request with a valid cookie
+ * answers with a clearance cookie for the zone and the visitor (HMAC of zone, visitor and
+ * expiry under a key that lives as long as the proxy) and sends the browser back. The
+ * visitor is the client's address and User-Agent, as the hosted cf_clearance is bound to
+ * the visitor: a cookie copied to another client (a bot farm sharing one solve) is no
+ * clearance there. A request with a valid cookie
  * passes the zone's challenge rules (rulesets/engine.ts RequestHooks.challengePassed): the
  * rule is logged and evaluation goes on, so a block rule after it still blocks.
  */
@@ -12,23 +15,29 @@ export const CLEARANCE_COOKIE = 'rulesmith_clearance';
 export const CHALLENGE_PATH = '/.rulesmith/challenge';
 export const CLEARANCE_SECONDS = 30 * 60;
 
+/** Who a clearance is for: the client's address (as the rules see ip.src) and its User-Agent. */
+export interface Visitor {
+  readonly ip: string;
+  readonly userAgent: string;
+}
+
 export class Clearance {
   private readonly key = randomBytes(32);
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  private mac(zoneId: string, expires: number): string {
-    return createHmac('sha256', this.key).update(`${zoneId}\u0000${expires}`).digest('base64url');
+  private mac(zoneId: string, visitor: Visitor, expires: number): string {
+    return createHmac('sha256', this.key).update(`${zoneId}\u0000${visitor.ip}\u0000${visitor.userAgent}\u0000${expires}`).digest('base64url');
   }
 
-  /** The Set-Cookie header value that clears `zoneId` for CLEARANCE_SECONDS. */
-  cookie(zoneId: string): string {
+  /** The Set-Cookie header value that clears `zoneId` for `visitor` for CLEARANCE_SECONDS. */
+  cookie(zoneId: string, visitor: Visitor): string {
     const expires = Math.floor(this.now() / 1000) + CLEARANCE_SECONDS;
-    return `${CLEARANCE_COOKIE}=${expires}.${this.mac(zoneId, expires)}; Path=/; Max-Age=${CLEARANCE_SECONDS}; HttpOnly; SameSite=Lax`;
+    return `${CLEARANCE_COOKIE}=${expires}.${this.mac(zoneId, visitor, expires)}; Path=/; Max-Age=${CLEARANCE_SECONDS}; HttpOnly; SameSite=Lax`;
   }
 
-  /** Whether the request's Cookie header holds a clearance for `zoneId` that has not expired. */
-  valid(zoneId: string, cookieHeader: string | undefined): boolean {
+  /** Whether the request's Cookie header holds a clearance for `zoneId` and this `visitor` that has not expired. */
+  valid(zoneId: string, visitor: Visitor, cookieHeader: string | undefined): boolean {
     if (!cookieHeader || !cookieHeader.includes(CLEARANCE_COOKIE)) return false;
     for (const piece of cookieHeader.split(';')) {
       const [name, value] = piece.trim().split('=', 2);
@@ -37,7 +46,7 @@ export class Clearance {
       if (!m) continue;
       const expires = Number(m[1]);
       if (expires * 1000 <= this.now()) continue;
-      const want = Buffer.from(this.mac(zoneId, expires));
+      const want = Buffer.from(this.mac(zoneId, visitor, expires));
       const got = Buffer.from(m[2]!);
       if (want.length === got.length && timingSafeEqual(want, got)) return true;
     }

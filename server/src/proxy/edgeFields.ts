@@ -255,19 +255,24 @@ export function trustsPeer(trust: EdgeTrust, peer: IpAddr | undefined): boolean 
   return inRanges(trust, peer);
 }
 
-export function edgeFields(input: EdgeInput): EdgeFields {
+/** The client's address: the peer's, or what a trusted peer says it is (CF-Connecting-IP, else the last X-Forwarded-For). */
+export function clientAddress(input: Pick<EdgeInput, 'remoteAddress' | 'headers' | 'trust'>): string {
   const peer = peerIp(input.remoteAddress);
-  let clientIp = peer ? formatIp(peer) : input.remoteAddress;
-  const trusted = trustsPeer(input.trust, peer);
+  const own = peer ? formatIp(peer) : input.remoteAddress;
+  if (!trustsPeer(input.trust, peer)) return own;
+  const told = first(input.headers['cf-connecting-ip'])?.trim() || last(input.headers['x-forwarded-for']);
+  return (told ? canonicalAddress(told) : undefined) ?? own;
+}
+
+export function edgeFields(input: EdgeInput): EdgeFields {
+  const clientIp = clientAddress(input);
+  const trusted = trustsPeer(input.trust, peerIp(input.remoteAddress));
   let country: string | undefined;
   let asn: number | undefined;
   let botScore: number | undefined;
   let threatScore: number | undefined;
   let ssl = false;
   if (trusted) {
-    const told = first(input.headers['cf-connecting-ip'])?.trim() || last(input.headers['x-forwarded-for']);
-    const address = told ? canonicalAddress(told) : undefined;
-    if (address) clientIp = address;
     const c = first(input.headers['cf-ipcountry'])?.trim().toUpperCase();
     if (c && /^[A-Z][A-Z0-9]$/.test(c)) country = c;
     ssl = first(input.headers['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase() === 'https';

@@ -35,8 +35,8 @@ import { ApiError, CODES, randomHex } from '../service/api';
 import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type Principal } from '../service/auth';
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
-import { CHALLENGE_PATH, Clearance, safeReturn } from './clearance';
-import { edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
+import { CHALLENGE_PATH, Clearance, safeReturn, type Visitor } from './clearance';
+import { clientAddress, edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { evaluateLive, type LiveEvaluation, type LiveJob } from './evaluateLive';
 import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
@@ -297,7 +297,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       zoneId: route.zoneId,
       live: { method: req.method ?? 'GET', target: req.url ?? '/', httpVersion: req.httpVersion, rawHeaders: req.rawHeaders, body, bodySize, edge: edge.edge },
       bodyLimit: limit,
-      cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, req.headers.cookie),
+      cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, visitorOf(req), req.headers.cookie),
     };
     const evaluation = pool ? await pool.evaluate(job, edge.clientIp) : evaluateLive(zones.get(route.zoneId), job, limiter);
     // In ns (the histograms take whole numbers ≥ 1).
@@ -790,13 +790,19 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return json(404, { success: false, errors: [{ message: `no such proxy control route: ${req.method} ${path}` }] });
   }
 
+  /** Who a clearance cookie is for (clearance.ts): the client as the rules see it, and its User-Agent. */
+  function visitorOf(req: IncomingMessage): Visitor {
+    const ua = req.headers['user-agent'];
+    return { ip: clientAddress({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust }), userAgent: Array.isArray(ua) ? ua.join(', ') : (ua ?? '') };
+  }
+
   async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute, rayId: string): Promise<void> {
     const head = await readHead(req, 4096, headerTimeout);
     if (head === 'aborted') return;
     if (head === 'stalled') return bodyStalled(req, res, rayId);
     if (!head.ended) req.resume();
     const form = new URLSearchParams(Buffer.concat(head.chunks).subarray(0, 4096).toString('utf8'));
-    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
+    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId, visitorOf(req)), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
     res.end();
   }
 
