@@ -182,7 +182,7 @@ describe('bad queries and limits are GraphQL errors, never a 500', () => {
   const dataset = (args: string, sel = 'count') => `{ viewer { zones(filter: {zoneTag: "${ENT}"}) { firewallEventsAdaptiveGroups(${args}) { ${sel} } } } }`;
   const cases: [string, string | (() => string), unknown, string][] = [
     ['a syntax error', '{ viewer { zones(', undefined, 'Syntax Error: Expected Name, found <EOF>.'],
-    ['an unknown field', dataset('limit: 1, filter: {datetime_geq: "2026-11-26T00:00:00Z"}', 'nope'), undefined, 'Cannot query field "nope" on type "ZoneFirewallEventsAdaptiveGroups".'],
+    ['an unknown field', dataset('limit: 1, filter: {datetime_geq: "2026-11-26T00:00:00Z"}', 'nope'), undefined, 'Cannot query field "nope" on type "ZoneFirewallEventsAdaptiveGroups". This local endpoint has a subset of the hosted schema: the datasets, fields and filters it has are listed in docs/events.md ("GraphQL API"), and introspection lists them too.'],
     ['a wrong type', dataset('limit: "ten", filter: {datetime_geq: "2026-11-26T00:00:00Z"}'), undefined, 'Int cannot represent non-integer value: "ten"'],
     ['an unknown filter', dataset('limit: 1, filter: {datetime_geq: "2026-11-26T00:00:00Z", rule: "x"}'), undefined, 'Field "rule" is not defined by type "ZoneFirewallEventsAdaptiveFilter_InputObject". Did you mean "ruleId"?'],
     ['a limit over the maximum', dataset('limit: 10001, filter: {datetime_geq: "2026-11-26T00:00:00Z"}'), undefined, 'firewallEventsAdaptiveGroups: limit must be from 1 to 10000, got 10001'],

@@ -390,7 +390,7 @@ export async function runGraphql(store: Store, events: EventReader, principal: P
   }
   document = readHostedNames(document);
   const invalid = validate(schema, document, VALIDATION_RULES);
-  if (invalid.length > 0) return { errors: invalid.map((e) => e.toJSON()) };
+  if (invalid.length > 0) return { errors: invalid.map((e) => withSchemaHint(e.toJSON())) };
   const context: Context = { store, events, principal, now, datasets: 0 };
   const result = await execute({
     schema,
@@ -408,6 +408,16 @@ export async function runGraphql(store: Store, events: EventReader, principal: P
     return e.toJSON();
   });
   return { ...(result.data !== undefined ? { data: result.data } : {}), ...(errors ? { errors } : {}) };
+}
+
+/**
+ * A query copied from the hosted API may ask for what this schema lacks (another dataset,
+ * `sampleInterval`, an account-level view): graphql-js says the field is unknown, and this
+ * adds that the local endpoint has a subset, and where it is listed.
+ */
+function withSchemaHint<E extends { message: string }>(e: E): E {
+  if (!/^Cannot query field "/.test(e.message)) return e;
+  return { ...e, message: `${e.message} This local endpoint has a subset of the hosted schema: the datasets, fields and filters it has are listed in docs/events.md ("GraphQL API"), and introspection lists them too.` };
 }
 
 interface ZoneFilter {
