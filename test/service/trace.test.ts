@@ -4,7 +4,7 @@
 // validation mode — with the steps phase → ruleset → rule, the decision, and the errors.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { OWASP_PACKAGE_ID } from '../../server/src/migration/index';
+import { CLOUDFLARE_PACKAGE, CLOUDFLARE_PACKAGE_ID, OWASP_PACKAGE_ID } from '../../server/src/migration/index';
 import { addToken, DEMO_ACCOUNT, demoZoneId, policy, seedId } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
 
@@ -255,6 +255,49 @@ describe('trace before and during the migration', () => {
   });
 });
 
+describe('the previous WAF honours the CloudFlare package group and rule modes', () => {
+  it('PATCH a rule to disable, simulate or challenge, or its group to off: the next trace follows (pro.example.com, rule 100008)', async () => {
+    const own = await startService();
+    try {
+      const PRO = demoZoneId('pro.example.com');
+      const SPECIALS = CLOUDFLARE_PACKAGE.groups.find((g) => g.name === 'Cloudflare Specials')!.id;
+      const go = async () => (await own.call('POST', TRACE, { body: { url: "https://pro.example.com/search?id=1'%20or%201=1", method: 'GET', headers: BROWSER } })).body.result;
+      const patch = async (path: string, mode: string) => {
+        const r = await own.call('PATCH', `/zones/${PRO}/firewall/waf/packages/${CLOUDFLARE_PACKAGE_ID}${path}`, { body: { mode } });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.body.result.mode, mode);
+      };
+      // Only the CloudFlare package: the OWASP package's sensitivity off.
+      const owasp = await own.call('PATCH', `/zones/${PRO}/firewall/waf/packages/${OWASP_PACKAGE_ID}`, { body: { sensitivity: 'off' } });
+      assert.equal(owasp.status, 200, JSON.stringify(owasp.body));
+
+      const before = await go();
+      assert.deepEqual([before.status_code, before.decision.phase, before.decision.action, before.decision.description], [403, 'previous_waf', 'block', 'CloudFlare package: SQLi - Tautology - URI']);
+
+      await patch('/rules/100008', 'disable');
+      const disabled = await go();
+      assert.deepEqual([disabled.decision, disabled.status_code], [{ action: 'allow-through' }, undefined]);
+      assert.deepEqual(disabled.trace.map((s: Step) => [s.step_name, s.matched]), [['previous_waf', false]]);
+
+      await patch('/rules/100008', 'simulate');
+      const simulated = await go();
+      assert.deepEqual([simulated.decision.action, simulated.status_code], ['allow-through', undefined]);
+      assert.deepEqual(matchedRules(simulated.trace).map((l) => l.split(' ').slice(1).join(' ')), ['simulate logged']);
+
+      await patch('/rules/100008', 'challenge');
+      const challenged = await go();
+      assert.deepEqual([challenged.decision.phase, challenged.decision.action], ['previous_waf', 'challenge']);
+
+      await patch('/rules/100008', 'default');
+      assert.equal((await go()).decision.action, 'block');
+      await patch(`/groups/${SPECIALS}`, 'off');
+      assert.deepEqual((await go()).decision, { action: 'allow-through' });
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe('trace errors and permissions', () => {
   it('refuses a URL no zone of the account serves', async () => {
     const r = await trace({ url: 'https://example.org/', method: 'GET' });
@@ -440,9 +483,8 @@ describe('the compiled zone is cached per deployed configuration', () => {
     const first = await go(SQLI);
     assert.deepEqual([first.decision.phase, first.decision.action], ['previous_waf', 'block']);
     assert.equal(first.decision.description, 'CloudFlare package: SQLi - UNION SELECT');
-    // The stand-in runs what the migration would deploy (group and rule modes are not
-    // migrated; every payload here is caught by the CloudFlare package first), so the
-    // visible effect of a package change is the recompile; the next trace agrees.
+    // Every payload here is caught by the CloudFlare package first, so the visible effect
+    // of an OWASP package change is the recompile; the next trace agrees.
     const patched = await own.call('PATCH', `/zones/${PRO}/firewall/waf/packages/${OWASP_PACKAGE_ID}`, { body: { sensitivity: 'low', action_mode: 'block' } });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     const [after, c1] = await counted(() => go(SQLI));

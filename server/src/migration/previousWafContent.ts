@@ -52,6 +52,13 @@ export interface RuleDef {
   readonly kind: RuleKind;
   /** Deny rules: the mode `default` stands for. */
   readonly defaultMode?: DenyDefaultMode;
+  /**
+   * CloudFlare package deny rules: the description of the rule of the Cloudflare Managed
+   * Ruleset (managed/vendor.ts) that does its job, where it is not the same text — the same
+   * CVE, or the same attack at the same place. The previous WAF's verdict applies this
+   * rule's mode to it (previousWafVerdict.ts). Undefined: the rule of the same description.
+   */
+  readonly counterpart?: string;
   /** Allow and anomaly rules: default on (true) unless false. */
   readonly defaultOn?: boolean;
 }
@@ -76,7 +83,7 @@ export const OWASP_PACKAGE_ID = 'a25a9a7e9c00afc1fb2e0245519d725b';
 export const CLOUDFLARE_PACKAGE_ID = mintId('previous-waf:package:CloudFlare');
 
 const gid = (name: string) => mintId(`previous-waf:group:${name}`);
-const deny = (id: string, description: string, defaultMode: DenyDefaultMode = 'block'): RuleDef => ({ id, description, kind: 'deny', defaultMode });
+const deny = (id: string, description: string, defaultMode: DenyDefaultMode = 'block', counterpart?: string): RuleDef => ({ id, description, kind: 'deny', defaultMode, ...(counterpart ? { counterpart } : {}) });
 const allow = (id: string, description: string, defaultOn = true): RuleDef => ({ id, description, kind: 'allow', defaultOn });
 const anomaly = (id: string, description: string, defaultOn = true): RuleDef => ({ id, description, kind: 'anomaly', defaultOn });
 
@@ -95,13 +102,13 @@ export const CLOUDFLARE_PACKAGE: PackageDef = {
       description: 'Cloudflare Specials: rules for common attacks, recommended on for every site.',
       defaultMode: 'on',
       rules: [
-        deny('100000', 'SQLi - UNION SELECT - URI'),
+        deny('100000', 'SQLi - UNION SELECT - URI', 'block', 'SQLi - UNION SELECT'),
         deny('100001', 'XSS - Script Tag - URI'),
-        deny('100003', 'Generic - Path Traversal - URI'),
-        deny('100005', 'Generic - Command Execution - Body', 'challenge'),
+        deny('100003', 'Generic - Path Traversal - URI', 'block', 'Generic Rules - Path Traversal - URI Path'),
+        deny('100005', 'Generic - Command Execution - Body', 'challenge', 'Generic Rules - Command Execution - Body'),
         deny('100008', 'SQLi - Tautology - URI'),
         deny('100015', 'Anomaly:URL:Query String - Multiple Slashes, Relative Paths, CR, LF or NULL', 'challenge'),
-        deny('100016', 'Version Control - Information Disclosure'),
+        deny('100016', 'Version Control - Information Disclosure', 'block', 'Generic Rules - Source Code Disclosure - .git'),
         deny('100030', 'Anomaly:Header:User-Agent - Missing', 'disable'),
         deny('100038', 'Information Disclosure - Common Files', 'simulate'),
         deny('100045', 'Apache Struts - Open Redirect - CVE:CVE-2013-2248', 'simulate'),
@@ -113,7 +120,7 @@ export const CLOUDFLARE_PACKAGE: PackageDef = {
       description: 'Rules for WordPress sites.',
       defaultMode: 'off',
       rules: [
-        deny('100020', 'WordPress - Broken Access Control - xmlrpc.php pingback', 'challenge'),
+        deny('100020', 'WordPress - Broken Access Control - xmlrpc.php pingback', 'challenge', 'WordPress - Reflected DDoS and SSRF - XML-RPC pingback.ping'),
         deny('100021', 'WordPress:Plugin:WooCommerce - Unauthorized Administrator Access - CVE:CVE-2023-28121'),
         allow('100048', 'WordPress - Allow requests to the admin area from logged-in users'),
       ],
@@ -123,21 +130,21 @@ export const CLOUDFLARE_PACKAGE: PackageDef = {
       name: 'Cloudflare Drupal',
       description: 'Rules for Drupal sites.',
       defaultMode: 'off',
-      rules: [deny('100006', 'Drupal - Code Injection - CVE:CVE-2018-7600'), deny('100007', 'Drupal - Code Injection - CVE:CVE-2018-7602')],
+      rules: [deny('100006', 'Drupal - Code Injection - CVE:CVE-2018-7600', 'block', 'Drupal - Remote Code Execution - Drupalgeddon2 - CVE:CVE-2018-7600'), deny('100007', 'Drupal - Code Injection - CVE:CVE-2018-7602', 'block', 'Drupal - Remote Code Execution - Drupalgeddon3 - CVE:CVE-2018-7602')],
     },
     {
       id: gid('Cloudflare Joomla'),
       name: 'Cloudflare Joomla',
       description: 'Rules for Joomla sites.',
       defaultMode: 'off',
-      rules: [deny('100009', 'Joomla - SQLi - CVE:CVE-2017-8917'), deny('100010', 'Joomla - Object Injection - CVE:CVE-2015-8562')],
+      rules: [deny('100009', 'Joomla - SQLi - CVE:CVE-2017-8917'), deny('100010', 'Joomla - Object Injection - CVE:CVE-2015-8562', 'block', 'Joomla - Remote Code Execution - CVE:CVE-2015-8562')],
     },
     {
       id: gid('Cloudflare PHP'),
       name: 'Cloudflare PHP',
       description: 'Rules for PHP applications.',
       defaultMode: 'off',
-      rules: [deny('100011', 'PHP - Code Injection - php://input'), deny('100012', 'PHP - Information Disclosure - phpinfo()', 'challenge')],
+      rules: [deny('100011', 'PHP - Code Injection - php://input', 'block', 'PHP - Stream Wrapper Inclusion - php://'), deny('100012', 'PHP - Information Disclosure - phpinfo()', 'challenge')],
     },
     {
       id: MAGENTO_GROUP_ID,

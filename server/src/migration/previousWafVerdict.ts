@@ -9,22 +9,32 @@
  * - OWASP package: the OWASP-based ruleset (CRS 3.3.4) at the sensitivity's mapped
  *   paranoia level and threshold (High → PL2/40, …), acting with the mapped action —
  *   `simulate` is reported as `simulate` (it only records);
- * - CloudFlare package: the vendor ruleset with its default rule actions;
+ * - CloudFlare package: the vendor ruleset, where each vendor rule that has a counterpart
+ *   in the package (previousWafContent.ts: the rule of the same description, or the one its
+ *   `counterpart` names — 12 of its 21 deny rules) does what that rule's mode says, as the previous-WAF API reports it
+ *   (`cloudflarePackageOverrides`, rule overrides on the execute rule): `disable`, or its
+ *   group `off` (set by the user or by default, as Cloudflare WordPress) → disabled;
+ *   `simulate` → `log`, reported as `simulate`; `block`/`challenge` → that action;
+ *   `default` → its `default_mode`. Every other vendor rule keeps its default action;
  * - the zone-wide switch, the CloudFlare package switch, sensitivity Off, and the Page
  *   Rules that turn the WAF off or on apply as in the migrated config. (Firewall rules that
  *   bypass the WAF need nothing here: the engine skips the previous WAF after them.)
- * Not modelled: group and rule modes of either package (no mapping to the new rules), the
- * higher thresholds the previous OWASP package used for AJAX requests, and URI-based
- * overrides. So in validation mode a difference between the two verdicts comes from what
- * the user changed in the new configuration, or from what the migration does not carry.
+ * Not modelled: group and rule modes of the OWASP package (its CRS 2.x groups and rules
+ * have no mapping to CRS 3.3.4 rules), modes of CloudFlare-package rules without a vendor
+ * counterpart, the higher thresholds the previous OWASP package used for AJAX requests,
+ * and URI-based overrides. So in validation mode a difference between the two verdicts
+ * comes from what the user changed in the new configuration, or from what the migration
+ * does not carry (the migration itself carries no group or rule mode: config.ts).
  */
 import type { EvalContext, FieldValues } from '../language/evaluate';
 import { defaultCatalog } from '../managed/catalog';
-import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID } from '../rulesets/managedIds';
-import type { ManagedCatalog } from '../rulesets/catalog';
+import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../rulesets/managedIds';
+import { findManagedRuleset, rulesetVersion, type ManagedCatalog, type ManagedRule } from '../rulesets/catalog';
 import { compileZone, type EngineProblem, type PreviousWaf, type PreviousWafVerdict } from '../rulesets/engine';
-import type { Ruleset } from '../rulesets/model';
+import type { ExecuteParameters, Rule, RuleOverride, Ruleset } from '../rulesets/model';
 import { migrationConfig } from './config';
+import { CLOUDFLARE_PACKAGE, type RuleMode } from './previousWafContent';
+import { effectiveRuleMode, groupMode, type ZoneWafSettings } from './previousWafSettings';
 import type { MigrationZone } from './zone';
 
 /** The rule id the previous WAF's OWASP package reported when its anomaly score was exceeded (sampled logs). */
@@ -44,7 +54,8 @@ export function previousWafStandIn(zone: Pick<MigrationZone, 'plan' | 'waf' | 'p
   if (zone.plan === 'free') return { previousWaf: () => undefined, problems: [] };
   // Firewall rules are left out: the engine's own firewall-rule stage already skips the previous WAF on Bypass > WAF.
   const { config } = migrationConfig({ plan: zone.plan, waf: zone.waf, pageRules: zone.pageRules, firewallRules: [] }, catalog);
-  const entryPoint: Ruleset = { name: 'previous WAF (stand-in)', kind: 'zone', phase: 'http_request_firewall_managed', rules: config.rules.map((r) => ({ ...r, id: undefined, version: undefined, ref: undefined })) };
+  const rules = config.rules.map((r) => withCloudflareModes({ ...r, id: undefined, version: undefined, ref: undefined }, zone.waf, catalog));
+  const entryPoint: Ruleset = { name: 'previous WAF (stand-in)', kind: 'zone', phase: 'http_request_firewall_managed', rules };
   const compiled = compileZone({ entryPoints: { http_request_firewall_managed: entryPoint }, catalog, plan: zone.plan });
 
   const previousWaf: PreviousWaf = (fields: FieldValues, ctx?: EvalContext): PreviousWafVerdict | undefined => {
@@ -66,6 +77,51 @@ export function previousWafStandIn(zone: Pick<MigrationZone, 'plan' | 'waf' | 'p
     return { action: 'simulate', ...(logged.ruleId ? { ruleId: logged.ruleId } : {}), description: `CloudFlare package: ${logged.description ?? 'rule matched'} (simulate)` };
   };
   return { previousWaf, problems: compiled.problems };
+}
+
+/**
+ * The rule overrides that make the vendor ruleset's rules (`vendorRules`, the version the
+ * execute rule runs) do what their CloudFlare-package counterparts do in the zone: for each
+ * deny rule of the package, the vendor rules with the same description get the rule's
+ * effective mode (its group `off` → disabled; `default` → its `default_mode`). An override
+ * is given only where that differs from the vendor rule's default. Allow rules (on/off) have
+ * no counterpart: the vendor ruleset allows nothing.
+ */
+export function cloudflarePackageOverrides(waf: ZoneWafSettings, vendorRules: readonly ManagedRule[]): RuleOverride[] {
+  const out: RuleOverride[] = [];
+  for (const group of CLOUDFLARE_PACKAGE.groups) {
+    const groupOff = groupMode(waf, group) === 'off';
+    for (const rule of group.rules) {
+      if (rule.kind !== 'deny') continue;
+      const mode: RuleMode = groupOff ? 'disable' : effectiveRuleMode(waf, rule);
+      const counterpart = rule.counterpart ?? rule.description;
+      for (const v of vendorRules) {
+        if (v.description !== counterpart) continue;
+        const o = modeOverride(mode, v);
+        if (o) out.push(o);
+      }
+    }
+  }
+  return out;
+}
+
+/** A deny rule's effective mode as an override of its vendor counterpart `v`; undefined when `v` does that already. */
+function modeOverride(mode: RuleMode, v: ManagedRule): RuleOverride | undefined {
+  if (mode === 'disable' || mode === 'off') return v.enabled ? { id: v.id, enabled: false } : undefined;
+  const action = mode === 'simulate' ? 'log' : mode === 'block' || mode === 'challenge' ? mode : undefined;
+  if (action === undefined || (action === v.action && v.enabled)) return undefined;
+  return { id: v.id, action, enabled: true };
+}
+
+/** `rule` with the CloudFlare package's rule modes as overrides when it executes the vendor ruleset; otherwise as it is. */
+function withCloudflareModes(rule: Rule, waf: ZoneWafSettings, catalog: ManagedCatalog): Rule {
+  const params = rule.action_parameters as ExecuteParameters | undefined;
+  if (rule.action !== 'execute' || params?.id?.toLowerCase() !== VENDOR_RULESET_ID) return rule;
+  const vendor = findManagedRuleset(catalog, VENDOR_RULESET_ID);
+  const version = vendor && rulesetVersion(vendor, params.version);
+  const overrides = version ? cloudflarePackageOverrides(waf, version.rules) : [];
+  if (overrides.length === 0) return rule;
+  return { ...rule, action_parameters: { ...params, overrides: { ...params.overrides, rules: [...(params.overrides?.rules ?? []), ...overrides] } } };
 }
 
 /** A verdict's score fields, for those known. */

@@ -1,18 +1,27 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { readFileSync } from 'node:fs';
 import { getRequest } from '../../getRequest';
+import { prepareFields } from '../../../server/src/language/index';
+import { parseHttpFile } from '../../../server/src/requests/http';
+import { requestFields } from '../../../server/src/requests/fields';
 import { owaspRuleset } from '../../../server/src/managed/owasp';
 import type { ManagedCatalog, ManagedRule } from '../../../server/src/rulesets/catalog';
 import { vendorRuleset } from '../../../server/src/managed/vendor';
 import { compileZone } from '../../../server/src/rulesets/engine';
 import {
+  CLOUDFLARE_PACKAGE,
   CLOUDFLARE_PACKAGE_ID,
+  cloudflarePackageOverrides,
+  defaultWafSettings,
   migrationConfig,
   OWASP_PACKAGE_ID,
   PREVIOUS_OWASP_ANOMALY_RULE_ID,
   previousWafStandIn,
   type ActionMode,
+  type GroupMode,
   type MigrationZone,
+  type RuleMode,
   type Sensitivity,
   type ZoneWafSettings,
 } from '../../../server/src/migration/index';
@@ -102,6 +111,74 @@ describe('the CloudFlare package, the switches and the exceptions', () => {
   });
   test('Free plan → no previous WAF', () => {
     assert.equal(previousWafStandIn({ plan: 'free', waf: waf('medium', 'block') }, CATALOG).previousWaf(req('/', 'attack')), undefined);
+  });
+});
+
+describe('group and rule modes of the CloudFlare package', () => {
+  const VENDOR_RULES = vendorRuleset.versions[vendorRuleset.versions.length - 1].rules;
+  const vendor = (ref: string) => VENDOR_RULES.find((r) => r.ref === ref)!;
+  const TAUTOLOGY = vendor('sqli-tautology-uri');
+  const WOOCOMMERCE = vendor('wp-woocommerce-payments-auth-bypass');
+  const groupId = (name: string) => CLOUDFLARE_PACKAGE.groups.find((g) => g.name === name)!.id;
+  const SPECIALS = groupId('Cloudflare Specials');
+  const WORDPRESS = groupId('Cloudflare WordPress');
+  // OWASP off, so only the CloudFlare package decides.
+  const modes = (groupModes: Record<string, GroupMode> = {}, ruleModes: Record<string, RuleMode> = {}) => zone(waf('off', undefined, { groupModes, ruleModes }));
+  const tautology = req('/search', "id=1' or 1=1");
+  const woocommerce = (() => {
+    const [match] = parseHttpFile(readFileSync(new URL('../../fixtures/vendor/wp-woocommerce-payments-auth-bypass.http', import.meta.url), 'utf8')).requests;
+    return prepareFields(requestFields(match!).fields).values;
+  })();
+  const verdict = (z: MigrationZone, fields = tautology) => {
+    const s = previousWafStandIn(z, CATALOG);
+    assert.deepEqual(s.problems, []);
+    return s.previousWaf(fields);
+  };
+
+  test('untouched: 100008 (default_mode block) blocks with its vendor counterpart', () => {
+    assert.deepEqual(verdict(modes()), { action: 'block', ruleId: TAUTOLOGY.id, description: 'CloudFlare package: SQLi - Tautology - URI' });
+    assert.equal(verdict(modes({}, { '100008': 'default' }))?.action, 'block');
+  });
+  test('rule 100008 disabled → not blocked', () => {
+    assert.equal(verdict(modes({}, { '100008': 'disable' })), undefined);
+  });
+  test('its group off → not blocked', () => {
+    assert.equal(verdict(modes({ [SPECIALS]: 'off' })), undefined);
+    // A rule mode does not bring back a rule of a group that is off.
+    assert.equal(verdict(modes({ [SPECIALS]: 'off' }, { '100008': 'block' })), undefined);
+  });
+  test('rule 100008 simulate → logged as simulate, not blocked', () => {
+    assert.deepEqual(verdict(modes({}, { '100008': 'simulate' })), { action: 'simulate', ruleId: TAUTOLOGY.id, description: 'CloudFlare package: SQLi - Tautology - URI (simulate)' });
+  });
+  test('rule 100008 set to challenge → challenge', () => {
+    assert.deepEqual(verdict(modes({}, { '100008': 'challenge' })), { action: 'challenge', ruleId: TAUTOLOGY.id, description: 'CloudFlare package: SQLi - Tautology - URI' });
+  });
+  test('a group off by default (Cloudflare WordPress) leaves its counterparts out until it is turned on', () => {
+    assert.equal(verdict(modes(), woocommerce), undefined);
+    assert.deepEqual(verdict(modes({ [WORDPRESS]: 'on' }), woocommerce), { action: 'block', ruleId: WOOCOMMERCE.id, description: `CloudFlare package: ${WOOCOMMERCE.description}` });
+    assert.equal(verdict(modes({ [WORDPRESS]: 'on' }, { '100021': 'disable' }), woocommerce), undefined);
+  });
+  test('the overrides: only where a counterpart does something else than its default', () => {
+    const settings = (groupModes: Record<string, GroupMode>, ruleModes: Record<string, RuleMode>) => ({ ...defaultWafSettings(ZONE_ID), groupModes, ruleModes });
+    // Untouched: 100005 challenges by default (its counterpart blocks); the WordPress, Drupal, Joomla and PHP groups are off by default.
+    assert.deepEqual(cloudflarePackageOverrides(defaultWafSettings(ZONE_ID), VENDOR_RULES), [
+      { id: vendor('cmd-injection-body').id, action: 'challenge', enabled: true },
+      ...['wp-xmlrpc-pingback', 'wp-woocommerce-payments-auth-bypass', 'drupalgeddon2', 'drupalgeddon3', 'joomla-session-object-injection', 'php-wrapper'].map((ref) => ({ id: vendor(ref).id, enabled: false })),
+    ]);
+    assert.deepEqual(cloudflarePackageOverrides(settings({ [WORDPRESS]: 'on' }, { '100001': 'simulate', '100008': 'challenge', '100030': 'block' }), VENDOR_RULES), [
+      { id: vendor('xss-script-tag').id, action: 'log', enabled: true },
+      { id: vendor('cmd-injection-body').id, action: 'challenge', enabled: true },
+      { id: TAUTOLOGY.id, action: 'challenge', enabled: true },
+      { id: vendor('wp-xmlrpc-pingback').id, action: 'challenge', enabled: true },
+      ...['drupalgeddon2', 'drupalgeddon3', 'joomla-session-object-injection', 'php-wrapper'].map((ref) => ({ id: vendor(ref).id, enabled: false })),
+    ]);
+    // The rules that have a counterpart (the same description, or the one named): what the header and docs name.
+    const mapped = CLOUDFLARE_PACKAGE.groups.flatMap((g) => g.rules).filter((r) => VENDOR_RULES.some((v) => v.description === (r.counterpart ?? r.description)));
+    assert.deepEqual(mapped.map((r) => r.id).sort(), ['100000', '100001', '100003', '100005', '100006', '100007', '100008', '100010', '100011', '100016', '100020', '100021']);
+  });
+  test('the migration config is unchanged: it carries no group or rule mode', () => {
+    const z = modes({ [SPECIALS]: 'off' }, { '100008': 'disable' });
+    assert.deepEqual(migrationConfig(z, CATALOG).config, migrationConfig(modes(), CATALOG).config);
   });
 });
 
