@@ -22,8 +22,12 @@ const BIZ = demoZoneId('business.example.com');
 const OVR = demoZoneId('overrides.example.com');
 const MISSING = 'f'.repeat(32);
 /** What a collection write with one object instead of an array is told (the official SDK sends one; firewallRulesSdk.test.ts). */
-const ONE_OBJECT =
-  "invalid JSON: expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK's firewall.rules create, bulkEdit and bulkUpdate send one object, which the API refuses; call the endpoint with an array body instead, e.g. client.post(path, { body: [rule] }))";
+/** What a collection write with one object instead of an array is told, by method (the official SDK sends one; firewallRulesSdk.test.ts). */
+const ONE_OBJECT = {
+  post: `invalid JSON: expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK's firewall.rules.create sends one object, which the API refuses; call the endpoint with an array body instead: client.post(path, { body: [rule] }))`,
+  put: `invalid JSON: expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK's firewall.rules.bulkUpdate sends one object, which the API refuses; call the endpoint with an array body instead: client.put(path, { body: [{ id, …rule }] }))`,
+  patch: `invalid JSON: expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK's firewall.rules.bulkEdit sends one object, which the API refuses; call the endpoint with an array body instead: client.patch(path, { body: [{ id, priority }] }))`,
+};
 
 const rules = (zone: string) => `/zones/${zone}/firewall/rules`;
 
@@ -210,7 +214,7 @@ describe('firewall rules: create', () => {
       [[{ filter: f, action: 'block', name: 'x' }], { code: 10026, message: 'invalid JSON: unknown field "name"', pointer: '/0/name' }],
       [[{ filter: { ...f, enabled: true }, action: 'block' }], { code: 10026, message: 'invalid JSON: unknown field "enabled"', pointer: '/0/filter/enabled' }],
       [[{ filter: f, action: 7 }], { code: 10026, message: 'invalid JSON: field "action" must be a string, got number', pointer: '/0/action' }],
-      [{ filter: f, action: 'block' }, { code: 10026, message: ONE_OBJECT, pointer: '/' }],
+      [{ filter: f, action: 'block' }, { code: 10026, message: ONE_OBJECT.post, pointer: '/' }],
       [['block'], { code: 10026, message: 'invalid JSON: expected an object at /0, got string', pointer: '/0' }],
       [[{ filter: { expression: '' }, action: 'block' }], { code: 20125, message: "'' is not a valid value for expression because the expression cannot be blank", pointer: '/0/filter/expression' }],
       [
@@ -399,7 +403,7 @@ describe('firewall rules: update', () => {
       404,
       { code: 10007, message: `firewall rule ${MISSING} not found`, pointer: '/1/id' },
     );
-    await refused('PUT', rules(PRO), { body: { id: ruleId } }, 400, { code: 10026, message: ONE_OBJECT, pointer: '/' });
+    await refused('PUT', rules(PRO), { body: { id: ruleId } }, 400, { code: 10026, message: ONE_OBJECT.put, pointer: '/' });
     const res = await svc.call('PUT', rules(PRO), {
       body: [
         { id: ruleId, filter: { id: oldFilter }, action: 'js_challenge', description: 'back to old' },
@@ -425,7 +429,7 @@ describe('firewall rules: update', () => {
     );
     const bulk = await svc.call('PATCH', rules(PRO), { body: [{ id: ruleId, priority: null }] });
     assert.deepEqual(bulk.body.result.map((r: any) => [r.id, r.priority]), [[ruleId, null]]);
-    await refused('PATCH', `${rules(PRO)}/${ruleId}`, { body: { id: ruleId } }, 400, { code: 20021, message: 'priority is required (a number from 0 to 2147483647, or null)', pointer: '/priority' });
+    await refused('PATCH', `${rules(PRO)}/${ruleId}`, { body: { id: ruleId } }, 400, { code: 20021, message: "priority is required (a number from 0 to 2147483647, or null); the official SDK's firewall.rules.edit sends none: call client.patch(path, { body: { priority } })", pointer: '/priority' });
     await refused('PATCH', `${rules(PRO)}/${ruleId}`, { body: { priority: 1, action: 'block' } }, 400, { code: 10026, message: 'invalid JSON: unknown field "action"', pointer: '/action' });
     await refused('PATCH', rules(PRO), { body: [{ id: ruleId, priority: 1 }, { id: MISSING, priority: 2 }] }, 404, { code: 10007, message: `firewall rule ${MISSING} not found`, pointer: '/1/id' });
     await refused('PATCH', `${rules(PRO)}/${MISSING}`, { body: { priority: 1 } }, 404, { code: 10007, message: `firewall rule ${MISSING} not found` });

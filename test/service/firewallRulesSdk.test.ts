@@ -24,8 +24,12 @@ before(async () => {
 after(() => svc.close());
 
 const ENT = demoZoneId('enterprise.example.com');
-const ONE_OBJECT =
-  "invalid JSON: expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK's firewall.rules create, bulkEdit and bulkUpdate send one object, which the API refuses; call the endpoint with an array body instead, e.g. client.post(path, { body: [rule] }))";
+/** What a collection write with one object instead of an array is told, by method (the official SDK sends one; firewallRulesSdk.test.ts). */
+const ONE_OBJECT = {
+  post: `invalid JSON: expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK's firewall.rules.create sends one object, which the API refuses; call the endpoint with an array body instead: client.post(path, { body: [rule] }))`,
+  put: `invalid JSON: expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK's firewall.rules.bulkUpdate sends one object, which the API refuses; call the endpoint with an array body instead: client.put(path, { body: [{ id, …rule }] }))`,
+  patch: `invalid JSON: expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK's firewall.rules.bulkEdit sends one object, which the API refuses; call the endpoint with an array body instead: client.patch(path, { body: [{ id, priority }] }))`,
+};
 
 /** The API error a refused SDK call carries, after checking that nothing was stored. */
 async function refused(call: () => Promise<unknown>): Promise<{ code: number; message: string; source?: { pointer: string } }[]> {
@@ -43,11 +47,15 @@ async function refused(call: () => Promise<unknown>): Promise<{ code: number; me
 const rules = () => cf.firewall.rules as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
 
 describe('firewall rules through the official SDK', () => {
-  it('create, bulkEdit and bulkUpdate send one object: refused, saying to send an array', async () => {
+  it('create, bulkEdit and bulkUpdate send one object, edit no priority: refused, each saying which raw call to make', async () => {
     const create = await refused(() => rules().create!({ zone_id: ENT, action: { mode: 'block' }, filter: { expression: 'http.host eq "b.example.com"' } }));
     const bulkEdit = await refused(() => rules().bulkEdit!({ zone_id: ENT, body: { id: ruleId, priority: 1 } }));
     const bulkUpdate = await refused(() => rules().bulkUpdate!({ zone_id: ENT, body: { id: ruleId, action: 'block', filter: { id: filterId } } }));
-    for (const errors of [create, bulkEdit, bulkUpdate]) assert.deepEqual(errors, [{ code: 10026, message: ONE_OBJECT, source: { pointer: '/' } }]);
+    assert.deepEqual([create, bulkUpdate, bulkEdit], (['post', 'put', 'patch'] as const).map((m) => [{ code: 10026, message: ONE_OBJECT[m], source: { pointer: '/' } }]));
+    // edit sends no priority at all, the one thing a PATCH of a rule changes.
+    assert.deepEqual(await refused(() => rules().edit!(ruleId, { zone_id: ENT })), [
+      { code: 20021, message: "priority is required (a number from 0 to 2147483647, or null); the official SDK's firewall.rules.edit sends none: call client.patch(path, { body: { priority } })", source: { pointer: '/priority' } },
+    ]);
   });
 
   it('update sends no id and the action as {mode}: refused, each saying what to send', async () => {

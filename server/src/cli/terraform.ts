@@ -41,6 +41,10 @@ export function runTerraformCommand(args: readonly string[], io: Io, env: Readon
     // Checked before it goes into a header (whose errors would print it); never shown.
     if (!/^[\x21-\x7e]+$/.test(token)) throw new InputError([`rulesmith: ${variable} is not an API token: it must be printable ASCII without spaces or line breaks (the value is not shown)`]);
     const api = ((values.api as string | undefined) ?? DEFAULT_API).replace(/\/+$/, '');
+    const apiUrl = URL.canParse(api) ? new URL(api) : undefined;
+    if (!apiUrl || !/^https?:$/.test(apiUrl.protocol)) throw new UsageError(`--api takes the API's base URL, e.g. ${DEFAULT_API}`);
+    // Credentials in the URL would be printed with any error that names the API (they are not shown here either).
+    if (apiUrl.username || apiUrl.password) throw new InputError(['rulesmith: --api holds a user name or password; give the API\'s base URL alone (the token goes in RULESMITH_API_TOKEN)']);
     return fetchZoneRulesets(api, zone, token).then(
       (rulesets) => {
         io.out(exportTerraform(rulesets, Number(provider) as ProviderVersion));

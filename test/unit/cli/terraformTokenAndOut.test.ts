@@ -100,3 +100,15 @@ test('terraform import --out: a missing folder is made; a file in its place is a
   assert.equal(await run(['terraform', 'import', '--out', blocked, 'export-v4.tf'], { ...w, writeFile: () => { throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }); } }), 2);
   assert.equal(w.text().err, `rulesmith: cannot write ${join(blocked, 'http_request_firewall_custom.ruleset.json')}: permission denied (EACCES)\n`);
 });
+
+test('an --api URL with a user name or password is refused before anything is sent, without printing it', () => {
+  assert.throws(
+    () => runTerraformCommand(['export', '--zone', 'z', '--api', 'http://u:s3cret@127.0.0.1:9/client/v4'], io(), { RULESMITH_API_TOKEN: 'tok' }),
+    (e: Error & { lines?: string[] }) => {
+      assert.deepEqual(e.lines, ["rulesmith: --api holds a user name or password; give the API's base URL alone (the token goes in RULESMITH_API_TOKEN)"]);
+      assert.ok(!e.message.includes('s3cret'));
+      return true;
+    },
+  );
+  assert.throws(() => runTerraformCommand(['export', '--zone', 'z', '--api', 'ftp://127.0.0.1/'], io(), { RULESMITH_API_TOKEN: 'tok' }), /--api takes the API's base URL, e\.g\. https:\/\/api\.cloudflare\.com\/client\/v4/);
+});

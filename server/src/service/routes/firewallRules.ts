@@ -152,9 +152,10 @@ type CreateOutcome = { readonly rules: RuleRow[] } | { readonly problems: readon
  * firewall.rules create, bulkEdit and bulkUpdate send one object, which the hosted API
  * refused too (its request types are not the API's): the error says how to send it.
  */
-function ruleList(body: Json | undefined): Json[] {
+function ruleList(body: Json | undefined, method: 'post' | 'put' | 'patch'): Json[] {
   if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
-    throw invalidJson('expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK\'s firewall.rules create, bulkEdit and bulkUpdate send one object, which the API refuses; call the endpoint with an array body instead, e.g. client.post(path, { body: [rule] }))', '/');
+    const call = { post: 'create', put: 'bulkUpdate', patch: 'bulkEdit' }[method];
+    throw invalidJson(`expected an array of firewall rules at the top level, got one object: send it as [{…}] (the official SDK's firewall.rules.${call} sends one object, which the API refuses; call the endpoint with an array body instead: client.${method}(path, { body: [${method === 'post' ? 'rule' : method === 'put' ? '{ id, …rule }' : '{ id, priority }'}] }))`, '/');
   }
   return expectArray(body);
 }
@@ -162,7 +163,7 @@ function ruleList(body: Json | undefined): Json[] {
 function create(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
   const store = ctx.service.store;
-  const items = ruleList(ctx.body);
+  const items = ruleList(ctx.body, 'post');
   // 1. The quota, before anything is decoded: it bounds the items one request may carry.
   requireRuleQuota(store, zone, items.length);
   // 2. Decode and validate everything: any invalid filter or rule → 400, nothing created.
@@ -310,7 +311,7 @@ function applyRuleUpdates(store: Store, zone: ZoneRow, updates: readonly RuleUpd
 
 function bulkUpdate(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
-  const updates = ruleList(ctx.body).map((item, i) => decodeRuleUpdate(expectObject(item, `/${i}`), `/${i}`));
+  const updates = ruleList(ctx.body, 'put').map((item, i) => decodeRuleUpdate(expectObject(item, `/${i}`), `/${i}`));
   return { result: ruleObjects(ctx.service.store, zone.id, applyRuleUpdates(ctx.service.store, zone, updates)) };
 }
 
@@ -343,7 +344,11 @@ function decodePriority(obj: JsonObject, pointer: string, pathId?: string): Prio
       throw ApiError.of(400, CODES.invalidValue, `the id in the body (${bodyId}) is not the firewall rule's id in the path (${pathId})`, `${pointer}/id`);
     }
   }
-  if (!('priority' in obj)) throw ApiError.of(400, CODES.invalidValue, 'priority is required (a number from 0 to 2147483647, or null)', `${pointer}/priority`);
+  if (!('priority' in obj)) {
+    // The official SDK's firewall.rules.edit takes no priority: it cannot send the one thing a PATCH changes.
+    const sdk = pathId === undefined ? '' : "; the official SDK's firewall.rules.edit sends none: call client.patch(path, { body: { priority } })";
+    throw ApiError.of(400, CODES.invalidValue, `priority is required (a number from 0 to 2147483647, or null)${sdk}`, `${pointer}/priority`);
+  }
   return { id, priority: optInt(obj, 'priority', pointer, 0, MAX_PRIORITY) ?? null, pointer };
 }
 
@@ -365,7 +370,7 @@ function applyPriorities(store: Store, zone: ZoneRow, edits: readonly PriorityEd
 
 function bulkPriority(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
-  const edits = ruleList(ctx.body).map((item, i) => decodePriority(expectObject(item, `/${i}`), `/${i}`));
+  const edits = ruleList(ctx.body, 'patch').map((item, i) => decodePriority(expectObject(item, `/${i}`), `/${i}`));
   return { result: ruleObjects(ctx.service.store, zone.id, applyPriorities(ctx.service.store, zone, edits)) };
 }
 
