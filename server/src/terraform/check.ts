@@ -158,7 +158,8 @@ function rulesetProblems(r: RulesetSite, json: Record<string, unknown>, options:
   const resources = resourcesOf(json, 'cloudflare_ruleset');
   const resource = resources.find((x) => x.name === r.name);
   if (!resource) return [];
-  const { ruleset, resolved } = toRuleset(resource, importIds(json));
+  const ids = importIds(json);
+  const { ruleset, resolved } = toRuleset(resource, ids);
   // Ids written as a reference to another ruleset of the file (`cloudflare_ruleset.x.id`): judged by executeReferences.
   const referenced = new Set(resolved.map((x) => x.path));
   const { json: body, placed } = serialize(ruleset);
@@ -166,7 +167,9 @@ function rulesetProblems(r: RulesetSite, json: Record<string, unknown>, options:
     catalog: options.catalog,
     plan: options.plan,
     phase: options.phase,
-    customRulesetIds: options.customRulesetIds,
+    // The custom rulesets of the file are the account's too (their import ids): a skip rule
+    // naming one by its literal id, as the export writes it, names a known ruleset.
+    customRulesetIds: [...(options.customRulesetIds ?? []), ...fileCustomRulesetIds(ids, resources)],
     expressions: false,
   } as Parameters<typeof validateRulesetJson>[1]);
   const rules = ruleObjects(r.body);
@@ -198,6 +201,12 @@ function rulesetProblems(r: RulesetSite, json: Record<string, unknown>, options:
   }
   out.push(...executeReferences(r, ruleset, resolved, resources, rules));
   return out;
+}
+
+/** The ids, from their import blocks, of the file's custom rulesets (`kind = "custom"`). */
+function fileCustomRulesetIds(ids: ReturnType<typeof importIds>, resources: readonly TfRulesetResource[]): string[] {
+  const custom = new Set(resources.filter((x) => typeof x.value.kind === 'string' && untemplate(x.value.kind) === 'custom').map((x) => `cloudflare_ruleset.${x.name}`));
+  return [...ids].filter(([to, v]) => custom.has(to) && v.accountId !== undefined).map(([, v]) => v.id);
 }
 
 /** `{ ruleName }` when rule `rule` of the resource has a literal `ref`. */

@@ -135,7 +135,18 @@ test('check on an exported file: an execute rule that refers to a ruleset of the
       ['elsewhere', 'data.cloudflare_rulesets.shop.rulesets[0].id'],
       ['variable', 'var.ruleset_id'],
       ['literal', '"dddddddddddddddddddddddddddddddd"'],
+      // The literal id of the file's imported custom ruleset names it too.
+      ['literal-of-the-file', '"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"'],
     ].flatMap(([ref, id]) => ['    {', `      ref        = "${ref}"`, '      expression = "true"', '      action     = "execute"', '      action_parameters = {', `        id = ${id}`, '      }', '    },']),
+    // A skip rule naming it, as the export writes skips: by its literal id.
+    '    {',
+    '      ref        = "skip-it"',
+    '      expression = "true"',
+    '      action     = "skip"',
+    '      action_parameters = {',
+    '        rulesets = ["bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"]',
+    '      }',
+    '    },',
     '  ]',
     '}',
     '',
