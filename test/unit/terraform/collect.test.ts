@@ -8,6 +8,14 @@ import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { classify, collectZoneRulesets, ZoneExportStopped, ZoneReadRefused, type RulesetBody, type RulesetSummary, type ZoneRulesetReader } from '../../../server/src/terraform/collect';
 
 const ZONE = '0123456789abcdef0123456789abcdef';
+
+/** The error a collection that must stop rejects with. */
+async function stopped(r: Parameters<typeof collectZoneRulesets>[0]): Promise<unknown> {
+  return collectZoneRulesets(r, ZONE).then(
+    () => assert.fail('the export should stop'),
+    (err: unknown) => err,
+  );
+}
 const ACCOUNT = 'fedcba9876543210fedcba9876543210';
 const CATALOG_ID = defaultCatalog.rulesets[0].id;
 
@@ -107,10 +115,7 @@ test('a zone that does not say its account, while it executes a custom ruleset: 
   for (const accountId of ['', undefined as unknown as string]) {
     const r = reader({ list: [{ id: 'e1', kind: 'zone' }], zone: { e1: entry('e1', 'http_request_firewall_custom', [execute('a', 'c1'), execute('b', 'c2')]) }, account: { c1: custom('c1'), c2: custom('c2') } });
     r.zoneAccountId = (z) => (r.reads.push(`/zones/${z}`), Promise.resolve(accountId || undefined));
-    const e = await collectZoneRulesets(r, ZONE).then(
-      () => assert.fail('the export should stop'),
-      (err: unknown) => err,
-    );
+    const e = await stopped(r);
     assert.ok(e instanceof ZoneExportStopped && !(e instanceof ZoneReadRefused));
     assert.equal(
       e.message,
@@ -133,12 +138,8 @@ test('a custom ruleset the token may not read (403): the refused request, the ru
     zone: { e1: entry('e1', 'http_request_firewall_custom', [{ expression: 'true', action: 'block' }, execute('run-shop', 'c1')]) },
     account: { c1: 403 },
   });
-  const e = await collectZoneRulesets(r, ZONE).then(
-    () => assert.fail('the export should stop'),
-    (err: unknown) => err,
-  );
-  assert.ok(e instanceof ZoneReadRefused);
-  assert.ok(e.refusal instanceof Answer && e.refusal.status === 403);
+  const e = await stopped(r);
+  assert.ok(e instanceof ZoneReadRefused && e.refusal instanceof Answer && e.refusal.status === 403);
   assert.equal(
     e.message,
     `GET /accounts/${ACCOUNT}/rulesets/c1: 403 Authentication error (10000). Rule 2 "run-shop" of the zone's http_request_firewall_custom ruleset executes custom ruleset c1, which belongs to account ${ACCOUNT}, and the API token may not read that account's rulesets: that needs the account-level permission "Account Rulesets Read" (or "Account WAF Read"), which a token scoped to the zone alone lacks. Export with a token that also has that permission on account ${ACCOUNT}.`,
@@ -164,12 +165,8 @@ test('one of the zone\'s entry points refused (403): the request, the entry poin
   ];
   // A token made for the WAF, on the hosted API: another product's phase is refused.
   const transform = reader({ list, zone: { e1: entry('e1', 'http_request_firewall_custom', []), e2: 403 }, account: {} });
-  const e = await collectZoneRulesets(transform, ZONE).then(
-    () => assert.fail('the export should stop'),
-    (err: unknown) => err,
-  );
-  assert.ok(e instanceof ZoneReadRefused);
-  assert.ok(e.refusal instanceof Answer && e.refusal.status === 403);
+  const e = await stopped(transform);
+  assert.ok(e instanceof ZoneReadRefused && e.refusal instanceof Answer && e.refusal.status === 403);
   assert.equal(
     e.message,
     `GET /zones/${ZONE}/rulesets/e2: 403 Authentication error (10000). The zone's http_request_transform entry point (ruleset e2) is part of the export, and the API token may not read it: the http_request_transform phase needs the read permission of the product that owns it ("Zone WAF Read" reads only the WAF's phases). Export with a token that also has that permission on the zone.`,
