@@ -242,10 +242,10 @@ describe('rulesets with the SDK', () => {
     assert.equal(root.status, 200, JSON.stringify(root.body));
     assert.equal(root.body.result.kind, 'root');
     const ruleId = root.body.result.rules[0].id;
-    const used = `ruleset 'Shared blocks' (${custom.id}) is deployed by rule ${ruleId} of ruleset 'default' (${root.body.result.id}); change or delete that execute rule first`;
+    const used = `ruleset 'Shared blocks' (${custom.id}) is deployed by rule ${ruleId} of ruleset 'default' (${root.body.result.id}: the http_request_firewall_custom entry point of the account); change or delete that execute rule first`;
     await refused('DELETE', `/accounts/${ACCOUNT}/rulesets/${custom.id}`, {}, 400, [{ code: 20030, message: used }]);
     await refused('DELETE', `/accounts/${ACCOUNT}/rulesets/${custom.id}/versions/4`, {}, 400, [
-      { code: 20030, message: `version 4 of ruleset 'Shared blocks' (${custom.id}) is deployed by rule ${ruleId} of ruleset 'default' (${root.body.result.id}); change or delete that execute rule first` },
+      { code: 20030, message: `version 4 of ruleset 'Shared blocks' (${custom.id}) is deployed by rule ${ruleId} of ruleset 'default' (${root.body.result.id}: the http_request_firewall_custom entry point of the account); change or delete that execute rule first` },
     ]);
     // An older version is not deployed: it can go.
     const old = await svc.call('DELETE', `/accounts/${ACCOUNT}/rulesets/${custom.id}/versions/1`);
@@ -852,7 +852,7 @@ describe('more edges', () => {
     const rule = next.rules[next.rules.length - 1];
     assert.deepEqual(rule.action_parameters, { id: shared.id, version: 'latest' });
     await refused('DELETE', `/accounts/${ACCOUNT}/rulesets/${shared.id}`, {}, 400, [
-      { code: 20030, message: `ruleset 'Shared for zones' (${shared.id}) is deployed by rule ${rule.id} of ruleset 'Zone custom rules' (${ep.id}); change or delete that execute rule first` },
+      { code: 20030, message: `ruleset 'Shared for zones' (${shared.id}) is deployed by rule ${rule.id} of ruleset 'Zone custom rules' (${ep.id}: the http_request_firewall_custom entry point of zone business.example.com); change or delete that execute rule first` },
     ]);
     // A ruleset cannot run itself (an account custom ruleset cannot execute at all: custom rulesets do not nest).
     await refused('POST', `/accounts/${ACCOUNT}/rulesets/${shared.id}/rules`, { body: { action: 'execute', expression: 'true', action_parameters: { id: shared.id } } }, 400, [

@@ -395,6 +395,9 @@ export interface Deployment {
   readonly rulesetName: string;
   readonly scope: RulesetScope;
   readonly scopeId: string;
+  /** The deploying ruleset's kind and phase (an entry point is named by its zone or account and phase, not its name: they are all 'default'). */
+  readonly kind: string;
+  readonly phase: string;
   readonly ruleId: string;
   /** The version the rule pins (`latest` when it pins none). */
   readonly version: string;
@@ -418,8 +421,8 @@ export function deploymentsOf(store: Store, accountId: string, rulesetId: string
     const rule = JSON.parse(r.body) as StoredRule;
     const p = rule.action_parameters as { id?: unknown; version?: unknown } | undefined;
     if (rule.action === 'execute' && p?.id === rulesetId) {
-      const name = latestRuleset(store, r.scope, r.scope_id, r.ruleset_id)?.name ?? '';
-      out.push({ rulesetId: r.ruleset_id, rulesetName: name, scope: r.scope, scopeId: r.scope_id, ruleId: rule.id, version: typeof p.version === 'string' ? p.version : 'latest' });
+      const rs = latestRuleset(store, r.scope, r.scope_id, r.ruleset_id);
+      out.push({ rulesetId: r.ruleset_id, rulesetName: rs?.name ?? '', kind: rs?.kind ?? '', phase: rs?.phase ?? '', scope: r.scope, scopeId: r.scope_id, ruleId: rule.id, version: typeof p.version === 'string' ? p.version : 'latest' });
     }
   }
   return out;

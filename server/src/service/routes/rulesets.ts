@@ -62,6 +62,7 @@ import {
   deleteRuleset,
   deleteVersion,
   deploymentsOf,
+  type Deployment,
   entryPoint,
   entryPointId,
   entryPointKind,
@@ -88,7 +89,7 @@ import {
 import { bodyHash, makeBody } from '../rulesetHistory';
 import { inSlices } from '../ruleChecker';
 import { findRuleProblems, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
-import { storeScope, type ZoneRow } from '../scope';
+import { storeScope, zoneRow, type ZoneRow } from '../scope';
 import { requireAccount, requireZone } from '../scopeAccess';
 import type { Store } from '../store';
 
@@ -811,18 +812,25 @@ function remove(ctx: Ctx): Reply {
   const current = writable(ctx, w);
   const store = ctx.service.store;
   const users = deploymentsOf(store, w.accountId, current.id);
-  if (users.length > 0) throw inUse(current, users[0]!);
+  if (users.length > 0) throw inUse(store, current, users[0]!);
   return mutate(store, w, dry, () => {
     deleteRuleset(store, current.id);
     return { status: 204 };
   });
 }
 
-function inUse(rs: StoredRuleset, d: { rulesetName: string; rulesetId: string; ruleId: string }): ApiError {
+/** The rule that deploys a ruleset, and where it is: entry points are all named 'default', so their zone (or the account) and phase say which. */
+function deployedBy(store: Store, d: Deployment): string {
+  const where = d.scope === 'zone' ? `zone ${zoneRow(store, d.scopeId)?.name ?? d.scopeId}` : 'the account';
+  const what = d.kind === 'custom' ? `a custom ruleset of ${where}` : `the ${d.phase} entry point of ${where}`;
+  return `rule ${d.ruleId} of ruleset '${d.rulesetName}' (${d.rulesetId}: ${what})`;
+}
+
+function inUse(store: Store, rs: StoredRuleset, d: Deployment): ApiError {
   return ApiError.of(
     400,
     CODES.rulesetInUse,
-    `ruleset '${rs.name}' (${rs.id}) is deployed by rule ${d.ruleId} of ruleset '${d.rulesetName}' (${d.rulesetId}); change or delete that execute rule first`,
+    `ruleset '${rs.name}' (${rs.id}) is deployed by ${deployedBy(store, d)}; change or delete that execute rule first`,
   );
 }
 
@@ -846,7 +854,7 @@ function removeVersion(ctx: Ctx): Reply {
     throw ApiError.of(
       400,
       CODES.rulesetInUse,
-      `version ${target.version} of ruleset '${target.name}' (${id}) is deployed by rule ${d.ruleId} of ruleset '${d.rulesetName}' (${d.rulesetId}); change or delete that execute rule first`,
+      `version ${target.version} of ruleset '${target.name}' (${id}) is deployed by ${deployedBy(store, d)}; change or delete that execute rule first`,
     );
   }
   return mutate(store, w, dry, () => {
