@@ -84,14 +84,12 @@ const ACCOUNT_RULESETS = '"Account Rulesets Read" (or "Account WAF Read")';
  * permission of its own, which the messages do not name: the reference does not say which.
  */
 const WAF_READ_PHASES: ReadonlySet<string> = new Set(['http_request_firewall_custom', 'http_request_firewall_managed', 'http_response_firewall_managed', 'http_ratelimit']);
-const PHASE_PERMISSIONS: Readonly<Record<string, string>> = Object.fromEntries([...WAF_READ_PHASES].map((p) => [p, 'Zone WAF Read']));
 
 /** Why reading the zone's entry point of `phase` was refused, and what permission reads it. */
 function entryPointPermission(phase: string | undefined): string {
   if (phase === undefined) return 'each phase\'s rulesets need the read permission of the product that owns the phase ("Zone WAF Read" reads only the WAF\'s)';
-  const permission = Object.hasOwn(PHASE_PERMISSIONS, phase) ? PHASE_PERMISSIONS[phase] : undefined;
-  if (permission === undefined) return `the ${phase} phase needs the read permission of the product that owns it ("Zone WAF Read" reads only the WAF's phases)`;
-  return `the ${phase} phase needs the zone-level permission "${permission}"${permission === 'Zone WAF Read' ? '' : ' ("Zone WAF Read" reads only the WAF\'s phases)'}`;
+  if (WAF_READ_PHASES.has(phase)) return `the ${phase} phase needs the zone-level permission "Zone WAF Read"`;
+  return `the ${phase} phase needs the read permission of the product that owns it ("Zone WAF Read" reads only the WAF's phases)`;
 }
 
 /**
