@@ -50,6 +50,11 @@ export type { EvaluatedRequestSink } from '../evaluatedRequest';
 
 export type ChallengeMode = 'interstitial' | 'pass' | 'block';
 
+const userAgentOf = (req: IncomingMessage): string => {
+  const ua = req.headers['user-agent'];
+  return Array.isArray(ua) ? ua.join(', ') : (ua ?? '');
+};
+
 export interface ProxyOptions {
   readonly store: Store;
   readonly routes: readonly ProxyRoute[];
@@ -297,7 +302,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       zoneId: route.zoneId,
       live: { method: req.method ?? 'GET', target: req.url ?? '/', httpVersion: req.httpVersion, rawHeaders: req.rawHeaders, body, bodySize, edge: edge.edge },
       bodyLimit: limit,
-      cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, visitorOf(req), req.headers.cookie),
+      // The client as edgeFields found it: the clearance is bound to the address the rules see.
+      cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, { ip: edge.clientIp, userAgent: userAgentOf(req) }, req.headers.cookie),
     };
     const evaluation = pool ? await pool.evaluate(job, edge.clientIp) : evaluateLive(zones.get(route.zoneId), job, limiter);
     // In ns (the histograms take whole numbers ≥ 1).
@@ -792,8 +798,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 
   /** Who a clearance cookie is for (clearance.ts): the client as the rules see it, and its User-Agent. */
   function visitorOf(req: IncomingMessage): Visitor {
-    const ua = req.headers['user-agent'];
-    return { ip: clientAddress({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust }), userAgent: Array.isArray(ua) ? ua.join(', ') : (ua ?? '') };
+    return { ip: clientAddress({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust }), userAgent: userAgentOf(req) };
   }
 
   async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute, rayId: string): Promise<void> {
