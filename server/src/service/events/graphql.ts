@@ -120,28 +120,20 @@ const wholeNumber = (name: string, min: number, max: number) => (value: unknown)
   throw new GraphQLError(`${name} cannot represent ${typeof value === 'string' ? JSON.stringify(value) : String(value)}: it takes a whole number from ${min} to ${max}`);
 };
 
+/** A hosted scalar that takes the values of one JavaScript type as they are. */
+const ofJsType = (name: string, type: 'string' | 'boolean') => (value: unknown) => {
+  if (typeof value === type) return value;
+  throw new GraphQLError(`${name} cannot represent a non-${type} value: ${JSON.stringify(value)}`);
+};
+
 /**
  * The hosted API's scalar names a variable may be declared with (its docs declare
  * `$zoneTag: string`, `$limit: uint64`), each a scalar of this schema that stands where its
  * `of` type is expected. Numbers are JavaScript's: at most 2^53 - 1.
  */
 const HOSTED_SCALARS: Readonly<Record<string, HostedScalar>> = {
-  string: {
-    of: 'String',
-    doc: "The hosted API's name for String.",
-    parse: (v) => {
-      if (typeof v === 'string') return v;
-      throw new GraphQLError(`string cannot represent a non-string value: ${JSON.stringify(v)}`);
-    },
-  },
-  bool: {
-    of: 'Boolean',
-    doc: "The hosted API's name for Boolean.",
-    parse: (v) => {
-      if (typeof v === 'boolean') return v;
-      throw new GraphQLError(`bool cannot represent a non-boolean value: ${JSON.stringify(v)}`);
-    },
-  },
+  string: { of: 'String', doc: "The hosted API's name for String.", parse: ofJsType('string', 'string') },
+  bool: { of: 'Boolean', doc: "The hosted API's name for Boolean.", parse: ofJsType('bool', 'boolean') },
   uint8: { of: 'Int', doc: 'A whole number from 0 to 255 (the hosted uint8).', parse: wholeNumber('uint8', 0, 255) },
   uint16: { of: 'Int', doc: 'A whole number from 0 to 65535 (the hosted uint16).', parse: wholeNumber('uint16', 0, 65_535) },
   uint32: { of: 'Int', doc: 'A whole number from 0 to 4294967295 (the hosted uint32).', parse: wholeNumber('uint32', 0, 4_294_967_295) },
