@@ -37,6 +37,14 @@ export interface EvaluatedRequest {
    * solved), `block` (the block page). Absent (the Trace): as `interstitial`.
    */
   readonly challengeMode?: 'interstitial' | 'pass' | 'block';
+  /**
+   * `interactive`: this is the solve of a challenge the interstitial served, its button pressed
+   * (proxy.ts `passChallenge`). The request's fields are the challenged request's, its
+   * evaluation holds only the challenging rule's entry, `logged`, and its event is the hosted
+   * "solved" action of an interactive solve (`challenge_solved`, `jschallenge_solved`,
+   * `managed_challenge_interactive_solved`).
+   */
+  readonly challengeSolved?: 'interactive';
 }
 
 /** Where the proxy sends evaluated requests; must return at once (batching is the sink's job). */

@@ -2,12 +2,16 @@
 // events sink and the GraphQL API, beside the proxy's counters: a challenge served is the
 // challenge; one passed with the clearance cookie is the hosted "bypassed" action and one
 // taken as solved by `--challenge pass` the "solved" one (both forwarded, neither a
-// challenge served); `--challenge block` is a block, as the counters and the log say.
+// challenge served); the interstitial's button pressed is the interactive "solved" one, for
+// the rule that challenged, once, and only for the visitor it challenged; `--challenge
+// block` is a block, as the counters and the log say.
 // Also the previous WAF's events on live traffic carry its anomaly score.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
 import type { RunningProxy, ProxyOptions, ZoneCounters } from '../../server/src/proxy/proxy';
 import { CLOUDFLARE_PACKAGE_ID, OWASP_PACKAGE_ID } from '../../server/src/migration/index';
+import { eventsOf as eventsOfRequest } from '../../server/src/service/events/fromEvaluation';
 import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
 import { addProxiedZone, entrypoint, listenProxy, send, startUpstream, type Upstream } from './proxyHarness';
@@ -20,6 +24,8 @@ const OLD = 'old-waf.test';
 
 let svc: TestService;
 let upstream: Upstream;
+/** The deployed custom rules' ids, by ref. */
+let ruleIds: Record<string, string>;
 
 before(async () => {
   svc = await startService({ events: {} });
@@ -38,16 +44,22 @@ before(async () => {
     },
   });
   assert.equal(put.status, 200, JSON.stringify(put.body));
+  ruleIds = Object.fromEntries((put.body as any).result.rules.map((r: any) => [r.ref, r.id]));
 });
 after(async () => {
   await upstream?.close();
   await svc?.close();
 });
 
-async function withProxy(options: Partial<ProxyOptions> & { zone?: string }, fn: (p: RunningProxy, logs: string[]) => Promise<void>): Promise<void> {
+/** What the proxy of `withProxy` handed its sink (the service's events), in order. */
+const handed: EvaluatedRequest[] = [];
+
+async function withProxy(options: Partial<ProxyOptions> & { zone?: string; zones?: string[] }, fn: (p: RunningProxy, logs: string[]) => Promise<void>): Promise<void> {
   const logs: string[] = [];
-  const { zone = ZONE, ...rest } = options;
-  const p = await listenProxy({ store: svc.store, routes: [{ zone, upstream: upstream.url }], sink: svc.events!, log: (l) => logs.push(l), ...rest });
+  const { zone = ZONE, zones = [zone], ...rest } = options;
+  handed.length = 0;
+  const sink = { record: (e: EvaluatedRequest) => (handed.push(e), svc.events!.record(e)) };
+  const p = await listenProxy({ store: svc.store, routes: zones.map((z) => ({ zone: z, upstream: upstream.url })), sink, log: (l) => logs.push(l), ...rest });
   try {
     await fn(p, logs);
   } finally {
@@ -84,6 +96,20 @@ async function countsOf(zoneId: string, rays: readonly string[]): Promise<Record
 }
 
 const ray = (a: { headers: Record<string, unknown> }) => String(a.headers['cf-ray']);
+
+/** The interstitial's form fields (`return`, `ray`), as a browser posts them. */
+function formOf(page: { body: string }): string {
+  const fields = [...page.body.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]);
+  return new URLSearchParams(fields).toString();
+}
+
+/** The interstitial's button pressed: the form posted to the challenge path of `host`. */
+const press = (p: RunningProxy, form: string, o: { host?: string; headers?: Record<string, string> } = {}) =>
+  send(p.url(), o.host ?? ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...o.headers }, body: form });
+
+/** What the proxy handed its sink, as `ray action (ruleAction, outcome) ruleId method path?query status`. */
+const handedSince = (n: number) =>
+  handed.slice(n).flatMap((r) => eventsOfRequest(r).map((e) => `${e.rayId} ${e.action} (${e.ruleAction}, ${e.outcome}) ${e.ruleId} ${e.method} ${e.path}${e.query ? `?${e.query}` : ''} ${e.responseStatus}`));
 const counts = (c: ZoneCounters) => ({ requests: c.requests, blocked: c.blocked, challenged: c.challenged, forwarded: c.forwarded });
 
 describe('challenges in the security events', () => {
@@ -118,6 +144,75 @@ describe('challenges in the security events', () => {
       const rays = answers.map(ray);
       assert.deepEqual(await countsOf(ZONE_ID, rays), { challenge_solved: 1, jschallenge_solved: 1, managed_challenge_non_interactive_solved: 1 });
       assert.deepEqual(counts(p.counters()[0]!), { requests: 3, blocked: 0, challenged: 0, forwarded: 3 });
+    });
+  });
+
+  it("the interstitial's button records the solve: managed_challenge_interactive_solved, for the rule that challenged, once", async () => {
+    await withProxy({}, async (p) => {
+      const ua = { 'user-agent': 'Mozilla/5.0 (solver)' };
+      const served = await send(p.url(), ZONE, '/mc?x=1', { headers: ua });
+      const r = ray(served);
+      assert.deepEqual([served.status, formOf(served)], [403, `return=%2Fmc%3Fx%3D1&ray=${encodeURIComponent(r)}`]);
+      const before = handed.length;
+      const pass = await press(p, formOf(served), { headers: ua });
+      assert.deepEqual([pass.status, pass.headers.location, /^rulesmith_clearance=/.test(String(pass.headers['set-cookie']))], [303, '/mc?x=1', true]);
+      // One event handed over by the press: the challenged request's ray id and fields, the press's status.
+      assert.deepEqual(handedSince(before), [`${r} managed_challenge_interactive_solved (managed_challenge, logged) ${ruleIds.mc} GET /mc?x=1 303`]);
+      // Pressed again (a replayed POST): the cookie again, no second solve.
+      const again = await press(p, formOf(served), { headers: ua });
+      assert.deepEqual([again.status, /^rulesmith_clearance=/.test(String(again.headers['set-cookie'])), handed.length], [303, true, before + 1]);
+      assert.deepEqual(
+        (await eventsOf(ZONE_ID, [r], 'rayName action ruleAction outcome ruleId description clientRequestHTTPMethodName clientRequestPath clientRequestQuery userAgent edgeResponseStatus')).map((e) => Object.values(e)),
+        [
+          [r, 'managed_challenge', 'managed_challenge', 'terminated', ruleIds.mc, 'managed', 'GET', '/mc', 'x=1', 'Mozilla/5.0 (solver)', 403],
+          [r, 'managed_challenge_interactive_solved', 'managed_challenge', 'logged', ruleIds.mc, 'managed', 'GET', '/mc', 'x=1', 'Mozilla/5.0 (solver)', 303],
+        ],
+      );
+      assert.deepEqual(await countsOf(ZONE_ID, [r]), { managed_challenge: 1, managed_challenge_interactive_solved: 1 });
+      // The press is no request to the app: the counters have the one challenge served.
+      assert.deepEqual(counts(p.counters()[0]!), { requests: 1, blocked: 0, challenged: 1, forwarded: 0 });
+    });
+  });
+
+  it("the interstitial's button on a challenge or js_challenge rule: challenge_solved, jschallenge_solved", async () => {
+    await withProxy({}, async (p) => {
+      const served = await Promise.all(['/ch', '/js'].map((path) => send(p.url(), ZONE, path)));
+      assert.deepEqual(served.map((a) => a.status), [403, 403]);
+      const before = handed.length;
+      for (const page of served) assert.equal((await press(p, formOf(page))).status, 303);
+      const rays = served.map(ray);
+      assert.deepEqual(handedSince(before), [`${rays[0]} challenge_solved (challenge, logged) ${ruleIds.ch} GET /ch 303`, `${rays[1]} jschallenge_solved (js_challenge, logged) ${ruleIds.js} GET /js 303`]);
+      assert.deepEqual(await countsOf(ZONE_ID, rays), { challenge: 1, challenge_solved: 1, jschallenge: 1, jschallenge_solved: 1 });
+    });
+  });
+
+  it('a forged, missing, expired, other zone\'s or other visitor\'s ray id: the cookie as always, and no solve', async () => {
+    let clock = Date.now();
+    await withProxy({ now: () => clock, zones: [ZONE, OLD] }, async (p) => {
+      const cookieOf = (a: { headers: Record<string, unknown> }) => /^rulesmith_clearance=\d+\.[A-Za-z0-9_-]{43};/.test(String(a.headers['set-cookie']));
+      const ua = { 'user-agent': 'Mozilla/5.0 (solver)' };
+      const served = await send(p.url(), ZONE, '/mc', { headers: ua });
+      assert.equal(served.status, 403);
+      const form = formOf(served);
+      const before = handed.length;
+      const refused = [
+        await press(p, 'return=%2Fmc&ray=0123456789abcdef-LCL', { headers: ua }),
+        await press(p, 'return=%2Fmc', { headers: ua }),
+        await press(p, `${form}x`, { headers: ua }),
+        // Another visitor (its User-Agent), and another zone of this proxy.
+        await press(p, form, { headers: { 'user-agent': 'python-requests/2.31' } }),
+        await press(p, form, { host: OLD, headers: ua }),
+      ];
+      assert.deepEqual(refused.map((a) => [a.status, a.headers.location, cookieOf(a)]), Array(5).fill([303, '/mc', true]));
+      assert.deepEqual(handedSince(before), []);
+      // Kept for its own visitor meanwhile; once expired (the clearance's lifetime), no solve for it either.
+      clock += 30 * 60 * 1000;
+      const late = await press(p, form, { headers: ua });
+      assert.deepEqual([late.status, cookieOf(late), handedSince(before)], [303, true, []]);
+      // A challenge served now is solved by its own visitor.
+      const fresh = await send(p.url(), ZONE, '/mc', { headers: ua });
+      assert.equal((await press(p, formOf(fresh), { headers: ua })).status, 303);
+      assert.deepEqual(handedSince(before + 1), [`${ray(fresh)} managed_challenge_interactive_solved (managed_challenge, logged) ${ruleIds.mc} GET /mc 303`]);
     });
   });
 

@@ -4,9 +4,9 @@ import type { TimelineGroup } from './queries';
 
 const COLORS: Readonly<Record<string, string>> = {
   block: '#e5534b', managed_challenge: '#d29922', challenge: '#d29922', jschallenge: '#c69026', log: '#539bf5', simulate: '#539bf5', skip: '#57ab5a', score: '#986ee2',
-  // Challenges passed (clearance cookie) or taken as solved (--challenge pass): the request went on.
+  // Challenges passed (clearance cookie), taken as solved (--challenge pass) or solved with the interstitial's button.
   challenge_bypassed: '#6bc46d', jschallenge_bypassed: '#6bc46d', managed_challenge_bypassed: '#6bc46d',
-  challenge_solved: '#8ddb8c', jschallenge_solved: '#8ddb8c', managed_challenge_non_interactive_solved: '#8ddb8c',
+  challenge_solved: '#8ddb8c', jschallenge_solved: '#8ddb8c', managed_challenge_non_interactive_solved: '#8ddb8c', managed_challenge_interactive_solved: '#8ddb8c',
 };
 
 export interface Series {

@@ -171,7 +171,7 @@ export class SecurityEventsView extends BaseProvider<Node> implements vscode.Tex
       if (!text) return;
       this.filter = { ...f, sinceMinutes: parseWindow(text)! };
     } else if (choice.value === 'action') {
-      const a = await ui.pick(['any', 'block', 'managed_challenge', 'challenge', 'jschallenge', 'log', 'skip', 'score', 'allow', 'bypass', 'managed_challenge_bypassed', 'challenge_bypassed', 'jschallenge_bypassed', 'managed_challenge_non_interactive_solved', 'challenge_solved', 'jschallenge_solved', 'simulate'].map((x) => ({ label: x, value: x })), { title: 'Action' });
+      const a = await ui.pick(['any', 'block', 'managed_challenge', 'challenge', 'jschallenge', 'log', 'skip', 'score', 'allow', 'bypass', 'managed_challenge_bypassed', 'challenge_bypassed', 'jschallenge_bypassed', 'managed_challenge_non_interactive_solved', 'managed_challenge_interactive_solved', 'challenge_solved', 'jschallenge_solved', 'simulate'].map((x) => ({ label: x, value: x })), { title: 'Action' });
       if (!a) return;
       this.filter = { ...f, action: a.value === 'any' ? undefined : a.value };
     } else if (choice.value === 'origin') {

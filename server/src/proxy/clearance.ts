@@ -7,6 +7,10 @@
  * clearance there. A request with a valid cookie
  * passes the zone's challenge rules (rulesets/engine.ts RequestHooks.challengePassed): the
  * rule is logged and evaluation goes on, so a block rule after it still blocks.
+ *
+ * The interstitial's form also posts back the challenged request's ray id: the proxy keeps
+ * what that challenge's solve event needs (PendingChallenges) and records the solve when the
+ * same visitor presses the button (proxy.ts `passChallenge`).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -65,4 +69,73 @@ export function safeReturn(value: string | null | undefined): string {
   if (!value || !value.startsWith('/') || /[\u0000-\u0020\u007f]/.test(value) || /^[^?#]*\\/.test(value)) return '/';
   const base = 'http://return.invalid';
   return new URL(value, base).origin === base ? value : '/';
+}
+
+/** At most this many challenges served are kept for their solve (PendingChallenges), the oldest dropped first. */
+export const MAX_PENDING_CHALLENGES = 10_000;
+/** And at most this many estimated bytes (a request's path, query and User-Agent may be 16 KB). */
+export const MAX_PENDING_CHALLENGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The challenges served with the interstitial whose button may still be pressed: a value per
+ * challenged request's ray id (the form posts it back), for the solve's security event.
+ * Bounded: at most `maxEntries` entries and `maxBytes` estimated bytes, the oldest dropped
+ * first; an entry expires `ttlMs` after it was kept (the clearance's lifetime, by default).
+ * A solve is taken once.
+ */
+export class PendingChallenges<V> {
+  private readonly map = new Map<string, { readonly value: V; readonly bytes: number; readonly expires: number }>();
+  /** The estimated bytes held now. */
+  bytes = 0;
+
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly limits: { readonly maxEntries: number; readonly maxBytes: number; readonly ttlMs: number } = { maxEntries: MAX_PENDING_CHALLENGES, maxBytes: MAX_PENDING_CHALLENGE_BYTES, ttlMs: CLEARANCE_SECONDS * 1000 },
+  ) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** Keeps `value` for `key` (its estimated size `bytes`), dropping the expired and then the oldest entries past the limits; one larger than the whole budget is not kept. */
+  remember(key: string, value: V, bytes: number): void {
+    this.delete(key);
+    if (bytes > this.limits.maxBytes) return;
+    const t = this.now();
+    // Oldest first (a Map keeps insertion order): the expired ones lead.
+    for (const [k, e] of this.map) {
+      if (e.expires > t) break;
+      this.delete(k);
+    }
+    while (this.map.size >= this.limits.maxEntries || this.bytes + bytes > this.limits.maxBytes) {
+      const oldest = this.map.keys().next();
+      if (oldest.done) break;
+      this.delete(oldest.value);
+    }
+    this.map.set(key, { value, bytes, expires: t + this.limits.ttlMs });
+    this.bytes += bytes;
+  }
+
+  /**
+   * The value kept for `key` when it has not expired and `accept` takes it; it is forgotten
+   * then (a challenge is solved once). One `accept` refuses (another visitor) is kept for its own.
+   */
+  take(key: string, accept: (value: V) => boolean): V | undefined {
+    const e = this.map.get(key);
+    if (!e) return undefined;
+    if (e.expires <= this.now()) {
+      this.delete(key);
+      return undefined;
+    }
+    if (!accept(e.value)) return undefined;
+    this.delete(key);
+    return e.value;
+  }
+
+  private delete(key: string): void {
+    const e = this.map.get(key);
+    if (!e) return;
+    this.map.delete(key);
+    this.bytes -= e.bytes;
+  }
 }

@@ -18,7 +18,9 @@
  * relaying it, escapes: the client gets a 502 or a closed connection, the process goes on.
  *
  * Every evaluated request goes to the EvaluatedRequestSink, if one is given, once its
- * status is known; the sink must return at once (it is never awaited).
+ * status is known; the sink must return at once (it is never awaited). A challenge served
+ * with the interstitial is also kept (PendingChallenges, by its ray id, which the form posts
+ * back), so that the button's press is recorded as its solve, for the rule that challenged.
  *
  * Fail closed: once the rules service's store has failed an fsync (Store.unavailable), the
  * configuration the proxy holds may include a deployment a restart takes back, so every
@@ -31,11 +33,12 @@ import { createHistogram, monitorEventLoopDelay, performance, type RecordableHis
 import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
 import { DEFAULT_BODY_LIMIT, undeclaredSize } from '../requests/body';
+import type { TraceEntry } from '../rulesets/engine';
 import { ApiError, CODES, randomHex } from '../service/api';
 import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type Principal } from '../service/auth';
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
-import { CHALLENGE_PATH, Clearance, safeReturn, type Visitor } from './clearance';
+import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor } from './clearance';
 import { clientAddress, edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { evaluateLive, type LiveEvaluation, type LiveJob } from './evaluateLive';
@@ -173,6 +176,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const trust = options.trust ?? 'nobody';
   const limiter = new RateLimiter(now, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS);
   const clearance = new Clearance(now);
+  /** By the served request's ray id: its solve's event, but for the time and status the button's press gives it (`solveOf`). */
+  const pendingSolves = new PendingChallenges<EvaluatedRequest>(now);
   const log = options.log ?? (() => {});
   const zones = new LiveZones(options.store);
   /** The body bytes a zone's rules see: its own setting where it has one, else `--inspect-body-limit`. */
@@ -345,9 +350,20 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       else c.forwarded++;
     }
     if (!options.sink) return;
+    const event = evaluatedRequest(v, req, status);
+    toSink(event);
+    // The interstitial's button posts the ray id back: its solve is recorded then (passChallenge).
+    if (v.kind === 'challenge') {
+      const solve = solveOf(event);
+      if (solve) pendingSolves.remember(v.rayId, solve, solveBytes(solve));
+    }
+  }
+
+  /** What the sink gets for a request the proxy evaluated and answered with `status`. */
+  function evaluatedRequest(v: Verdict, req: IncomingMessage, status: number): EvaluatedRequest {
     const target = req.url ?? '/';
     const q = target.indexOf('?');
-    const event: EvaluatedRequest = {
+    return {
       rayId: v.rayId,
       time: v.time,
       zoneId: v.route.zoneId,
@@ -368,8 +384,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       // So that the events name what the client got: a challenge passed or turned into a block (events/fromEvaluation.ts).
       challengeMode,
     };
+  }
+
+  function toSink(event: EvaluatedRequest): void {
     try {
-      options.sink.record(event);
+      options.sink?.record(event);
     } catch (e) {
       log(`proxy: the evaluated-request sink failed: ${(e as Error).message}`);
     }
@@ -801,13 +820,24 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return { ip: clientAddress({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust }), userAgent: userAgentOf(req) };
   }
 
+  /**
+   * The interstitial's button: the clearance cookie for the zone and the visitor, and back to
+   * the page. When the form's `ray` names a challenge this proxy served (and kept) for the same
+   * zone and visitor, its solve is recorded: one event for the rule that challenged, with the
+   * challenged request's ray id and fields, this press's time and status (303). Any other `ray`
+   * (none, unknown, expired, forged, another visitor's) still gets the cookie, and no event.
+   */
   async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute, rayId: string): Promise<void> {
     const head = await readHead(req, 4096, headerTimeout);
     if (head === 'aborted') return;
     if (head === 'stalled') return bodyStalled(req, res, rayId);
     if (!head.ended) req.resume();
     const form = new URLSearchParams(Buffer.concat(head.chunks).subarray(0, 4096).toString('utf8'));
-    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId, visitorOf(req)), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
+    const visitor = visitorOf(req);
+    const ray = form.get('ray');
+    const solve = ray ? pendingSolves.take(ray, (s) => s.zoneId === route.zoneId && s.clientIp === visitor.ip && s.userAgent === visitor.userAgent) : undefined;
+    if (solve) toSink({ ...solve, time: now(), responseStatus: 303 });
+    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId, visitor), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
     res.end();
   }
 
@@ -1092,6 +1122,26 @@ function refusedPage(r: HeadRefusal): Page {
 /** A request target the proxy does not forward (forwarding.ts `requestTarget`). */
 function badTargetPage(): Page {
   return { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '400 Bad Request: the request target names a host other than the Host header\'s, or is not a path (absolute-form targets must name the Host)\n' };
+}
+
+/**
+ * What a challenge served with the interstitial keeps for its solve: its event's request
+ * (evaluatedRequest), its evaluation cut to the challenging rule's entry, `logged`, and
+ * marked as solved interactively (events/fromEvaluation.ts names it `managed_challenge_interactive_solved`
+ * and the like). Nothing else of the evaluation is kept: no other rule's event, no scores (an
+ * event of the previous WAF keeps that WAF's own, which its entry carries).
+ */
+function solveOf(served: EvaluatedRequest): EvaluatedRequest | undefined {
+  const entry = served.evaluation.trace.find((e) => e.outcome === 'terminated');
+  if (!entry) return undefined;
+  const solved: TraceEntry = { ...entry, outcome: 'logged' };
+  return { ...served, evaluation: { decision: { action: 'allow-through' }, trace: [solved], scores: {}, logs: [], skippedProducts: {} }, challengeSolved: 'interactive' };
+}
+
+/** A kept solve's estimated size: its strings (a path, query or User-Agent may be 16 KB) and the rest at a round 512 bytes. */
+function solveBytes(s: EvaluatedRequest): number {
+  const e = s.evaluation.trace[0];
+  return 512 + s.zoneName.length + s.host.length + s.path.length + s.query.length + s.userAgent.length + (e?.description?.length ?? 0) + (e?.ref?.length ?? 0) + 16 * s.defaultedFields.length;
 }
 
 function newRayId(): string {

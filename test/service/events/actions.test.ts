@@ -1,6 +1,7 @@
 // What an event says happened, from real evaluations (compileZone + evaluate, as the proxy
 // runs them): a challenge served, passed with the clearance cookie (the hosted "bypassed"
-// actions), taken as solved by `--challenge pass` (the "solved" ones) or answered with the
+// actions), taken as solved by `--challenge pass` (the "solved" ones), solved with the
+// interstitial's button (the interactive "solved" ones) or answered with the
 // block page by `--challenge block` (block); and the anomaly score of the previous WAF's
 // events, which is that WAF's own, as the new managed rules' events carry theirs.
 import assert from 'node:assert/strict';
@@ -84,6 +85,20 @@ describe('challenges', () => {
     assert.deepEqual(
       ['/ch', '/js', '/mc'].map((p) => actions(p, PASSED, 'pass')),
       [['challenge_solved (challenge, logged)'], ['jschallenge_solved (js_challenge, logged)'], ['managed_challenge_non_interactive_solved (managed_challenge, logged)']],
+    );
+  });
+
+  test("the interstitial's button pressed: the hosted \"solved\" actions of an interactive solve", () => {
+    // As the proxy keeps a challenge served for its solve (proxy.ts solveOf): the challenging rule's entry, logged.
+    const solve = (path: string) => {
+      const served = zone.evaluate(fields(path));
+      const entry = served.trace.find((e) => e.outcome === 'terminated')!;
+      const evaluation: Evaluation = { decision: { action: 'allow-through' }, trace: [{ ...entry, outcome: 'logged' }], scores: {}, logs: [], skippedProducts: {} };
+      return eventsOf({ ...request(evaluation, 'interstitial'), challengeSolved: 'interactive' }).map((e) => `${e.action} (${e.ruleAction}, ${e.outcome}) ${e.ruleId}`);
+    };
+    assert.deepEqual(
+      ['/ch', '/js', '/mc'].map(solve),
+      [[`challenge_solved (challenge, logged) ${'c1'.repeat(16)}`], [`jschallenge_solved (js_challenge, logged) ${'c2'.repeat(16)}`], [`managed_challenge_interactive_solved (managed_challenge, logged) ${'c3'.repeat(16)}`]],
     );
   });
 

@@ -175,6 +175,11 @@ describe('the chart and the re-evaluation', () => {
     assert.ok(chartHtml('x', [], []).includes('<p>No events in this window.</p>'));
   });
 
+  test("a challenge solved with the interstitial's button is drawn in the solved colour, as one taken as solved", () => {
+    const legend = (action: string) => /<text [^>]*fill="(#[0-9a-f]{6})">■ /.exec(chartHtml('x', ['t'], [{ action, counts: [1] }]))?.[1];
+    assert.deepEqual(['managed_challenge_interactive_solved', 'managed_challenge_non_interactive_solved', 'challenge_solved', 'unknown_action'].map(legend), ['#8ddb8c', '#8ddb8c', '#8ddb8c', '#adbac7']);
+  });
+
   test('the Trace request of an event, and what differs when the zone no longer acts the same', () => {
     const e = eventFor({ path: '/admin', query: 'a=1', ua: 'curl/8.5' }, BLOCK_ADMIN);
     assert.deepEqual(traceRequestOf(e), { url: 'https://enterprise.example.com/admin?a=1', method: 'GET', protocol: 'HTTP/1.1', headers: { 'User-Agent': 'curl/8.5' }, context: { ip: '203.0.113.7', country: 'NL' } });

@@ -1,7 +1,8 @@
 // Where the challenge page sends the browser after it passes: only a path on the same host.
+// And the challenges served kept for their solve's event: bounded, expiring, taken once.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { safeReturn } from '../../../server/src/proxy/clearance';
+import { CLEARANCE_SECONDS, MAX_PENDING_CHALLENGES, PendingChallenges, safeReturn } from '../../../server/src/proxy/clearance';
 
 describe('safeReturn', () => {
   it('keeps a path on the same host, with its query (a backslash there too) and fragment', () => {
@@ -12,5 +13,67 @@ describe('safeReturn', () => {
   it('sends anything that a browser could read as another host to /', () => {
     const leaving = ['//evil.example', '/\\evil.example', '/\t/evil.example/phish', '/\n/evil.example', '/ /evil.example', 'https://evil.example/', 'evil.example', '', null, undefined];
     assert.deepEqual(leaving.map(safeReturn), Array(leaving.length).fill('/'));
+  });
+});
+
+describe('PendingChallenges', () => {
+  const any = () => true;
+
+  it('keeps at most maxEntries, dropping the oldest first', () => {
+    const kept = new PendingChallenges<string>(() => 0, { maxEntries: 3, maxBytes: 1_000, ttlMs: 60_000 });
+    for (const ray of ['r1', 'r2', 'r3', 'r4', 'r5']) kept.remember(ray, `v${ray}`, 10);
+    assert.deepEqual([kept.size, kept.bytes], [3, 30]);
+    assert.deepEqual(['r1', 'r2', 'r3', 'r4', 'r5'].map((r) => kept.take(r, any)), [undefined, undefined, 'vr3', 'vr4', 'vr5']);
+    assert.deepEqual([kept.size, kept.bytes], [0, 0]);
+  });
+
+  it('keeps at most maxBytes, dropping the oldest first; one larger than the budget is not kept', () => {
+    const kept = new PendingChallenges<string>(() => 0, { maxEntries: 100, maxBytes: 100, ttlMs: 60_000 });
+    kept.remember('a', 'A', 40);
+    kept.remember('b', 'B', 40);
+    kept.remember('c', 'C', 40);
+    assert.deepEqual([kept.size, kept.bytes], [2, 80]);
+    kept.remember('huge', 'H', 101);
+    assert.deepEqual([kept.size, kept.bytes, kept.take('huge', any), kept.take('a', any), kept.take('b', any), kept.take('c', any)], [2, 80, undefined, undefined, 'B', 'C']);
+  });
+
+  it('forgets an entry ttlMs after it was kept, and drops the expired ones first', () => {
+    let t = 1_000;
+    const kept = new PendingChallenges<string>(() => t, { maxEntries: 2, maxBytes: 1_000, ttlMs: 500 });
+    kept.remember('old', 'O', 1);
+    t = 1_400;
+    kept.remember('new', 'N', 1);
+    t = 1_500;
+    assert.equal(kept.take('old', any), undefined);
+    assert.deepEqual([kept.size, kept.bytes], [1, 1]);
+    kept.remember('newer', 'R', 1);
+    t = 1_899;
+    assert.deepEqual([kept.take('new', any), kept.take('newer', any)], ['N', 'R']);
+    // The expired entries are dropped when the next one is kept.
+    kept.remember('x', 'X', 1);
+    kept.remember('y', 'Y', 1);
+    t = 2_399;
+    kept.remember('z', 'Z', 1);
+    assert.deepEqual([kept.size, kept.take('x', any), kept.take('y', any), kept.take('z', any)], [1, undefined, undefined, 'Z']);
+  });
+
+  it('is taken once, and only by whom accept takes: one it refuses stays for its own', () => {
+    const kept = new PendingChallenges<{ ip: string }>(() => 0, { maxEntries: 10, maxBytes: 1_000, ttlMs: 1_000 });
+    kept.remember('ray', { ip: '192.0.2.1' }, 1);
+    assert.equal(kept.take('ray', (v) => v.ip === '198.51.100.9'), undefined);
+    assert.deepEqual(kept.take('ray', (v) => v.ip === '192.0.2.1'), { ip: '192.0.2.1' });
+    assert.equal(kept.take('ray', any), undefined);
+    assert.equal(kept.take('forged', any), undefined);
+  });
+
+  it('defaults to 10,000 entries for the clearance lifetime', () => {
+    let t = 0;
+    const kept = new PendingChallenges<number>(() => t);
+    for (let i = 0; i <= MAX_PENDING_CHALLENGES; i++) kept.remember(`r${i}`, i, 100);
+    assert.deepEqual([MAX_PENDING_CHALLENGES, kept.size, kept.take('r0', any), kept.take('r1', any)], [10_000, 10_000, undefined, 1]);
+    t = CLEARANCE_SECONDS * 1000 - 1;
+    assert.equal(kept.take('r2', any), 2);
+    t = CLEARANCE_SECONDS * 1000;
+    assert.equal(kept.take('r3', any), undefined);
   });
 });

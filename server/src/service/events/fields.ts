@@ -25,7 +25,7 @@ export interface EventField {
 const bucket = (ms: number) => `((time / ${ms}) * ${ms})`;
 
 export const EVENT_FIELDS: readonly EventField[] = [
-  { name: 'action', type: 'String', sql: 'action', hourly: true, doc: 'What happened: block, challenge, jschallenge, managed_challenge (a challenge served), challenge_bypassed, jschallenge_bypassed, managed_challenge_bypassed (passed with the clearance cookie), challenge_solved, jschallenge_solved, managed_challenge_non_interactive_solved (taken as solved: --challenge pass), log, skip, allow, bypass, score (ours). A challenge answered with the block page (--challenge block) is block.' },
+  { name: 'action', type: 'String', sql: 'action', hourly: true, doc: 'What happened: block, challenge, jschallenge, managed_challenge (a challenge served), challenge_bypassed, jschallenge_bypassed, managed_challenge_bypassed (passed with the clearance cookie), challenge_solved, jschallenge_solved (solved: the interstitial button pressed, or --challenge pass), managed_challenge_interactive_solved (the interstitial button pressed), managed_challenge_non_interactive_solved (taken as solved: --challenge pass), log, skip, allow, bypass, score (ours). A challenge answered with the block page (--challenge block) is block.' },
   { name: 'source', type: 'String', sql: 'source', hourly: true, doc: 'firewallCustom, firewallManaged, ratelimit, firewallRules (legacy), waf (the previous WAF).' },
   { name: 'rulesetId', type: 'String', sql: 'ruleset_id', hourly: true, doc: 'The ruleset of the rule (empty for legacy firewall rules).' },
   { name: 'ruleId', type: 'String', sql: 'rule_id', hourly: true, doc: 'The rule that acted.' },

@@ -24,6 +24,10 @@
  * - passed by `--challenge pass` (taken as solved on the request itself, without a page):
  *   the hosted "solved" actions, `challenge_solved`, `jschallenge_solved`,
  *   `managed_challenge_non_interactive_solved`;
+ * - solved by pressing the interstitial's button (`EvaluatedRequest.challengeSolved`
+ *   `interactive`, one event for the rule that challenged, made by the proxy from what it
+ *   kept of the challenged request): the hosted "solved" actions of an interactive solve,
+ *   `challenge_solved`, `jschallenge_solved`, `managed_challenge_interactive_solved`;
  * - answered with the block page (`--challenge block`): `block`, as the proxy's counters
  *   count it; `ruleAction` keeps the challenge.
  *
@@ -91,12 +95,17 @@ const BYPASSED: Readonly<Record<string, string>> = { challenge: 'challenge_bypas
 /** A challenge taken as solved (`--challenge pass`): the hosted "solved" actions (a managed challenge solved without interaction). */
 const SOLVED: Readonly<Record<string, string>> = { challenge: 'challenge_solved', js_challenge: 'jschallenge_solved', managed_challenge: 'managed_challenge_non_interactive_solved' };
 
+/** A challenge solved by pressing the interstitial's button: the hosted "solved" actions of an interactive solve. */
+const SOLVED_INTERACTIVELY: Readonly<Record<string, string>> = { challenge: 'challenge_solved', js_challenge: 'jschallenge_solved', managed_challenge: 'managed_challenge_interactive_solved' };
+
 /** What the event says happened for a trace entry that is one (see the file's comment). */
-function eventAction(e: TraceEntry, ruleAction: string, challengeMode: EvaluatedRequest['challengeMode']): string {
+function eventAction(e: TraceEntry, ruleAction: string, request: EvaluatedRequest): string {
+  const { challengeMode } = request;
   if (e.outcome === 'validation-only') return 'log';
   if (e.outcome === 'scored') return 'score';
-  // The engine logs a challenge rule (action kept) only when the client has passed it (RequestHooks.challengePassed).
-  if (e.outcome === 'logged' && BYPASSED[ruleAction]) return (challengeMode === 'pass' ? SOLVED : BYPASSED)[ruleAction]!;
+  // The engine logs a challenge rule (action kept) only when the client has passed it
+  // (RequestHooks.challengePassed); the proxy's solve of an interstitial holds it so too.
+  if (e.outcome === 'logged' && BYPASSED[ruleAction]) return (request.challengeSolved === 'interactive' ? SOLVED_INTERACTIVELY : challengeMode === 'pass' ? SOLVED : BYPASSED)[ruleAction]!;
   if (e.outcome === 'terminated' && challengeMode === 'block' && BYPASSED[ruleAction]) return 'block';
   return HOSTED_ACTION[ruleAction] ?? ruleAction;
 }
@@ -141,7 +150,7 @@ export function eventsOf(request: EvaluatedRequest, categoriesOf: CategoriesOf =
   }
   return acting.map((e) => {
     const ruleAction = e.action ?? (e.outcome === 'skip' ? 'skip' : '');
-    const action = eventAction(e, ruleAction, request.challengeMode);
+    const action = eventAction(e, ruleAction, request);
     const previous = e.phase === 'previous_waf';
     return {
       rayId: request.rayId,
