@@ -120,7 +120,7 @@ describe('ruleset versions as rule rows', () => {
       const rs = r.body.result as { version: string; rules: { id: string; ref: string }[] };
       assert.deepEqual(rs.rules.map((x) => x.ref), refs, `${method} ${path}`);
       // The newest version as the store holds it (a GET answers it from memory until the ruleset is read again).
-      assert.deepEqual(readRules(svc.store, id), rs.rules, `version ${rs.version} as stored`);
+      assert.deepEqual(readRules(svc.store, id, Number(rs.version), true), rs.rules, `version ${rs.version} as stored`);
       answers.push(rs);
       return rs;
     };
@@ -155,7 +155,7 @@ describe('ruleset versions as rule rows', () => {
       const r = await svc.call('PUT', base, { body: { rules } });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       answers.push(r.body.result);
-      assert.deepEqual(readRules(svc.store, id), r.body.result.rules, `version ${r.body.result.version} as stored`);
+      assert.deepEqual(readRules(svc.store, id, Number(r.body.result.version), true), r.body.result.rules, `version ${r.body.result.version} as stored`);
       const live = svc.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [id])!.n;
       assert.equal(live, rules.length, `live rows of version ${r.body.result.version}`);
     };
@@ -213,6 +213,129 @@ describe('ruleset versions as rule rows', () => {
     assert.equal(put.body.errors[0].source.pointer, '/rules/0/action_parameters/id');
     const after = await svc.call('GET', root);
     assert.deepEqual([after.status, after.body.result?.version], [before.status, before.body.result?.version]);
+  });
+
+  /** Runs `during` in the turns a PUT lets others in while it stages its rows (the second call of nextTurn and after; the first comes before staging). */
+  function whileStaging(during: (turn: number) => Promise<void>): () => void {
+    const service = svc.running.service as { nextTurn(): Promise<void> };
+    const own = service.nextTurn;
+    let calls = 0;
+    service.nextTurn = async () => {
+      calls++;
+      await own();
+      if (calls >= 2) await during(calls - 1);
+    };
+    return () => {
+      service.nextTurn = own;
+    };
+  }
+
+  it('a PUT that changes hundreds of rules stages its rows over several turns: meanwhile a GET answers the version before, exactly, and a write of the ruleset gets 429 with Retry-After', async () => {
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'staged', kind: 'custom', phase: CUSTOM, rules: Array.from({ length: 400 }, (_, i) => rule(i)) } });
+    const id = made.body.result.id;
+    const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
+    const ids: string[] = made.body.result.rules.map((r: { id: string }) => r.id);
+    const seen: { turn: number; get: unknown; patch: [number, string | null, string]; del: number }[] = [];
+    const restore = whileStaging(async (turn) => {
+      // The cache of the ruleset is dropped, so the GET reads the store, where the staged rows are.
+      svc.store.rollbackHooks.forEach((h) => h());
+      const get = (await svc.call('GET', base)).body.result;
+      const patch = await svc.call('PATCH', `${base}/rules/${ids[3]}`, { body: rule(3, 9) });
+      const del = (await svc.call('DELETE', base)).status;
+      seen.push({ turn, get, patch: [patch.status, patch.headers.get('retry-after'), patch.body.errors?.[0]?.message ?? ''], del });
+    });
+    let put;
+    try {
+      put = await svc.call('PUT', base, { body: { rules: Array.from({ length: 400 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } });
+    } finally {
+      restore();
+    }
+    assert.deepEqual([put.status, put.body.result.version], [200, '2']);
+    // 400 rows at 2 ms a turn: more than one turn of staging, then the turn before the write.
+    assert.ok(seen.length >= 2, `turns seen while staging: ${seen.length}`);
+    for (const s of seen) {
+      assert.deepEqual(s.get, made.body.result, `GET in staging turn ${s.turn}`);
+      assert.deepEqual(s.patch, [429, '1', `Ruleset ${id} is being updated by another request (a large write of its rules, which takes a few milliseconds). Retry after 1 s (the Retry-After header).`], `PATCH in staging turn ${s.turn}`);
+      assert.equal(s.del, 429, `DELETE in staging turn ${s.turn}`);
+    }
+    // Once written, the ruleset takes writes again, and both versions read back as answered.
+    svc.store.rollbackHooks.forEach((h) => h());
+    assert.deepEqual((await svc.call('GET', base)).body.result, put.body.result);
+    assert.deepEqual(readRules(svc.store, id, 2, true), put.body.result.rules);
+    assert.deepEqual((await svc.call('GET', `${base}/versions/1`)).body.result, made.body.result);
+    const patched = await svc.call('PATCH', `${base}/rules/${ids[3]}`, { body: rule(3, 9) });
+    assert.deepEqual([patched.status, patched.body.result.version], [200, '3']);
+  });
+
+  it('a staged PUT whose rows were lost before its write is refused, leaves the ruleset as it was and no rows behind, and the next PUT is written', async () => {
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'lost', kind: 'custom', phase: CUSTOM, rules: Array.from({ length: 100 }, (_, i) => rule(i)) } });
+    const id = made.body.result.id;
+    const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
+    const rowsOf = () => svc.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ?', [id])!.n;
+    // As a batch lost to an I/O error would: staged rows of version 2 gone before the write that makes it current.
+    const restore = whileStaging(async () => {
+      svc.store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version = 2 AND rule_id IN (SELECT rule_id FROM ruleset_rules WHERE ruleset_id = ? AND from_version = 2 LIMIT 1)', [id, id]);
+    });
+    let put;
+    try {
+      put = await svc.call('PUT', base, { body: { rules: Array.from({ length: 100 }, (_, i) => rule(i, 1)) } });
+    } finally {
+      restore();
+    }
+    assert.equal(put.status, 500);
+    assert.equal(rowsOf(), 100);
+    svc.store.rollbackHooks.forEach((h) => h());
+    assert.deepEqual((await svc.call('GET', base)).body.result, made.body.result);
+    const again = await svc.call('PUT', base, { body: { rules: Array.from({ length: 100 }, (_, i) => rule(i, 1)) } });
+    assert.deepEqual([again.status, again.body.result.version, rowsOf()], [200, '2', 200]);
+  });
+
+  it('a custom ruleset deleted while a PUT that executes it stages its rows: the DELETE is taken (nothing runs it yet), the PUT is refused and leaves no rows', async () => {
+    const acc = `/accounts/${DEMO_ACCOUNT.id}/rulesets`;
+    const shared = await svc.call('POST', acc, { body: { name: 'deleted while staged', kind: 'custom', phase: CUSTOM, rules: [rule(1)] } });
+    const sharedId: string = shared.body.result.id;
+    // The account's entry point, which may execute it (a custom ruleset may not).
+    const root = `${acc}/phases/${CUSTOM}/entrypoint`;
+    // An entry point runs each ruleset once: 69 more to run, so the PUT stages (64 rows or more).
+    const others: string[] = [];
+    for (let i = 0; i < 69; i++) others.push((await svc.call('POST', acc, { body: { name: `run ${i}`, kind: 'custom', phase: CUSTOM, rules: [rule(i)] } })).body.result.id);
+    const logged = (i: number) => ({ action: 'execute', expression: `http.host eq "h${i}.example.com"`, action_parameters: { id: others[i] }, ref: `run-${i}` });
+    const before = await svc.call('PUT', root, { body: { rules: [logged(1)] } });
+    assert.equal(before.status, 200, JSON.stringify(before.body));
+    const rowsOf = () => svc.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ?', [before.body.result.id])!.n;
+    const rows = rowsOf();
+    let deleted: number | undefined;
+    const restore = whileStaging(async () => {
+      deleted ??= (await svc.call('DELETE', `${acc}/${sharedId}`)).status;
+    });
+    let put;
+    try {
+      put = await svc.call('PUT', root, { body: { rules: [{ action: 'execute', expression: 'true', action_parameters: { id: sharedId }, ref: 'run-it' }, ...Array.from({ length: 69 }, (_, i) => logged(i))] } });
+    } finally {
+      restore();
+    }
+    assert.deepEqual([deleted, put.status, put.body.errors?.[0]?.source?.pointer], [204, 400, '/rules/0/action_parameters/id']);
+    assert.equal(rowsOf(), rows);
+    assert.deepEqual((await svc.call('GET', root)).body.result, before.body.result);
+  });
+
+  it('rows a staging left behind (a crash between its turns) are read by nobody, and the next write of that version drops them', async () => {
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'crashed', kind: 'custom', phase: CUSTOM, rules: [rule(1), rule(2)] } });
+    const id = made.body.result.id;
+    const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
+    const [r1, r2] = made.body.result.rules as { id: string }[];
+    for (const [rid, pos] of [[r1!.id, 1024], [r2!.id, 2048], ['f'.repeat(32), 3072]] as const) {
+      svc.store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, body, from_version, to_version) VALUES (?, ?, ?, ?, ?, 2, NULL)', [id, rid, pos, 'left', JSON.stringify({ id: rid, left: true })]);
+    }
+    svc.store.rollbackHooks.forEach((h) => h());
+    assert.deepEqual((await svc.call('GET', base)).body.result, made.body.result);
+    const deployed = await svc.call('GET', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}/versions/1`);
+    assert.deepEqual(deployed.body.result, made.body.result);
+    const patched = await svc.call('PATCH', `${base}/rules/${r1!.id}`, { body: rule(1, 5) });
+    assert.deepEqual([patched.status, patched.body.result.version, patched.body.result.rules.map((r: { ref: string }) => r.ref)], [200, '2', ['rule-1', 'rule-2']]);
+    assert.equal(svc.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ? AND hash = 'left'", [id])!.n, 0);
+    svc.store.rollbackHooks.forEach((h) => h());
+    assert.deepEqual((await svc.call('GET', base)).body.result, patched.body.result);
   });
 
   it('deleting the newest version makes the one before current, and the next write builds on it', async () => {

@@ -87,6 +87,8 @@ export class ApiError extends Error {
     readonly errors: readonly ApiMessage[],
     /** `null` where the hosted API answers `"messages": null` (legacy validate-expr). */
     readonly messages: readonly ApiMessage[] | null = [],
+    /** Headers the answer carries (a 429's Retry-After). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(errors.map((e) => `${e.code}: ${e.message}`).join('; '));
   }

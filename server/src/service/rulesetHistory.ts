@@ -23,6 +23,7 @@
  * version was written with. A row is kept while a retained version is live in it: deleting
  * a version drops the rows only it used (reopenAt for the newest, dropRowsBetween else).
  */
+import { performance } from 'node:perf_hooks';
 import { sha256 } from './sha256';
 import { hiddenSlot } from './hiddenSlot';
 import { fixJson, jsonText } from './jsonText';
@@ -80,20 +81,41 @@ export interface RuleObject {
 
 /**
  * Records version `version` of a ruleset whose rules are `rules` (in order). Call inside
- * a write; the header row is written by the caller.
+ * a write; the header row is written by the caller. With `staged` (stageRules: the same
+ * ruleset, version and rules), the new rows are in already and only the old ones are closed.
  */
-export function writeRules(store: SqlStore, rulesetId: string, version: number, rules: readonly RuleObject[]): void {
+export function writeRules(store: SqlStore, rulesetId: string, version: number, rules: readonly RuleObject[], staged?: StagedVersion): void {
   const lives = liveCacheOf(store);
   const cached = lives.get(rulesetId);
   lives.delete(rulesetId);
-  const rows =
-    cached?.rows ??
-    new Map(store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL', [rulesetId]).map((r) => [r.rule_id, r]));
+  const rows = cached?.rows ?? liveRows(store, rulesetId, version);
   const w: Writing = { store, rulesetId, version, rows };
-  if (!(cached && writeOneRule(w, cached.rules, rules))) writeAll(w, rules);
+  if (staged) finishStaged(w, staged, rules);
+  else {
+    dropLeftovers(w);
+    if (!(cached && writeOneRule(w, cached.rules, rules))) writeAll(w, rules);
+  }
   // Kept only once every statement succeeded (a throw above leaves the rows to be read again).
   if (lives.size >= LIVE_CACHE_SIZE) lives.delete(lives.keys().next().value!);
   lives.set(rulesetId, { rows, rules });
+}
+
+/**
+ * The live rows of the ruleset before version `version`: rows a write of that version
+ * staged (stageRules) are live too, with to_version NULL, but begin at `version`.
+ */
+function liveRows(store: SqlStore, rulesetId: string, version: number): Map<string, LiveRow> {
+  const found = store.all<LiveRow>('SELECT rule_id, hash, pos, from_version FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL AND from_version < ?', [rulesetId, version]);
+  return new Map(found.map((r) => [r.rule_id, r]));
+}
+
+/**
+ * Rows of a version that has no header and never will: a staged write that stopped
+ * midway (a crash, a failed write) left them. No reader sees them (reads are bounded by
+ * the newest header's version); a write of that version number drops them first.
+ */
+function dropLeftovers(w: Writing): void {
+  w.store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version >= ?', [w.rulesetId, w.version]);
 }
 
 /** A version being written: `rows` are the ruleset's live rows, brought up to date as rules are written. */
@@ -135,7 +157,15 @@ function writeOneRule(w: Writing, before: readonly RuleObject[], rules: readonly
 
 /** Any new list of rules: the longest run of rules still in order keep their sort keys, the others get keys between them. */
 function writeAll(w: Writing, rules: readonly RuleObject[]): void {
-  const { rows } = w;
+  const { closing, adding } = planAll(w.rows, rules);
+  // Closed before the new rows go in: the statement finds the rows to close by their being live.
+  closeRows(w, closing);
+  insertRows(w, adding);
+  noteAdded(w, adding);
+}
+
+/** What writing `rules` over the live rows `rows` takes: the rules whose rows end, and the rows to add. */
+function planAll(rows: ReadonlyMap<string, LiveRow>, rules: readonly RuleObject[]): { closing: string[]; adding: NewRow[] } {
   const olds = rules.map((r) => rows.get(r.id));
   const oldKeys = olds.map((o) => o?.pos);
   const keep = keptInOrder(oldKeys);
@@ -153,13 +183,100 @@ function writeAll(w: Writing, rules: readonly RuleObject[]): void {
     const incoming = new Set(rules.map((r) => r.id));
     for (const id of rows.keys()) if (!incoming.has(id)) closing.push(id);
   }
-  // Closed before the new rows go in: the statement finds the rows to close by their being live.
-  closeRows(w, closing);
-  insertRows(w, adding);
+  return { closing, adding };
+}
+
+/**
+ * A version whose new rows go in over several turns before the write that makes it
+ * current (docs/service.md, "Staged writes"): a PUT that changes hundreds of rules spent
+ * ~4 ms of one turn inserting them, and every other request waited. Staged rows begin
+ * at the version, which has no header yet, and every read of a ruleset's rules is bounded
+ * by its newest header's version: until the header is written they are seen by nobody.
+ * The ruleset is `staging` meanwhile, and every other write of it is refused (429).
+ */
+export interface StagedVersion {
+  readonly rulesetId: string;
+  readonly version: number;
+  readonly rules: readonly RuleObject[];
+  readonly closing: readonly string[];
+  readonly adding: readonly NewRow[];
+  /** How many of `adding` are in. */
+  inserted: number;
+}
+
+/** Rows a change must add before it is staged: below this, one turn writes it all (~1 ms). */
+export const STAGE_FROM_ROWS = 64;
+
+/** The rulesets whose next version is being staged, per store. */
+const stagingOf = new WeakMap<SqlStore, Set<string>>();
+
+/** Whether a write is staging the next version of `rulesetId` (every other write of it must wait). */
+export function isStaging(store: SqlStore, rulesetId: string): boolean {
+  return stagingOf.get(store)?.has(rulesetId) ?? false;
+}
+
+/**
+ * Plans version `version` of a ruleset as `rules` and, when it adds at least
+ * STAGE_FROM_ROWS rows, marks the ruleset staging and returns the plan (else undefined:
+ * write it in one turn). Insert with stageMore(), then writeRules(…, staged) in the write
+ * that adds the header; endStaging() in every case after.
+ */
+export function beginStaging(store: SqlStore, rulesetId: string, version: number, rules: readonly RuleObject[]): StagedVersion | undefined {
+  if (isStaging(store, rulesetId)) return undefined;
+  const rows = liveCacheOf(store).get(rulesetId)?.rows ?? liveRows(store, rulesetId, version);
+  const { closing, adding } = planAll(rows, rules);
+  if (adding.length < STAGE_FROM_ROWS) return undefined;
+  let set = stagingOf.get(store);
+  if (!set) stagingOf.set(store, (set = new Set()));
+  set.add(rulesetId);
+  return { rulesetId, version, rules, closing, adding, inserted: 0 };
+}
+
+/**
+ * Inserts staged rows for up to `budgetMs` (at least one statement); call inside a write.
+ * True once all are in. The first call drops the rows of an earlier staging of this
+ * version number that never finished.
+ */
+export function stageMore(store: SqlStore, staged: StagedVersion, budgetMs: number): boolean {
+  const w: Writing = { store, rulesetId: staged.rulesetId, version: staged.version, rows: new Map() };
+  if (staged.inserted === 0) dropLeftovers(w);
+  const until = performance.now() + budgetMs;
+  do {
+    const next = staged.adding.slice(staged.inserted, staged.inserted + INSERT_SIZES[0]!);
+    insertRows(w, next);
+    staged.inserted += next.length;
+  } while (staged.inserted < staged.adding.length && performance.now() < until);
+  return staged.inserted === staged.adding.length;
+}
+
+/** Ends a staging, finished or not: the ruleset may be written again. */
+export function endStaging(store: SqlStore, staged: StagedVersion): void {
+  stagingOf.get(store)?.delete(staged.rulesetId);
+}
+
+/**
+ * Drops the rows of a staging that did not become a version (a refused or failed write);
+ * call inside a write. Nobody reads them meanwhile, and should this write not happen
+ * (a store that takes no writes), the version number's next write drops them first.
+ */
+export function dropStaged(store: SqlStore, staged: StagedVersion): void {
+  dropLeftovers({ store, rulesetId: staged.rulesetId, version: staged.version, rows: new Map() });
+}
+
+/** The write that makes a staged version current: the old rows end, the staged ones become the live rows known. */
+function finishStaged(w: Writing, staged: StagedVersion, rules: readonly RuleObject[]): void {
+  if (staged.rulesetId !== w.rulesetId || staged.version !== w.version || staged.rules !== rules || staged.inserted !== staged.adding.length) {
+    throw new Error(`staged rows of ruleset ${staged.rulesetId} version ${staged.version} do not match the version written (${w.rulesetId} version ${w.version})`);
+  }
+  // A batch lost since (its transaction rolled back) took its staged rows with it: count them.
+  const n = w.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ? AND from_version = ?', [w.rulesetId, w.version])!.n;
+  if (n !== staged.adding.length) throw new Error(`the store holds ${n} of the ${staged.adding.length} staged rows of ruleset ${w.rulesetId} version ${w.version}: the write is refused, not stored with rules missing`);
+  closeRows(w, staged.closing);
+  noteAdded(w, staged.adding);
 }
 
 /** A rule's row to add: its id, sort key, content hash and body. */
-interface NewRow {
+export interface NewRow {
   readonly id: string;
   readonly pos: number;
   readonly hash: string;
@@ -195,6 +312,7 @@ function writeRule(w: Writing, r: RuleObject, pos: number, old: LiveRow | undefi
   if (!row) return;
   if (old) closeRows(w, [r.id]);
   insertRows(w, [row]);
+  noteAdded(w, [row]);
 }
 
 /**
@@ -209,7 +327,7 @@ function closeRows(w: Writing, ids: readonly string[]): void {
     ids.length === 1
       ? // By its primary key: the live index would scan the ruleset's rows.
         store.run('UPDATE ruleset_rules SET to_version = ? WHERE ruleset_id = ? AND rule_id = ? AND from_version = ?', [version, rulesetId, ids[0]!, rows.get(ids[0]!)!.from_version])
-      : store.run('UPDATE ruleset_rules SET to_version = ? WHERE ruleset_id = ? AND to_version IS NULL AND rule_id IN (SELECT value FROM json_each(?))', [version, rulesetId, JSON.stringify(ids)]);
+      : store.run('UPDATE ruleset_rules SET to_version = ? WHERE ruleset_id = ? AND to_version IS NULL AND from_version < ? AND rule_id IN (SELECT value FROM json_each(?))', [version, rulesetId, version, JSON.stringify(ids)]);
   // The live rows known here and the table's disagree: undo the write rather than store a wrong version.
   if (closed !== ids.length) throw new Error(`the store's live rows of ruleset ${rulesetId} are not the ones known (${closed} of ${ids.length} closed)`);
   for (const id of ids) rows.delete(id);
@@ -219,9 +337,9 @@ function closeRows(w: Writing, ids: readonly string[]): void {
 const INSERT_SIZES = [32, 8, 1];
 const insertSql = new Map(INSERT_SIZES.map((n) => [n, `INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, body, from_version, to_version) VALUES ${Array<string>(n).fill('(?, ?, ?, ?, ?, ?, NULL)').join(', ')}`]));
 
-/** Adds `adding` as rows live from the version written. */
+/** Inserts `adding` as rows live from the version written. */
 function insertRows(w: Writing, adding: readonly NewRow[]): void {
-  const { store, rulesetId, version, rows } = w;
+  const { store, rulesetId, version } = w;
   let i = 0;
   for (const n of INSERT_SIZES) {
     for (; i + n <= adding.length; i += n) {
@@ -233,7 +351,11 @@ function insertRows(w: Writing, adding: readonly NewRow[]): void {
       store.run(insertSql.get(n)!, params);
     }
   }
-  for (const r of adding) rows.set(r.id, { rule_id: r.id, hash: r.hash, pos: r.pos, from_version: version });
+}
+
+/** The rows `adding` are live from the version written: the live rows known say so. */
+function noteAdded(w: Writing, adding: readonly NewRow[]): void {
+  for (const r of adding) w.rows.set(r.id, { rule_id: r.id, hash: r.hash, pos: r.pos, from_version: w.version });
 }
 
 /**
@@ -295,19 +417,21 @@ function placeAround(keys: readonly (number | undefined)[]): number[] | undefine
   return out;
 }
 
-/** The rules of version `version` (undefined: the newest), in order. */
-export function readRules(store: SqlStore, rulesetId: string, version?: number): object[] {
-  const rows =
-    version === undefined
-      ? store.all<{ body: string; hash: string }>(
-          'SELECT body, hash FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL ORDER BY pos',
-          [rulesetId],
-        )
-      : store.all<{ body: string; hash: string }>(
-          `SELECT body, hash FROM ruleset_rules
-            WHERE ruleset_id = ? AND from_version <= ? AND (to_version IS NULL OR to_version > ?) ORDER BY pos`,
-          [rulesetId, version, version],
-        );
+/**
+ * The rules of version `version`, in order; `newest` when it is the ruleset's newest
+ * header (its rows are the live ones, found by the live index, less any staged after it).
+ */
+export function readRules(store: SqlStore, rulesetId: string, version: number, newest = false): object[] {
+  const rows = newest
+    ? store.all<{ body: string; hash: string }>(
+        'SELECT body, hash FROM ruleset_rules WHERE ruleset_id = ? AND to_version IS NULL AND from_version <= ? ORDER BY pos',
+        [rulesetId, version],
+      )
+    : store.all<{ body: string; hash: string }>(
+        `SELECT body, hash FROM ruleset_rules
+          WHERE ruleset_id = ? AND from_version <= ? AND (to_version IS NULL OR to_version > ?) ORDER BY pos`,
+        [rulesetId, version, version],
+      );
   return rows.map((r) => fromBody(r.body, r.hash));
 }
 

@@ -31,7 +31,7 @@ import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedR
 import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
-import { dropRowsBetween, forgetLiveRows, readRules, reopenAt, writeRules } from './rulesetHistory';
+import { dropRowsBetween, forgetLiveRows, isStaging, readRules, reopenAt, writeRules, type StagedVersion } from './rulesetHistory';
 import { fixJson, joinedJson, jsonBytes, madeJoined, type Joined } from './jsonText';
 import type { Store } from './store';
 import { storeCache } from './storeCache';
@@ -236,7 +236,7 @@ export function latestRuleset(store: Store, scope: RulesetScope, scopeId: string
   const h = r && headerRow(store, rulesetId);
   if (!r || !h) return undefined;
   storeReads.set(store, rulesetStoreReads(store) + 1);
-  const rs = assemble(r, h, readRules(store, rulesetId));
+  const rs = assemble(r, h, readRules(store, rulesetId, h.version, true));
   remember(store, scope, scopeId, rs);
   return rs;
 }
@@ -411,6 +411,7 @@ export function deploymentsOf(store: Store, accountId: string, rulesetId: string
   const rows = store.all<{ body: string; ruleset_id: string; scope: RulesetScope; scope_id: string }>(
     `SELECT x.body, r.id AS ruleset_id, r.scope, r.scope_id
        FROM rulesets r CROSS JOIN ruleset_rules x ON x.ruleset_id = r.id AND x.to_version IS NULL
+        AND x.from_version <= (SELECT MAX(version) FROM ruleset_versions v WHERE v.ruleset_id = r.id)
       WHERE ((r.scope = 'account' AND r.scope_id = ?) OR (r.scope = 'zone' AND r.scope_id IN (SELECT id FROM zones WHERE account_id = ?)))
         AND x.body LIKE ?
       ORDER BY r.id, x.pos`,
@@ -605,18 +606,26 @@ export interface RulesetDraft {
   readonly rules: readonly StoredRule[];
 }
 
+/** The number the next version of stored ruleset `rulesetId` gets: above every version retained and every one deleted, so a number is never given twice. */
+export function nextVersion(store: Store, scope: RulesetScope, scopeId: string, rulesetId: string): number {
+  const existing = row(store, scope, scopeId, rulesetId);
+  if (!existing) return 1;
+  const newest = Number(cacheOf(store).get(rulesetId)?.ruleset.version ?? headerRow(store, rulesetId)?.version ?? 0);
+  return Math.max(existing.version_floor, newest) + 1;
+}
+
 /**
  * Writes a new version of a ruleset (creating it when `draft.id` is absent) and returns
- * it. Call inside `store.write`. The version number is one more than the newest ever
- * written, even if that one was deleted.
+ * it. Call inside `store.write`. `staged`: its rules' rows are in already
+ * (rulesetHistory.ts beginStaging). While another write stages the ruleset's next
+ * version, this one is refused (rulesetBusy).
  */
-export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, draft: RulesetDraft, now: string = timestamp()): StoredRuleset {
+export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, draft: RulesetDraft, now: string = timestamp(), staged?: StagedVersion): StoredRuleset {
   const existing = draft.id !== undefined ? row(store, scope, scopeId, draft.id) : undefined;
   const id = existing?.id ?? draft.id ?? newId();
+  if (!staged) refuseWhileStaging(store, id);
   const before = existing ? cacheOf(store).get(id)?.ruleset : undefined;
-  // Above every version retained and every one deleted: a number is never given twice.
-  const newest = existing ? Number(before?.version ?? headerRow(store, id)?.version ?? 0) : 0;
-  const version = Math.max(existing?.version_floor ?? 0, newest) + 1;
+  const version = existing ? nextVersion(store, scope, scopeId, id) : 1;
   const body = fixed({
     id,
     name: draft.name,
@@ -636,9 +645,15 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
     forgetCreated(store, draft.kind, scopeId);
   }
   store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [id, version, now, draft.name, draft.description]);
-  writeRules(store, id, version, draft.rules);
+  writeRules(store, id, version, draft.rules, staged);
   remember(store, scope, scopeId, body);
   return body;
+}
+
+/** The 429 a write of a ruleset gets while another write stages its next version (it takes a few turns: rulesetHistory.ts). */
+function refuseWhileStaging(store: Store, rulesetId: string): void {
+  if (!isStaging(store, rulesetId)) return;
+  throw new ApiError(429, [{ code: CODES.rateLimited, message: `Ruleset ${rulesetId} is being updated by another request (a large write of its rules, which takes a few milliseconds). Retry after 1 s (the Retry-After header).` }], [], { 'retry-after': '1' });
 }
 
 export function tooManyEntryPoints(kind: RulesetKind, phase: Phase): ApiError {
@@ -647,6 +662,7 @@ export function tooManyEntryPoints(kind: RulesetKind, phase: Phase): ApiError {
 
 /** Deletes a ruleset and all its versions. */
 export function deleteRuleset(store: Store, rulesetId: string): void {
+  refuseWhileStaging(store, rulesetId);
   forgetLiveRows(store, rulesetId);
   store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ?', [rulesetId]);
   store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ?', [rulesetId]);
@@ -662,6 +678,7 @@ export function deleteRuleset(store: Store, rulesetId: string): void {
  * one, the one before becomes current. Never the only one.
  */
 export function deleteVersion(store: Store, rulesetId: string, version: number): void {
+  refuseWhileStaging(store, rulesetId);
   store.run('DELETE FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', [rulesetId, version]);
   store.run('UPDATE rulesets SET version_floor = MAX(version_floor, ?) WHERE id = ?', [version, rulesetId]);
   rowCacheOf(store).delete(rulesetId);

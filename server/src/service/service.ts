@@ -225,6 +225,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
     } else sendText(res, status, reply.raw !== undefined ? JSON.stringify(reply.raw) : envelopeChunks(reply), extra);
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
+    Object.assign(extra, e.headers);
     // The service's own fault (the rule checker hung on it) wrote nothing: the retry it asks for must not meet a 429.
     if (charged !== undefined && service.writeLimiter && e.errors.some((x) => x.code === CODES.ruleCheckTimeout)) Object.assign(extra, service.writeLimiter.giveBack(charged));
     await service.store.durable();

@@ -73,6 +73,7 @@ import {
   customRulesetPhases,
   mergeRules,
   withRule,
+  nextVersion,
   saveRuleset,
   withVersion,
   storedRulesets,
@@ -86,7 +87,7 @@ import {
   type StoredRule,
   type StoredRuleset,
 } from '../rulesetStore';
-import { bodyHash, makeBody } from '../rulesetHistory';
+import { beginStaging, bodyHash, dropStaged, endStaging, makeBody, stageMore, type StagedVersion } from '../rulesetHistory';
 import { inSlices } from '../ruleChecker';
 import { findRuleProblems, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
 import { storeScope, zoneRow, type ZoneRow } from '../scope';
@@ -780,14 +781,46 @@ async function replaceRules(
   await ctx.service.nextTurn();
   const again = fresh();
   if (again !== p.current) p = plan(again);
-  // The last check, in the turn that writes: a custom ruleset may have been deleted meanwhile.
-  if (customRulesetPhases(store, w.accountId) !== checked.custom) warnings = verdictNow(ctx, rules, checked, pointerOf);
-  return mutate(store, w, dry, () => {
-    migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
-    const { current, name, description, merged, now } = p;
-    return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { id: current?.id, name, description, kind: target.kind, phase: target.phase, rules: merged }, now) }, warnings);
-  });
+  // Hundreds of new rows go in over several turns before the write that makes them the
+  // ruleset's version (rulesetHistory.ts beginStaging); its other writes wait meanwhile (429).
+  const scope = storeScope(w.scope, w.scopeId);
+  const current = p.current;
+  const staged = !dry && current ? beginStaging(store, current.id, nextVersion(store, w.scope, w.scopeId, current.id), p.merged) : undefined;
+  let finished = false;
+  try {
+    if (staged) {
+      while (!store.write(() => stageMore(store, staged, STAGE_SLICE_MS), scope)) await ctx.service.nextTurn();
+      await ctx.service.nextTurn();
+      if (fresh()?.version !== current!.version) throw new Error(`ruleset ${current!.id} changed while its version ${staged.version} was staged`);
+    }
+    // The last check, in the turn that writes: a custom ruleset may have been deleted meanwhile.
+    if (customRulesetPhases(store, w.accountId) !== checked.custom) warnings = verdictNow(ctx, rules, checked, pointerOf);
+    const reply = mutate(store, w, dry, () => {
+      migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
+      const { name, description, merged, now } = p;
+      return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { id: current?.id, name, description, kind: target.kind, phase: target.phase, rules: merged }, now, staged) }, warnings);
+    });
+    finished = true;
+    return reply;
+  } finally {
+    if (staged) {
+      endStaging(store, staged);
+      if (!finished && staged.inserted > 0) dropStagedRows(store, staged, scope);
+    }
+  }
 }
+
+/** Drops the rows of a staging whose write failed; a store that takes no writes leaves them for the version's next write to drop. */
+function dropStagedRows(store: Store, staged: StagedVersion, scope: string): void {
+  try {
+    store.write(() => dropStaged(store, staged), scope);
+  } catch {
+    // Nobody reads them (rulesetHistory.ts dropStaged).
+  }
+}
+
+/** The longest one turn inserts a staged version's rows (rulesetHistory.ts stageMore). */
+const STAGE_SLICE_MS = 2;
 
 function update(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
