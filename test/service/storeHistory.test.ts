@@ -290,31 +290,34 @@ describe('ruleset versions as rule rows', () => {
     assert.deepEqual([again.status, again.body.result.version, rowsOf()], [200, '2', 200]);
   });
 
-  it('a custom ruleset deleted while a PUT that executes it stages its rows: the DELETE is taken (nothing runs it yet), the PUT is refused and leaves no rows', async () => {
+  it('custom rulesets deleted while a PUT stages: the one it will execute is deleted (nothing runs it yet), the one it stops executing is still in use; the PUT is refused and leaves the rows as they were', async () => {
     const acc = `/accounts/${DEMO_ACCOUNT.id}/rulesets`;
     const shared = await svc.call('POST', acc, { body: { name: 'deleted while staged', kind: 'custom', phase: CUSTOM, rules: [rule(1)] } });
     const sharedId: string = shared.body.result.id;
     // The account's entry point, which may execute it (a custom ruleset may not).
     const root = `${acc}/phases/${CUSTOM}/entrypoint`;
-    // An entry point runs each ruleset once: 69 more to run, so the PUT stages (64 rows or more).
+    // An entry point runs each ruleset once: 69 more to run (rule 68 only before the PUT), so the PUT stages (64 rows or more).
     const others: string[] = [];
-    for (let i = 0; i < 69; i++) others.push((await svc.call('POST', acc, { body: { name: `run ${i}`, kind: 'custom', phase: CUSTOM, rules: [rule(i)] } })).body.result.id);
+    for (let i = 0; i < 70; i++) others.push((await svc.call('POST', acc, { body: { name: `run ${i}`, kind: 'custom', phase: CUSTOM, rules: [rule(i)] } })).body.result.id);
     const logged = (i: number) => ({ action: 'execute', expression: `http.host eq "h${i}.example.com"`, action_parameters: { id: others[i] }, ref: `run-${i}` });
-    const before = await svc.call('PUT', root, { body: { rules: [logged(1)] } });
+    const before = await svc.call('PUT', root, { body: { rules: [logged(68)] } });
     assert.equal(before.status, 200, JSON.stringify(before.body));
     const rowsOf = () => svc.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ?', [before.body.result.id])!.n;
     const rows = rowsOf();
     let deleted: number | undefined;
+    let stillUsed: [number, number] | undefined;
     const restore = whileStaging(async () => {
       deleted ??= (await svc.call('DELETE', `${acc}/${sharedId}`)).status;
+      const used = await svc.call('DELETE', `${acc}/${others[68]}`);
+      stillUsed ??= [used.status, used.body.errors?.[0]?.code];
     });
     let put;
     try {
-      put = await svc.call('PUT', root, { body: { rules: [{ action: 'execute', expression: 'true', action_parameters: { id: sharedId }, ref: 'run-it' }, ...Array.from({ length: 69 }, (_, i) => logged(i))] } });
+      put = await svc.call('PUT', root, { body: { rules: [{ action: 'execute', expression: 'true', action_parameters: { id: sharedId }, ref: 'run-it' }, ...Array.from({ length: 68 }, (_, i) => logged(i)), logged(69)] } });
     } finally {
       restore();
     }
-    assert.deepEqual([deleted, put.status, put.body.errors?.[0]?.source?.pointer], [204, 400, '/rules/0/action_parameters/id']);
+    assert.deepEqual([deleted, stillUsed, put.status, put.body.errors?.[0]?.source?.pointer], [204, [400, 20030], 400, '/rules/0/action_parameters/id']);
     assert.equal(rowsOf(), rows);
     assert.deepEqual((await svc.call('GET', root)).body.result, before.body.result);
   });
@@ -327,10 +330,15 @@ describe('ruleset versions as rule rows', () => {
     for (const [rid, pos] of [[r1!.id, 1024], [r2!.id, 2048], ['f'.repeat(32), 3072]] as const) {
       svc.store.run('INSERT INTO ruleset_rules (ruleset_id, rule_id, pos, hash, body, from_version, to_version) VALUES (?, ?, ?, ?, ?, 2, NULL)', [id, rid, pos, 'left', JSON.stringify({ id: rid, left: true })]);
     }
+    // …and the row of rule 2 it had closed at version 2.
+    assert.equal(svc.store.run('UPDATE ruleset_rules SET to_version = 2 WHERE ruleset_id = ? AND rule_id = ? AND from_version = 1', [id, r2!.id]), 1);
     svc.store.rollbackHooks.forEach((h) => h());
     assert.deepEqual((await svc.call('GET', base)).body.result, made.body.result);
     const deployed = await svc.call('GET', `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}/versions/1`);
     assert.deepEqual(deployed.body.result, made.body.result);
+    // A dry run first: it drops them too, and is rolled back, so the write after it must drop them again.
+    const dry = await svc.call('PATCH', `${base}/rules/${r1!.id}?dry_run=true`, { body: rule(1, 5) });
+    assert.deepEqual([dry.status, dry.body.result], [200, null]);
     const patched = await svc.call('PATCH', `${base}/rules/${r1!.id}`, { body: rule(1, 5) });
     assert.deepEqual([patched.status, patched.body.result.version, patched.body.result.rules.map((r: { ref: string }) => r.ref)], [200, '2', ['rule-1', 'rule-2']]);
     assert.equal(svc.store.get<{ n: number }>("SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ? AND hash = 'left'", [id])!.n, 0);

@@ -408,14 +408,19 @@ export function deploymentsOf(store: Store, accountId: string, rulesetId: string
   // The current rules (live rows) of the account's and its zones' rulesets that name the id.
   // CROSS JOIN keeps rulesets the outer loop, so the rows are found by the live index
   // rather than by a scan of every version's rows and bodies.
-  const rows = store.all<{ body: string; ruleset_id: string; scope: RulesetScope; scope_id: string }>(
-    `SELECT x.body, r.id AS ruleset_id, r.scope, r.scope_id
-       FROM rulesets r CROSS JOIN ruleset_rules x ON x.ruleset_id = r.id AND x.to_version IS NULL
-        AND x.from_version <= (SELECT MAX(version) FROM ruleset_versions v WHERE v.ruleset_id = r.id)
-      WHERE ((r.scope = 'account' AND r.scope_id = ?) OR (r.scope = 'zone' AND r.scope_id IN (SELECT id FROM zones WHERE account_id = ?)))
-        AND x.body LIKE ?
-      ORDER BY r.id, x.pos`,
-    [accountId, accountId, `%${rulesetId}%`],
+  // The rows a staging closed (to_version above the newest header) are still current, its new ones not yet (rulesetHistory.ts).
+  const newest = '(SELECT MAX(version) FROM ruleset_versions v WHERE v.ruleset_id = r.id)';
+  const scopes = "((r.scope = 'account' AND r.scope_id = ?) OR (r.scope = 'zone' AND r.scope_id IN (SELECT id FROM zones WHERE account_id = ?)))";
+  const rows = store.all<{ body: string; ruleset_id: string; scope: RulesetScope; scope_id: string; pos: number }>(
+    `SELECT x.body, r.id AS ruleset_id, r.scope, r.scope_id, x.pos
+       FROM rulesets r CROSS JOIN ruleset_rules x ON x.ruleset_id = r.id AND x.to_version IS NULL AND +x.from_version <= ${newest}
+      WHERE ${scopes} AND x.body LIKE ?
+     UNION ALL
+     SELECT x.body, r.id AS ruleset_id, r.scope, r.scope_id, x.pos
+       FROM rulesets r CROSS JOIN ruleset_rules x ON x.ruleset_id = r.id AND x.to_version > ${newest}
+      WHERE ${scopes} AND x.body LIKE ?
+      ORDER BY ruleset_id, pos`,
+    [accountId, accountId, `%${rulesetId}%`, accountId, accountId, `%${rulesetId}%`],
   );
   const out: Deployment[] = [];
   for (const r of rows) {

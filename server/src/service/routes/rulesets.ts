@@ -820,7 +820,7 @@ function dropStagedRows(store: Store, staged: StagedVersion, scope: string): voi
 }
 
 /** The longest one turn inserts a staged version's rows (rulesetHistory.ts stageMore). */
-const STAGE_SLICE_MS = 2;
+const STAGE_SLICE_MS = 1;
 
 function update(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
