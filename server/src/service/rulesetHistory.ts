@@ -225,6 +225,8 @@ export interface StagedVersion {
   /** How many of `adding` are in, and of `closing` closed. */
   inserted: number;
   closed: number;
+  /** The store's batchesLost when the staging began. */
+  readonly lostBefore: number;
 }
 
 /** Rows a change must add before it is staged: below this, one turn writes it all (~1 ms). */
@@ -253,7 +255,7 @@ export function beginStaging(store: SqlStore, rulesetId: string, version: number
   let set = stagingOf.get(store);
   if (!set) stagingOf.set(store, (set = new Set()));
   set.add(rulesetId);
-  return { rulesetId, version, rules, closing, adding, inserted: 0, closed: 0 };
+  return { rulesetId, version, rules, closing, adding, inserted: 0, closed: 0, lostBefore: store.batchesLost };
 }
 
 /** Rules whose rows one staged statement closes. */
@@ -307,8 +309,15 @@ function finishStaged(w: Writing, staged: StagedVersion, rules: readonly RuleObj
   if (staged.rulesetId !== w.rulesetId || staged.version !== w.version || staged.rules !== rules || !stagedAll(staged)) {
     throw new Error(`staged rows of ruleset ${staged.rulesetId} version ${staged.version} do not match the version written (${w.rulesetId} version ${w.version})`);
   }
-  // A batch lost since (its transaction rolled back) took its part of the staging with it: count.
   const { store, rulesetId, version } = w;
+  // A batch lost since the staging began (its transaction rolled back: an I/O error, a full
+  // disk) may have taken a slice with it, or brought back what a slice had undone (rows a
+  // failed staging of this version left): the rows at the version are then not known to be
+  // these. Refused; the route undoes the staging.
+  if (store.batchesLost !== staged.lostBefore) {
+    throw new Error(`the store lost a transaction while version ${version} of ruleset ${rulesetId} was staged: the write is refused rather than stored with rows it may not hold; send it again`);
+  }
+  // And the counts, which no lost batch should have changed.
   const added = store.get<{ n: number }>('SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ? AND from_version = ?', [rulesetId, version])!.n;
   const closed = store.get<{ n: number }>('SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ? AND to_version = ?', [rulesetId, version])!.n;
   if (added !== staged.adding.length || closed !== staged.closing.length) {

@@ -226,8 +226,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, router: Router,
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     Object.assign(extra, e.headers);
-    // The service's own fault (the rule checker hung on it) wrote nothing: the retry it asks for must not meet a 429.
-    if (charged !== undefined && service.writeLimiter && e.errors.some((x) => x.code === CODES.ruleCheckTimeout)) Object.assign(extra, service.writeLimiter.giveBack(charged));
+    // Refused for the service's own reasons, having written nothing (the rule checker hung on
+    // it; its ruleset was staging another write, a 429 once charged): the retry it asks for
+    // must not meet the limiter's 429.
+    if (charged !== undefined && service.writeLimiter && e.errors.some((x) => x.code === CODES.ruleCheckTimeout || x.code === CODES.rateLimited)) Object.assign(extra, service.writeLimiter.giveBack(charged));
     await service.store.durable();
     send(res, e.status, errorEnvelope(e.errors, e.messages), extra);
   }

@@ -15,6 +15,8 @@ export interface SqlStore {
   exec(sql: string): void;
   /** Notes that `key` of `cache` was set, so a rollback of the open write drops it (storeCache.ts). */
   cacheWritten(cache: { delete(key: string): unknown }, key: string): void;
+  /** Batches rolled back whole (Store.batchesLost): a write spread over several batches checks that none of its own was. */
+  readonly batchesLost: number;
   /** Called after a rollback that undid more than one write: caches empty themselves. */
   readonly rollbackHooks: (() => void)[];
 }
