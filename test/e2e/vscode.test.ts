@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { format } from 'node:util';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { makeDemoWorkspace } from '../../scripts/demo-workspace.mjs';
 import { e2ePaths } from '../../scripts/e2e-setup.mjs';
 
@@ -279,6 +279,27 @@ async function runCommand(page: Page, command: string): Promise<void> {
   await page.keyboard.type(command);
   await quickInput.locator('.monaco-list-row', { hasText: command }).first().waitFor({ timeout: 15_000 });
   await page.keyboard.press('Enter');
+}
+
+/**
+ * The notification centre's item that holds `text`, the centre opened with the palette.
+ * A palette opened as an editor takes the focus (the deploy's diff opening) can close
+ * before its Enter, and then the centre stays shut: it is opened again, every 10 s, until
+ * the item shows or `timeoutMs` has passed (one flaky run waited 30 s for a centre never opened).
+ */
+async function notificationItem(page: Page, text: string, timeoutMs: number): Promise<Locator> {
+  const item = page.locator('.notifications-center .notification-list-item', { hasText: text }).first();
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    await runCommand(page, 'Notifications: Show Notifications');
+    try {
+      await item.waitFor({ timeout: Math.max(1, Math.min(10_000, until - Date.now())) });
+      return item;
+    } catch (e) {
+      if (Date.now() >= until) throw e;
+      await page.keyboard.press('Escape');
+    }
+  }
 }
 
 /**
@@ -814,9 +835,7 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
       await page.locator('.tab', { hasText: 'pro.example.com http_request_firewall_custom' }).first().waitFor({ timeout: 60_000 });
       // The question is a notification: a toast, which VS Code moves to the notification
       // centre after a while — read it there (it stays until answered).
-      await palette('Notifications: Show Notifications');
-      const toast = page.locator('.notifications-center .notification-list-item', { hasText: 'Deploy ui-deploy.ruleset.json to pro.example.com' }).first();
-      await toast.waitFor({ timeout: 30_000 });
+      const toast = await notificationItem(page, 'Deploy ui-deploy.ruleset.json to pro.example.com', 40_000);
       const toastText = (await toast.innerText()).replace(/\s+/g, ' ');
       assert.match(toastText, /\+ UI: block the admin area/);
       assert.match(toastText, /\? 1 rule added(, \d+ rules? removed)?: /);
@@ -866,12 +885,9 @@ describe('a real VS Code (code-server) with the packaged extension', { timeout: 
     mkdirSync(SCREENSHOTS, { recursive: true });
     const shot = (name: string) => screenshot(page, r.dir, name);
     const quickInput = page.locator('.quick-input-widget');
-    const palette = (command: string) => runCommand(page, command);
     /** A notification's button, read in the notification centre (a toast moves there after a while). */
     const answer = async (text: string, button: string) => {
-      await palette('Notifications: Show Notifications');
-      const item = page.locator('.notifications-center .notification-list-item', { hasText: text }).first();
-      await item.waitFor({ timeout: 60_000 });
+      const item = await notificationItem(page, text, 60_000);
       await item.getByRole('button', { name: button }).click();
       return item;
     };

@@ -44,13 +44,14 @@ export function blockPage(b: BlockInfo): Page {
 /**
  * The interstitial: a form that posts to the proxy's challenge path, which sets the clearance
  * cookie, with the challenged request's ray id (`ray`), so that the solve is recorded for the
- * rule that challenged (proxy.ts `passChallenge`).
+ * rule that challenged (proxy.ts `passChallenge`). `ray` comes first: the form is read up
+ * to 4 KB, and a long URL in `return` (escaped again by the browser) must not push it out.
  */
 export function challengePage(rayId: string, zone: string, action: string, returnTo: string, formPath: string): Page {
   return html(
     403,
     'Just a moment…',
-    `<p>A <code>${escapeHtml(action)}</code> rule of <code>${escapeHtml(zone)}</code> asks to check this browser first. The Rulesmith proxy does not run a real challenge: press the button to pass it (a clearance cookie for this zone, valid for 30 minutes).</p>\n<form method="post" action="${escapeHtml(formPath)}"><input type="hidden" name="return" value="${escapeHtml(returnTo)}"><input type="hidden" name="ray" value="${escapeHtml(rayId)}"><button type="submit">I am human — continue</button></form>`,
+    `<p>A <code>${escapeHtml(action)}</code> rule of <code>${escapeHtml(zone)}</code> asks to check this browser first. The Rulesmith proxy does not run a real challenge: press the button to pass it (a clearance cookie for this zone, valid for 30 minutes).</p>\n<form method="post" action="${escapeHtml(formPath)}"><input type="hidden" name="ray" value="${escapeHtml(rayId)}"><input type="hidden" name="return" value="${escapeHtml(returnTo)}"><button type="submit">I am human — continue</button></form>`,
     rayId,
     { 'cf-mitigated': 'challenge' },
   );

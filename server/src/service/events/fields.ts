@@ -30,7 +30,7 @@ export const EVENT_FIELDS: readonly EventField[] = [
   { name: 'rulesetId', type: 'String', sql: 'ruleset_id', hourly: true, doc: 'The ruleset of the rule (empty for legacy firewall rules).' },
   { name: 'ruleId', type: 'String', sql: 'rule_id', hourly: true, doc: 'The rule that acted.' },
   { name: 'description', type: 'String', sql: 'description', hourly: true, doc: "The rule's description." },
-  { name: 'datetime', type: 'Time', sql: 'time', hourly: true, doc: 'When the request arrived (RFC 3339, UTC, to the second).' },
+  { name: 'datetime', type: 'Time', sql: 'time', hourly: true, doc: 'When the request arrived (RFC 3339, UTC, to the second); for a solved challenge (the interstitial\'s button), when the button was pressed, its other fields being the challenged request\'s.' },
   { name: 'rayName', type: 'String', sql: 'ray_id', doc: "The request's ray id (the proxy's block page shows it)." },
   { name: 'clientIP', type: 'String', sql: 'client_ip', doc: "The client's address." },
   { name: 'clientAsn', type: 'String', sql: "CASE WHEN asn = 0 THEN '' ELSE CAST(asn AS TEXT) END", doc: "The client's ASN (empty when unknown)." },
