@@ -116,7 +116,7 @@ describe('the proxy acts on the verdict', () => {
     const a = await send(url, ZONE, '/challenge?next=1');
     assert.equal(a.status, 403);
     assert.equal(a.headers['cf-mitigated'], 'challenge');
-    assert.match(a.body, /<form method="post" action="\/\.rulesmith\/challenge"><input type="hidden" name="return" value="\/challenge\?next=1">/);
+    assert.match(a.body, /<form method="post" action="\/\.rulesmith\/challenge"><input type="hidden" name="ray" value="[0-9a-f]{16}-LCL"><input type="hidden" name="return" value="\/challenge\?next=1">/);
     const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'return=%2Fchallenge%3Fnext%3D1' });
     assert.equal(pass.status, 303);
     assert.equal(pass.headers.location, '/challenge?next=1');
