@@ -5,17 +5,9 @@ import { after, before, describe, it } from 'node:test';
 import { RulesetWriteLimiter } from '../../server/src/service/rateLimit';
 import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
+import { onTurns, rule } from './putTurns';
 
 const CUSTOM = 'http_request_firewall_custom';
-
-function rule(i: number, edit = 0): Record<string, unknown> {
-  return {
-    action: 'block',
-    expression: `(http.request.uri.path wildcard "/app-${i}/*" and ip.src in {192.0.2.0/24}) or http.host eq "h${i}-${edit}.example.com"`,
-    description: `Rule ${i} (edit ${edit})`,
-    ref: `rule-${i}`,
-  };
-}
 
 let svc: TestService;
 before(async () => {
@@ -24,21 +16,6 @@ before(async () => {
 after(async () => {
   await svc.close();
 });
-
-/** Runs `hook(call)` after each of the service's turns a route waits for (call 1 is the one before staging; 2 and on, staging turns). */
-function onTurns(hook: (call: number) => void | Promise<void>): () => void {
-  const service = svc.running.service as { nextTurn(): Promise<void> };
-  const own = service.nextTurn;
-  let calls = 0;
-  service.nextTurn = async () => {
-    calls++;
-    await own();
-    await hook(calls);
-  };
-  return () => {
-    service.nextTurn = own;
-  };
-}
 
 /** Makes the store's next COMMIT fail as a full disk does (the batch is rolled back whole, the store stays open). */
 function failNextCommit(): void {
@@ -72,7 +49,7 @@ describe('a staged PUT and the rest of the service', () => {
     // Two writes of the ruleset at once, never refilled (the clock stands still).
     service.writeLimiter = new RulesetWriteLimiter(2, () => 0);
     let during: { status: number; code: number; message: string; ratelimit: string | null } | undefined;
-    const restore = onTurns(async (call) => {
+    const restore = onTurns(svc, async (call) => {
       if (call !== 2 || during) return;
       const r = await svc.call('PATCH', `${base}/rules/${ids[3]}`, { body: rule(3, 9) });
       during = { status: r.status, code: r.body.errors?.[0]?.code, message: r.body.errors?.[0]?.message, ratelimit: r.headers.get('ratelimit') };
@@ -107,7 +84,7 @@ describe('a staged PUT and the rest of the service', () => {
     let second;
     try {
       // 1. The disk is full when the header's batch commits: the staged rows stay, with no header.
-      let restore = onTurns((call) => {
+      let restore = onTurns(svc, (call) => {
         if (call === 2) failNextCommit();
       });
       try {
@@ -116,7 +93,7 @@ describe('a staged PUT and the rest of the service', () => {
         restore();
       }
       // 2. The client sends the PUT again; the disk is still full when its first slice's batch commits.
-      restore = onTurns((call) => {
+      restore = onTurns(svc, (call) => {
         if (call === 1) failNextCommit();
       });
       try {
@@ -149,7 +126,7 @@ describe('a staged PUT and the rest of the service', () => {
     let put;
     try {
       // Slice 1 does everything (unbounded); its batch is lost.
-      const restore = onTurns((call) => {
+      const restore = onTurns(svc, (call) => {
         if (call === 1) failNextCommit();
       });
       try {

@@ -15,19 +15,11 @@ import { SCHEMA } from '../../server/src/service/schema';
 import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
 import { Store } from '../../server/src/service/store';
 import { startService, type TestService } from './harness';
+import { onTurns, rule } from './putTurns';
 
 const ENT = demoZoneId('enterprise.example.com');
 const CUSTOM = 'http_request_firewall_custom';
 const entry = (zone: string) => `/zones/${zone}/rulesets/phases/${CUSTOM}/entrypoint`;
-
-function rule(i: number, edit = 0): Record<string, unknown> {
-  return {
-    action: 'block',
-    expression: `(http.request.uri.path wildcard "/app-${i}/*" and ip.src in {192.0.2.0/24}) or http.host eq "h${i}-${edit}.example.com"`,
-    description: `Rule ${i} (edit ${edit})`,
-    ref: `rule-${i}`,
-  };
-}
 
 let svc: TestService;
 before(async () => {
@@ -172,13 +164,10 @@ describe('ruleset versions as rule rows', () => {
 
   /** Runs `during` once, in the turn a PUT of a whole list lets other requests in before it writes. */
   function duringPutsTurn(during: () => Promise<void>): void {
-    const service = svc.running.service as { nextTurn(): Promise<void> };
-    const own = service.nextTurn;
-    service.nextTurn = async () => {
-      service.nextTurn = own;
-      await own();
+    const restore = onTurns(svc, async () => {
+      restore();
       await during();
-    };
+    });
   }
 
   it('a PATCH that lands while a PUT of all the rules is about to be written: the PUT merges with it, each rule one version past the PUT and the PATCH', async () => {
@@ -215,20 +204,11 @@ describe('ruleset versions as rule rows', () => {
     assert.deepEqual([after.status, after.body.result?.version], [before.status, before.body.result?.version]);
   });
 
-  /** Runs `during` in the turns a PUT lets others in while it stages its rows (the second call of nextTurn and after; the first comes before staging). */
-  function whileStaging(during: (turn: number) => Promise<void>): () => void {
-    const service = svc.running.service as { nextTurn(): Promise<void> };
-    const own = service.nextTurn;
-    let calls = 0;
-    service.nextTurn = async () => {
-      calls++;
-      await own();
-      if (calls >= 2) await during(calls - 1);
-    };
-    return () => {
-      service.nextTurn = own;
-    };
-  }
+  /** Runs `during` in the turns a PUT lets others in while it stages its rows (the first comes before staging). */
+  const whileStaging = (during: (turn: number) => Promise<void>) =>
+    onTurns(svc, async (call) => {
+      if (call >= 2) await during(call - 1);
+    });
 
   it('a PUT that changes hundreds of rules stages its rows over several turns: meanwhile a GET answers the version before, exactly, and a write of the ruleset gets 429 with Retry-After', async () => {
     const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'staged', kind: 'custom', phase: CUSTOM, rules: Array.from({ length: 400 }, (_, i) => rule(i)) } });
