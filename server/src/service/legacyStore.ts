@@ -234,6 +234,20 @@ export function decodeId(obj: JsonObject, key: string, pointer: string, what: st
   return v;
 }
 
+/**
+ * The id of the object a body updates: the body's `id`, or, when the path names the object
+ * (`pathId`), the path's; the body's is then optional, and refused when it names another.
+ * `what` names the object in the error ("filter", "firewall rule").
+ */
+export function idOfUpdate(obj: JsonObject, pointer: string, what: string, pathId?: string): string {
+  if (pathId === undefined) return decodeId(obj, 'id', pointer, 'id');
+  const bodyId = optString(obj, 'id', pointer);
+  if (bodyId !== undefined && bodyId !== pathId) {
+    throw ApiError.of(400, CODES.invalidValue, `the id in the body (${bodyId}) is not the ${what}'s id in the path (${pathId})`, `${pointer}/id`);
+  }
+  return pathId;
+}
+
 export interface RuleFields {
   readonly action: LegacyAction;
   readonly priority: number | null;

@@ -14,11 +14,11 @@ import type { Store } from '../store';
 import {
   checkFilterExpression,
   decodeFilter,
-  decodeId,
   FILTER_KEYS,
   filterObject,
   firstProblem,
   getFilter,
+  idOfUpdate,
   idParams,
   legacyReport,
   MAX_FILTERS_PER_REQUEST,
@@ -226,15 +226,7 @@ function applyUpdates(ctx: Ctx, zone: ZoneRow, updates: readonly Update[]): Filt
 
 function decodeUpdate(zone: ZoneRow, obj: JsonObject, pointer: string, pathId?: string): Update {
   onlyKeys(obj, ['id', ...FILTER_KEYS], pointer);
-  let id: string;
-  if (pathId === undefined) id = decodeId(obj, 'id', pointer, 'id');
-  else {
-    id = pathId;
-    const bodyId = optString(obj, 'id', pointer);
-    if (bodyId !== undefined && bodyId !== pathId) {
-      throw ApiError.of(400, CODES.invalidValue, `the id in the body (${bodyId}) is not the filter's id in the path (${pathId})`, `${pointer}/id`);
-    }
-  }
+  const id = idOfUpdate(obj, pointer, 'filter', pathId);
   const input = decodeFilter(obj, pointer);
   requireValidExpression(input.expression, zone.plan, `${pointer}/expression`);
   return { id, input, pointer };

@@ -21,7 +21,7 @@
  *   - several rules may share one filter through `filter.id`.
  */
 import { ApiError, CODES, newId, notFound, paginate, timestamp, type ApiMessage, type Reply } from '../api';
-import { expectArray, expectObject, invalidJson, onlyKeys, optBool, optInt, optString, type Json, type JsonObject } from '../body';
+import { expectArray, expectObject, invalidJson, onlyKeys, optBool, optInt, type Json, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
 import { storeScope, type ZoneRow } from '../scope';
 import { requireZone } from '../scopeAccess';
@@ -36,6 +36,7 @@ import {
   FILTER_KEYS,
   getFilter,
   getRule,
+  idOfUpdate,
   idParams,
   MAX_PRIORITY,
   pausedParam,
@@ -335,15 +336,7 @@ interface PriorityEdit {
 
 function decodePriority(obj: JsonObject, pointer: string, pathId?: string): PriorityEdit {
   onlyKeys(obj, ['id', 'priority'], pointer);
-  let id: string;
-  if (pathId === undefined) id = decodeId(obj, 'id', pointer, 'id');
-  else {
-    id = pathId;
-    const bodyId = optString(obj, 'id', pointer);
-    if (bodyId !== undefined && bodyId !== pathId) {
-      throw ApiError.of(400, CODES.invalidValue, `the id in the body (${bodyId}) is not the firewall rule's id in the path (${pathId})`, `${pointer}/id`);
-    }
-  }
+  const id = idOfUpdate(obj, pointer, 'firewall rule', pathId);
   if (!('priority' in obj)) {
     // The official SDK's firewall.rules.edit takes no priority: it cannot send the one thing a PATCH changes.
     const sdk = pathId === undefined ? '' : "; the official SDK's firewall.rules.edit sends none: call client.patch(path, { body: { priority } })";
