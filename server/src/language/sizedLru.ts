@@ -9,10 +9,14 @@ export class SizedLru<V> {
   /** The estimated bytes held now. */
   bytes = 0;
 
-  /** `onEvict` hears of each entry let go to keep the budget, one too large to keep included (not of delete or clear). */
+  /**
+   * `onEvict` hears of each entry let go to keep the budget, one too large to keep included
+   * (not of delete or clear). `maxEntries` bounds the count too, where entries are many and small.
+   */
   constructor(
     private readonly budget: number,
     private readonly onEvict?: (key: string, value: V) => void,
+    private readonly maxEntries = Infinity,
   ) {}
 
   get size(): number {
@@ -35,7 +39,7 @@ export class SizedLru<V> {
       this.onEvict?.(key, value);
       return;
     }
-    while (this.bytes + bytes > this.budget) {
+    while (this.bytes + bytes > this.budget || this.map.size >= this.maxEntries) {
       const [k, e] = this.map.entries().next().value!;
       this.map.delete(k);
       this.bytes -= e.bytes;
@@ -43,6 +47,16 @@ export class SizedLru<V> {
     }
     this.map.set(key, { value, bytes });
     this.bytes += bytes;
+  }
+
+  /** The value, without marking it used. */
+  peek(key: string): V | undefined {
+    return this.map.get(key)?.value;
+  }
+
+  /** The entries, least recently used first (one may be deleted as they are walked). */
+  *oldest(): IterableIterator<[string, V]> {
+    for (const [k, e] of this.map) yield [k, e.value];
   }
 
   delete(key: string): void {

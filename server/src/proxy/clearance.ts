@@ -13,6 +13,7 @@
  * same visitor presses the button (proxy.ts `passChallenge`).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { SizedLru } from '../language/sizedLru';
 
 export const CLEARANCE_COOKIE = 'rulesmith_clearance';
 /** The proxy's own path on every zone host (never forwarded). */
@@ -79,41 +80,38 @@ export const MAX_PENDING_CHALLENGE_BYTES = 16 * 1024 * 1024;
 /**
  * The challenges served with the interstitial whose button may still be pressed: a value per
  * challenged request's ray id (the form posts it back), for the solve's security event.
- * Bounded: at most `maxEntries` entries and `maxBytes` estimated bytes, the oldest dropped
- * first; an entry expires `ttlMs` after it was kept (the clearance's lifetime, by default).
- * A solve is taken once.
+ * Bounded as a SizedLru (at most `maxEntries` entries and `maxBytes` estimated bytes, the
+ * oldest dropped first); an entry expires `ttlMs` after it was kept (the clearance's
+ * lifetime, by default). A solve is taken once.
  */
 export class PendingChallenges<V> {
-  private readonly map = new Map<string, { readonly value: V; readonly bytes: number; readonly expires: number }>();
-  /** The estimated bytes held now. */
-  bytes = 0;
+  private readonly kept: SizedLru<{ readonly value: V; readonly expires: number }>;
 
   constructor(
     private readonly now: () => number = Date.now,
     private readonly limits: { readonly maxEntries: number; readonly maxBytes: number; readonly ttlMs: number } = { maxEntries: MAX_PENDING_CHALLENGES, maxBytes: MAX_PENDING_CHALLENGE_BYTES, ttlMs: CLEARANCE_SECONDS * 1000 },
-  ) {}
-
-  get size(): number {
-    return this.map.size;
+  ) {
+    this.kept = new SizedLru(limits.maxBytes, undefined, limits.maxEntries);
   }
 
-  /** Keeps `value` for `key` (its estimated size `bytes`), dropping the expired and then the oldest entries past the limits; one larger than the whole budget is not kept. */
+  get size(): number {
+    return this.kept.size;
+  }
+
+  /** The estimated bytes held now. */
+  get bytes(): number {
+    return this.kept.bytes;
+  }
+
+  /** Keeps `value` for `key` (its estimated size `bytes`), the expired entries dropped first; one larger than the whole budget is not kept. */
   remember(key: string, value: V, bytes: number): void {
-    this.delete(key);
-    if (bytes > this.limits.maxBytes) return;
     const t = this.now();
-    // Oldest first (a Map keeps insertion order): the expired ones lead.
-    for (const [k, e] of this.map) {
+    // Kept in order, so the expired ones lead.
+    for (const [k, e] of this.kept.oldest()) {
       if (e.expires > t) break;
-      this.delete(k);
+      this.kept.delete(k);
     }
-    while (this.map.size >= this.limits.maxEntries || this.bytes + bytes > this.limits.maxBytes) {
-      const oldest = this.map.keys().next();
-      if (oldest.done) break;
-      this.delete(oldest.value);
-    }
-    this.map.set(key, { value, bytes, expires: t + this.limits.ttlMs });
-    this.bytes += bytes;
+    this.kept.set(key, { value, expires: t + this.limits.ttlMs }, bytes);
   }
 
   /**
@@ -121,21 +119,14 @@ export class PendingChallenges<V> {
    * then (a challenge is solved once). One `accept` refuses (another visitor) is kept for its own.
    */
   take(key: string, accept: (value: V) => boolean): V | undefined {
-    const e = this.map.get(key);
+    const e = this.kept.peek(key);
     if (!e) return undefined;
     if (e.expires <= this.now()) {
-      this.delete(key);
+      this.kept.delete(key);
       return undefined;
     }
     if (!accept(e.value)) return undefined;
-    this.delete(key);
+    this.kept.delete(key);
     return e.value;
-  }
-
-  private delete(key: string): void {
-    const e = this.map.get(key);
-    if (!e) return;
-    this.map.delete(key);
-    this.bytes -= e.bytes;
   }
 }

@@ -35,4 +35,16 @@ describe('SizedLru: a cache bounded by bytes', () => {
     c.set('big', 'new', 101);
     assert.deepEqual([c.get('big'), c.get('small'), c.bytes, dropped], [undefined, 's', 10, ['big=new']]);
   });
+
+  it('with maxEntries, keeps at most that many; peek does not mark an entry used; oldest walks least recently used first', () => {
+    const dropped: string[] = [];
+    const c = new SizedLru<string>(1_000, (k) => dropped.push(k), 2);
+    c.set('a', 'A', 1);
+    c.set('b', 'B', 1);
+    assert.equal(c.peek('a'), 'A');
+    c.set('c', 'C', 1);
+    assert.deepEqual([[...c.oldest()], dropped], [[['b', 'B'], ['c', 'C']], ['a']]);
+    c.get('b');
+    assert.deepEqual([...c.oldest()].map(([k]) => k), ['c', 'b']);
+  });
 });
