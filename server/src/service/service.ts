@@ -241,8 +241,8 @@ function chargeRulesetWrite(limiter: RulesetWriteLimiter | undefined, key: strin
   const taken = limiter.take(key);
   Object.assign(extra, taken.headers);
   if (!taken.throttled) return;
-  extra['retry-after'] = String(taken.throttled.retryAfter);
-  throw ApiError.of(429, CODES.rateLimited, `Too many updates to this ruleset: at most ${limiter.describe()}. Retry after ${taken.throttled.retryAfter} s (the Retry-After header).`);
+  const retryAfter = taken.throttled.retryAfter;
+  throw new ApiError(429, [{ code: CODES.rateLimited, message: `Too many updates to this ruleset: at most ${limiter.describe()}. Retry after ${retryAfter} s (the Retry-After header).` }], [], { 'retry-after': String(retryAfter) });
 }
 
 /** Aborted when the client of `req` disconnects before `res` is finished. */
