@@ -31,7 +31,8 @@ import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedR
 import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
 import { ApiError, CODES, ID, newId, timestamp } from './api';
-import { dropRowsBetween, forgetLiveRows, isStaging, readRules, reopenAt, writeRules, type StagedVersion } from './rulesetHistory';
+import { beginStaging, dropRowsBetween, dropStaged, endStaging, forgetLiveRows, isStaging, readRules, reopenAt, stageMore, writeRules, type StagedVersion } from './rulesetHistory';
+import { storeScope } from './scope';
 import { fixJson, joinedJson, jsonBytes, madeJoined, type Joined } from './jsonText';
 import type { Store } from './store';
 import { storeCache } from './storeCache';
@@ -623,7 +624,7 @@ export function nextVersion(store: Store, scope: RulesetScope, scopeId: string, 
  * Writes a new version of a ruleset (creating it when `draft.id` is absent) and returns
  * it. Call inside `store.write`. `staged`: its rules' rows are in already
  * (rulesetHistory.ts beginStaging). While another write stages the ruleset's next
- * version, this one is refused (rulesetBusy).
+ * version, this one is refused (refuseWhileStaging).
  */
 export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, draft: RulesetDraft, now: string = timestamp(), staged?: StagedVersion): StoredRuleset {
   const existing = draft.id !== undefined ? row(store, scope, scopeId, draft.id) : undefined;
@@ -653,6 +654,47 @@ export function saveRuleset(store: Store, scope: RulesetScope, scopeId: string, 
   writeRules(store, id, version, draft.rules, staged);
   remember(store, scope, scopeId, body);
   return body;
+}
+
+/** The longest one turn stages a version's rows (rulesetHistory.ts stageMore). */
+const STAGE_SLICE_MS = 1;
+
+/**
+ * Writes the next version of stored ruleset `rulesetId`, whose rules will be `rules`, with
+ * `write(staged)`: a store.write that calls saveRuleset with `staged`. When that version adds
+ * hundreds of rows they are staged first, over turns of STAGE_SLICE_MS (`nextTurn` lets other
+ * requests in between), and `write` runs in the turn after; should it throw, the staging is
+ * undone. Otherwise `write(undefined)` runs at once.
+ */
+export async function withStagedVersion<T>(
+  store: Store,
+  scope: RulesetScope,
+  scopeId: string,
+  rulesetId: string,
+  rules: readonly StoredRule[],
+  nextTurn: () => Promise<void>,
+  write: (staged: StagedVersion | undefined) => T,
+): Promise<T> {
+  const staged = beginStaging(store, rulesetId, nextVersion(store, scope, scopeId, rulesetId), rules);
+  if (!staged) return write(undefined);
+  const writes = storeScope(scope, scopeId);
+  let finished = false;
+  try {
+    while (!store.write(() => stageMore(store, staged, STAGE_SLICE_MS), writes)) await nextTurn();
+    await nextTurn();
+    const result = write(staged);
+    finished = true;
+    return result;
+  } finally {
+    endStaging(store, staged);
+    if (!finished && staged.inserted > 0) {
+      try {
+        store.write(() => dropStaged(store, staged), writes);
+      } catch {
+        // A store that takes no writes: nobody reads the rows, and the ruleset's next write drops them (rulesetHistory.ts).
+      }
+    }
+  }
 }
 
 /** The 429 a write of a ruleset gets while another write stages its next version (it takes a few turns: rulesetHistory.ts). */

@@ -73,8 +73,8 @@ import {
   customRulesetPhases,
   mergeRules,
   withRule,
-  nextVersion,
   saveRuleset,
+  withStagedVersion,
   withVersion,
   storedRulesets,
   storedVersion,
@@ -87,7 +87,7 @@ import {
   type StoredRule,
   type StoredRuleset,
 } from '../rulesetStore';
-import { beginStaging, bodyHash, dropStaged, endStaging, makeBody, stageMore, type StagedVersion } from '../rulesetHistory';
+import { bodyHash, makeBody, type StagedVersion } from '../rulesetHistory';
 import { inSlices } from '../ruleChecker';
 import { findRuleProblems, type Found, type RuleFindings, type RuleTarget } from '../ruleProblems';
 import { storeScope, zoneRow, type ZoneRow } from '../scope';
@@ -782,45 +782,20 @@ async function replaceRules(
   const again = fresh();
   if (again !== p.current) p = plan(again);
   // Hundreds of new rows go in over several turns before the write that makes them the
-  // ruleset's version (rulesetHistory.ts beginStaging); its other writes wait meanwhile (429).
-  const scope = storeScope(w.scope, w.scopeId);
+  // ruleset's version (withStagedVersion); its other writes wait meanwhile (429).
   const current = p.current;
-  const staged = !dry && current ? beginStaging(store, current.id, nextVersion(store, w.scope, w.scopeId, current.id), p.merged) : undefined;
-  let finished = false;
-  try {
-    if (staged) {
-      while (!store.write(() => stageMore(store, staged, STAGE_SLICE_MS), scope)) await ctx.service.nextTurn();
-      await ctx.service.nextTurn();
-      if (fresh()?.version !== current!.version) throw new Error(`ruleset ${current!.id} changed while its version ${staged.version} was staged`);
-    }
+  const save = (staged: StagedVersion | undefined): Reply => {
+    if (staged && fresh()?.version !== current!.version) throw new Error(`ruleset ${current!.id} changed while its version ${staged.version} was staged`);
     // The last check, in the turn that writes: a custom ruleset may have been deleted meanwhile.
     if (customRulesetPhases(store, w.accountId) !== checked.custom) warnings = verdictNow(ctx, rules, checked, pointerOf);
-    const reply = mutate(store, w, dry, () => {
+    return mutate(store, w, dry, () => {
       migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
       const { name, description, merged, now } = p;
       return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { id: current?.id, name, description, kind: target.kind, phase: target.phase, rules: merged }, now, staged) }, warnings);
     });
-    finished = true;
-    return reply;
-  } finally {
-    if (staged) {
-      endStaging(store, staged);
-      if (!finished && staged.inserted > 0) dropStagedRows(store, staged, scope);
-    }
-  }
+  };
+  return dry || !current ? save(undefined) : withStagedVersion(store, w.scope, w.scopeId, current.id, p.merged, () => ctx.service.nextTurn(), save);
 }
-
-/** Drops the rows of a staging whose write failed; a store that takes no writes leaves them for the version's next write to drop. */
-function dropStagedRows(store: Store, staged: StagedVersion, scope: string): void {
-  try {
-    store.write(() => dropStaged(store, staged), scope);
-  } catch {
-    // Nobody reads them (rulesetHistory.ts dropStaged).
-  }
-}
-
-/** The longest one turn inserts a staged version's rows (rulesetHistory.ts stageMore). */
-const STAGE_SLICE_MS = 1;
 
 function update(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
