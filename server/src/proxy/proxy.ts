@@ -53,10 +53,8 @@ export type { EvaluatedRequestSink } from '../evaluatedRequest';
 
 export type ChallengeMode = 'interstitial' | 'pass' | 'block';
 
-const userAgentOf = (req: IncomingMessage): string => {
-  const ua = req.headers['user-agent'];
-  return Array.isArray(ua) ? ua.join(', ') : (ua ?? '');
-};
+/** The request's User-Agent, as its event records it and its clearance is bound to (Node keeps the first of repeated ones). */
+const userAgentOf = (req: IncomingMessage): string => req.headers['user-agent'] ?? '';
 
 export interface ProxyOptions {
   readonly store: Store;
@@ -375,7 +373,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       host: hostName(req.headers.host),
       path: q < 0 ? target : target.slice(0, q),
       query: q < 0 ? '' : target.slice(q + 1),
-      userAgent: req.headers['user-agent'] ?? '',
+      userAgent: userAgentOf(req),
       httpVersion: `HTTP/${req.httpVersion}`,
       responseStatus: status,
       evaluation: v.evaluation,
