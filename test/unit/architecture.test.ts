@@ -23,6 +23,7 @@ type Part =
   | 'client'
   | 'protocol'
   | 'rulesApi'
+  | 'cursorPages'
   | 'regexBudget'
   | 'orderedWorker'
   | 'timedWorker'
@@ -48,15 +49,16 @@ const CORE: readonly Part[] = ['migration', 'managed', 'rulesets', 'requests', .
 
 /** The allowed imports between parts (a part may always import itself). */
 const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
-  client: ['protocol', 'rulesApi', 'regexBudget', 'corpusFiles', 'serveNodeFlags', 'terraform', ...CORE],
+  client: ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'corpusFiles', 'serveNodeFlags', 'terraform', ...CORE],
   lsp: ['protocol', 'regexBudget', 'timedWorker', 'terraform', ...CORE],
-  cli: ['proxy', 'service', 'regexBudget', 'corpusFiles', 'terraform', ...CORE],
+  cli: ['proxy', 'service', 'cursorPages', 'regexBudget', 'corpusFiles', 'terraform', ...CORE],
   terraform: [...CORE],
   proxy: ['service', 'evaluatedRequest', 'regexBudget', 'orderedWorker', ...CORE],
   service: ['rulesApi', 'evaluatedRequest', 'regexBudget', 'orderedWorker', 'timedWorker', ...CORE],
   evaluatedRequest: ['rulesets'],
   protocol: [],
   rulesApi: ['rulesets', 'language/scheme'],
+  cursorPages: [],
   regexBudget: [],
   orderedWorker: [],
   timedWorker: ['orderedWorker'],
@@ -83,6 +85,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
   evaluatedRequest: [],
   protocol: ['vscode-languageserver-protocol'],
   rulesApi: [],
+  cursorPages: [],
   regexBudget: ['node:v8'],
   orderedWorker: ['node:worker_threads'],
   timedWorker: ['node:worker_threads'],
@@ -100,7 +103,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
 
 /** The part a repository path belongs to, or undefined for a path outside every part. */
 /** The modules directly in server/src, each a part of its own. */
-const TOP_MODULES = ['protocol', 'rulesApi', 'regexBudget', 'orderedWorker', 'timedWorker', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags'] as const;
+const TOP_MODULES = ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'orderedWorker', 'timedWorker', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags'] as const;
 
 export function partOf(path: string): Part | undefined {
   if (path.startsWith('client/src/')) return 'client';

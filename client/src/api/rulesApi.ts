@@ -22,6 +22,7 @@ import { createClient } from 'cloudflare/tree-shakable';
 import { BaseZones } from 'cloudflare/resources/zones/zones';
 import { BaseTokens } from 'cloudflare/resources/user/tokens/tokens';
 import { Rulesets } from 'cloudflare/resources/rulesets/rulesets';
+import { everyPage } from '../../../server/src/cursorPages';
 import type { Account, Envelope, Filter, FirewallRule, MigrationCheck, MigrationConfig, MigrationStatus, Rule, Ruleset, RulesetHeader, TraceResult, WafPackage, Zone } from '../../../server/src/rulesApi';
 import { adviceFor, connectionErrorCode, fromEnvelope, retryAfterOf, toApiError, RulesApiError, UNREACHABLE_HEADER, type ApiMessage } from './errors';
 import { isLoopback } from './urls';
@@ -241,24 +242,19 @@ export class RulesApi {
    * the SDK reads) or `result_info.cursors.after` (what the published schema says), until
    * neither is there; a cursor that comes back again is an error.
    */
-  private async allCursor<T>(path: string, perPage = 50, maxPages = 200): Promise<T[]> {
-    const out: T[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    for (let n = 0; ; n++) {
-      if (n >= maxPages) throw new RulesApiError(`GET ${path}`, 200, [{ message: `the list is longer than ${maxPages} pages` }], 'Nothing was cut silently; report this.');
-      const env = await this.cf.get<Envelope<T[]>>(path, { query: { per_page: perPage, ...(cursor ? { cursor } : {}) } });
-      if (env && typeof env === 'object' && env.success === false) throw fromEnvelope(`GET ${path}`, 200, env.errors, this.options.local === true);
-      const items = Array.isArray(env?.result) ? env.result : [];
-      out.push(...items);
-      const info = env?.result_info;
-      const next = typeof info?.cursor === 'string' && info.cursor ? info.cursor : typeof info?.cursors?.after === 'string' && info.cursors.after ? info.cursors.after : undefined;
-      if (!next || items.length === 0) break;
-      if (seen.has(next)) throw new RulesApiError(`GET ${path}`, 200, [{ message: `the service returned the cursor "${next.slice(0, 40)}" twice` }], 'The list could not be read to its end; try again.');
-      seen.add(next);
-      cursor = next;
-    }
-    return out;
+  private allCursor<T>(path: string, perPage = 50, maxPages = 200): Promise<T[]> {
+    return everyPage<T>(
+      async (cursor) => {
+        const env = await this.cf.get<Envelope<T[]>>(path, { query: { per_page: perPage, ...(cursor ? { cursor } : {}) } });
+        if (env && typeof env === 'object' && env.success === false) throw fromEnvelope(`GET ${path}`, 200, env.errors, this.options.local === true);
+        return { items: Array.isArray(env?.result) ? env.result : [], info: env?.result_info };
+      },
+      (why) =>
+        'tooLong' in why
+          ? new RulesApiError(`GET ${path}`, 200, [{ message: `the list is longer than ${why.tooLong} pages` }], 'Nothing was cut silently; report this.')
+          : new RulesApiError(`GET ${path}`, 200, [{ message: `the service returned the cursor "${why.repeated.slice(0, 40)}" twice` }], 'The list could not be read to its end; try again.'),
+      maxPages,
+    );
   }
 
   // --- Identity -------------------------------------------------------------------------

@@ -14,6 +14,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { everyPage, type CursorInfo } from '../cursorPages';
 import { collectZoneRulesets, type RulesetBody, type RulesetSummary, type ZoneRulesetReader } from '../terraform/collect';
 import { exportTerraform, type ExportedRuleset, type ProviderVersion } from '../terraform/export';
 import { parseHcl } from '../terraform/hcl';
@@ -120,8 +121,8 @@ interface Envelope<T> {
   readonly success?: boolean;
   readonly result?: T;
   readonly errors?: readonly { readonly code?: number; readonly message?: string }[];
-  /** A cursor-paged list's: the next page's cursor (`cursor`, as the API answers it, or `cursors.after`, as its schema says). */
-  readonly result_info?: { readonly cursor?: unknown; readonly cursors?: { readonly after?: unknown } };
+  /** A cursor-paged list's: where the next page's cursor is (cursorPages.ts). */
+  readonly result_info?: CursorInfo;
 }
 
 /** A request the API answered with an error: `GET /path: 403 Authentication error (10000)`. */
@@ -160,27 +161,21 @@ const RULESETS_PER_PAGE = 50;
 /** Pages read of one list before giving up (10,000 rulesets), rather than loop on a server that never ends it. */
 const MAX_PAGES = 200;
 
-/**
- * Every item of a cursor-paged list (the rulesets lists): pages of `per_page`, each asked
- * for with the `cursor` the previous page's `result_info` gave, until a page gives none. A
- * cursor that comes back, or a list longer than MAX_PAGES, is an error: never a list cut short.
- */
-async function getAllPages<T>(api: string, path: string, token: string): Promise<T[]> {
-  const out: T[] = [];
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  for (let page = 0; ; page++) {
-    if (page === MAX_PAGES) throw new Error(`GET ${path}: the list is longer than ${MAX_PAGES} pages of ${RULESETS_PER_PAGE}; nothing was left out silently`);
-    const body = await request<T[]>(api, path, token, `?per_page=${RULESETS_PER_PAGE}${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
-    const items = Array.isArray(body.result) ? body.result : [];
-    out.push(...items);
-    const info = body.result_info;
-    const next = typeof info?.cursor === 'string' && info.cursor ? info.cursor : typeof info?.cursors?.after === 'string' && info.cursors.after ? info.cursors.after : undefined;
-    if (next === undefined || items.length === 0) return out;
-    if (seen.has(next)) throw new Error(`GET ${path}: the API returned the cursor "${next.slice(0, 40)}" twice; the list could not be read to its end`);
-    seen.add(next);
-    cursor = next;
-  }
+/** Every item of a cursor-paged list (the rulesets lists), pages of `per_page`: never a list cut short (cursorPages.ts). */
+function getAllPages<T>(api: string, path: string, token: string): Promise<T[]> {
+  return everyPage<T>(
+    async (cursor) => {
+      const body = await request<T[]>(api, path, token, `?per_page=${RULESETS_PER_PAGE}${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+      return { items: Array.isArray(body.result) ? body.result : [], info: body.result_info };
+    },
+    (why) =>
+      new Error(
+        'tooLong' in why
+          ? `GET ${path}: the list is longer than ${why.tooLong} pages of ${RULESETS_PER_PAGE}; nothing was left out silently`
+          : `GET ${path}: the API returned the cursor "${why.repeated.slice(0, 40)}" twice; the list could not be read to its end`,
+      ),
+    MAX_PAGES,
+  );
 }
 
 /**
