@@ -13,8 +13,8 @@ export function rule(i: number, edit = 0): Record<string, unknown> {
   };
 }
 
-/** Runs `hook(call)` after each turn a route of `svc` waits for, until the returned function is called. */
-export function onTurns(svc: TestService, hook: (call: number) => void | Promise<void>): () => void {
+/** Runs `run` with `hook(call)` after each turn a route of `svc` waits for, then takes the hook away. */
+export async function duringTurns<T>(svc: TestService, hook: (call: number) => void | Promise<void>, run: () => Promise<T>): Promise<T> {
   const service = svc.running.service as { nextTurn(): Promise<void> };
   const own = service.nextTurn;
   let calls = 0;
@@ -23,7 +23,9 @@ export function onTurns(svc: TestService, hook: (call: number) => void | Promise
     await own();
     await hook(calls);
   };
-  return () => {
+  try {
+    return await run();
+  } finally {
     service.nextTurn = own;
-  };
+  }
 }

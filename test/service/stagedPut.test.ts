@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { RulesetWriteLimiter } from '../../server/src/service/rateLimit';
 import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import { startService, type TestService } from './harness';
-import { onTurns, rule } from './putTurns';
+import { duringTurns, rule } from './putTurns';
 
 const CUSTOM = 'http_request_firewall_custom';
 
@@ -49,17 +49,11 @@ describe('a staged PUT and the rest of the service', () => {
     // Two writes of the ruleset at once, never refilled (the clock stands still).
     service.writeLimiter = new RulesetWriteLimiter(2, () => 0);
     let during: { status: number; code: number; message: string; ratelimit: string | null } | undefined;
-    const restore = onTurns(svc, async (call) => {
+    const put = await duringTurns(svc, async (call) => {
       if (call !== 2 || during) return;
       const r = await svc.call('PATCH', `${base}/rules/${ids[3]}`, { body: rule(3, 9) });
       during = { status: r.status, code: r.body.errors?.[0]?.code, message: r.body.errors?.[0]?.message, ratelimit: r.headers.get('ratelimit') };
-    });
-    let put;
-    try {
-      put = await svc.call('PUT', base, { body: { rules: Array.from({ length: 80 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } });
-    } finally {
-      restore();
-    }
+    }, () => svc.call('PUT', base, { body: { rules: Array.from({ length: 80 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } }));
     try {
       assert.equal(put.status, 200, JSON.stringify(put.body));
       assert.ok(during, 'a PATCH ran while the PUT staged');
@@ -84,23 +78,13 @@ describe('a staged PUT and the rest of the service', () => {
     let second;
     try {
       // 1. The disk is full when the header's batch commits: the staged rows stay, with no header.
-      let restore = onTurns(svc, (call) => {
+      first = await duringTurns(svc, (call) => {
         if (call === 2) failNextCommit();
-      });
-      try {
-        first = await svc.call('PUT', base, { body });
-      } finally {
-        restore();
-      }
+      }, () => svc.call('PUT', base, { body }));
       // 2. The client sends the PUT again; the disk is still full when its first slice's batch commits.
-      restore = onTurns(svc, (call) => {
+      second = await duringTurns(svc, (call) => {
         if (call === 1) failNextCommit();
-      });
-      try {
-        second = await svc.call('PUT', base, { body });
-      } finally {
-        restore();
-      }
+      }, () => svc.call('PUT', base, { body }));
     } finally {
       unbounded();
     }
@@ -126,14 +110,9 @@ describe('a staged PUT and the rest of the service', () => {
     let put;
     try {
       // Slice 1 does everything (unbounded); its batch is lost.
-      const restore = onTurns(svc, (call) => {
+      put = await duringTurns(svc, (call) => {
         if (call === 1) failNextCommit();
-      });
-      try {
-        put = await svc.call('PUT', base, { body });
-      } finally {
-        restore();
-      }
+      }, () => svc.call('PUT', base, { body }));
     } finally {
       unbounded();
     }

@@ -15,7 +15,7 @@ import { SCHEMA } from '../../server/src/service/schema';
 import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
 import { Store } from '../../server/src/service/store';
 import { startService, type TestService } from './harness';
-import { onTurns, rule } from './putTurns';
+import { duringTurns, rule } from './putTurns';
 
 const ENT = demoZoneId('enterprise.example.com');
 const CUSTOM = 'http_request_firewall_custom';
@@ -162,13 +162,11 @@ describe('ruleset versions as rule rows', () => {
     }
   });
 
-  /** Runs `during` once, in the turn a PUT of a whole list lets other requests in before it writes. */
-  function duringPutsTurn(during: () => Promise<void>): void {
-    const restore = onTurns(svc, async () => {
-      restore();
-      await during();
-    });
-  }
+  /** Runs `put` with `during` run once, in the turn a PUT of a whole list lets other requests in before it writes. */
+  const duringPutsTurn = <T>(during: () => Promise<void>, put: () => Promise<T>) =>
+    duringTurns(svc, async (call) => {
+      if (call === 1) await during();
+    }, put);
 
   it('a PATCH that lands while a PUT of all the rules is about to be written: the PUT merges with it, each rule one version past the PUT and the PATCH', async () => {
     const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'together', kind: 'custom', phase: CUSTOM, rules: Array.from({ length: 300 }, (_, i) => rule(i)) } });
@@ -176,10 +174,12 @@ describe('ruleset versions as rule rows', () => {
     const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
     const ids: string[] = made.body.result.rules.map((r: { id: string }) => r.id);
     let patch: Awaited<ReturnType<typeof svc.call>> | undefined;
-    duringPutsTurn(async () => {
-      patch = await svc.call('PATCH', `${base}/rules/${ids[7]}`, { body: rule(7, 9) });
-    });
-    const put = await svc.call('PUT', base, { body: { rules: Array.from({ length: 300 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } });
+    const put = await duringPutsTurn(
+      async () => {
+        patch = await svc.call('PATCH', `${base}/rules/${ids[7]}`, { body: rule(7, 9) });
+      },
+      () => svc.call('PUT', base, { body: { rules: Array.from({ length: 300 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } }),
+    );
     assert.deepEqual([patch?.status, patch?.body.result.version, put.status, put.body.result.version], [200, '2', 200, '3']);
     // The PUT was merged with the ruleset as the PATCH left it: rule 7 is at its third version, the others at their second.
     assert.deepEqual(put.body.result.rules.map((r: { version: string }) => r.version), Array.from({ length: 300 }, (_, i) => (i === 7 ? '3' : '2')));
@@ -193,10 +193,12 @@ describe('ruleset versions as rule rows', () => {
     const root = `${acc}/phases/${CUSTOM}/entrypoint`;
     const before = await svc.call('GET', root);
     let deleted: number | undefined;
-    duringPutsTurn(async () => {
-      deleted = (await svc.call('DELETE', `${acc}/${sharedId}`)).status;
-    });
-    const put = await svc.call('PUT', root, { body: { rules: [{ action: 'execute', expression: 'true', action_parameters: { id: sharedId }, ref: 'run-deleted' }] } });
+    const put = await duringPutsTurn(
+      async () => {
+        deleted = (await svc.call('DELETE', `${acc}/${sharedId}`)).status;
+      },
+      () => svc.call('PUT', root, { body: { rules: [{ action: 'execute', expression: 'true', action_parameters: { id: sharedId }, ref: 'run-deleted' }] } }),
+    );
     assert.deepEqual([deleted, put.status], [204, 400]);
     assert.match(put.body.errors[0].message, /^'[0-9a-f]{32}' is not a valid value for id because no managed ruleset nor custom ruleset of the account has this id/);
     assert.equal(put.body.errors[0].source.pointer, '/rules/0/action_parameters/id');
@@ -204,11 +206,11 @@ describe('ruleset versions as rule rows', () => {
     assert.deepEqual([after.status, after.body.result?.version], [before.status, before.body.result?.version]);
   });
 
-  /** Runs `during` in the turns a PUT lets others in while it stages its rows (the first comes before staging). */
-  const whileStaging = (during: (turn: number) => Promise<void>) =>
-    onTurns(svc, async (call) => {
+  /** Runs `put` with `during` run in the turns a PUT lets others in while it stages its rows (the first comes before staging). */
+  const whileStaging = <T>(during: (turn: number) => Promise<void>, put: () => Promise<T>) =>
+    duringTurns(svc, async (call) => {
       if (call >= 2) await during(call - 1);
-    });
+    }, put);
 
   it('a PUT that changes hundreds of rules stages its rows over several turns: meanwhile a GET answers the version before, exactly, and a write of the ruleset gets 429 with Retry-After', async () => {
     const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'staged', kind: 'custom', phase: CUSTOM, rules: Array.from({ length: 400 }, (_, i) => rule(i)) } });
@@ -216,20 +218,14 @@ describe('ruleset versions as rule rows', () => {
     const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
     const ids: string[] = made.body.result.rules.map((r: { id: string }) => r.id);
     const seen: { turn: number; get: unknown; patch: [number, string | null, string]; del: number }[] = [];
-    const restore = whileStaging(async (turn) => {
+    const put = await whileStaging(async (turn) => {
       // The cache of the ruleset is dropped, so the GET reads the store, where the staged rows are.
       svc.store.rollbackHooks.forEach((h) => h());
       const get = (await svc.call('GET', base)).body.result;
       const patch = await svc.call('PATCH', `${base}/rules/${ids[3]}`, { body: rule(3, 9) });
       const del = (await svc.call('DELETE', base)).status;
       seen.push({ turn, get, patch: [patch.status, patch.headers.get('retry-after'), patch.body.errors?.[0]?.message ?? ''], del });
-    });
-    let put;
-    try {
-      put = await svc.call('PUT', base, { body: { rules: Array.from({ length: 400 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } });
-    } finally {
-      restore();
-    }
+    }, () => svc.call('PUT', base, { body: { rules: Array.from({ length: 400 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } }));
     assert.deepEqual([put.status, put.body.result.version], [200, '2']);
     // 400 rows at 2 ms a turn: more than one turn of staging, then the turn before the write.
     assert.ok(seen.length >= 2, `turns seen while staging: ${seen.length}`);
@@ -253,15 +249,9 @@ describe('ruleset versions as rule rows', () => {
     const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
     const rowsOf = () => svc.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM ruleset_rules WHERE ruleset_id = ?', [id])!.n;
     // As a batch lost to an I/O error would: staged rows of version 2 gone before the write that makes it current.
-    const restore = whileStaging(async () => {
+    const put = await whileStaging(async () => {
       svc.store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version = 2 AND rule_id IN (SELECT rule_id FROM ruleset_rules WHERE ruleset_id = ? AND from_version = 2 LIMIT 1)', [id, id]);
-    });
-    let put;
-    try {
-      put = await svc.call('PUT', base, { body: { rules: Array.from({ length: 100 }, (_, i) => rule(i, 1)) } });
-    } finally {
-      restore();
-    }
+    }, () => svc.call('PUT', base, { body: { rules: Array.from({ length: 100 }, (_, i) => rule(i, 1)) } }));
     assert.equal(put.status, 500);
     assert.equal(rowsOf(), 100);
     svc.store.rollbackHooks.forEach((h) => h());
@@ -286,17 +276,11 @@ describe('ruleset versions as rule rows', () => {
     const rows = rowsOf();
     let deleted: number | undefined;
     let stillUsed: [number, number] | undefined;
-    const restore = whileStaging(async () => {
+    const put = await whileStaging(async () => {
       deleted ??= (await svc.call('DELETE', `${acc}/${sharedId}`)).status;
       const used = await svc.call('DELETE', `${acc}/${others[68]}`);
       stillUsed ??= [used.status, used.body.errors?.[0]?.code];
-    });
-    let put;
-    try {
-      put = await svc.call('PUT', root, { body: { rules: [{ action: 'execute', expression: 'true', action_parameters: { id: sharedId }, ref: 'run-it' }, ...Array.from({ length: 68 }, (_, i) => logged(i)), logged(69)] } });
-    } finally {
-      restore();
-    }
+    }, () => svc.call('PUT', root, { body: { rules: [{ action: 'execute', expression: 'true', action_parameters: { id: sharedId }, ref: 'run-it' }, ...Array.from({ length: 68 }, (_, i) => logged(i)), logged(69)] } }));
     assert.deepEqual([deleted, stillUsed, put.status, put.body.errors?.[0]?.source?.pointer], [204, [400, 20030], 400, '/rules/0/action_parameters/id']);
     assert.equal(rowsOf(), rows);
     assert.deepEqual((await svc.call('GET', root)).body.result, before.body.result);
