@@ -22,7 +22,7 @@ import { validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
 import type { HclParse } from './hcl';
 import { asTemplate, attribute, type HclBlock, type HclObject, type HclValue, type Span } from './hclScan';
 import { dependencyName, locate, ruleObjects, type ExpressionSite, type Located, type RulesetSite } from './locate';
-import { importIds, resourcesOf, toRuleset, untemplate, type TfRulesetResource } from './rulesetJson';
+import { importIds, resourcesOf, rulesetReference, toRuleset, untemplate, type TfRulesetResource } from './rulesetJson';
 
 export interface TfProblem {
   /** Offsets into the `.tf` text. */
@@ -215,9 +215,6 @@ function ruleName(rules: ReturnType<typeof ruleObjects>, rule: number | null): {
   return ref?.kind === 'string' ? { ruleName: ref.text } : {};
 }
 
-/** `${cloudflare_ruleset.x.id}` -> `x`. */
-const REFERENCE = /^\$\{cloudflare_ruleset\.([A-Za-z0-9_-]+)\.id\}$/;
-
 /**
  * The execute rules of `r` whose id refers to a ruleset of the file (resolved through an
  * import block or not), judged by that resource's `kind`: a custom ruleset is what an
@@ -241,7 +238,7 @@ function executeReferences(
     const path = `rules[${i}].action_parameters.id`;
     const reference = resolved.find((x) => x.path === path)?.reference;
     // Resolved: `cloudflare_ruleset.x.id`; else the value as written, `${cloudflare_ruleset.x.id}`.
-    const name = reference !== undefined ? reference.split('.')[1] : typeof id === 'string' ? REFERENCE.exec(id)?.[1] : undefined;
+    const name = (reference ?? (typeof id === 'string' ? rulesetReference(id) : undefined))?.split('.')[1];
     if (name === undefined) return;
     const target = resources.find((x) => x.name === name);
     if (!target) return;

@@ -80,6 +80,11 @@ export function untemplate(s: string): string | undefined {
   return s.replace(/([$%])\1\{/g, '$1{');
 }
 
+/** The resource a value `${cloudflare_ruleset.x.id}` refers to (`cloudflare_ruleset.x`), or undefined for any other value. */
+export function rulesetReference(v: string): string | undefined {
+  return /^\$\{(cloudflare_ruleset\.[A-Za-z0-9_-]+)\.id\}$/.exec(v)?.[1];
+}
+
 /** One resource as a ruleset body. */
 export function toRuleset(resource: TfRulesetResource, ids: ReadonlyMap<string, { id: string; zoneId?: string; accountId?: string }> = new Map()): ImportedRuleset {
   const unresolved: { path: string; dependsOn: string[] }[] = [];
@@ -97,7 +102,7 @@ export function toRuleset(resource: TfRulesetResource, ids: ReadonlyMap<string, 
     if (typeof v !== 'string') return v;
     const literal = untemplate(v);
     if (literal !== undefined) return literal;
-    const ref = /^\$\{(cloudflare_ruleset\.[A-Za-z0-9_-]+)\.id\}$/.exec(v)?.[1];
+    const ref = rulesetReference(v);
     const id = ref === undefined ? undefined : ids.get(ref)?.id;
     if (ref !== undefined && id !== undefined) {
       resolved.push({ path, reference: `${ref}.id` });
