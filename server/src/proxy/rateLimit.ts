@@ -21,6 +21,10 @@
  */
 import type { RuleRef, ZoneConfig } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
+import { parseCharacteristic, type Characteristic } from '../rulesets/rateLimitParams';
+import { RUNTIME_FUNCTIONS } from '../language/runtime/functions';
+import { utf8ToBinary } from '../language/bytes';
+import { EXACT_BYTES } from '../language/fieldValues';
 import { sha256 } from '../service/sha256';
 
 /**
@@ -102,6 +106,11 @@ export class RateLimiter {
     const end = c.until > 0 ? c.until : c.windowStart + limit.period * 1000;
     return Math.max(1, Math.ceil((end - this.now()) / 1000));
   }
+
+  /** Forgets the counter held for `key` (its count and any mitigation): the next matching request opens a new window. */
+  reset(key: string): void {
+    this.counters.delete(counterKey(key));
+  }
 }
 
 /**
@@ -121,21 +130,53 @@ export function ruleKey(rule: Pick<RuleRef, 'rulesetId' | 'ruleId'>): string {
   return `${rule.rulesetId ?? ''}/${rule.ruleId ?? ''}`;
 }
 
+/** Each characteristic's text as parsed: the validator has refused any it cannot parse. */
+const parsedCharacteristics = new Map<string, Characteristic | undefined>();
+/** The engine's own JSON lookups, so a counter keys on the value a rule's expression sees. */
+const lookupJson = { string: RUNTIME_FUNCTIONS.get('lookup_json_string')!.prepare([]), integer: RUNTIME_FUNCTIONS.get('lookup_json_integer')!.prepare([]) };
+
+function characteristicOf(text: string): Characteristic | undefined {
+  let c = parsedCharacteristics.get(text);
+  if (c === undefined && !parsedCharacteristics.has(text)) {
+    const parsed = parseCharacteristic(text);
+    c = 'error' in parsed ? undefined : parsed;
+    // Bounded: the texts come from deployed rules, but a long-running proxy sees many deploys.
+    if (parsedCharacteristics.size >= 10_000) parsedCharacteristics.clear();
+    parsedCharacteristics.set(text, c);
+  }
+  return c;
+}
+
 /**
  * One request's value of each characteristic, from its field values as fields.ts builds
- * them (before typing): `name["key"]` looks the key up in a map field (header names
- * lower-cased), `cf.colo.id` is LOCAL_COLO_ID, any other name is that field's value.
+ * them (before typing), as rateLimitParams.ts reads them. A text it cannot read (a rule
+ * stored before the validator refused it) counts per client address, so that no client's
+ * requests can rate-limit another's.
  */
 export function characteristicsKey(characteristics: readonly string[], fields: Readonly<Record<string, unknown>>): string {
-  const values = characteristics.map((c) => {
-    if (c === 'cf.colo.id') return LOCAL_COLO_ID;
-    const m = /^([a-z0-9_.]+)\["(.*)"\]$/.exec(c);
-    if (m) {
-      const map = fields[m[1]!] as Record<string, unknown> | undefined;
-      const key = m[1] === 'http.request.headers' ? m[2]!.toLowerCase() : m[2]!;
-      return map && Object.prototype.hasOwnProperty.call(map, key) ? map[key] : null;
+  const values = characteristics.map((text) => {
+    const c = characteristicOf(text);
+    if (!c) return fields['ip.src'] ?? null;
+    switch (c.kind) {
+      case 'colo':
+        return LOCAL_COLO_ID;
+      case 'visitor':
+        return fields['ip.src'] ?? null;
+      case 'field':
+        return fields[c.field] ?? null;
+      case 'entry': {
+        const map = fields[c.field] as Record<string, unknown> | undefined;
+        return map && Object.prototype.hasOwnProperty.call(map, c.key) ? map[c.key] : null;
+      }
+      case 'json': {
+        // The body as fields.ts gives it: UTF-8 text, or its exact bytes when it is not UTF-8.
+        const raw = fields['http.request.body.raw'];
+        const body = typeof raw === 'string' ? utf8ToBinary(raw) : (raw as Record<symbol, unknown> | undefined)?.[EXACT_BYTES];
+        if (typeof body !== 'string') return null;
+        const v = lookupJson[c.type]([body, ...c.keys.map((k) => (typeof k === 'number' ? k : utf8ToBinary(k)))]);
+        return v === undefined ? null : String(v);
+      }
     }
-    return fields[c] ?? null;
   });
   return JSON.stringify(values);
 }

@@ -36,6 +36,7 @@ import { jsonErrorText } from './jsonErrors';
 import { parseRulesetTree, propsOf, rulesetNodeOf, rulesPathOf } from './jsonTree';
 import { ACTIONS, SKIP_PRODUCTS, type Action, type RulesetKind } from './model';
 import { ACTION_PARAMETERS_REQUIRED, closest, didYouMean, HEX32, kindOf, list, MISSING_EXPRESSION, type RulesetProblem, type Scope, type Spec, type ValidateOptions } from './rulesetChecker';
+import { characteristicsProblem, MITIGATION_SECONDS, parseCharacteristic, RATELIMIT_SECONDS } from './rateLimitParams';
 import { OverridesChecker } from './validateOverrides';
 
 export type { ExecuteTargetCode, MisplacedData, RulesetProblem, RulesetProblemCode, ValidateOptions } from './rulesetChecker';
@@ -230,6 +231,7 @@ class Validator extends OverridesChecker {
     if (ratelimit && this.phase && this.phase !== 'http_ratelimit') {
       this.at(ratelimit.key, 'warning', 'ratelimit-not-in-phase', `"ratelimit" has no effect in phase ${this.phase}`, { rule: index, hint: 'Rate limiting rules live in the http_ratelimit phase.' });
     }
+    if (ratelimit?.value?.type === 'object') this.ratelimitValues(ratelimit.value, index);
     if (!ratelimit && this.phase === 'http_ratelimit' && action !== undefined && action !== 'execute' && this.kind !== 'managed') {
       this.missing(rule, 'a rate limiting rule needs "ratelimit" (characteristics and period)', { rule: index, schema: false });
     }
@@ -248,6 +250,30 @@ class Validator extends OverridesChecker {
         data: { path: [...this.rulesPath, index], ref: this.suggestRef(rule, index) },
       });
     }
+  }
+
+  /** The values the hosted API allows in `ratelimit` (rateLimitParams.ts); their types are RATELIMIT's to check. */
+  private ratelimitValues(node: Node, rule: number): void {
+    const props = propsOf(node);
+    const seconds = (key: string, allowed: readonly number[], what: string) => {
+      const v = props.get(key)?.value;
+      if (v?.type === 'number' && Number.isInteger(v.value) && !allowed.includes(v.value)) {
+        this.at(v, 'error', 'invalid-value', `'${v.value}' is not a valid value for ${key}: ${what} is one of ${allowed.join(', ')} seconds`, { rule, schema: true });
+      }
+    };
+    seconds('period', RATELIMIT_SECONDS, 'a counting period');
+    seconds('mitigation_timeout', MITIGATION_SECONDS, 'a mitigation timeout (0: throttle, act only while over the limit)');
+    const list = props.get('characteristics')?.value;
+    if (list?.type !== 'array') return;
+    const texts: string[] = [];
+    for (const item of list.children ?? []) {
+      if (item.type !== 'string' || typeof item.value !== 'string' || item.value === '') continue;
+      texts.push(item.value);
+      const c = parseCharacteristic(item.value);
+      if ('error' in c) this.at(item, 'error', 'invalid-value', c.error, { rule, schema: true });
+    }
+    const whole = characteristicsProblem(texts);
+    if (whole) this.at(list, 'error', 'invalid-value', whole, { rule, schema: true });
   }
 
   /** A ref for a rule without one: its id, else a slug of its description, else `rule-N`; unique. */

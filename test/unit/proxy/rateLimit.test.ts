@@ -79,6 +79,21 @@ describe('characteristics', () => {
     assert.equal(characteristicsKey(['http.request.headers["X-API-Key"]', 'http.request.cookies["session"]', 'http.request.cookies["none"]'], fields), '[["k1"],["s"],null]');
   });
 
+  it('counts cf.unique_visitor_id by the client address, and JSON lookups as the engine reads them (a missing or mistyped value is null)', () => {
+    const body = (raw: string) => ({ ...fields, 'http.request.body.raw': raw });
+    assert.equal(characteristicsKey(['cf.colo.id', 'cf.unique_visitor_id'], fields), '[0,"203.0.113.9"]');
+    const user = 'lookup_json_string(http.request.body.raw, "user", "name")';
+    assert.equal(characteristicsKey([user], body('{"user": {"name": "alice"}}')), '["alice"]');
+    assert.equal(characteristicsKey([user], body('{"user": {"name": "Zoë"}}')), JSON.stringify(['Zo\u00c3\u00ab']));
+    assert.equal(characteristicsKey([user], body('{"user": {"name": 7}}')), '[null]');
+    assert.equal(characteristicsKey([user], body('not json')), '[null]');
+    assert.equal(characteristicsKey(['lookup_json_integer(http.request.body.raw, "ids", 1)'], body('{"ids": [5, 42]}')), '["42"]');
+  });
+
+  it('counts a characteristic it cannot read (stored before the validator refused it) by the client address, never one counter for all', () => {
+    assert.equal(characteristicsKey(['cf.colo.id', 'http.request.jwt.claims["x"][0]'], fields), '[0,"203.0.113.9"]');
+  });
+
   it("indexes the rules that have rate-limit parameters: the entry point's and those of the rate limiting rulesets it may execute", () => {
     const rules = rateLimitRules({
       entryPoints: { http_ratelimit: { id: 'ep', rules: [{ id: 'r1', expression: 'true', action: 'block', ratelimit: LIMIT }, { id: 'r2', expression: 'true', action: 'log' }] } },

@@ -248,6 +248,26 @@ test('plan: log in custom rules and payload logging need Enterprise', () => {
   assert.deepEqual(validate(text, { plan: 'enterprise' }), []);
 });
 
+test('rate limiting rules: the periods, timeouts and characteristics the hosted API allows', () => {
+  const rl = (ratelimit: unknown) => `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": "true", "action": "block", "ratelimit": ${JSON.stringify(ratelimit)}}]}`;
+  const problems = (ratelimit: unknown) => {
+    const text = rl(ratelimit);
+    return validate(text).map((p) => [p.code, text.slice(p.start, p.end), p.message]);
+  };
+  const ok = ['cf.colo.id', 'lookup_json_string(http.request.body.raw, "user")', 'http.request.headers["x-api-key"]', 'http.request.body.form["user"]', 'lookup_json_integer(http.request.body.raw, "ids", 0)'];
+  assert.deepEqual(problems({ characteristics: ok, period: 65535, mitigation_timeout: 0 }), []);
+  assert.deepEqual(problems({ characteristics: ['cf.colo.id', 'ip.src'], period: 7, mitigation_timeout: 13 }), [
+    ['invalid-value', '7', "'7' is not a valid value for period: a counting period is one of 10, 15, 20, 30, 40, 45, 60, 90, 120, 180, 240, 300, 480, 600, 900, 1200, 1800, 2400, 3600, 65535, 86400 seconds"],
+    ['invalid-value', '13', "'13' is not a valid value for mitigation_timeout: a mitigation timeout (0: throttle, act only while over the limit) is one of 0, 10, 15, 20, 30, 40, 45, 60, 90, 120, 180, 240, 300, 480, 600, 900, 1200, 1800, 2400, 3600, 65535, 86400 seconds"],
+  ]);
+  const [unknown] = problems({ characteristics: ['cf.colo.id', 'ip.source'], period: 60 });
+  assert.deepEqual(unknown!.slice(0, 2), ['invalid-value', '"ip.source"']);
+  assert.match(unknown![2] as string, /^'ip\.source' is not a rate limiting characteristic this service counts by: use cf\.colo\.id, ip\.src, cf\.unique_visitor_id, /);
+  assert.deepEqual(problems({ characteristics: ['cf.unique_visitor_id', 'ip.src'], period: 60 }), [
+    ['invalid-value', '["cf.unique_visitor_id","ip.src"]', 'cf.unique_visitor_id (IP with NAT support) cannot be combined with ip.src: keep one of them'],
+  ]);
+});
+
 test('rate limiting rules: ratelimit required in http_ratelimit, its shape, pointless elsewhere', () => {
   const text = `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": "true", "action": "block"}, {"ref": "b", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": "60"}}]}`;
   expectProblems(text, validate(text), [
