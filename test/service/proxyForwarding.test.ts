@@ -1,8 +1,9 @@
 // The WAF proxy's forwarding at its edges, over real sockets: answers from the app that node
 // refuses to write as they are (a Trailer header where nothing is chunked, an invalid status
-// line), the upstream timeout against a slow upload, an app that answers before the upload
-// ends, clients that leave mid-evaluation, pipelined garbage, and the requests the proxy
-// answers itself (CONNECT, a stalled body) or forwards as they are (OPTIONS *).
+// line), a 204 and a 304 relayed without a body on a kept-alive connection, the upstream
+// timeout against a slow upload, an app that answers before the upload ends, clients that
+// leave mid-evaluation, pipelined garbage, and the requests the proxy answers itself
+// (CONNECT, a stalled body) or forwards as they are (OPTIONS *).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { proxyTestFile, raw, rawSocket, send, startRawUpstream, ZONE } from './proxyHarness';
@@ -74,6 +75,33 @@ describe("the app's answers node would refuse to write as they are", () => {
       });
     } finally {
       app.close();
+    }
+  });
+});
+
+describe("the app's answers without a body", () => {
+  // docs/proxy.md (Forwarding): status and headers are kept; a 204 and a 304 carry no body, so
+  // the connection stays in step for the next request on it.
+  it("relays the app's 204 and 304 without a body on a kept-alive connection", async () => {
+    // One answer per upstream connection, then it closes (the agent does not reuse it).
+    const up = await startRawUpstream((head, s) => {
+      const path = head.split(' ')[1];
+      if (path === '/204') s.end('HTTP/1.1 204 No Content\r\nx-a: 1\r\n\r\n');
+      else if (path === '/304') s.end('HTTP/1.1 304 Not Modified\r\netag: "v1"\r\n\r\n');
+      else s.end('HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello');
+    });
+    try {
+      await withProxy({ upstream: up.url }, async (p) => {
+        const r = await raw(p.url(), `GET /204 HTTP/1.1\r\nHost: ${ZONE}\r\n\r\nGET /304 HTTP/1.1\r\nHost: ${ZONE}\r\nIf-None-Match: "v1"\r\n\r\nGET /ok HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`);
+        const answers = r.data.split(/(?=HTTP\/1\.1 )/).map((a) => [a.split('\r\n')[0], a.slice(a.indexOf('\r\n\r\n') + 4), /\r\ntransfer-encoding:/i.test(a)]);
+        assert.deepEqual(answers, [
+          ['HTTP/1.1 204 No Content', '', false],
+          ['HTTP/1.1 304 Not Modified', '', false],
+          ['HTTP/1.1 200 OK', 'hello', false],
+        ]);
+      });
+    } finally {
+      up.close();
     }
   });
 });

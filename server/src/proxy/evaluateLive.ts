@@ -51,6 +51,12 @@ export function asRouted(live: LiveRequest): LiveRequest {
 export interface LiveEvaluation extends Evaluation {
   /** A rate limit decided the request: seconds until it lets the client through again (the answer's `Retry-After`). */
   readonly retryAfter?: number;
+  /**
+   * A rate limit decided the request: its counter's key (the rule and the request's
+   * characteristic values, as counted), so that passing the challenge it issued resets it
+   * (RateLimiter.reset, proxy.ts `passChallenge`).
+   */
+  readonly rateLimitCounter?: string;
 }
 
 export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): LiveEvaluation {
@@ -68,6 +74,8 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
   });
   const d = evaluation.decision;
   const rl = d.phase === 'http_ratelimit' && d.action !== 'allow-through' ? zone.rateLimits.get(ruleKey(d)) : undefined;
-  const retryAfter = rl && limiter.retryAfter(counter(d, rl), rl);
-  return retryAfter === undefined ? evaluation : { ...evaluation, retryAfter };
+  if (!rl) return evaluation;
+  const rateLimitCounter = counter(d, rl);
+  const retryAfter = limiter.retryAfter(rateLimitCounter, rl);
+  return { ...evaluation, rateLimitCounter, ...(retryAfter === undefined ? {} : { retryAfter }) };
 }

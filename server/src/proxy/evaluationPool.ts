@@ -279,6 +279,17 @@ export class EvaluationPool {
     }
   }
 
+  /**
+   * Passing a rate-limit rule's challenge resets its counter (proxy.ts `passChallenge`): every
+   * running worker forgets the counter `key` (evaluateLive.ts) before the requests sent after.
+   * All of them, as the worker that counted it may not be the one its zone's requests go to
+   * now (a deploy since changed the rules' characteristics); the proxy's thread resets its own.
+   */
+  resetRateLimit(key: string): void {
+    if (this.closed) return;
+    for (const w of this.workers) w?.link.post({ type: 'reset', key } satisfies ToWorker);
+  }
+
   /** The request's evaluation; rejects with EvaluationUnavailable when its worker holds `queue` requests already, or hangs on it. */
   evaluate(job: LiveJob, clientIp: string): Promise<LiveEvaluation> {
     return new Promise((resolve, reject) => this.dispatch({ job, clientIp, resolve, reject }, true));

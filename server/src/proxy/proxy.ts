@@ -18,9 +18,12 @@
  * relaying it, escapes: the client gets a 502 or a closed connection, the process goes on.
  *
  * Every evaluated request goes to the EvaluatedRequestSink, if one is given, once its
- * status is known; the sink must return at once (it is never awaited). A challenge served
- * with the interstitial is also kept (PendingChallenges, by its ray id, which the form posts
- * back), so that the button's press is recorded as its solve, for the rule that challenged.
+ * status is known, and is counted in its zone's `requests`, once: a client that leaves
+ * before its answer (while its request is evaluated, or before the app answers or switches
+ * protocols) has status 499 (CLIENT_CLOSED); the sink must return at once (it is never
+ * awaited). A challenge served with the interstitial is also kept (PendingChallenges, by its
+ * ray id, which the form posts back), so that the button's press is recorded as its solve,
+ * for the rule that challenged, and resets that rule's counter when a rate limit challenged.
  *
  * Fail closed: once the rules service's store has failed an fsync (Store.unavailable), the
  * configuration the proxy holds may include a deployment a restart takes back, so every
@@ -157,6 +160,23 @@ const STORE_FAILED = 'the rules store failed; restart rulesmith serve';
 /** The proxy's control API (see `control`), on every host. */
 export const CONTROL_PATH = '/.rulesmith/proxy';
 
+/**
+ * The status of a request whose client closed its connection before the answer (nginx's
+ * 499, the one Cloudflare's logs give it too): its events and its count carry it.
+ */
+export const CLIENT_CLOSED = 499;
+
+/** What a challenge served with the interstitial keeps until its button is pressed (`passChallenge`). */
+interface PendingChallenge {
+  /** Whose press it takes: the zone, and the visitor the clearance is bound to. */
+  readonly zoneId: string;
+  readonly visitor: Visitor;
+  /** The solve's event (`solveOf`), when the proxy records events. */
+  readonly solve?: EvaluatedRequest;
+  /** The counter of the rate-limit rule that challenged (evaluateLive.ts), which passing resets. */
+  readonly rateLimitCounter?: string;
+}
+
 
 export function createProxy(options: ProxyOptions): RunningProxy {
   const routes: ZoneRoute[] = [];
@@ -174,8 +194,13 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const trust = options.trust ?? 'nobody';
   const limiter = new RateLimiter(now, options.maxRateLimitCounters ?? DEFAULT_MAX_COUNTERS);
   const clearance = new Clearance(now);
-  /** By the served request's ray id: its solve's event, but for the time and status the button's press gives it (`solveOf`). */
-  const pendingSolves = new PendingChallenges<EvaluatedRequest>(now);
+  /** By the served request's ray id: what its press needs (its solve's event, its rate-limit counter). */
+  const pendingChallenges = new PendingChallenges<PendingChallenge>(now);
+  /**
+   * Answers whose request's body was refused on the socket (`clientError`: 400) before any of
+   * them went out: when the connection goes, that status is the request's, not CLIENT_CLOSED.
+   */
+  const refusedBodies = new WeakMap<ServerResponse, number>();
   const log = options.log ?? (() => {});
   const zones = new LiveZones(options.store);
   /** The body bytes a zone's rules see: its own setting where it has one, else `--inspect-body-limit`. */
@@ -266,7 +291,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (unfinished) {
       log(`proxy: 400 Bad Request (${err.code ?? err.message} in the body of ${unfinished.req.method} ${unfinished.req.url})`);
       if (unfinished.headersSent) socket.destroy();
-      else socket.end(plainAnswer(400, 'Bad Request', 'the request body is malformed or cut short'), () => socket.destroy());
+      else {
+        refusedBodies.set(unfinished, 400);
+        socket.end(plainAnswer(400, 'Bad Request', 'the request body is malformed or cut short'), () => socket.destroy());
+      }
       return;
     }
     // Behind a pipelined request still being answered, an error answer now would be read as that one's.
@@ -338,23 +366,34 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return v.kind === 'block' && action !== 'block' ? `block (${action}, --challenge block)` : action;
   }
 
-  function record(v: Verdict, req: IncomingMessage, status: number): void {
+  /**
+   * Counts the request and hands it to the sink with the status the client got: once per
+   * request. `sent`: whether a request let through went to the app (one whose client left
+   * while it was evaluated did not: counted in `requests` only).
+   */
+  function record(v: Verdict, req: IncomingMessage, status: number, sent = true): void {
     const c = stats.get(v.route.zoneId)?.counters;
     if (c) {
       c.requests++;
       if (v.kind === 'block') c.blocked++;
       else if (v.kind === 'challenge') c.challenged++;
       else if (status === 502 || status === 504) c.upstreamErrors++;
-      else c.forwarded++;
+      else if (sent) c.forwarded++;
     }
-    if (!options.sink) return;
-    const event = evaluatedRequest(v, req, status);
-    toSink(event);
-    // The interstitial's button posts the ray id back: its solve is recorded then (passChallenge).
-    if (v.kind === 'challenge') {
-      const solve = solveOf(event);
-      if (solve) pendingSolves.remember(v.rayId, solve, solveBytes(solve));
-    }
+    const event = options.sink ? evaluatedRequest(v, req, status) : undefined;
+    if (event) toSink(event);
+    // The interstitial's button posts the ray id back: its solve is recorded and a rate limit's counter reset then (passChallenge).
+    if (v.kind === 'challenge') keepChallenge(v, req, event);
+  }
+
+  /** What the press of a served challenge's button needs, kept under its ray id (when there is anything to do). */
+  function keepChallenge(v: Verdict, req: IncomingMessage, served: EvaluatedRequest | undefined): void {
+    const solve = served && solveOf(served);
+    const rateLimitCounter = v.evaluation.rateLimitCounter;
+    if (!solve && rateLimitCounter === undefined) return;
+    const visitor: Visitor = { ip: v.edge.clientIp, userAgent: userAgentOf(req) };
+    const bytes = (solve ? solveBytes(solve) : 512 + visitor.userAgent.length) + (rateLimitCounter?.length ?? 0);
+    pendingChallenges.remember(v.rayId, { zoneId: v.route.zoneId, visitor, ...(solve ? { solve } : {}), ...(rateLimitCounter !== undefined ? { rateLimitCounter } : {}) }, bytes);
   }
 
   /** What the sink gets for a request the proxy evaluated and answered with `status`. */
@@ -544,9 +583,14 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return make({ ...upstreamTarget(up), method: req.method, path: upstreamPath(up, req.url), headers, agent: up.protocol === 'https:' ? httpsAgent : httpAgent });
   }
 
+  /** The status of a request whose connection went before its answer: CLIENT_CLOSED, unless the proxy refused its body (`refusedBodies`). */
+  function leftWith(res: ServerResponse): number {
+    return refusedBodies.get(res) ?? CLIENT_CLOSED;
+  }
+
   function forward(req: IncomingMessage, res: ServerResponse, v: Verdict, buffered: Buffer, ended: boolean): void {
     // The client left while its request was evaluated: no one to forward it for.
-    if (res.destroyed || req.socket.destroyed) return;
+    if (res.destroyed || req.socket.destroyed) return record(v, req, leftWith(res), false);
     const route = v.route;
     const upstream = route.upstream.href;
     const upReq = upstreamRequest(req, v);
@@ -623,14 +667,15 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       else clock.done('connect');
     });
     upReq.on('finish', () => clock.wait('answer'));
-    // A client that goes away takes its upstream request with it.
+    // A client that goes away takes its upstream request with it; gone before any answer, it is recorded as such.
     res.on('close', () => {
-      if (!res.writableFinished) {
-        clock.stop();
-        answered = true;
-        ending.explained = true;
-        upReq.destroy();
-      }
+      if (res.writableFinished) return;
+      clock.stop();
+      ending.explained = true;
+      upReq.destroy();
+      if (answered) return;
+      answered = true;
+      record(v, req, leftWith(res));
     });
     clock.wait('connect');
     // The rest of the body stops coming: 408 if the app has not answered yet, else the connection is cut.
@@ -822,8 +867,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
    * The interstitial's button: the clearance cookie for the zone and the visitor, and back to
    * the page. When the form's `ray` names a challenge this proxy served (and kept) for the same
    * zone and visitor, its solve is recorded: one event for the rule that challenged, with the
-   * challenged request's ray id and fields, this press's time and status (303). Any other `ray`
-   * (none, unknown, expired, forged, another visitor's) still gets the cookie, and no event.
+   * challenged request's ray id and fields, this press's time and status (303); and when a
+   * rate-limit rule challenged, that rule's counter for the visitor's characteristics is reset
+   * (reference §2.3: "Passing the challenge resets the counter"). Any other `ray` (none,
+   * unknown, expired, forged, another visitor's, one pressed already) still gets the cookie,
+   * and no event and no reset.
    */
   async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute, rayId: string): Promise<void> {
     const head = await readHead(req, 4096, headerTimeout);
@@ -833,8 +881,13 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const form = new URLSearchParams(Buffer.concat(head.chunks).subarray(0, 4096).toString('utf8'));
     const visitor = visitorOf(req);
     const ray = form.get('ray');
-    const solve = ray ? pendingSolves.take(ray, (s) => s.zoneId === route.zoneId && s.clientIp === visitor.ip && s.userAgent === visitor.userAgent) : undefined;
-    if (solve) toSink({ ...solve, time: now(), responseStatus: 303 });
+    const kept = ray ? pendingChallenges.take(ray, (k) => k.zoneId === route.zoneId && k.visitor.ip === visitor.ip && k.visitor.userAgent === visitor.userAgent) : undefined;
+    if (kept?.solve) toSink({ ...kept.solve, time: now(), responseStatus: 303 });
+    // Passing a rate limit's challenge resets its counter (docs/proxy.md, Rate limiting): where it is counted, this thread or a worker.
+    if (kept?.rateLimitCounter !== undefined) {
+      limiter.reset(kept.rateLimitCounter);
+      pool?.resetRateLimit(kept.rateLimitCounter);
+    }
     res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId, visitor), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
     res.end();
   }
@@ -876,7 +929,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return;
     }
     // The client left while its request was evaluated.
-    if (socket.destroyed) return;
+    if (socket.destroyed) return record(verdict, req, CLIENT_CLOSED, false);
     tunnel(req, socket, head, verdict);
   }
 
@@ -923,9 +976,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     };
     const left = () => {
       clearTimeout(timer);
-      answered = true;
       upReq.destroy();
       socket.destroy();
+      if (answered) return;
+      answered = true;
+      record(v, req, CLIENT_CLOSED);
     };
     const waited = () => {
       socket.off('data', onEarly);

@@ -10,6 +10,8 @@
  *   compiled }`, or if it cannot be compiled `{ id, zoneId, key, compileError }` (the pool
  *   logs it once) and the zone's requests get the error until the next deployment.
  * - `{ type: 'forget', zoneId }`: the zone left the proxy; its compiled rules go.
+ * - `{ type: 'reset', key }`: the visitor passed a rate-limit rule's challenge; that rule's
+ *   counter (`key`, evaluateLive.ts) goes, if this worker holds it.
  * - `{ type: 'eval', id, key, job }`: one request (evaluateLive.ts); the answer is
  *   `{ id, evaluation }` or `{ id, error }`.
  *
@@ -32,6 +34,7 @@ boundRegexBacktracking();
 export type ToWorker =
   | { readonly type: 'zone'; readonly id: number; readonly zoneId: string; readonly key: string; readonly source: ZoneSource }
   | { readonly type: 'forget'; readonly zoneId: string }
+  | { readonly type: 'reset'; readonly key: string }
   | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
 
 export type FromWorker =
@@ -50,6 +53,10 @@ const zones = new Map<string, { key: string; zone?: LiveZone; error?: string }>(
 parentPort!.on('message', (m: ToWorker) => {
   if (m.type === 'forget') {
     zones.delete(m.zoneId);
+    return;
+  }
+  if (m.type === 'reset') {
+    limiter.reset(m.key);
     return;
   }
   mark(m.id);
