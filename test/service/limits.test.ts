@@ -160,6 +160,49 @@ describe('the ruleset write rate and authorization', () => {
   });
 });
 
+describe('the ruleset write rate and a rule that does not exist', () => {
+  let svc: Awaited<ReturnType<typeof limitedService>>;
+  before(async () => {
+    // One write per second, on a clock that stands still: one write passes, the next is a 429.
+    svc = await limitedService(new RulesetWriteLimiter(1, () => 0));
+  });
+  after(async () => {
+    await svc.close();
+  });
+
+  it('a PATCH or DELETE of a rule the ruleset lacks is a 404 that uses none of the allowance, as a version it lacks is', async () => {
+    // docs/service.md: a write is charged once its ruleset is found; a 403 or 404 uses
+    // nothing and carries no Ratelimit. The rule is looked for before the charge.
+    const made = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { name: 'throttled', kind: 'custom', phase: CUSTOM, rules: [{ action: 'block', expression: 'true' }] });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    const path = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${made.body.result.id}`;
+    const missing = 'ab'.repeat(16);
+    const seen = [];
+    for (const [method, p, body] of [
+      ['DELETE', '/versions/7', undefined],
+      ['PATCH', `/rules/${missing}`, { action: 'block', expression: 'true' }],
+      ['PATCH', `/rules/${missing}`, { position: { index: 1 } }],
+      ['DELETE', `/rules/${missing}`, undefined],
+    ] as const) {
+      const r = await svc.call(method, `${path}${p}`, body);
+      seen.push({ call: `${method} ${p}`, status: r.status, code: r.body.errors[0].code, ratelimit: r.headers.get('ratelimit') });
+    }
+    // The ruleset's one write of this second is still there, and it is used up then.
+    for (const call of ['PUT', 'PUT again']) {
+      const r = await svc.call('PUT', path, { rules: [] });
+      seen.push({ call, status: r.status, code: r.body.errors[0]?.code, ratelimit: r.headers.get('ratelimit') });
+    }
+    assert.deepEqual(seen, [
+      { call: 'DELETE /versions/7', status: 404, code: 10007, ratelimit: null },
+      { call: `PATCH /rules/${missing}`, status: 404, code: 10007, ratelimit: null },
+      { call: `PATCH /rules/${missing}`, status: 404, code: 10007, ratelimit: null },
+      { call: `DELETE /rules/${missing}`, status: 404, code: 10007, ratelimit: null },
+      { call: 'PUT', status: 200, code: undefined, ratelimit: '"ruleset-writes";r=0;t=1' },
+      { call: 'PUT again', status: 429, code: 971, ratelimit: '"ruleset-writes";r=0;t=1' },
+    ]);
+  });
+});
+
 describe('the ruleset write rate of an entry point', () => {
   let now = 0;
   let svc: Awaited<ReturnType<typeof limitedService>>;

@@ -51,7 +51,8 @@ describe('zone setting request_body_inspection_limit', () => {
     const set = await svc.call('PATCH', SETTING(MIGRATED), { body: { value: 16 } });
     assert.equal(set.status, 200, JSON.stringify(set.body));
     assert.equal(set.body.result.value, 16);
-    assert.match(set.body.result.modified_on, /^\d{4}-\d\d-\d\dT/);
+    // With microseconds, as every timestamp of the service (rules-api.md: `YYYY-MM-DDTHH:MM:SS.ffffffZ`).
+    assert.match(set.body.result.modified_on, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     assert.equal((await svc.call('GET', SETTING(MIGRATED))).body.result.value, 16);
     assert.notEqual(await traceForm(), 'block');
     const other = await svc.call('GET', SETTING(demoZoneId('enterprise.example.com')));

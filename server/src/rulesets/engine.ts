@@ -20,7 +20,10 @@
  *   `managed_challenge`, `js_challenge` and `challenge` end everything. `log` records and
  *   continues. `skip` changes what follows (below). `execute` runs a custom ruleset
  *   (`customRulesets`) or a managed ruleset at its version (`latest` by default) with
- *   its overrides, then evaluation continues after the `execute` rule.
+ *   its overrides, then evaluation continues after the `execute` rule. A custom ruleset
+ *   given more than once with distinct `version`s: the last one given is its current
+ *   version (what `latest` runs), the others the versions a `version` may pin; a pinned
+ *   version not given runs the current one, with a warning.
  * - `skip` parameters: `ruleset: "current"` skips the remaining rules of the ruleset the
  *   skip rule is in (an executed custom ruleset, or the entry point); `phases` skips the
  *   listed phases that have not started yet; `rulesets` skips later `execute` rules of
@@ -89,7 +92,12 @@ export const DEFAULT_SCORE_THRESHOLD = 40;
 
 export interface ZoneConfig {
   readonly entryPoints: Partial<Record<Phase, Ruleset>>;
-  /** Rulesets of kind `custom` that `execute` rules may run, by `id`. */
+  /**
+   * Rulesets of kind `custom` that `execute` rules may run, by `id`. An id given more than
+   * once with distinct `version`s: the last one is the current version (an execute rule
+   * without a version, or with `latest`, runs it), the earlier ones the versions an execute
+   * rule's `action_parameters.version` may pin.
+   */
   readonly customRulesets?: readonly Ruleset[];
   readonly catalog: ManagedCatalog;
   readonly legacy?: LegacyConfig;
@@ -342,7 +350,10 @@ const KNOWN_IN_WAF = new Set(['block', 'challenge', 'js_challenge', 'managed_cha
 
 class ZoneCompiler {
   readonly problems: EngineProblem[] = [];
+  /** Each custom ruleset's current version (the last given). */
   private readonly customById = new Map<string, Ruleset>();
+  /** The other versions given of a custom ruleset, by id and version (ZoneConfig.customRulesets). */
+  private readonly customVersions = new Map<string, Map<string, Ruleset>>();
 
   constructor(
     private readonly zone: ZoneConfig,
@@ -357,7 +368,16 @@ class ZoneCompiler {
         this.problems.push({ severity: 'warning', stage: r.phase ?? 'http_request_firewall_custom', message: `custom ruleset ${r.name ? `"${r.name}" ` : ''}has no id: no execute rule can run it` });
         continue;
       }
-      if (this.customById.has(r.id)) this.problems.push({ severity: 'warning', stage: r.phase ?? 'http_request_firewall_custom', rulesetId: r.id, message: `two custom rulesets have id ${r.id}; the last one is used` });
+      const before = this.customById.get(r.id);
+      if (before) {
+        const versions = this.customVersions.get(r.id) ?? new Map<string, Ruleset>();
+        const v = before.version;
+        if (typeof v === 'string' && typeof r.version === 'string' && v !== r.version && !versions.has(v) && !versions.has(r.version)) {
+          this.customVersions.set(r.id, versions.set(v, before));
+        } else {
+          this.problems.push({ severity: 'warning', stage: r.phase ?? 'http_request_firewall_custom', rulesetId: r.id, message: `two custom rulesets have id ${r.id}; the last one is used` });
+        }
+      }
       this.customById.set(r.id, r);
     }
   }
@@ -467,13 +487,17 @@ class ZoneCompiler {
     };
     if (typeof p.id !== 'string' || p.id === '') return fail('execute needs action_parameters.id, the ruleset to run');
     if (stack.includes(p.id)) return fail(`executing ruleset ${p.id} again from inside itself would never end`);
-    const custom = this.customById.get(p.id);
-    if (custom) {
+    const current = this.customById.get(p.id);
+    if (current) {
+      const pinned = p.version !== undefined && p.version !== 'latest' && current.version !== undefined && p.version !== current.version;
+      const custom = (pinned ? this.customVersions.get(p.id)?.get(p.version!) : undefined) ?? current;
       if (custom.phase !== undefined && custom.phase !== stage) {
         this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)} runs custom ruleset ${p.id} of phase ${custom.phase} in ${stage}` });
       }
-      if (p.version !== undefined && p.version !== 'latest' && custom.version !== undefined && p.version !== custom.version) {
-        this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)} asks for version ${p.version} of custom ruleset ${p.id}; only version ${custom.version} is known, and it runs` });
+      if (pinned && custom === current) {
+        const known = [...(this.customVersions.get(p.id)?.keys() ?? []), current.version];
+        const runs = known.length === 1 ? `only version ${current.version} is known, and it runs` : `versions ${known.join(', ')} are known, and the current one (${current.version}) runs`;
+        this.problems.push({ severity: 'warning', ...where, message: `${describe(ref, index)} asks for version ${p.version} of custom ruleset ${p.id}; ${runs}` });
       }
       return { ruleset: this.ruleset(custom, stage, { managed: false, overrides: this.overrides(p.overrides, where), stack: [...stack, p.id] }) };
     }

@@ -32,6 +32,15 @@ export function repeatedExecuteMessage(name: string, first: number, of = ''): st
 }
 
 /**
+ * The words for an execute rule's `action_parameters.version` that the ruleset it runs
+ * (`name`: a managed ruleset's name, or how a custom ruleset is named) does not have; the
+ * rules service says it so of a custom ruleset's version too (routes/rulesets.ts).
+ */
+export function missingVersionMessage(name: string, version: string): string {
+  return `${name} has no version ${version}`;
+}
+
+/**
  * The same check on rule values (the rules service checks rules one at a time, so it runs
  * this on the rules a write would store): the later rule of the first repeat, the rule it
  * repeats and the ruleset's name. `written`: the rules the write brings; a repeat between
@@ -131,7 +140,7 @@ export abstract class OverridesChecker extends RulesetChecker {
       } else if (rs) {
         version = rulesetVersion(rs, v);
         if (!version) {
-          this.at(versionProp.value, 'error', 'unknown-ruleset-version', `${rs.name} has no version ${v}`, {
+          this.at(versionProp.value, 'error', 'unknown-ruleset-version', missingVersionMessage(rs.name, v), {
             rule,
             hint: `Versions: ${list(rs.versions.map((x) => x.version))}, or "latest".`,
             data: { suggestions: ['latest', ...rs.versions.map((x) => x.version)] },

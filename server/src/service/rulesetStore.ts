@@ -252,6 +252,17 @@ export function storedVersion(store: Store, scope: RulesetScope, scopeId: string
   return assemble(r, h, readRules(store, rulesetId, version));
 }
 
+/**
+ * Whether stored ruleset `rulesetId` has a version written `version` (its number as the API
+ * writes it: "1", not "01"), without reading its rules.
+ */
+export function hasVersion(store: Store, rulesetId: string, version: string): boolean {
+  if (!/^[1-9][0-9]{0,14}$/.test(version)) return false;
+  const latest = cacheOf(store).get(rulesetId)?.ruleset.version;
+  if (latest === version) return true;
+  return store.get<{ one: number }>('SELECT 1 AS one FROM ruleset_versions WHERE ruleset_id = ? AND version = ?', [rulesetId, Number(version)]) !== undefined;
+}
+
 /** A page of version headers, oldest first: versions after `after`, at most `limit`. */
 export interface VersionPage {
   readonly headers: RulesetHeader[];
@@ -374,12 +385,16 @@ export function entryPoint(store: Store, scope: RulesetScope, scopeId: string, p
 /**
  * What applies to a zone, current versions: the zone's entry points (kind `zone`), its
  * account's entry points (kind `root`) and its account's custom rulesets (kind `custom`,
- * which `execute` rules of either may run). Callers tell them apart by `kind`.
+ * which `execute` rules of either may run). Callers tell them apart by `kind`. A version
+ * of a custom ruleset that an execute rule of the zone's entry points pins
+ * (`action_parameters.version`) comes too, just before that ruleset's current version: the
+ * engine runs it for that rule (rulesets/engine.ts ZoneConfig.customRulesets), and whoever
+ * looks a custom ruleset up by id alone, the last one given, finds the current version.
  */
 export function zoneRulesets(store: Store, zoneId: string): StoredRuleset[] {
   const zone = store.get<{ account_id: string }>('SELECT account_id FROM zones WHERE id = ?', [zoneId]);
   if (!zone) return [];
-  return store
+  const current = store
     .all<{ id: string; scope: RulesetScope; scope_id: string }>(
       `SELECT r.id, r.scope, r.scope_id FROM rulesets r
         WHERE ((r.scope = 'zone' AND r.scope_id = ?) OR (r.scope = 'account' AND r.scope_id = ?))
@@ -388,6 +403,40 @@ export function zoneRulesets(store: Store, zoneId: string): StoredRuleset[] {
       [zoneId, zone.account_id],
     )
     .map((r) => latestRuleset(store, r.scope, r.scope_id, r.id)!);
+  const pins = pinnedVersions(current);
+  if (pins.size === 0) return current;
+  return current.flatMap((rs) => {
+    const versions = rs.kind === 'custom' ? pins.get(rs.id) : undefined;
+    if (!versions) return [rs];
+    const pinned = [...versions]
+      .filter((v) => v !== rs.version)
+      .sort((a, b) => Number(a) - Number(b))
+      .flatMap((v) => {
+        const found = hasVersion(store, rs.id, v) ? storedVersion(store, 'account', zone.account_id, rs.id, Number(v)) : undefined;
+        return found ? [found] : [];
+      });
+    return [...pinned, rs];
+  });
+}
+
+/**
+ * The versions of custom rulesets that execute rules of the zone's entry points pin, by
+ * ruleset id (a custom ruleset executes none: actions.ts). Account entry points (kind `root`)
+ * are left out, as the zone's configuration leaves them (deployment.ts).
+ */
+function pinnedVersions(rulesets: readonly StoredRuleset[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const rs of rulesets) {
+    if (rs.kind !== 'zone') continue;
+    for (const rule of rs.rules) {
+      const p = rule.action_parameters as { id?: unknown; version?: unknown } | undefined;
+      if (rule.action !== 'execute' || typeof p?.id !== 'string' || typeof p.version !== 'string' || p.version === 'latest') continue;
+      let versions = out.get(p.id);
+      if (!versions) out.set(p.id, (versions = new Set()));
+      versions.add(p.version);
+    }
+  }
+  return out;
 }
 
 /** An execute rule that deploys a ruleset. */

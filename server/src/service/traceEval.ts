@@ -31,19 +31,27 @@ interface RulesetInfo {
   readonly rules: ReadonlyMap<string, Rule>;
 }
 
-function rulesetIndex(config: ZoneConfig): (id: string | undefined) => RulesetInfo | undefined {
+/**
+ * The rulesets of a zone's configuration by id (a custom ruleset's current version, the last
+ * given: engine.ts ZoneConfig.customRulesets), and `version`, when an execute rule pinned
+ * one, the version of it the engine ran.
+ */
+function rulesetIndex(config: ZoneConfig): (id: string | undefined, version?: string) => RulesetInfo | undefined {
   const own = new Map<string, RulesetInfo>();
+  const versions = new Map<string, RulesetInfo>();
   const add = (rs: Ruleset) => {
     if (!rs.id) return;
     const rules = new Map<string, Rule>();
     for (const r of rs.rules ?? []) if (r && r.id) rules.set(r.id, r);
-    own.set(rs.id, { name: rs.name, kind: rs.kind, description: rs.description, managed: false, rules });
+    const info: RulesetInfo = { name: rs.name, kind: rs.kind, description: rs.description, managed: false, rules };
+    own.set(rs.id, info);
+    if (typeof rs.version === 'string') versions.set(`${rs.id}@${rs.version}`, info);
   };
   for (const rs of Object.values(config.entryPoints)) if (rs) add(rs);
   for (const rs of config.customRulesets ?? []) add(rs);
-  return (id) => {
+  return (id, version) => {
     if (id === undefined) return undefined;
-    const found = own.get(id);
+    const found = (version !== undefined ? versions.get(`${id}@${version}`) : undefined) ?? own.get(id);
     if (found) return found;
     const m = findManagedRuleset(config.catalog, id);
     if (!m) return undefined;
@@ -98,11 +106,11 @@ export function traceSteps(trace: readonly TraceEntry[], config: ZoneConfig, ski
   for (const fr of config.legacy?.firewallRules ?? []) if (fr.id && typeof fr.filter?.expression === 'string') legacyExpr.set(fr.id, fr.filter.expression);
   const phases: Step[] = [];
   const lastRuleAt: Step[] = [];
-  const rulesetStep = (container: Step[], id: string | undefined, name: string | undefined): Step => {
+  const rulesetStep = (container: Step[], id: string | undefined, name: string | undefined, version?: string): Step => {
     const last = container[container.length - 1];
     const key = id ?? name ?? '';
     if (last && last.type === 'ruleset' && last.step_name === key) return last;
-    const i = info(id);
+    const i = info(id, version);
     const s: Step = { step_name: key, type: 'ruleset', matched: false, name: i?.name ?? name ?? key };
     if (i?.kind) s.kind = i.kind;
     if (i?.description) s.description = i.description;
@@ -125,15 +133,19 @@ export function traceSteps(trace: readonly TraceEntry[], config: ZoneConfig, ski
       continue;
     }
     let container: Step[];
+    // The version of a custom ruleset its execute rule pinned: its rules are that version's.
+    let version: string | undefined;
     if (e.depth === 0) {
       container = e.rulesetId !== undefined ? rulesetStep(phase.trace!, e.rulesetId, e.rulesetName).trace! : phase.trace!;
     } else {
       const parent = lastRuleAt[e.depth - 1];
       if (!parent) continue;
+      const pin = (parent.action_parameters as { version?: unknown } | undefined)?.version;
+      if (typeof pin === 'string' && pin !== 'latest') version = pin;
       parent.trace ??= [];
-      container = rulesetStep(parent.trace, e.rulesetId, e.rulesetName).trace!;
+      container = rulesetStep(parent.trace, e.rulesetId, e.rulesetName, version).trace!;
     }
-    const step = ruleStep(e, e.rulesetId !== undefined ? info(e.rulesetId) : undefined, legacyExpr, skippedChallenges.has(e));
+    const step = ruleStep(e, e.rulesetId !== undefined ? info(e.rulesetId, version) : undefined, legacyExpr, skippedChallenges.has(e));
     if (e.phase === 'previous_waf' && step.step_name === 'previous_waf') step.name = 'previous WAF';
     container.push(step);
     lastRuleAt[e.depth] = step;

@@ -7,7 +7,10 @@
  *   ruleset objects as GET returns them). Account-level entry points (`kind: root`)
  *   are not part of a zone's evaluation here: the engine takes one entry point per phase.
  * - Custom rulesets: the account's rulesets of kind `custom`, latest versions, so that
- *   `execute` rules find them.
+ *   `execute` rules find them; and before a ruleset's latest, each version of it an execute
+ *   rule of the zone's entry points pins (`action_parameters.version`), which the engine runs
+ *   for that rule. A version's body never changes, and which one is pinned is the entry
+ *   point's (whose version the deployment key has), so the key below covers them.
  * - Legacy firewall rules and their filters (a filter deleted under a rule is
  *   `{id, deleted: true}`); `migrated: false` — the service keeps them in their own
  *   tables and runs them before the custom phase, as the hosted service did before the

@@ -670,6 +670,40 @@ describe('execute: custom rulesets, managed versions', () => {
   });
 });
 
+describe('execute: a pinned version of a custom ruleset', () => {
+  // customRulesets may give an id more than once with distinct versions (the rules service
+  // gives the versions its zone's execute rules pin, before the current one): the last one
+  // is current, the others run where an execute rule pins them.
+  const version = (v: string, path: string): Ruleset => ({ id: CUSTOM, name: `mine v${v}`, kind: 'custom', version: v, phase: 'http_request_firewall_custom', rules: [rule('block', `http.request.uri.path eq "${path}"`, { ref: 'r' })] });
+  const both = [version('1', '/one'), version('2', '/two')];
+  const warnings = (z: ReturnType<typeof compileZone>) => z.problems.filter((p) => p.severity === 'warning').map((p) => p.message);
+  runCases([
+    { name: 'version 1 pinned runs version 1', zone: zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { version: '1', ref: 'pin' })) }, customRulesets: both }), request: req({ path: '/one' }), action: 'block', ref: 'r' },
+    { name: 'version 1 pinned does not run the current version', zone: zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { version: '1', ref: 'pin' })) }, customRulesets: both }), request: req({ path: '/two' }), action: 'allow-through' },
+    { name: 'no version runs the current one (the last given)', zone: zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { ref: 'run' })) }, customRulesets: both }), request: req({ path: '/two' }), action: 'block', ref: 'r' },
+    { name: '"latest" runs the current one', zone: zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { version: 'latest', ref: 'run' })) }, customRulesets: both }), request: req({ path: '/one' }), action: 'allow-through' },
+    {
+      name: 'two execute rules may run two versions of it',
+      zone: zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { version: '1', ref: 'old' }), exec(CUSTOM, { version: '2', ref: 'new' })) }, customRulesets: both }),
+      request: req({ path: '/two' }),
+      action: 'block',
+      check: (ev) => assert.equal(ev.decision.via?.ref, 'new'),
+    },
+  ]);
+  test('given versions are not a warning; a pinned version not given runs the current one, with a warning', () => {
+    assert.deepEqual(warnings(compileZone(zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { version: '1' })) }, customRulesets: both }))), []);
+    const z = compileZone(zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { version: '7', ref: 'seven' })) }, customRulesets: both }));
+    assert.deepEqual(warnings(z), [`rule 1 "seven" asks for version 7 of custom ruleset ${CUSTOM}; versions 1, 2 are known, and the current one (2) runs`]);
+    assert.equal(z.evaluate(req({ path: '/two' })).decision.action, 'block');
+  });
+  test('the same id twice without distinct versions: the last one runs, with a warning', () => {
+    for (const given of [[version('1', '/one'), version('1', '/two')], [{ ...version('1', '/one'), version: undefined }, version('2', '/two')]]) {
+      const z = compileZone(zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { version: '1' })) }, customRulesets: given }));
+      assert.ok(warnings(z).includes(`two custom rulesets have id ${CUSTOM}; the last one is used`), JSON.stringify(warnings(z)));
+    }
+  });
+});
+
 // --- Legacy firewall rules --------------------------------------------------------------
 
 describe('legacy firewall rules', () => {

@@ -50,7 +50,7 @@ import { SizedLru } from '../../language/sizedLru';
 import { defaultCatalog } from '../../managed/catalog';
 import { rulesetVersion, type ManagedRuleset } from '../../rulesets/catalog';
 import { SKIP_PRODUCTS, type RulesetKind } from '../../rulesets/model';
-import { repeatedExecute, repeatedExecuteMessage } from '../../rulesets/validateOverrides';
+import { missingVersionMessage, repeatedExecute, repeatedExecuteMessage } from '../../rulesets/validateOverrides';
 import { ApiError, boolParam, CODES, intParam, notFound, timestamp, type ApiMessage, type Reply } from '../api';
 import { ZONE_WAF_GROUPS, type PermissionGroup } from '../auth';
 import { longerThan } from '../../language/bytes';
@@ -66,6 +66,7 @@ import {
   entryPoint,
   entryPointId,
   entryPointKind,
+  hasVersion,
   latestRuleset,
   managedHeader,
   managedObject,
@@ -452,7 +453,10 @@ async function checkRules(ctx: Ctx, rules: readonly JsonObject[], target: Target
  * the rules were checked changes what an execute rule may run, so the rules are checked
  * again here against the list as it is now, and no other request runs between this and the
  * write (a rule could otherwise be saved running a ruleset deleted meanwhile). Only an
- * execute rule's findings depend on that list (the id it runs).
+ * execute rule's findings depend on that list (the id it runs). The version of a custom
+ * ruleset an execute rule pins is checked here too, against the store as it is now
+ * (missingTarget): 400, 20021 at its `action_parameters/version`, as the core refuses a
+ * managed ruleset's version it does not have.
  */
 function verdictNow(ctx: Ctx, rules: readonly JsonObject[], c: Checked, pointerOf: (i: number) => string): ApiMessage[] {
   const now = customRulesetPhases(ctx.service.store, c.accountId);
@@ -468,8 +472,52 @@ function verdictNow(ctx: Ctx, rules: readonly JsonObject[], c: Checked, pointerO
     const at = (x: Found): Found => ({ ...x, rule: i, message: x.message.source ? { ...x.message, source: { pointer: `${base}${x.message.source.pointer}` } } : x.message });
     for (const x of f.errors) errors.push(at(x));
     for (const x of f.warnings) warnings.push(at(x));
+    // The version of a custom ruleset an execute rule pins, a fact of the store (the core
+    // knows the account's custom rulesets by id only): checked here, in the turn that writes.
+    const missing = f.errors.length === 0 ? missingTarget(ctx.service.store, c.accountId, now, rules[i]!) : undefined;
+    if (missing?.field === 'version') {
+      errors.push({ rule: i, order: Number.MAX_SAFE_INTEGER, message: { code: CODES.invalidValue, message: missingVersionText(missing), source: { pointer: `${base}/action_parameters/version` } } });
+    }
   });
   return verdict(errors, warnings);
+}
+
+/** What an execute rule runs that the account does not have (missingTarget). */
+type MissingTarget =
+  /** No managed ruleset nor custom ruleset of the account has the id (a custom ruleset deleted since). */
+  | { readonly field: 'id'; readonly id: string }
+  /** The account's custom ruleset `name` (how messages name it) has no version `version`; `newest` is its current one. */
+  | { readonly field: 'version'; readonly id: string; readonly version: string; readonly name: string; readonly newest?: string };
+
+/**
+ * What execute rule `rule` (any other rule: undefined) runs that account `accountId`,
+ * whose custom rulesets are `custom`, does not have: an id that is no managed ruleset nor
+ * one of them, or a pinned `version` of one of them that it does not have (a managed
+ * ruleset's version is the core's check). The rules service refuses to write such a rule,
+ * and to make one live again by deleting the newest version of its ruleset.
+ */
+function missingTarget(store: Store, accountId: string, custom: ReadonlyMap<string, Phase>, rule: { readonly action?: unknown; readonly action_parameters?: unknown }): MissingTarget | undefined {
+  if (rule.action !== 'execute') return undefined;
+  const p = rule.action_parameters as { readonly id?: unknown; readonly version?: unknown } | undefined;
+  const id = p?.id;
+  if (typeof id !== 'string' || managedRuleset(id, CATALOG)) return undefined;
+  if (!custom.has(id)) return { field: 'id', id };
+  const v = p!.version;
+  if (typeof v !== 'string' || v === 'latest' || hasVersion(store, id, v)) return undefined;
+  const rs = latestRuleset(store, 'account', accountId, id);
+  return { field: 'version', id, version: v, name: rs ? `custom ruleset '${rs.name}' (${id})` : `custom ruleset ${id}`, ...(rs ? { newest: rs.version } : {}) };
+}
+
+/** An execute rule that pins a version of a ruleset that is not managed (missingTarget checks it exists). */
+function pinsCustomVersion(rule: JsonObject): boolean {
+  if (rule.action !== 'execute') return false;
+  const p = rule.action_parameters as { readonly id?: unknown; readonly version?: unknown } | undefined;
+  return typeof p?.version === 'string' && p.version !== 'latest' && typeof p.id === 'string' && !managedRuleset(p.id, CATALOG);
+}
+
+/** The refusal's words for a pinned version that a custom ruleset does not have, as the core words a managed ruleset's. */
+function missingVersionText(m: MissingTarget & { field: 'version' }): string {
+  return `${missingVersionMessage(m.name, m.version)}${m.newest !== undefined ? ` (its newest is ${m.newest})` : ''}`;
 }
 
 /** The findings remembered under an account's custom-rulesets list. */
@@ -562,11 +610,16 @@ function findRuleset(ctx: Ctx, w: Where): { stored?: StoredRuleset; managed?: St
   return { stored };
 }
 
-/** A stored ruleset for a mutation: managed ones are refused, unknown ones are 404. */
-/** The stored ruleset this request writes, its write charged against the rate (chargeWrite). */
-function writable(ctx: Ctx, w: Where): StoredRuleset {
+/**
+ * The stored ruleset this request writes (a managed one is refused, an unknown one is 404),
+ * its write charged against the rate (chargeWrite). `ruleId`: the rule of it the request
+ * writes (a PATCH or DELETE of a rule), a 404 when the ruleset has no such rule, found
+ * before the charge as the ruleset is: a 404 uses none of the allowance.
+ */
+function writable(ctx: Ctx, w: Where, ruleId?: string): StoredRuleset {
   const { stored, managed } = findRuleset(ctx, w);
   if (managed) throw managedReadOnly(managed);
+  if (ruleId !== undefined && !stored!.rules.some((r) => r.id === ruleId)) throw notFound(`rule '${ruleId}' in ruleset '${stored!.id}'`);
   chargeWrite(ctx, w, rulesetKey(stored!));
   return stored!;
 }
@@ -786,8 +839,9 @@ async function replaceRules(
   const current = p.current;
   const save = (staged: StagedVersion | undefined): Reply => {
     if (staged && fresh()?.version !== current!.version) throw new Error(`ruleset ${current!.id} changed while its version ${staged.version} was staged`);
-    // The last check, in the turn that writes: a custom ruleset may have been deleted meanwhile.
-    if (customRulesetPhases(store, w.accountId) !== checked.custom) warnings = verdictNow(ctx, rules, checked, pointerOf);
+    // The last check, in the turn that writes: a custom ruleset, or a version an execute
+    // rule pins, may have been deleted meanwhile. Only then: for 500 rules it is a turn's ms.
+    if (customRulesetPhases(store, w.accountId) !== checked.custom || rules.some(pinsCustomVersion)) warnings = verdictNow(ctx, rules, checked, pointerOf);
     return mutate(store, w, dry, () => {
       migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
       const { name, description, merged, now } = p;
@@ -865,9 +919,33 @@ function removeVersion(ctx: Ctx): Reply {
       `version ${target.version} of ruleset '${target.name}' (${id}) is deployed by ${deployedBy(store, d)}; change or delete that execute rule first`,
     );
   }
+  if (latest.version === target.version) rollbackRunsWhatExists(store, w, target, all[all.length - 2]!.version);
   return mutate(store, w, dry, () => {
     deleteVersion(store, id, Number(target.version));
     return { status: 204 };
+  });
+}
+
+/**
+ * Deleting the newest version `target` makes version `previous` current (a rollback): refused
+ * when one of that version's execute rules runs a custom ruleset, or a version of one, deleted
+ * since (missingTarget), as a write of that rule would be. The entry point would otherwise
+ * hold a rule of nothing, which its GET then PUT (what Terraform does) could not send back.
+ */
+function rollbackRunsWhatExists(store: Store, w: Where, target: StoredRuleset, previous: string): void {
+  const before = storedVersion(store, w.scope, w.scopeId, target.id, Number(previous));
+  if (!before) return;
+  const custom = customRulesetPhases(store, w.accountId);
+  before.rules.forEach((rule, i) => {
+    const m = missingTarget(store, w.accountId, custom, rule);
+    if (!m) return;
+    const runs =
+      m.field === 'id'
+        ? `ruleset '${m.id}', and no managed ruleset nor custom ruleset of the account has this id (deleted since)`
+        : `version ${m.version} of ${m.name}, deleted since: ${missingVersionText(m)}`;
+    throw invalid(
+      `version ${target.version} of ruleset '${target.name}' (${target.id}) cannot be deleted: it would make version ${previous} current, whose rule ${i + 1} (${rule.id}) executes ${runs}. PUT the rules you want as a new version instead`,
+    );
   });
 }
 
@@ -930,8 +1008,7 @@ async function editRule(ctx: Ctx): Promise<Reply> {
     const others = current.rules.filter((_, i) => i !== index);
     return { old: current.rules[index]!, others, at: position ? placeAt(others, position, ruleId) : index };
   };
-  let current = writable(ctx, w);
-  if (!current.rules.some((r) => r.id === ruleId)) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
+  let current = writable(ctx, w, ruleId);
   const body = requestBody(ctx);
   const position = decodePosition(body.position);
   let placed = placing(current, position);
@@ -959,9 +1036,8 @@ async function editRule(ctx: Ctx): Promise<Reply> {
 function deleteRule(ctx: Ctx): Reply {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
-  const current = writable(ctx, w);
   const ruleId = ctx.params.rule_id!;
-  if (!current.rules.some((r) => r.id === ruleId)) throw notFound(`rule '${ruleId}' in ruleset '${current.id}'`);
+  const current = writable(ctx, w, ruleId);
   if (ctx.body !== undefined) {
     // The API takes no body here; a stray one is refused rather than ignored.
     onlyKeys(expectObject(ctx.body), []);

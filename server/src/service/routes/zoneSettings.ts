@@ -6,14 +6,15 @@
  *   GET   /zones/:zone_id/settings/request_body_inspection_limit
  *   PATCH /zones/:zone_id/settings/request_body_inspection_limit   {"value": 262144}
  *
- * answer `{"id", "value", "editable": true, "modified_on"}`; `value` is a whole number of
+ * answer `{"id", "value", "editable": true, "modified_on"}` (`modified_on` with microseconds, as
+ * every timestamp of the service: api.ts timestamp()); `value` is a whole number of
  * bytes from 0 to 64 MiB (requests/body.ts). Unset, the zone uses the service's default
  * (`rulesmith serve --body-limit`, else 128 KiB) and `modified_on` is null. Permissions:
  * Zone WAF Read / Write. Kept in the `meta` table (one key per zone), so it needs no schema
  * change.
  */
 import { DEFAULT_BODY_LIMIT, MAX_BODY_LIMIT } from '../../requests/body';
-import { ApiError, CODES } from '../api';
+import { ApiError, CODES, timestamp } from '../api';
 import type { RouteServices } from '../routeServices';
 import type { Router } from '../router';
 import type { Store } from '../store';
@@ -63,7 +64,7 @@ export function zoneSettingRoutes(r: Router): void {
         '/value',
       );
     }
-    ctx.service.store.setMeta(key(zone.id), JSON.stringify({ value, modified_on: new Date().toISOString() } satisfies Stored));
+    ctx.service.store.setMeta(key(zone.id), JSON.stringify({ value, modified_on: timestamp() } satisfies Stored));
     return { result: settingObject(ctx.service, zone.id) };
   });
 }
