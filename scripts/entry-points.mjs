@@ -5,7 +5,8 @@ import { join } from 'node:path';
 
 /**
  * What `npm run build` bundles. Each entry that evaluates requests (every one but the
- * extension's main module, whose preview runs in previewWorker) starts the regex safeguards
+ * extension's main module, whose preview runs in previewWorker, and the threads that only
+ * write and read SQLite) starts the regex safeguards
  * first (server/src/regexBudget.ts; test/unit/regexBudget.test.ts checks each of them).
  */
 export const ENTRY_POINTS = [
@@ -15,6 +16,8 @@ export const ENTRY_POINTS = [
   { entryPoints: ['server/src/service/traceWorker.ts'], outfile: 'server/out/traceWorker.js' },
   // The rules service's rule-check worker thread (the rules a write brings are checked off its thread).
   { entryPoints: ['server/src/service/ruleCheckWorker.ts'], outfile: 'server/out/ruleCheckWorker.js' },
+  // The rules service's checkpoint thread (the store's log is copied into the database off the service's thread).
+  { entryPoints: ['server/src/service/checkpointWorker.ts'], outfile: 'server/out/checkpointWorker.js' },
   // The WAF proxy's evaluation worker threads (`serve --proxy-workers N`).
   { entryPoints: ['server/src/proxy/proxyWorker.ts'], outfile: 'server/out/proxyWorker.js' },
   // The security events' thread: owns the events file, writes batches and answers GraphQL's reads.

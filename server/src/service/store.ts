@@ -5,10 +5,12 @@
  * a periodic export. The bindings measured: docs/service.md ("The binding, measured").
  *
  * Journal: WAL — one fsync of the log per commit (the rollback journal needed about
- * four): SQLite's own (`synchronous=FULL`) until group commit is on, then ours (below). WAL
- * runs in `locking_mode=EXCLUSIVE` (the wal-index lives in the process heap, which the
- * WebAssembly VFS needs, having no shared memory); the service is the file's only user
- * anyway (see dbClaim.ts).
+ * four): SQLite's own (`synchronous=FULL`) until group commit is on, then ours (below). With
+ * the WebAssembly build WAL runs in `locking_mode=EXCLUSIVE` (the wal-index lives in the
+ * process heap: its VFS has no shared memory). The native build shares the wal-index with a
+ * second connection of this process, which checkpoints the log on a thread of its own once
+ * group commit is on (walCheckpointer.ts). Either way the service is the file's only user
+ * process (see dbClaim.ts).
  *
  * Writes run in `write()`: all of `fn`'s writes or none. With `groupCommit()` on (the
  * service turns it on), the writes of every request handled in one turn of the event
@@ -30,6 +32,7 @@ import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlValue } f
 import { SCHEMA } from './schema';
 import type { SqlStore } from './sqlStore';
 import { eventsFileOf, moveEventsOut } from './events/schema';
+import { checkpointWorkerFile, DEFAULT_PAGES, FALLBACK_PAGES, WalCheckpointer } from './walCheckpointer';
 
 export type { Row, SqlValue };
 
@@ -75,6 +78,8 @@ export class Store implements SqlStore {
   private broken: StoreUnavailable | undefined;
   /** durable()'s answer once the store is broken: rejected with `broken` (made once, marked handled). */
   private brokenWait: Promise<void> | undefined;
+  /** The thread that checkpoints the log while group commit is on (native binding only). */
+  private checkpointer: WalCheckpointer | undefined;
   /** The log file's descriptor, open while group commit syncs it (syncLog()). */
   private logFd: number | undefined;
   /** The newest batch not yet durable: durable() waits for it (batches become durable in order). */
@@ -123,9 +128,10 @@ export class Store implements SqlStore {
     let db: SqlDatabase | undefined;
     try {
       this.db = db = openSqlite(real);
-      // The service is the file's only user (dbClaim.ts): holding SQLite's lock keeps the
-      // page cache valid between statements, and lets WAL work without shared memory.
-      this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
+      // The service is the file's only user process (dbClaim.ts). Without shared memory
+      // (WebAssembly), holding SQLite's lock is what lets WAL work; the native build leaves
+      // it shared, for the checkpoint thread's connection.
+      if (db.binding === 'wasm') this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
       this.db.exec('PRAGMA journal_mode = WAL');
       this.db.exec('PRAGMA synchronous = FULL');
       this.db.exec('PRAGMA foreign_keys = ON');
@@ -302,6 +308,13 @@ export class Store implements SqlStore {
     this.grouping = true;
     // Commits no longer fsync on the event loop; syncLog() makes each durable before its answer.
     this.db.exec('PRAGMA synchronous = NORMAL');
+    // Nor do checkpoints, where a thread can take them (walCheckpointer.ts).
+    const worker = this.db.binding === 'native' ? checkpointWorkerFile() : undefined;
+    if (!worker) return;
+    this.db.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_PAGES}`);
+    this.checkpointer = new WalCheckpointer(this.realFile, worker, () => {
+      if (this.db.isOpen) this.db.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_PAGES}`);
+    });
   }
 
   /**
@@ -556,6 +569,8 @@ export class Store implements SqlStore {
   close(): void {
     if (this.db.isOpen) {
       if (this.batch) this.commitBatch(this.batch);
+      // The thread's connection closes first, so that this one is the last.
+      this.checkpointer?.stop();
       // Closing checkpoints the log into the database file and syncs it (SQLite does, at any
       // synchronous level), so what still waited for a sync of the log is durable after it.
       this.db.close();
