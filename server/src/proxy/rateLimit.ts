@@ -163,7 +163,9 @@ export function characteristicsKey(characteristics: readonly string[], fields: R
       case 'visitor':
         return fields['ip.src'] ?? null;
       case 'field':
-        return fields[c.field] ?? null;
+        // A field with no value here (JA3/JA4 over plain HTTP; country and ASN with no source)
+        // would be one value for every client: counted by the client's address instead.
+        return fields[c.field] ?? { noValue: fields['ip.src'] ?? null };
       case 'entry': {
         const map = fields[c.field] as Record<string, unknown> | undefined;
         return map && Object.prototype.hasOwnProperty.call(map, c.key) ? map[c.key] : null;

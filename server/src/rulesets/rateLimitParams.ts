@@ -13,7 +13,7 @@
 export const RATELIMIT_SECONDS: readonly number[] = [10, 15, 20, 30, 40, 45, 60, 90, 120, 180, 240, 300, 480, 600, 900, 1200, 1800, 2400, 3600, 65535, 86400];
 
 /** A mitigation timeout may also be 0: throttling, the rule acts only while the rate is over the limit. */
-export const MITIGATION_SECONDS: readonly number[] = [0, ...RATELIMIT_SECONDS.filter((s) => s <= 86400)];
+export const MITIGATION_SECONDS: readonly number[] = [0, ...RATELIMIT_SECONDS];
 
 /** What one characteristic reads from a request's field values. */
 export type Characteristic =

@@ -15,6 +15,7 @@ interface Db {
   close(): void;
 }
 
+/** `stopped[0]`: set here once the connection is closed; `stopped[1]`: set by the store when no checkpoint may start any more. */
 const { file, intervalMs, stopped } = workerData as { file: string; intervalMs: number; stopped: Int32Array };
 
 function open(): Db {
@@ -26,22 +27,31 @@ function open(): Db {
 }
 
 let db: Db | undefined;
-let reported = false;
-try {
-  db = open();
-} catch (e) {
-  parentPort!.postMessage({ failed: `cannot open ${file}: ${(e as Error).message}` });
+let timer: NodeJS.Timeout | undefined;
+
+/** Stops checkpointing for good (walCheckpointer.ts is told): a failed checkpoint is not retried. */
+function fail(why: string): void {
+  clearInterval(timer);
+  timer = undefined;
+  parentPort!.postMessage({ failed: why });
 }
 
-const timer = setInterval(() => {
-  try {
-    db?.pragma('wal_checkpoint(PASSIVE)');
-  } catch (e) {
-    // Told once: the service's connection checkpoints by itself meanwhile.
-    if (!reported) parentPort!.postMessage({ failed: (e as Error).message });
-    reported = true;
-  }
-}, intervalMs);
+try {
+  db = open();
+  timer = setInterval(() => {
+    // The store has stopped the thread (a failed sync of its log, or its close): the 'stop' message may come after this tick.
+    if (Atomics.load(stopped, 1) === 1) return;
+    try {
+      db!.pragma('wal_checkpoint(PASSIVE)');
+    } catch (e) {
+      // Its fsync of the log may have failed: the next could succeed over lost frames (Linux
+      // reports a failed write-back once), and this thread must never copy those into the file.
+      fail((e as Error).message);
+    }
+  }, intervalMs);
+} catch (e) {
+  fail(`cannot open ${file}: ${(e as Error).message}`);
+}
 
 // walCheckpointer.ts waits on `stopped` for the connection to be closed.
 parentPort!.on('message', () => {

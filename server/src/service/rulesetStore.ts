@@ -429,14 +429,21 @@ function pinnedVersions(rulesets: readonly StoredRuleset[]): Map<string, Set<str
   for (const rs of rulesets) {
     if (rs.kind !== 'zone') continue;
     for (const rule of rs.rules) {
-      const p = rule.action_parameters as { id?: unknown; version?: unknown } | undefined;
-      if (rule.action !== 'execute' || typeof p?.id !== 'string' || typeof p.version !== 'string' || p.version === 'latest') continue;
-      let versions = out.get(p.id);
-      if (!versions) out.set(p.id, (versions = new Set()));
-      versions.add(p.version);
+      const pin = pinOf(rule);
+      if (!pin) continue;
+      let versions = out.get(pin.id);
+      if (!versions) out.set(pin.id, (versions = new Set()));
+      versions.add(pin.version);
     }
   }
   return out;
+}
+
+/** The ruleset and the version of it an execute rule pins (`action_parameters.version`, other than `latest`), or undefined. */
+export function pinOf(rule: { readonly action?: unknown; readonly action_parameters?: unknown }): { readonly id: string; readonly version: string } | undefined {
+  if (rule.action !== 'execute') return undefined;
+  const p = rule.action_parameters as { readonly id?: unknown; readonly version?: unknown } | undefined;
+  return typeof p?.id === 'string' && typeof p.version === 'string' && p.version !== 'latest' ? { id: p.id, version: p.version } : undefined;
 }
 
 /** An execute rule that deploys a ruleset. */

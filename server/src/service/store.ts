@@ -25,7 +25,7 @@
  * cut. Without group commit (the CLI, tests) every outermost `write()` commits with
  * SQLite's own fsync at once.
  */
-import { closeSync, fdatasync, fstatSync, fsyncSync, openSync, statSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { claim, release } from './dbClaim';
 import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlValue } from './sqlite';
@@ -489,6 +489,9 @@ export class Store implements SqlStore {
    */
   private failSync(batches: readonly Batch[], error: Error): void {
     this.syncing = [];
+    // Nor may the log go on into the database file: only SQLite's recovery at the restart may
+    // say what of a log that lost frames survives.
+    this.checkpointer?.stop();
     this.broken ??= new StoreUnavailable(
       `the store takes no more writes: ${error.message}. A failed fsync can lose part of the log, so no later write could be promised durable; restart rulesmith serve (SQLite recovers the log when it opens the database)`,
     );
@@ -570,7 +573,17 @@ export class Store implements SqlStore {
     if (this.db.isOpen) {
       if (this.batch) this.commitBatch(this.batch);
       // The thread's connection closes first, so that this one is the last.
-      this.checkpointer?.stop();
+      const last = this.checkpointer?.stop() ?? true;
+      // Not the last (the thread did not let go in time): this close will not checkpoint, so
+      // what still waits for a sync of the log is synced here, or not acknowledged.
+      let unsynced: Error | undefined;
+      if (!last && this.unsynced.length + this.syncing.length > 0 && this.logFd !== undefined) {
+        try {
+          fdatasyncSync(this.logFd);
+        } catch (e) {
+          unsynced = new StoreUnavailable(`the store could not make a commit durable at close (fsync of ${this.realFile}-wal): ${(e as Error).message}`);
+        }
+      }
       // Closing checkpoints the log into the database file and syncs it (SQLite does, at any
       // synchronous level), so what still waited for a sync of the log is durable after it.
       this.db.close();
@@ -579,7 +592,13 @@ export class Store implements SqlStore {
       this.logFd = undefined;
       const pending = [...this.syncing, ...this.unsynced];
       this.unsynced = [];
-      this.synced(pending);
+      if (unsynced) {
+        this.syncing = [];
+        for (const b of pending) {
+          this.settled(b);
+          b.reject(unsynced);
+        }
+      } else this.synced(pending);
     }
     release(this.claims);
   }

@@ -21,6 +21,8 @@ export const CHECKPOINT_MS = 100;
 export const FALLBACK_PAGES = 8192;
 /** SQLite's default, put back should the thread fail. */
 export const DEFAULT_PAGES = 1000;
+/** How long a close waits for the thread's connection to close (a checkpoint running then must end first). */
+export const STOP_WAIT_MS = 2_000;
 
 /** The built thread, or undefined (not built: the service's connection checkpoints). */
 export function checkpointWorkerFile(): string | undefined {
@@ -29,9 +31,12 @@ export function checkpointWorkerFile(): string | undefined {
 
 export class WalCheckpointer {
   private readonly worker: Worker;
-  private readonly stopped = new Int32Array(new SharedArrayBuffer(4));
+  /** [0]: the thread's connection is closed; [1]: no checkpoint may start (checkpointWorker.ts). */
+  private readonly stopped = new Int32Array(new SharedArrayBuffer(8));
   private running = true;
   private exited = false;
+  /** What the first stop() found: whether the thread's connection was closed in time. */
+  private letGo: boolean | undefined;
 
   /** `failed` is told once if the thread cannot checkpoint (the caller checkpoints by itself then). */
   constructor(file: string, workerFile: string, failed: (why: string) => void, intervalMs = CHECKPOINT_MS) {
@@ -52,15 +57,20 @@ export class WalCheckpointer {
   }
 
   /**
-   * Closes the thread's connection before the caller closes its own, waiting for it: the
-   * last connection to close is the one that checkpoints the whole log and removes it.
+   * Closes the thread's connection before the caller closes its own, waiting for it (at most
+   * STOP_WAIT_MS): the last connection to close is the one that checkpoints the whole log and
+   * removes it. False when the thread did not confirm in time: the caller's close is then not
+   * the last, and must make its pending commits durable itself.
    */
-  stop(): void {
-    if (!this.running) return;
+  stop(): boolean {
+    if (this.letGo !== undefined) return this.letGo;
     this.running = false;
-    if (this.exited) return;
+    Atomics.store(this.stopped, 1, 1);
+    // Gone already (its 'exit' may not have been delivered yet): no one to wait for.
+    if (this.exited || this.worker.threadId === -1) return (this.letGo = true);
     this.worker.postMessage('stop');
-    Atomics.wait(this.stopped, 0, 0, 10_000);
+    this.letGo = Atomics.wait(this.stopped, 0, 0, STOP_WAIT_MS) !== 'timed-out';
     void this.worker.terminate();
+    return this.letGo;
   }
 }

@@ -94,6 +94,12 @@ describe('characteristics', () => {
     assert.equal(characteristicsKey(['cf.colo.id', 'http.request.jwt.claims["x"][0]'], fields), '[0,"203.0.113.9"]');
   });
 
+  it('counts a field with no value here (JA3 over plain HTTP, a country with no source) by the client address', () => {
+    assert.equal(characteristicsKey(['cf.colo.id', 'cf.bot_management.ja3_hash'], fields), '[0,{"noValue":"203.0.113.9"}]');
+    assert.equal(characteristicsKey(['ip.src.country'], { ...fields, 'ip.src': '198.51.100.1' }), '[{"noValue":"198.51.100.1"}]');
+    assert.equal(characteristicsKey(['ip.src.country'], { ...fields, 'ip.src.country': 'PT' }), '["PT"]');
+  });
+
   it("indexes the rules that have rate-limit parameters: the entry point's and those of the rate limiting rulesets it may execute", () => {
     const rules = rateLimitRules({
       entryPoints: { http_ratelimit: { id: 'ep', rules: [{ id: 'r1', expression: 'true', action: 'block', ratelimit: LIMIT }, { id: 'r2', expression: 'true', action: 'log' }] } },

@@ -73,6 +73,7 @@ import {
   managedRuleset,
   customRulesetPhases,
   mergeRules,
+  pinOf,
   withRule,
   saveRuleset,
   withStagedVersion,
@@ -498,21 +499,19 @@ type MissingTarget =
  */
 function missingTarget(store: Store, accountId: string, custom: ReadonlyMap<string, Phase>, rule: { readonly action?: unknown; readonly action_parameters?: unknown }): MissingTarget | undefined {
   if (rule.action !== 'execute') return undefined;
-  const p = rule.action_parameters as { readonly id?: unknown; readonly version?: unknown } | undefined;
-  const id = p?.id;
+  const id = (rule.action_parameters as { readonly id?: unknown } | undefined)?.id;
   if (typeof id !== 'string' || managedRuleset(id, CATALOG)) return undefined;
   if (!custom.has(id)) return { field: 'id', id };
-  const v = p!.version;
-  if (typeof v !== 'string' || v === 'latest' || hasVersion(store, id, v)) return undefined;
+  const v = pinOf(rule)?.version;
+  if (v === undefined || hasVersion(store, id, v)) return undefined;
   const rs = latestRuleset(store, 'account', accountId, id);
   return { field: 'version', id, version: v, name: rs ? `custom ruleset '${rs.name}' (${id})` : `custom ruleset ${id}`, ...(rs ? { newest: rs.version } : {}) };
 }
 
 /** An execute rule that pins a version of a ruleset that is not managed (missingTarget checks it exists). */
 function pinsCustomVersion(rule: JsonObject): boolean {
-  if (rule.action !== 'execute') return false;
-  const p = rule.action_parameters as { readonly id?: unknown; readonly version?: unknown } | undefined;
-  return typeof p?.version === 'string' && p.version !== 'latest' && typeof p.id === 'string' && !managedRuleset(p.id, CATALOG);
+  const pin = pinOf(rule);
+  return pin !== undefined && !managedRuleset(pin.id, CATALOG);
 }
 
 /** The refusal's words for a pinned version that a custom ruleset does not have, as the core words a managed ruleset's. */
