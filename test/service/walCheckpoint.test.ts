@@ -31,18 +31,23 @@ function inFileAlone(dir: string, key: string): string | undefined {
   }
 }
 
+/** Writes `key`, then what the database file alone holds under it once a checkpoint copied it there (within 5 s). */
+async function writtenThrough(store: Store, dir: string, key: string, value: string): Promise<string | undefined> {
+  store.setMeta(key, value);
+  await store.durable();
+  const deadline = Date.now() + 5_000;
+  while (inFileAlone(dir, key) === undefined && Date.now() < deadline) await sleep(50);
+  return inFileAlone(dir, key);
+}
+
 test(
   'with group commit on, a thread copies the log into the database file; the service checkpoints by itself only past 8,192 pages',
   withStore(
     async (store, dir) => {
       assert.equal(store.binding, 'native');
       assert.equal(autocheckpoint(store), FALLBACK_PAGES);
-      store.setMeta('k', 'checkpointed');
-      await store.durable();
       // One small write is far below SQLite's own 1,000 pages: only the thread copies it.
-      const deadline = Date.now() + 5_000;
-      while (inFileAlone(dir, 'k') === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      assert.equal(inFileAlone(dir, 'k'), 'checkpointed');
+      assert.equal(await writtenThrough(store, dir, 'k', 'checkpointed'), 'checkpointed');
     },
     { groupCommit: true },
   ),
@@ -97,11 +102,7 @@ test(
   'once a sync of the log has failed, the thread copies nothing more into the database file (only the restart may say what of that log survives)',
   withStore(
     async (store, dir) => {
-      store.setMeta('ready', 'yes');
-      await store.durable();
-      const deadline = Date.now() + 5_000;
-      while (inFileAlone(dir, 'ready') === undefined && Date.now() < deadline) await sleep(50);
-      assert.equal(inFileAlone(dir, 'ready'), 'yes', 'the thread is up');
+      assert.equal(await writtenThrough(store, dir, 'ready', 'yes'), 'yes', 'the thread is up');
       await withHeldSync(async (sync) => {
         store.setMeta('k', 'refused');
         const answer = store.durable()!;
