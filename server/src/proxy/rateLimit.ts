@@ -24,7 +24,8 @@ import type { RateLimit } from '../rulesets/model';
 import { parseCharacteristic, type Characteristic } from '../rulesets/rateLimitParams';
 import { RUNTIME_FUNCTIONS } from '../language/runtime/functions';
 import { utf8ToBinary } from '../language/bytes';
-import { EXACT_BYTES } from '../language/fieldValues';
+import { convertFieldValue } from '../language/fieldValues';
+import { BYTES } from '../language/types';
 import { sha256 } from '../service/sha256';
 
 /**
@@ -171,9 +172,8 @@ export function characteristicsKey(characteristics: readonly string[], fields: R
         return map && Object.prototype.hasOwnProperty.call(map, c.key) ? map[c.key] : null;
       }
       case 'json': {
-        // The body as fields.ts gives it: UTF-8 text, or its exact bytes when it is not UTF-8.
-        const raw = fields['http.request.body.raw'];
-        const body = typeof raw === 'string' ? utf8ToBinary(raw) : (raw as Record<symbol, unknown> | undefined)?.[EXACT_BYTES];
+        // The body's bytes as the engine reads the field (fields.ts gives text, or the exact bytes when not UTF-8).
+        const body = convertFieldValue(fields['http.request.body.raw'], BYTES, 'http.request.body.raw', []);
         if (typeof body !== 'string') return null;
         const v = lookupJson[c.type]([body, ...c.keys.map((k) => (typeof k === 'number' ? k : utf8ToBinary(k)))]);
         return v === undefined ? null : String(v);
