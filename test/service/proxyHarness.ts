@@ -8,7 +8,7 @@ import { connect, createServer as createNetServer, type Socket } from 'node:net'
 import { Readable } from 'node:stream';
 import { after, before, beforeEach } from 'node:test';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../../server/src/evaluatedRequest';
-import { proxyWorkerFile } from '../../server/src/proxy/evaluationPool';
+import { proxyWorkerFile, type OnThisThread } from '../../server/src/proxy/evaluationPool';
 import { createProxy, type ProxyOptions, type RunningProxy } from '../../server/src/proxy/proxy';
 import { DEMO_ACCOUNT } from '../../server/src/service/seed';
 import type { Store } from '../../server/src/service/store';
@@ -100,6 +100,11 @@ export class ProxyTestFile {
 }
 
 /** The path of the zone's entry point ruleset of `phase`. */
+/** A pool's work on the proxy's thread for a test in which every worker stays up: fails the test if it is asked for. */
+export function onlyWorkers(why: string): OnThisThread {
+  return { evaluate: () => assert.fail(why), count: () => assert.fail(why) };
+}
+
 export const entrypoint = (zoneId: string, phase: string) => `/zones/${zoneId}/rulesets/phases/${phase}/entrypoint`;
 
 /**
@@ -160,7 +165,8 @@ export interface Upstream {
 /**
  * Routes: `/big?mb=N` streams N MiB generated on demand; `/slow` never answers; `/trailers`
  * answers chunked with a trailer; `/cut` sends half its body and drops the connection; WebSocket-style upgrades on any path switch protocols and
- * echo (`/ws-slow` switches after 300 ms, then writes twice, and never closes first); everything else answers 200 with `ok <method> <url>`.
+ * echo (`/ws-slow` switches after 300 ms, then writes twice, and never closes first); `/status?code=N&score=S` answers
+ * status N (default 200) with `x-score: S` when given; everything else answers 200 with `ok <method> <url>`.
  */
 export async function startUpstream(): Promise<Upstream> {
   const seen: Seen[] = [];
@@ -198,6 +204,12 @@ export async function startUpstream(): Promise<Upstream> {
         // Headers and half the promised body, then the connection drops.
         res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 100 });
         res.write('x'.repeat(50), () => res.socket?.destroy());
+        return;
+      }
+      if (url.pathname === '/status') {
+        const score = url.searchParams.get('score');
+        res.writeHead(Number(url.searchParams.get('code') ?? 200), { 'content-type': 'text/plain', ...(score !== null ? { 'x-score': score } : {}) });
+        res.end('status');
         return;
       }
       if (url.pathname === '/trailers') {

@@ -18,7 +18,7 @@ import { edgeFields } from '../../server/src/proxy/edgeFields';
 import type { LiveJob } from '../../server/src/proxy/evaluateLive';
 import { DEFAULT_QUEUE, EvaluationPool, EvaluationUnavailable, proxyWorkerFile } from '../../server/src/proxy/evaluationPool';
 import type { RunningProxy } from '../../server/src/proxy/proxy';
-import { proxyTestFile, send } from './proxyHarness';
+import { proxyTestFile, send, onlyWorkers } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcd01';
 const ZONE = 'overload.test';
@@ -160,7 +160,7 @@ describe('a request a worker works on past the deadline', () => {
 
   it('the requests waiting behind the hung one are sent to the new worker, not lost', { timeout: 30_000 }, async () => {
     const lines: string[] = [];
-    const pool = new EvaluationPool(hangingWorker('hang-queued.mjs'), 1, file.svc.store, 100, (l) => lines.push(l), () => assert.fail('not on the thread'), { deadlineMs: DEADLINE_MS });
+    const pool = new EvaluationPool(hangingWorker('hang-queued.mjs'), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { deadlineMs: DEADLINE_MS });
     try {
       // Posted in one turn: the worker takes them in this order, and hangs on the first.
       const answers = await Promise.allSettled(['/hang', '/a', '/blocked', '/b'].map((path) => pool.evaluate(job(path), '192.0.2.1')));
@@ -178,7 +178,7 @@ describe('a request a worker works on past the deadline', () => {
   it('an answer already queued when the deadline fires is used: the worker is not taken as hung', { timeout: 30_000 }, async () => {
     const flag = join(dir, 'answered');
     const lines: string[] = [];
-    const pool = new EvaluationPool(flaggingWorker('flagging.mjs', flag), 1, file.svc.store, 100, (l) => lines.push(l), () => assert.fail('not on the thread'), { deadlineMs: DEADLINE_MS });
+    const pool = new EvaluationPool(flaggingWorker('flagging.mjs', flag), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { deadlineMs: DEADLINE_MS });
     try {
       assert.equal((await pool.evaluate(job('/warm'), '192.0.2.1')).decision.action, 'allow-through');
       // Out of the worker's message callback (which would read an answer queued meanwhile
@@ -200,7 +200,7 @@ describe('a request a worker works on past the deadline', () => {
 
   it("a zone whose compile hangs: that zone's requests get a 503 past the compile deadline", { timeout: 30_000 }, async () => {
     const lines: string[] = [];
-    const pool = new EvaluationPool(hangingWorker('hang-compile.mjs', true), 1, file.svc.store, 100, (l) => lines.push(l), () => assert.fail('not on the thread'), { compileDeadlineMs: 300 });
+    const pool = new EvaluationPool(hangingWorker('hang-compile.mjs', true), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { compileDeadlineMs: 300 });
     try {
       await assert.rejects(pool.evaluate(job('/'), '192.0.2.1'), (e: Error) => e instanceof EvaluationUnavailable && e.message === "the zone's rules were not compiled within 0.3 s");
       assert.deepEqual(lines, [`proxy: an evaluation worker compiled zone ${ZONE_ID} for 0.3 s and is taken as hung: stopped, and another started; 1 request(s) get a 503, 0 waiting behind sent again`]);
@@ -212,7 +212,7 @@ describe('a request a worker works on past the deadline', () => {
 
 describe('closing the pool', () => {
   it('rejects the requests its workers hold (a hung one included), so none waits for ever', { timeout: 30_000 }, async () => {
-    const pool = new EvaluationPool(hangingWorker('hang-close.mjs'), 1, file.svc.store, 100, () => {}, () => assert.fail('not on the thread'), { deadlineMs: 600_000 });
+    const pool = new EvaluationPool(hangingWorker('hang-close.mjs'), 1, file.svc.store, 100, () => {}, onlyWorkers('not on the thread'), { deadlineMs: 600_000 });
     const hanging = nextHang();
     const held = [pool.evaluate(job('/hang'), '192.0.2.1'), pool.evaluate(job('/behind'), '192.0.2.1')];
     const outcomes = Promise.allSettled(held);

@@ -1,5 +1,5 @@
 // A rate-limit rule's challenge that the visitor passes, over real sockets. Reference §2.3
-// (/work/shared/reference/traffic-events-terraform.md): "Passing the challenge resets the
+// (traffic-events-terraform.md): "Passing the challenge resets the
 // counter." So once the visitor presses the interstitial's button for the challenge a rate
 // limiting rule issued (proxy.ts `passChallenge`), that rule's counter for the visitor's
 // characteristics starts from zero: the next request is the first of a new count, under the

@@ -11,7 +11,7 @@ import { EvaluationPool, proxyWorkerFile, restartDelayMs } from '../../server/sr
 import type { LiveJob } from '../../server/src/proxy/evaluateLive';
 import type { Evaluation } from '../../server/src/rulesets/engine';
 import { createProxy, type ProxyOptions, type RunningProxy } from '../../server/src/proxy/proxy';
-import { entrypoint, proxyTestFile, send, listenProxy } from './proxyHarness';
+import { entrypoint, proxyTestFile, send, listenProxy, onlyWorkers } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcdee';
 const ZONE = 'workers.test';
@@ -133,7 +133,7 @@ describe('evaluation worker threads', () => {
   it('start a worker that keeps stopping again after a growing delay, evaluating its requests on the proxy thread meanwhile', async () => {
     const lines: string[] = [];
     const onThisThread = { decision: { action: 'fallback' } } as unknown as Evaluation;
-    const pool = new EvaluationPool(fixture('stoppingWorker.mjs'), 1, file.svc.store, 100, (l) => lines.push(l), () => onThisThread);
+    const pool = new EvaluationPool(fixture('stoppingWorker.mjs'), 1, file.svc.store, 100, (l) => lines.push(l), { evaluate: () => onThisThread, count: () => assert.fail('no count') });
     try {
       pool.warm(ZONE_ID);
       await until(() => lines.length >= 2);
@@ -147,7 +147,7 @@ describe('evaluation worker threads', () => {
   });
 
   it('refuse a request after they are closed (it would wait for a terminated worker for ever)', async () => {
-    const pool = new EvaluationPool(proxyWorkerFile()!, 1, file.svc.store, 100, () => {}, () => assert.fail('not on the thread'));
+    const pool = new EvaluationPool(proxyWorkerFile()!, 1, file.svc.store, 100, () => {}, onlyWorkers('not on the thread'));
     pool.warm(ZONE_ID);
     await pool.close();
     await assert.rejects(pool.evaluate({ zoneId: ZONE_ID } as LiveJob, '192.0.2.1'), { message: 'the evaluation workers are closed' });
@@ -155,7 +155,7 @@ describe('evaluation worker threads', () => {
 
   it('log a zone that a worker cannot compile once per deployment, however many workers', async () => {
     const lines: string[] = [];
-    const pool = new EvaluationPool(fixture('uncompilableWorker.mjs'), 2, file.svc.store, 100, (l) => lines.push(l), () => assert.fail('no worker stopped'));
+    const pool = new EvaluationPool(fixture('uncompilableWorker.mjs'), 2, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('no worker stopped'));
     try {
       pool.warm(ZONE_ID);
       // One request to each worker (the least busy): each answers after its compile report.

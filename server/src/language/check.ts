@@ -30,7 +30,7 @@ import { binaryToUtf8, charLength, charOffset, longerThan } from './bytes';
 import { NESTING_HINT } from './parse';
 import { unknownOperator } from './operatorTypo';
 import { checkRegex } from './regex';
-import { httpScheme, phaseAllows, planAllows, suggestNames } from './scheme/index';
+import { httpScheme, phaseAllows, planAllows, RESPONSE_PHASES, suggestNames } from './scheme/index';
 import { managedOnlyMessage } from './scheme/managed';
 import { isDiscouraged, isStringOnly, operatorsFor } from './scheme/operators';
 import type { FunctionDef, ParamDef, Phase, Plan, Scheme, TypePattern } from './scheme/types';
@@ -49,6 +49,8 @@ export interface CheckOptions {
   readonly dynamicComparisons?: boolean;
   /** Managed rulesets may use managed-only fields and functions. */
   readonly allowManaged?: boolean;
+  /** A rate limiting rule's `counting_expression`: matched once the origin answered, so the response fields are available too. */
+  readonly countingExpression?: boolean;
 }
 
 export const MAX_EXPRESSION_LENGTH = 4096;
@@ -521,7 +523,9 @@ class Checker {
     } else if (actual && planNote && plan === undefined) {
       // Add-ons cannot be known from the plan alone; say nothing.
     }
-    if (phase && phases && !phaseAllows({ phases }, phase)) {
+    // A counting expression may read the response fields (§4.4: those of every response phase), not cf.response.* (error pages only).
+    const counted = this.options.countingExpression === true && phases === RESPONSE_PHASES;
+    if (phase && phases && !phaseAllows({ phases }, phase) && !counted) {
       this.warn('not-in-phase', span, `the ${what} \`${name}\` is not available in phase ${phase}`, `Available in: ${phases.join(', ')}.`, { phases });
     }
   }

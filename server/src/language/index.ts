@@ -52,9 +52,24 @@ export function checkExpression(text: string, options: CheckOptions & Pick<Parse
 export function compileExpression(
   text: string,
   options: CheckOptions & CompileOptions = {},
-): { filter?: CompiledFilter; diagnostics: readonly Diagnostic[] } {
+): { filter?: CompiledFilter; ir?: IrBool; diagnostics: readonly Diagnostic[] } {
   const r = checkExpression(text, options);
-  return { filter: r.ir && compile(r.ir, options), diagnostics: r.diagnostics };
+  return { filter: r.ir && compile(r.ir, options), ...(r.ir ? { ir: r.ir } : {}), diagnostics: r.diagnostics };
+}
+
+/** The names of the fields a checked expression reads. */
+export function irFieldNames(ir: IrBool): Set<string> {
+  const names = new Set<string>();
+  const walk = (x: unknown): void => {
+    if (Array.isArray(x)) for (const y of x) walk(y);
+    else if (x !== null && typeof x === 'object') {
+      const node = x as { readonly k?: unknown; readonly name?: unknown };
+      if (node.k === 'field' && typeof node.name === 'string') names.add(node.name);
+      for (const v of Object.values(node)) if (v !== null && typeof v === 'object') walk(v);
+    }
+  };
+  walk(ir);
+  return names;
 }
 
 function sortDiagnostics(ds: readonly Diagnostic[]): Diagnostic[] {

@@ -7,17 +7,18 @@
  * The rules see the request as it was routed (`asRouted`): the host that chose the zone,
  * so that a host rule cannot be passed by spelling the host another way.
  */
-import { requestValues } from '../requests/fields';
+import { prepareFields } from '../language/index';
+import { requestFields, requestValues } from '../requests/fields';
 import type { LiveRequest } from '../requests/live';
 import { liveSampleRequest } from '../requests/live';
+import { firstHeader, responseFields, type ResponseHead } from '../requests/responseFields';
 import type { CompiledZone, Evaluation, RuleRef } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
-import { characteristicsKey, ruleKey, type RateLimiter } from './rateLimit';
+import { characteristicsKey, rateCounting, ruleKey, scoreOf, type RateLimiter } from './rateLimit';
 import { canonicalHost } from './zones';
 
 export interface EvaluableZone {
   readonly compiled: CompiledZone;
-  readonly rateLimits: ReadonlyMap<string, RateLimit>;
 }
 
 export interface LiveJob {
@@ -57,15 +58,43 @@ export interface LiveEvaluation extends Evaluation {
    * (RateLimiter.reset, proxy.ts `passChallenge`).
    */
   readonly rateLimitCounter?: string;
+  /**
+   * Counts that wait for the origin's answer (rateLimit.ts `rateCounting`: response fields in
+   * a counting expression, complexity-based rules, `requests_to_origin`): the proxy hands
+   * them to `countAfterResponse` with the answer's head if the request reaches the origin.
+   */
+  readonly afterResponse?: readonly ResponseCount[];
+}
+
+/** A count that waits for the origin's answer: the counter, and the rule's settings (of the version that evaluated the request). */
+export interface ResponseCount {
+  readonly counter: string;
+  readonly limit: RateLimit;
 }
 
 export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): LiveEvaluation {
   const { fields, values } = requestValues(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit });
   const counter = (ref: Pick<RuleRef, 'rulesetId' | 'ruleId'>, rl: RateLimit) => `${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`;
+  const afterResponse: ResponseCount[] = [];
+  /** The rate limit that last said "exceeded": the one a rate-limit decision is by. */
+  let exceeded: { counter: string; limit: RateLimit } | undefined;
   const evaluation = zone.compiled.evaluate(values, undefined, {
-    rateLimitExceeded: (ref) => {
-      const rl = zone.rateLimits.get(ruleKey(ref));
-      return rl !== undefined && limiter.hit(counter(ref, rl), rl);
+    rateLimitReached: (ref, _values, rl) => {
+      const how = rateCounting(rl);
+      if (!how.filter) return;
+      // A counting expression counts what it matches, whether the rule's expression matches or not.
+      if (how.when === 'response') afterResponse.push({ counter: counter(ref, rl), limit: rl });
+      else if (how.filter.matches(values)) limiter.add(counter(ref, rl), rl, 1);
+    },
+    rateLimitExceeded: (ref, _values, rl) => {
+      if (!rl) return false;
+      const key = counter(ref, rl);
+      const how = rateCounting(rl);
+      const over = how.when === 'match' ? limiter.hit(key, rl) : limiter.exceeded(key, rl);
+      if (over) exceeded = { counter: key, limit: rl };
+      // Counted by its match, once the origin answered (requests_to_origin, complexity-based).
+      else if (how.when === 'response' && !how.filter) afterResponse.push({ counter: key, limit: rl });
+      return over;
     },
     challengePassed: () => job.cleared,
     // Nothing downstream of the proxy reads the rules that did not act (the security events
@@ -73,9 +102,31 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
     omitIdleRules: true,
   });
   const d = evaluation.decision;
-  const rl = d.phase === 'http_ratelimit' && d.action !== 'allow-through' ? zone.rateLimits.get(ruleKey(d)) : undefined;
-  if (!rl) return evaluation;
-  const rateLimitCounter = counter(d, rl);
-  const retryAfter = limiter.retryAfter(rateLimitCounter, rl);
-  return { ...evaluation, rateLimitCounter, ...(retryAfter === undefined ? {} : { retryAfter }) };
+  const counts = afterResponse.length > 0 ? { afterResponse } : {};
+  if (d.phase !== 'http_ratelimit' || d.action === 'allow-through' || !exceeded) return { ...evaluation, ...counts };
+  const retryAfter = limiter.retryAfter(exceeded.counter, exceeded.limit);
+  return { ...evaluation, ...counts, rateLimitCounter: exceeded.counter, ...(retryAfter === undefined ? {} : { retryAfter }) };
+}
+
+/**
+ * The counts an evaluation left for the origin's answer (`afterResponse`), now that `head`
+ * came: a counting expression is matched against the request's fields and the answer's
+ * (the request read again from `job`: only rules that count so pay for it).
+ */
+export function countAfterResponse(job: LiveJob, counts: readonly ResponseCount[], head: ResponseHead, limiter: RateLimiter): void {
+  let values: ReturnType<typeof prepareFields>['values'] | undefined;
+  for (const c of counts) {
+    const how = rateCounting(c.limit);
+    if (how.filter) {
+      values ??= withResponse(job, head);
+      if (!how.filter.matches(values)) continue;
+    }
+    const amount = how.scoreHeader === undefined ? 1 : scoreOf(firstHeader(head.rawHeaders, how.scoreHeader));
+    if (amount !== undefined) limiter.add(c.counter, c.limit, amount);
+  }
+}
+
+function withResponse(job: LiveJob, head: ResponseHead) {
+  const { fields } = requestFields(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit });
+  return prepareFields({ ...fields, ...responseFields(head) }).values;
 }

@@ -40,7 +40,8 @@ import { OrderedWorker, type Task } from '../orderedWorker';
 import { zoneConfigOf, type ZoneSource } from '../service/deployment';
 import type { Store } from '../service/store';
 import { deploymentKey, zoneSource } from '../service/zoneConfig';
-import type { LiveEvaluation, LiveJob } from './evaluateLive';
+import type { ResponseHead } from '../requests/responseFields';
+import type { LiveEvaluation, LiveJob, ResponseCount } from './evaluateLive';
 import type { FromWorker, ToWorker } from './proxyWorker';
 import { rateLimitRules } from './rateLimit';
 
@@ -108,6 +109,12 @@ interface PoolWorker {
   readonly keys: Map<string, string>;
 }
 
+/** What the pool does on the proxy's thread while a worker is down. */
+export interface OnThisThread {
+  evaluate(job: LiveJob): LiveEvaluation;
+  count(job: LiveJob, counts: readonly ResponseCount[], head: ResponseHead): void;
+}
+
 export class EvaluationPool {
   /**
    * Started on the first zone or request (a proxy listener with no zone yet, as the
@@ -132,8 +139,8 @@ export class EvaluationPool {
     private readonly store: Store,
     maxRateLimitCounters: number,
     private readonly log: (line: string) => void,
-    /** Evaluates a request on the proxy's thread, while its worker is down. */
-    private readonly fallback: (job: LiveJob) => LiveEvaluation,
+    /** Evaluates a request, and counts after an answer, on the proxy's thread while its worker is down (evaluateLive.ts). */
+    private readonly fallback: OnThisThread,
     limits: PoolLimits = {},
   ) {
     this.countersPerWorker = Math.ceil(maxRateLimitCounters / wanted);
@@ -302,8 +309,8 @@ export class EvaluationPool {
       const workers = this.running();
       // Closed: a request still arriving would be posted to a terminated worker and never answered.
       if (this.closed || workers.length === 0) throw new Error('the evaluation workers are closed');
-      const w = z.spread === 'first' ? workers[0] : z.spread === 'by-client' ? workers[hash(p.clientIp) % workers.length] : this.leastBusy();
-      if (!w) return p.resolve(this.fallback(p.job));
+      const w = this.workerFor(z, workers, p.clientIp);
+      if (!w) return p.resolve(this.fallback.evaluate(p.job));
       if (bounded && w.pending.size >= this.queue) throw new EvaluationUnavailable(`the evaluation queue is full (--proxy-queue ${this.queue})`);
       this.send(w, p.job.zoneId, z);
       const id = ++this.nextId;
@@ -312,6 +319,23 @@ export class EvaluationPool {
     } catch (e) {
       p.reject(e as Error);
     }
+  }
+
+  /** The worker that evaluates a request of zone `z` from `clientIp`: the one that holds its rate-limit counters, if the zone has any. */
+  private workerFor(z: ZoneState, workers: readonly (PoolWorker | undefined)[], clientIp: string): PoolWorker | undefined {
+    return z.spread === 'first' ? workers[0] : z.spread === 'by-client' ? workers[hash(clientIp) % workers.length] : this.leastBusy();
+  }
+
+  /**
+   * The origin answered a request whose evaluation left counts for its answer
+   * (evaluateLive.ts `afterResponse`): they go to the worker that holds the counters, after
+   * the messages sent to it before (the requests evaluated since count after this one).
+   */
+  countAfterResponse(job: LiveJob, clientIp: string, counts: readonly ResponseCount[], head: ResponseHead): void {
+    if (this.closed) return;
+    const w = this.workerFor(this.zone(job.zoneId), this.running(), clientIp);
+    if (!w) return this.fallback.count(job, counts, head);
+    w.link.post({ type: 'count', job, counts, head } satisfies ToWorker);
   }
 
   /** The running worker with the fewest requests in flight; undefined while none runs. */

@@ -44,9 +44,9 @@ import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor } from './clearance';
 import { clientAddress, edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
-import { evaluateLive, type LiveEvaluation, type LiveJob } from './evaluateLive';
+import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob } from './evaluateLive';
 import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
-import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile } from './evaluationPool';
+import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from './logThrottle';
 import { refusedHead, type HeadRefusal } from './requestHead';
@@ -205,7 +205,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const zones = new LiveZones(options.store);
   /** The body bytes a zone's rules see: its own setting where it has one, else `--inspect-body-limit`. */
   const inspectLimit = (zoneId: string): number => zones.bodyLimit(zoneId) ?? defaultLimit;
-  const pool = evaluationPool(options, log, (job) => evaluateLive(zones.get(job.zoneId), job, limiter));
+  const pool = evaluationPool(options, log, {
+    evaluate: (job) => evaluateLive(zones.get(job.zoneId), job, limiter),
+    count: (job, counts, head) => countAfterResponse(job, counts, head, limiter),
+  });
   /**
    * Per proxied zone, its counters and the WAF's time per request (the Zones view shows both):
    * one entry, made when the zone starts and gone when it stops, so neither outlives the other.
@@ -322,6 +325,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     /** The proxy's own answer, or undefined to forward. */
     readonly page?: Page;
     readonly kind: 'forward' | 'block' | 'challenge';
+    /** The request as evaluated, kept only when rate-limit counts wait for the origin's answer (countAnswered). */
+    readonly job?: LiveJob;
   }
 
   /** Evaluates a request whose first body bytes are `body` (binary string): forward it, or the page to answer. */
@@ -344,7 +349,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     stats.get(route.zoneId)?.evaluationTime.record(ns);
     const d = evaluation.decision;
     const bodyTruncated = bodySize > limit;
-    const base = { route, rayId, time, edge, evaluation, bodyTruncated };
+    const base = { route, rayId, time, edge, evaluation, bodyTruncated, ...(evaluation.afterResponse ? { job } : {}) };
     if (d.action === 'allow-through') return { ...base, kind: 'forward' };
     const rule = d.description || d.ref || d.ruleId;
     if (d.action === 'block' || challengeMode === 'block') {
@@ -358,6 +363,15 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return { ...base, kind: 'block', page: { ...page, headers: { ...page.headers, ...retry } } };
     }
     return { ...base, kind: 'challenge', page: challengePage(rayId, route.zoneName, d.action, safeReturn(req.url), CHALLENGE_PATH) };
+  }
+
+  /** The origin answered `v` (`upRes`: its head): the rate-limit counts that waited for it (evaluateLive.ts `countAfterResponse`). */
+  function countAnswered(v: Verdict, upRes: IncomingMessage): void {
+    const counts = v.evaluation.afterResponse;
+    if (!counts || !v.job) return;
+    const head = { status: upRes.statusCode ?? 0, rawHeaders: upRes.rawHeaders };
+    if (pool) pool.countAfterResponse(v.job, v.edge.clientIp, counts, head);
+    else countAfterResponse(v.job, counts, head, limiter);
   }
 
   /** What the client got, for the log line: the rule's action, or `block (managed_challenge, --challenge block)` for a challenge answered with the block page, as the counters and the event say. */
@@ -654,6 +668,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
           return;
         }
         answered = true;
+        countAnswered(v, upRes);
         relay(req, res, v, upRes, guard, ending);
       }),
     );
@@ -1022,6 +1037,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         waited();
         if (answered) return void upRes.destroy();
         answered = true;
+        countAnswered(v, upRes);
         const status = refuse(upRes, socket, v.rayId, up.href);
         record(v, req, status);
       }),
@@ -1033,6 +1049,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         waited();
         if (answered || socket.destroyed) return void upSocket.destroy();
         answered = true;
+        countAnswered(v, upRes);
         record(v, req, upRes.statusCode ?? 101);
         socket.write(`HTTP/1.1 101 ${upRes.statusMessage || 'Switching Protocols'}\r\n${headerLines(pairs(withRayId([...upRes.rawHeaders], v.rayId)))}\r\n`);
         if (upHead.length > 0) socket.write(upHead);
@@ -1129,7 +1146,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 }
 
 /** The evaluation workers asked for, or undefined to evaluate on this thread. */
-function evaluationPool(options: ProxyOptions, log: (line: string) => void, onThisThread: (job: LiveJob) => LiveEvaluation): EvaluationPool | undefined {
+function evaluationPool(options: ProxyOptions, log: (line: string) => void, onThisThread: OnThisThread): EvaluationPool | undefined {
   const n = options.workers ?? 0;
   if (n <= 0) return undefined;
   if (options.now) throw new ProxyConfigError('evaluation workers count rate limits on the real clock: a proxy with a fake clock (now) evaluates on its own thread (workers: 0)');

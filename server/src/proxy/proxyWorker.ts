@@ -14,6 +14,8 @@
  *   counter (`key`, evaluateLive.ts) goes, if this worker holds it.
  * - `{ type: 'eval', id, key, job }`: one request (evaluateLive.ts); the answer is
  *   `{ id, evaluation }` or `{ id, error }`.
+ * - `{ type: 'count', job, counts, head }`: the origin answered a request whose evaluation
+ *   left rate-limit counts for its answer (evaluateLive.ts `countAfterResponse`); no answer.
  *
  * Each `zone` and `eval` message is marked in shared memory as it starts (orderedWorker.ts
  * `taskMarker`): the pool's deadline judges the one the worker is on.
@@ -25,7 +27,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { taskMarker } from '../orderedWorker';
 import { boundRegexBacktracking } from '../regexBudget';
 import type { ZoneSource } from '../service/deployment';
-import { evaluateLive, type LiveEvaluation, type LiveJob } from './evaluateLive';
+import type { ResponseHead } from '../requests/responseFields';
+import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
 import { RateLimiter } from './rateLimit';
 import { compiledLiveZone, type LiveZone } from './zones';
 
@@ -35,6 +38,7 @@ export type ToWorker =
   | { readonly type: 'zone'; readonly id: number; readonly zoneId: string; readonly key: string; readonly source: ZoneSource }
   | { readonly type: 'forget'; readonly zoneId: string }
   | { readonly type: 'reset'; readonly key: string }
+  | { readonly type: 'count'; readonly job: LiveJob; readonly counts: readonly ResponseCount[]; readonly head: ResponseHead }
   | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
 
 export type FromWorker =
@@ -57,6 +61,10 @@ parentPort!.on('message', (m: ToWorker) => {
   }
   if (m.type === 'reset') {
     limiter.reset(m.key);
+    return;
+  }
+  if (m.type === 'count') {
+    countAfterResponse(m.job, m.counts, m.head, limiter);
     return;
   }
   mark(m.id);

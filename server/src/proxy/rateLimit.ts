@@ -1,25 +1,34 @@
 /**
  * Rate limiting for the WAF proxy: the request counts that the engine does not keep
- * (rulesets/engine.ts asks `rateLimitExceeded` when an `http_ratelimit` rule matches).
+ * (rulesets/engine.ts asks `rateLimitExceeded` when an `http_ratelimit` rule matches, and
+ * tells `rateLimitReached` of every such rule a request reaches).
  *
  * - A counter per rule and per value of the rule's `characteristics` (`ip.src`,
- *   `cf.colo.id`, `http.request.headers["x-api-key"]`, …): the requests that matched the
- *   rule's expression.
+ *   `cf.colo.id`, `http.request.headers["x-api-key"]`, …).
+ * - What counts (`rateCounting`): by default the requests that match the rule's expression,
+ *   each as it is evaluated (`hit`: the request that makes the count exceed
+ *   `requests_per_period` is the first one mitigated). With a `counting_expression`, the
+ *   requests that match it, matched by the rule or not (reference: it "does not extend the
+ *   match expression"); with response fields in it, once the origin's answer is known. With
+ *   `requests_to_origin`, only requests the origin answered. Complexity-based rules
+ *   (`score_per_period` and `score_response_header_name`) add the score the origin's
+ *   answer carries in that header (1 to 1,000,000; another value or none adds nothing).
+ *   Counted apart from the match (`add`), a matching request is mitigated once the window's
+ *   count is over the limit (`exceeded`).
  * - Windows: a counter's window opens with the first request it counts and lasts `period`
- *   seconds; the next request after that opens a new one. The request that makes the count
- *   exceed `requests_per_period` is the first one mitigated.
- * - Mitigation: for `mitigation_timeout` seconds from that request every matching request
- *   with those characteristics is mitigated (and not counted), and the first one after it
- *   opens a new window; with a timeout of 0, only the requests over the limit in the
- *   current window are.
+ *   seconds; the next request after that opens a new one.
+ * - Mitigation: for `mitigation_timeout` seconds from the count that went over the limit,
+ *   every matching request with those characteristics is mitigated (and not counted), and
+ *   the first one after it opens a new window; with a timeout of 0, only the requests over
+ *   the limit in the current window are.
  * - Memory: a counter is stored under a SHA-256 digest of its key (`counterKey`), so its
  *   size does not depend on the characteristic values (a 16 KB header value is not kept);
  *   at most `maxCounters` counters, least recently used dropped first, so a flood of
  *   distinct clients costs a bounded amount (a dropped client starts again from zero).
- * - Not modelled: `counting_expression` (the rule's own expression counts), score-based
- *   limits (`score_per_period`: never exceeded), `requests_to_origin`.
  */
 import type { RuleRef, ZoneConfig } from '../rulesets/engine';
+import { compileExpression, irFieldNames } from '../language/index';
+import type { CompiledFilter } from '../language/evaluate';
 import type { RateLimit } from '../rulesets/model';
 import { parseCharacteristic, type Characteristic } from '../rulesets/rateLimitParams';
 import { RUNTIME_FUNCTIONS } from '../language/runtime/functions';
@@ -73,24 +82,58 @@ export class RateLimiter {
 
   /** Counts one matching request (`key`: the rule and its characteristic values); true when it is to be mitigated. */
   hit(key: string, limit: RateLimit): boolean {
-    const rpp = limit.requests_per_period;
-    if (rpp === undefined || !(limit.period > 0)) return false;
+    const max = limit.requests_per_period;
+    if (max === undefined || !(limit.period > 0)) return false;
     const now = this.now();
+    const c = this.held(key, now);
+    if (now < c.until) return true;
+    return this.counted(c, limit, max, 1, now);
+  }
+
+  /**
+   * Counts `amount` (a request, or its score) for a rule that counts apart from its match
+   * (`rateCounting`): nothing while the counter's mitigation lasts, as `hit`.
+   */
+  add(key: string, limit: RateLimit, amount: number): void {
+    const max = limitOf(limit);
+    if (max === undefined || !(limit.period > 0)) return;
+    const now = this.now();
+    const c = this.held(key, now);
+    if (now < c.until) return;
+    this.counted(c, limit, max, amount, now);
+  }
+
+  /** Whether a matching request of a rule that counts apart from its match (`add`) is to be mitigated: no count of its own. */
+  exceeded(key: string, limit: RateLimit): boolean {
+    const max = limitOf(limit);
+    const c = this.counters.get(counterKey(key));
+    if (max === undefined || !c) return false;
+    const now = this.now();
+    if (now < c.until) return true;
+    return c.until === 0 && now - c.windowStart < limit.period * 1000 && c.count > max;
+  }
+
+  /** The counter for `key`, made the most recently used (created, and the oldest dropped past the bound). */
+  private held(key: string, now: number): Counter {
     const stored = counterKey(key);
     let c = this.counters.get(stored);
     if (c) this.counters.delete(stored);
     else c = { windowStart: now, count: 0, until: 0 };
     this.counters.set(stored, c);
     if (this.counters.size > this.maxCounters) this.counters.delete(this.counters.keys().next().value!);
-    if (now < c.until) return true;
+    return c;
+  }
+
+  /** Adds `amount` to a counter not mitigated now; true when that takes it over `max` (and starts its mitigation, if it has a timeout). */
+  private counted(c: Counter, limit: RateLimit, max: number, amount: number, now: number): boolean {
     // A mitigation that ended, or a window that has passed, starts a new window.
     if (c.until > 0 || now - c.windowStart >= limit.period * 1000) {
       c.until = 0;
       c.windowStart = now;
       c.count = 0;
     }
-    c.count++;
-    if (c.count <= rpp) return false;
+    c.count += amount;
+    if (c.count <= max) return false;
     const timeout = limit.mitigation_timeout ?? 0;
     if (timeout > 0) c.until = now + timeout * 1000;
     return true;
@@ -117,8 +160,9 @@ export class RateLimiter {
 /**
  * The rules that count requests, by `rulesetId/ruleId`, with their parameters: the
  * `http_ratelimit` entry point's own, and those of the custom rulesets of that phase it may
- * `execute` (an account's rate limiting ruleset), so that a limit the trace counts is
- * counted live too; a rule the index misses would never be exceeded.
+ * `execute` (an account's rate limiting ruleset). The evaluation pool reads their
+ * characteristics to choose the worker that counts a zone's requests (the engine hands each
+ * rule's own parameters to the counting, evaluateLive.ts).
  */
 export function rateLimitRules(config: Pick<ZoneConfig, 'entryPoints' | 'customRulesets'>): ReadonlyMap<string, RateLimit> {
   const out = new Map<string, RateLimit>();
@@ -181,4 +225,61 @@ export function characteristicsKey(characteristics: readonly string[], fields: R
     }
   });
   return JSON.stringify(values);
+}
+
+/** A complexity-based rule's score limit, else its request limit. */
+function limitOf(limit: RateLimit): number | undefined {
+  return scoreHeaderOf(limit) !== undefined ? limit.score_per_period : limit.requests_per_period;
+}
+
+/** The response header a complexity-based rule reads its score from (lower case), when it is one. */
+function scoreHeaderOf(limit: RateLimit): string | undefined {
+  const name = limit.score_response_header_name;
+  return limit.score_per_period !== undefined && typeof name === 'string' && name !== '' ? name.toLowerCase() : undefined;
+}
+
+/** How a rate-limit rule counts (see the file's comment). */
+export interface RateCounting {
+  /**
+   * `match`: each request the rule's expression matches, as it is evaluated (`hit`);
+   * `request`: each request its `counting_expression` matches, as it is evaluated;
+   * `response`: once the origin answered (`countAfterResponse`, evaluateLive.ts).
+   */
+  readonly when: 'match' | 'request' | 'response';
+  /** The compiled `counting_expression` (undefined: the rule's expression decides, at the match). */
+  readonly filter?: CompiledFilter;
+  /** Complexity-based: the response header that carries each request's score (lower case). */
+  readonly scoreHeader?: string;
+}
+
+/** Counting of rules by their counting expression's text (and how they count): the same for every version that has it. */
+const countings = new Map<string, RateCounting>();
+const MATCH: RateCounting = { when: 'match' };
+
+/** How `limit` counts; its counting expression compiled once per text (bounded: deploys bring new ones). */
+export function rateCounting(limit: RateLimit): RateCounting {
+  const text = typeof limit.counting_expression === 'string' && limit.counting_expression.trim() !== '' ? limit.counting_expression : undefined;
+  const scoreHeader = scoreHeaderOf(limit);
+  const toOrigin = limit.requests_to_origin === true;
+  if (text === undefined && scoreHeader === undefined && !toOrigin) return MATCH;
+  const key = `${toOrigin ? 1 : 0}\u0000${scoreHeader ?? ''}\u0000${text ?? ''}`;
+  let c = countings.get(key);
+  if (c) return c;
+  // An expression that does not compile (stored before the validator refused it) counts nothing.
+  const compiled = text === undefined ? undefined : compileExpression(text, { phase: 'http_ratelimit', countingExpression: true });
+  const filter = compiled === undefined ? undefined : (compiled.filter ?? NEVER);
+  const response = toOrigin || scoreHeader !== undefined || (compiled?.ir !== undefined && [...irFieldNames(compiled.ir)].some((f) => f.startsWith('http.response.') || f.startsWith('raw.http.response.')));
+  c = { when: response ? 'response' : 'request', ...(filter ? { filter } : {}), ...(scoreHeader ? { scoreHeader } : {}) };
+  if (countings.size >= 1_000) countings.clear();
+  countings.set(key, c);
+  return c;
+}
+
+const NEVER: CompiledFilter = { matches: () => false };
+
+/** The score an origin's answer gives a complexity-based rule: the header's whole number from 1 to 1,000,000, else none. */
+export function scoreOf(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d{1,7}\s*$/.test(value)) return undefined;
+  const n = Number(value);
+  return n >= 1 && n <= 1_000_000 ? n : undefined;
 }

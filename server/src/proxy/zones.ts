@@ -14,14 +14,12 @@
  */
 import { asciiLower } from '../language/bytes';
 import type { CompiledZone } from '../rulesets/engine';
-import type { RateLimit } from '../rulesets/model';
 import type { DeployedZone, ZoneSource } from '../service/deployment';
 import { ZONE_SELECT, type ZoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { compiledZone } from '../service/compiledZones';
 import { zoneOwnBodyLimit } from '../service/routes/zoneSettings';
 import { deploymentKey, zoneSource } from '../service/zoneConfig';
-import { rateLimitRules } from './rateLimit';
 
 export interface ProxyRoute {
   /** As given: the zone's name (`example.com`) or id. */
@@ -108,10 +106,7 @@ export interface LiveZone {
   readonly key: string;
   readonly deployed: DeployedZone;
   readonly compiled: CompiledZone;
-  readonly rateLimits: ReadonlyMap<string, RateLimit>;
 }
-
-const rateLimitIndex = new WeakMap<CompiledZone, ReadonlyMap<string, RateLimit>>();
 
 /** The zone's deployed configuration, compiled (cached under its deployment key). */
 export function liveZone(store: Store, zoneId: string): LiveZone {
@@ -121,9 +116,7 @@ export function liveZone(store: Store, zoneId: string): LiveZone {
 /** The zone built from `source` and compiled (cached under `key`): the evaluation workers build theirs so. */
 export function compiledLiveZone(zoneId: string, key: string, source: (() => ZoneSource) | ZoneSource): LiveZone {
   const zone = compiledZone(zoneId, key, source)!;
-  let rateLimits = rateLimitIndex.get(zone.compiled);
-  if (!rateLimits) rateLimitIndex.set(zone.compiled, (rateLimits = rateLimitRules(zone.deployed.config)));
-  return { key, deployed: zone.deployed, compiled: zone.compiled, rateLimits };
+  return { key, deployed: zone.deployed, compiled: zone.compiled };
 }
 
 /** `liveZone` per zone, read from the store again only after a write (Store.generation). */

@@ -52,7 +52,10 @@
  *   `execute`; the editor's lint warns about it (issue 4). Nothing here narrows it to PL1.
  * - `http_ratelimit`: a matching rule is recorded as `counted`; the engine keeps no
  *   request-count state across requests, so a rate-limit rule acts only when the caller
- *   says its limit is exceeded (`CompileZoneOptions.rateLimitExceeded`).
+ *   says its limit is exceeded (`CompileZoneOptions.rateLimitExceeded`, given the rule's own
+ *   `ratelimit`, so a pinned older version counts with its own settings). A caller that counts
+ *   with a `counting_expression` is told of every rule of the phase a request reaches,
+ *   matched or not (`RequestHooks.rateLimitReached`).
  * - Legacy firewall rules run in priority order (LEGACY_ACTION_PRECEDENCE for ties and
  *   for rules without priority); paused rules and rules with a paused or deleted filter
  *   are skipped. block/challenge/js_challenge/managed_challenge end everything; `allow`
@@ -72,7 +75,7 @@ import { EvalMemo, type CompiledFilter, type EvalContext, type FieldValues } fro
 import type { Phase, Plan } from '../language/scheme/types';
 import { rulesetVersion, type ManagedCatalog, type ManagedRuleset } from './catalog';
 import { LEGACY_ACTIONS, legacyOrder, type LegacyConfig, type LegacyFirewallRule, type SkipProduct } from './legacy';
-import type { BlockParameters, BlockResponse, ExecuteParameters, Overrides, Rule, Ruleset, ScoreParameters, SkipParameters } from './model';
+import type { BlockParameters, BlockResponse, ExecuteParameters, Overrides, RateLimit, Rule, Ruleset, ScoreParameters, SkipParameters } from './model';
 
 export type { LegacyConfig, LegacyFirewallRule } from './legacy';
 
@@ -122,8 +125,8 @@ export interface CompileZoneOptions {
   /** wirefilter's `ne` with a missing side (see CompileOptions). Default false. */
   readonly nilNotEqual?: boolean;
   readonly previousWaf?: PreviousWaf;
-  /** Whether a matching rate-limit rule's limit is exceeded; default: never. */
-  readonly rateLimitExceeded?: (rule: RuleRef, fields: FieldValues) => boolean;
+  /** Whether a matching rate-limit rule's limit is exceeded (`limit`: the rule's `ratelimit`, if it has one); default: never. */
+  readonly rateLimitExceeded?: (rule: RuleRef, fields: FieldValues, limit: RateLimit | undefined) => boolean;
 }
 
 /**
@@ -133,7 +136,13 @@ export interface CompileZoneOptions {
  */
 export interface RequestHooks {
   /** As CompileZoneOptions.rateLimitExceeded, for this request; it wins over the compiled one. */
-  readonly rateLimitExceeded?: (rule: RuleRef, fields: FieldValues) => boolean;
+  readonly rateLimitExceeded?: (rule: RuleRef, fields: FieldValues, limit: RateLimit | undefined) => boolean;
+  /**
+   * The request reached this enabled rate-limit rule (with a `ratelimit`), before its
+   * expression is matched: a rule's `counting_expression` counts requests its expression
+   * may not match, so the counting is the caller's, here.
+   */
+  readonly rateLimitReached?: (rule: RuleRef, fields: FieldValues, limit: RateLimit) => void;
   /** True when the client has solved this challenge: the rule is logged and evaluation goes on. */
   readonly challengePassed?: (rule: RuleRef, action: 'challenge' | 'js_challenge' | 'managed_challenge') => boolean;
   /**
@@ -318,6 +327,8 @@ interface CRule {
   readonly products?: readonly string[];
   readonly execute?: CRuleset;
   readonly executeMissing?: string;
+  /** A rate-limit rule's `ratelimit` (phase http_ratelimit). */
+  readonly rateLimit?: RateLimit;
 }
 
 interface CRuleset {
@@ -469,6 +480,7 @@ class ZoneCompiler {
       skipLogs: rule.logging?.enabled !== false,
       execute,
       executeMissing,
+      rateLimit: stage === 'http_ratelimit' && isRecord(rule.ratelimit) ? rule.ratelimit : undefined,
     };
   }
 
@@ -728,6 +740,7 @@ function runRuleset(run: Run, rs: CRuleset, frame: Frame): boolean {
       run.trace.push(entry(r, depth, { outcome: 'invalid', note: r.invalid }));
       continue;
     }
+    if (r.rateLimit) run.hooks?.rateLimitReached?.(r.ref, run.fields, r.rateLimit);
     const matched = r.filter.matches(run.fields, run.ctx);
     if (r.threshold !== undefined) {
       // The anomaly rule: its expression and the total against its threshold.
@@ -812,7 +825,7 @@ function act(run: Run, rs: CRuleset, r: CRule, frame: Frame, base: Partial<Trace
   const { depth } = frame;
   const action = r.action;
   if (rs.stage === 'http_ratelimit' && (isTerminating(action) || action === 'log')) {
-    const exceeded = (run.hooks?.rateLimitExceeded ?? run.options.rateLimitExceeded)?.(r.ref, run.fields) === true;
+    const exceeded = (run.hooks?.rateLimitExceeded ?? run.options.rateLimitExceeded)?.(r.ref, run.fields, r.rateLimit) === true;
     if (!exceeded) {
       run.trace.push(entry(r, depth, { ...base, outcome: 'counted', note: 'counts toward the rate limit; no request counts are kept, so the limit is never reached here' }));
       return false;

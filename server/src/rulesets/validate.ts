@@ -262,6 +262,11 @@ class Validator extends OverridesChecker {
       }
     };
     seconds('period', RATELIMIT_SECONDS, 'a counting period');
+    // Complexity-based counting needs both: the limit, and the origin's header that scores each request.
+    const score = props.get('score_per_period');
+    const header = props.get('score_response_header_name');
+    if (score && !header) this.at(score.node, 'error', 'invalid-value', 'score_per_period needs score_response_header_name: the response header in which the origin gives each request its score', { rule, schema: true });
+    if (header && !score) this.at(header.node, 'error', 'invalid-value', 'score_response_header_name needs score_per_period: the most score a client may add up in a period', { rule, schema: true });
     seconds('mitigation_timeout', MITIGATION_SECONDS, 'a mitigation timeout (0: throttle, act only while over the limit)');
     const list = props.get('characteristics')?.value;
     if (list?.type !== 'array') return;

@@ -25,6 +25,8 @@ export interface ExpressionOptions {
   readonly plan?: Plan;
   readonly phase?: Phase;
   readonly allowManaged?: boolean;
+  /** A rate limiting rule's counting expression (the response fields are available). */
+  readonly countingExpression?: boolean;
 }
 
 const CACHE_SIZE = 2_000;
@@ -34,7 +36,7 @@ const cache = new Map<string, readonly Diagnostic[]>();
 export function expressionDiagnostics(text: string, options: ExpressionOptions): readonly Diagnostic[] {
   // Refused before the cache, so a long expression is not kept as a key.
   if (!options.allowManaged && isTooLong(text)) return [tooLong(text)];
-  const key = `${options.plan ?? ''}\u0000${options.phase ?? ''}\u0000${options.allowManaged ? 1 : 0}\u0000${text}`;
+  const key = `${options.plan ?? ''}\u0000${options.phase ?? ''}\u0000${options.allowManaged ? 1 : 0}${options.countingExpression ? 1 : 0}\u0000${text}`;
   const hit = cache.get(key);
   if (hit) {
     // Most recently used last: Map keeps insertion order.
@@ -42,7 +44,7 @@ export function expressionDiagnostics(text: string, options: ExpressionOptions):
     cache.set(key, hit);
     return hit;
   }
-  const diagnostics = checkExpression(text, { plan: options.plan, phase: options.phase, allowManaged: options.allowManaged }).diagnostics;
+  const diagnostics = checkExpression(text, { plan: options.plan, phase: options.phase, allowManaged: options.allowManaged, countingExpression: options.countingExpression }).diagnostics;
   cache.set(key, diagnostics);
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
   return diagnostics;

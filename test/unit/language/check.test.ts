@@ -171,6 +171,10 @@ test('warnings users need: deprecation, plan, phase, literals that never match, 
     ['ip.src lt 1.2.3.4', {}, ["ip-ordering: ordering comparisons on IP addresses are not supported by Cloudflare's documentation [7,9]"]],
     ['cf.bot_management.score lt 30', { plan: 'pro' }, ['plan-required: `cf.bot_management.score` requires the Enterprise plan or above (Bot Management add-on) [0,23]']],
     ['http.response.code eq 500', { phase: 'http_request_firewall_custom' }, ['not-in-phase: the field `http.response.code` is not available in phase http_request_firewall_custom [0,18]']],
+    // A rate limiting rule's expression is matched before the request goes on; its counting expression once the origin answered.
+    ['http.response.code eq 401', { phase: 'http_ratelimit' }, [`not-in-phase: the field \`http.response.code\` is not available in phase http_ratelimit [0,18]`]],
+    ['http.response.code eq 401', { phase: 'http_ratelimit', countingExpression: true }, []],
+    ['cf.response.error_type eq "origin"', { phase: 'http_ratelimit', countingExpression: true }, ['not-in-phase: the field `cf.response.error_type` is not available in phase http_ratelimit [0,22]']],
     ['ip.src in $office', { listNames: ['office_network'] }, ['unknown-list: list "office" does not exist in this account [10,17]']],
   ];
   for (const [text, options, expected] of cases) assert.deepEqual(findings(text, options), expected, text);

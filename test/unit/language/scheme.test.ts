@@ -145,10 +145,12 @@ test('scheme entries: types, plans, phases, deprecation, values', () => {
   assert.deepEqual(f('http.request.accepted_languages').phases, TRANSFORM_PHASES);
   assert.deepEqual(f('ip.src.timezone.name').phases, TRANSFORM_PHASES);
   assert.equal(f('http.request.uri.path').phases, undefined);
-  for (const p of ['http_response_headers_transform', 'http_custom_errors', 'http_ratelimit', 'http_response_compression', 'http_response_firewall_managed', 'http_log_custom_fields'] as const) {
+  for (const p of ['http_response_headers_transform', 'http_custom_errors', 'http_response_compression', 'http_response_firewall_managed', 'http_log_custom_fields'] as const) {
     assert.ok(RESPONSE_PHASES.includes(p), p);
   }
   assert.ok(!RESPONSE_PHASES.includes('http_request_firewall_custom'));
+  // A rate limiting rule is matched before the request goes on; only its counting expression reads the answer.
+  assert.ok(!RESPONSE_PHASES.includes('http_ratelimit'));
 
   assert.deepEqual(f('ip.geoip.country').deprecated, { replacement: 'ip.src.country' });
   assert.equal(type('ip.geoip.asnum'), 'Int');

@@ -1,7 +1,8 @@
 // Rate-limit counting on a fake clock: windows, mitigation, the LRU bound, characteristics.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { characteristicsKey, RateLimiter, rateLimitRules } from '../../../server/src/proxy/rateLimit';
+import { characteristicsKey, rateCounting, RateLimiter, rateLimitRules, scoreOf } from '../../../server/src/proxy/rateLimit';
+import { prepareFields } from '../../../server/src/language/index';
 
 const LIMIT = { characteristics: ['ip.src', 'cf.colo.id'], period: 10, requests_per_period: 3, mitigation_timeout: 60 };
 
@@ -109,5 +110,62 @@ describe('characteristics', () => {
       ],
     });
     assert.deepEqual([...rules.keys()], ['ep/r1', 'account-rl/a1']);
+  });
+});
+
+describe('counting apart from the match (counting_expression, complexity, requests_to_origin)', () => {
+  it('says when each rule counts: with its match, by its counting expression now, or once the origin answered', () => {
+    const how = (extra: Record<string, unknown>) => {
+      const c = rateCounting({ ...LIMIT, ...extra });
+      return [c.when, c.filter !== undefined, c.scoreHeader];
+    };
+    assert.deepEqual(how({}), ['match', false, undefined]);
+    // An empty counting expression is the rule's own (reference §2.1).
+    assert.deepEqual(how({ counting_expression: ' ' }), ['match', false, undefined]);
+    assert.deepEqual(how({ counting_expression: 'http.request.uri.path eq "/cart"' }), ['request', true, undefined]);
+    assert.deepEqual(how({ counting_expression: 'http.request.uri.path eq "/login" and http.response.code eq 401' }), ['response', true, undefined]);
+    assert.deepEqual(how({ counting_expression: 'any(http.response.headers["x-cache"][*] eq "MISS")' }), ['response', true, undefined]);
+    assert.deepEqual(how({ requests_to_origin: true }), ['response', false, undefined]);
+    assert.deepEqual(how({ score_per_period: 100, score_response_header_name: 'X-Score' }), ['response', false, 'x-score']);
+    // Without its limit the header is not complexity-based counting (the validator refuses one without the other).
+    assert.deepEqual(how({ score_response_header_name: 'X-Score' }), ['match', false, undefined]);
+  });
+
+  it('matches a counting expression against the answer\'s fields', () => {
+    const c = rateCounting({ ...LIMIT, counting_expression: 'http.response.code in {401 403} and http.response.content_type.media_type eq "application/json"' });
+    const values = (code: number, type: string) => prepareFields({ 'http.response.code': code, 'http.response.content_type.media_type': type }).values;
+    assert.deepEqual([c.filter!.matches(values(401, 'application/json')), c.filter!.matches(values(200, 'application/json')), c.filter!.matches(values(403, 'text/html'))], [true, false, false]);
+  });
+
+  it('mitigates a matching request once the counted amount is over the limit, and counts nothing while mitigating', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t);
+    const limit = { ...LIMIT, requests_per_period: 2 };
+    assert.equal(l.exceeded('a', limit), false);
+    l.add('a', limit, 1);
+    l.add('a', limit, 1);
+    assert.equal(l.exceeded('a', limit), false);
+    l.add('a', limit, 1);
+    assert.deepEqual([l.exceeded('a', limit), l.exceeded('b', limit), l.retryAfter('a', limit)], [true, false, 60]);
+    clock.t += 60_000;
+    // The mitigation is over: the next count opens a new window.
+    assert.equal(l.exceeded('a', limit), false);
+    l.add('a', limit, 1);
+    assert.equal(l.exceeded('a', limit), false);
+  });
+
+  it('throttles with a timeout of 0: over the limit only while the window lasts', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t);
+    const limit = { ...LIMIT, score_per_period: 100, score_response_header_name: 'x-score', mitigation_timeout: 0 };
+    l.add('a', limit, 70);
+    l.add('a', limit, 40);
+    assert.equal(l.exceeded('a', limit), true);
+    clock.t += 10_000;
+    assert.equal(l.exceeded('a', limit), false);
+  });
+
+  it('reads a score from 1 to 1,000,000 and nothing else', () => {
+    assert.deepEqual(['60', ' 7 ', '1000000', '0', '1000001', '-5', '2.5', 'oops', '', undefined].map(scoreOf), [60, 7, 1_000_000, undefined, undefined, undefined, undefined, undefined, undefined, undefined]);
   });
 });

@@ -696,6 +696,25 @@ describe('execute: a pinned version of a custom ruleset', () => {
     assert.deepEqual(warnings(z), [`rule 1 "seven" asks for version 7 of custom ruleset ${CUSTOM}; versions 1, 2 are known, and the current one (2) runs`]);
     assert.equal(z.evaluate(req({ path: '/two' })).decision.action, 'block');
   });
+  // The rate limiter is handed the rule's own settings, so a pinned version counts with its own
+  // limit even where its rule has the id of the current version's (a proxy keyed by rule id did not).
+  test("a pinned rate limiting ruleset's rule is counted with that version's ratelimit", () => {
+    const rl = (v: string, requests: number): Ruleset => ({
+      id: CUSTOM,
+      kind: 'custom',
+      version: v,
+      phase: 'http_ratelimit',
+      rules: [{ id: 'c'.repeat(32), ref: 'limit', action: 'block', expression: 'true', ratelimit: { characteristics: ['ip.src'], period: 60, requests_per_period: requests } }],
+    });
+    const pinned = zone({ entryPoints: { http_ratelimit: { id: 'd'.repeat(32), kind: 'zone', phase: 'http_ratelimit', rules: [exec(CUSTOM, { version: '1' })] } }, customRulesets: [rl('1', 2), rl('2', 100)] });
+    const seen: unknown[] = [];
+    const reached: unknown[] = [];
+    compileZone(pinned).evaluate(req(), undefined, {
+      rateLimitReached: (ref, _f, limit) => reached.push([ref.ruleId, limit.requests_per_period]),
+      rateLimitExceeded: (ref, _f, limit) => (seen.push([ref.ruleId, limit?.requests_per_period]), false),
+    });
+    assert.deepEqual([reached, seen], [[['c'.repeat(32), 2]], [['c'.repeat(32), 2]]]);
+  });
   test('the same id twice without distinct versions: the last one runs, with a warning', () => {
     for (const given of [[version('1', '/one'), version('1', '/two')], [{ ...version('1', '/one'), version: undefined }, version('2', '/two')]]) {
       const z = compileZone(zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { version: '1' })) }, customRulesets: given }));

@@ -266,6 +266,14 @@ test('rate limiting rules: the periods, timeouts and characteristics the hosted 
   assert.deepEqual(problems({ characteristics: ['cf.unique_visitor_id', 'ip.src'], period: 60 }), [
     ['invalid-value', '["cf.unique_visitor_id","ip.src"]', 'cf.unique_visitor_id (IP with NAT support) cannot be combined with ip.src: keep one of them'],
   ]);
+  // Complexity-based counting: the limit and the origin's score header go together.
+  assert.deepEqual(problems({ characteristics: ['cf.colo.id', 'ip.src'], period: 60, score_per_period: 400, score_response_header_name: 'x-score' }), []);
+  assert.deepEqual(problems({ characteristics: ['cf.colo.id', 'ip.src'], period: 60, score_per_period: 400 }), [
+    ['invalid-value', '"score_per_period":400', 'score_per_period needs score_response_header_name: the response header in which the origin gives each request its score'],
+  ]);
+  assert.deepEqual(problems({ characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 5, score_response_header_name: 'x-score' }), [
+    ['invalid-value', '"score_response_header_name":"x-score"', 'score_response_header_name needs score_per_period: the most score a client may add up in a period'],
+  ]);
 });
 
 test('rate limiting rules: ratelimit required in http_ratelimit, its shape, pointless elsewhere', () => {

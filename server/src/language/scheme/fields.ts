@@ -29,13 +29,13 @@ function field(name: string, type: string, doc: string, extra: Extra = {}): Fiel
 
 /**
  * Phases that run once the response is known: response header transforms, custom error
- * rules, the counting expression of rate limiting rules, compression rules, sensitive data
- * detection (response managed rulesets), log custom fields, and cache response rules.
+ * rules, compression rules, sensitive data detection (response managed rulesets), log custom
+ * fields, and cache response rules. Also a rate limiting rule's counting expression, but not
+ * its expression (matched before the request goes on): CheckOptions.countingExpression.
  */
 export const RESPONSE_PHASES: readonly Phase[] = [
   'http_response_headers_transform',
   'http_custom_errors',
-  'http_ratelimit',
   'http_response_compression',
   'http_response_firewall_managed',
   'http_log_custom_fields',
