@@ -99,12 +99,12 @@ export class ProxyTestFile {
   };
 }
 
-/** The path of the zone's entry point ruleset of `phase`. */
 /** A pool's work on the proxy's thread for a test in which every worker stays up: fails the test if it is asked for. */
 export function onlyWorkers(why: string): OnThisThread {
   return { evaluate: () => assert.fail(why), count: () => assert.fail(why) };
 }
 
+/** The path of the zone's entry point ruleset of `phase`. */
 export const entrypoint = (zoneId: string, phase: string) => `/zones/${zoneId}/rulesets/phases/${phase}/entrypoint`;
 
 /**

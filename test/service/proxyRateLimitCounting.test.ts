@@ -42,6 +42,8 @@ describe('rate limiting rules that count apart from their expression', () => {
     await file.withProxy({ trust: 'everyone' }, async (p) => {
       assert.deepEqual(await statuses(p.url(), ['/checkout', '/cart', '/cart', '/cart', '/checkout', '/cart'], '198.51.100.7'), [200, 200, 200, 200, 429, 200]);
       assert.deepEqual(await statuses(p.url(), ['/checkout'], '198.51.100.8'), [200]);
+      // The rule's own matches do not count: requests to /checkout alone never reach the limit.
+      assert.deepEqual(await statuses(p.url(), ['/checkout', '/checkout', '/checkout', '/checkout'], '198.51.100.9'), [200, 200, 200, 200]);
     });
   });
 
@@ -55,10 +57,19 @@ describe('rate limiting rules that count apart from their expression', () => {
     });
   });
 
-  // Requests the origin never answered (502: nothing listens there) do not count with
-  // requests_to_origin; without it each one counts, and the second is over the limit of 1.
-  it('requests_to_origin counts only the requests the origin answered', async () => {
+  // requests_to_origin: a request counts once it went to the origin, answered or not (504);
+  // one the origin never got (502: nothing listens there) does not. Without it every request
+  // counts, and the second is over the limit of 1.
+  it('requests_to_origin counts only the requests that went to the origin', async () => {
     const dead = 'http://127.0.0.1:9';
+    await rateLimitRule({ requests_per_period: 1, requests_to_origin: true });
+    await file.withProxy({}, async (p) => {
+      assert.deepEqual(await statuses(p.url(), ['/status', '/status', '/status']), [200, 200, 429]);
+    });
+    await rateLimitRule({ requests_per_period: 1, requests_to_origin: true }, 'http.request.uri.path eq "/slow"');
+    await file.withProxy({ upstreamTimeoutMs: 200 }, async (p) => {
+      assert.deepEqual(await statuses(p.url(), ['/slow', '/slow', '/slow']), [504, 504, 429]);
+    });
     await rateLimitRule({ requests_per_period: 1, requests_to_origin: true });
     await file.withProxy({ upstream: dead }, async (p) => {
       assert.deepEqual(await statuses(p.url(), ['/status', '/status', '/status']), [502, 502, 502]);
@@ -69,12 +80,17 @@ describe('rate limiting rules that count apart from their expression', () => {
     });
   });
 
-  // With an evaluation worker the counts wait in the worker that holds the counters (the
-  // workers count on the real clock: the window of 60 s outlasts the test).
-  it('counts after the answer in an evaluation worker as on the proxy thread', async () => {
+  // With evaluation workers the counts go to the worker that evaluated the request, which
+  // holds its counter: two workers, and two clients that the pool sends to one each (by the
+  // address's hash). The workers count on the real clock: the window of 60 s outlasts the test.
+  it('counts after the answer in the evaluation worker that holds the counter', async () => {
     await rateLimitRule({ requests_per_period: 1, counting_expression: 'http.response.code eq 401' });
-    await file.withProxy({ workers: 1, now: undefined }, async (p) => {
-      assert.deepEqual(await statuses(p.url(), ['/status?code=401', '/status?code=200', '/status?code=401', '/status?code=200']), [401, 200, 401, 429]);
+    await file.withProxy({ workers: 2, now: undefined, trust: 'everyone' }, async (p) => {
+      const got: Record<string, number[]> = { '198.51.100.1': [], '198.51.100.2': [] };
+      for (const path of ['/status?code=401', '/status?code=200', '/status?code=401', '/status?code=200']) {
+        for (const ip of Object.keys(got)) got[ip]!.push((await send(p.url(), ZONE, path, { headers: { 'cf-connecting-ip': ip } })).status);
+      }
+      assert.deepEqual(got, { '198.51.100.1': [401, 200, 401, 429], '198.51.100.2': [401, 200, 401, 429] });
     });
   });
 
@@ -83,6 +99,9 @@ describe('rate limiting rules that count apart from their expression', () => {
     const put = (rule: Record<string, unknown>) => file.svc.call('PUT', RATELIMIT, { body: { rules: [{ action: 'block', ratelimit: { characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 5 }, ...rule }] } });
     const counted = await put({ expression: 'http.request.uri.path eq "/login"', ratelimit: { characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 5, counting_expression: 'http.response.code eq 401' } });
     assert.equal(counted.status, 200);
+    // "" is the rule's own expression, as the hosted API answers a rule without one.
+    const blank = await put({ expression: 'http.request.uri.path eq "/login"', ratelimit: { characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 5, counting_expression: '' } });
+    assert.equal(blank.status, 200);
     const refused = await put({ expression: 'http.response.code eq 401' });
     assert.equal(refused.status, 400);
     const e = firstError(refused.body);

@@ -131,7 +131,7 @@ function checkAll(
       }
       for (const r of regions) {
         expressions++;
-        fileResults.push(...checkText(r.text, file, r.rule, options, r.toDocument, text, r.ruleName));
+        fileResults.push(...checkText(r.text, file, r.rule, r.counting ? { ...options, countingExpression: true } : options, r.toDocument, text, r.ruleName));
       }
       // The ruleset's own problems (its expressions were checked above; syntax errors too).
       const names = new Map(regions.map((r) => [r.rule, r.ruleName]));

@@ -526,7 +526,11 @@ class Checker {
     // A counting expression may read the response fields (§4.4: those of every response phase), not cf.response.* (error pages only).
     const counted = this.options.countingExpression === true && phases === RESPONSE_PHASES;
     if (phase && phases && !phaseAllows({ phases }, phase) && !counted) {
-      this.warn('not-in-phase', span, `the ${what} \`${name}\` is not available in phase ${phase}`, `Available in: ${phases.join(', ')}.`, { phases });
+      const hint =
+        phase === 'http_ratelimit' && phases === RESPONSE_PHASES
+          ? "A rate limiting rule's expression is matched before the request goes on: read the origin's answer in its counting expression (`ratelimit.counting_expression`)."
+          : `Available in: ${phases.join(', ')}.`;
+      this.warn('not-in-phase', span, `the ${what} \`${name}\` is not available in phase ${phase}`, hint, { phases });
     }
   }
 

@@ -25,6 +25,8 @@ export interface ExpressionSlice {
   readonly ruleName?: string;
   /** The ruleset's own `phase` (JSON only), when it has one. */
   readonly phase?: string;
+  /** A rate limiting rule's counting expression (JSON only): the origin's answer may be read. */
+  readonly counting?: boolean;
   /** True inside a JSON string: inserted text must be JSON-escaped. */
   readonly inJson: boolean;
   /** Document offsets of the first character of the expression and just past its last. */
@@ -60,6 +62,7 @@ interface RuleMeta {
   readonly rule: number;
   readonly ruleName?: string;
   readonly phase?: string;
+  readonly counting?: boolean;
 }
 
 /**
@@ -72,6 +75,7 @@ class JsonSlice implements ExpressionSlice {
   readonly rule: number;
   readonly ruleName?: string;
   readonly phase?: string;
+  readonly counting?: boolean;
 
   constructor(
     readonly text: string,
@@ -82,6 +86,7 @@ class JsonSlice implements ExpressionSlice {
     this.rule = meta.rule;
     this.ruleName = meta.ruleName;
     this.phase = meta.phase;
+    this.counting = meta.counting;
   }
 
   get contentStart(): number {
@@ -111,7 +116,7 @@ class JsonSlice implements ExpressionSlice {
 
 /** The expression slices of a ruleset JSON text. */
 export function rulesetSlices(json: string): ExpressionSlice[] {
-  return findExpressions(json).regions.map((r) => new JsonSlice(r.text, r.offsets, 0, { rule: r.rule, ruleName: r.ruleName, phase: r.phase }));
+  return findExpressions(json).regions.map((r) => new JsonSlice(r.text, r.offsets, 0, { rule: r.rule, ruleName: r.ruleName, phase: r.phase, ...(r.counting ? { counting: true } : {}) }));
 }
 
 /** Characters that change a JSON string's structure when typed (quotes, escapes, controls). */
@@ -173,6 +178,7 @@ class TerraformSlice implements ExpressionSlice {
     readonly rule: number | undefined,
     readonly ruleName: string | undefined,
     readonly phase: string | undefined,
+    readonly counting: boolean | undefined,
   ) {
     // A quoted string escapes what is inserted (as a JSON string does); a heredoc takes it as is.
     this.inJson = !heredoc;
@@ -198,7 +204,7 @@ class TerraformSlice implements ExpressionSlice {
 export function terraformSlices(text: string): ExpressionSlice[] {
   return locate(text)
     .expressions.flatMap((s) =>
-      s.literal && s.checkText !== undefined ? [new TerraformSlice(s.checkText, s.literal.offsets, s.literal.heredoc, s.rule ?? undefined, s.ruleName, s.phase)] : [],
+      s.literal && s.checkText !== undefined ? [new TerraformSlice(s.checkText, s.literal.offsets, s.literal.heredoc, s.rule ?? undefined, s.ruleName, s.phase, s.counting)] : [],
     )
     .sort((a, b) => a.contentStart - b.contentStart);
 }

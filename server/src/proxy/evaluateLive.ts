@@ -14,7 +14,7 @@ import { liveSampleRequest } from '../requests/live';
 import { firstHeader, responseFields, type ResponseHead } from '../requests/responseFields';
 import type { CompiledZone, Evaluation, RuleRef } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
-import { characteristicsKey, rateCounting, ruleKey, scoreOf, type RateLimiter } from './rateLimit';
+import { characteristicsKey, counterKey, rateCounting, ruleKey, scoreOf, type RateLimiter } from './rateLimit';
 import { canonicalHost } from './zones';
 
 export interface EvaluableZone {
@@ -59,22 +59,26 @@ export interface LiveEvaluation extends Evaluation {
    */
   readonly rateLimitCounter?: string;
   /**
-   * Counts that wait for the origin's answer (rateLimit.ts `rateCounting`: response fields in
-   * a counting expression, complexity-based rules, `requests_to_origin`): the proxy hands
-   * them to `countAfterResponse` with the answer's head if the request reaches the origin.
+   * Counts that wait for the request to go on (rateLimit.ts `rateCounting`: `sent` once it went
+   * to the origin, `answer` once the origin's answer head came): the proxy hands them to
+   * `countAfterResponse` then, and drops them if the request never gets that far.
    */
   readonly afterResponse?: readonly ResponseCount[];
+  /** Some of them match a counting expression then: the proxy keeps the request (`LiveJob`) for it. */
+  readonly countsReadRequest?: boolean;
 }
 
-/** A count that waits for the origin's answer: the counter, and the rule's settings (of the version that evaluated the request). */
+/** A count that waits for the request to go on: the counter (a digest), and the rule's settings (of the version that evaluated the request). */
 export interface ResponseCount {
   readonly counter: string;
   readonly limit: RateLimit;
+  readonly at: 'sent' | 'answer';
 }
 
 export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): LiveEvaluation {
   const { fields, values } = requestValues(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit });
-  const counter = (ref: Pick<RuleRef, 'rulesetId' | 'ruleId'>, rl: RateLimit) => `${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`;
+  // A digest: a count that waits for the answer carries it, and a header value can be 16 KB.
+  const counter = (ref: Pick<RuleRef, 'rulesetId' | 'ruleId'>, rl: RateLimit) => counterKey(`${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`);
   const afterResponse: ResponseCount[] = [];
   /** The rate limit that last said "exceeded": the one a rate-limit decision is by. */
   let exceeded: { counter: string; limit: RateLimit } | undefined;
@@ -83,8 +87,9 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
       const how = rateCounting(rl);
       if (!how.filter) return;
       // A counting expression counts what it matches, whether the rule's expression matches or not.
-      if (how.when === 'response') afterResponse.push({ counter: counter(ref, rl), limit: rl });
-      else if (how.filter.matches(values)) limiter.add(counter(ref, rl), rl, 1);
+      if (how.when === 'request') {
+        if (how.filter.matches(values)) limiter.add(counter(ref, rl), rl, 1);
+      } else afterResponse.push({ counter: counter(ref, rl), limit: rl, at: how.when === 'answer' ? 'answer' : 'sent' });
     },
     rateLimitExceeded: (ref, _values, rl) => {
       if (!rl) return false;
@@ -92,8 +97,8 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
       const how = rateCounting(rl);
       const over = how.when === 'match' ? limiter.hit(key, rl) : limiter.exceeded(key, rl);
       if (over) exceeded = { counter: key, limit: rl };
-      // Counted by its match, once the origin answered (requests_to_origin, complexity-based).
-      else if (how.when === 'response' && !how.filter) afterResponse.push({ counter: key, limit: rl });
+      // Counted by its match once the request went on (requests_to_origin, complexity-based).
+      else if (!how.filter && (how.when === 'sent' || how.when === 'answer')) afterResponse.push({ counter: key, limit: rl, at: how.when });
       return over;
     },
     challengePassed: () => job.cleared,
@@ -102,31 +107,34 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
     omitIdleRules: true,
   });
   const d = evaluation.decision;
-  const counts = afterResponse.length > 0 ? { afterResponse } : {};
+  const counts = afterResponse.length > 0 ? { afterResponse, ...(afterResponse.some((c) => rateCounting(c.limit).filter) ? { countsReadRequest: true } : {}) } : {};
   if (d.phase !== 'http_ratelimit' || d.action === 'allow-through' || !exceeded) return { ...evaluation, ...counts };
   const retryAfter = limiter.retryAfter(exceeded.counter, exceeded.limit);
   return { ...evaluation, ...counts, rateLimitCounter: exceeded.counter, ...(retryAfter === undefined ? {} : { retryAfter }) };
 }
 
 /**
- * The counts an evaluation left for the origin's answer (`afterResponse`), now that `head`
- * came: a counting expression is matched against the request's fields and the answer's
- * (the request read again from `job`: only rules that count so pay for it).
+ * The counts an evaluation left for later (`afterResponse`) whose moment came: those `at`
+ * `sent` once the request went to the origin, those `at` `answer` with its answer's head
+ * (`head`). A counting expression is matched against the request's fields (read again from
+ * `job`: only rules that count so pay for it) and the answer's.
  */
-export function countAfterResponse(job: LiveJob, counts: readonly ResponseCount[], head: ResponseHead, limiter: RateLimiter): void {
+export function countAfterResponse(job: LiveJob | undefined, counts: readonly ResponseCount[], head: ResponseHead | undefined, limiter: RateLimiter): void {
   let values: ReturnType<typeof prepareFields>['values'] | undefined;
   for (const c of counts) {
     const how = rateCounting(c.limit);
     if (how.filter) {
+      // Without the request (or, for the answer's fields, the answer) nothing can be matched.
+      if (!job || (c.at === 'answer' && !head)) continue;
       values ??= withResponse(job, head);
       if (!how.filter.matches(values)) continue;
     }
-    const amount = how.scoreHeader === undefined ? 1 : scoreOf(firstHeader(head.rawHeaders, how.scoreHeader));
+    const amount = how.scoreHeader === undefined ? 1 : head ? scoreOf(firstHeader(head.rawHeaders, how.scoreHeader)) : undefined;
     if (amount !== undefined) limiter.add(c.counter, c.limit, amount);
   }
 }
 
-function withResponse(job: LiveJob, head: ResponseHead) {
+function withResponse(job: LiveJob, head: ResponseHead | undefined) {
   const { fields } = requestFields(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit });
-  return prepareFields({ ...fields, ...responseFields(head) }).values;
+  return prepareFields(head ? { ...fields, ...responseFields(head) } : fields).values;
 }

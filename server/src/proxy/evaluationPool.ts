@@ -43,7 +43,7 @@ import { deploymentKey, zoneSource } from '../service/zoneConfig';
 import type { ResponseHead } from '../requests/responseFields';
 import type { LiveEvaluation, LiveJob, ResponseCount } from './evaluateLive';
 import type { FromWorker, ToWorker } from './proxyWorker';
-import { rateLimitRules } from './rateLimit';
+import { rateLimitSettings } from './rateLimit';
 
 /** The built worker (`npm run build`), beside the bundle or in server/out when run from source. */
 export function proxyWorkerFile(): string | undefined {
@@ -112,7 +112,7 @@ interface PoolWorker {
 /** What the pool does on the proxy's thread while a worker is down. */
 export interface OnThisThread {
   evaluate(job: LiveJob): LiveEvaluation;
-  count(job: LiveJob, counts: readonly ResponseCount[], head: ResponseHead): void;
+  count(job: LiveJob | undefined, counts: readonly ResponseCount[], head: ResponseHead | undefined): void;
 }
 
 export class EvaluationPool {
@@ -125,6 +125,8 @@ export class EvaluationPool {
   /** Compile errors already logged, by zone and deployment key (every worker reports its own). */
   private readonly reported = new Set<string>();
   private readonly zones = new Map<string, ZoneState>();
+  /** The worker that evaluated a request whose counts wait for the origin (countAfterResponse). */
+  private readonly evaluatedBy = new WeakMap<LiveEvaluation, PoolWorker>();
   private nextId = 0;
   private closed = false;
   /** Each worker's share of the rate-limit counter bound. */
@@ -185,8 +187,10 @@ export class EvaluationPool {
     const p = w.pending.get(m.id);
     if (!p) return;
     w.pending.delete(m.id);
-    if ('evaluation' in m) p.resolve(m.evaluation);
-    else p.reject(new Error(m.error));
+    if ('evaluation' in m) {
+      if (m.evaluation.afterResponse) this.evaluatedBy.set(m.evaluation, w);
+      p.resolve(m.evaluation);
+    } else p.reject(new Error(m.error));
   }
 
   /** The worker stopped by itself: its requests fail, and it is started again (see the file's comment). */
@@ -249,7 +253,7 @@ export class EvaluationPool {
       return same;
     }
     const source = zoneSource(this.store, zoneId);
-    const limits = [...rateLimitRules(zoneConfigOf(source).config).values()];
+    const limits = rateLimitSettings(zoneConfigOf(source).config);
     const spread = limits.length === 0 ? 'any' : limits.every((l) => l.characteristics.includes('ip.src')) ? 'by-client' : 'first';
     const state: ZoneState = { generation, key, source, spread };
     this.zones.set(zoneId, state);
@@ -327,15 +331,16 @@ export class EvaluationPool {
   }
 
   /**
-   * The origin answered a request whose evaluation left counts for its answer
-   * (evaluateLive.ts `afterResponse`): they go to the worker that holds the counters, after
-   * the messages sent to it before (the requests evaluated since count after this one).
+   * A request whose evaluation left counts for later (evaluateLive.ts `afterResponse`) went on
+   * to the origin: they go to the worker that evaluated it, which holds its counters, after
+   * the messages sent to it before (the requests evaluated since count after this one). Its
+   * counters went with a worker that stopped since; one evaluated on this thread counts here.
    */
-  countAfterResponse(job: LiveJob, clientIp: string, counts: readonly ResponseCount[], head: ResponseHead): void {
+  countAfterResponse(evaluation: LiveEvaluation, job: LiveJob | undefined, counts: readonly ResponseCount[], head: ResponseHead | undefined): void {
     if (this.closed) return;
-    const w = this.workerFor(this.zone(job.zoneId), this.running(), clientIp);
+    const w = this.evaluatedBy.get(evaluation);
     if (!w) return this.fallback.count(job, counts, head);
-    w.link.post({ type: 'count', job, counts, head } satisfies ToWorker);
+    if (this.workers.includes(w)) w.link.post({ type: 'count', ...(job ? { job } : {}), counts, ...(head ? { head } : {}) } satisfies ToWorker);
   }
 
   /** The running worker with the fewest requests in flight; undefined while none runs. */

@@ -44,7 +44,7 @@ import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor } from './clearance';
 import { clientAddress, edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
-import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob } from './evaluateLive';
+import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
 import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
@@ -325,8 +325,16 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     /** The proxy's own answer, or undefined to forward. */
     readonly page?: Page;
     readonly kind: 'forward' | 'block' | 'challenge';
-    /** The request as evaluated, kept only when rate-limit counts wait for the origin's answer (countAnswered). */
-    readonly job?: LiveJob;
+    /** Rate-limit counts that wait for the request to go on (countOnward). */
+    readonly pending?: PendingCounts;
+  }
+
+  /** The counts an evaluation left for later (evaluateLive.ts `afterResponse`), not made yet. */
+  interface PendingCounts {
+    /** The request as evaluated, kept only while a counting expression is still to match it. */
+    job?: LiveJob;
+    sent: readonly ResponseCount[];
+    answer: readonly ResponseCount[];
   }
 
   /** Evaluates a request whose first body bytes are `body` (binary string): forward it, or the page to answer. */
@@ -349,7 +357,13 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     stats.get(route.zoneId)?.evaluationTime.record(ns);
     const d = evaluation.decision;
     const bodyTruncated = bodySize > limit;
-    const base = { route, rayId, time, edge, evaluation, bodyTruncated, ...(evaluation.afterResponse ? { job } : {}) };
+    const after = evaluation.afterResponse;
+    const pending: PendingCounts | undefined = after && {
+      ...(evaluation.countsReadRequest ? { job } : {}),
+      sent: after.filter((c) => c.at === 'sent'),
+      answer: after.filter((c) => c.at === 'answer'),
+    };
+    const base = { route, rayId, time, edge, evaluation, bodyTruncated, ...(pending ? { pending } : {}) };
     if (d.action === 'allow-through') return { ...base, kind: 'forward' };
     const rule = d.description || d.ref || d.ruleId;
     if (d.action === 'block' || challengeMode === 'block') {
@@ -365,13 +379,26 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return { ...base, kind: 'challenge', page: challengePage(rayId, route.zoneName, d.action, safeReturn(req.url), CHALLENGE_PATH) };
   }
 
-  /** The origin answered `v` (`upRes`: its head): the rate-limit counts that waited for it (evaluateLive.ts `countAfterResponse`). */
-  function countAnswered(v: Verdict, upRes: IncomingMessage): void {
-    const counts = v.evaluation.afterResponse;
-    if (!counts || !v.job) return;
-    const head = { status: upRes.statusCode ?? 0, rawHeaders: upRes.rawHeaders };
-    if (pool) pool.countAfterResponse(v.job, v.edge.clientIp, counts, head);
-    else countAfterResponse(v.job, counts, head, limiter);
+  /**
+   * `v` went to the origin (`upRes`: and its answer's head came): the rate-limit counts that
+   * waited for that (evaluateLive.ts `countAfterResponse`), each once; an answer before the
+   * request was all sent makes both kinds. A count that fails is logged, never the request's end.
+   */
+  function countOnward(v: Verdict, upRes?: IncomingMessage): void {
+    const p = v.pending;
+    if (!p || (p.sent.length === 0 && (!upRes || p.answer.length === 0))) return;
+    const counts = upRes ? [...p.sent, ...p.answer] : p.sent;
+    const job = p.job;
+    const head = upRes ? { status: upRes.statusCode ?? 0, rawHeaders: upRes.rawHeaders } : undefined;
+    p.sent = [];
+    if (upRes) p.answer = [];
+    if (p.answer.length === 0) p.job = undefined;
+    try {
+      if (pool) pool.countAfterResponse(v.evaluation, job, counts, head);
+      else countAfterResponse(job, counts, head, limiter);
+    } catch (e) {
+      log(`proxy: ${v.rayId} ${v.route.zoneName}: rate-limit counts after the request went on failed: ${(e as Error).message}`);
+    }
   }
 
   /** What the client got, for the log line: the rule's action, or `block (managed_challenge, --challenge block)` for a challenge answered with the block page, as the counters and the event say. */
@@ -668,7 +695,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
           return;
         }
         answered = true;
-        countAnswered(v, upRes);
+        countOnward(v, upRes);
         relay(req, res, v, upRes, guard, ending);
       }),
     );
@@ -681,7 +708,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       if (s.connecting) s.once('connect', () => clock.done('connect'));
       else clock.done('connect');
     });
-    upReq.on('finish', () => clock.wait('answer'));
+    upReq.on('finish', () => {
+      clock.wait('answer');
+      countOnward(v);
+    });
     // A client that goes away takes its upstream request with it; gone before any answer, it is recorded as such.
     res.on('close', () => {
       if (res.writableFinished) return;
@@ -1037,7 +1067,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         waited();
         if (answered) return void upRes.destroy();
         answered = true;
-        countAnswered(v, upRes);
+        countOnward(v, upRes);
         const status = refuse(upRes, socket, v.rayId, up.href);
         record(v, req, status);
       }),
@@ -1049,7 +1079,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         waited();
         if (answered || socket.destroyed) return void upSocket.destroy();
         answered = true;
-        countAnswered(v, upRes);
+        countOnward(v, upRes);
         record(v, req, upRes.statusCode ?? 101);
         socket.write(`HTTP/1.1 101 ${upRes.statusMessage || 'Switching Protocols'}\r\n${headerLines(pairs(withRayId([...upRes.rawHeaders], v.rayId)))}\r\n`);
         if (upHead.length > 0) socket.write(upHead);
@@ -1057,6 +1087,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         pipeTunnel(socket, upSocket);
       }),
     );
+    upReq.on('finish', () => countOnward(v));
     upReq.end();
   }
 

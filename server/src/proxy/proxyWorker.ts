@@ -14,8 +14,9 @@
  *   counter (`key`, evaluateLive.ts) goes, if this worker holds it.
  * - `{ type: 'eval', id, key, job }`: one request (evaluateLive.ts); the answer is
  *   `{ id, evaluation }` or `{ id, error }`.
- * - `{ type: 'count', job, counts, head }`: the origin answered a request whose evaluation
- *   left rate-limit counts for its answer (evaluateLive.ts `countAfterResponse`); no answer.
+ * - `{ type: 'count', job?, counts, head? }`: a request whose evaluation left rate-limit
+ *   counts for later went to the origin (`head`: and its answer came; evaluateLive.ts
+ *   `countAfterResponse`); no answer.
  *
  * Each `zone` and `eval` message is marked in shared memory as it starts (orderedWorker.ts
  * `taskMarker`): the pool's deadline judges the one the worker is on.
@@ -38,7 +39,7 @@ export type ToWorker =
   | { readonly type: 'zone'; readonly id: number; readonly zoneId: string; readonly key: string; readonly source: ZoneSource }
   | { readonly type: 'forget'; readonly zoneId: string }
   | { readonly type: 'reset'; readonly key: string }
-  | { readonly type: 'count'; readonly job: LiveJob; readonly counts: readonly ResponseCount[]; readonly head: ResponseHead }
+  | { readonly type: 'count'; readonly job?: LiveJob; readonly counts: readonly ResponseCount[]; readonly head?: ResponseHead }
   | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
 
 export type FromWorker =
@@ -64,7 +65,12 @@ parentPort!.on('message', (m: ToWorker) => {
     return;
   }
   if (m.type === 'count') {
-    countAfterResponse(m.job, m.counts, m.head, limiter);
+    // A count that fails is lost, not the worker (and the requests and counters it holds).
+    try {
+      countAfterResponse(m.job, m.counts, m.head, limiter);
+    } catch (e) {
+      console.error(`proxy: rate-limit counts after an answer failed: ${(e as Error).message}`);
+    }
     return;
   }
   mark(m.id);

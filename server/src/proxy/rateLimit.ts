@@ -29,6 +29,7 @@
 import type { RuleRef, ZoneConfig } from '../rulesets/engine';
 import { compileExpression, irFieldNames } from '../language/index';
 import type { CompiledFilter } from '../language/evaluate';
+import { SizedLru } from '../language/sizedLru';
 import type { RateLimit } from '../rulesets/model';
 import { parseCharacteristic, type Characteristic } from '../rulesets/rateLimitParams';
 import { RUNTIME_FUNCTIONS } from '../language/runtime/functions';
@@ -106,11 +107,17 @@ export class RateLimiter {
   /** Whether a matching request of a rule that counts apart from its match (`add`) is to be mitigated: no count of its own. */
   exceeded(key: string, limit: RateLimit): boolean {
     const max = limitOf(limit);
-    const c = this.counters.get(counterKey(key));
+    const stored = counterKey(key);
+    const c = this.counters.get(stored);
     if (max === undefined || !c) return false;
     const now = this.now();
-    if (now < c.until) return true;
-    return c.until === 0 && now - c.windowStart < limit.period * 1000 && c.count > max;
+    const over = now < c.until || (c.until === 0 && now - c.windowStart < limit.period * 1000 && c.count > max);
+    // A client kept out is not counted (nothing reaches `held`): its counter is used all the same, or the bound would drop it first.
+    if (over) {
+      this.counters.delete(stored);
+      this.counters.set(stored, c);
+    }
+    return over;
   }
 
   /** The counter for `key`, made the most recently used (created, and the oldest dropped past the bound). */
@@ -158,17 +165,15 @@ export class RateLimiter {
 }
 
 /**
- * The rules that count requests, by `rulesetId/ruleId`, with their parameters: the
- * `http_ratelimit` entry point's own, and those of the custom rulesets of that phase it may
- * `execute` (an account's rate limiting ruleset). The evaluation pool reads their
- * characteristics to choose the worker that counts a zone's requests (the engine hands each
- * rule's own parameters to the counting, evaluateLive.ts).
+ * The `ratelimit` of every rule that counts requests: the `http_ratelimit` entry point's own,
+ * and those of every custom ruleset of that phase it may `execute` (an account's rate
+ * limiting ruleset), every version given (a zone may pin an older one). The evaluation pool
+ * reads their characteristics to choose the worker that counts a zone's requests (the engine
+ * hands each rule's own parameters to the counting, evaluateLive.ts).
  */
-export function rateLimitRules(config: Pick<ZoneConfig, 'entryPoints' | 'customRulesets'>): ReadonlyMap<string, RateLimit> {
-  const out = new Map<string, RateLimit>();
+export function rateLimitSettings(config: Pick<ZoneConfig, 'entryPoints' | 'customRulesets'>): RateLimit[] {
   const rulesets = [config.entryPoints.http_ratelimit, ...(config.customRulesets ?? []).filter((rs) => rs.phase === 'http_ratelimit')];
-  for (const rs of rulesets) for (const r of rs?.rules ?? []) if (r?.id && r.ratelimit) out.set(`${rs!.id ?? ''}/${r.id}`, r.ratelimit);
-  return out;
+  return rulesets.flatMap((rs) => (rs?.rules ?? []).flatMap((r) => (r?.ratelimit ? [r.ratelimit] : [])));
 }
 
 export function ruleKey(rule: Pick<RuleRef, 'rulesetId' | 'ruleId'>): string {
@@ -243,40 +248,51 @@ export interface RateCounting {
   /**
    * `match`: each request the rule's expression matches, as it is evaluated (`hit`);
    * `request`: each request its `counting_expression` matches, as it is evaluated;
-   * `response`: once the origin answered (`countAfterResponse`, evaluateLive.ts).
+   * `sent`: once the request went to the origin (`requests_to_origin`, no response field read);
+   * `answer`: once the origin's answer head came (a response field, or a score, is read).
    */
-  readonly when: 'match' | 'request' | 'response';
+  readonly when: 'match' | 'request' | 'sent' | 'answer';
   /** The compiled `counting_expression` (undefined: the rule's expression decides, at the match). */
   readonly filter?: CompiledFilter;
   /** Complexity-based: the response header that carries each request's score (lower case). */
   readonly scoreHeader?: string;
 }
 
-/** Counting of rules by their counting expression's text (and how they count): the same for every version that has it. */
-const countings = new Map<string, RateCounting>();
 const MATCH: RateCounting = { when: 'match' };
+const NEVER: CompiledFilter = { matches: () => false };
+/** By the rule's `ratelimit` object (the engine hands the same one for every request of a deployment)… */
+const byLimit = new WeakMap<RateLimit, RateCounting>();
+/** …and by what decides it (a count's settings come back from the proxy's thread as a copy): compiled once per text while in use. */
+const byText = new SizedLru<RateCounting>(8 * 1024 * 1024, undefined, 10_000);
 
-/** How `limit` counts; its counting expression compiled once per text (bounded: deploys bring new ones). */
+/** How `limit` counts (see RateCounting). A counting expression that does not compile counts nothing (the engine reports it with the zone's problems). */
 export function rateCounting(limit: RateLimit): RateCounting {
+  let c = byLimit.get(limit);
+  if (c) return c;
   const text = typeof limit.counting_expression === 'string' && limit.counting_expression.trim() !== '' ? limit.counting_expression : undefined;
   const scoreHeader = scoreHeaderOf(limit);
   const toOrigin = limit.requests_to_origin === true;
-  if (text === undefined && scoreHeader === undefined && !toOrigin) return MATCH;
-  const key = `${toOrigin ? 1 : 0}\u0000${scoreHeader ?? ''}\u0000${text ?? ''}`;
-  let c = countings.get(key);
-  if (c) return c;
-  // An expression that does not compile (stored before the validator refused it) counts nothing.
-  const compiled = text === undefined ? undefined : compileExpression(text, { phase: 'http_ratelimit', countingExpression: true });
-  const filter = compiled === undefined ? undefined : (compiled.filter ?? NEVER);
-  const response = toOrigin || scoreHeader !== undefined || (compiled?.ir !== undefined && [...irFieldNames(compiled.ir)].some((f) => f.startsWith('http.response.') || f.startsWith('raw.http.response.')));
-  c = { when: response ? 'response' : 'request', ...(filter ? { filter } : {}), ...(scoreHeader ? { scoreHeader } : {}) };
-  if (countings.size >= 1_000) countings.clear();
-  countings.set(key, c);
+  if (text === undefined && scoreHeader === undefined && !toOrigin) c = MATCH;
+  else {
+    const key = `${toOrigin ? 1 : 0}\u0000${scoreHeader ?? ''}\u0000${text ?? ''}`;
+    c = byText.get(key);
+    if (!c) {
+      const compiled = text === undefined ? undefined : compileExpression(text, { phase: 'http_ratelimit', countingExpression: true });
+      const filter = compiled === undefined ? undefined : (compiled.filter ?? NEVER);
+      const readsAnswer = compiled?.ir !== undefined && [...irFieldNames(compiled.ir)].some(isResponseField);
+      const when = scoreHeader !== undefined || readsAnswer ? 'answer' : toOrigin ? 'sent' : 'request';
+      c = { when, ...(filter ? { filter } : {}), ...(scoreHeader ? { scoreHeader } : {}) };
+      byText.set(key, c, 512 + 4 * key.length);
+    }
+  }
+  byLimit.set(limit, c);
   return c;
 }
 
-const NEVER: CompiledFilter = { matches: () => false };
-
+/** A field of the origin's answer (rules-language §4.4). */
+export function isResponseField(name: string): boolean {
+  return name.startsWith('http.response.') || name.startsWith('raw.http.response.');
+}
 /** The score an origin's answer gives a complexity-based rule: the header's whole number from 1 to 1,000,000, else none. */
 export function scoreOf(value: string | undefined): number | undefined {
   if (value === undefined || !/^\s*\d{1,7}\s*$/.test(value)) return undefined;

@@ -18,6 +18,8 @@ export interface ExpressionRegion {
   readonly end: number;
   /** The ruleset's `phase` (the body's, or `result.phase` of an API response), when given. */
   readonly phase?: string;
+  /** The rule's `ratelimit.counting_expression` (not blank), not its `expression`: it may read the origin's answer. */
+  readonly counting?: boolean;
   /**
    * The document offset of each decoded UTF-16 unit of `text`, then of the closing
    * quote (`text.length + 1` entries, strictly increasing): the table behind
@@ -74,16 +76,26 @@ export function findExpressions(json: string): { regions: ExpressionRegion[]; pr
     if (rule.type !== 'object') return;
     let ruleName: string | undefined;
     let expr: Node | undefined;
+    let counting: Node | undefined;
     for (const p of rule.children ?? []) {
       const key = p.children?.[0]?.value;
       const value = p.children?.[1];
       if (!value) continue;
       if (key === 'expression' && value.type === 'string') expr = value;
+      if (key === 'ratelimit' && value.type === 'object') counting = countingExpression(value);
       if ((key === 'ref' || key === 'id') && value.type === 'string' && ruleName === undefined) ruleName = value.value;
     }
     if (expr) regions.push(region(json, i, ruleName, expr.offset, expr.length, phase));
+    if (counting) regions.push({ ...region(json, i, ruleName, counting.offset, counting.length, phase), counting: true });
   });
   return { regions, problems, phase };
+}
+
+/** A `ratelimit` object's `counting_expression` string, unless blank (blank is the rule's own expression). */
+function countingExpression(ratelimit: Node): Node | undefined {
+  const p = ratelimit.children?.find((c) => c.children?.[0]?.value === 'counting_expression');
+  const value = p?.children?.[1];
+  return value?.type === 'string' && typeof value.value === 'string' && value.value.trim() !== '' ? value : undefined;
 }
 
 /** Decodes a JSON string literal at [offset, offset+length) keeping, per decoded UTF-16 unit, its source offset. */

@@ -71,7 +71,8 @@ const RATELIMIT: Spec = {
     score_per_period: 'integer',
     score_response_header_name: 'string1',
     mitigation_timeout: 'integer',
-    counting_expression: 'string1',
+    // "" is the rule's own expression (the hosted API answers it for rules without one).
+    counting_expression: 'string',
     requests_to_origin: 'boolean',
   },
   required: ['characteristics', 'period'],
@@ -505,7 +506,7 @@ class Validator extends OverridesChecker {
     for (const r of findExpressions(this.json).regions) {
       const own = r.phase !== undefined && (PHASES as readonly string[]).includes(r.phase) ? (r.phase as Phase) : undefined;
       const phase = own ?? this.phase;
-      const checked = checkExpression(r.text, { plan: this.options.plan, phase, allowManaged });
+      const checked = checkExpression(r.text, { plan: this.options.plan, phase, allowManaged, countingExpression: r.counting === true });
       for (const d of checked.diagnostics) {
         const empty = r.text === '';
         this.problems.push({

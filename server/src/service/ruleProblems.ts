@@ -133,7 +133,8 @@ export function findRuleProblems(target: RuleTarget, custom: ReadonlyMap<string,
     else warn('expression', expr, 'expression', ch.warnings);
   }
   const counting = (r.ratelimit as JsonObject | undefined)?.counting_expression;
-  if (typeof counting === 'string' && counting !== '') {
+  // Blank is the rule's own expression (reference: "defaults to the rule expression, and so does an empty string").
+  if (typeof counting === 'string' && counting.trim() !== '') {
     const ch = expressionCheck(counting, 'counting_expression', target);
     if (ch.error) at('ratelimit/counting_expression', { code: CODES.invalidValue, message: ch.error, source: { pointer: '/ratelimit/counting_expression' } });
     else warn('ratelimit/counting_expression', counting, 'counting_expression', ch.warnings);

@@ -61,7 +61,10 @@ function parsedValue(json: Record<string, unknown>, s: ExpressionSite): unknown 
   if (!isObject(res)) return undefined;
   if (s.resourceType === 'cloudflare_ruleset') {
     const rule = Array.isArray(res.rules) ? res.rules[s.rule ?? -1] : undefined;
-    return isObject(rule) ? rule.expression : undefined;
+    if (!isObject(rule)) return undefined;
+    if (!s.counting) return rule.expression;
+    const limits = first(rule.ratelimit);
+    return isObject(limits) ? limits.counting_expression : undefined;
   }
   if (s.resourceType === 'cloudflare_filter') return res.expression;
   const filter = first(res.filter);
@@ -79,7 +82,7 @@ export function checkTerraform(text: string, parsed: HclParse, options: TfCheckO
 function optionsFor(s: ExpressionSite, options: TfCheckOptions): CheckOptions {
   const { catalog: _c, customRulesetIds: _i, check: _k, ...rest } = options;
   const phase = s.phase !== undefined && (PHASES as readonly string[]).includes(s.phase) ? (s.phase as Phase) : options.phase;
-  return { ...rest, phase };
+  return { ...rest, phase, ...(s.counting ? { countingExpression: true } : {}) };
 }
 
 /** The problems of one expression (exact positions when the scanner agrees with hcl2json). */

@@ -24,6 +24,8 @@ export interface ExpressionSite {
   readonly ruleName?: string;
   /** The ruleset's `phase`, when written as a literal. */
   readonly phase?: string;
+  /** A rate limiting rule's `ratelimit.counting_expression`, not its `expression`: it may read the origin's answer. */
+  readonly counting?: boolean;
   /** The attribute's value: a string literal, or anything else (`var.expr`, `file(…)`). */
   readonly value: HclValue;
   /** The literal, when it is one. */
@@ -82,6 +84,10 @@ export function locate(text: string): Located {
         if (!expr) return;
         const ruleName = literalText(attribute(rule, 'ref')?.value) ?? literalText(attribute(rule, 'description')?.value);
         expressions.push(site(resourceType, resource, i, ruleName, phase, expr.value));
+        // A blank counting expression is the rule's own.
+        const limits = nested(rule, 'ratelimit');
+        const counting = limits && attribute(limits, 'counting_expression');
+        if (counting && !(counting.value.kind === 'string' && counting.value.text.trim() === '')) expressions.push({ ...site(resourceType, resource, i, ruleName, phase, counting.value), counting: true });
       });
     } else {
       const holder = resourceType === 'cloudflare_filter' ? block.body : nested(block.body, 'filter');

@@ -92,6 +92,50 @@ test('check --format json on a .tf file: each finding says what found it (Terraf
   });
 });
 
+test("check: a rate limiting rule's counting expression is checked, and may read the origin's answer", async () => {
+  const tf = [
+    'resource "cloudflare_ruleset" "rl" {',
+    '  zone_id = "0123456789abcdef0123456789abcdef"',
+    '  name    = "limits"',
+    '  kind    = "zone"',
+    '  phase   = "http_ratelimit"',
+    '  rules = [{',
+    '    ref        = "failed-logins"',
+    '    action     = "block"',
+    '    expression = "http.request.uri.path eq \\"/login\\""',
+    '    ratelimit = {',
+    '      characteristics     = ["cf.colo.id", "ip.src"]',
+    '      period              = 60',
+    '      requests_per_period = 5',
+    '      counting_expression = "http.response.code eq 401"',
+    '    }',
+    '  }, {',
+    '    ref        = "broken"',
+    '    action     = "block"',
+    '    expression = "http.response.code eq 401"',
+    '    ratelimit = {',
+    '      characteristics     = ["cf.colo.id", "ip.src"]',
+    '      period              = 60',
+    '      requests_per_period = 5',
+    '      counting_expression = "http.response.code eq"',
+    '    }',
+    '  }]',
+    '}',
+    '',
+  ].join('\n');
+  const o = io({ 'rl.tf': tf });
+  assert.equal(await run(['check', '--format', 'json', 'rl.tf'], o), 1);
+  const findings = JSON.parse(o.text().out) as { code: string; severity: string; rule: number; range: { start: { line: number } } }[];
+  // The first rule is clean; the second reads the answer in its expression (line 19) and has a broken counting expression (line 24).
+  assert.deepEqual(
+    findings.map((f) => [f.rule, f.range.start.line + 1, f.severity, f.code]),
+    [
+      [1, 19, 'warning', 'not-in-phase'],
+      [1, 24, 'error', 'invalid-integer'],
+    ],
+  );
+});
+
 test('check on an exported file: an execute rule that refers to a ruleset of the file is no unknown managed ruleset; a literal unknown id still is', async () => {
   // The export's own output (v5 and v4): `id = cloudflare_ruleset.custom_shop_rules.id`, resolved through its import block.
   for (const file of ['export-v5.tf', 'export-v4.tf']) {

@@ -181,6 +181,8 @@ test('warnings users need: deprecation, plan, phase, literals that never match, 
   // Quick-fix data for the editor
   assert.deepEqual(checkExpression('http.request.method eq "get"').diagnostics[0].data, { replacement: '"GET"' });
   assert.deepEqual(checkExpression('ip.geoip.country eq "US"').diagnostics[0].data, { replacement: 'ip.src.country' });
+  // In a rate limiting rule the editor says where the answer may be read instead.
+  assert.equal(checkExpression('http.response.code eq 401', { phase: 'http_ratelimit' }).diagnostics[0].hint, "A rate limiting rule's expression is matched before the request goes on: read the origin's answer in its counting expression (`ratelimit.counting_expression`).");
   // Warnings do not block compilation
   assert.ok(checkExpression('ip.geoip.country eq "US"').ir);
 });

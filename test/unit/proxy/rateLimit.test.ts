@@ -1,7 +1,7 @@
 // Rate-limit counting on a fake clock: windows, mitigation, the LRU bound, characteristics.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { characteristicsKey, rateCounting, RateLimiter, rateLimitRules, scoreOf } from '../../../server/src/proxy/rateLimit';
+import { characteristicsKey, counterKey, rateCounting, RateLimiter, rateLimitSettings, scoreOf } from '../../../server/src/proxy/rateLimit';
 import { prepareFields } from '../../../server/src/language/index';
 
 const LIMIT = { characteristics: ['ip.src', 'cf.colo.id'], period: 10, requests_per_period: 3, mitigation_timeout: 60 };
@@ -101,15 +101,18 @@ describe('characteristics', () => {
     assert.equal(characteristicsKey(['ip.src.country'], { ...fields, 'ip.src.country': 'PT' }), '["PT"]');
   });
 
-  it("indexes the rules that have rate-limit parameters: the entry point's and those of the rate limiting rulesets it may execute", () => {
-    const rules = rateLimitRules({
+  it("lists the rate-limit settings of the entry point's rules and of every version of the rate limiting rulesets it may execute", () => {
+    const byKey = { ...LIMIT, characteristics: ['cf.colo.id', 'http.request.headers["x-api-key"]'] };
+    const limits = rateLimitSettings({
       entryPoints: { http_ratelimit: { id: 'ep', rules: [{ id: 'r1', expression: 'true', action: 'block', ratelimit: LIMIT }, { id: 'r2', expression: 'true', action: 'log' }] } },
       customRulesets: [
-        { id: 'account-rl', kind: 'custom', phase: 'http_ratelimit', rules: [{ id: 'a1', expression: 'true', action: 'block', ratelimit: LIMIT }] },
+        // A pinned older version of the account's ruleset counts by another characteristic than the current one.
+        { id: 'account-rl', version: '1', kind: 'custom', phase: 'http_ratelimit', rules: [{ id: 'a1', expression: 'true', action: 'block', ratelimit: byKey }] },
+        { id: 'account-rl', version: '2', kind: 'custom', phase: 'http_ratelimit', rules: [{ id: 'a1', expression: 'true', action: 'block', ratelimit: LIMIT }] },
         { id: 'waf', kind: 'custom', phase: 'http_request_firewall_custom', rules: [{ id: 'w1', expression: 'true', action: 'block' }] },
       ],
     });
-    assert.deepEqual([...rules.keys()], ['ep/r1', 'account-rl/a1']);
+    assert.deepEqual(limits, [LIMIT, byKey, LIMIT]);
   });
 });
 
@@ -123,10 +126,11 @@ describe('counting apart from the match (counting_expression, complexity, reques
     // An empty counting expression is the rule's own (reference §2.1).
     assert.deepEqual(how({ counting_expression: ' ' }), ['match', false, undefined]);
     assert.deepEqual(how({ counting_expression: 'http.request.uri.path eq "/cart"' }), ['request', true, undefined]);
-    assert.deepEqual(how({ counting_expression: 'http.request.uri.path eq "/login" and http.response.code eq 401' }), ['response', true, undefined]);
-    assert.deepEqual(how({ counting_expression: 'any(http.response.headers["x-cache"][*] eq "MISS")' }), ['response', true, undefined]);
-    assert.deepEqual(how({ requests_to_origin: true }), ['response', false, undefined]);
-    assert.deepEqual(how({ score_per_period: 100, score_response_header_name: 'X-Score' }), ['response', false, 'x-score']);
+    assert.deepEqual(how({ counting_expression: 'http.request.uri.path eq "/login" and http.response.code eq 401' }), ['answer', true, undefined]);
+    assert.deepEqual(how({ counting_expression: 'any(http.response.headers["x-cache"][*] eq "MISS")' }), ['answer', true, undefined]);
+    assert.deepEqual(how({ requests_to_origin: true }), ['sent', false, undefined]);
+    assert.deepEqual(how({ requests_to_origin: true, counting_expression: 'http.request.method eq "POST"' }), ['sent', true, undefined]);
+    assert.deepEqual(how({ score_per_period: 100, score_response_header_name: 'X-Score' }), ['answer', false, 'x-score']);
     // Without its limit the header is not complexity-based counting (the validator refuses one without the other).
     assert.deepEqual(how({ score_response_header_name: 'X-Score' }), ['match', false, undefined]);
   });
@@ -147,11 +151,24 @@ describe('counting apart from the match (counting_expression, complexity, reques
     assert.equal(l.exceeded('a', limit), false);
     l.add('a', limit, 1);
     assert.deepEqual([l.exceeded('a', limit), l.exceeded('b', limit), l.retryAfter('a', limit)], [true, false, 60]);
+
     clock.t += 60_000;
     // The mitigation is over: the next count opens a new window.
     assert.equal(l.exceeded('a', limit), false);
     l.add('a', limit, 1);
     assert.equal(l.exceeded('a', limit), false);
+  });
+
+  it('keeps the counter of a client it keeps out: asked while over, the counter is the most recently used', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t, 2);
+    const limit = { ...LIMIT, requests_per_period: 1 };
+    l.add('a', limit, 2);
+    l.add('b', limit, 1);
+    assert.equal(l.exceeded('a', limit), true);
+    // A third client: the bound of 2 drops the least recently used, b.
+    l.add('c', limit, 1);
+    assert.deepEqual(l.keys(), [counterKey('a'), counterKey('c')]);
   });
 
   it('throttles with a timeout of 0: over the limit only while the window lasts', () => {

@@ -715,6 +715,15 @@ describe('execute: a pinned version of a custom ruleset', () => {
     });
     assert.deepEqual([reached, seen], [[['c'.repeat(32), 2]], [['c'.repeat(32), 2]]]);
   });
+  test('a rate limiting rule whose counting expression does not compile is reported: it would count nothing', () => {
+    const z = compileZone(
+      zone({ entryPoints: { http_ratelimit: { id: 'd'.repeat(32), kind: 'zone', phase: 'http_ratelimit', rules: [{ id: 'c'.repeat(32), ref: 'limit', action: 'block', expression: 'true', ratelimit: { characteristics: ['ip.src'], period: 60, requests_per_period: 5, counting_expression: 'http.response.code eq' } }] } } }),
+    );
+    assert.deepEqual(
+      z.problems.map((p) => [p.severity, p.message.split(':').slice(0, 2).join(':')]),
+      [['error', 'rule 1 "limit": the counting expression does not compile, so the rule counts no request']],
+    );
+  });
   test('the same id twice without distinct versions: the last one runs, with a warning', () => {
     for (const given of [[version('1', '/one'), version('1', '/two')], [{ ...version('1', '/one'), version: undefined }, version('2', '/two')]]) {
       const z = compileZone(zone({ entryPoints: { http_request_firewall_custom: custom(exec(CUSTOM, { version: '1' })) }, customRulesets: given }));

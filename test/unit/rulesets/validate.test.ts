@@ -266,6 +266,8 @@ test('rate limiting rules: the periods, timeouts and characteristics the hosted 
   assert.deepEqual(problems({ characteristics: ['cf.unique_visitor_id', 'ip.src'], period: 60 }), [
     ['invalid-value', '["cf.unique_visitor_id","ip.src"]', 'cf.unique_visitor_id (IP with NAT support) cannot be combined with ip.src: keep one of them'],
   ]);
+  // An empty counting expression is the rule's own (as the hosted API answers a rule without one).
+  assert.deepEqual(problems({ characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 5, counting_expression: '' }), []);
   // Complexity-based counting: the limit and the origin's score header go together.
   assert.deepEqual(problems({ characteristics: ['cf.colo.id', 'ip.src'], period: 60, score_per_period: 400, score_response_header_name: 'x-score' }), []);
   assert.deepEqual(problems({ characteristics: ['cf.colo.id', 'ip.src'], period: 60, score_per_period: 400 }), [
@@ -274,6 +276,19 @@ test('rate limiting rules: the periods, timeouts and characteristics the hosted 
   assert.deepEqual(problems({ characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 5, score_response_header_name: 'x-score' }), [
     ['invalid-value', '"score_response_header_name":"x-score"', 'score_response_header_name needs score_per_period: the most score a client may add up in a period'],
   ]);
+});
+
+test("rate limiting rules: the counting expression is checked where it is, and may read the origin's answer", () => {
+  const rule = (expression: string, counting: string) =>
+    `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": ${JSON.stringify(expression)}, "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": 60, "requests_per_period": 5, "counting_expression": ${JSON.stringify(counting)}}}]}`;
+  const found = (text: string) => validate(text).map((p) => [p.code, p.severity, text.slice(p.start, p.end)]);
+  assert.deepEqual(found(rule('http.request.uri.path eq "/login"', 'http.response.code eq 401')), []);
+  // The rule's own expression is matched before the request goes on.
+  assert.deepEqual(found(rule('http.response.code eq 401', 'http.response.code eq 401')), [['not-in-phase', 'warning', 'http.response.code']]);
+  // An error in the counting expression is reported on its text, not the rule's expression.
+  const broken = rule('http.request.uri.path eq "/login"', 'http.response.code eq');
+  const [p] = validate(broken);
+  assert.deepEqual([p!.severity, p!.start > broken.indexOf('counting_expression')], ['error', true]);
 });
 
 test('rate limiting rules: ratelimit required in http_ratelimit, its shape, pointless elsewhere', () => {
