@@ -42,6 +42,20 @@ test('inside JSON after escapes: the range covers the field in the document', as
   assert.equal(rangeText(text, h.range!), 'ip.src.country');
 });
 
+// A rule whose ratelimit comes before its expression: both strings are found under the cursor,
+// and the counting expression may read the answer (the rule's expression may not).
+test("a rate limiting rule's counting expression and expression, in any key order", async () => {
+  const doc = (inCounting: boolean) =>
+    `{"phase": "http_ratelimit", "rules": [{"ratelimit": {"characteristics": ["ip.src"], "period": 60, "requests_per_period": 5, "counting_expression": "http.response.${inCounting ? 'co|de' : 'code'} eq 401"}, "expression": "http.response.${inCounting ? 'code' : 'co|de'} eq 401", "action": "block"}]}`;
+  const counting = await hover(doc(true), 'json');
+  assert.ok(counting.hover);
+  assert.doesNotMatch((counting.hover.contents as MarkupContent).value, /not available in `http_ratelimit`/);
+  const own = await hover(doc(false), 'json');
+  assert.ok(own.hover);
+  assert.equal(rangeText(own.text, own.hover.range!), 'http.response.code');
+  assert.match((own.hover.contents as MarkupContent).value, /not available in `http_ratelimit`/);
+});
+
 test('nothing to say outside expressions', async () => {
   const { hover: h } = await hover('{"rules": [{"ac|tion": "block", "expression": "ssl"}]}', 'json');
   assert.equal(h, null);

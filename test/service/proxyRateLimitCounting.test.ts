@@ -58,7 +58,7 @@ describe('rate limiting rules that count apart from their expression', () => {
   });
 
   // requests_to_origin: a request counts once it went to the origin, answered or not (504);
-  // one the origin never got (502: nothing listens there) does not. Without it every request
+  // one the proxy could not send (502: nothing listens there) does not. Without it every request
   // counts, and the second is over the limit of 1.
   it('requests_to_origin counts only the requests that went to the origin', async () => {
     const dead = 'http://127.0.0.1:9';

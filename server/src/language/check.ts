@@ -523,9 +523,7 @@ class Checker {
     } else if (actual && planNote && plan === undefined) {
       // Add-ons cannot be known from the plan alone; say nothing.
     }
-    // A counting expression may read the response fields (§4.4: those of every response phase), not cf.response.* (error pages only).
-    const counted = this.options.countingExpression === true && phases === RESPONSE_PHASES;
-    if (phase && phases && !phaseAllows({ phases }, phase) && !counted) {
+    if (phase && phases && !phaseAllows({ phases }, phase, this.options.countingExpression === true)) {
       const hint =
         phase === 'http_ratelimit' && phases === RESPONSE_PHASES
           ? "A rate limiting rule's expression is matched before the request goes on: read the origin's answer in its counting expression (`ratelimit.counting_expression`)."

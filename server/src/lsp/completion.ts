@@ -252,7 +252,7 @@ function fieldDetail(def: FieldDef): string {
 }
 
 function available(def: FieldDef | FunctionDef, ctx: ExpressionContext): boolean {
-  return (ctx.plan === undefined || planAllows(def.plan, ctx.plan)) && phaseAllows(def, ctx.phase);
+  return (ctx.plan === undefined || planAllows(def.plan, ctx.plan)) && phaseAllows(def, ctx.phase, ctx.countingExpression === true);
 }
 
 /** Matches a name against what is typed: a prefix, or (3+ characters, no dot) a prefix of a later segment. */

@@ -20,6 +20,8 @@ export interface ExpressionContext {
   plan?: Plan;
   phase?: Phase;
   listNames?: readonly string[];
+  /** A rate limiting rule's counting expression: the response fields are available too. */
+  countingExpression?: boolean;
   /** map keys seen in samples, per map field, e.g. {'http.request.headers': ['user-agent', …]} */
   sampleKeys?: Readonly<Record<string, readonly string[]>>;
 }

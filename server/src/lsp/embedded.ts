@@ -35,7 +35,7 @@ export const SIGNATURE_RETRIGGERS = [' '];
 function contextFor(a: Analysed, slice: ExpressionSlice, known?: Names): ExpressionContext {
   const o = checkOptionsFor(slice, a.settings);
   const listNames = known ? [...new Set([...(o.listNames ?? []), ...known.lists])] : o.listNames;
-  return { scheme: httpScheme, plan: o.plan, phase: o.phase, listNames, sampleKeys: known?.keys };
+  return { scheme: httpScheme, plan: o.plan, phase: o.phase, listNames, sampleKeys: known?.keys, ...(o.countingExpression ? { countingExpression: true } : {}) };
 }
 
 /** The expression under a document position, with the cursor as an expression offset. */

@@ -25,7 +25,7 @@ export interface ExpressionSlice {
   readonly ruleName?: string;
   /** The ruleset's own `phase` (JSON only), when it has one. */
   readonly phase?: string;
-  /** A rate limiting rule's counting expression (JSON only): the origin's answer may be read. */
+  /** A rate limiting rule's counting expression (JSON and Terraform): the origin's answer may be read. */
   readonly counting?: boolean;
   /** True inside a JSON string: inserted text must be JSON-escaped. */
   readonly inJson: boolean;

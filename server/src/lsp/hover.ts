@@ -130,7 +130,7 @@ function availability(def: FieldDef | FunctionDef, ctx: ExpressionContext): stri
   }
   if (def.phases) {
     let line = `Phases: only ${def.phases.map((p) => `\`${p}\``).join(', ')}`;
-    if (ctx.phase && !phaseAllows(def, ctx.phase)) line += ` — not available in \`${ctx.phase}\``;
+    if (ctx.phase && !phaseAllows(def, ctx.phase, ctx.countingExpression === true)) line += ` — not available in \`${ctx.phase}\``;
     out.push(line);
   }
   return out;

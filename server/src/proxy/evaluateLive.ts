@@ -78,7 +78,13 @@ export interface ResponseCount {
 export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): LiveEvaluation {
   const { fields, values } = requestValues(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit });
   // A digest: a count that waits for the answer carries it, and a header value can be 16 KB.
-  const counter = (ref: Pick<RuleRef, 'rulesetId' | 'ruleId'>, rl: RateLimit) => counterKey(`${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`);
+  // Once per rule and request (both hooks may ask for it).
+  const counters = new Map<RateLimit, string>();
+  const counter = (ref: Pick<RuleRef, 'rulesetId' | 'ruleId'>, rl: RateLimit) => {
+    let key = counters.get(rl);
+    if (key === undefined) counters.set(rl, (key = counterKey(`${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`)));
+    return key;
+  };
   const afterResponse: ResponseCount[] = [];
   /** The rate limit that last said "exceeded": the one a rate-limit decision is by. */
   let exceeded: { counter: string; limit: RateLimit } | undefined;

@@ -10,7 +10,7 @@
  *   `requests_per_period` is the first one mitigated). With a `counting_expression`, the
  *   requests that match it, matched by the rule or not (reference: it "does not extend the
  *   match expression"); with response fields in it, once the origin's answer is known. With
- *   `requests_to_origin`, only requests the origin answered. Complexity-based rules
+ *   `requests_to_origin`, once the request was sent to the origin. Complexity-based rules
  *   (`score_per_period` and `score_response_header_name`) add the score the origin's
  *   answer carries in that header (1 to 1,000,000; another value or none adds nothing).
  *   Counted apart from the match (`add`), a matching request is mitigated once the window's
@@ -76,7 +76,7 @@ export class RateLimiter {
     return this.counters.size;
   }
 
-  /** The stored keys, least recently used first (for tests: each is a `counterKey`). */
+  /** The stored keys, least recently used first (for tests: each is the `counterKey` of the key given; evaluateLive.ts gives digests already). */
   keys(): string[] {
     return [...this.counters.keys()];
   }

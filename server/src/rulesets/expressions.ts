@@ -88,12 +88,15 @@ export function findExpressions(json: string): { regions: ExpressionRegion[]; pr
     if (expr) regions.push(region(json, i, ruleName, expr.offset, expr.length, phase));
     if (counting) regions.push({ ...region(json, i, ruleName, counting.offset, counting.length, phase), counting: true });
   });
+  // In document order (the editor finds the one under the cursor by a binary search): a rule may put its ratelimit before its expression.
+  regions.sort((a, b) => a.start - b.start);
   return { regions, problems, phase };
 }
 
 /** A `ratelimit` object's `counting_expression` string, unless blank (blank is the rule's own expression). */
 function countingExpression(ratelimit: Node): Node | undefined {
-  const p = ratelimit.children?.find((c) => c.children?.[0]?.value === 'counting_expression');
+  // The last one, as the API reads a key given twice.
+  const p = ratelimit.children?.filter((c) => c.children?.[0]?.value === 'counting_expression').at(-1);
   const value = p?.children?.[1];
   return value?.type === 'string' && typeof value.value === 'string' && value.value.trim() !== '' ? value : undefined;
 }

@@ -5,6 +5,7 @@
  * characteristic it cannot read: such a value would be the same for every client, and one
  * client would then rate-limit all the others.
  */
+import { PLANS, type Plan } from '../language/scheme/types';
 
 /**
  * The seconds a counting period and a mitigation timeout may take: the longer of the
@@ -61,4 +62,85 @@ export function parseCharacteristic(text: string): Characteristic | { readonly e
 export function characteristicsProblem(list: readonly string[]): string | undefined {
   if (list.includes('ip.src') && list.includes('cf.unique_visitor_id')) return 'cf.unique_visitor_id (IP with NAT support) cannot be combined with ip.src: keep one of them';
   return undefined;
+}
+
+/**
+ * What each plan allows of a rate limiting rule (reference §2.3's table). Enterprise is taken
+ * with Advanced Rate Limiting (every characteristic, complexity-based counting): the plan
+ * alone does not tell the add-on, and refusing what a customer has would be worse.
+ */
+interface PlanLimits {
+  /** The longest counting period, in seconds. */
+  readonly period: number;
+  /** The longest mitigation timeout, in seconds. */
+  readonly timeout: number;
+  /** Rules in the zone's rate limiting entry point. */
+  readonly rules: number;
+  /** The characteristics allowed; undefined: all of them. */
+  readonly characteristics?: readonly string[];
+  readonly counting: boolean;
+  readonly complexity: boolean;
+  /** Challenge actions need `mitigation_timeout: 0`; `block` may not have it. */
+  readonly challengeThrottles: boolean;
+}
+
+export const RATELIMIT_PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
+  free: { period: 10, timeout: 10, rules: 1, characteristics: ['cf.colo.id', 'ip.src'], counting: false, complexity: false, challengeThrottles: true },
+  pro: { period: 60, timeout: 3600, rules: 2, characteristics: ['cf.colo.id', 'ip.src'], counting: false, complexity: false, challengeThrottles: true },
+  business: { period: 600, timeout: 86400, rules: 5, characteristics: ['cf.colo.id', 'ip.src', 'cf.unique_visitor_id'], counting: true, complexity: false, challengeThrottles: true },
+  enterprise: { period: 65535, timeout: 86400, rules: 100, counting: true, complexity: true, challengeThrottles: false },
+};
+
+const PLAN_NAMES: Readonly<Record<Plan, string>> = { free: 'Free', pro: 'Pro', business: 'Business', enterprise: 'Enterprise' };
+const CHALLENGES = ['challenge', 'js_challenge', 'managed_challenge'];
+
+/** The first plan from `plan` up that allows what `ok` tests, named. */
+function planFor(ok: (l: PlanLimits) => boolean): string {
+  const p = PLANS.find((x) => ok(RATELIMIT_PLAN_LIMITS[x]));
+  return p ? `the ${PLAN_NAMES[p]} plan${p === 'enterprise' ? '' : ' or above'}` : 'no plan';
+}
+
+/** One field of a `ratelimit` the zone's plan does not allow, and why. */
+export interface PlanProblem {
+  /** `period`, `mitigation_timeout`, `characteristics`, `counting_expression`, `score_per_period`. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** What of `ratelimit` (with the rule's `action`) the zone's `plan` does not allow. */
+export function ratelimitPlanProblems(
+  rl: { readonly period?: unknown; readonly mitigation_timeout?: unknown; readonly characteristics?: unknown; readonly counting_expression?: unknown; readonly score_per_period?: unknown },
+  action: unknown,
+  plan: Plan,
+): PlanProblem[] {
+  const l = RATELIMIT_PLAN_LIMITS[plan];
+  const on = `the ${PLAN_NAMES[plan]} plan`;
+  const out: PlanProblem[] = [];
+  if (typeof rl.period === 'number' && rl.period > l.period) {
+    out.push({ field: 'period', message: `a counting period of ${rl.period} seconds needs ${planFor((x) => x.period >= (rl.period as number))}: ${on} counts over at most ${l.period} seconds` });
+  }
+  const timeout = rl.mitigation_timeout;
+  if (typeof timeout === 'number' && timeout > l.timeout) {
+    out.push({ field: 'mitigation_timeout', message: `a mitigation timeout of ${timeout} seconds needs ${planFor((x) => x.timeout >= timeout)}: ${on} mitigates for at most ${l.timeout} seconds` });
+  }
+  if (l.challengeThrottles && CHALLENGES.includes(String(action)) && typeof timeout === 'number' && timeout !== 0) {
+    out.push({ field: 'mitigation_timeout', message: `a ${String(action)} rule on ${on} throttles: its mitigation_timeout is 0 (a timeout with a challenge needs the Enterprise plan)` });
+  }
+  if (l.challengeThrottles && action === 'block' && timeout === 0) {
+    out.push({ field: 'mitigation_timeout', message: `throttling with block (mitigation_timeout 0) needs the Enterprise plan: give ${on}'s rule a timeout, or a challenge action` });
+  }
+  const allowed = l.characteristics;
+  if (allowed && Array.isArray(rl.characteristics)) {
+    const other = rl.characteristics.filter((c) => typeof c === 'string' && !allowed.includes(c));
+    if (other.length > 0) {
+      out.push({ field: 'characteristics', message: `counting by ${other.join(', ')} needs ${planFor((x) => x.characteristics === undefined)}: ${on} counts by ${allowed.join(', ')}` });
+    }
+  }
+  if (!l.counting && typeof rl.counting_expression === 'string' && rl.counting_expression.trim() !== '') {
+    out.push({ field: 'counting_expression', message: `a counting expression needs ${planFor((x) => x.counting)}: on ${on} a rule counts the requests its expression matches` });
+  }
+  if (!l.complexity && rl.score_per_period !== undefined) {
+    out.push({ field: 'score_per_period', message: `complexity-based counting (score_per_period) needs the Enterprise plan with Advanced Rate Limiting` });
+  }
+  return out;
 }

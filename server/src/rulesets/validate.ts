@@ -36,7 +36,7 @@ import { jsonErrorText } from './jsonErrors';
 import { parseRulesetTree, propsOf, rulesetNodeOf, rulesPathOf } from './jsonTree';
 import { ACTIONS, SKIP_PRODUCTS, type Action, type RulesetKind } from './model';
 import { ACTION_PARAMETERS_REQUIRED, closest, didYouMean, HEX32, kindOf, list, MISSING_EXPRESSION, type RulesetProblem, type Scope, type Spec, type ValidateOptions } from './rulesetChecker';
-import { characteristicsProblem, MITIGATION_SECONDS, parseCharacteristic, RATELIMIT_SECONDS } from './rateLimitParams';
+import { characteristicsProblem, MITIGATION_SECONDS, parseCharacteristic, RATELIMIT_SECONDS, ratelimitPlanProblems } from './rateLimitParams';
 import { OverridesChecker } from './validateOverrides';
 
 export type { ExecuteTargetCode, MisplacedData, RulesetProblem, RulesetProblemCode, ValidateOptions } from './rulesetChecker';
@@ -232,7 +232,7 @@ class Validator extends OverridesChecker {
     if (ratelimit && this.phase && this.phase !== 'http_ratelimit') {
       this.at(ratelimit.key, 'warning', 'ratelimit-not-in-phase', `"ratelimit" has no effect in phase ${this.phase}`, { rule: index, hint: 'Rate limiting rules live in the http_ratelimit phase.' });
     }
-    if (ratelimit?.value?.type === 'object') this.ratelimitValues(ratelimit.value, index);
+    if (ratelimit?.value?.type === 'object') this.ratelimitValues(ratelimit.value, index, action);
     if (!ratelimit && this.phase === 'http_ratelimit' && action !== undefined && action !== 'execute' && this.kind !== 'managed') {
       this.missing(rule, 'a rate limiting rule needs "ratelimit" (characteristics and period)', { rule: index, schema: false });
     }
@@ -254,8 +254,18 @@ class Validator extends OverridesChecker {
   }
 
   /** The values the hosted API allows in `ratelimit` (rateLimitParams.ts); their types are RATELIMIT's to check. */
-  private ratelimitValues(node: Node, rule: number): void {
+  private ratelimitValues(node: Node, rule: number, action: string | undefined): void {
     const props = propsOf(node);
+    // What the zone's plan allows (reference §2.3): the API refuses the rest.
+    const plan = this.options.plan;
+    if (plan) {
+      const value = (key: string): unknown => {
+        const v = props.get(key)?.value;
+        return v?.type === 'array' ? (v.children ?? []).map((c) => c.value) : v?.value;
+      };
+      const rl = { period: value('period'), mitigation_timeout: value('mitigation_timeout'), characteristics: value('characteristics'), counting_expression: value('counting_expression'), score_per_period: value('score_per_period') };
+      for (const p of ratelimitPlanProblems(rl, action, plan)) this.at(props.get(p.field)!.value!, 'error', 'plan-required', p.message, { rule, schema: true });
+    }
     const seconds = (key: string, allowed: readonly number[], what: string) => {
       const v = props.get(key)?.value;
       if (v?.type === 'number' && Number.isInteger(v.value) && !allowed.includes(v.value)) {

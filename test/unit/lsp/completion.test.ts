@@ -453,3 +453,10 @@ test('robust: every cursor position of assorted (partly invalid) expressions', (
     }
   }
 });
+
+test("a rate limiting rule's counting expression ranks the response fields as available; its expression ranks them last", () => {
+  const ctx = { phase: 'http_ratelimit' as const };
+  const rank = (c: Partial<ExpressionContext>) => item('http.response.|', 'http.response.code', c).sortText!;
+  assert.ok(rank({ ...ctx, countingExpression: true }) < rank(ctx), `${rank({ ...ctx, countingExpression: true })} vs ${rank(ctx)}`);
+  assert.equal(rank({ ...ctx, countingExpression: true }), rank({ phase: 'http_response_firewall_managed' }));
+});

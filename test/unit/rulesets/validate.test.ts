@@ -291,6 +291,37 @@ test("rate limiting rules: the counting expression is checked where it is, and m
   assert.deepEqual([p!.severity, p!.start > broken.indexOf('counting_expression')], ['error', true]);
 });
 
+test("rate limiting rules: what the zone's plan allows (periods, timeouts, characteristics, counting, throttling)", () => {
+  const text = (action: string, ratelimit: unknown) => `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": "true", "action": "${action}", "ratelimit": ${JSON.stringify(ratelimit)}}]}`;
+  const found = (plan: 'free' | 'pro' | 'business' | 'enterprise', action: string, ratelimit: unknown) => {
+    const t = text(action, ratelimit);
+    return validate(t, { plan }).map((p) => [p.code, p.severity, t.slice(p.start, p.end), p.message]);
+  };
+  const ip = ['cf.colo.id', 'ip.src'];
+  assert.deepEqual(found('free', 'block', { characteristics: ip, period: 10, requests_per_period: 5, mitigation_timeout: 10 }), []);
+  assert.deepEqual(found('free', 'block', { characteristics: ip, period: 60, requests_per_period: 5, mitigation_timeout: 10 }), [
+    ['plan-required', 'error', '60', 'a counting period of 60 seconds needs the Pro plan or above: the Free plan counts over at most 10 seconds'],
+  ]);
+  assert.deepEqual(found('pro', 'block', { characteristics: ['cf.colo.id', 'http.request.headers["x-api-key"]'], period: 60, requests_per_period: 5, mitigation_timeout: 86400, counting_expression: 'http.response.code eq 401' }), [
+    ['plan-required', 'error', '["cf.colo.id","http.request.headers[\\"x-api-key\\"]"]', 'counting by http.request.headers["x-api-key"] needs the Enterprise plan: the Pro plan counts by cf.colo.id, ip.src'],
+    ['plan-required', 'error', '86400', 'a mitigation timeout of 86400 seconds needs the Business plan or above: the Pro plan mitigates for at most 3600 seconds'],
+    ['plan-required', 'error', '"http.response.code eq 401"', 'a counting expression needs the Business plan or above: on the Pro plan a rule counts the requests its expression matches'],
+  ]);
+  // Below Enterprise a challenge throttles (timeout 0), and block does not.
+  assert.deepEqual(found('business', 'managed_challenge', { characteristics: ip, period: 60, requests_per_period: 5, mitigation_timeout: 600 }).map((p) => p[3]), [
+    'a managed_challenge rule on the Business plan throttles: its mitigation_timeout is 0 (a timeout with a challenge needs the Enterprise plan)',
+  ]);
+  assert.deepEqual(found('business', 'block', { characteristics: ip, period: 60, requests_per_period: 5, mitigation_timeout: 0 }).map((p) => p[3]), [
+    "throttling with block (mitigation_timeout 0) needs the Enterprise plan: give the Business plan's rule a timeout, or a challenge action",
+  ]);
+  assert.deepEqual(found('business', 'block', { characteristics: ip, period: 60, score_per_period: 100, score_response_header_name: 'x-score', mitigation_timeout: 60 }).map((p) => p[3]), [
+    'complexity-based counting (score_per_period) needs the Enterprise plan with Advanced Rate Limiting',
+  ]);
+  assert.deepEqual(found('enterprise', 'block', { characteristics: ['cf.colo.id', 'http.request.headers["x-api-key"]'], period: 65535, score_per_period: 100, score_response_header_name: 'x-score', mitigation_timeout: 0 }), []);
+  // Without a plan (an account's ruleset, or the editor with none set) nothing is assumed.
+  assert.deepEqual(validate(text('block', { characteristics: ip, period: 3600, requests_per_period: 5 })), []);
+});
+
 test('rate limiting rules: ratelimit required in http_ratelimit, its shape, pointless elsewhere', () => {
   const text = `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": "true", "action": "block"}, {"ref": "b", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": "60"}}]}`;
   expectProblems(text, validate(text), [

@@ -4,7 +4,7 @@
  */
 import type { FieldDef, FunctionDef, Phase, Plan, Scheme } from './types';
 import { PLANS } from './types';
-import { FIELDS, MAGIC_FIREWALL_FIELDS } from './fields';
+import { FIELDS, MAGIC_FIREWALL_FIELDS, RESPONSE_PHASES } from './fields';
 import { FUNCTIONS, MAGIC_FIREWALL_FUNCTIONS } from './functions';
 import { MANAGED_FIELDS, MANAGED_FUNCTIONS } from './managed';
 
@@ -52,8 +52,9 @@ export function planAllows(required: Plan | undefined, actual: Plan): boolean {
  * True when a field or function may be used in `phase`. An unknown phase (undefined)
  * allows everything: without a rule context there is nothing to check against.
  */
-export function phaseAllows(def: { readonly phases?: readonly Phase[] }, phase?: Phase): boolean {
-  return phase === undefined || def.phases === undefined || def.phases.includes(phase);
+export function phaseAllows(def: { readonly phases?: readonly Phase[] }, phase?: Phase, countingExpression = false): boolean {
+  // A rate limiting rule's counting expression may read the response fields (§4.4: those of every response phase), not cf.response.* (error pages only).
+  return phase === undefined || def.phases === undefined || def.phases.includes(phase) || (countingExpression && def.phases === RESPONSE_PHASES);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ import { ZONE_WAF_GROUPS, type PermissionGroup } from '../auth';
 import { longerThan } from '../../language/bytes';
 import { expectArray, expectObject, invalidJson, onlyKeys, refuseLong, refuseNul, refuseNulWithin, withoutNulls, type Json, type JsonObject } from '../body';
 import { capitalPlan, MAX_DESCRIPTION, RULE_QUOTA } from '../legacyStore';
+import { RATELIMIT_PLAN_LIMITS } from '../../rulesets/rateLimitParams';
 import { managedEntryPointWrite } from '../migrationFlow';
 import type { Ctx, Router } from '../router';
 import {
@@ -222,13 +223,15 @@ const CUSTOM_PHASE: Phase = 'http_request_firewall_custom';
  * quota after a downgrade) no more rules than there were.
  */
 function checkQuota(w: Where, kind: RulesetKind, phase: Phase, before: number, after: number, pointer?: string): void {
-  if (w.scope !== 'zone' || kind !== 'zone' || phase !== CUSTOM_PHASE || w.plan === undefined) return;
-  const quota = RULE_QUOTA[w.plan];
+  if (w.scope !== 'zone' || kind !== 'zone' || (phase !== CUSTOM_PHASE && phase !== 'http_ratelimit') || w.plan === undefined) return;
+  // Rate limiting rules per plan: reference traffic-events-terraform.md §2.3.
+  const quota = phase === CUSTOM_PHASE ? RULE_QUOTA[w.plan] : RATELIMIT_PLAN_LIMITS[w.plan].rules;
   if (after <= quota || after <= before) return;
+  const what = phase === CUSTOM_PHASE ? 'custom rules' : 'rate limiting rules';
   throw ApiError.of(
     400,
     CODES.firewallRuleQuota,
-    `exceeded the maximum number of custom rules for the ${capitalPlan(w.plan)} plan (${quota}): the zone's ${CUSTOM_PHASE} entry point would have ${after} rules (it has ${before})`,
+    `exceeded the maximum number of ${what} for the ${capitalPlan(w.plan)} plan (${quota}): the zone's ${phase} entry point would have ${after} rules (it has ${before})`,
     pointer,
   );
 }

@@ -1,0 +1,41 @@
+// What a zone's plan allows of its rate limiting rules (reference traffic-events-terraform.md
+// §2.3): the API refuses a period, timeout, characteristic or counting expression above the
+// plan, and more rate limiting rules than it has.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { demoZoneId } from '../../server/src/service/seed';
+import { firstError, startService, type TestService } from './harness';
+
+const entrypoint = (zone: string) => `/zones/${demoZoneId(zone)}/rulesets/phases/http_ratelimit/entrypoint`;
+const rule = (n: number, ratelimit: Record<string, unknown> = {}) => ({
+  action: 'block',
+  expression: `http.request.uri.path eq "/r${n}"`,
+  ratelimit: { characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 5, mitigation_timeout: 60, ...ratelimit },
+});
+
+describe("a zone's rate limiting rules within its plan", () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startService();
+  });
+  after(() => svc.close());
+
+  it('refuses a setting above the plan with 400, 20021, at the field', async () => {
+    const r = await svc.call('PUT', entrypoint('pro.example.com'), { body: { rules: [rule(1, { period: 600 })] } });
+    assert.equal(r.status, 400);
+    assert.deepEqual(firstError(r.body), {
+      code: 20021,
+      message: 'a counting period of 600 seconds needs the Business plan or above: the Pro plan counts over at most 60 seconds',
+      pointer: '/rules/0/ratelimit/period',
+    });
+    // The same rule is within the Business plan.
+    assert.equal((await svc.call('PUT', entrypoint('business.example.com'), { body: { rules: [rule(1, { period: 600 })] } })).status, 200);
+  });
+
+  it('refuses more rate limiting rules than the plan has (Pro: 2) with 10207', async () => {
+    assert.equal((await svc.call('PUT', entrypoint('pro.example.com'), { body: { rules: [rule(1), rule(2)] } })).status, 200);
+    const r = await svc.call('POST', `/zones/${demoZoneId('pro.example.com')}/rulesets/${(await svc.call('GET', entrypoint('pro.example.com'))).body.result.id}/rules`, { body: rule(3) });
+    assert.equal(r.status, 400);
+    assert.deepEqual([firstError(r.body).code, firstError(r.body).message], [10207, "exceeded the maximum number of rate limiting rules for the Pro plan (2): the zone's http_ratelimit entry point would have 3 rules (it has 2)"]);
+  });
+});
