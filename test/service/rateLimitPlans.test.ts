@@ -3,7 +3,7 @@
 // plan, and more rate limiting rules than it has.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { demoZoneId } from '../../server/src/service/seed';
+import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
 import { firstError, startService, type TestService } from './harness';
 
 const entrypoint = (zone: string) => `/zones/${demoZoneId(zone)}/rulesets/phases/http_ratelimit/entrypoint`;
@@ -32,10 +32,15 @@ describe("a zone's rate limiting rules within its plan", () => {
     assert.equal((await svc.call('PUT', entrypoint('business.example.com'), { body: { rules: [rule(1, { period: 600 })] } })).status, 200);
   });
 
-  it('refuses more rate limiting rules than the plan has (Pro: 2) with 10207', async () => {
+  it('refuses more rate limiting rules than the plan has (Pro: 2) with 10207; an execute rule is not one', async () => {
     assert.equal((await svc.call('PUT', entrypoint('pro.example.com'), { body: { rules: [rule(1), rule(2)] } })).status, 200);
     const r = await svc.call('POST', `/zones/${demoZoneId('pro.example.com')}/rulesets/${(await svc.call('GET', entrypoint('pro.example.com'))).body.result.id}/rules`, { body: rule(3) });
     assert.equal(r.status, 400);
     assert.deepEqual([firstError(r.body).code, firstError(r.body).message], [10207, "exceeded the maximum number of rate limiting rules for the Pro plan (2): the zone's http_ratelimit entry point would have 3 rules (it has 2)"]);
+    // Two rate limiting rules and an execute rule of an account's rate limiting ruleset.
+    const account = await svc.call('POST', `/accounts/${DEMO_ACCOUNT.id}/rulesets`, { body: { name: 'shared limits', kind: 'custom', phase: 'http_ratelimit', rules: [rule(9)] } });
+    assert.equal(account.status, 200);
+    const withExecute = [rule(1), rule(2), { action: 'execute', expression: 'true', action_parameters: { id: account.body.result.id } }];
+    assert.equal((await svc.call('PUT', entrypoint('pro.example.com'), { body: { rules: withExecute } })).status, 200);
   });
 });

@@ -94,11 +94,14 @@ export const RATELIMIT_PLAN_LIMITS: Readonly<Record<Plan, PlanLimits>> = {
 const PLAN_NAMES: Readonly<Record<Plan, string>> = { free: 'Free', pro: 'Pro', business: 'Business', enterprise: 'Enterprise' };
 const CHALLENGES = ['challenge', 'js_challenge', 'managed_challenge'];
 
-/** The first plan from `plan` up that allows what `ok` tests, named. */
+/** The first plan that allows what `ok` tests, named. */
 function planFor(ok: (l: PlanLimits) => boolean): string {
-  const p = PLANS.find((x) => ok(RATELIMIT_PLAN_LIMITS[x]));
-  return p ? `the ${PLAN_NAMES[p]} plan${p === 'enterprise' ? '' : ' or above'}` : 'no plan';
+  const p = PLANS.find((x) => ok(RATELIMIT_PLAN_LIMITS[x]))!;
+  return `the ${PLAN_NAMES[p]} plan${p === 'enterprise' ? '' : ' or above'}`;
 }
+
+/** The longest counting period of any plan. */
+const LONGEST_PERIOD = RATELIMIT_PLAN_LIMITS.enterprise.period;
 
 /** One field of a `ratelimit` the zone's plan does not allow, and why. */
 export interface PlanProblem {
@@ -116,24 +119,28 @@ export function ratelimitPlanProblems(
   const l = RATELIMIT_PLAN_LIMITS[plan];
   const on = `the ${PLAN_NAMES[plan]} plan`;
   const out: PlanProblem[] = [];
-  if (typeof rl.period === 'number' && rl.period > l.period) {
-    out.push({ field: 'period', message: `a counting period of ${rl.period} seconds needs ${planFor((x) => x.period >= (rl.period as number))}: ${on} counts over at most ${l.period} seconds` });
+  const period = rl.period;
+  if (typeof period === 'number' && period > LONGEST_PERIOD) {
+    out.push({ field: 'period', message: `a counting period of ${period} seconds is longer than any plan's: at most ${LONGEST_PERIOD} seconds` });
+  } else if (typeof period === 'number' && period > l.period) {
+    out.push({ field: 'period', message: `a counting period of ${period} seconds needs ${planFor((x) => x.period >= period)}: ${on} counts over at most ${l.period} seconds` });
   }
   const timeout = rl.mitigation_timeout;
-  if (typeof timeout === 'number' && timeout > l.timeout) {
-    out.push({ field: 'mitigation_timeout', message: `a mitigation timeout of ${timeout} seconds needs ${planFor((x) => x.timeout >= timeout)}: ${on} mitigates for at most ${l.timeout} seconds` });
-  }
   if (l.challengeThrottles && CHALLENGES.includes(String(action)) && typeof timeout === 'number' && timeout !== 0) {
-    out.push({ field: 'mitigation_timeout', message: `a ${String(action)} rule on ${on} throttles: its mitigation_timeout is 0 (a timeout with a challenge needs the Enterprise plan)` });
+    // Below Enterprise a challenge throttles, whatever timeout the plan allows a block.
+    out.push({ field: 'mitigation_timeout', message: `a ${String(action)} rule on ${on} throttles: set mitigation_timeout to 0 (a challenge with a timeout needs the Enterprise plan)` });
+  } else if (typeof timeout === 'number' && timeout > l.timeout) {
+    out.push({ field: 'mitigation_timeout', message: `a mitigation timeout of ${timeout} seconds needs ${planFor((x) => x.timeout >= timeout)}: ${on} mitigates for at most ${l.timeout} seconds` });
   }
   if (l.challengeThrottles && action === 'block' && timeout === 0) {
     out.push({ field: 'mitigation_timeout', message: `throttling with block (mitigation_timeout 0) needs the Enterprise plan: give ${on}'s rule a timeout, or a challenge action` });
   }
   const allowed = l.characteristics;
   if (allowed && Array.isArray(rl.characteristics)) {
-    const other = rl.characteristics.filter((c) => typeof c === 'string' && !allowed.includes(c));
+    // A Terraform interpolation ("${var.header}") is not known here.
+    const other = rl.characteristics.filter((c): c is string => typeof c === 'string' && !allowed.includes(c) && !c.includes('${'));
     if (other.length > 0) {
-      out.push({ field: 'characteristics', message: `counting by ${other.join(', ')} needs ${planFor((x) => x.characteristics === undefined)}: ${on} counts by ${allowed.join(', ')}` });
+      out.push({ field: 'characteristics', message: `counting by ${other.join(', ')} needs ${planFor((x) => x.characteristics === undefined || other.every((c) => x.characteristics!.includes(c)))}: ${on} counts by ${allowed.join(', ')}` });
     }
   }
   if (!l.counting && typeof rl.counting_expression === 'string' && rl.counting_expression.trim() !== '') {

@@ -258,26 +258,28 @@ class Validator extends OverridesChecker {
     const props = propsOf(node);
     // What the zone's plan allows (reference §2.3): the API refuses the rest.
     const plan = this.options.plan;
-    if (plan) {
+    // Only where the rule counts: `ratelimit` elsewhere is inert (ratelimit-not-in-phase).
+    if (plan && (this.phase === undefined || this.phase === 'http_ratelimit')) {
       const value = (key: string): unknown => {
         const v = props.get(key)?.value;
         return v?.type === 'array' ? (v.children ?? []).map((c) => c.value) : v?.value;
       };
       const rl = { period: value('period'), mitigation_timeout: value('mitigation_timeout'), characteristics: value('characteristics'), counting_expression: value('counting_expression'), score_per_period: value('score_per_period') };
-      for (const p of ratelimitPlanProblems(rl, action, plan)) this.at(props.get(p.field)!.value!, 'error', 'plan-required', p.message, { rule, schema: true });
+      // Not `schema`: the JSON schema knows neither plans nor the allowed values, so the editor must show these in .ruleset.json too.
+      for (const p of ratelimitPlanProblems(rl, action, plan)) this.at(props.get(p.field)!.value!, 'error', 'plan-required', p.message, { rule });
     }
     const seconds = (key: string, allowed: readonly number[], what: string) => {
       const v = props.get(key)?.value;
       if (v?.type === 'number' && Number.isInteger(v.value) && !allowed.includes(v.value)) {
-        this.at(v, 'error', 'invalid-value', `'${v.value}' is not a valid value for ${key}: ${what} is one of ${allowed.join(', ')} seconds`, { rule, schema: true });
+        this.at(v, 'error', 'invalid-value', `'${v.value}' is not a valid value for ${key}: ${what} is one of ${allowed.join(', ')} seconds`, { rule });
       }
     };
     seconds('period', RATELIMIT_SECONDS, 'a counting period');
     // Complexity-based counting needs both: the limit, and the origin's header that scores each request.
     const score = props.get('score_per_period');
     const header = props.get('score_response_header_name');
-    if (score && !header) this.at(score.node, 'error', 'invalid-value', 'score_per_period needs score_response_header_name: the response header in which the origin gives each request its score', { rule, schema: true });
-    if (header && !score) this.at(header.node, 'error', 'invalid-value', 'score_response_header_name needs score_per_period: the most score a client may add up in a period', { rule, schema: true });
+    if (score && !header) this.at(score.node, 'error', 'invalid-value', 'score_per_period needs score_response_header_name: the response header in which the origin gives each request its score', { rule });
+    if (header && !score) this.at(header.node, 'error', 'invalid-value', 'score_response_header_name needs score_per_period: the most score a client may add up in a period', { rule });
     seconds('mitigation_timeout', MITIGATION_SECONDS, 'a mitigation timeout (0: throttle, act only while over the limit)');
     const list = props.get('characteristics')?.value;
     if (list?.type !== 'array') return;
@@ -286,10 +288,10 @@ class Validator extends OverridesChecker {
       if (item.type !== 'string' || typeof item.value !== 'string' || item.value === '') continue;
       texts.push(item.value);
       const c = parseCharacteristic(item.value);
-      if ('error' in c) this.at(item, 'error', 'invalid-value', c.error, { rule, schema: true });
+      if ('error' in c) this.at(item, 'error', 'invalid-value', c.error, { rule });
     }
     const whole = characteristicsProblem(texts);
-    if (whole) this.at(list, 'error', 'invalid-value', whole, { rule, schema: true });
+    if (whole) this.at(list, 'error', 'invalid-value', whole, { rule });
   }
 
   /** A ref for a rule without one: its id, else a slug of its description, else `rule-N`; unique. */

@@ -9,6 +9,7 @@ import type { ManagedCatalog } from '../../../server/src/rulesets/catalog';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
 import { actionsFor } from '../../../server/src/rulesets/actions';
 import { validateRulesetJson, type RulesetProblem, type ValidateOptions } from '../../../server/src/rulesets/validate';
+import { ratelimitPlanProblems } from '../../../server/src/rulesets/rateLimitParams';
 
 const dir = new URL('../../fixtures/rulesets/', import.meta.url).pathname;
 const catalog = JSON.parse(readFileSync(`${dir}catalog.json`, 'utf8')) as ManagedCatalog;
@@ -307,10 +308,23 @@ test("rate limiting rules: what the zone's plan allows (periods, timeouts, chara
     ['plan-required', 'error', '86400', 'a mitigation timeout of 86400 seconds needs the Business plan or above: the Pro plan mitigates for at most 3600 seconds'],
     ['plan-required', 'error', '"http.response.code eq 401"', 'a counting expression needs the Business plan or above: on the Pro plan a rule counts the requests its expression matches'],
   ]);
-  // Below Enterprise a challenge throttles (timeout 0), and block does not.
-  assert.deepEqual(found('business', 'managed_challenge', { characteristics: ip, period: 60, requests_per_period: 5, mitigation_timeout: 600 }).map((p) => p[3]), [
-    'a managed_challenge rule on the Business plan throttles: its mitigation_timeout is 0 (a timeout with a challenge needs the Enterprise plan)',
+  // Below Enterprise a challenge throttles (timeout 0), and block does not: one finding, not also "a longer timeout needs Pro".
+  assert.deepEqual(found('free', 'managed_challenge', { characteristics: ip, period: 10, requests_per_period: 5, mitigation_timeout: 60 }).map((p) => p[3]), [
+    'a managed_challenge rule on the Free plan throttles: set mitigation_timeout to 0 (a challenge with a timeout needs the Enterprise plan)',
   ]);
+  // The plan that allows a characteristic: IP with NAT support is Business.
+  assert.deepEqual(found('free', 'block', { characteristics: ['cf.colo.id', 'cf.unique_visitor_id'], period: 10, requests_per_period: 5, mitigation_timeout: 10 }).map((p) => p[3]), [
+    'counting by cf.unique_visitor_id needs the Business plan or above: the Free plan counts by cf.colo.id, ip.src',
+  ]);
+  // 86400 is a timeout, not a period, on every plan.
+  assert.deepEqual(found('enterprise', 'block', { characteristics: ip, period: 86400, requests_per_period: 5, mitigation_timeout: 86400 }).map((p) => p[3]), [
+    "a counting period of 86400 seconds is longer than any plan's: at most 65535 seconds",
+  ]);
+  // A Terraform interpolation is not known before the plan runs: not judged.
+  assert.deepEqual(ratelimitPlanProblems({ characteristics: ['cf.colo.id', '${var.key_header}'] }, 'block', 'pro'), []);
+  // An inert ratelimit outside the rate limiting phase is only that.
+  const custom = `{"phase": "http_request_firewall_custom", "rules": [{"ref": "a", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": 600}}]}`;
+  assert.deepEqual(validate(custom, { plan: 'pro' }).map((p) => p.code), ['ratelimit-not-in-phase']);
   assert.deepEqual(found('business', 'block', { characteristics: ip, period: 60, requests_per_period: 5, mitigation_timeout: 0 }).map((p) => p[3]), [
     "throttling with block (mitigation_timeout 0) needs the Enterprise plan: give the Business plan's rule a timeout, or a challenge action",
   ]);

@@ -39,7 +39,10 @@
  * - Rule quota of the zone's http_request_firewall_custom entry point, the legacy
  *   firewall rules' figures (Free 5, Pro 20, Business 100, Enterprise 1000; disabled rules
  *   count): a write that leaves more rules than the quota is refused with 10207, unless
- *   it does not add any (a zone over quota after a downgrade can still shrink).
+ *   it does not add any (a zone over quota after a downgrade can still shrink). The same for
+ *   the rate limiting rules of its http_ratelimit entry point (Free 1, Pro 2, Business 5,
+ *   Enterprise 100; an execute rule is not one), and each rate limiting rule's settings
+ *   within the plan (rateLimitParams.ts `ratelimitPlanProblems`: 400 + 20021 at the field).
  * - The core's warnings (deprecated fields, literals that never match, plan findings the
  *   API accepts such as the log action below Enterprise) about the rules a write
  *   carries come back in `messages` of the successful answer (dry runs too), code 20040,
@@ -234,6 +237,11 @@ function checkQuota(w: Where, kind: RulesetKind, phase: Phase, before: number, a
     `exceeded the maximum number of ${what} for the ${capitalPlan(w.plan)} plan (${quota}): the zone's ${phase} entry point would have ${after} rules (it has ${before})`,
     pointer,
   );
+}
+
+/** The rules a quota counts: in the rate limiting phase, the rate limiting rules (an execute rule runs others, counted in their own ruleset). */
+function counted(phase: Phase, rules: readonly { readonly action?: unknown }[]): number {
+  return phase === 'http_ratelimit' ? rules.filter((r) => r.action !== 'execute').length : rules.length;
 }
 
 /** The core's warnings in `messages` of a successful write. */
@@ -792,7 +800,7 @@ async function create(ctx: Ctx): Promise<Reply> {
   executesOnce(target.kind, rules);
   // Another request may have created the entry point while this one was validated.
   if (kind !== 'custom' && entryPoint(store, w.scope, w.scopeId, phase as Phase)) throw tooManyEntryPoints(kind as RulesetKind, phase as Phase);
-  checkQuota(w, target.kind, target.phase, 0, rules.length, '/rules');
+  checkQuota(w, target.kind, target.phase, 0, counted(target.phase, rules), '/rules');
   return mutate(store, w, dry, () => {
     const now = timestamp();
     migrationHook(ctx, w, target.kind, target.phase, (body.rules as unknown[] | undefined) ?? [], new URLSearchParams());
@@ -824,7 +832,7 @@ async function replaceRules(
   executesOnce(target.kind, rules);
   const inputs = rules.map(ruleInput);
   const plan = (current: StoredRuleset | undefined) => {
-    checkQuota(w, target.kind, target.phase, current?.rules.length ?? 0, rules.length, '/rules');
+    checkQuota(w, target.kind, target.phase, counted(target.phase, current?.rules ?? []), counted(target.phase, rules), '/rules');
     const now = timestamp();
     return { current, now, ...naming(current), merged: mergeRules(current?.rules ?? [], inputs, now) };
   };
@@ -992,7 +1000,7 @@ async function addRule(ctx: Ctx): Promise<Reply> {
   const current = rulesetAgain(ctx, w);
   const at = placing(current);
   refTaken(current.rules, rule.ref);
-  checkQuota(w, current.kind, current.phase, current.rules.length, current.rules.length + 1);
+  checkQuota(w, current.kind, current.phase, counted(current.phase, current.rules), counted(current.phase, [...current.rules, rule]));
   const now = timestamp();
   const merged = withRule(current.rules, undefined, ruleInput(rule), at, now);
   executesOnce(current.kind, merged, at);
