@@ -292,6 +292,10 @@ class Validator extends OverridesChecker {
     }
     const whole = characteristicsProblem(texts);
     if (whole) this.at(list, 'error', 'invalid-value', whole, { rule });
+    // Counters are kept per data center: the hosted API wants it said (reference §2.2). Locally one data center counts all, so a warning.
+    else if (texts.length > 0 && !texts.includes('cf.colo.id') && (this.phase === undefined || this.phase === 'http_ratelimit')) {
+      this.at(list, 'warning', 'invalid-value', 'the hosted API requires cf.colo.id among a rate limiting rule\'s characteristics (its counters are per data center): add "cf.colo.id"', { rule });
+    }
   }
 
   /** A ref for a rule without one: its id, else a slug of its description, else `rule-N`; unique. */

@@ -281,7 +281,7 @@ test('rate limiting rules: the periods, timeouts and characteristics the hosted 
 
 test("rate limiting rules: the counting expression is checked where it is, and may read the origin's answer", () => {
   const rule = (expression: string, counting: string) =>
-    `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": ${JSON.stringify(expression)}, "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": 60, "requests_per_period": 5, "counting_expression": ${JSON.stringify(counting)}}}]}`;
+    `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": ${JSON.stringify(expression)}, "action": "block", "ratelimit": {"characteristics": ["cf.colo.id", "ip.src"], "period": 60, "requests_per_period": 5, "counting_expression": ${JSON.stringify(counting)}}}]}`;
   const found = (text: string) => validate(text).map((p) => [p.code, p.severity, text.slice(p.start, p.end)]);
   assert.deepEqual(found(rule('http.request.uri.path eq "/login"', 'http.response.code eq 401')), []);
   // The rule's own expression is matched before the request goes on.
@@ -340,6 +340,8 @@ test('rate limiting rules: ratelimit required in http_ratelimit, its shape, poin
   const text = `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": "true", "action": "block"}, {"ref": "b", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": "60"}}]}`;
   expectProblems(text, validate(text), [
     ['missing-field', 'error', '{', 'a rate limiting rule needs "ratelimit" (characteristics and period)', 1],
+    // Counters are per data center on the hosted service, which wants cf.colo.id said.
+    ['invalid-value', 'warning', '["ip.src"]', `the hosted API requires cf.colo.id among a rate limiting rule's characteristics (its counters are per data center): add "cf.colo.id"`],
     ['wrong-type', 'error', '"60"', '"period" must be an integer, not a string'],
   ]);
   const custom = `{"phase": "http_request_firewall_custom", "rules": [{"ref": "a", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": 60}}]}`;
@@ -360,7 +362,7 @@ test('a block response\'s content: at most 2 KB (2,048 bytes of UTF-8) in custom
       [['invalid-action-parameters', 'error', text.indexOf(JSON.stringify(content)), JSON.stringify(content).length, `a content of ${bytes} bytes is not a valid value for content: a block response's content is at most 2048 bytes (2 KB) in custom rules`]],
     );
   }
-  const rl = ', "ratelimit": {"characteristics": ["ip.src"], "period": 60}';
+  const rl = ', "ratelimit": {"characteristics": ["cf.colo.id", "ip.src"], "period": 60}';
   const ratelimit = (content: string) => `{"phase": "http_ratelimit", "rules": [${rule(content, rl)}]}`;
   assert.deepEqual(validate(ratelimit('a'.repeat(30 * 1024))), []);
   assert.deepEqual(validate(ratelimit('a'.repeat(30 * 1024 + 1))).map((p) => p.message), [
