@@ -119,11 +119,10 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['raw.http.request.uri.args.values'] = argFields.values;
 
   // Headers.
-  const headerMap = emptyMap();
-  for (const [name, value] of headers) (headerMap[asciiLower(name)] ??= [] as string[]).push(value);
-  f['http.request.headers'] = headerMap;
-  f['http.request.headers.names'] = headers.map(([n]) => n);
-  f['http.request.headers.values'] = headers.map(([, v]) => v);
+  const h = headerFields(headers);
+  f['http.request.headers'] = h.map;
+  f['http.request.headers.names'] = h.names;
+  f['http.request.headers.values'] = h.values;
   f['http.request.headers.truncated'] = false;
   const cookieHeaders = headerValues(headers, 'cookie');
   f['http.cookie'] = cookieHeaders.join('; ');
@@ -215,7 +214,15 @@ function splitHostPort(hostPort: string): { host: string; port?: string } {
   return { host: asciiLower(host), port };
 }
 
-function headerValues(headers: readonly (readonly [string, string])[], lowerName: string): string[] {
+/** Headers as the `…headers` fields have them: by lower-case name, and names and values in order (a request's or an answer's). */
+export function headerFields(headers: readonly (readonly [string, string])[]): { map: Record<string, unknown[]>; names: string[]; values: string[] } {
+  const map = emptyMap();
+  for (const [name, value] of headers) (map[asciiLower(name)] ??= []).push(value);
+  return { map, names: headers.map(([n]) => n), values: headers.map(([, v]) => v) };
+}
+
+/** The values of header `lowerName`, in order. */
+export function headerValues(headers: readonly (readonly [string, string])[], lowerName: string): string[] {
   const out: string[] = [];
   for (const [n, v] of headers) if (asciiLower(n) === lowerName) out.push(v);
   return out;

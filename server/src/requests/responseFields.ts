@@ -5,7 +5,7 @@
  * forwarding). Nothing changes response headers here, so the `raw.` fields are the same.
  */
 import { asciiLower } from '../language/bytes';
-import { emptyMap } from './fieldBytes';
+import { headerFields, headerValues } from './fields';
 
 export interface ResponseHead {
   readonly status: number;
@@ -14,32 +14,29 @@ export interface ResponseHead {
 }
 
 export function responseFields(head: ResponseHead): Record<string, unknown> {
-  const names: string[] = [];
-  const values: string[] = [];
-  const map = emptyMap();
-  for (let i = 0; i + 1 < head.rawHeaders.length; i += 2) {
-    const name = head.rawHeaders[i]!;
-    const value = head.rawHeaders[i + 1]!;
-    names.push(name);
-    values.push(value);
-    (map[asciiLower(name)] ??= []).push(value);
-  }
-  const contentType = String(map['content-type']?.[0] ?? '');
+  const h = headerFields(headerPairs(head.rawHeaders));
+  const contentType = String(h.map['content-type']?.[0] ?? '');
   return {
     'http.response.code': head.status,
-    'http.response.headers': map,
-    'http.response.headers.names': names,
-    'http.response.headers.values': values,
+    'http.response.headers': h.map,
+    'http.response.headers.names': h.names,
+    'http.response.headers.values': h.values,
     'http.response.headers.truncated': false,
     'http.response.content_type.media_type': asciiLower(contentType.split(';')[0]!.trim()),
-    'raw.http.response.headers': map,
-    'raw.http.response.headers.names': names,
-    'raw.http.response.headers.values': values,
+    'raw.http.response.headers': h.map,
+    'raw.http.response.headers.names': h.names,
+    'raw.http.response.headers.values': h.values,
   };
 }
 
 /** The first value of header `name` (lower case) in `rawHeaders`. */
 export function firstHeader(rawHeaders: readonly string[], name: string): string | undefined {
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if (asciiLower(rawHeaders[i]!) === name) return rawHeaders[i + 1];
-  return undefined;
+  return headerValues(headerPairs(rawHeaders), name)[0];
+}
+
+/** Node's alternating `rawHeaders` as name/value pairs. */
+function headerPairs(rawHeaders: readonly string[]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) pairs.push([rawHeaders[i]!, rawHeaders[i + 1]!]);
+  return pairs;
 }
