@@ -14,7 +14,8 @@ import { liveSampleRequest } from '../requests/live';
 import { firstHeader, responseFields, type ResponseHead } from '../requests/responseFields';
 import type { CompiledZone, Evaluation, RuleRef } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
-import { characteristicsKey, counterKey, rateCounting, ruleKey, scoreOf, type RateLimiter } from './rateLimit';
+import { rateCounting, scoreOf } from '../rulesets/rateLimitParams';
+import { characteristicsKey, counterKey, ruleKey, type RateLimiter } from './rateLimit';
 import { canonicalHost } from './zones';
 
 export interface EvaluableZone {
@@ -59,7 +60,7 @@ export interface LiveEvaluation extends Evaluation {
    */
   readonly rateLimitCounter?: string;
   /**
-   * Counts that wait for the request to go on (rateLimit.ts `rateCounting`: `sent` once it went
+   * Counts that wait for the request to go on (rulesets/rateLimitParams.ts `rateCounting`: `sent` once it went
    * to the origin, `answer` once the origin's answer head came): the proxy hands them to
    * `countAfterResponse` then, and drops them if the request never gets that far.
    */

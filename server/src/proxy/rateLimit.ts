@@ -5,7 +5,7 @@
  *
  * - A counter per rule and per value of the rule's `characteristics` (`ip.src`,
  *   `cf.colo.id`, `http.request.headers["x-api-key"]`, …).
- * - What counts (`rateCounting`): by default the requests that match the rule's expression,
+ * - What counts (rulesets/rateLimitParams.ts `rateCounting`): by default the requests that match the rule's expression,
  *   each as it is evaluated (`hit`: the request that makes the count exceed
  *   `requests_per_period` is the first one mitigated). With a `counting_expression`, the
  *   requests that match it, matched by the rule or not (reference: it "does not extend the
@@ -27,11 +27,8 @@
  *   distinct clients costs a bounded amount (a dropped client starts again from zero).
  */
 import type { RuleRef, ZoneConfig } from '../rulesets/engine';
-import { compileExpression, irFieldNames } from '../language/index';
-import type { CompiledFilter } from '../language/evaluate';
-import { SizedLru } from '../language/sizedLru';
 import type { RateLimit } from '../rulesets/model';
-import { parseCharacteristic, type Characteristic } from '../rulesets/rateLimitParams';
+import { limitOf, parseCharacteristic, type Characteristic } from '../rulesets/rateLimitParams';
 import { RUNTIME_FUNCTIONS } from '../language/runtime/functions';
 import { utf8ToBinary } from '../language/bytes';
 import { convertFieldValue } from '../language/fieldValues';
@@ -230,72 +227,4 @@ export function characteristicsKey(characteristics: readonly string[], fields: R
     }
   });
   return JSON.stringify(values);
-}
-
-/** A complexity-based rule's score limit, else its request limit. */
-function limitOf(limit: RateLimit): number | undefined {
-  return scoreHeaderOf(limit) !== undefined ? limit.score_per_period : limit.requests_per_period;
-}
-
-/** The response header a complexity-based rule reads its score from (lower case), when it is one. */
-function scoreHeaderOf(limit: RateLimit): string | undefined {
-  const name = limit.score_response_header_name;
-  return limit.score_per_period !== undefined && typeof name === 'string' && name !== '' ? name.toLowerCase() : undefined;
-}
-
-/** How a rate-limit rule counts (see the file's comment). */
-export interface RateCounting {
-  /**
-   * `match`: each request the rule's expression matches, as it is evaluated (`hit`);
-   * `request`: each request its `counting_expression` matches, as it is evaluated;
-   * `sent`: once the request went to the origin (`requests_to_origin`, no response field read);
-   * `answer`: once the origin's answer head came (a response field, or a score, is read).
-   */
-  readonly when: 'match' | 'request' | 'sent' | 'answer';
-  /** The compiled `counting_expression` (undefined: the rule's expression decides, at the match). */
-  readonly filter?: CompiledFilter;
-  /** Complexity-based: the response header that carries each request's score (lower case). */
-  readonly scoreHeader?: string;
-}
-
-const MATCH: RateCounting = { when: 'match' };
-const NEVER: CompiledFilter = { matches: () => false };
-/** By the rule's `ratelimit` object (the engine hands the same one for every request of a deployment)… */
-const byLimit = new WeakMap<RateLimit, RateCounting>();
-/** …and by what decides it (a count's settings come back from the proxy's thread as a copy): compiled once per text while in use. */
-const byText = new SizedLru<RateCounting>(8 * 1024 * 1024, undefined, 10_000);
-
-/** How `limit` counts (see RateCounting). A counting expression that does not compile counts nothing (the engine reports it with the zone's problems). */
-export function rateCounting(limit: RateLimit): RateCounting {
-  let c = byLimit.get(limit);
-  if (c) return c;
-  const text = typeof limit.counting_expression === 'string' && limit.counting_expression.trim() !== '' ? limit.counting_expression : undefined;
-  const scoreHeader = scoreHeaderOf(limit);
-  const toOrigin = limit.requests_to_origin === true;
-  if (text === undefined && scoreHeader === undefined && !toOrigin) c = MATCH;
-  else {
-    const key = `${toOrigin ? 1 : 0}\u0000${scoreHeader ?? ''}\u0000${text ?? ''}`;
-    c = byText.get(key);
-    if (!c) {
-      const compiled = text === undefined ? undefined : compileExpression(text, { phase: 'http_ratelimit', countingExpression: true });
-      const filter = compiled === undefined ? undefined : (compiled.filter ?? NEVER);
-      const readsAnswer = compiled?.ir !== undefined && [...irFieldNames(compiled.ir)].some(isResponseField);
-      const when = scoreHeader !== undefined || readsAnswer ? 'answer' : toOrigin ? 'sent' : 'request';
-      c = { when, ...(filter ? { filter } : {}), ...(scoreHeader ? { scoreHeader } : {}) };
-      byText.set(key, c, 512 + 4 * key.length);
-    }
-  }
-  byLimit.set(limit, c);
-  return c;
-}
-
-/** A field of the origin's answer (rules-language §4.4). */
-export function isResponseField(name: string): boolean {
-  return name.startsWith('http.response.') || name.startsWith('raw.http.response.');
-}
-/** The score an origin's answer gives a complexity-based rule: the header's whole number from 1 to 1,000,000, else none. */
-export function scoreOf(value: string | undefined): number | undefined {
-  if (value === undefined || !/^\s*\d{1,7}\s*$/.test(value)) return undefined;
-  const n = Number(value);
-  return n >= 1 && n <= 1_000_000 ? n : undefined;
 }

@@ -76,6 +76,7 @@ import type { Phase, Plan } from '../language/scheme/types';
 import { rulesetVersion, type ManagedCatalog, type ManagedRuleset } from './catalog';
 import { LEGACY_ACTIONS, legacyOrder, type LegacyConfig, type LegacyFirewallRule, type SkipProduct } from './legacy';
 import type { BlockParameters, BlockResponse, ExecuteParameters, Overrides, RateLimit, Rule, Ruleset, ScoreParameters, SkipParameters } from './model';
+import { rateCounting } from './rateLimitParams';
 
 export type { LegacyConfig, LegacyFirewallRule } from './legacy';
 
@@ -344,8 +345,8 @@ type FilterResult = { readonly filter?: CompiledFilter; readonly diagnostics: re
 /** Compiled expressions by rule object (rules are immutable values), then by compile options. */
 const filterCache = new WeakMap<object, Map<string, FilterResult>>();
 
-function cachedCompile(owner: object, text: string, opts: { allowManaged: boolean; plan?: Plan; phase?: Phase; nilNotEqual: boolean; countingExpression?: boolean }): FilterResult {
-  const key = `${text}\u0000${opts.allowManaged}|${opts.plan ?? ''}|${opts.phase ?? ''}|${opts.nilNotEqual}|${opts.countingExpression === true}`;
+function cachedCompile(owner: object, text: string, opts: { allowManaged: boolean; plan?: Plan; phase?: Phase; nilNotEqual: boolean }): FilterResult {
+  const key = `${text}\u0000${opts.allowManaged}|${opts.plan ?? ''}|${opts.phase ?? ''}|${opts.nilNotEqual}`;
   let byOpts = filterCache.get(owner);
   if (!byOpts) filterCache.set(owner, (byOpts = new Map()));
   let r = byOpts.get(key);
@@ -444,11 +445,8 @@ class ZoneCompiler {
       }
     }
     // The caller counts by it (RequestHooks.rateLimitReached); one that cannot compile would count nothing, unsaid.
-    const counting = stage === 'http_ratelimit' && isRecord(rule.ratelimit) ? rule.ratelimit.counting_expression : undefined;
-    if (typeof counting === 'string' && counting.trim() !== '') {
-      const c = cachedCompile(rule.ratelimit!, counting, { allowManaged: false, plan: this.zone.plan, phase: stage, nilNotEqual: this.options.nilNotEqual === true, countingExpression: true });
-      if (!c.filter) this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: the counting expression does not compile, so the rule counts no request: ${c.diagnostics.map((d) => d.message).join('; ')}`, diagnostics: c.diagnostics });
-    }
+    const counting = stage === 'http_ratelimit' && isRecord(rule.ratelimit) ? rateCounting(rule.ratelimit).problems : undefined;
+    if (counting) this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: the counting expression does not compile, so the rule counts no request: ${counting.map((d) => d.message).join('; ')}`, diagnostics: counting });
     if (action === '') {
       invalid ??= 'the rule has no action';
       this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)} has no action` });

@@ -5,7 +5,11 @@
  * characteristic it cannot read: such a value would be the same for every client, and one
  * client would then rate-limit all the others.
  */
+import { compileExpression, irFieldNames, type Diagnostic } from '../language/index';
+import type { CompiledFilter } from '../language/evaluate';
+import { SizedLru } from '../language/sizedLru';
 import { PLANS, type Plan } from '../language/scheme/types';
+import type { RateLimit } from './model';
 
 /**
  * The seconds a counting period and a mitigation timeout may take: the longer of the
@@ -150,4 +154,81 @@ export function ratelimitPlanProblems(
     out.push({ field: 'score_per_period', message: `complexity-based counting (score_per_period) needs the Enterprise plan with Advanced Rate Limiting` });
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// What counts toward a rule's limit (the WAF proxy counts; docs/proxy.md "What counts")
+
+/** A complexity-based rule's score limit, else its request limit. */
+export function limitOf(limit: RateLimit): number | undefined {
+  return scoreHeaderOf(limit) !== undefined ? limit.score_per_period : limit.requests_per_period;
+}
+
+/** The response header a complexity-based rule reads its score from (lower case), when it is one. */
+function scoreHeaderOf(limit: RateLimit): string | undefined {
+  const name = limit.score_response_header_name;
+  return limit.score_per_period !== undefined && typeof name === 'string' && name !== '' ? name.toLowerCase() : undefined;
+}
+
+/** How a rate-limit rule counts (see the file's comment). */
+export interface RateCounting {
+  /**
+   * `match`: each request the rule's expression matches, as it is evaluated (`hit`);
+   * `request`: each request its `counting_expression` matches, as it is evaluated;
+   * `sent`: once the request went to the origin (`requests_to_origin`, no response field read);
+   * `answer`: once the origin's answer head came (a response field, or a score, is read).
+   */
+  readonly when: 'match' | 'request' | 'sent' | 'answer';
+  /** The compiled `counting_expression` (undefined: the rule's expression decides, at the match). */
+  readonly filter?: CompiledFilter;
+  /** Complexity-based: the response header that carries each request's score (lower case). */
+  readonly scoreHeader?: string;
+  /** Why the counting expression does not compile (it then counts nothing): the engine reports it with the zone's problems. */
+  readonly problems?: readonly Diagnostic[];
+}
+
+const MATCH: RateCounting = { when: 'match' };
+const NEVER: CompiledFilter = { matches: () => false };
+/** By the rule's `ratelimit` object (the engine hands the same one for every request of a deployment)… */
+const byLimit = new WeakMap<RateLimit, RateCounting>();
+/** …and by what decides it (a count's settings come back from the proxy's thread as a copy): compiled once per text while in use. */
+const byText = new SizedLru<RateCounting>(8 * 1024 * 1024, undefined, 10_000);
+
+/**
+ * How `limit` counts (see RateCounting): the one compile of its counting expression, for the
+ * engine (which reports one that does not compile) and for the WAF proxy (which counts by it).
+ */
+export function rateCounting(limit: RateLimit): RateCounting {
+  let c = byLimit.get(limit);
+  if (c) return c;
+  const text = typeof limit.counting_expression === 'string' && limit.counting_expression.trim() !== '' ? limit.counting_expression : undefined;
+  const scoreHeader = scoreHeaderOf(limit);
+  const toOrigin = limit.requests_to_origin === true;
+  if (text === undefined && scoreHeader === undefined && !toOrigin) c = MATCH;
+  else {
+    const key = `${toOrigin ? 1 : 0}\u0000${scoreHeader ?? ''}\u0000${text ?? ''}`;
+    c = byText.get(key);
+    if (!c) {
+      const compiled = text === undefined ? undefined : compileExpression(text, { phase: 'http_ratelimit', countingExpression: true });
+      const filter = compiled === undefined ? undefined : (compiled.filter ?? NEVER);
+      const readsAnswer = compiled?.ir !== undefined && [...irFieldNames(compiled.ir)].some(isResponseField);
+      const when = scoreHeader !== undefined || readsAnswer ? 'answer' : toOrigin ? 'sent' : 'request';
+      const problems = compiled?.diagnostics.filter((d) => d.severity === 'error');
+      c = { when, ...(filter ? { filter } : {}), ...(scoreHeader ? { scoreHeader } : {}), ...(compiled && !compiled.filter ? { problems } : {}) };
+      byText.set(key, c, 512 + 4 * key.length);
+    }
+  }
+  byLimit.set(limit, c);
+  return c;
+}
+
+/** A field of the origin's answer (rules-language §4.4). */
+export function isResponseField(name: string): boolean {
+  return name.startsWith('http.response.') || name.startsWith('raw.http.response.');
+}
+/** The score an origin's answer gives a complexity-based rule: the header's whole number from 1 to 1,000,000, else none. */
+export function scoreOf(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d{1,7}\s*$/.test(value)) return undefined;
+  const n = Number(value);
+  return n >= 1 && n <= 1_000_000 ? n : undefined;
 }

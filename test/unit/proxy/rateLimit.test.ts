@@ -1,7 +1,8 @@
 // Rate-limit counting on a fake clock: windows, mitigation, the LRU bound, characteristics.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { characteristicsKey, counterKey, rateCounting, RateLimiter, rateLimitSettings, scoreOf } from '../../../server/src/proxy/rateLimit';
+import { characteristicsKey, counterKey, RateLimiter, rateLimitSettings } from '../../../server/src/proxy/rateLimit';
+import { rateCounting, scoreOf } from '../../../server/src/rulesets/rateLimitParams';
 import { prepareFields } from '../../../server/src/language/index';
 
 const LIMIT = { characteristics: ['ip.src', 'cf.colo.id'], period: 10, requests_per_period: 3, mitigation_timeout: 60 };
