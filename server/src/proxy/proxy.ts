@@ -205,10 +205,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const zones = new LiveZones(options.store);
   /** The body bytes a zone's rules see: its own setting where it has one, else `--inspect-body-limit`. */
   const inspectLimit = (zoneId: string): number => zones.bodyLimit(zoneId) ?? defaultLimit;
-  const pool = evaluationPool(options, log, {
+  /** Evaluation and counting on this thread: without workers, and while a worker is down. */
+  const onThisThread: OnThisThread = {
     evaluate: (job) => evaluateLive(zones.get(job.zoneId), job, limiter),
     count: (job, counts, head) => countAfterResponse(job, counts, head, limiter),
-  });
+  };
+  const pool = evaluationPool(options, log, onThisThread);
   /**
    * Per proxied zone, its counters and the WAF's time per request (the Zones view shows both):
    * one entry, made when the zone starts and gone when it stops, so neither outlives the other.
@@ -349,7 +351,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       // The client as edgeFields found it: the clearance is bound to the address the rules see.
       cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, { ip: edge.clientIp, userAgent: userAgentOf(req) }, req.headers.cookie),
     };
-    const evaluation = pool ? await pool.evaluate(job, edge.clientIp) : evaluateLive(zones.get(route.zoneId), job, limiter);
+    const evaluation = pool ? await pool.evaluate(job, edge.clientIp) : onThisThread.evaluate(job);
     // In ns (the histograms take whole numbers ≥ 1).
     const ns = Math.max(1, Math.round((performance.now() - started) * 1e6));
     evaluationTime.record(ns);
@@ -395,7 +397,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (p.answer.length === 0) p.job = undefined;
     try {
       if (pool) pool.countAfterResponse(v.evaluation, job, counts, head);
-      else countAfterResponse(job, counts, head, limiter);
+      else onThisThread.count(job, counts, head);
     } catch (e) {
       log(`proxy: ${v.rayId} ${v.route.zoneName}: rate-limit counts after the request went on failed: ${(e as Error).message}`);
     }
