@@ -131,7 +131,9 @@ function checkAll(
       }
       for (const r of regions) {
         expressions++;
-        fileResults.push(...checkText(r.text, file, r.rule, r.counting ? { ...options, countingExpression: true } : options, r.toDocument, text, r.ruleName));
+        // The ruleset's own phase wins over --phase, as in the editor and for Terraform.
+        const phase = r.phase !== undefined && (PHASES as readonly string[]).includes(r.phase) ? (r.phase as Phase) : options.phase;
+        fileResults.push(...checkText(r.text, file, r.rule, { ...options, phase, ...(r.counting ? { countingExpression: true } : {}), ...(r.account ? { account: true } : {}) }, r.toDocument, text, r.ruleName));
       }
       // The ruleset's own problems (its expressions were checked above; syntax errors too).
       const names = new Map(regions.map((r) => [r.rule, r.ruleName]));

@@ -32,6 +32,7 @@ import { unknownOperator } from './operatorTypo';
 import { checkRegex } from './regex';
 import { httpScheme, phaseAllows, planAllows, RESPONSE_PHASES, suggestNames } from './scheme/index';
 import { managedOnlyMessage } from './scheme/managed';
+import { RATELIMIT_EXPRESSION_FIELDS, RATELIMIT_FIELDS_WORDS, rateLimitFieldPlan } from './scheme/rateLimitFields';
 import { isDiscouraged, isStringOnly, operatorsFor } from './scheme/operators';
 import type { FunctionDef, ParamDef, Phase, Plan, Scheme, TypePattern } from './scheme/types';
 import { BOOL, BYTES, INT, IP, arrayOf, sameType, typeToString, type Type } from './types';
@@ -51,6 +52,8 @@ export interface CheckOptions {
   readonly allowManaged?: boolean;
   /** A rate limiting rule's `counting_expression`: matched once the origin answered, so the response fields are available too. */
   readonly countingExpression?: boolean;
+  /** The rule is in an account-level ruleset (kind `root` or `custom`): its rate limiting rules read neither the answer nor lists. */
+  readonly account?: boolean;
 }
 
 export const MAX_EXPRESSION_LENGTH = 4096;
@@ -114,6 +117,9 @@ class Checker {
   private regexCount = 0;
   private readonly replaceCalls: A.FunctionCall[] = [];
   private nestingReported = false;
+  /** In a rate limiting rule: the first response field and the first custom list it reads (rateLimitRestrictions). */
+  private responseField: { name: string; span: A.Span } | undefined;
+  private customList: { name: string; span: A.Span } | undefined;
 
   constructor(
     private readonly text: string,
@@ -135,8 +141,27 @@ class Checker {
 
   finish(): void {
     this.checkReplaceCalls();
+    this.rateLimitRestrictions();
     if (this.regexCount > MAX_REGEXES) {
       this.warn('too-many-regexes', { start: 0, end: this.text.length }, `the expression uses ${this.regexCount} regular expressions; a rule may use at most ${MAX_REGEXES}`, 'Combine patterns with `|`, or use `in {…}` / `contains` where a regex is not needed.');
+    }
+  }
+
+  /** What the API refuses in a rate limiting rule for what it reads (reference traffic-events-terraform.md §2.1). */
+  private rateLimitRestrictions(): void {
+    if (this.options.phase !== 'http_ratelimit') return;
+    const answer = this.responseField;
+    const list = this.customList;
+    if (this.options.account) {
+      // The not-in-phase warning already refuses a response field in a rule's own expression.
+      if (answer && this.options.countingExpression) {
+        this.warn('ratelimit-restriction', answer.span, `an account's rate limiting rules cannot read the origin's answer (\`${answer.name}\`)`, "Count by the request's fields, or move the rule to a zone's rate limiting ruleset, where a counting expression may read the answer.");
+      }
+      if (list) this.warn('ratelimit-restriction', list.span, `an account's rate limiting rules cannot use lists (\`$${list.name}\`)`, "Match the values with a set `{…}` instead, or move the rule to a zone's rate limiting ruleset.");
+      return;
+    }
+    if (answer && list && this.options.countingExpression) {
+      this.warn('ratelimit-restriction', list.span, `a counting expression that reads the origin's answer (\`${answer.name}\`) cannot use custom lists (\`$${list.name}\`)`, 'Match the values with a set `{…}` instead, or count by the request alone.');
     }
   }
 
@@ -344,6 +369,7 @@ class Checker {
         this.err('operator-type-mismatch', e.op!.span, `cannot perform this operation on type ${typeToString(t)}`, 'Lists hold IP addresses (any IP field), hostnames (`http.host`), ASNs (`ip.src.asnum`) or redirects (`http.request.full_uri`). Use a set `{…}` here.');
         return undefined;
       }
+      if (!MANAGED_LISTS.includes(rhs.name)) this.customList ??= { name: rhs.name, span: rhs.span };
       const known = this.options.listNames;
       if (known && !known.includes(rhs.name) && !MANAGED_LISTS.includes(rhs.name)) {
         this.warn('unknown-list', rhs.span, `list "${rhs.name}" does not exist in this account`, known.length ? `Known lists: ${known.slice(0, 10).join(', ')}.` : 'Create the list first (Manage Account > Configurations > Lists).', { name: rhs.name });
@@ -513,7 +539,22 @@ class Checker {
       });
     }
     this.entitlement(v.span, v.name, 'field', def.plan, def.planNote, def.phases);
+    this.rateLimitField(v.span, v.name, def.phases === RESPONSE_PHASES);
     return { ir: { k: 'field', name: v.name, type: def.type, each: false }, type: def.type, each: false };
+  }
+
+  /** A field in a rate limiting rule: what the zone's plan lets it read (scheme/rateLimitFields.ts), and whether it reads the answer. */
+  private rateLimitField(span: A.Span, name: string, answer: boolean): void {
+    const { plan, phase } = this.options;
+    if (phase !== 'http_ratelimit') return;
+    if (answer) {
+      this.responseField ??= { name, span };
+      return;
+    }
+    const allowed = plan && RATELIMIT_EXPRESSION_FIELDS[plan];
+    if (!allowed || allowed.has(name.startsWith('raw.') ? name.slice(4) : name)) return;
+    const needed = rateLimitFieldPlan(name);
+    this.warn('plan-required', span, `\`${name}\` in a rate limiting rule requires the ${capital(needed)} plan${needed === 'enterprise' ? '' : ' or above'}`, `On the ${capital(plan!)} plan a rate limiting rule may read ${RATELIMIT_FIELDS_WORDS[plan!]}; the API rejects the rule.`, { plan: needed });
   }
 
   private entitlement(span: A.Span, name: string, what: string, plan?: Plan, planNote?: string, phases?: readonly Phase[]): void {

@@ -19,7 +19,7 @@ function pages(table: Record<string, readonly DiagnosticCode[]>): void {
   for (const [page, codes] of Object.entries(table)) for (const c of codes) PAGES.set(c, LANGUAGE_DOCS + page);
 }
 pages({
-  'fields/': ['unknown-identifier', 'unknown-field', 'deprecated-field', 'managed-only', 'not-in-phase', 'plan-required', 'invalid-index', 'invalid-index-access', 'invalid-map-each', 'header-key-not-lowercase', 'method-not-uppercase', 'path-without-slash', 'never-matches'],
+  'fields/': ['unknown-identifier', 'unknown-field', 'deprecated-field', 'managed-only', 'not-in-phase', 'plan-required', 'ratelimit-restriction', 'invalid-index', 'invalid-index-access', 'invalid-map-each', 'header-key-not-lowercase', 'method-not-uppercase', 'path-without-slash', 'never-matches'],
   'functions/': ['unknown-function', 'argument-count', 'argument-kind', 'argument-type', 'argument-value', 'replace-function-limit'],
   'operators/': ['operator-type-mismatch', 'expected-comparison-op', 'unknown-operator', 'ip-ordering', 'dynamic-comparison-disabled'],
   'values/': ['unterminated-string', 'invalid-escape', 'invalid-raw-string', 'invalid-integer', 'invalid-ip', 'invalid-hex-bytes', 'cidr-outside-set', 'incompatible-range-bounds', 'invalid-regex', 'invalid-wildcard', 'unknown-list', 'invalid-list-name'],

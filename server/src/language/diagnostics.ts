@@ -56,6 +56,7 @@ export type DiagnosticCode =
   | 'deprecated-field'
   | 'plan-required'
   | 'not-in-phase'
+  | 'ratelimit-restriction'
   | 'method-not-uppercase'
   | 'header-key-not-lowercase'
   | 'path-without-slash'

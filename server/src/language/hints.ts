@@ -54,6 +54,7 @@ export const CODE_HELP: Readonly<Record<DiagnosticCode, CodeHelp>> = {
   'deprecated-field': { hint: 'Use the replacement field (same value).', fix: 'replace with the new field' },
   'plan-required': { hint: 'The zone’s plan lacks this feature (setting `rulesmith.plan`): the API refuses the rule; use another field or a zone on that plan.', noFix: 'a plan, not the text' },
   'not-in-phase': { hint: 'The field or function is not available in this phase: move the rule to a phase that has it, or use another field.', noFix: 'the phase is the ruleset’s' },
+  'ratelimit-restriction': { hint: 'A rate limiting rule cannot read this here (lists with the origin’s answer, or either in an account’s rules): the API refuses the rule.', noFix: 'where the rule lives, not the text' },
   'method-not-uppercase': { hint: 'HTTP methods are upper case: write `"GET"`.', fix: 'upper-case the method' },
   'header-key-not-lowercase': { hint: 'Header names in the header maps are lower case: write `["x-api-key"]`.', fix: 'lower-case the key' },
   'path-without-slash': { hint: 'Paths always start with `/`.', fix: 'add the leading `/`' },

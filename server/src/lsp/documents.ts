@@ -59,11 +59,11 @@ function uriPath(uri: string): string {
 /** The check options for one expression: the document's phase wins over the setting. */
 export function checkOptionsFor(slice: ExpressionSlice, settings: Settings): CheckOptions {
   const phase = slice.phase !== undefined ? asPhase(slice.phase) : settings.phase;
-  return { scheme: httpScheme, plan: settings.plan, phase, dynamicComparisons: settings.dynamicComparisons, ...(slice.counting ? { countingExpression: true } : {}) };
+  return { scheme: httpScheme, plan: settings.plan, phase, dynamicComparisons: settings.dynamicComparisons, ...(slice.counting ? { countingExpression: true } : {}), ...(slice.account ? { account: true } : {}) };
 }
 
 function optionsKey(o: CheckOptions): string {
-  return `${o.plan ?? ''}|${o.phase ?? ''}|${o.dynamicComparisons === false ? 0 : 1}|${o.countingExpression ? 1 : 0}|${o.listNames?.join(',') ?? ''}`;
+  return `${o.plan ?? ''}|${o.phase ?? ''}|${o.dynamicComparisons === false ? 0 : 1}|${o.countingExpression ? 1 : 0}|${o.account ? 1 : 0}|${o.listNames?.join(',') ?? ''}`;
 }
 
 /** The incremental-matching hook offered to the core (see the header comment). */

@@ -27,6 +27,8 @@ export interface ExpressionSlice {
   readonly phase?: string;
   /** A rate limiting rule's counting expression (JSON and Terraform): the origin's answer may be read. */
   readonly counting?: boolean;
+  /** An account's ruleset (JSON `kind` `root` or `custom`). */
+  readonly account?: boolean;
   /** True inside a JSON string: inserted text must be JSON-escaped. */
   readonly inJson: boolean;
   /** Document offsets of the first character of the expression and just past its last. */
@@ -63,6 +65,7 @@ interface RuleMeta {
   readonly ruleName?: string;
   readonly phase?: string;
   readonly counting?: boolean;
+  readonly account?: boolean;
 }
 
 /**
@@ -76,6 +79,7 @@ class JsonSlice implements ExpressionSlice {
   readonly ruleName?: string;
   readonly phase?: string;
   readonly counting?: boolean;
+  readonly account?: boolean;
 
   constructor(
     readonly text: string,
@@ -87,6 +91,7 @@ class JsonSlice implements ExpressionSlice {
     this.ruleName = meta.ruleName;
     this.phase = meta.phase;
     this.counting = meta.counting;
+    this.account = meta.account;
   }
 
   get contentStart(): number {
@@ -116,7 +121,7 @@ class JsonSlice implements ExpressionSlice {
 
 /** The expression slices of a ruleset JSON text. */
 export function rulesetSlices(json: string): ExpressionSlice[] {
-  return findExpressions(json).regions.map((r) => new JsonSlice(r.text, r.offsets, 0, { rule: r.rule, ruleName: r.ruleName, phase: r.phase, ...(r.counting ? { counting: true } : {}) }));
+  return findExpressions(json).regions.map((r) => new JsonSlice(r.text, r.offsets, 0, { rule: r.rule, ruleName: r.ruleName, phase: r.phase, ...(r.counting ? { counting: true } : {}), ...(r.account ? { account: true } : {}) }));
 }
 
 /** Characters that change a JSON string's structure when typed (quotes, escapes, controls). */

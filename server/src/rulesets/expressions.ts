@@ -20,6 +20,8 @@ export interface ExpressionRegion {
   readonly phase?: string;
   /** The rule's `ratelimit.counting_expression` (not blank), not its `expression`: it may read the origin's answer. */
   readonly counting?: boolean;
+  /** The ruleset is an account's (its `kind` is `root` or `custom`): its rate limiting rules read neither the answer nor lists. */
+  readonly account?: boolean;
   /**
    * The document offset of each decoded UTF-16 unit of `text`, then of the closing
    * quote (`text.length + 1` entries, strictly increasing): the table behind
@@ -54,14 +56,14 @@ function rulesNode(root: Node): Node | undefined {
   return nested?.type === 'array' ? nested : undefined;
 }
 
-/** The ruleset's phase: `phase` of the body, or `result.phase` of an API response. */
-function phaseOf(root: Node): string | undefined {
+/** The ruleset's phase: `phase` of the body, or `result.phase` of an API response (likewise its `kind`). */
+function phaseOf(root: Node, key = 'phase'): string | undefined {
   if (root.type !== 'object') return undefined;
   const prop = (n: Node, key: string) => n.children?.find((p) => p.children?.[0]?.value === key)?.children?.[1];
-  const direct = prop(root, 'phase');
+  const direct = prop(root, key);
   if (direct?.type === 'string') return direct.value;
   const result = prop(root, 'result');
-  const nested = result && result.type === 'object' ? prop(result, 'phase') : undefined;
+  const nested = result && result.type === 'object' ? prop(result, key) : undefined;
   return nested?.type === 'string' ? nested.value : undefined;
 }
 
@@ -72,6 +74,8 @@ export function findExpressions(json: string): { regions: ExpressionRegion[]; pr
   const regions: ExpressionRegion[] = [];
   const rules = root && rulesNode(root);
   const phase = root && phaseOf(root);
+  const kind = root && phaseOf(root, 'kind');
+  const account = kind === 'root' || kind === 'custom' ? { account: true } : {};
   rules?.children?.forEach((rule, i) => {
     if (rule.type !== 'object') return;
     let ruleName: string | undefined;
@@ -85,8 +89,8 @@ export function findExpressions(json: string): { regions: ExpressionRegion[]; pr
       if (key === 'ratelimit' && value.type === 'object') counting = countingExpression(value);
       if ((key === 'ref' || key === 'id') && value.type === 'string' && ruleName === undefined) ruleName = value.value;
     }
-    if (expr) regions.push(region(json, i, ruleName, expr.offset, expr.length, phase));
-    if (counting) regions.push({ ...region(json, i, ruleName, counting.offset, counting.length, phase), counting: true });
+    if (expr) regions.push({ ...region(json, i, ruleName, expr.offset, expr.length, phase), ...account });
+    if (counting) regions.push({ ...region(json, i, ruleName, counting.offset, counting.length, phase), counting: true, ...account });
   });
   // In document order (the editor finds the one under the cursor by a binary search): a rule may put its ratelimit before its expression.
   regions.sort((a, b) => a.start - b.start);

@@ -27,6 +27,8 @@ export interface ExpressionOptions {
   readonly allowManaged?: boolean;
   /** A rate limiting rule's counting expression (the response fields are available). */
   readonly countingExpression?: boolean;
+  /** An account-level ruleset's rule (kind `root` or `custom`). */
+  readonly account?: boolean;
 }
 
 const CACHE_SIZE = 2_000;
@@ -36,7 +38,7 @@ const cache = new Map<string, readonly Diagnostic[]>();
 export function expressionDiagnostics(text: string, options: ExpressionOptions): readonly Diagnostic[] {
   // Refused before the cache, so a long expression is not kept as a key.
   if (!options.allowManaged && isTooLong(text)) return [tooLong(text)];
-  const key = `${options.plan ?? ''}\u0000${options.phase ?? ''}\u0000${options.allowManaged ? 1 : 0}${options.countingExpression ? 1 : 0}\u0000${text}`;
+  const key = `${options.plan ?? ''}\u0000${options.phase ?? ''}\u0000${options.allowManaged ? 1 : 0}${options.countingExpression ? 1 : 0}${options.account ? 1 : 0}\u0000${text}`;
   const hit = cache.get(key);
   if (hit) {
     // Most recently used last: Map keeps insertion order.
@@ -44,7 +46,7 @@ export function expressionDiagnostics(text: string, options: ExpressionOptions):
     cache.set(key, hit);
     return hit;
   }
-  const diagnostics = checkExpression(text, { plan: options.plan, phase: options.phase, allowManaged: options.allowManaged, countingExpression: options.countingExpression }).diagnostics;
+  const diagnostics = checkExpression(text, { plan: options.plan, phase: options.phase, allowManaged: options.allowManaged, countingExpression: options.countingExpression, account: options.account }).diagnostics;
   cache.set(key, diagnostics);
   if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
   return diagnostics;
@@ -52,9 +54,9 @@ export function expressionDiagnostics(text: string, options: ExpressionOptions):
 
 /**
  * Warnings of the core that the API refuses: a field or function the phase does not have,
- * or that the zone's plan lacks (managed-only ones are already errors outside managed rulesets).
+ * what a rate limiting rule may not read there, or what the zone's plan lacks (managed-only ones are already errors outside managed rulesets).
  */
-const REFUSED_WARNINGS: ReadonlySet<string> = new Set(['not-in-phase', 'plan-required']);
+const REFUSED_WARNINGS: ReadonlySet<string> = new Set(['not-in-phase', 'plan-required', 'ratelimit-restriction']);
 
 export interface ExpressionVerdict {
   /** The engine's first error: the expression does not parse or does not type-check. */

@@ -158,7 +158,8 @@ export function findRuleProblems(target: RuleTarget, custom: ReadonlyMap<string,
 
 /** The API's refusal of an expression: the first error in the engine's wording and layout (rules-api §1.6), else a feature the zone's plan or the phase does not have, in the same layout; else the core's warnings about it. */
 function expressionCheck(text: string, field: string, target: RuleTarget): { error?: string; warnings: Diagnostic[] } {
-  const v = expressionVerdict(text, { plan: target.plan, phase: target.phase, allowManaged: target.kind === 'managed', countingExpression: field === 'counting_expression' });
+  const account = target.kind === 'root' || target.kind === 'custom';
+  const v = expressionVerdict(text, { plan: target.plan, phase: target.phase, allowManaged: target.kind === 'managed', countingExpression: field === 'counting_expression', account });
   if (v.error) return { error: refusalText(text, field, 'could not parse filter expression', v.error, 'Filter parsing error'), warnings: [] };
   if (v.refused) return { error: refusalText(text, field, 'it uses what this ruleset cannot', v.refused, 'Filter error'), warnings: [] };
   return { warnings: [...v.warnings] };

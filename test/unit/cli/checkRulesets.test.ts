@@ -95,3 +95,16 @@ test('check: a valid deployment of the shipped rulesets is clean', () => {
     .replace('          ]\n        }', '          ],\n          "rules": [{ "id": "6179ae15870a4bb7b2d480d4843b323c", "score_threshold": 25, "action": "managed_challenge" }]\n        }');
   assert.equal(run(['check', 'ok.ruleset.json'], { 'ok.ruleset.json': text }).out, 'ok: 1 expression checked, no problems\n');
 });
+
+test("check: an account's rate limiting ruleset (kind custom) uses no list; a zone's may, but not with the answer in a counting expression", () => {
+  const ruleset = (kind: string, ratelimit: Record<string, unknown> = {}) =>
+    JSON.stringify({ kind, phase: 'http_ratelimit', rules: [{ ref: 'r', action: 'block', expression: 'ip.src in $office', ratelimit: { characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 5, mitigation_timeout: 60, ...ratelimit } }] });
+  const codes = (text: string) =>
+    (JSON.parse(run(['check', '--format', 'json', 'x.ruleset.json'], { 'x.ruleset.json': text }).out) as { code: string; range: { start: { character: number } } }[]).map((f) => [f.code, f.range.start.character]);
+  // At the list's name, in the one-line document.
+  const account = ruleset('custom');
+  assert.deepEqual(codes(account), [['ratelimit-restriction', account.indexOf('$office')]]);
+  assert.deepEqual(codes(ruleset('zone')), []);
+  const both = ruleset('zone', { counting_expression: 'ip.src in $office and http.response.code eq 401' });
+  assert.deepEqual(codes(both), [['ratelimit-restriction', both.lastIndexOf('$office')]]);
+});

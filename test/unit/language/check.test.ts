@@ -192,3 +192,36 @@ test('dynamic comparisons can be turned off', () => {
     'dynamic-comparison-disabled: expected " or r [25,50]',
   ]);
 });
+
+test("a rate limiting rule reads what its zone's plan allows, and no list with the answer (reference §2.1, §2.3)", () => {
+  const rl = (plan: CheckOptions['plan'], more: CheckOptions = {}): CheckOptions => ({ phase: 'http_ratelimit', ...(plan ? { plan } : {}), ...more });
+  const cases: [string, CheckOptions, string[]][] = [
+    // Free: the path and verified bots; the raw path is the path.
+    ['http.request.uri.path eq "/login" and not cf.client.bot', rl('free'), []],
+    ['raw.http.request.uri.path eq "/login"', rl('free'), []],
+    ['true', rl('free'), []],
+    ['http.host eq "a.example"', rl('free'), ['plan-required: `http.host` in a rate limiting rule requires the Pro plan or above [0,9]']],
+    // Pro adds the host, URI and query; Business the method, client address and user agent.
+    ['http.host eq "a.example" and http.request.uri.query contains "q="', rl('pro'), []],
+    ['http.request.method eq "POST"', rl('pro'), ['plan-required: `http.request.method` in a rate limiting rule requires the Business plan or above [0,19]']],
+    ['http.request.method eq "POST" and ip.src in {192.0.2.0/24}', rl('business'), []],
+    ['http.request.headers["x-api-key"][0] eq "k"', rl('business'), ['plan-required: `http.request.headers` in a rate limiting rule requires the Enterprise plan [0,20]']],
+    ['ip.src.country eq "GB"', rl('business'), ['plan-required: `ip.src.country` in a rate limiting rule requires the Enterprise plan [0,14]']],
+    // Enterprise (Advanced Rate Limiting assumed) reads every request field; with no plan nothing is judged; other phases are not limited so.
+    ['http.request.headers["x-api-key"][0] eq "k" and http.request.body.size gt 100', rl('enterprise'), []],
+    ['ip.src.country eq "GB"', rl(undefined), []],
+    ['ip.src.country eq "GB"', { phase: 'http_request_firewall_custom', plan: 'free' }, []],
+    // A Business counting expression may read the answer.
+    ['http.response.code eq 401', rl('business', { countingExpression: true }), []],
+    // A counting expression that reads the answer cannot use a custom list (a managed one is not custom).
+    ['ip.src in $office and http.response.code eq 401', rl(undefined, { countingExpression: true }), ["ratelimit-restriction: a counting expression that reads the origin's answer (`http.response.code`) cannot use custom lists (`$office`) [10,17]"]],
+    ['ip.src in $office', rl(undefined, { countingExpression: true }), []],
+    ['ip.src in $cf.open_proxies and http.response.code eq 401', rl(undefined, { countingExpression: true }), []],
+    // An account's rate limiting rules use no list, and their counting expressions do not read the answer.
+    ['ip.src in $office', rl(undefined, { account: true }), ["ratelimit-restriction: an account's rate limiting rules cannot use lists (`$office`) [10,17]"]],
+    ['http.response.code eq 401', rl(undefined, { account: true, countingExpression: true }), ["ratelimit-restriction: an account's rate limiting rules cannot read the origin's answer (`http.response.code`) [0,18]"]],
+    ['ip.src in $office', { phase: 'http_request_firewall_custom', account: true }, []],
+  ];
+  for (const [text, options, expected] of cases) assert.deepEqual(findings(text, options), expected, text);
+  assert.equal(checkExpression('http.request.method eq "POST"', rl('pro')).diagnostics[0].hint, 'On the Pro plan a rate limiting rule may read the host, URI, path, full URI, query and whether the client is a verified bot; the API rejects the rule.');
+});

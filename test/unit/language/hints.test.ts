@@ -50,6 +50,7 @@ const SAMPLES: Record<DiagnosticCode, Sample> = {
   'deprecated-field': { expr: 'ip.geoip.country eq "US"' },
   'plan-required': { expr: 'cf.bot_management.score lt 30', options: { plan: 'free' } },
   'not-in-phase': { expr: 'http.response.code eq 200', options: { phase: 'http_request_firewall_custom' } },
+  'ratelimit-restriction': { expr: 'ip.src in $office and http.response.code eq 401', options: { phase: 'http_ratelimit', countingExpression: true } },
   'method-not-uppercase': { expr: 'http.request.method eq "get"' },
   'header-key-not-lowercase': { expr: 'http.request.headers["X"][0] eq "a"' },
   'path-without-slash': { expr: 'http.request.uri.path eq "a"' },
