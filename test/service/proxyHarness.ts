@@ -165,8 +165,8 @@ export interface Upstream {
 /**
  * Routes: `/big?mb=N` streams N MiB generated on demand; `/slow` never answers; `/trailers`
  * answers chunked with a trailer; `/cut` sends half its body and drops the connection; WebSocket-style upgrades on any path switch protocols and
- * echo (`/ws-slow` switches after 300 ms, then writes twice, and never closes first); `/status?code=N&score=S` answers
- * status N (default 200) with `x-score: S` when given; everything else answers 200 with `ok <method> <url>`.
+ * echo (`/ws-slow` switches after 300 ms, then writes twice, and never closes first); `/status?code=N&score=S&delay=MS` answers
+ * status N (default 200) with `x-score: S` when given, after MS ms (default 0); everything else answers 200 with `ok <method> <url>`.
  */
 export async function startUpstream(): Promise<Upstream> {
   const seen: Seen[] = [];
@@ -208,8 +208,10 @@ export async function startUpstream(): Promise<Upstream> {
       }
       if (url.pathname === '/status') {
         const score = url.searchParams.get('score');
-        res.writeHead(Number(url.searchParams.get('code') ?? 200), { 'content-type': 'text/plain', ...(score !== null ? { 'x-score': score } : {}) });
-        res.end('status');
+        setTimeout(() => {
+          res.writeHead(Number(url.searchParams.get('code') ?? 200), { 'content-type': 'text/plain', ...(score !== null ? { 'x-score': score } : {}) });
+          res.end('status');
+        }, Number(url.searchParams.get('delay') ?? 0));
         return;
       }
       if (url.pathname === '/trailers') {

@@ -3,6 +3,7 @@
 // origin's answer), complexity-based scores from a response header, requests_to_origin.
 // The upstream's `/status?code=N&score=S` answers status N with `x-score: S`.
 import assert from 'node:assert/strict';
+import { request } from 'node:http';
 import { describe, it } from 'node:test';
 import { firstError } from './harness';
 import { entrypoint, proxyTestFile, send, ZONE, ZONE_ID } from './proxyHarness';
@@ -23,6 +24,19 @@ async function statuses(url: string, paths: readonly string[], ip?: string): Pro
   const out: number[] = [];
   for (const p of paths) out.push((await send(url, ZONE, p, ip ? { headers: { 'cf-connecting-ip': ip } } : {})).status);
   return out;
+}
+
+/** Sends a GET for `path` and closes the connection after `ms`, before any answer. */
+function leaveAfter(url: string, path: string, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const u = new URL(url);
+    const req = request({ host: u.hostname, port: u.port, path, headers: { host: ZONE }, agent: false });
+    req.on('error', () => undefined);
+    req.on('response', () => assert.fail(`${path} was answered before the client left`));
+    req.on('close', () => resolve());
+    req.end();
+    setTimeout(() => req.destroy(), ms);
+  });
 }
 
 describe('rate limiting rules that count apart from their expression', () => {
@@ -55,6 +69,23 @@ describe('rate limiting rules that count apart from their expression', () => {
       const paths = ['/status?score=60', '/status?score=30', '/status?score=oops', '/status?score=2000000', '/status?score=20', '/status?score=1'];
       assert.deepEqual(await statuses(p.url(), paths), [200, 200, 200, 200, 200, 429]);
     });
+  });
+
+  // A client that leaves before the answer does not take its request out of the count: the
+  // proxy lets the origin's request go on until its answer's head, adds the score, and drops
+  // the answer. 150 is over 100, so the next request is blocked. On the proxy's thread, then in
+  // a worker (its real clock: the window of 60 s outlasts the test).
+  it('a request whose client left before the answer still adds its score once the origin answers', async () => {
+    for (const options of [{}, { workers: 1, now: undefined }]) {
+      await rateLimitRule({ score_per_period: 100, score_response_header_name: 'X-Score' });
+      await file.withProxy(options, async (p) => {
+        // The zone compiled first: a client that leaves during the evaluation is never forwarded.
+        assert.deepEqual(await statuses(p.url(), ['/warm-up']), [200]);
+        await leaveAfter(p.url(), '/status?score=150&delay=300', 50);
+        await new Promise((r) => setTimeout(r, 600));
+        assert.deepEqual(await statuses(p.url(), ['/status?score=1']), [429], JSON.stringify(options));
+      });
+    }
   });
 
   // requests_to_origin: a request counts once it went to the origin, answered or not (504);

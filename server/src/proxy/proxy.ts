@@ -641,6 +641,13 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     let answered = false;
     /** Set once the end of the app's answer is accounted for (the client left, a relay failed, the body or the answer stalled), so a cut-off is logged only when it is the app's doing. */
     const ending = { explained: false };
+    /**
+     * The client left before the answer while a rate limit waits for the answer's head (a
+     * score, a response field): the request to the origin goes on until that head comes, is
+     * counted, and is dropped; the upstream timeout still bounds it. Else leaving before the
+     * answer would keep a request out of a complexity-based limit.
+     */
+    let countAfterClientLeft = false;
     const fail = (page: Page) => {
       req.resume();
       if (res.headersSent) res.destroy();
@@ -652,6 +659,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       record(v, req, page.status);
     };
     const giveUp = (page: Page) => {
+      if (countAfterClientLeft) {
+        countAfterClientLeft = false;
+        clock.stop();
+        upReq.destroy();
+        return;
+      }
       if (answered) return;
       answered = true;
       clock.stop();
@@ -693,6 +706,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       guard('relaying the answer', (upRes: IncomingMessage) => {
         clock.stop();
         if (answered) {
+          if (countAfterClientLeft) countOnward(v, upRes);
+          countAfterClientLeft = false;
           upRes.destroy();
           return;
         }
@@ -717,9 +732,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     // A client that goes away takes its upstream request with it; gone before any answer, it is recorded as such.
     res.on('close', () => {
       if (res.writableFinished) return;
-      clock.stop();
       ending.explained = true;
-      upReq.destroy();
+      countAfterClientLeft = !answered && req.complete && (v.pending?.answer.length ?? 0) > 0;
+      if (!countAfterClientLeft) {
+        clock.stop();
+        upReq.destroy();
+      }
       if (answered) return;
       answered = true;
       record(v, req, leftWith(res));
