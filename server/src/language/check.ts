@@ -117,8 +117,9 @@ class Checker {
   private regexCount = 0;
   private readonly replaceCalls: A.FunctionCall[] = [];
   private nestingReported = false;
-  /** In a rate limiting rule: the first response field and the first custom list it reads (rateLimitRestrictions). */
+  /** In a rate limiting rule: the first response field, list and custom list it reads (rateLimitRestrictions). */
   private responseField: { name: string; span: A.Span } | undefined;
+  private anyList: { name: string; span: A.Span } | undefined;
   private customList: { name: string; span: A.Span } | undefined;
 
   constructor(
@@ -151,8 +152,8 @@ class Checker {
   private rateLimitRestrictions(): void {
     if (this.options.phase !== 'http_ratelimit') return;
     const answer = this.responseField;
-    const list = this.customList;
     if (this.options.account) {
+      const list = this.anyList;
       // The not-in-phase warning already refuses a response field in a rule's own expression.
       if (answer && this.options.countingExpression) {
         this.warn('ratelimit-restriction', answer.span, `an account's rate limiting rules cannot read the origin's answer (\`${answer.name}\`)`, "Count by the request's fields, or move the rule to a zone's rate limiting ruleset, where a counting expression may read the answer.");
@@ -160,6 +161,7 @@ class Checker {
       if (list) this.warn('ratelimit-restriction', list.span, `an account's rate limiting rules cannot use lists (\`$${list.name}\`)`, "Match the values with a set `{…}` instead, or move the rule to a zone's rate limiting ruleset.");
       return;
     }
+    const list = this.customList;
     if (answer && list && this.options.countingExpression) {
       this.warn('ratelimit-restriction', list.span, `a counting expression that reads the origin's answer (\`${answer.name}\`) cannot use custom lists (\`$${list.name}\`)`, 'Match the values with a set `{…}` instead, or count by the request alone.');
     }
@@ -369,6 +371,7 @@ class Checker {
         this.err('operator-type-mismatch', e.op!.span, `cannot perform this operation on type ${typeToString(t)}`, 'Lists hold IP addresses (any IP field), hostnames (`http.host`), ASNs (`ip.src.asnum`) or redirects (`http.request.full_uri`). Use a set `{…}` here.');
         return undefined;
       }
+      this.anyList ??= { name: rhs.name, span: rhs.span };
       if (!MANAGED_LISTS.includes(rhs.name)) this.customList ??= { name: rhs.name, span: rhs.span };
       const known = this.options.listNames;
       if (known && !known.includes(rhs.name) && !MANAGED_LISTS.includes(rhs.name)) {
@@ -539,18 +542,23 @@ class Checker {
       });
     }
     this.entitlement(v.span, v.name, 'field', def.plan, def.planNote, def.phases);
-    this.rateLimitField(v.span, v.name, def.phases === RESPONSE_PHASES);
+    this.rateLimitField(v.span, v.name, def);
     return { ir: { k: 'field', name: v.name, type: def.type, each: false }, type: def.type, each: false };
   }
 
-  /** A field in a rate limiting rule: what the zone's plan lets it read (scheme/rateLimitFields.ts), and whether it reads the answer. */
-  private rateLimitField(span: A.Span, name: string, answer: boolean): void {
-    const { plan, phase } = this.options;
-    if (phase !== 'http_ratelimit') return;
-    if (answer) {
+  /**
+   * A field in a rate limiting rule: what the zone's plan lets it read (scheme/rateLimitFields.ts),
+   * and whether it reads the answer. Not for a field already refused here (its own plan, the
+   * phase: one warning per field), nor in an account's ruleset, which has no plan.
+   */
+  private rateLimitField(span: A.Span, name: string, def: { readonly plan?: Plan; readonly phases?: readonly Phase[] }): void {
+    const { plan, phase, countingExpression } = this.options;
+    if (phase !== 'http_ratelimit' || !phaseAllows(def, phase, countingExpression === true)) return;
+    if (def.phases === RESPONSE_PHASES) {
       this.responseField ??= { name, span };
       return;
     }
+    if (this.options.account || (plan && !planAllows(def.plan, plan))) return;
     const allowed = plan && RATELIMIT_EXPRESSION_FIELDS[plan];
     if (!allowed || allowed.has(name.startsWith('raw.') ? name.slice(4) : name)) return;
     const needed = rateLimitFieldPlan(name);

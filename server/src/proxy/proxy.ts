@@ -733,7 +733,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     res.on('close', () => {
       if (res.writableFinished) return;
       ending.explained = true;
-      countAfterClientLeft = !answered && req.complete && (v.pending?.answer.length ?? 0) > 0;
+      // Only once the whole body went to the origin (a body still held back would never end).
+      countAfterClientLeft = !answered && upReq.writableEnded && (v.pending?.answer.length ?? 0) > 0;
       if (!countAfterClientLeft) {
         clock.stop();
         upReq.destroy();

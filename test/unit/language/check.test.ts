@@ -221,6 +221,11 @@ test("a rate limiting rule reads what its zone's plan allows, and no list with t
     ['ip.src in $office', rl(undefined, { account: true }), ["ratelimit-restriction: an account's rate limiting rules cannot use lists (`$office`) [10,17]"]],
     ['http.response.code eq 401', rl(undefined, { account: true, countingExpression: true }), ["ratelimit-restriction: an account's rate limiting rules cannot read the origin's answer (`http.response.code`) [0,18]"]],
     ['ip.src in $office', { phase: 'http_request_firewall_custom', account: true }, []],
+    ['ip.src in $cf.open_proxies', rl(undefined, { account: true }), ["ratelimit-restriction: an account's rate limiting rules cannot use lists (`$cf.open_proxies`) [10,26]"]],
+    // An account's ruleset has no plan: a zone's plan does not judge its fields.
+    ['ip.src.country eq "GB"', rl('business', { account: true }), []],
+    // One warning per field: its own plan, or the phase, says it already.
+    ['cf.bot_management.score lt 30', rl('business'), ['plan-required: `cf.bot_management.score` requires the Enterprise plan or above (Bot Management add-on) [0,23]']],
   ];
   for (const [text, options, expected] of cases) assert.deepEqual(findings(text, options), expected, text);
   assert.equal(checkExpression('http.request.method eq "POST"', rl('pro')).diagnostics[0].hint, 'On the Pro plan a rate limiting rule may read the host, URI, path, full URI, query and whether the client is a verified bot; the API rejects the rule.');
