@@ -76,6 +76,10 @@ describe("a zone's rate limiting rules within its plan", () => {
     // A zone's rate limiting rule may use a list.
     assert.equal((await svc.call('PUT', entrypoint('enterprise.example.com'), { body: { rules: [listed] } })).status, 200);
     const both = rule(1, { counting_expression: 'ip.src in $office and http.response.code eq 401' });
+    // Nor may a rule whose expression uses a custom list count only what reaches the origin.
+    const toOrigin = await svc.call('PUT', entrypoint('enterprise.example.com'), { body: { rules: [{ ...listed, ratelimit: { ...listed.ratelimit, requests_to_origin: true } }] } });
+    assert.equal(toOrigin.status, 400);
+    assert.deepEqual([firstError(toOrigin.body).pointer, firstError(toOrigin.body).message], ['/rules/0/ratelimit/requests_to_origin', 'a rule whose expression uses a custom list ($office) counts cached assets too: requests_to_origin must be false']);
     const c = await svc.call('PUT', entrypoint('enterprise.example.com'), { body: { rules: [both] } });
     assert.equal(c.status, 400);
     assert.deepEqual([firstError(c.body).pointer, firstError(c.body).message.split('\n').at(-2)], [

@@ -59,12 +59,21 @@ export function compileExpression(
 
 /** The names of the fields a checked expression reads. */
 export function irFieldNames(ir: IrBool): Set<string> {
+  return irNames(ir, 'field');
+}
+
+/** The names of the lists a checked expression looks values up in (`$office`, `$cf.open_proxies`). */
+export function irListNames(ir: IrBool): Set<string> {
+  return irNames(ir, 'inList');
+}
+
+function irNames(ir: IrBool, kind: 'field' | 'inList'): Set<string> {
   const names = new Set<string>();
   const walk = (x: unknown): void => {
     if (Array.isArray(x)) for (const y of x) walk(y);
     else if (x !== null && typeof x === 'object') {
       const node = x as { readonly k?: unknown; readonly name?: unknown };
-      if (node.k === 'field' && typeof node.name === 'string') names.add(node.name);
+      if (node.k === kind && typeof node.name === 'string') names.add(node.name);
       for (const v of Object.values(node)) if (v !== null && typeof v === 'object') walk(v);
     }
   };

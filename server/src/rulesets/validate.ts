@@ -27,7 +27,8 @@
  */
 import type { JSONPath, Node } from 'jsonc-parser';
 import { utf8Length } from '../language/bytes';
-import { checkExpression } from '../language/index';
+import { MANAGED_LISTS } from '../language/check';
+import { checkExpression, irListNames } from '../language/index';
 import { PHASES, type Phase } from '../language/scheme/types';
 import { actionsFor, NO_PARAMETERS } from './actions';
 import { findManagedRuleset, rulesetVersion } from './catalog';
@@ -232,7 +233,7 @@ class Validator extends OverridesChecker {
     if (ratelimit && this.phase && this.phase !== 'http_ratelimit') {
       this.at(ratelimit.key, 'warning', 'ratelimit-not-in-phase', `"ratelimit" has no effect in phase ${this.phase}`, { rule: index, hint: 'Rate limiting rules live in the http_ratelimit phase.' });
     }
-    if (ratelimit?.value?.type === 'object') this.ratelimitValues(ratelimit.value, index, action);
+    if (ratelimit?.value?.type === 'object') this.ratelimitValues(ratelimit.value, index, action, typeof expr?.value?.value === 'string' ? expr.value.value : undefined);
     if (!ratelimit && this.phase === 'http_ratelimit' && action !== undefined && action !== 'execute' && this.kind !== 'managed') {
       this.missing(rule, 'a rate limiting rule needs "ratelimit" (characteristics and period)', { rule: index, schema: false });
     }
@@ -254,8 +255,17 @@ class Validator extends OverridesChecker {
   }
 
   /** The values the hosted API allows in `ratelimit` (rateLimitParams.ts); their types are RATELIMIT's to check. */
-  private ratelimitValues(node: Node, rule: number, action: string | undefined): void {
+  private ratelimitValues(node: Node, rule: number, action: string | undefined, expression: string | undefined): void {
     const props = propsOf(node);
+    // Cached assets must be counted when the rule's expression uses a custom list (reference §2.1).
+    const toOrigin = props.get('requests_to_origin')?.value;
+    if (toOrigin?.value === true && expression !== undefined) {
+      const ir = checkExpression(expression).ir;
+      const custom = ir ? [...irListNames(ir)].filter((n) => !MANAGED_LISTS.includes(n)) : [];
+      if (custom.length > 0) {
+        this.at(toOrigin, 'error', 'invalid-value', `a rule whose expression uses a custom list ($${custom[0]}) counts cached assets too: requests_to_origin must be false`, { rule });
+      }
+    }
     // What the zone's plan allows (reference §2.3): the API refuses the rest.
     const plan = this.options.plan;
     // Only where the rule counts: `ratelimit` elsewhere is inert (ratelimit-not-in-phase).

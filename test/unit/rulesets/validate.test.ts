@@ -279,6 +279,17 @@ test('rate limiting rules: the periods, timeouts and characteristics the hosted 
   ]);
 });
 
+test('rate limiting rules: a rule whose expression uses a custom list counts cached assets too (reference §2.1)', () => {
+  const rule = (expression: string, toOrigin: boolean) =>
+    `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": ${JSON.stringify(expression)}, "action": "block", "ratelimit": {"characteristics": ["cf.colo.id", "ip.src"], "period": 60, "requests_per_period": 5, "requests_to_origin": ${toOrigin}}}]}`;
+  const found = (text: string) => validate(text).map((p) => [p.code, p.severity, text.slice(p.start, p.end), p.message]);
+  assert.deepEqual(found(rule('ip.src in $office', true)), [['invalid-value', 'error', 'true', 'a rule whose expression uses a custom list ($office) counts cached assets too: requests_to_origin must be false']]);
+  assert.deepEqual(found(rule('ip.src in $office', false)), []);
+  // A managed list is not a custom one; an expression with no list is free to count only what reaches the origin.
+  assert.deepEqual(found(rule('ip.src in $cf.open_proxies', true)), []);
+  assert.deepEqual(found(rule('http.request.uri.path eq "/login"', true)), []);
+});
+
 test("rate limiting rules: the counting expression is checked where it is, and may read the origin's answer", () => {
   const rule = (expression: string, counting: string) =>
     `{"phase": "http_ratelimit", "rules": [{"ref": "a", "expression": ${JSON.stringify(expression)}, "action": "block", "ratelimit": {"characteristics": ["cf.colo.id", "ip.src"], "period": 60, "requests_per_period": 5, "counting_expression": ${JSON.stringify(counting)}}}]}`;
