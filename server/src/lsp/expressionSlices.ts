@@ -184,6 +184,7 @@ class TerraformSlice implements ExpressionSlice {
     readonly ruleName: string | undefined,
     readonly phase: string | undefined,
     readonly counting: boolean | undefined,
+    readonly account: boolean | undefined,
   ) {
     // A quoted string escapes what is inserted (as a JSON string does); a heredoc takes it as is.
     this.inJson = !heredoc;
@@ -209,7 +210,7 @@ class TerraformSlice implements ExpressionSlice {
 export function terraformSlices(text: string): ExpressionSlice[] {
   return locate(text)
     .expressions.flatMap((s) =>
-      s.literal && s.checkText !== undefined ? [new TerraformSlice(s.checkText, s.literal.offsets, s.literal.heredoc, s.rule ?? undefined, s.ruleName, s.phase, s.counting)] : [],
+      s.literal && s.checkText !== undefined ? [new TerraformSlice(s.checkText, s.literal.offsets, s.literal.heredoc, s.rule ?? undefined, s.ruleName, s.phase, s.counting, s.account)] : [],
     )
     .sort((a, b) => a.contentStart - b.contentStart);
 }

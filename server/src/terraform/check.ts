@@ -82,7 +82,7 @@ export function checkTerraform(text: string, parsed: HclParse, options: TfCheckO
 function optionsFor(s: ExpressionSite, options: TfCheckOptions): CheckOptions {
   const { catalog: _c, customRulesetIds: _i, check: _k, ...rest } = options;
   const phase = s.phase !== undefined && (PHASES as readonly string[]).includes(s.phase) ? (s.phase as Phase) : options.phase;
-  return { ...rest, phase, ...(s.counting ? { countingExpression: true } : {}) };
+  return { ...rest, phase, ...(s.counting ? { countingExpression: true } : {}), ...(s.account ? { account: true } : {}) };
 }
 
 /** The problems of one expression (exact positions when the scanner agrees with hcl2json). */

@@ -26,6 +26,8 @@ export interface ExpressionSite {
   readonly phase?: string;
   /** A rate limiting rule's `ratelimit.counting_expression`, not its `expression`: it may read the origin's answer. */
   readonly counting?: boolean;
+  /** The ruleset is an account's (`kind` `root` or `custom`, as a literal): its rate limiting rules read neither the answer nor lists. */
+  readonly account?: boolean;
   /** The attribute's value: a string literal, or anything else (`var.expr`, `file(…)`). */
   readonly value: HclValue;
   /** The literal, when it is one. */
@@ -79,15 +81,17 @@ export function locate(text: string): Located {
     if (resourceType === 'cloudflare_ruleset') {
       rulesets.push({ resource, name, body: block.body, span: block });
       const phase = literalText(attribute(block.body, 'phase')?.value);
+      const kind = literalText(attribute(block.body, 'kind')?.value);
+      const account = kind === 'root' || kind === 'custom' ? { account: true } : {};
       ruleObjects(block.body).forEach((rule, i) => {
         const expr = attribute(rule, 'expression');
         if (!expr) return;
         const ruleName = literalText(attribute(rule, 'ref')?.value) ?? literalText(attribute(rule, 'description')?.value);
-        expressions.push(site(resourceType, resource, i, ruleName, phase, expr.value));
+        expressions.push({ ...site(resourceType, resource, i, ruleName, phase, expr.value), ...account });
         // A blank counting expression is the rule's own.
         const limits = nested(rule, 'ratelimit');
         const counting = limits && attribute(limits, 'counting_expression');
-        if (counting && !(counting.value.kind === 'string' && counting.value.text.trim() === '')) expressions.push({ ...site(resourceType, resource, i, ruleName, phase, counting.value), counting: true });
+        if (counting && !(counting.value.kind === 'string' && counting.value.text.trim() === '')) expressions.push({ ...site(resourceType, resource, i, ruleName, phase, counting.value), counting: true, ...account });
       });
     } else {
       const holder = resourceType === 'cloudflare_filter' ? block.body : nested(block.body, 'filter');

@@ -136,6 +136,36 @@ test("check: a rate limiting rule's counting expression is checked, and may read
   );
 });
 
+test("check: an account's rate limiting ruleset (kind = \"custom\") uses no list", async () => {
+  const tf = (kind: string) =>
+    [
+      'resource "cloudflare_ruleset" "shared" {',
+      '  account_id = "0123456789abcdef0123456789abcdef"',
+      '  name       = "shared limits"',
+      `  kind       = "${kind}"`,
+      '  phase      = "http_ratelimit"',
+      '  rules = [{',
+      '    ref        = "shared"',
+      '    action     = "block"',
+      '    expression = "ip.src in $office"',
+      '    ratelimit = {',
+      '      characteristics     = ["cf.colo.id", "ip.src"]',
+      '      period              = 60',
+      '      requests_per_period = 5',
+      '    }',
+      '  }]',
+      '}',
+      '',
+    ].join('\n');
+  const findings = async (kind: string) => {
+    const o = io({ 'shared.tf': tf(kind) });
+    await run(['check', '--format', 'json', 'shared.tf'], o);
+    return (JSON.parse(o.text().out) as { code: string; range: { start: { line: number; character: number } } }[]).map((f) => [f.code, f.range.start.line + 1, f.range.start.character]);
+  };
+  assert.deepEqual(await findings('custom'), [['ratelimit-restriction', 9, 28]]);
+  assert.deepEqual(await findings('zone'), []);
+});
+
 test('check on an exported file: an execute rule that refers to a ruleset of the file is no unknown managed ruleset; a literal unknown id still is', async () => {
   // The export's own output (v5 and v4): `id = cloudflare_ruleset.custom_shop_rules.id`, resolved through its import block.
   for (const file of ['export-v5.tf', 'export-v4.tf']) {
