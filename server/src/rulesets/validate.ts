@@ -258,18 +258,20 @@ class Validator extends OverridesChecker {
   private ratelimitValues(node: Node, rule: number, action: string | undefined, expression: string | undefined): void {
     const props = propsOf(node);
     // Cached assets must be counted when the rule's expression uses a custom list (reference §2.1).
+    const counts = this.phase === undefined || this.phase === 'http_ratelimit';
     const toOrigin = props.get('requests_to_origin')?.value;
-    if (toOrigin?.value === true && expression !== undefined) {
+    if (counts && toOrigin?.value === true && expression !== undefined) {
       const ir = checkExpression(expression).ir;
       const custom = ir ? [...irListNames(ir)].filter((n) => !MANAGED_LISTS.includes(n)) : [];
       if (custom.length > 0) {
         this.at(toOrigin, 'error', 'invalid-value', `a rule whose expression uses a custom list ($${custom[0]}) counts cached assets too: requests_to_origin must be false`, { rule });
       }
     }
-    // What the zone's plan allows (reference §2.3): the API refuses the rest.
-    const plan = this.options.plan;
+    // What the zone's plan allows (reference §2.3): the API refuses the rest. An account's
+    // ruleset (kind root or custom) is written without a plan.
+    const plan = this.kind === 'root' || this.kind === 'custom' ? undefined : this.options.plan;
     // Only where the rule counts: `ratelimit` elsewhere is inert (ratelimit-not-in-phase).
-    if (plan && (this.phase === undefined || this.phase === 'http_ratelimit')) {
+    if (plan && counts) {
       const value = (key: string): unknown => {
         const v = props.get(key)?.value;
         return v?.type === 'array' ? (v.children ?? []).map((c) => c.value) : v?.value;

@@ -288,6 +288,10 @@ test('rate limiting rules: a rule whose expression uses a custom list counts cac
   // A managed list is not a custom one; an expression with no list is free to count only what reaches the origin.
   assert.deepEqual(found(rule('ip.src in $cf.open_proxies', true)), []);
   assert.deepEqual(found(rule('http.request.uri.path eq "/login"', true)), []);
+  // A list inside `not` is still a list; outside the rate limiting phase the ratelimit is inert, and only that is said.
+  assert.equal(found(rule('not ip.src in $office', true)).length, 1);
+  const custom = rule('ip.src in $office', true).replace('"http_ratelimit"', '"http_request_firewall_custom"');
+  assert.deepEqual(found(custom).map((p) => p[0]), ['ratelimit-not-in-phase']);
 });
 
 test("rate limiting rules: the counting expression is checked where it is, and may read the origin's answer", () => {
@@ -336,6 +340,9 @@ test("rate limiting rules: what the zone's plan allows (periods, timeouts, chara
   // An inert ratelimit outside the rate limiting phase is only that.
   const custom = `{"phase": "http_request_firewall_custom", "rules": [{"ref": "a", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": 600}}]}`;
   assert.deepEqual(validate(custom, { plan: 'pro' }).map((p) => p.code), ['ratelimit-not-in-phase']);
+  // An account's rate limiting ruleset is written without a plan: the zone's does not judge it.
+  const account = `{"kind": "custom", "phase": "http_ratelimit", "rules": [{"ref": "a", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["cf.colo.id", "ip.src"], "period": 600, "requests_per_period": 5, "mitigation_timeout": 600}}]}`;
+  assert.deepEqual(validate(account, { plan: 'pro' }), []);
   assert.deepEqual(found('business', 'block', { characteristics: ip, period: 60, requests_per_period: 5, mitigation_timeout: 0 }).map((p) => p[3]), [
     "throttling with block (mitigation_timeout 0) needs the Enterprise plan: give the Business plan's rule a timeout, or a challenge action",
   ]);
