@@ -32,7 +32,7 @@ import { unknownOperator } from './operatorTypo';
 import { checkRegex } from './regex';
 import { httpScheme, phaseAllows, planAllows, RESPONSE_PHASES, suggestNames } from './scheme/index';
 import { managedOnlyMessage } from './scheme/managed';
-import { RATELIMIT_EXPRESSION_FIELDS, RATELIMIT_FIELDS_WORDS, rateLimitFieldPlan } from './scheme/rateLimitFields';
+import { RATELIMIT_FIELDS_WORDS, rateLimitFieldAllowed, rateLimitFieldPlan } from './scheme/rateLimitFields';
 import { isDiscouraged, isStringOnly, operatorsFor } from './scheme/operators';
 import type { FunctionDef, ParamDef, Phase, Plan, Scheme, TypePattern } from './scheme/types';
 import { BOOL, BYTES, INT, IP, arrayOf, sameType, typeToString, type Type } from './types';
@@ -558,11 +558,9 @@ class Checker {
       this.responseField ??= { name, span };
       return;
     }
-    if (this.options.account || (plan && !planAllows(def.plan, plan))) return;
-    const allowed = plan && RATELIMIT_EXPRESSION_FIELDS[plan];
-    if (!allowed || allowed.has(name.startsWith('raw.') ? name.slice(4) : name)) return;
+    if (!plan || this.options.account || !planAllows(def.plan, plan) || rateLimitFieldAllowed(plan, name)) return;
     const needed = rateLimitFieldPlan(name);
-    this.warn('plan-required', span, `\`${name}\` in a rate limiting rule requires the ${capital(needed)} plan${needed === 'enterprise' ? '' : ' or above'}`, `On the ${capital(plan!)} plan a rate limiting rule may read ${RATELIMIT_FIELDS_WORDS[plan!]}; the API rejects the rule.`, { plan: needed });
+    this.warn('plan-required', span, `\`${name}\` in a rate limiting rule requires the ${capital(needed)} plan${needed === 'enterprise' ? '' : ' or above'}`, `On the ${capital(plan)} plan a rate limiting rule may read ${RATELIMIT_FIELDS_WORDS[plan]}; the API rejects the rule.`, { plan: needed });
   }
 
   private entitlement(span: A.Span, name: string, what: string, plan?: Plan, planNote?: string, phases?: readonly Phase[]): void {

@@ -23,10 +23,15 @@ export const RATELIMIT_EXPRESSION_FIELDS: Readonly<Record<Plan, ReadonlySet<stri
 
 const PLAN_ORDER: readonly Plan[] = ['free', 'pro', 'business', 'enterprise'];
 
+/** Whether a rate limiting rule on `plan` may read `field` (its `raw.` form as the field). */
+export function rateLimitFieldAllowed(plan: Plan, field: string): boolean {
+  const allowed = RATELIMIT_EXPRESSION_FIELDS[plan];
+  return allowed === undefined || allowed.has(field.startsWith('raw.') ? field.slice(4) : field);
+}
+
 /** The lowest plan whose rate limiting rules may read `field`. */
 export function rateLimitFieldPlan(field: string): Plan {
-  const name = field.startsWith('raw.') ? field.slice(4) : field;
-  return PLAN_ORDER.find((p) => RATELIMIT_EXPRESSION_FIELDS[p]?.has(name) ?? true)!;
+  return PLAN_ORDER.find((p) => rateLimitFieldAllowed(p, field))!;
 }
 
 /** What a plan's rate limiting rules may read, for messages. */
