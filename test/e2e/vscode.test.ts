@@ -284,15 +284,16 @@ async function runCommand(page: Page, command: string): Promise<void> {
 /**
  * The notification centre's item that holds `text`, the centre opened with the palette.
  * A palette opened as an editor takes the focus (the deploy's diff opening) can close
- * before its Enter, and then the centre stays shut: it is opened again, every 10 s, until
- * the item shows or `timeoutMs` has passed (one flaky run waited 30 s for a centre never opened).
+ * before its Enter, or hide its rows, and then the centre stays shut: the palette is opened
+ * again, every 10 s, until the item shows or `timeoutMs` has passed (one flaky run waited
+ * 30 s for a centre never opened; another for a palette row that stayed hidden).
  */
 async function notificationItem(page: Page, text: string, timeoutMs: number): Promise<Locator> {
   const item = page.locator('.notifications-center .notification-list-item', { hasText: text }).first();
   const until = Date.now() + timeoutMs;
   for (;;) {
-    await runCommand(page, 'Notifications: Show Notifications');
     try {
+      await runCommand(page, 'Notifications: Show Notifications');
       await item.waitFor({ timeout: Math.max(1, Math.min(10_000, until - Date.now())) });
       return item;
     } catch (e) {
