@@ -30,7 +30,7 @@ import { binaryToUtf8, charLength, charOffset, longerThan } from './bytes';
 import { NESTING_HINT } from './parse';
 import { unknownOperator } from './operatorTypo';
 import { checkRegex } from './regex';
-import { httpScheme, phaseAllows, planAllows, RESPONSE_PHASES, suggestNames } from './scheme/index';
+import { httpScheme, phaseAllows, planAllows, readsAnswer, suggestNames } from './scheme/index';
 import { managedOnlyMessage } from './scheme/managed';
 import { RATELIMIT_FIELDS_WORDS, rateLimitFieldAllowed, rateLimitFieldPlan } from './scheme/rateLimitFields';
 import { isDiscouraged, isStringOnly, operatorsFor } from './scheme/operators';
@@ -554,7 +554,7 @@ class Checker {
   private rateLimitField(span: A.Span, name: string, def: { readonly plan?: Plan; readonly phases?: readonly Phase[] }): void {
     const { plan, phase, countingExpression } = this.options;
     if (phase !== 'http_ratelimit' || !phaseAllows(def, phase, countingExpression === true)) return;
-    if (def.phases === RESPONSE_PHASES) {
+    if (readsAnswer(def)) {
       this.responseField ??= { name, span };
       return;
     }
@@ -572,7 +572,7 @@ class Checker {
     }
     if (phase && phases && !phaseAllows({ phases }, phase, this.options.countingExpression === true)) {
       const hint =
-        phase === 'http_ratelimit' && phases === RESPONSE_PHASES
+        phase === 'http_ratelimit' && readsAnswer({ phases })
           ? "A rate limiting rule's expression is matched before the request goes on: read the origin's answer in its counting expression (`ratelimit.counting_expression`)."
           : `Available in: ${phases.join(', ')}.`;
       this.warn('not-in-phase', span, `the ${what} \`${name}\` is not available in phase ${phase}`, hint, { phases });

@@ -8,6 +8,7 @@
 import { compileExpression, irFieldNames, type Diagnostic } from '../language/index';
 import type { CompiledFilter } from '../language/evaluate';
 import { SizedLru } from '../language/sizedLru';
+import { httpScheme, readsAnswer } from '../language/scheme/index';
 import { PLANS, type Plan } from '../language/scheme/types';
 import type { RateLimit } from './model';
 
@@ -211,8 +212,8 @@ export function rateCounting(limit: RateLimit): RateCounting {
     if (!c) {
       const compiled = text === undefined ? undefined : compileExpression(text, { phase: 'http_ratelimit', countingExpression: true });
       const filter = compiled === undefined ? undefined : (compiled.filter ?? NEVER);
-      const readsAnswer = compiled?.ir !== undefined && [...irFieldNames(compiled.ir)].some(isResponseField);
-      const when = scoreHeader !== undefined || readsAnswer ? 'answer' : toOrigin ? 'sent' : 'request';
+      const answerRead = compiled?.ir !== undefined && [...irFieldNames(compiled.ir)].some((name) => readsAnswer(httpScheme.fields.get(name) ?? {}));
+      const when = scoreHeader !== undefined || answerRead ? 'answer' : toOrigin ? 'sent' : 'request';
       const problems = compiled?.diagnostics.filter((d) => d.severity === 'error');
       c = { when, ...(filter ? { filter } : {}), ...(scoreHeader ? { scoreHeader } : {}), ...(compiled && !compiled.filter ? { problems } : {}) };
       byText.set(key, c, 512 + 4 * key.length);
@@ -222,10 +223,6 @@ export function rateCounting(limit: RateLimit): RateCounting {
   return c;
 }
 
-/** A field of the origin's answer (rules-language §4.4). */
-export function isResponseField(name: string): boolean {
-  return name.startsWith('http.response.') || name.startsWith('raw.http.response.');
-}
 /** The score an origin's answer gives a complexity-based rule: the header's whole number from 1 to 1,000,000, else none. */
 export function scoreOf(value: string | undefined): number | undefined {
   if (value === undefined || !/^\s*\d{1,7}\s*$/.test(value)) return undefined;

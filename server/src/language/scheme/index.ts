@@ -53,8 +53,13 @@ export function planAllows(required: Plan | undefined, actual: Plan): boolean {
  * allows everything: without a rule context there is nothing to check against.
  */
 export function phaseAllows(def: { readonly phases?: readonly Phase[] }, phase?: Phase, countingExpression = false): boolean {
-  // A rate limiting rule's counting expression may read the response fields (§4.4: those of every response phase), not cf.response.* (error pages only).
-  return phase === undefined || def.phases === undefined || def.phases.includes(phase) || (countingExpression && def.phases === RESPONSE_PHASES);
+  // A rate limiting rule's counting expression may read the response fields, not cf.response.* (error pages only).
+  return phase === undefined || def.phases === undefined || def.phases.includes(phase) || (countingExpression && readsAnswer(def));
+}
+
+/** A field of the origin's answer (§4.4: available in every response phase, and in a rate limiting rule's counting expression). */
+export function readsAnswer(def: { readonly phases?: readonly Phase[] }): boolean {
+  return def.phases === RESPONSE_PHASES;
 }
 
 // ---------------------------------------------------------------------------------------
