@@ -5,6 +5,7 @@
  */
 import { parseTree, type Node, type ParseError } from 'jsonc-parser';
 import { jsonErrorText } from './jsonErrors';
+import { isAccountKind } from './model';
 
 export interface ExpressionRegion {
   /** Index of the rule in `rules`. */
@@ -75,7 +76,7 @@ export function findExpressions(json: string): { regions: ExpressionRegion[]; pr
   const rules = root && rulesNode(root);
   const phase = root && phaseOf(root);
   const kind = root && phaseOf(root, 'kind');
-  const account = kind === 'root' || kind === 'custom' ? { account: true } : {};
+  const account = isAccountKind(kind) ? { account: true } : {};
   rules?.children?.forEach((rule, i) => {
     if (rule.type !== 'object') return;
     let ruleName: string | undefined;

@@ -7,6 +7,11 @@ import type { Phase } from '../language/scheme/types';
 
 export type RulesetKind = 'managed' | 'custom' | 'root' | 'zone';
 
+/** An account's ruleset (its entry point, or a custom ruleset): written without a zone, so without a plan. */
+export function isAccountKind(kind: unknown): boolean {
+  return kind === 'root' || kind === 'custom';
+}
+
 export const ACTIONS = [
   'block',
   'challenge',

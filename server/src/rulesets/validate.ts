@@ -35,7 +35,7 @@ import { findManagedRuleset, rulesetVersion } from './catalog';
 import { findExpressions } from './expressions';
 import { jsonErrorText } from './jsonErrors';
 import { parseRulesetTree, propsOf, rulesetNodeOf, rulesPathOf } from './jsonTree';
-import { ACTIONS, SKIP_PRODUCTS, type Action, type RulesetKind } from './model';
+import { ACTIONS, isAccountKind, SKIP_PRODUCTS, type Action, type RulesetKind } from './model';
 import { ACTION_PARAMETERS_REQUIRED, closest, didYouMean, HEX32, kindOf, list, MISSING_EXPRESSION, type RulesetProblem, type Scope, type Spec, type ValidateOptions } from './rulesetChecker';
 import { characteristicsProblem, MITIGATION_SECONDS, parseCharacteristic, RATELIMIT_SECONDS, ratelimitPlanProblems } from './rateLimitParams';
 import { OverridesChecker } from './validateOverrides';
@@ -269,7 +269,7 @@ class Validator extends OverridesChecker {
     }
     // What the zone's plan allows (reference §2.3): the API refuses the rest. An account's
     // ruleset (kind root or custom) is written without a plan.
-    const plan = this.kind === 'root' || this.kind === 'custom' ? undefined : this.options.plan;
+    const plan = isAccountKind(this.kind) ? undefined : this.options.plan;
     // Only where the rule counts: `ratelimit` elsewhere is inert (ratelimit-not-in-phase).
     if (plan && counts) {
       const value = (key: string): unknown => {

@@ -11,7 +11,7 @@ import { engineReport } from '../language/report';
 import type { Phase, Plan } from '../language/scheme/types';
 import { defaultCatalog } from '../managed/catalog';
 import { valueTree } from '../rulesets/jsonTree';
-import type { RulesetKind } from '../rulesets/model';
+import { isAccountKind, type RulesetKind } from '../rulesets/model';
 import { ACTION_PARAMETERS_REQUIRED, EXECUTE_TARGET_CODES, MISSING_EXPRESSION, validateRulesetValue, type RulesetProblem } from '../rulesets/validate';
 import { CODES, type ApiMessage } from './api';
 import { escapePointer, type JsonObject } from './body';
@@ -158,8 +158,7 @@ export function findRuleProblems(target: RuleTarget, custom: ReadonlyMap<string,
 
 /** The API's refusal of an expression: the first error in the engine's wording and layout (rules-api §1.6), else a feature the zone's plan or the phase does not have, in the same layout; else the core's warnings about it. */
 function expressionCheck(text: string, field: string, target: RuleTarget): { error?: string; warnings: Diagnostic[] } {
-  const account = target.kind === 'root' || target.kind === 'custom';
-  const v = expressionVerdict(text, { plan: target.plan, phase: target.phase, allowManaged: target.kind === 'managed', countingExpression: field === 'counting_expression', account });
+  const v = expressionVerdict(text, { plan: target.plan, phase: target.phase, allowManaged: target.kind === 'managed', countingExpression: field === 'counting_expression', account: isAccountKind(target.kind) });
   if (v.error) return { error: refusalText(text, field, 'could not parse filter expression', v.error, 'Filter parsing error'), warnings: [] };
   if (v.refused) return { error: refusalText(text, field, 'it uses what this ruleset cannot', v.refused, 'Filter error'), warnings: [] };
   return { warnings: [...v.warnings] };

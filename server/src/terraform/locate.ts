@@ -10,6 +10,7 @@
  * ${var.ips}`) leaves the expression unchecked. Both are reported as "cannot check:
  * depends on var.host".
  */
+import { isAccountKind } from '../rulesets/model';
 import { attribute, scanHcl, type HclObject, type HclString, type HclValue, type Interpolation, type Span } from './hclScan';
 
 export const RULE_RESOURCES = ['cloudflare_ruleset', 'cloudflare_filter', 'cloudflare_firewall_rule'] as const;
@@ -82,7 +83,7 @@ export function locate(text: string): Located {
       rulesets.push({ resource, name, body: block.body, span: block });
       const phase = literalText(attribute(block.body, 'phase')?.value);
       const kind = literalText(attribute(block.body, 'kind')?.value);
-      const account = kind === 'root' || kind === 'custom' ? { account: true } : {};
+      const account = isAccountKind(kind) ? { account: true } : {};
       ruleObjects(block.body).forEach((rule, i) => {
         const expr = attribute(rule, 'expression');
         if (!expr) return;
