@@ -18,7 +18,7 @@ import { edgeFields } from '../../server/src/proxy/edgeFields';
 import type { LiveJob } from '../../server/src/proxy/evaluateLive';
 import { DEFAULT_QUEUE, EvaluationPool, EvaluationUnavailable, proxyWorkerFile } from '../../server/src/proxy/evaluationPool';
 import type { RunningProxy } from '../../server/src/proxy/proxy';
-import { proxyTestFile, send, onlyWorkers } from './proxyHarness';
+import { entrypoint, proxyTestFile, send, onlyWorkers } from './proxyHarness';
 
 const ZONE_ID = '0123456789abcdef0123456789abcd01';
 const ZONE = 'overload.test';
@@ -38,10 +38,10 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 /** The channel the hanging worker says `hanging <target>` on, just before it spins. */
 const CHANNEL = 'rulesmith-test-hanging-worker';
 
-/** A worker script: the real worker, except that it hangs on a request whose path starts with /hang (or, with `compile`, on every zone). */
-function hangingWorker(name: string, compile = false): string {
+/** A worker script: the real worker, except that it hangs on a request whose path starts with /hang (`zone`: on every zone's compile; `count`: on every request's counts after it went on). */
+function hangingWorker(name: string, on: 'eval' | 'zone' | 'count' = 'eval'): string {
   const path = join(dir, name);
-  const hangsOn = compile ? "m.type === 'zone'" : "m.type === 'eval' && m.job.live.target.startsWith('/hang')";
+  const hangsOn = on === 'eval' ? "m.type === 'eval' && m.job.live.target.startsWith('/hang')" : `m.type === '${on}'`;
   writeFileSync(
     path,
     `import { createRequire } from 'node:module';
@@ -51,7 +51,7 @@ channel.unref();
 // First in line: the real worker's own listener never sees the message it hangs on.
 parentPort.on('message', (m) => {
   if (!(${hangsOn})) return;
-  channel.postMessage('hanging ' + (m.job ? m.job.live.target : m.zoneId));
+  channel.postMessage('hanging ' + (m.type === 'count' ? 'count' : m.job ? m.job.live.target : m.zoneId));
   for (;;);
 });
 createRequire(import.meta.url)(${JSON.stringify(proxyWorkerFile() ?? 'server/out/proxyWorker.js')});
@@ -200,10 +200,38 @@ describe('a request a worker works on past the deadline', () => {
 
   it("a zone whose compile hangs: that zone's requests get a 503 past the compile deadline", { timeout: 30_000 }, async () => {
     const lines: string[] = [];
-    const pool = new EvaluationPool(hangingWorker('hang-compile.mjs', true), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { compileDeadlineMs: 300 });
+    const pool = new EvaluationPool(hangingWorker('hang-compile.mjs', 'zone'), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { compileDeadlineMs: 300 });
     try {
       await assert.rejects(pool.evaluate(job('/'), '192.0.2.1'), (e: Error) => e instanceof EvaluationUnavailable && e.message === "the zone's rules were not compiled within 0.3 s");
       assert.deepEqual(lines, [`proxy: an evaluation worker compiled zone ${ZONE_ID} for 0.3 s and is taken as hung: stopped, and another started; 1 request(s) get a 503, 0 waiting behind sent again`]);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe("a request's rate-limit counts after it went on, past the deadline", () => {
+  after(() => file.deploy(entrypoint(ZONE_ID, 'http_ratelimit'), []));
+
+  it('the worker is taken as hung (the counts are lost), and the request behind them is evaluated by the new worker, not given the 503', { timeout: 30_000 }, async () => {
+    await file.deploy(entrypoint(ZONE_ID, 'http_ratelimit'), [
+      { action: 'block', expression: 'true', ratelimit: { characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 5, mitigation_timeout: 600, counting_expression: 'http.response.code eq 401' } },
+    ]);
+    const lines: string[] = [];
+    const pool = new EvaluationPool(hangingWorker('hang-count.mjs', 'count'), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { deadlineMs: DEADLINE_MS });
+    try {
+      const login = job('/login');
+      const evaluation = await pool.evaluate(login, '192.0.2.1');
+      assert.deepEqual(evaluation.afterResponse?.map((c) => c.at), ['answer']);
+      const hanging = nextHang();
+      pool.countAfterResponse(evaluation, login, evaluation.afterResponse!, { status: 401, rawHeaders: [] });
+      const behind = pool.evaluate(job('/behind'), '192.0.2.1');
+      assert.equal(await hanging, 'hanging count');
+      assert.equal((await behind).decision.action, 'allow-through');
+      assert.deepEqual(lines, [
+        "proxy: an evaluation worker counted one request's rate limits after it went on for 1 s (those counts are lost) and is taken as hung: stopped, and another started; 0 request(s) get a 503, 1 waiting behind sent again",
+      ]);
+      assert.equal(pool.size, 1);
     } finally {
       await pool.close();
     }

@@ -28,11 +28,12 @@
  * the requests waiting for an evaluation are bounded (the connections still sending the
  * body bytes the rules see come before the queue: proxy.ts `maxConnections` bounds those).
  * Each worker is watched by orderedWorker.ts's deadline: one that has posted nothing for
- * `deadlineMs` while on a request (or `compileDeadlineMs` while compiling a zone: an OWASP
- * zone takes seconds), its answer not arrived by one more turn, is taken as hung. That
- * request gets a 503 (a zone's compile: every request of that zone it held), the worker is
- * stopped and another started at once, and the requests waiting behind it, which it never
- * began, are sent again.
+ * `deadlineMs` while on a request or on a request's counts after it went on (or
+ * `compileDeadlineMs` while compiling a zone: an OWASP zone takes seconds), its answer not
+ * arrived by one more turn, is taken as hung. That request gets a 503 (a zone's compile:
+ * every request of that zone it held; counts: they are lost, the request was answered), the
+ * worker is stopped and another started at once, and the requests waiting behind it, which
+ * it never began, are sent again.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -93,9 +94,10 @@ interface Pending {
   reject(e: Error): void;
 }
 
-/** A message the worker answers: a request, or (with `zoneId`) a zone to compile. */
+/** A message the worker answers: a request, (with `zoneId`) a zone to compile, or (`count`) a request's counts after it went on. */
 interface PoolTask extends Task {
   readonly zoneId?: string;
+  readonly count?: true;
 }
 
 interface PoolWorker {
@@ -184,6 +186,7 @@ export class EvaluationPool {
       if ('compileError' in m) this.reportCompileError(m);
       return;
     }
+    if ('counted' in m) return;
     const p = w.pending.get(m.id);
     if (!p) return;
     w.pending.delete(m.id);
@@ -230,7 +233,7 @@ export class EvaluationPool {
     if (at >= 0 && !this.closed) this.workers[at] = this.start(0);
     const zoneId = stuck.zoneId;
     const seconds = stuck.limitMs / 1000;
-    const what = zoneId !== undefined ? `compiled zone ${zoneId} for ${seconds} s` : `worked on one request for ${seconds} s`;
+    const what = zoneId !== undefined ? `compiled zone ${zoneId} for ${seconds} s` : stuck.count ? `counted one request's rate limits after it went on for ${seconds} s (those counts are lost)` : `worked on one request for ${seconds} s`;
     // A zone that hung one worker's compile would hang the next's as long: its requests fail, the others are sent again.
     const hangs = ([id, p]: [number, Pending]) => (zoneId !== undefined ? p.job.zoneId === zoneId : id === stuck.id);
     const failed = held.filter(hangs);
@@ -340,7 +343,9 @@ export class EvaluationPool {
     if (this.closed) return;
     const w = this.evaluatedBy.get(evaluation);
     if (!w) return this.fallback.count(job, counts, head);
-    if (this.workers.includes(w)) w.link.post({ type: 'count', ...(job ? { job } : {}), counts, ...(head ? { head } : {}) } satisfies ToWorker);
+    if (!this.workers.includes(w)) return;
+    const id = ++this.nextId;
+    w.link.post({ type: 'count', id, ...(job ? { job } : {}), counts, ...(head ? { head } : {}) } satisfies ToWorker, [{ id, count: true, limitMs: this.deadlineMs }]);
   }
 
   /** The running worker with the fewest requests in flight; undefined while none runs. */

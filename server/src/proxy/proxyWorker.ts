@@ -14,12 +14,14 @@
  *   counter (`key`, evaluateLive.ts) goes, if this worker holds it.
  * - `{ type: 'eval', id, key, job }`: one request (evaluateLive.ts); the answer is
  *   `{ id, evaluation }` or `{ id, error }`.
- * - `{ type: 'count', job?, counts, head? }`: a request whose evaluation left rate-limit
+ * - `{ type: 'count', id, job?, counts, head? }`: a request whose evaluation left rate-limit
  *   counts for later went to the origin (`head`: and its answer came; evaluateLive.ts
- *   `countAfterResponse`); no answer.
+ *   `countAfterResponse`); the answer is `{ id, counted: true }` (a count that fails is
+ *   logged and lost, not the worker).
  *
- * Each `zone` and `eval` message is marked in shared memory as it starts (orderedWorker.ts
- * `taskMarker`): the pool's deadline judges the one the worker is on.
+ * Each `zone`, `eval` and `count` message is marked in shared memory as it starts
+ * (orderedWorker.ts `taskMarker`): the pool's deadline judges the one the worker is on, so
+ * a counting expression that hangs the worker is told from the request waiting behind it.
  *
  * Rate-limit counters live in the worker that evaluates the requests they count; the pool
  * sends every request a counter could see to the same worker (see evaluationPool.ts).
@@ -39,12 +41,13 @@ export type ToWorker =
   | { readonly type: 'zone'; readonly id: number; readonly zoneId: string; readonly key: string; readonly source: ZoneSource }
   | { readonly type: 'forget'; readonly zoneId: string }
   | { readonly type: 'reset'; readonly key: string }
-  | { readonly type: 'count'; readonly job?: LiveJob; readonly counts: readonly ResponseCount[]; readonly head?: ResponseHead }
+  | { readonly type: 'count'; readonly id: number; readonly job?: LiveJob; readonly counts: readonly ResponseCount[]; readonly head?: ResponseHead }
   | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
 
 export type FromWorker =
   | { readonly id: number; readonly evaluation: LiveEvaluation }
   | { readonly id: number; readonly error: string }
+  | { readonly id: number; readonly counted: true }
   | { readonly id: number; readonly zoneId: string; readonly key: string; readonly compiled: true }
   | { readonly id: number; readonly zoneId: string; readonly key: string; readonly compileError: string };
 
@@ -64,6 +67,7 @@ parentPort!.on('message', (m: ToWorker) => {
     limiter.reset(m.key);
     return;
   }
+  mark(m.id);
   if (m.type === 'count') {
     // A count that fails is lost, not the worker (and the requests and counters it holds).
     try {
@@ -71,9 +75,9 @@ parentPort!.on('message', (m: ToWorker) => {
     } catch (e) {
       console.error(`proxy: rate-limit counts after an answer failed: ${(e as Error).message}`);
     }
+    answer({ id: m.id, counted: true });
     return;
   }
-  mark(m.id);
   if (m.type === 'zone') {
     try {
       zones.set(m.zoneId, { key: m.key, zone: compiledLiveZone(m.zoneId, m.key, m.source) });
