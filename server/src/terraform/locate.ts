@@ -27,7 +27,7 @@ export interface ExpressionSite {
   readonly phase?: string;
   /** A rate limiting rule's `ratelimit.counting_expression`, not its `expression`: it may read the origin's answer. */
   readonly counting?: boolean;
-  /** The ruleset is an account's (`kind` `root` or `custom`, as a literal): its rate limiting rules read neither the answer nor lists. */
+  /** The ruleset is an account's (`kind` `root` or `custom` as a literal; else an `account_id`): its rate limiting rules read neither the answer nor lists. */
   readonly account?: boolean;
   /** The attribute's value: a string literal, or anything else (`var.expr`, `file(…)`). */
   readonly value: HclValue;
@@ -83,7 +83,8 @@ export function locate(text: string): Located {
       rulesets.push({ resource, name, body: block.body, span: block });
       const phase = literalText(attribute(block.body, 'phase')?.value);
       const kind = literalText(attribute(block.body, 'kind')?.value);
-      const account = isAccountKind(kind) ? { account: true } : {};
+      // A kind not written as a literal (`var.kind`): the ruleset is an account's if it has an account_id, which only an account's has.
+      const account = isAccountKind(kind) || (kind === undefined && attribute(block.body, 'account_id')) ? { account: true } : {};
       ruleObjects(block.body).forEach((rule, i) => {
         const expr = attribute(rule, 'expression');
         if (!expr) return;

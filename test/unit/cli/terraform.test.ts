@@ -136,13 +136,13 @@ test("check: a rate limiting rule's counting expression is checked, and may read
   );
 });
 
-test("check: an account's rate limiting ruleset (kind = \"custom\") uses no list", async () => {
-  const tf = (kind: string) =>
+test("check: an account's rate limiting ruleset (kind = \"custom\", or a kind not written as a literal beside account_id) uses no list", async () => {
+  const tf = (kind: string, scope = 'account_id') =>
     [
       'resource "cloudflare_ruleset" "shared" {',
-      '  account_id = "0123456789abcdef0123456789abcdef"',
+      `  ${scope} = "0123456789abcdef0123456789abcdef"`,
       '  name       = "shared limits"',
-      `  kind       = "${kind}"`,
+      `  kind       = ${kind.startsWith('var.') ? kind : `"${kind}"`}`,
       '  phase      = "http_ratelimit"',
       '  rules = [{',
       '    ref        = "shared"',
@@ -157,13 +157,16 @@ test("check: an account's rate limiting ruleset (kind = \"custom\") uses no list
       '}',
       '',
     ].join('\n');
-  const findings = async (kind: string) => {
-    const o = io({ 'shared.tf': tf(kind) });
+  const findings = async (kind: string, scope?: string) => {
+    const o = io({ 'shared.tf': tf(kind, scope) });
     await run(['check', '--format', 'json', 'shared.tf'], o);
     return (JSON.parse(o.text().out) as { code: string; range: { start: { line: number; character: number } } }[]).map((f) => [f.code, f.range.start.line + 1, f.range.start.character]);
   };
   assert.deepEqual(await findings('custom'), [['ratelimit-restriction', 9, 28]]);
   assert.deepEqual(await findings('zone'), []);
+  // Only an account's ruleset has an account_id (a zone's has a zone_id), whatever var.kind holds.
+  assert.deepEqual(await findings('var.kind'), [['ratelimit-restriction', 9, 28]]);
+  assert.deepEqual(await findings('var.kind', 'zone_id   '), []);
 });
 
 test('check on an exported file: an execute rule that refers to a ruleset of the file is no unknown managed ruleset; a literal unknown id still is', async () => {
