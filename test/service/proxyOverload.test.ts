@@ -163,7 +163,7 @@ describe('a request a worker works on past the deadline', () => {
     const pool = new EvaluationPool(hangingWorker('hang-queued.mjs'), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { deadlineMs: DEADLINE_MS });
     try {
       // Posted in one turn: the worker takes them in this order, and hangs on the first.
-      const answers = await Promise.allSettled(['/hang', '/a', '/blocked', '/b'].map((path) => pool.evaluate(job(path), '192.0.2.1')));
+      const answers = await Promise.allSettled(['/hang', '/a', '/blocked', '/b'].map((path) => pool.evaluate(job(path))));
       assert.deepEqual(
         answers.map((a) => (a.status === 'fulfilled' ? a.value.decision.action : `${(a.reason as Error).constructor.name}: ${(a.reason as Error).message}`)),
         ['EvaluationUnavailable: its evaluation did not finish within 1 s', 'allow-through', 'block', 'allow-through'],
@@ -180,12 +180,12 @@ describe('a request a worker works on past the deadline', () => {
     const lines: string[] = [];
     const pool = new EvaluationPool(flaggingWorker('flagging.mjs', flag), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { deadlineMs: DEADLINE_MS });
     try {
-      assert.equal((await pool.evaluate(job('/warm'), '192.0.2.1')).decision.action, 'allow-through');
+      assert.equal((await pool.evaluate(job('/warm'))).decision.action, 'allow-through');
       // Out of the worker's message callback (which would read an answer queued meanwhile
       // before any timer runs) into the check phase: next come the timers, then the poll.
       await new Promise((resolve) => setImmediate(resolve));
       const posted = performance.now();
-      const answer = pool.evaluate(job('/late'), '192.0.2.1');
+      const answer = pool.evaluate(job('/late'));
       // This thread is busy past the deadline while the worker answers: when it is free, the
       // deadline's timer runs before the poll phase that delivers the answer.
       const late = () => existsSync(flag) && readFileSync(flag, 'latin1') === '/late';
@@ -202,7 +202,7 @@ describe('a request a worker works on past the deadline', () => {
     const lines: string[] = [];
     const pool = new EvaluationPool(hangingWorker('hang-compile.mjs', 'zone'), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { compileDeadlineMs: 300 });
     try {
-      await assert.rejects(pool.evaluate(job('/'), '192.0.2.1'), (e: Error) => e instanceof EvaluationUnavailable && e.message === "the zone's rules were not compiled within 0.3 s");
+      await assert.rejects(pool.evaluate(job('/')), (e: Error) => e instanceof EvaluationUnavailable && e.message === "the zone's rules were not compiled within 0.3 s");
       assert.deepEqual(lines, [`proxy: an evaluation worker compiled zone ${ZONE_ID} for 0.3 s and is taken as hung: stopped, and another started; 1 request(s) get a 503, 0 waiting behind sent again`]);
     } finally {
       await pool.close();
@@ -221,11 +221,11 @@ describe("a request's rate-limit counts after it went on, past the deadline", ()
     const pool = new EvaluationPool(hangingWorker('hang-count.mjs', 'count'), 1, file.svc.store, 100, (l) => lines.push(l), onlyWorkers('not on the thread'), { deadlineMs: DEADLINE_MS });
     try {
       const login = job('/login');
-      const evaluation = await pool.evaluate(login, '192.0.2.1');
+      const evaluation = await pool.evaluate(login);
       assert.deepEqual(evaluation.afterResponse?.map((c) => c.at), ['answer']);
       const hanging = nextHang();
       pool.countAfterResponse(evaluation, login, evaluation.afterResponse!, { status: 401, rawHeaders: [] });
-      const behind = pool.evaluate(job('/behind'), '192.0.2.1');
+      const behind = pool.evaluate(job('/behind'));
       assert.equal(await hanging, 'hanging count');
       assert.equal((await behind).decision.action, 'allow-through');
       assert.deepEqual(lines, [
@@ -242,7 +242,7 @@ describe('closing the pool', () => {
   it('rejects the requests its workers hold (a hung one included), so none waits for ever', { timeout: 30_000 }, async () => {
     const pool = new EvaluationPool(hangingWorker('hang-close.mjs'), 1, file.svc.store, 100, () => {}, onlyWorkers('not on the thread'), { deadlineMs: 600_000 });
     const hanging = nextHang();
-    const held = [pool.evaluate(job('/hang'), '192.0.2.1'), pool.evaluate(job('/behind'), '192.0.2.1')];
+    const held = [pool.evaluate(job('/hang')), pool.evaluate(job('/behind'))];
     const outcomes = Promise.allSettled(held);
     assert.equal(await hanging, 'hanging /hang');
     await pool.close();

@@ -112,8 +112,9 @@ describe('rate limiting rules that count apart from their expression', () => {
   });
 
   // With evaluation workers the counts go to the worker that evaluated the request, which
-  // holds its counter: two workers, and two clients that the pool sends to one each (by the
-  // address's hash). The workers count on the real clock: the window of 60 s outlasts the test.
+  // holds its counter (the first: a rate-limited zone's requests all go to it), after the
+  // requests sent to it before. The workers count on the real clock: the window of 60 s
+  // outlasts the test.
   it('counts after the answer in the evaluation worker that holds the counter', async () => {
     await rateLimitRule({ requests_per_period: 1, counting_expression: 'http.response.code eq 401' });
     await file.withProxy({ workers: 2, now: undefined, trust: 'everyone' }, async (p) => {

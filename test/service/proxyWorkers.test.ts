@@ -1,7 +1,7 @@
 // The WAF proxy with evaluation worker threads (`--proxy-workers`, evaluationPool.ts) over
 // real sockets: the same answers and events as evaluating on the proxy's thread, a deploy
 // that reaches every worker by the next request, and rate limits counted exactly although
-// two threads evaluate (each client's counters in one worker). Needs the built worker
+// two threads evaluate (a rate-limited zone's counters all in the first worker). Needs the built worker
 // (server/out/proxyWorker.js, `npm run build`).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -92,6 +92,23 @@ describe('evaluation worker threads', () => {
     }
   });
 
+  it("keep a client's mitigation across a deploy that adds a rule counting by something else", async () => {
+    const perClient = { action: 'block', expression: 'http.request.uri.path eq "/limited"', description: 'two per hour', ratelimit: { characteristics: ['ip.src', 'cf.colo.id'], period: 3600, requests_per_period: 2, mitigation_timeout: 3600 } };
+    const written = await file.svc.call('PUT', RATELIMIT, { body: { rules: [perClient] } });
+    const kept = (written.body.result as { rules: { id: string }[] }).rules[0]!;
+    const pooled = await startProxy(2, [], { trust: 'everyone' });
+    const limited = async () => (await send(pooled.url(), ZONE, '/limited', { headers: { 'cf-connecting-ip': '198.51.100.1' } })).status;
+    try {
+      assert.deepEqual([await limited(), await limited(), await limited()], [200, 200, 429]);
+      const perKey = { action: 'block', expression: 'http.request.uri.path eq "/keyed"', ratelimit: { characteristics: ['cf.colo.id', 'http.request.headers["x-key"]'], period: 60, requests_per_period: 3, mitigation_timeout: 60 } };
+      assert.equal((await file.svc.call('PUT', RATELIMIT, { body: { rules: [{ ...perClient, id: kept.id }, perKey] } })).status, 200);
+      assert.deepEqual([await limited(), await limited()], [429, 429]);
+    } finally {
+      await pooled.close();
+      await deploy(RATELIMIT, []);
+    }
+  });
+
   it('count a rate limit per header in one worker', async () => {
     await deploy(RATELIMIT, [
       { action: 'block', expression: 'http.request.uri.path eq "/keyed"', description: 'three per key', ratelimit: { characteristics: ['cf.colo.id', 'http.request.headers["x-key"]'], period: 3600, requests_per_period: 3, mitigation_timeout: 3600 } },
@@ -140,7 +157,7 @@ describe('evaluation worker threads', () => {
       const stopped = (n: number, ms: number) => `proxy: an evaluation worker stopped (exit code 3), ${n} time(s) in a row within 10 s of its start; starting another in ${ms} ms, evaluating its requests on the proxy's thread until then`;
       assert.deepEqual(lines.slice(0, 2), [stopped(1, 250), stopped(2, 500)]);
       assert.equal(pool.size, 0);
-      assert.equal(await pool.evaluate({ zoneId: ZONE_ID } as LiveJob, '192.0.2.1'), onThisThread);
+      assert.equal(await pool.evaluate({ zoneId: ZONE_ID } as LiveJob), onThisThread);
     } finally {
       await pool.close();
     }
@@ -150,7 +167,7 @@ describe('evaluation worker threads', () => {
     const pool = new EvaluationPool(proxyWorkerFile()!, 1, file.svc.store, 100, () => {}, onlyWorkers('not on the thread'));
     pool.warm(ZONE_ID);
     await pool.close();
-    await assert.rejects(pool.evaluate({ zoneId: ZONE_ID } as LiveJob, '192.0.2.1'), { message: 'the evaluation workers are closed' });
+    await assert.rejects(pool.evaluate({ zoneId: ZONE_ID } as LiveJob), { message: 'the evaluation workers are closed' });
   });
 
   it('log a zone that a worker cannot compile once per deployment, however many workers', async () => {
@@ -160,7 +177,7 @@ describe('evaluation worker threads', () => {
       pool.warm(ZONE_ID);
       // One request to each worker (the least busy): each answers after its compile report.
       const job = { zoneId: ZONE_ID } as LiveJob;
-      const answers = await Promise.allSettled([pool.evaluate(job, '192.0.2.1'), pool.evaluate(job, '192.0.2.2')]);
+      const answers = await Promise.allSettled([pool.evaluate(job), pool.evaluate(job)]);
       assert.deepEqual(answers.map((a) => a.status === 'rejected' && (a.reason as Error).message), ['regex too large', 'regex too large']);
       assert.deepEqual(lines, [`proxy: zone ${ZONE_ID} cannot be compiled (its requests get the error page until the next deploy): regex too large`]);
     } finally {

@@ -10,11 +10,11 @@
  * after the deploy: no request is evaluated against half a configuration, and each
  * request sent after the write that deployed it sees the new one.
  *
- * Which worker: rate-limit counters live in the worker that counts them, so a zone with
- * `http_ratelimit` rules keeps every counter in one worker — when each of its rules counts
- * per `ip.src`, a client's requests all go to the worker its address hashes to; otherwise
- * all of the zone's requests go to the first worker. Other zones' requests go to the
- * worker with the fewest requests in flight.
+ * Which worker: rate-limit counters live in the worker that counts them, so every request
+ * of a zone with `http_ratelimit` rules goes to the first worker, whatever its rules count
+ * by: a deploy that changes what they count by moves no client to a worker without its
+ * counters (and its mitigation). Other zones' requests go to the worker with the fewest
+ * requests in flight.
  *
  * A worker that stops (a crash, an exit) fails the requests it held (the proxy answers
  * them with its error page: a request that may have crashed a thread is not tried again)
@@ -56,7 +56,7 @@ interface ZoneState {
   readonly key: string;
   readonly source: ZoneSource;
   /** Which workers may evaluate the zone's requests (see the file's comment). */
-  readonly spread: 'any' | 'by-client' | 'first';
+  readonly spread: 'any' | 'first';
 }
 
 /** Requests one worker holds (evaluated or waiting) before the next is refused with a 503 (`--proxy-queue`). */
@@ -89,7 +89,6 @@ export function restartDelayMs(quickStops: number): number {
 /** A request sent to a worker: what it takes to answer it, or to send it again. */
 interface Pending {
   readonly job: LiveJob;
-  readonly clientIp: string;
   resolve(e: LiveEvaluation): void;
   reject(e: Error): void;
 }
@@ -131,8 +130,6 @@ export class EvaluationPool {
   private readonly evaluatedBy = new WeakMap<LiveEvaluation, PoolWorker>();
   private nextId = 0;
   private closed = false;
-  /** Each worker's share of the rate-limit counter bound. */
-  private readonly countersPerWorker: number;
   private readonly queue: number;
   private readonly deadlineMs: number;
   private readonly compileDeadlineMs: number;
@@ -141,13 +138,13 @@ export class EvaluationPool {
     private readonly file: string,
     private readonly wanted: number,
     private readonly store: Store,
-    maxRateLimitCounters: number,
+    /** The rate-limit counter bound (rateLimit.ts): all in the first worker, which counts every zone's. */
+    private readonly maxRateLimitCounters: number,
     private readonly log: (line: string) => void,
     /** Evaluates a request, and counts after an answer, on the proxy's thread while its worker is down (evaluateLive.ts). */
     private readonly fallback: OnThisThread,
     limits: PoolLimits = {},
   ) {
-    this.countersPerWorker = Math.ceil(maxRateLimitCounters / wanted);
     this.queue = Math.max(1, limits.queue ?? DEFAULT_QUEUE);
     this.deadlineMs = limits.deadlineMs ?? DEFAULT_DEADLINE_MS;
     this.compileDeadlineMs = limits.compileDeadlineMs ?? DEFAULT_COMPILE_DEADLINE_MS;
@@ -167,7 +164,7 @@ export class EvaluationPool {
   private start(quickStops: number): PoolWorker {
     const w: PoolWorker = {
       link: new OrderedWorker<PoolTask>(this.file, {
-        workerData: { maxRateLimitCounters: this.countersPerWorker },
+        workerData: { maxRateLimitCounters: this.maxRateLimitCounters },
         onMessage: (m) => this.answered(w, m as FromWorker),
         onHung: (stuck) => this.hung(w, stuck),
         onStopped: (e) => this.lost(w, e.message),
@@ -256,8 +253,7 @@ export class EvaluationPool {
       return same;
     }
     const source = zoneSource(this.store, zoneId);
-    const limits = rateLimitSettings(zoneConfigOf(source).config);
-    const spread = limits.length === 0 ? 'any' : limits.every((l) => l.characteristics.includes('ip.src')) ? 'by-client' : 'first';
+    const spread = rateLimitSettings(zoneConfigOf(source).config).length === 0 ? 'any' : 'first';
     const state: ZoneState = { generation, key, source, spread };
     this.zones.set(zoneId, state);
     return state;
@@ -305,8 +301,8 @@ export class EvaluationPool {
   }
 
   /** The request's evaluation; rejects with EvaluationUnavailable when its worker holds `queue` requests already, or hangs on it. */
-  evaluate(job: LiveJob, clientIp: string): Promise<LiveEvaluation> {
-    return new Promise((resolve, reject) => this.dispatch({ job, clientIp, resolve, reject }, true));
+  evaluate(job: LiveJob): Promise<LiveEvaluation> {
+    return new Promise((resolve, reject) => this.dispatch({ job, resolve, reject }, true));
   }
 
   /** Sends the request to its worker (`bounded`: unless that worker is full), or evaluates it here while that worker is down. */
@@ -316,7 +312,7 @@ export class EvaluationPool {
       const workers = this.running();
       // Closed: a request still arriving would be posted to a terminated worker and never answered.
       if (this.closed || workers.length === 0) throw new Error('the evaluation workers are closed');
-      const w = this.workerFor(z, workers, p.clientIp);
+      const w = z.spread === 'first' ? workers[0] : this.leastBusy();
       if (!w) return p.resolve(this.fallback.evaluate(p.job));
       if (bounded && w.pending.size >= this.queue) throw new EvaluationUnavailable(`the evaluation queue is full (--proxy-queue ${this.queue})`);
       this.send(w, p.job.zoneId, z);
@@ -326,11 +322,6 @@ export class EvaluationPool {
     } catch (e) {
       p.reject(e as Error);
     }
-  }
-
-  /** The worker that evaluates a request of zone `z` from `clientIp`: the one that holds its rate-limit counters, if the zone has any. */
-  private workerFor(z: ZoneState, workers: readonly (PoolWorker | undefined)[], clientIp: string): PoolWorker | undefined {
-    return z.spread === 'first' ? workers[0] : z.spread === 'by-client' ? workers[hash(clientIp) % workers.length] : this.leastBusy();
   }
 
   /**
@@ -366,11 +357,4 @@ export class EvaluationPool {
     }
     await Promise.all(this.workers.map((w) => w?.link.terminate()));
   }
-}
-
-/** FNV-1a of a string: spreads client addresses over the workers. */
-function hash(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h >>> 0;
 }

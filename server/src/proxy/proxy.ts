@@ -351,7 +351,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       // The client as edgeFields found it: the clearance is bound to the address the rules see.
       cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, { ip: edge.clientIp, userAgent: userAgentOf(req) }, req.headers.cookie),
     };
-    const evaluation = pool ? await pool.evaluate(job, edge.clientIp) : onThisThread.evaluate(job);
+    const evaluation = pool ? await pool.evaluate(job) : onThisThread.evaluate(job);
     // In ns (the histograms take whole numbers ≥ 1).
     const ns = Math.max(1, Math.round((performance.now() - started) * 1e6));
     evaluationTime.record(ns);

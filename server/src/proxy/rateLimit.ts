@@ -20,11 +20,16 @@
  * - Mitigation: for `mitigation_timeout` seconds from the count that went over the limit,
  *   every matching request with those characteristics is mitigated (and not counted), and
  *   the first one after it opens a new window; with a timeout of 0, only the requests over
- *   the limit in the current window are.
+ *   the limit in the current window are. The timeout is the rule's as it is now: a deploy
+ *   that shortens it (or sets it to 0) ends the mitigations that have run that long.
  * - Memory: a counter is stored under a SHA-256 digest of its key (`counterKey`), so its
- *   size does not depend on the characteristic values (a 16 KB header value is not kept);
- *   at most `maxCounters` counters, least recently used dropped first, so a flood of
- *   distinct clients costs a bounded amount (a dropped client starts again from zero).
+ *   size does not depend on the characteristic values (a 16 KB header value is not kept).
+ *   At most `maxCounters` counting, least recently used dropped first, so a flood of
+ *   distinct clients costs a bounded amount (a dropped client starts again from zero); and
+ *   apart from them at most `maxCounters` mitigating, the one mitigated longest dropped
+ *   first: a client cannot end its own mitigation by sending requests that fill the
+ *   counters (a header value of its choosing per request), only by being mitigated on
+ *   `maxCounters` other counters, each of which takes going over its limit.
  */
 import type { RuleRef, ZoneConfig } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
@@ -36,8 +41,9 @@ import { BYTES } from '../language/types';
 import { sha256 } from '../service/sha256';
 
 /**
- * Counters kept at most by default: about 200 bytes each on the heap (the digest key, the
- * Map entry, the counter), so about 20 MB when full, whatever the characteristic values.
+ * Counters kept at most by default, counting and mitigating each: about 200 bytes each on
+ * the heap (the digest key, the Map entry, the counter), so about 20 MB when one kind is
+ * full, whatever the characteristic values.
  */
 export const DEFAULT_MAX_COUNTERS = 100_000;
 /** `cf.colo.id` of the local proxy: every request comes through the same "data center". */
@@ -46,8 +52,13 @@ export const LOCAL_COLO_ID = 0;
 interface Counter {
   windowStart: number;
   count: number;
-  /** Mitigated while now < this (ms). */
-  until: number;
+  /** When its mitigation began (ms), undefined when none did: mitigated until the rule's timeout has passed since. */
+  mitigatedAt: number | undefined;
+}
+
+/** When the mitigation of `c` ends under `limit` as deployed now (ms); -Infinity when it has none. */
+function mitigationEnd(c: Counter, limit: RateLimit): number {
+  return c.mitigatedAt === undefined ? -Infinity : c.mitigatedAt + (limit.mitigation_timeout ?? 0) * 1000;
 }
 
 /**
@@ -61,21 +72,24 @@ export function counterKey(key: string): string {
 }
 
 export class RateLimiter {
+  /** Counters not mitigating, least recently used first. */
   private readonly counters = new Map<string, Counter>();
+  /** Counters whose mitigation began, the earliest first; apart, so that filling the counters drops no mitigation. */
+  private readonly mitigating = new Map<string, Counter>();
 
   constructor(
     private readonly now: () => number = Date.now,
     private readonly maxCounters = DEFAULT_MAX_COUNTERS,
   ) {}
 
-  /** Counters held now (for tests and the proxy's status). */
+  /** Counters held now, counting and mitigating (for tests and the proxy's status). */
   get size(): number {
-    return this.counters.size;
+    return this.counters.size + this.mitigating.size;
   }
 
-  /** The stored keys, least recently used first (for tests: each is the `counterKey` of the key given; evaluateLive.ts gives digests already). */
+  /** The stored keys: counting ones least recently used first, then mitigating ones (for tests: each is the `counterKey` of the key given; evaluateLive.ts gives digests already). */
   keys(): string[] {
-    return [...this.counters.keys()];
+    return [...this.counters.keys(), ...this.mitigating.keys()];
   }
 
   /** Counts one matching request (`key`: the rule and its characteristic values); true when it is to be mitigated. */
@@ -83,9 +97,9 @@ export class RateLimiter {
     const max = limit.requests_per_period;
     if (max === undefined || !(limit.period > 0)) return false;
     const now = this.now();
-    const c = this.held(key, now);
-    if (now < c.until) return true;
-    return this.counted(c, limit, max, 1, now);
+    const stored = counterKey(key);
+    if (this.mitigated(stored, limit, now)) return true;
+    return this.counted(stored, this.held(stored, now), limit, max, 1, now);
   }
 
   /**
@@ -96,19 +110,21 @@ export class RateLimiter {
     const max = limitOf(limit);
     if (max === undefined || !(limit.period > 0)) return;
     const now = this.now();
-    const c = this.held(key, now);
-    if (now < c.until) return;
-    this.counted(c, limit, max, amount, now);
+    const stored = counterKey(key);
+    if (this.mitigated(stored, limit, now)) return;
+    this.counted(stored, this.held(stored, now), limit, max, amount, now);
   }
 
   /** Whether a matching request of a rule that counts apart from its match (`add`) is to be mitigated: no count of its own. */
   exceeded(key: string, limit: RateLimit): boolean {
     const max = limitOf(limit);
-    const stored = counterKey(key);
-    const c = this.counters.get(stored);
-    if (max === undefined || !c) return false;
+    if (max === undefined) return false;
     const now = this.now();
-    const over = now < c.until || (c.until === 0 && now - c.windowStart < limit.period * 1000 && c.count > max);
+    const stored = counterKey(key);
+    if (this.mitigated(stored, limit, now)) return true;
+    const c = this.counters.get(stored);
+    // (A counter whose mitigation ended opens a new window with its next count.)
+    const over = !!c && c.mitigatedAt === undefined && now - c.windowStart < limit.period * 1000 && c.count > max;
     // A client kept out is not counted (nothing reaches `held`): its counter is used all the same, or the bound would drop it first.
     if (over) {
       this.counters.delete(stored);
@@ -117,29 +133,42 @@ export class RateLimiter {
     return over;
   }
 
-  /** The counter for `key`, made the most recently used (created, and the oldest dropped past the bound). */
-  private held(key: string, now: number): Counter {
-    const stored = counterKey(key);
+  /** Whether the counter `stored` is in a mitigation that lasts under `limit` now; one that has ended goes back among the counting ones. */
+  private mitigated(stored: string, limit: RateLimit, now: number): boolean {
+    const c = this.mitigating.get(stored);
+    if (!c) return false;
+    if (now < mitigationEnd(c, limit)) return true;
+    this.mitigating.delete(stored);
+    this.counters.set(stored, c);
+    return false;
+  }
+
+  /** The counting counter `stored`, made the most recently used (created, and the oldest dropped past the bound). */
+  private held(stored: string, now: number): Counter {
     let c = this.counters.get(stored);
     if (c) this.counters.delete(stored);
-    else c = { windowStart: now, count: 0, until: 0 };
+    else c = { windowStart: now, count: 0, mitigatedAt: undefined };
     this.counters.set(stored, c);
     if (this.counters.size > this.maxCounters) this.counters.delete(this.counters.keys().next().value!);
     return c;
   }
 
   /** Adds `amount` to a counter not mitigated now; true when that takes it over `max` (and starts its mitigation, if it has a timeout). */
-  private counted(c: Counter, limit: RateLimit, max: number, amount: number, now: number): boolean {
+  private counted(stored: string, c: Counter, limit: RateLimit, max: number, amount: number, now: number): boolean {
     // A mitigation that ended, or a window that has passed, starts a new window.
-    if (c.until > 0 || now - c.windowStart >= limit.period * 1000) {
-      c.until = 0;
+    if (c.mitigatedAt !== undefined || now - c.windowStart >= limit.period * 1000) {
+      c.mitigatedAt = undefined;
       c.windowStart = now;
       c.count = 0;
     }
     c.count += amount;
     if (c.count <= max) return false;
-    const timeout = limit.mitigation_timeout ?? 0;
-    if (timeout > 0) c.until = now + timeout * 1000;
+    if ((limit.mitigation_timeout ?? 0) > 0) {
+      c.mitigatedAt = now;
+      this.counters.delete(stored);
+      this.mitigating.set(stored, c);
+      if (this.mitigating.size > this.maxCounters) this.mitigating.delete(this.mitigating.keys().next().value!);
+    }
     return true;
   }
 
@@ -149,15 +178,18 @@ export class RateLimiter {
    * `Retry-After` of the answer. Undefined when no counter is held for `key`.
    */
   retryAfter(key: string, limit: RateLimit): number | undefined {
-    const c = this.counters.get(counterKey(key));
+    const stored = counterKey(key);
+    const c = this.mitigating.get(stored) ?? this.counters.get(stored);
     if (!c) return undefined;
-    const end = c.until > 0 ? c.until : c.windowStart + limit.period * 1000;
+    const end = c.mitigatedAt !== undefined ? mitigationEnd(c, limit) : c.windowStart + limit.period * 1000;
     return Math.max(1, Math.ceil((end - this.now()) / 1000));
   }
 
   /** Forgets the counter held for `key` (its count and any mitigation): the next matching request opens a new window. */
   reset(key: string): void {
-    this.counters.delete(counterKey(key));
+    const stored = counterKey(key);
+    this.counters.delete(stored);
+    this.mitigating.delete(stored);
   }
 }
 

@@ -137,8 +137,10 @@ export function ratelimitPlanProblems(
   } else if (typeof timeout === 'number' && timeout > l.timeout) {
     out.push({ field: 'mitigation_timeout', message: `a mitigation timeout of ${timeout} seconds needs ${planFor((x) => x.timeout >= timeout)}: ${on} mitigates for at most ${l.timeout} seconds` });
   }
-  if (l.challengeThrottles && action === 'block' && timeout === 0) {
-    out.push({ field: 'mitigation_timeout', message: `throttling with block (mitigation_timeout 0) needs the Enterprise plan: give ${on}'s rule a timeout, or a challenge action` });
+  // A rule without a timeout throttles (the proxy counts it as 0, rateLimit.ts).
+  if (l.challengeThrottles && action === 'block' && (timeout === 0 || timeout === undefined)) {
+    const what = timeout === 0 ? 'mitigation_timeout 0' : 'no mitigation_timeout, which is 0';
+    out.push({ field: 'mitigation_timeout', message: `throttling with block (${what}) needs the Enterprise plan: give ${on}'s rule a timeout, or a challenge action` });
   }
   const allowed = l.characteristics;
   if (allowed && Array.isArray(rl.characteristics)) {

@@ -278,7 +278,8 @@ class Validator extends OverridesChecker {
       };
       const rl = { period: value('period'), mitigation_timeout: value('mitigation_timeout'), characteristics: value('characteristics'), counting_expression: value('counting_expression'), score_per_period: value('score_per_period') };
       // Not `schema`: the JSON schema knows neither plans nor the allowed values, so the editor must show these in .ruleset.json too.
-      for (const p of ratelimitPlanProblems(rl, action, plan)) this.at(props.get(p.field)!.value!, 'error', 'plan-required', p.message, { rule });
+      // A setting left out (mitigation_timeout: 0) is reported at `ratelimit`.
+      for (const p of ratelimitPlanProblems(rl, action, plan)) this.at(props.get(p.field)?.value ?? node, 'error', 'plan-required', p.message, { rule });
     }
     const seconds = (key: string, allowed: readonly number[], what: string) => {
       const v = props.get(key)?.value;

@@ -57,13 +57,36 @@ describe('RateLimiter', () => {
   it('counts each key apart, and never holds more than its bound (least recently used dropped)', () => {
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t, 2);
-    run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [0, 'b'], [0, 'a'], [0, 'c']]);
-    assert.equal(l.size, 2);
-    // 'b' was least recently used when 'c' came: dropped. 'a' is still at 4 requests (mitigated).
-    assert.deepEqual([l.hit('a', LIMIT), l.size], [true, 2]);
+    run(l, clock, [[0, 'a'], [0, 'a'], [0, 'b'], [0, 'a'], [0, 'c']]);
+    // 'b' was least recently used when 'c' came: dropped; 'a' is at 3 requests, and its 4th is mitigated.
+    assert.deepEqual(l.keys(), [counterKey('a'), counterKey('c')]);
+    assert.deepEqual([l.hit('a', LIMIT), l.hit('b', LIMIT)], [true, false]);
     const many = new RateLimiter(() => clock.t, 1000);
     for (let i = 0; i < 100_000; i++) many.hit(`client-${i}`, LIMIT);
     assert.equal(many.size, 1000);
+  });
+
+  it('keeps a mitigation however many counters come after it: a client cannot end its own by filling the bound', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t, 2);
+    run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [0, 'a']]);
+    // A header value of the client's choosing per request: each a new counter.
+    for (let i = 0; i < 1000; i++) l.hit(`a with x-key ${i}`, LIMIT);
+    assert.deepEqual([l.hit('a', LIMIT), l.retryAfter('a', LIMIT), l.size], [true, 60, 3]);
+    // Mitigations have their own bound: the one mitigated longest goes first.
+    for (const key of ['m1', 'm2']) run(l, clock, [[1, key], [0, key], [0, key], [0, key]]);
+    assert.deepEqual([l.hit('a', LIMIT), l.hit('m1', LIMIT), l.hit('m2', LIMIT)], [false, true, true]);
+  });
+
+  it("ends a mitigation by the rule's timeout as deployed now: a deploy that shortens it frees the clients mitigated that long", () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t);
+    const day = { ...LIMIT, mitigation_timeout: 86_400 };
+    run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [0, 'a']], day);
+    clock.t += 3_600_000;
+    assert.deepEqual([l.hit('a', day), l.retryAfter('a', day)], [true, 82_800]);
+    const minute = { ...LIMIT, mitigation_timeout: 60 };
+    assert.deepEqual([l.hit('a', minute), l.hit('a', minute)], [false, false]);
   });
 
   it('never limits a score-based rule (not modelled)', () => {
@@ -160,10 +183,10 @@ describe('counting apart from the match (counting_expression, complexity, reques
     assert.equal(l.exceeded('a', limit), false);
   });
 
-  it('keeps the counter of a client it keeps out: asked while over, the counter is the most recently used', () => {
+  it('keeps the counter of a client it throttles (timeout 0): asked while over, the counter is the most recently used', () => {
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t, 2);
-    const limit = { ...LIMIT, requests_per_period: 1 };
+    const limit = { ...LIMIT, requests_per_period: 1, mitigation_timeout: 0 };
     l.add('a', limit, 2);
     l.add('b', limit, 1);
     assert.equal(l.exceeded('a', limit), true);

@@ -336,7 +336,7 @@ test("rate limiting rules: what the zone's plan allows (periods, timeouts, chara
     "a counting period of 86400 seconds is longer than any plan's: at most 65535 seconds",
   ]);
   // A Terraform interpolation is not known before the plan runs: not judged.
-  assert.deepEqual(ratelimitPlanProblems({ characteristics: ['cf.colo.id', '${var.key_header}'] }, 'block', 'pro'), []);
+  assert.deepEqual(ratelimitPlanProblems({ characteristics: ['cf.colo.id', '${var.key_header}'], mitigation_timeout: 60 }, 'block', 'pro'), []);
   // An inert ratelimit outside the rate limiting phase is only that.
   const custom = `{"phase": "http_request_firewall_custom", "rules": [{"ref": "a", "expression": "true", "action": "block", "ratelimit": {"characteristics": ["ip.src"], "period": 600}}]}`;
   assert.deepEqual(validate(custom, { plan: 'pro' }).map((p) => p.code), ['ratelimit-not-in-phase']);
@@ -345,6 +345,10 @@ test("rate limiting rules: what the zone's plan allows (periods, timeouts, chara
   assert.deepEqual(validate(account, { plan: 'pro' }), []);
   assert.deepEqual(found('business', 'block', { characteristics: ip, period: 60, requests_per_period: 5, mitigation_timeout: 0 }).map((p) => p[3]), [
     "throttling with block (mitigation_timeout 0) needs the Enterprise plan: give the Business plan's rule a timeout, or a challenge action",
+  ]);
+  // A timeout left out is 0 (the proxy throttles with it): the same, at `ratelimit`.
+  assert.deepEqual(found('free', 'block', { characteristics: ip, period: 10, requests_per_period: 5 }).map((p) => [p[2].slice(0, 1), p[3]]), [
+    ['{', "throttling with block (no mitigation_timeout, which is 0) needs the Enterprise plan: give the Free plan's rule a timeout, or a challenge action"],
   ]);
   assert.deepEqual(found('business', 'block', { characteristics: ip, period: 60, score_per_period: 100, score_response_header_name: 'x-score', mitigation_timeout: 60 }).map((p) => p[3]), [
     'complexity-based counting (score_per_period) needs the Enterprise plan with Advanced Rate Limiting',
