@@ -135,6 +135,45 @@ describe('queries', () => {
     ]);
   });
 
+  test('two start bounds or two end bounds: the tightest of each counts, in the hourly counts as in the events', async () => {
+    const actions = async (filter: string, variables?: unknown) => {
+      const q = `query Q${filter.includes('$since') ? '($since: Time)' : ''} { viewer { zones(filter: {zoneTag: "${ENT}"}) { firewallEventsAdaptiveGroups(limit: 5, filter: {${filter}}, orderBy: [action_ASC]) { count dimensions { action } } } } }`;
+      return (await gql(q, variables)).body.data.viewer.zones[0].firewallEventsAdaptiveGroups.map((g: any) => `${g.dimensions.action}:${g.count}`);
+    };
+    // From 00:30:01: 00:40 (block, log), 01:05 (skip), 01:30 and 02:20 (block).
+    assert.deepEqual(await actions('datetime_geq: "2026-11-26T00:00:00Z", datetime_gt: "2026-11-26T00:30:00Z", datetime_leq: "2026-11-26T04:00:00Z"'), ['block:3', 'log:1', 'skip:1']);
+    // To 01:09:59: 00:10 and 00:40 (block, log), 01:05 (skip).
+    assert.deepEqual(await actions('datetime_geq: "2026-11-26T00:00:00Z", datetime_leq: "2026-11-26T04:00:00Z", datetime_lt: "2026-11-26T01:10:00Z"'), ['block:2', 'log:1', 'skip:1']);
+    // An unset variable is no bound.
+    assert.deepEqual(await actions('datetime_geq: $since, datetime_gt: "2026-11-26T00:30:00Z", datetime_leq: "2026-11-26T04:00:00Z"', { since: null }), ['block:3', 'log:1', 'skip:1']);
+  });
+
+  test('an OR with a member that matches everything (an empty filter, a null variable) matches everything', async () => {
+    const rays = async (or: string, variables?: unknown) => {
+      const q = `query Q${or.includes('$ip') ? '($ip: String)' : ''} { viewer { zones(filter: {zoneTag: "${ENT}"}) { firewallEventsAdaptive(limit: 10, filter: {datetime_geq: "2026-11-26T00:00:00Z", OR: ${or}}, orderBy: [datetime_ASC]) { rayName } } } }`;
+      return new Set((await gql(q, variables)).body.data.viewer.zones[0].firewallEventsAdaptive.map((e: any) => e.rayName)).size;
+    };
+    assert.deepEqual([await rays('[{}, {action: "skip"}]'), await rays('[{clientIP: $ip}, {action: "skip"}]', { ip: null }), await rays('[{action: "skip"}]')], [5, 5, 1]);
+  });
+
+  test('groups by the second (datetime), in the order of their dimensions when orderBy does not decide', async () => {
+    const q = `{ viewer { zones(filter: {zoneTag: "${ENT}"}) {
+      bySecond: firewallEventsAdaptiveGroups(limit: 10, filter: {datetime_geq: "2026-11-26T00:00:00Z"}, orderBy: [datetime_ASC]) { count dimensions { datetime } }
+      unordered: firewallEventsAdaptiveGroups(limit: 10, filter: {datetime_geq: "2026-11-26T00:00:00Z"}) { count dimensions { action } }
+      ties: firewallEventsAdaptiveGroups(limit: 10, filter: {datetime_geq: "2026-11-26T00:00:00Z", action_neq: "block"}, orderBy: [count_DESC]) { count dimensions { action } }
+    } } }`;
+    const zone = (await gql(q)).body.data.viewer.zones[0];
+    assert.deepEqual(zone.bySecond.map((g: any) => `${g.dimensions.datetime} ${g.count}`), ['2026-11-26T00:10:00Z 1', '2026-11-26T00:40:00Z 2', '2026-11-26T01:05:00Z 1', '2026-11-26T01:30:00Z 1', '2026-11-26T02:20:00Z 1']);
+    assert.deepEqual(zone.unordered.map((g: any) => g.dimensions.action), ['block', 'log', 'skip']);
+    assert.deepEqual(zone.ties.map((g: any) => g.dimensions.action), ['log', 'skip']);
+  });
+
+  test('a dimension left out by @skip or @include does not split the groups', async () => {
+    const q = `query Q($all: Boolean!) { viewer { zones(filter: {zoneTag: "${ENT}"}) { firewallEventsAdaptiveGroups(limit: 10, filter: {datetime_geq: "2026-11-26T00:00:00Z", action: "block"}) { count dimensions { action clientIP @include(if: $all) } } } } }`;
+    const groups = async (all: boolean) => (await gql(q, { all })).body.data.viewer.zones[0].firewallEventsAdaptiveGroups.map((g: any) => g.count);
+    assert.deepEqual([await groups(false), await groups(true)], [[4], [1, 3]]);
+  });
+
   test('LIKE is case-sensitive and its wildcards are the only special characters', async () => {
     const count = async (like: string) => {
       const q = `{ viewer { zones(filter: {zoneTag: "${ENT}"}) { firewallEventsAdaptiveGroups(limit: 1, filter: {datetime_geq: "2026-11-26T00:00:00Z", clientRequestPath_like: ${JSON.stringify(like)}}) { count } } } }`;
@@ -188,6 +227,14 @@ describe('bad queries and limits are GraphQL errors, never a 500', () => {
     ['a limit over the maximum', dataset('limit: 10001, filter: {datetime_geq: "2026-11-26T00:00:00Z"}'), undefined, 'firewallEventsAdaptiveGroups: limit must be from 1 to 10000, got 10001'],
     ['no start time', dataset('limit: 1, filter: {action: "block"}'), undefined, 'the filter needs a start time: datetime_geq (and datetime_leq, default now), e.g. {datetime_geq: "2026-11-26T00:00:00Z"}'],
     ['a time that is not RFC 3339', dataset('limit: 1, filter: {datetime_geq: "yesterday"}'), undefined, 'filter.datetime_geq: "yesterday" is not a time; write RFC 3339, e.g. 2026-11-26T03:00:00Z'],
+    ['a date that does not exist', dataset('limit: 1, filter: {datetime_geq: "2026-02-30T12:00:00Z"}'), undefined, 'filter.datetime_geq: "2026-02-30T12:00:00Z" is not a time; write RFC 3339, e.g. 2026-11-26T03:00:00Z'],
+    ['an hour that does not exist', dataset('limit: 1, filter: {datetime_geq: "2026-11-26T24:00:00Z"}'), undefined, 'filter.datetime_geq: "2026-11-26T24:00:00Z" is not a time; write RFC 3339, e.g. 2026-11-26T03:00:00Z'],
+    [
+      'an order by a dimension not selected',
+      dataset('limit: 5, filter: {datetime_geq: "2026-11-26T00:00:00Z"}, orderBy: [datetimeHour_ASC]', 'count dimensions { action }'),
+      undefined,
+      'orderBy: datetimeHour_ASC orders by a dimension the query does not select; add datetimeHour to dimensions, or order by count or a selected dimension',
+    ],
     ['a range over the maximum', dataset('limit: 1, filter: {datetime_geq: "2026-10-01T00:00:00Z", datetime_leq: "2026-11-26T00:00:00Z"}'), undefined, 'the time range 2026-10-01T00:00:00Z to 2026-11-26T00:00:00Z is longer than the maximum of 31 days; narrow datetime_geq/datetime_leq'],
     ['too deep', `{ viewer { ${'a { '.repeat(15)}b${' }'.repeat(15)} } }`, undefined, 'the query is nested more than 15 levels deep; the limit is 15'],
     ['too many datasets', () => `{ viewer { zones(filter: {zoneTag: "${ENT}"}) { ${Array.from({ length: 11 }, (_, i) => `a${i}: firewallEventsAdaptiveGroups(limit: 1, filter: {datetime_geq: "2026-11-26T00:00:00Z"}) { count }`).join(' ')} } } }`, undefined, 'firewallEventsAdaptiveGroups: more than 10 datasets in one query (over all zones and aliases); split the query'],

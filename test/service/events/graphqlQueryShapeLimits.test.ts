@@ -138,6 +138,24 @@ describe('introspection and dataset rows: their lists multiply the selections, s
   });
 });
 
+describe("the answer's size: field values count once per alias", () => {
+  test('over 32 million characters is refused (RESULT_TOO_LARGE), not a 500 or an answer of hundreds of MB', async () => {
+    const biz = demoZoneId('business.example.com');
+    const ua = 'x'.repeat(8_000);
+    for (let i = 0; i < 600; i++) svc.events!.record(evaluated(biz, { time: T0 + 20 * 60_000, path: '/admin', ua, ray: `big-${i}` }));
+    await svc.events!.flush();
+    const query = (aliases: number) => `{ viewer { zones(filter: {zoneTag: "${biz}"}) { firewallEventsAdaptive(limit: 600, filter: {datetime_geq: "${SINCE}"}) { ${aliased(aliases, (i) => `u${i}: userAgent`)} } } } }`;
+    // 600 × 8,000 × 7 = 33.6 million.
+    const { status, body } = await gql(query(7));
+    assert.equal(status, 200);
+    assert.deepEqual(body.errors.map((e: any) => [e.message, e.extensions.code]), [
+      ['firewallEventsAdaptive: the answer would hold more than 32 million characters of field values (every alias counted); lower limit, select fewer fields or aliases, or split the query', 'RESULT_TOO_LARGE'],
+    ]);
+    const ok = await gql(query(1));
+    assert.equal(ok.body.data.viewer.zones[0].firewallEventsAdaptive.length, 600);
+  });
+});
+
 describe('query depth counts introspection fields', () => {
   test('an ofType chain 16 deep is refused', async () => {
     const query = `{ __schema { types { ${'ofType { '.repeat(14)}name${' }'.repeat(14)} } } }`;

@@ -61,7 +61,7 @@ export const FIELD_BY_NAME: ReadonlyMap<string, EventField> = new Map(EVENT_FIEL
 /** Fields of `firewallEventsAdaptive` rows (beyond the JSON ones graphql.ts adds). */
 export const EVENT_ROW_FIELDS = EVENT_FIELDS.filter((f) => !f.groupOnly);
 /** Dimensions of `firewallEventsAdaptiveGroups`. */
-export const GROUP_DIMENSIONS = EVENT_FIELDS.filter((f) => !f.eventOnly && f.name !== 'datetime');
+export const GROUP_DIMENSIONS = EVENT_FIELDS.filter((f) => !f.eventOnly);
 /** Fields a filter may name. */
 export const FILTER_FIELDS = EVENT_FIELDS.filter((f) => !f.eventOnly && !f.groupOnly);
 

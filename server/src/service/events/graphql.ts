@@ -29,7 +29,10 @@ import {
   buildSchema,
   execute,
   getNamedType,
+  getDirectiveValues,
   GraphQLError,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
   isListType,
   isNonNullType,
   isScalarType,
@@ -42,6 +45,7 @@ import {
   valueFromASTUntyped,
   VariablesInAllowedPositionRule,
   type DocumentNode,
+  type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLResolveInfo,
   type GraphQLType,
@@ -87,6 +91,12 @@ export const LIMITS = {
   maxZones: 10,
   /** Characters of the query document. */
   maxQueryChars: 100_000,
+  /**
+   * Characters of the field values one answer holds, over all datasets, every alias
+   * counted: the rows' fields have no size limit of their own (a User-Agent of 8 KB), and
+   * aliases repeat them.
+   */
+  maxAnswerChars: 32_000_000,
 } as const;
 
 const gqlType = (f: EventField) => (f.type === 'Int' ? 'Int' : f.type);
@@ -324,6 +334,8 @@ interface Context {
   readonly principal: Principal;
   readonly now: number;
   datasets: number;
+  /** Characters of field values answered so far (LIMITS.maxAnswerChars). */
+  answerChars: number;
 }
 
 export interface GraphqlRequest {
@@ -383,7 +395,7 @@ export async function runGraphql(store: Store, events: EventReader, principal: P
   document = readHostedNames(document);
   const invalid = validate(schema, document, VALIDATION_RULES);
   if (invalid.length > 0) return { errors: invalid.map((e) => withSchemaHint(e.toJSON())) };
-  const context: Context = { store, events, principal, now, datasets: 0 };
+  const context: Context = { store, events, principal, now, datasets: 0, answerChars: 0 };
   const result = await execute({
     schema,
     document,
@@ -465,18 +477,21 @@ interface DatasetArgs {
 function zoneObject(zoneId: string) {
   return {
     zoneTag: zoneId,
-    firewallEventsAdaptive(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo) {
+    async firewallEventsAdaptive(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo) {
       checkDataset(args, ctx, info);
-      const fields = [...selections(info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : [])), info.fragments).keys()].filter((n) =>
-        EVENT_ROW_FIELDS.some((f) => f.name === n),
-      );
-      return listEvents(ctx.events, { zoneId, filter: args.filter, limit: args.limit, orderBy: args.orderBy ?? ['datetime_DESC'], fields }).catch(asBadInput);
+      const selected = selections(info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : [])), info);
+      const fields = [...selected.keys()].filter((n) => EVENT_ROW_FIELDS.some((f) => f.name === n));
+      const rows = await listEvents(ctx.events, { zoneId, filter: args.filter, limit: args.limit, orderBy: args.orderBy ?? ['datetime_DESC'], fields }).catch(asBadInput);
+      return answered(ctx, info, rows, selected);
     },
-    firewallEventsAdaptiveGroups(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo) {
+    async firewallEventsAdaptiveGroups(args: DatasetArgs, ctx: Context, info: GraphQLResolveInfo) {
       const range = checkDataset(args, ctx, info);
-      const top = selections(info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : [])), info.fragments);
-      const dimensions = [...selections(top.get('dimensions') ?? [], info.fragments).keys()].filter((n) => GROUP_DIMENSIONS.some((f) => f.name === n));
-      return groupEvents(ctx.events, { zoneId, filter: args.filter, range, limit: args.limit, orderBy: args.orderBy ?? [], dimensions }).catch(asBadInput);
+      const top = selections(info.fieldNodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : [])), info);
+      const selected = selections(top.get('dimensions')?.sets ?? [], info);
+      const dimensions = [...selected.keys()].filter((n) => GROUP_DIMENSIONS.some((f) => f.name === n));
+      const groups = await groupEvents(ctx.events, { zoneId, filter: args.filter, range, limit: args.limit, orderBy: args.orderBy ?? [], dimensions }).catch(asBadInput);
+      answered(ctx, info, groups.map((g) => g.dimensions), selected);
+      return groups;
     },
   };
 }
@@ -508,24 +523,48 @@ function bad(message: string, code = 'BAD_INPUT'): GraphQLError {
   return new GraphQLError(message, { extensions: { code } });
 }
 
-/** The fields selected in these selection sets (through fragments), with their own selection sets. */
-function selections(sets: readonly SelectionSetNode[], fragments: Readonly<Record<string, FragmentDefinitionNode>>): Map<string, SelectionSetNode[]> {
-  const out = new Map<string, SelectionSetNode[]>();
+/** A field selected: how many times (aliases and repeats), and its own selection sets. */
+interface Selected {
+  times: number;
+  readonly sets: SelectionSetNode[];
+}
+
+/** The fields selected in these selection sets (through fragments; not those `@skip`ped or not `@include`d). */
+function selections(sets: readonly SelectionSetNode[], info: Pick<GraphQLResolveInfo, 'fragments' | 'variableValues'>): Map<string, Selected> {
+  const out = new Map<string, Selected>();
+  const included = (node: { readonly directives?: readonly unknown[] }) =>
+    getDirectiveValues(GraphQLSkipDirective, node as FieldNode, info.variableValues)?.if !== true && getDirectiveValues(GraphQLIncludeDirective, node as FieldNode, info.variableValues)?.if !== false;
   const visit = (set: SelectionSetNode) => {
     for (const s of set.selections) {
+      if (!included(s)) continue;
       if (s.kind === Kind.FIELD) {
-        const list = out.get(s.name.value) ?? [];
-        if (s.selectionSet) list.push(s.selectionSet);
-        out.set(s.name.value, list);
+        const seen = out.get(s.name.value) ?? { times: 0, sets: [] };
+        seen.times++;
+        if (s.selectionSet) seen.sets.push(s.selectionSet);
+        out.set(s.name.value, seen);
       } else if (s.kind === Kind.INLINE_FRAGMENT) visit(s.selectionSet);
       else {
-        const f = fragments[s.name.value];
+        const f = info.fragments[s.name.value];
         if (f) visit(f.selectionSet);
       }
     }
   };
   sets.forEach(visit);
   return out;
+}
+
+/** `rows` as answered: their field values, each as many times as it is selected, count toward LIMITS.maxAnswerChars. */
+function answered<R extends Record<string, unknown>>(ctx: Context, info: GraphQLResolveInfo, rows: R[], selected: ReadonlyMap<string, Selected>): R[] {
+  let chars = 0;
+  for (const row of rows) for (const [name, s] of selected) if (typeof row[name] === 'string') chars += (row[name] as string).length * s.times;
+  ctx.answerChars += chars;
+  if (ctx.answerChars > LIMITS.maxAnswerChars) {
+    throw bad(
+      `${info.fieldName}: the answer would hold more than ${LIMITS.maxAnswerChars / 1_000_000} million characters of field values (every alias counted); lower limit, select fewer fields or aliases, or split the query`,
+      'RESULT_TOO_LARGE',
+    );
+  }
+  return rows;
 }
 
 /**

@@ -38,10 +38,14 @@ export const MAX_FILTER_TERMS = 100;
 export const MAX_FILTER_LIST_VALUES = 1_000;
 
 const SQL_OP: Readonly<Record<string, string>> = { '': '=', _neq: '<>', _gt: '>', _geq: '>=', _lt: '<', _leq: '<=' };
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
 export function parseTime(value: unknown, where: string): number {
-  const ms = typeof value === 'string' && RFC3339.test(value) ? Date.parse(value) : NaN;
+  const m = typeof value === 'string' ? RFC3339.exec(value) : null;
+  // Date.parse rolls an impossible date over (02-30 is 03-02, 24:00 the next day): refused instead.
+  const [y, mo, d, h, mi, sec, oh = 0, om = 0] = (m?.slice(1) ?? []).map((x) => (x === undefined ? undefined : Number(x)));
+  const real = m !== null && mo! >= 1 && mo! <= 12 && d! >= 1 && d! <= new Date(Date.UTC(y!, mo!, 0)).getUTCDate() && h! <= 23 && mi! <= 59 && sec! <= 59 && oh <= 23 && om <= 59;
+  const ms = real ? Date.parse(value as string) : NaN;
   if (Number.isNaN(ms)) throw new QueryError(`${where}: ${JSON.stringify(value)} is not a time; write RFC 3339, e.g. 2026-11-26T03:00:00Z`);
   return ms;
 }
@@ -96,9 +100,15 @@ export function compileFilter(filter: Filter | undefined, column: (f: EventField
       if (value === undefined || value === null) continue;
       if (++terms > MAX_FILTER_TERMS) throw new QueryError(`the filter has more than ${MAX_FILTER_TERMS} conditions; narrow it or split the query`);
       if (key === 'AND' || key === 'OR') {
-        const subs = (value as Filter[]).map((s, i) => walk(s, `${path}.${key}[${i}]`)).filter((s) => s !== '1');
-        if (subs.length > 0) parts.push(`(${subs.join(key === 'AND' ? ' AND ' : ' OR ')})`);
-        else if (key === 'OR' && (value as Filter[]).length > 0) parts.push('1');
+        const bound = params.length;
+        const subs = (value as Filter[]).map((s, i) => walk(s, `${path}.${key}[${i}]`));
+        // A member that matches everything ('1': an empty filter, a null variable) is nothing to AND, and makes an OR match everything.
+        if (key === 'OR' && subs.includes('1')) {
+          params.length = bound;
+          continue;
+        }
+        const kept = subs.filter((s) => s !== '1');
+        if (kept.length > 0) parts.push(`(${kept.join(key === 'AND' ? ' AND ' : ' OR ')})`);
         continue;
       }
       const m = /^(.*?)(_neq|_in|_notin|_like|_notlike|_gt|_geq|_lt|_leq)?$/.exec(key)!;
@@ -141,20 +151,35 @@ export function compileFilter(filter: Filter | undefined, column: (f: EventField
   return { sql, params };
 }
 
-/** The time range of a filter's top-level datetime bounds (ms, both inclusive); every group and list query needs a start. */
+/**
+ * The time range of a filter's top-level datetime bounds (ms, both inclusive): the tightest
+ * of them, on the filter itself and on the filters of its top-level AND; every group and
+ * list query needs a start.
+ */
 export function timeRange(top: Filter, now: number, maxRangeMs: number): { from: number; to: number } {
-  // The bounds may be on the filter itself or on the filters of its top-level AND.
-  const filter: Filter = Object.assign({}, ...((top.AND as Filter[] | undefined) ?? []).filter((f) => f && typeof f === 'object'), top);
-  const geq = filter.datetime_geq ?? filter.datetime_gt;
-  const leq = filter.datetime_leq ?? filter.datetime_lt;
-  if (geq === undefined && filter.datetime === undefined) {
+  const filters: [Filter, string][] = [[top, 'filter']];
+  if (Array.isArray(top.AND)) (top.AND as unknown[]).forEach((f, i) => f && typeof f === 'object' && filters.push([f as Filter, `filter.AND[${i}]`]));
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (const [f, path] of filters) {
+    // Whole seconds, as the filter compares them (secondBounds); null is an unset variable.
+    const at = (key: string) => (f[key] === undefined || f[key] === null ? undefined : wholeSecond(parseTime(f[key], `${path}.${key}`)));
+    const exact = at('datetime');
+    const [geq, gt, leq, lt] = [at('datetime_geq'), at('datetime_gt'), at('datetime_leq'), at('datetime_lt')];
+    if (exact !== undefined) {
+      starts.push(exact);
+      ends.push(exact + 999);
+    }
+    if (geq !== undefined) starts.push(geq);
+    if (gt !== undefined) starts.push(gt + 1000);
+    if (leq !== undefined) ends.push(leq + 999);
+    if (lt !== undefined) ends.push(lt - 1);
+  }
+  if (starts.length === 0) {
     throw new QueryError('the filter needs a start time: datetime_geq (and datetime_leq, default now), e.g. {datetime_geq: "2026-11-26T00:00:00Z"}');
   }
-  // Whole seconds, as the filter compares them (secondBounds).
-  let from = wholeSecond(filter.datetime !== undefined ? parseTime(filter.datetime, 'filter.datetime') : parseTime(geq, filter.datetime_geq !== undefined ? 'filter.datetime_geq' : 'filter.datetime_gt'));
-  let to = filter.datetime !== undefined ? from + 999 : leq !== undefined ? wholeSecond(parseTime(leq, filter.datetime_leq !== undefined ? 'filter.datetime_leq' : 'filter.datetime_lt')) + 999 : now;
-  if (filter.datetime_gt !== undefined && filter.datetime_geq === undefined) from += 1000;
-  if (filter.datetime_lt !== undefined && filter.datetime_leq === undefined) to -= 1000;
+  const from = Math.max(...starts);
+  const to = ends.length > 0 ? Math.min(...ends) : now;
   if (to - from > maxRangeMs) {
     throw new QueryError(`the time range ${formatTime(from)} to ${formatTime(to)} is longer than the maximum of ${maxRangeMs / 86_400_000} days; narrow datetime_geq/datetime_leq`);
   }
@@ -205,14 +230,18 @@ export interface Group {
 
 /** `firewallEventsAdaptiveGroups`: counts per distinct value of the dimensions. */
 export async function groupEvents(events: EventReader, q: GroupQuery): Promise<Group[]> {
-  const orderDims = q.orderBy.map((o) => o.replace(/_(ASC|DESC)$/, '')).filter((n) => n !== 'count');
-  const dims = [...new Set([...q.dimensions, ...orderDims])].map((n) => FIELD_BY_NAME.get(n)!);
+  // Ordering by a dimension not selected would split the groups by it, unseen.
+  const unselected = q.orderBy.find((o) => !['count', ...q.dimensions].includes(o.replace(/_(ASC|DESC)$/, '')) && FIELD_BY_NAME.has(o.replace(/_(ASC|DESC)$/, '')));
+  if (unselected) throw new QueryError(`orderBy: ${unselected} orders by a dimension the query does not select; add ${unselected.replace(/_(ASC|DESC)$/, '')} to dimensions, or order by count or a selected dimension`);
+  const dims = [...new Set(q.dimensions)].map((n) => FIELD_BY_NAME.get(n)!);
   // A time bound inside AND/OR would cut an hour's count in two: then only events are exact.
   const nested = [...((q.filter.AND as Filter[] | undefined) ?? []), ...((q.filter.OR as Filter[] | undefined) ?? [])].flatMap(filterFields);
-  const usesHourly = dims.every((d) => d.hourly) && filterFields(q.filter).every((n) => FIELD_BY_NAME.get(n)?.hourly === true) && !nested.includes('datetime');
+  // `datetime` as a dimension is the second: the hourly counts have only the hour.
+  const usesHourly = dims.every((d) => d.hourly && d.name !== 'datetime') && filterFields(q.filter).every((n) => FIELD_BY_NAME.get(n)?.hourly === true) && !nested.includes('datetime');
   const select = dims.map((d, i) => `${d.sql} AS d${i}`);
   const groupBy = dims.length ? `GROUP BY ${dims.map((_, i) => `d${i}`).join(', ')}` : '';
-  const order = orderSql(q.orderBy, (name) => (name === 'count' ? 'count' : `d${dims.findIndex((d) => d.name === name)}`));
+  // After the order asked for, the groups' own dimensions, so that the order is always the same.
+  const order = [...orderSql(q.orderBy, (name) => (name === 'count' ? 'count' : `d${dims.findIndex((d) => d.name === name)}`)), ...dims.map((_, i) => `d${i} ASC`)];
   let sql: string;
   let params: SqlValue[];
   const hStart = Math.ceil(q.range.from / HOUR_MS) * HOUR_MS;
