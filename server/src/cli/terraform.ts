@@ -79,7 +79,7 @@ async function importFile(file: string, text: string, io: Io, out: string | unde
     .map((r) => toRuleset(r, ids))
     .sort((a, b) => order.indexOf(a.resource) - order.indexOf(b.resource));
   if (imported.length === 0) throw new InputError([`${file}: no cloudflare_ruleset resource`]);
-  for (const i of imported) for (const u of i.unresolved) io.err(`${file}: ${i.resource}.${u.path} depends on ${u.dependsOn.join(', ')}: kept as written\n`);
+  for (const i of imported) for (const u of i.unresolved) io.err(`${file}: ${i.resource}.${u.path} depends on ${u.dependsOn.join(', ')}: ${u.leftOut ? 'left out' : 'kept as written'}\n`);
   if (out !== undefined) {
     try {
       mkdirSync(out, { recursive: true });
@@ -106,13 +106,26 @@ export function redact(text: string, token: string): string {
   return token ? text.split(token).join('***') : text;
 }
 
-/** Several rulesets as a zone file: entry points by phase, custom rulesets apart. */
+/** Several rulesets as a zone file: entry points by phase, custom rulesets apart; two entry points of one phase (two zones, a zone and its account) do not fit in one. */
 export function zoneFile(imported: readonly ImportedRuleset[]): Record<string, unknown> {
   const entryPoints: Record<string, unknown> = {};
+  const by = new Map<string, ImportedRuleset>();
   const customRulesets: unknown[] = [];
-  for (const { ruleset } of imported) {
-    if (ruleset.kind === 'custom' || typeof ruleset.phase !== 'string') customRulesets.push(ruleset);
-    else entryPoints[ruleset.phase] = ruleset;
+  for (const i of imported) {
+    const { ruleset } = i;
+    if (ruleset.kind === 'custom' || typeof ruleset.phase !== 'string') {
+      customRulesets.push(ruleset);
+      continue;
+    }
+    const before = by.get(ruleset.phase);
+    if (before) {
+      const where = (r: ImportedRuleset) => (r.zoneId ? `zone ${r.zoneId}` : r.accountId ? `account ${r.accountId}` : 'scope not written as a literal');
+      throw new InputError([
+        `rulesmith terraform import: ${before.resource} (${where(before)}) and ${i.resource} (${where(i)}) are both entry points of phase ${ruleset.phase}, and one zone file holds one entry point per phase; use --out DIR to write each resource to its own .ruleset.json`,
+      ]);
+    }
+    by.set(ruleset.phase, i);
+    entryPoints[ruleset.phase] = ruleset;
   }
   return { entryPoints, customRulesets };
 }

@@ -124,7 +124,22 @@ function ruleFields(rule: Readonly<Record<string, unknown>>): Record<string, unk
   const out: Record<string, unknown> = {};
   for (const k of RULE_ORDER) if (rule[k] !== undefined) out[k] = rule[k];
   for (const [k, x] of Object.entries(rule)) if (!COMPUTED.has(k) && out[k] === undefined && x !== undefined) out[k] = x;
+  // Neither provider takes `action_parameters.version` (v5 has no such attribute; v4 refuses it from 4.48).
+  if (isObject(out.action_parameters) && 'version' in out.action_parameters) {
+    const { version: _version, ...rest } = out.action_parameters;
+    out.action_parameters = rest;
+  }
   return out;
+}
+
+/** Comment lines for the rules whose execute the API pins to a version other than the latest: the provider cannot write it. */
+function pinnedVersions(rules: readonly unknown[]): Line[] {
+  return rules.flatMap((r, i) => {
+    const version = isObject(r) && isObject(r.action_parameters) ? r.action_parameters.version : undefined;
+    if (version === undefined || version === 'latest') return [];
+    const which = isObject(r) && typeof r.ref === 'string' ? `rule ${i + 1} (${r.ref})` : `rule ${i + 1}`;
+    return [{ text: `  # ${which} runs version ${String(version)} of its ruleset; the provider has no attribute for that, so after an apply it runs the latest.\n` }];
+  });
 }
 
 /** The Terraform configuration of these rulesets. */
@@ -140,8 +155,9 @@ export function exportTerraform(rulesets: readonly ExportedRuleset[], provider: 
     const lines: Line[] = [{ key: scope.attr, value: hclString(scope.id) }];
     for (const k of ['name', 'description', 'kind', 'phase'] as const) if (rs[k] !== undefined) lines.push({ key: k, value: value(rs[k], '  ', refs, k) });
     const rules = Array.isArray(rs.rules) ? rs.rules.filter(isObject).map(ruleFields) : undefined;
-    // v5's list (and v4's empty one) is an attribute; v4's rules are blocks, each after a blank line.
-    if (rules && (provider === 5 || rules.length === 0)) lines.push({ key: 'rules', value: value(rules, '  ', refs, '') });
+    if (Array.isArray(rs.rules)) lines.push(...pinnedVersions(rs.rules));
+    // v5's list is an attribute; v4's rules are blocks, each after a blank line (none: no rules at all, v4 has no `rules =`).
+    if (rules && provider === 5) lines.push({ key: 'rules', value: value(rules, '  ', refs, '') });
     else for (const rule of rules ?? []) lines.push({ text: '\n' }, { text: `  rules {\n${v4Body(rule, '    ', refs, '')}  }\n` });
     out += `\nresource "cloudflare_ruleset" ${hclString(r.name)} {\n${body(lines, '  ')}}\n`;
   }

@@ -55,10 +55,14 @@ export interface Located {
 
 const literalText = (v: HclValue | undefined): string | undefined => (v?.kind === 'string' && v.interpolations.length === 0 ? v.text : undefined);
 
-/** A ruleset's rules: the objects of a v5 `rules = [ … ]`, or the bodies of v4 `rules { … }` blocks. */
-export function ruleObjects(body: HclObject): HclObject[] {
+/**
+ * A ruleset's rules by their index: the items of a v5 `rules = [ … ]` (undefined for an item
+ * that is not written as an object, such as `local.common_rule`: the indexes stay the list's),
+ * or the bodies of v4 `rules { … }` blocks.
+ */
+export function ruleObjects(body: HclObject): (HclObject | undefined)[] {
   const list = attribute(body, 'rules')?.value;
-  if (list?.kind === 'list') return list.items.filter((i): i is HclObject => i.kind === 'object');
+  if (list?.kind === 'list') return list.items.map((i) => (i.kind === 'object' ? i : undefined));
   return body.blocks.filter((b) => b.type === 'rules').map((b) => b.body);
 }
 
@@ -86,7 +90,7 @@ export function locate(text: string): Located {
       // A kind not written as a literal (`var.kind`): the ruleset is an account's if it has an account_id, which only an account's has.
       const account = isAccountKind(kind) || (kind === undefined && attribute(block.body, 'account_id')) ? { account: true } : {};
       ruleObjects(block.body).forEach((rule, i) => {
-        const expr = attribute(rule, 'expression');
+        const expr = rule && attribute(rule, 'expression');
         if (!expr) return;
         const ruleName = literalText(attribute(rule, 'ref')?.value) ?? literalText(attribute(rule, 'description')?.value);
         expressions.push({ ...site(resourceType, resource, i, ruleName, phase, expr.value), ...account });

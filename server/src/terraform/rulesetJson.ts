@@ -42,8 +42,8 @@ export interface ImportedRuleset {
   readonly ruleset: Record<string, unknown>;
   readonly zoneId?: string;
   readonly accountId?: string;
-  /** Values that depend on Terraform variables or other resources (`rules[1].expression` on `var.host`). */
-  readonly unresolved: readonly { readonly path: string; readonly dependsOn: readonly string[] }[];
+  /** Values that depend on Terraform variables or other resources (`rules[1].expression` on `var.host`); `leftOut`: not in the ruleset at all (`dynamic "rules"`). */
+  readonly unresolved: readonly { readonly path: string; readonly dependsOn: readonly string[]; readonly leftOut?: true }[];
   /** Values written as a reference to another ruleset of the file, resolved to its id (`rules[1].action_parameters.id` from `cloudflare_ruleset.x.id`). */
   readonly resolved: readonly { readonly path: string; readonly reference: string }[];
 }
@@ -87,7 +87,7 @@ export function rulesetReference(v: string): string | undefined {
 
 /** One resource as a ruleset body. */
 export function toRuleset(resource: TfRulesetResource, ids: ReadonlyMap<string, { id: string; zoneId?: string; accountId?: string }> = new Map()): ImportedRuleset {
-  const unresolved: { path: string; dependsOn: string[] }[] = [];
+  const unresolved: { path: string; dependsOn: string[]; leftOut?: true }[] = [];
   const resolved: { path: string; reference: string }[] = [];
   const convert = (v: unknown, path: string, key: string | undefined): unknown => {
     if (Array.isArray(v)) {
@@ -119,6 +119,10 @@ export function toRuleset(resource: TfRulesetResource, ids: ReadonlyMap<string, 
     ruleset[key] = convert(resource.value[key], key, key);
   }
   if (Array.isArray(ruleset.rules)) ruleset.rules = ruleset.rules.map((r) => (isObject(r) ? v4SkipRules(r) : r));
+  // `dynamic "rules"` makes its blocks at plan time: there are none to read here.
+  const dynamic = resource.value.dynamic;
+  const generated = (Array.isArray(dynamic) ? dynamic : [dynamic]).some((d) => isObject(d) && d.rules !== undefined);
+  if (generated) unresolved.push({ path: 'rules', dependsOn: ['dynamic "rules" (its blocks are made at plan time)'], leftOut: true });
   const zoneId = typeof resource.value.zone_id === 'string' ? untemplate(resource.value.zone_id) : undefined;
   const accountId = typeof resource.value.account_id === 'string' ? untemplate(resource.value.account_id) : undefined;
   return {

@@ -169,6 +169,31 @@ test("check: an account's rate limiting ruleset (kind = \"custom\", or a kind no
   assert.deepEqual(await findings('var.kind', 'zone_id   '), []);
 });
 
+test('check: a rules list that mixes references (local.common_rule) and objects judges each object as the rule it is', async () => {
+  const tf = (a: string, b: string) =>
+    [
+      'resource "cloudflare_ruleset" "mixed" {',
+      '  zone_id = "0123456789abcdef0123456789abcdef"',
+      '  name    = "mixed"',
+      '  kind    = "zone"',
+      '  phase   = "http_request_firewall_custom"',
+      '  rules = [',
+      '    local.common_rule,',
+      `    { ref = "a", action = "block", expression = "${a}" },`,
+      `    { ref = "b", action = "block", expression = "${b}" },`,
+      '  ]',
+      '}',
+      '',
+    ].join('\n');
+  const findings = async (a: string, b: string) => {
+    const o = io({ 'mixed.tf': tf(a, b) });
+    const code = await run(['check', '--format', 'json', 'mixed.tf'], o);
+    return [code, ...(JSON.parse(o.text().out) as { code: string; rule: number; range: { start: { line: number } } }[]).map((f) => [f.code, f.rule, f.range.start.line + 1])];
+  };
+  assert.deepEqual(await findings('http.host eq \\"a\\"', 'http.host eq \\"b\\" andd true'), [1, ['expected-comparison-op', 2, 9]]);
+  assert.deepEqual(await findings('http.host eq \\"a\\" andd true', 'http.host eq \\"b\\"'), [1, ['expected-comparison-op', 1, 8]]);
+});
+
 test('check on an exported file: an execute rule that refers to a ruleset of the file is no unknown managed ruleset; a literal unknown id still is', async () => {
   // The export's own output (v5 and v4): `id = cloudflare_ruleset.custom_shop_rules.id`, resolved through its import block.
   for (const file of ['export-v5.tf', 'export-v4.tf']) {
@@ -318,6 +343,41 @@ test('terraform import: values that depend on Terraform are kept and listed', as
     o.text().err,
     ['v5-escapes.tf: cloudflare_ruleset.custom.rules[1].expression depends on var.country: kept as written', 'v5-escapes.tf: cloudflare_ruleset.custom.rules[2].expression depends on var.blocked: kept as written', ''].join('\n'),
   );
+});
+
+test('terraform import: two entry points of one phase (two zones) are refused in one zone file; dynamic "rules" is reported as left out', async () => {
+  const entry = (name: string, zone: string) =>
+    [`resource "cloudflare_ruleset" "${name}" {`, `  zone_id = "${zone}"`, `  name    = "${name}"`, '  kind    = "zone"', '  phase   = "http_request_firewall_custom"', '  rules   = [{ action = "block", expression = "true" }]', '}', ''].join('\n');
+  const two = io({ 'two.tf': entry('a', 'zone-a') + entry('b', 'zone-b') });
+  assert.equal(await run(['terraform', 'import', 'two.tf'], two), 2);
+  assert.equal(
+    two.text().err,
+    'rulesmith terraform import: cloudflare_ruleset.a (zone zone-a) and cloudflare_ruleset.b (zone zone-b) are both entry points of phase http_request_firewall_custom, and one zone file holds one entry point per phase; use --out DIR to write each resource to its own .ruleset.json\n',
+  );
+  const apart = io({ 'two.tf': entry('a', 'zone-a') + entry('b', 'zone-b') });
+  assert.equal(await run(['terraform', 'import', '--out', '/tmp/two', 'two.tf'], apart), 0);
+  assert.deepEqual([...apart.written.keys()], ['/tmp/two/a.ruleset.json', '/tmp/two/b.ruleset.json']);
+
+  const dynamic = [
+    'resource "cloudflare_ruleset" "managed" {',
+    '  zone_id = "zone-a"',
+    '  name    = "managed"',
+    '  kind    = "zone"',
+    '  phase   = "http_request_firewall_managed"',
+    '  dynamic "rules" {',
+    '    for_each = var.managed',
+    '    content {',
+    '      action     = "execute"',
+    '      expression = "true"',
+    '      action_parameters { id = rules.key }',
+    '    }',
+    '  }',
+    '}',
+    '',
+  ].join('\n');
+  const o = io({ 'dyn.tf': dynamic });
+  assert.equal(await run(['terraform', 'import', 'dyn.tf'], o), 0);
+  assert.equal(o.text().err, 'dyn.tf: cloudflare_ruleset.managed.rules depends on dynamic "rules" (its blocks are made at plan time): left out\n');
 });
 
 test('terraform: bad usage exits 2 with the reason', async () => {
