@@ -16,7 +16,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { everyPage, type CursorInfo } from '../cursorPages';
 import { collectZoneRulesets, type RulesetBody, type RulesetSummary, type ZoneRulesetReader } from '../terraform/collect';
-import { exportTerraform, type ExportedRuleset, type ProviderVersion } from '../terraform/export';
+import { exportTerraform, v4LeftOut, type ExportedRuleset, type ProviderVersion } from '../terraform/export';
 import { parseHcl } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
 import { importIds, resourcesOf, toRuleset, type ImportedRuleset } from '../terraform/rulesetJson';
@@ -48,7 +48,9 @@ export function runTerraformCommand(args: readonly string[], io: Io, env: Readon
     if (apiUrl.username || apiUrl.password) throw new InputError(['rulesmith: --api holds a user name or password; give the API\'s base URL alone (the token goes in RULESMITH_API_TOKEN)']);
     return fetchZoneRulesets(api, zone, token).then(
       (rulesets) => {
-        io.out(exportTerraform(rulesets, Number(provider) as ProviderVersion));
+        const version = Number(provider) as ProviderVersion;
+        if (version === 4) for (const l of v4LeftOut(rulesets)) io.err(`rulesmith terraform export: left out ${l}\n`);
+        io.out(exportTerraform(rulesets, version));
         return 0;
       },
       (e: unknown) => {

@@ -142,12 +142,43 @@ function pinnedVersions(rules: readonly unknown[]): Line[] {
   });
 }
 
-/** The Terraform configuration of these rulesets. */
-export function exportTerraform(rulesets: readonly ExportedRuleset[], provider: ProviderVersion = 5): string {
+/** Keys of v4's `action_parameters` whose block shape differs from the API's (a map of headers as repeated blocks, field lists as sets of names). */
+const V4_RESHAPED = new Set(['headers', 'request_fields', 'response_fields', 'cookie_fields', 'transformed_request_fields']);
+
+/**
+ * Whether v4's block syntax can be written for a ruleset: every object in its rules is one of
+ * the blocks written as the API shapes it (SINGLE_BLOCKS: the WAF's, rate limiting's and
+ * logging's), the skip's map of rule ids aside. The other phases' parameters (transforms,
+ * cache, origin, redirects) have blocks of their own shapes in v4, which are not written.
+ */
+export function v4Writable(ruleset: Readonly<Record<string, unknown>>): boolean {
+  const fits = (o: Record<string, unknown>, path: string): boolean =>
+    Object.entries(o).every(([k, x]) => {
+      if (V4_RESHAPED.has(k)) return false;
+      if (k === 'rules' && path === 'action_parameters' && isObject(x)) return true;
+      if (isObject(x)) return SINGLE_BLOCKS.has(k) && fits(x, k);
+      if (Array.isArray(x)) return x.every((i) => !isObject(i) || fits(i, k));
+      return true;
+    });
+  return !Array.isArray(ruleset.rules) || ruleset.rules.every((r) => !isObject(r) || fits(r, ''));
+}
+
+/** What `--provider 4` leaves out (v4Writable), one line each, for the export's comment and stderr. */
+export function v4LeftOut(rulesets: readonly ExportedRuleset[]): string[] {
+  return rulesets
+    .filter((r) => !v4Writable(r.ruleset))
+    .map((r) => `the ${String(r.ruleset.phase ?? r.ruleset.kind)} ruleset ${String(r.ruleset.id ?? r.ruleset.name)}: its rules' parameters have block shapes of their own in provider v4; export it with --provider 5`);
+}
+
+/** The Terraform configuration of these rulesets (provider v4: those it can write, and a comment naming the rest). */
+export function exportTerraform(all: readonly ExportedRuleset[], provider: ProviderVersion = 5): string {
+  const rulesets = provider === 4 ? all.filter((r) => v4Writable(r.ruleset)) : all;
   const taken = new Set<string>();
   const named = rulesets.map((r) => ({ ...r, name: resourceName(r.ruleset, taken) }));
   const refs = new Map(named.filter((r) => typeof r.ruleset.id === 'string').map((r) => [r.ruleset.id as string, `cloudflare_ruleset.${r.name}`]));
   let out = `terraform {\n  required_providers {\n    cloudflare = {\n      source  = "cloudflare/cloudflare"\n      version = "~> ${provider}"\n    }\n  }\n}\n`;
+  const leftOut = provider === 4 ? v4LeftOut(all) : [];
+  if (leftOut.length > 0) out += `\n${leftOut.map((l) => `# Left out: ${l}.\n`).join('')}`;
   for (const r of named) {
     const rs = r.ruleset;
     const scope = 'zoneId' in r.scope ? { attr: 'zone_id', id: r.scope.zoneId, importPath: provider === 5 ? 'zones' : 'zone' } : { attr: 'account_id', id: r.scope.accountId, importPath: provider === 5 ? 'accounts' : 'account' };

@@ -151,6 +151,18 @@ test('what the providers cannot take: no action_parameters.version (a pinned one
   }
 });
 
+test('provider v4 writes the rulesets whose blocks are the API shapes, and names the others in a comment (a transform\'s headers are blocks of their own there)', async () => {
+  const transform = { id: 'ffffffffffffffffffffffffffffffff', name: 't', kind: 'zone', phase: 'http_request_late_transform', rules: [{ expression: 'true', action: 'rewrite', action_parameters: { headers: { 'x-env': { operation: 'set', value: 'prod' } } } }] };
+  const custom = { id: 'cccccccccccccccccccccccccccccccc', name: 'c', kind: 'zone', phase: 'http_request_firewall_custom', rules: [{ expression: 'true', action: 'block', action_parameters: { response: { status_code: 403, content: 'no', content_type: 'text/plain' } } }] };
+  const both: ExportedRuleset[] = [{ ruleset: transform, scope: { zoneId: 'zone' } }, { ruleset: custom, scope: { zoneId: 'zone' } }];
+  const text = exportTerraform(both, 4);
+  assert.ok(text.includes('\n# Left out: the http_request_late_transform ruleset ffffffffffffffffffffffffffffffff: its rules\' parameters have block shapes of their own in provider v4; export it with --provider 5.\n'), text);
+  assert.ok(!text.includes('headers'), text);
+  assert.deepEqual(await roundTrip([both[1]!], 4), [withoutComputed(custom, 4)]);
+  // v5 writes both.
+  assert.deepEqual(await roundTrip(both, 5), [withoutComputed(transform, 5), withoutComputed(custom, 5)]);
+});
+
 test('terraformFmt, the test\'s reading of terraform fmt: indents by bracket, aligns the = of adjacent single-line attributes', () => {
   const messy = ['resource "cloudflare_ruleset" "x" {', 'zone_id = "z"', '      name = "n"', '  rules = [', '{', 'ref = "a"', 'expression = "true"', 'action_parameters = {', 'ids = ["a","b"]', '}', 'enabled = true', '},', ']', '}', ''].join('\n');
   const formatted = [

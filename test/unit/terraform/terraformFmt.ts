@@ -15,11 +15,12 @@
  *   one, a block's opening or closing, `rules = [`) ends the run.
  *
  * Tokens it knows: identifiers, numbers, quoted strings without interpolations, `=` `,` `.`
- * `:` and brackets, and `#` comments are not among them: it throws on anything else, so a
- * test never passes on text it did not understand.
+ * `:` and brackets, and a line that is one `#` comment (indented as the level it is at, its
+ * text kept, ending a run of attribute lines); it throws on anything else, so a test never
+ * passes on text it did not understand.
  */
 
-type Kind = 'ident' | 'number' | 'string' | '=' | ',' | '.' | ':' | '{' | '}' | '[' | ']' | '(' | ')';
+type Kind = 'ident' | 'number' | 'string' | 'comment' | '=' | ',' | '.' | ':' | '{' | '}' | '[' | ']' | '(' | ')';
 interface Token {
   readonly kind: Kind;
   readonly text: string;
@@ -30,6 +31,7 @@ const width = (t: Token): number => (t.kind === 'string' ? 2 + [...graphemes.seg
 const change = (t: Token): number => ('{[('.includes(t.kind) ? 1 : '}])'.includes(t.kind) ? -1 : 0);
 
 function tokenize(line: string, at: number): Token[] {
+  if (line.trimStart().startsWith('#')) return [{ kind: 'comment', text: line.trim() }];
   const out: Token[] = [];
   let i = 0;
   while (i < line.length) {
