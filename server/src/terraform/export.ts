@@ -42,7 +42,9 @@ export function hclString(s: string): string {
     .replace(/([$%])\{/g, '$1$1{');
 }
 
-const key = (k: string) => (isIdentifier(k) ? k : hclString(k));
+/** Words that as a bare key would start an expression of their own (`{ for = 1 }` is a for expression): quoted. */
+const HCL_KEYWORDS = new Set(['for', 'if', 'in', 'null', 'true', 'false']);
+const key = (k: string) => (isIdentifier(k) && !HCL_KEYWORDS.has(k) ? k : hclString(k));
 
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 const count = (s: string) => [...graphemes.segment(s)].length;

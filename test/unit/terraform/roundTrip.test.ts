@@ -151,6 +151,13 @@ test('what the providers cannot take: no action_parameters.version (a pinned one
   }
 });
 
+test('a key that is an HCL keyword (a header named for or if) is quoted: bare, `{ for = … }` would be a for expression', async () => {
+  const ruleset = { id: 'abababababababababababababababab', name: 'kw', kind: 'zone', phase: 'http_request_late_transform', rules: [{ expression: 'true', action: 'rewrite', action_parameters: { headers: { for: { operation: 'set', value: '1' }, if: { operation: 'remove' } } } }] };
+  const text = exportTerraform([{ ruleset, scope: { zoneId: 'zone' } }], 5);
+  assert.ok(text.includes('"for" = {') && text.includes('"if" = {'), text);
+  assert.deepEqual(await roundTrip([{ ruleset, scope: { zoneId: 'zone' } }], 5), [withoutComputed(ruleset, 5)]);
+});
+
 test('provider v4 writes the rulesets whose blocks are the API shapes, and names the others in a comment (a transform\'s headers are blocks of their own there)', async () => {
   const transform = { id: 'ffffffffffffffffffffffffffffffff', name: 't', kind: 'zone', phase: 'http_request_late_transform', rules: [{ expression: 'true', action: 'rewrite', action_parameters: { headers: { 'x-env': { operation: 'set', value: 'prod' } } } }] };
   const custom = { id: 'cccccccccccccccccccccccccccccccc', name: 'c', kind: 'zone', phase: 'http_request_firewall_custom', rules: [{ expression: 'true', action: 'block', action_parameters: { response: { status_code: 403, content: 'no', content_type: 'text/plain' } } }] };
