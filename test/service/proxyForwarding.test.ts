@@ -5,6 +5,8 @@
 // leave mid-evaluation, pipelined garbage, and the requests the proxy answers itself
 // (CONNECT, a stalled body) or forwards as they are (OPTIONS *).
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { proxyTestFile, raw, rawSocket, send, startRawUpstream, ZONE } from './proxyHarness';
 
@@ -64,7 +66,7 @@ describe("the app's answers node would refuse to write as they are", () => {
       await withProxy({ upstream: app.url }, async (p, logs) => {
         const status = await send(p.url(), ZONE, '/099');
         assert.equal(status.status, 502);
-        assert.match(status.body, new RegExp(`The upstream <code>${app.url}/</code> could not be reached: its answer could not be relayed \\(an invalid status line \\(status 99\\)\\)`));
+        assert.match(status.body, new RegExp(`The upstream <code>${app.url}/</code> did not give an answer the proxy could relay: its answer could not be relayed \\(an invalid status line \\(status 99\\)\\)`));
         const reason = await send(p.url(), ZONE, '/ctl');
         assert.equal(reason.status, 502);
         assert.match(reason.body, /a control character in the reason phrase/);
@@ -131,6 +133,84 @@ describe('an app that answers before the upload ends', () => {
         assert.match(r.data, /\r\nconnection: close\r\n/i);
         assert.ok(r.data.endsWith(`\r\n\r\n${body}`), r.data);
         assert.equal(r.closed, true);
+      });
+    } finally {
+      app.close();
+    }
+  });
+});
+
+describe('an app that answers before the upload ends, to a client that reads only after writing its whole body', () => {
+  it('gets the answer (the rest of the upload is read and dropped, not reset), and the app\'s next request goes on a sound connection', async () => {
+    const app = createServer((req, res) => {
+      if (req.method === 'POST') return void res.writeHead(413, { 'content-type': 'text/plain', 'content-length': 3 }).end('big');
+      res.end(`ok ${req.url}`);
+    });
+    await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
+    try {
+      await withProxy({ upstream: `http://127.0.0.1:${(app.address() as AddressInfo).port}`, inspectBodyLimit: 1024 }, async (p) => {
+        const size = 8_000_000;
+        const s = rawSocket(p.url());
+        let got = '';
+        let failed = '';
+        s.on('error', (e: NodeJS.ErrnoException) => (failed = e.code ?? e.message));
+        // Everything written before anything is read, as Python's http.client does.
+        s.pause();
+        s.write(`POST /up HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: ${size}\r\n\r\n`);
+        await new Promise<void>((r) => s.write(Buffer.alloc(size, 0x61), () => r()));
+        s.on('data', (d: Buffer) => (got += d.toString('latin1')));
+        const closed = new Promise<void>((r) => s.once('close', () => r()));
+        s.resume();
+        await closed;
+        assert.equal(failed, '');
+        assert.match(got, /^HTTP\/1\.1 413 Payload Too Large\r\n/);
+        assert.ok(got.endsWith('\r\n\r\nbig'), got);
+        assert.deepEqual([(await send(p.url(), ZONE, '/after')).body], ['ok /after']);
+      });
+    } finally {
+      app.close();
+    }
+  });
+});
+
+describe('a kept-alive connection the app closed as the next request went out on it', () => {
+  it('is sent again on another connection: the client gets the answer, not a 502', async () => {
+    let connections = 0;
+    const app = await startRawUpstream((_head, s) => {
+      connections++;
+      s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+      // The next request on this connection finds it closed (as an app's idle close just as it went out).
+      s.once('data', () => s.destroy());
+    });
+    try {
+      await withProxy({ upstream: app.url }, async (p) => {
+        const statuses: number[] = [];
+        for (let i = 0; i < 3; i++) statuses.push((await send(p.url(), ZONE, `/n${i}`)).status);
+        assert.deepEqual(statuses, [200, 200, 200]);
+        assert.equal(connections, 3);
+      });
+    } finally {
+      app.close();
+    }
+  });
+});
+
+describe('a WebSocket handshake the app declines with a streamed answer', () => {
+  it('ends the request to the app when the client leaves', async () => {
+    const app = await startRawUpstream((_head, s) => {
+      s.write('HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n');
+      const tick = setInterval(() => s.write('5\r\nhello\r\n'), 50);
+      s.on('close', () => clearInterval(tick));
+    });
+    try {
+      await withProxy({ upstream: app.url }, async (p) => {
+        const s = rawSocket(p.url());
+        s.write(`GET /ws HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(app.sockets.size, 1);
+        s.destroy();
+        for (let i = 0; i < 40 && app.sockets.size > 0; i++) await new Promise((r) => setTimeout(r, 50));
+        assert.equal(app.sockets.size, 0);
       });
     } finally {
       app.close();

@@ -66,8 +66,14 @@ export function unknownZonePage(rayId: string, host: string, zones: readonly str
   );
 }
 
+/** Errors that mean nothing answered at the upstream's address (the app is not running, or the address is wrong). */
+const UNREACHABLE = /^(ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN)\b/;
+
 export function badGatewayPage(rayId: string, upstream: string, reason: string): Page {
-  return html(502, 'Error 502: bad gateway', `<p>The upstream <code>${escapeHtml(upstream)}</code> could not be reached: ${escapeHtml(reason)}.</p><p>Is the application running?</p>`, rayId);
+  const text = UNREACHABLE.test(reason)
+    ? `could not be reached: ${escapeHtml(reason)}.</p><p>Is the application running?`
+    : `did not give an answer the proxy could relay: ${escapeHtml(reason)}.`;
+  return html(502, 'Error 502: bad gateway', `<p>The upstream <code>${escapeHtml(upstream)}</code> ${text}</p>`, rayId);
 }
 
 export function gatewayTimeoutPage(rayId: string, upstream: string, seconds: number): Page {

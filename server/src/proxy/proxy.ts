@@ -29,9 +29,9 @@
  * configuration the proxy holds may include a deployment a restart takes back, so every
  * request is answered 503 and none forwarded until `serve` is restarted.
  */
-import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { createHistogram, monitorEventLoopDelay, performance, type RecordableHistogram } from 'node:perf_hooks';
 import type { Duplex } from 'node:stream';
 import type { EvaluatedRequest, EvaluatedRequestSink } from '../evaluatedRequest';
@@ -165,6 +165,19 @@ export const CONTROL_PATH = '/.rulesmith/proxy';
  * 499, the one Cloudflare's logs give it too): its events and its count carry it.
  */
 export const CLIENT_CLOSED = 499;
+/**
+ * Sends of one request to the app when a kept-alive connection turns out closed (reset
+ * before any answer: the app closed it idle as the request went out). Each try takes another
+ * connection (the one that failed is gone), so this bounds the stale ones a burst may meet.
+ */
+export const UPSTREAM_ATTEMPTS = 3;
+/**
+ * Lingering close: after an answer to a request whose upload is unfinished, the rest of it is
+ * read and dropped for up to LINGER_MS (LINGER_IDLE_MS without a byte) before the connection
+ * closes, so that a client that writes its whole body before it reads gets the answer.
+ */
+export const LINGER_MS = 30_000;
+export const LINGER_IDLE_MS = 5_000;
 
 /** What a challenge served with the interstitial keeps until its button is pressed (`passChallenge`). */
 interface PendingChallenge {
@@ -636,7 +649,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (res.destroyed || req.socket.destroyed) return record(v, req, leftWith(res), false);
     const route = v.route;
     const upstream = route.upstream.href;
-    const upReq = upstreamRequest(req, v);
+    let upReq = upstreamRequest(req, v);
+    let attempts = 1;
     /** Set once the client's answer is decided: the app's, or the proxy's error page. */
     let answered = false;
     /** Set once the end of the app's answer is accounted for (the client left, a relay failed, the body or the answer stalled), so a cut-off is logged only when it is the app's doing. */
@@ -693,42 +707,56 @@ export function createProxy(options: ProxyOptions): RunningProxy {
           }
         }
       };
-    upReq.on(
-      'error',
-      guard('upstream error', (e: NodeJS.ErrnoException) => {
-        // Once the app has answered, its response stream reports what matters: an app that answers
-        // early (413 mid-upload) and closes ends the request with an error here, and its answer stands.
-        giveUp(badGatewayPage(v.rayId, upstream, e.code ? `${e.code} (${e.message})` : e.message));
-      }),
-    );
-    upReq.on(
-      'response',
-      guard('relaying the answer', (upRes: IncomingMessage) => {
-        clock.stop();
-        if (answered) {
-          if (countAfterClientLeft) countOnward(v, upRes);
-          countAfterClientLeft = false;
-          upRes.destroy();
-          return;
-        }
-        answered = true;
-        countOnward(v, upRes);
-        relay(req, res, v, upRes, guard, ending);
-      }),
-    );
-    // A 101 to a request that asked for no upgrade.
-    upReq.on('upgrade', (_upRes: IncomingMessage, upSocket: Duplex) => {
-      upSocket.destroy();
-      giveUp(badGatewayPage(v.rayId, upstream, 'it switched protocols unasked (101)'));
-    });
-    upReq.on('socket', (s: Duplex & { connecting?: boolean }) => {
-      if (s.connecting) s.once('connect', () => clock.done('connect'));
-      else clock.done('connect');
-    });
-    upReq.on('finish', () => {
-      clock.wait('answer');
-      countOnward(v);
-    });
+    /** The listeners of a request to the app (the first, or one sent again on another connection). */
+    const wire = (r: ClientRequest): void => {
+      r.on(
+        'error',
+        guard('upstream error', (e: NodeJS.ErrnoException) => {
+          // A kept-alive connection that the app closed as this request went out on it (reset before
+          // any answer): sent again on another connection, as nginx does. Only a request whose whole
+          // body the proxy holds can be, and at most UPSTREAM_ATTEMPTS times in all.
+          if (!answered && ended && r.reusedSocket && attempts < UPSTREAM_ATTEMPTS && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+            attempts++;
+            upReq = upstreamRequest(req, v);
+            wire(upReq);
+            upReq.end(buffered);
+            return;
+          }
+          // Once the app has answered, its response stream reports what matters: an app that answers
+          // early (413 mid-upload) and closes ends the request with an error here, and its answer stands.
+          giveUp(badGatewayPage(v.rayId, upstream, e.code ? `${e.code} (${e.message})` : e.message));
+        }),
+      );
+      r.on(
+        'response',
+        guard('relaying the answer', (upRes: IncomingMessage) => {
+          clock.stop();
+          if (answered) {
+            if (countAfterClientLeft) countOnward(v, upRes);
+            countAfterClientLeft = false;
+            upRes.destroy();
+            return;
+          }
+          answered = true;
+          countOnward(v, upRes);
+          relay(req, res, v, r, upRes, guard, ending);
+        }),
+      );
+      // A 101 to a request that asked for no upgrade.
+      r.on('upgrade', (_upRes: IncomingMessage, upSocket: Duplex) => {
+        upSocket.destroy();
+        giveUp(badGatewayPage(v.rayId, upstream, 'it switched protocols unasked (101)'));
+      });
+      r.on('socket', (s: Duplex & { connecting?: boolean }) => {
+        if (s.connecting) s.once('connect', () => clock.done('connect'));
+        else clock.done('connect');
+      });
+      r.on('finish', () => {
+        clock.wait('answer');
+        countOnward(v);
+      });
+    };
+    wire(upReq);
     // A client that goes away takes its upstream request with it; gone before any answer, it is recorded as such.
     res.on('close', () => {
       if (res.writableFinished) return;
@@ -759,13 +787,16 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   /** The app's answer to the client: status, headers minus hop-by-hop ones, body and trailers. */
-  function relay(req: IncomingMessage, res: ServerResponse, v: Verdict, upRes: IncomingMessage, guard: Guard, ending: { explained: boolean }): void {
+  function relay(req: IncomingMessage, res: ServerResponse, v: Verdict, upReq: ClientRequest, upRes: IncomingMessage, guard: Guard, ending: { explained: boolean }): void {
     const bad = badStatusLine(upRes);
     if (bad) throw new Error(`an invalid status line (${bad})`);
     const status = upRes.statusCode!;
     const headers = withRayId(responseHeaders(upRes, carriesTrailers(req, res, status, upRes.headers)), v.rayId);
     // The client's upload is unfinished (the app answered early): the connection cannot be reused.
-    if (!req.complete) headers.push('connection', 'close');
+    if (!req.complete) {
+      headers.push('connection', 'close');
+      lingerOnClose(req, upReq);
+    }
     res.writeHead(status, upRes.statusMessage, headers);
     record(v, req, status);
     // The app's connection ended before its answer did (an error, or a close without one): the
@@ -1141,6 +1172,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const headers = withRayId(responseHeaders(upRes, false), rayId);
     socket.write(`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage ?? ''}\r\n${headerLines(pairs(headers))}connection: close\r\n\r\n`);
     upRes.on('error', () => socket.destroy());
+    // A client that leaves takes the app's answer with it (the pipe alone would only pause it, and the idle watch with it).
+    socket.once('close', () => upRes.destroy());
     upRes.pipe(socket);
     watchAnswerIdle(upRes, upstreamTimeout, () => {
       upRes.destroy();
@@ -1220,6 +1253,37 @@ function upstreamTarget(up: URL): { protocol: string; hostname: string; port: st
   const hostname = up.hostname.replace(/^\[|\]$/g, '');
   if (up.protocol !== 'https:') return { protocol: up.protocol, hostname, port: up.port || 80 };
   return { protocol: up.protocol, hostname, port: up.port || 443, servername: isIP(hostname) ? '' : hostname };
+}
+
+/**
+ * Closes `socket`, when node's server closes it after the answer, as nginx's lingering close
+ * does: the answer's end is sent (FIN), and what the client still sends is read and dropped
+ * until it ends its side, LINGER_IDLE_MS pass without a byte, or LINGER_MS in all. Closed at
+ * once, the unread upload would make the kernel reset the connection, and a client that
+ * writes its whole body before it reads would lose the answer.
+ */
+function lingerOnClose(req: IncomingMessage, upReq: ClientRequest): void {
+  req.socket.destroySoon = function lingering(this: Socket) {
+    if (this.writable) this.end();
+    // The rest of the upload goes nowhere now (the app has answered): read, and dropped. The
+    // request to the app goes, its body unfinished: that connection must not carry another.
+    req.removeAllListeners('data');
+    req.resume();
+    if (!upReq.writableFinished) upReq.destroy();
+    const close = () => this.destroy();
+    const total = setTimeout(close, LINGER_MS);
+    let idle = setTimeout(close, LINGER_IDLE_MS);
+    this.on('data', () => {
+      clearTimeout(idle);
+      idle = setTimeout(close, LINGER_IDLE_MS);
+    });
+    this.once('end', close);
+    this.once('close', () => {
+      clearTimeout(total);
+      clearTimeout(idle);
+    });
+    this.resume();
+  };
 }
 
 /** A plain-text answer the proxy writes itself on the socket, and then the connection closes. */
