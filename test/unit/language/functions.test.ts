@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, createHmac } from 'node:crypto';
 import type { Value } from '../../../server/src/language/ir';
-import { JWT_VALID_FIELD, RUNTIME_FUNCTIONS, base64Decode, base64Encode, hmacSha256, sha256 } from '../../../server/src/language/runtime/functions';
+import { JWT_VALID_FIELD, RUNTIME_FUNCTIONS, base64Decode, base64Encode, hmacSha256, sha256, urlDecodeOnce } from '../../../server/src/language/runtime/functions';
 import type { CallEnv } from '../../../server/src/language/runtime/runtimeFunction';
 import { utf8ToBinary } from '../../../server/src/language/bytes';
 import { FUNCTIONS, MAGIC_FIREWALL_FUNCTIONS } from '../../../server/src/language/scheme/index';
@@ -300,7 +300,28 @@ describe('url_decode', () => {
     ['url_decode', ['%FF'], '\xff'],
     ['url_decode', [''], ''],
     ['url_decode', [undefined], undefined],
+    // Escapes made by decoding, before and after: %%341 is %41 after one pass, A after two.
+    ['url_decode', ['%%341', 'r'], 'A'],
+    ['url_decode', ['%2%341', 'r'], '$1'],
+    ['url_decode', ['%25%32%35%34%31+', 'r'], 'A '],
+    ['url_decode', ['%u0025%u0034%u0031', 'ur'], 'A'],
   ]);
+
+  test('"r" decodes until nothing changes, as pass after pass would, in one pass (a body of %2525…41 took 20 s)', () => {
+    const passes = (s: string, u: boolean) => {
+      let cur = urlDecodeOnce(s, u);
+      for (let next = urlDecodeOnce(cur, u); next !== cur; next = urlDecodeOnce(cur, u)) cur = next;
+      return cur;
+    };
+    const parts = ['%', '2', '5', '4', '1', '+', 'u', 'U', '0', 'B', 'f', 'x', '%25', '%2B', '%u00', '%u0025'];
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let t = 0; t < 20_000; t++) {
+      const s = Array.from({ length: 1 + random(12) }, () => parts[random(parts.length)]).join('');
+      for (const flags of ['r', 'ur']) assert.equal(callBoth('url_decode', [s, flags])[0], passes(s, flags === 'ur'), `${JSON.stringify(s)} ${flags}`);
+    }
+    assert.equal(callBoth('url_decode', [`%${'25'.repeat(65_000)}41`, 'r'])[0], 'A');
+  });
 });
 
 describe('uuidv4', () => {

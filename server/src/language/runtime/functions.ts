@@ -392,6 +392,37 @@ export function urlDecodeOnce(s: string, unicode: boolean): string {
   return percentDecode(s, { plus: true, percentU: unicode ? percentUtf8 : undefined });
 }
 
+const isHexDigit = (c: string | undefined): boolean => c !== undefined && /^[0-9A-Fa-f]$/.test(c);
+
+/**
+ * `url_decode(s, "r")` after its first pass: decoded again and again until nothing changes,
+ * in one pass. Escapes never overlap (`%`, `u` and `+` are not hex digits), so the order they
+ * are decoded in does not change the result: each byte is appended to the output, and when
+ * the output's end then forms an escape (`%HH`, with "u" `%uHHHH`) or is a `+`, it is decoded
+ * in place and its bytes appended the same way. Linear: pass after pass took O(n²) on
+ * `%2525…41` (20 s for a 128 KB body).
+ */
+export function urlDecodeSettled(s: string, unicode: boolean): string {
+  const out: string[] = [];
+  // What is still to be appended, last first.
+  const pending = [...s].reverse();
+  while (pending.length > 0) {
+    const c = pending.pop()!;
+    out.push(c === '+' ? ' ' : c);
+    const n = out.length;
+    if (n >= 3 && out[n - 3] === '%' && isHexDigit(out[n - 2]) && isHexDigit(out[n - 1])) {
+      const byte = String.fromCharCode(parseInt(out[n - 2]! + out[n - 1]!, 16));
+      out.length = n - 3;
+      pending.push(byte);
+    } else if (unicode && n >= 6 && out[n - 6] === '%' && (out[n - 5] === 'u' || out[n - 5] === 'U') && out.slice(n - 4).every(isHexDigit)) {
+      const [bytes] = percentUtf8(out.slice(n - 6).join(''), 0)!;
+      out.length = n - 6;
+      for (let i = bytes.length - 1; i >= 0; i--) pending.push(bytes[i]!);
+    }
+  }
+  return out.join('');
+}
+
 /** `%uXXXX` (a surrogate pair as two escapes) -> UTF-8; a lone surrogate -> U+FFFD. */
 function percentUtf8(s: string, i: number): readonly [string, number] | undefined {
   let cp = hex4At(s, i + 2);
@@ -694,16 +725,8 @@ export const RUNTIME_FUNCTIONS: ReadonlyMap<string, RuntimeFunction> = new Map<s
       if (!isBytes(s)) return undefined;
       const o = isBytes(opts) ? opts : '';
       const unicode = o.includes('u');
-      let cur = urlDecodeOnce(s, unicode);
-      if (o.includes('r')) {
-        // Each pass that changes something shortens the text or removes a '+'.
-        for (let guard = 0; guard <= s.length; guard++) {
-          const next = urlDecodeOnce(cur, unicode);
-          if (next === cur) break;
-          cur = next;
-        }
-      }
-      return cur;
+      const once = urlDecodeOnce(s, unicode);
+      return o.includes('r') ? urlDecodeSettled(once, unicode) : once;
     }),
   ],
   [
