@@ -4,12 +4,12 @@
  */
 import { checkAst, PARSE_LIMIT, tooLong, type CheckOptions } from './check';
 import type { Expr } from './ast';
-import type { Diagnostic } from './diagnostics';
+import { error, type Diagnostic } from './diagnostics';
 import { compile, type CompiledFilter, type CompileOptions } from './evaluate';
 import type { IrBool } from './ir';
 import { prepareFields as prepareFieldValues } from './fieldValues';
 import { withHint } from './hints';
-import { parseExpression, type ParseOptions } from './parse';
+import { NESTING_HINT, parseExpression, type ParseOptions } from './parse';
 import { httpScheme } from './scheme/index';
 import type { Scheme } from './scheme/types';
 import type { Type } from './types';
@@ -44,7 +44,14 @@ export function checkExpression(text: string, options: CheckOptions & Pick<Parse
   const scheme = options.scheme ?? httpScheme;
   const parsed = parseExpression(text, { typeOf: (n) => nameType(scheme, n), match: options.match });
   if (!parsed.ast) return { diagnostics: parsed.diagnostics.map(withHint) };
-  const checked = checkAst(parsed.ast, text, options);
+  let checked: ReturnType<typeof checkAst>;
+  try {
+    checked = checkAst(parsed.ast, text, options);
+  } catch (e) {
+    // Only a pathologically deep expression exhausts the stack (thousands of `[0]` in a row): a finding, never a crash.
+    if (!(e instanceof RangeError)) throw e;
+    return { diagnostics: [error('nesting-too-deep', 0, text.length, 'the expression is nested too deeply to check', NESTING_HINT)] };
+  }
   return { ast: parsed.ast, ir: checked.ir, diagnostics: sortDiagnostics(checked.diagnostics) };
 }
 

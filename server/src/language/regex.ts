@@ -206,6 +206,19 @@ export function formatRegexError(pattern: string, err: { message: string; start?
   return lines.join('\n');
 }
 
+/**
+ * How deep groups, classes and repetitions may nest: Rust's regex syntax refuses more by
+ * default (its `nest_limit`), and the parser and the size estimate here recurse that deep.
+ */
+export const NEST_LIMIT = 250;
+
+/** How many repetitions wrap each other at the top of `node` (`a**` is 2). */
+function repetitionDepth(node: Node): number {
+  let n = 0;
+  for (let x: Node = node; x.t === 'rep'; x = x.sub) n++;
+  return n;
+}
+
 class Re2Regex implements CompiledRegex {
   readonly native: RegExp | undefined;
 
@@ -303,6 +316,9 @@ class Parser {
     return n;
   }
 
+  /** Character classes open around the one being read (`[a[b[c]]]`): they nest like groups. */
+  private classDepth = 0;
+
   private error(message: string, start = this.pos, end = start + 1): RegexError {
     return new RegexError(message, start, Math.min(end, this.p.length));
   }
@@ -362,6 +378,8 @@ class Parser {
       }
       if (c === '*' || c === '+' || c === '?' || c === '{') {
         if (last < 0 || last !== seq.length - 1) throw this.error('repetition operator missing expression');
+        // Repetitions of repetitions (`a***…`) nest like groups.
+        if (depth + repetitionDepth(seq[last]) + 1 > NEST_LIMIT) throw this.error(`exceed the maximum number of nested parentheses/brackets (${NEST_LIMIT})`, start, start + 1);
         seq[last] = this.repetition(seq[last], start);
         continue;
       }
@@ -486,6 +504,7 @@ class Parser {
 
   private group(depth: number): Node | undefined {
     const start = this.pos;
+    if (depth + 1 > NEST_LIMIT) throw this.error(`exceed the maximum number of nested parentheses/brackets (${NEST_LIMIT})`, start, start + 1);
     this.pos++; // (
     let capture = true;
     let name: string | undefined;
@@ -701,6 +720,15 @@ class Parser {
   /** `[...]` at this.pos; returns its set (folded and negated per the flags). */
   private bracketed(): ClassValue {
     const start = this.pos;
+    if (++this.classDepth > NEST_LIMIT) throw this.error(`exceed the maximum number of nested parentheses/brackets (${NEST_LIMIT})`, start, start + 1);
+    try {
+      return this.bracketedBody(start);
+    } finally {
+      this.classDepth--;
+    }
+  }
+
+  private bracketedBody(start: number): ClassValue {
     this.pos++; // [
     let negated = false;
     if (this.p[this.pos] === '^') {

@@ -136,6 +136,14 @@ test('limits: length, nesting, regex count, replace functions', () => {
   const deep = `${'('.repeat(129)}ssl${')'.repeat(129)}`;
   assert.deepEqual(findings(deep), ['nesting-too-deep: maximum nesting depth exceeded (limit: 128) [128,133]']);
   accepts(`${'('.repeat(128)}ssl${')'.repeat(128)}`);
+  // Within the length limit, still never a crash: a chain of indexes thousands long, and regexes nested past Rust's limit of 250.
+  const chain = `http.request.headers["a"]${'[0]'.repeat(4000)} eq "a"`;
+  assert.deepEqual(checkExpression(chain, { allowManaged: true }).diagnostics.map((d) => `${d.code}: ${d.message}`), ['nesting-too-deep: the expression is nested too deeply to check']);
+  const nestedRegex = (open: string, close = '') => `http.host matches "${open}a${close}"`;
+  for (const text of [nestedRegex('('.repeat(251), ')'.repeat(251)), nestedRegex('['.repeat(251), ']'.repeat(251)), `http.host matches r"a${'*'.repeat(251)}"`]) {
+    assert.deepEqual(findings(text).map((f) => f.replace(/ \[.*$/, '')), ['invalid-regex: exceed the maximum number of nested parentheses/brackets (250)'], text.slice(0, 40));
+  }
+  accepts(nestedRegex('('.repeat(250), ')'.repeat(250)));
 
   const regexes = Array.from({ length: 65 }, (_, i) => `http.host matches "a${i}"`).join(' or ');
   assert.ok(findings(regexes).includes(`too-many-regexes: the expression uses 65 regular expressions; a rule may use at most 64 [0,${regexes.length}]`));
