@@ -71,28 +71,32 @@ export function lintComparison(scheme: Scheme, e: A.ComparisonExpr, test: IrTest
   if (e.lhs.kind !== 'field') return;
   const name = e.lhs.name;
   const def = scheme.fields.get(name);
+  // Equality, sets and wildcards only: `contains`, regexes and ordering (`lt "a"`) may match
+  // whatever the literal; a case-insensitive wildcard matches any case; `ne` is always true.
+  if (!['eq', 'ne', 'inBytes', 'wildcard'].includes(test.k)) return;
+  const caseless = test.k === 'wildcard' && !test.strict;
+  const never = (why: string) => (test.k === 'ne' ? `is never equal to it, as ${why}: this condition is always true` : `can never match: ${why}`);
   for (const [lit, bytes] of literalsOf(e, test)) {
     const value = binaryToUtf8(bytes);
     if (value === undefined) continue;
     const at = lit.span;
-    if (test.k === 'matches') continue;
-    if (PATH_FIELDS.has(name) && test.k !== 'contains' && value !== '' && !value.startsWith('/') && !(test.k === 'wildcard' && value.startsWith('*'))) {
-      push(warning('path-without-slash', at.start, at.end, `${quote(value)} can never match: \`${name}\` always starts with "/"`, `Write ${quote('/' + value)}.`, { replacement: quote('/' + value) }));
+    if (PATH_FIELDS.has(name) && value !== '' && !value.startsWith('/') && !(test.k === 'wildcard' && value.startsWith('*'))) {
+      push(warning('path-without-slash', at.start, at.end, `${quote(value)} ${never(`\`${name}\` always starts with "/"`)}`, `Write ${quote('/' + value)}.`, { replacement: quote('/' + value) }));
       continue;
     }
-    if (EXTENSION_FIELDS.has(name) && (value.startsWith('.') || value !== value.toLowerCase()) && test.k !== 'contains') {
+    if (EXTENSION_FIELDS.has(name) && (value.startsWith('.') || (!caseless && value !== value.toLowerCase()))) {
       const fixed = value.replace(/^\./, '').toLowerCase();
-      push(warning('never-matches', at.start, at.end, `${quote(value)} can never match: \`${name}\` is lower case and has no leading dot`, `Write ${quote(fixed)}.`, { replacement: quote(fixed) }));
+      push(warning('never-matches', at.start, at.end, `${quote(value)} ${never(`\`${name}\` is lower case and has no leading dot`)}`, `Write ${quote(fixed)}.`, { replacement: quote(fixed) }));
       continue;
     }
     const known = def?.values;
-    if (!known || known.includes(value) || test.k === 'contains' || test.k === 'wildcard') continue;
+    if (!known || known.includes(value) || test.k === 'wildcard') continue;
     const fixed = known.find((k) => k.toLowerCase() === value.toLowerCase());
     if (!fixed) continue;
     if (name === 'http.request.method') {
-      push(warning('method-not-uppercase', at.start, at.end, `${quote(value)} can never match: methods are upper case`, `Write ${quote(fixed)}.`, { replacement: quote(fixed) }));
+      push(warning('method-not-uppercase', at.start, at.end, `${quote(value)} ${never('methods are upper case')}`, `Write ${quote(fixed)}.`, { replacement: quote(fixed) }));
     } else {
-      push(warning('never-matches', at.start, at.end, `${quote(value)} can never match: \`${name}\` values are written ${quote(fixed)}`, `Write ${quote(fixed)}.`, { replacement: quote(fixed) }));
+      push(warning('never-matches', at.start, at.end, `${quote(value)} ${never(`\`${name}\` values are written ${quote(fixed)}`)}`, `Write ${quote(fixed)}.`, { replacement: quote(fixed) }));
     }
   }
 }
