@@ -286,11 +286,29 @@ function describeFailure(text: string, result: MatchResult, options: ParseOption
 
   const typo = mistypedOperatorAt(text, pos, options.typeOf);
   if (typo) return typo;
+  const unknown = expected.has('ComparisonOp') ? unknownNameBefore(text, pos, options) : undefined;
+  if (unknown) return unknown;
   const w = wording(text, pos, expected, options);
   const isTab = text[pos] === '\t';
   let end = w.toEnd ? Math.max(pos + 1, text.trimEnd().length) : tokenEnd(text, pos);
   if (isTab) for (end = pos + 1; text[end] === '\t'; end++);
   return error(isTab ? 'tab-character' : w.code, pos, Math.min(end, text.length), w.message, isTab ? TAB_HINT : w.hint, isTab ? { tab: true } : undefined);
+}
+
+/**
+ * A name that is not a field or a known word, right before where a comparison operator was
+ * expected (`ssl and and ssl`, `ssl and foo bar`): the engine looks the name up first and
+ * reports it, not the operator missing after it.
+ */
+function unknownNameBefore(text: string, pos: number, options: ParseOptions): Diagnostic | undefined {
+  if (!options.typeOf) return undefined;
+  let end = pos;
+  while (end > 0 && /\s/.test(text[end - 1]!)) end--;
+  const m = /[A-Za-z_][A-Za-z0-9_.]*$/.exec(text.slice(0, end));
+  if (!m || options.typeOf(m[0]) !== undefined) return undefined;
+  const doubled = /^(and|or|xor|not)$/.test(m[0]);
+  const hint = doubled ? `\`${m[0]}\` is read here as a field name: remove the doubled operator.` : 'Check the spelling of the field name.';
+  return error('unknown-identifier', end - m[0].length, end, 'unknown identifier', hint);
 }
 
 interface Wording {
@@ -308,6 +326,10 @@ function wording(text: string, pos: number, expected: Set<string>, options: Pars
       message: 'expected literal "expected quoted utf8 string or positive integer"',
       hint: 'Index a map with a double-quoted key (`["content-type"]`), an array with a number (`[0]`), or every element with `[*]`.',
     };
+  }
+  // An unclosed set (the grammar takes `,` as a set item only to report it): the set wants its `}`.
+  if (expected.has('}') && expected.has(',')) {
+    return { code: 'syntax-error', message: 'expected literal "}"', hint: 'Close the set with `}`. Its values are separated by spaces, not commas: `{"a" "b"}`, `{80 443}`.' };
   }
   // Inside a call a bare value is complete, so the engine asks for the separator.
   if (expected.has(',')) {

@@ -133,6 +133,12 @@ test('limits: length, nesting, regex count, replace functions', () => {
   assert.deepEqual(findings(emoji(4096)), []);
   assert.deepEqual(findings(emoji(4097)), [`expression-too-long: expression is 4097 characters long; the limit is 4096 [8178,${emoji(4097).length}]`]);
 
+  // A name the scheme does not know, where an operator was expected, is reported as the engine does: on the name.
+  assert.deepEqual(findings('ssl and and ssl'), ['unknown-identifier: unknown identifier [8,11]']);
+  assert.equal(checkExpression('ssl and and ssl').diagnostics[0]!.hint, '`and` is read here as a field name: remove the doubled operator.');
+  // An unclosed set wants its `}`, not a comma.
+  assert.deepEqual(findings('http.host in {"a"'), ['syntax-error: expected literal "}" [17,17]']);
+
   const deep = `${'('.repeat(129)}ssl${')'.repeat(129)}`;
   assert.deepEqual(findings(deep), ['nesting-too-deep: maximum nesting depth exceeded (limit: 128) [128,133]']);
   accepts(`${'('.repeat(128)}ssl${')'.repeat(128)}`);
