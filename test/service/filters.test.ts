@@ -102,7 +102,12 @@ describe('filters: the SDK', () => {
     assert.equal(e.status, 400);
     assert.deepEqual(e.first, { code: 10102, message: 'config duplicates an already existing config', source: { pointer: '/1/expression' }, meta: { id: existing } });
     const twice = await sdkError(cf.filters.create({ zone_id: PRO, body: [{ expression: 'http.host eq "twice.example"' }, { expression: 'http.host eq "twice.example"' }] }));
-    assert.equal(twice.first.code, 10102);
+    // Twins within one body: no meta.id (the first twin's insert would be rolled back with the rest), the index of the first.
+    assert.deepEqual(twice.first, {
+      code: 10102,
+      message: 'filter at index 1 duplicates the filter at index 0 (config duplicates an already existing config): send each expression once',
+      source: { pointer: '/1/expression' },
+    });
     assert.deepEqual(snapshot(), before);
     // An update onto another filter's expression is a duplicate too.
     const other = (await cf.filters.create({ zone_id: PRO, body: [{ expression: 'http.host eq "third.example"' }] })).result[0]!.id!;

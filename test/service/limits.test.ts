@@ -54,8 +54,11 @@ describe('updates to one ruleset past --ruleset-write-rate', () => {
     assert.equal(throttled.headers.get('retry-after'), '1');
     assert.equal(throttled.headers.get('ratelimit-policy'), '"ruleset-writes";q=2;w=1');
     assert.match(throttled.headers.get('ratelimit') ?? '', /^"ruleset-writes";r=0;t=1$/);
-    assert.deepEqual(((await throttled.json()) as { errors: unknown }).errors, [
-      { code: 971, message: 'Too many updates to this ruleset: at most 2 per second. Retry after 1 s (the Retry-After header).' },
+    const body = (await throttled.json()) as { errors: unknown; messages: unknown };
+    // The hosted API's words in errors; the limit in messages.
+    assert.deepEqual([body.errors, body.messages], [
+      [{ code: 971, message: 'Please wait and consider throttling your request speed' }],
+      [{ code: 971, message: 'Too many updates to this ruleset: at most 2 per second. Retry after 1 s (the Retry-After header).' }],
     ]);
     const ok = answers.find((a) => a.status === 200)!;
     assert.match(ok.headers.get('ratelimit') ?? '', /^"ruleset-writes";r=[01];t=1$/);
@@ -218,7 +221,7 @@ describe('the ruleset write rate of an entry point', () => {
     assert.equal(created.status, 200);
     const id: string = created.body.result.id;
     const byId = await svc.call('PUT', `/zones/${ENT}/rulesets/${id}`, oneRule('b.example.com'));
-    assert.deepEqual([byId.status, byId.body.errors, limitHeaders(byId.headers)], [
+    assert.deepEqual([byId.status, byId.body.messages, limitHeaders(byId.headers)], [
       429,
       [{ code: 971, message: 'Too many updates to this ruleset: at most 1 per second. Retry after 1 s (the Retry-After header).' }],
       { policy: '"ruleset-writes";q=1;w=1', ratelimit: '"ruleset-writes";r=0;t=1', retryAfter: '1' },
@@ -252,7 +255,7 @@ describe('the ruleset write rate below 1 per second', () => {
     const first = await svc.call('PUT', ENTRY, oneRule('a.example.com'));
     assert.deepEqual([first.status, limitHeaders(first.headers)], [200, { policy: '"ruleset-writes";q=1;w=2', ratelimit: '"ruleset-writes";r=0;t=2', retryAfter: null }]);
     const early = await svc.call('PUT', ENTRY, oneRule('b.example.com'));
-    assert.deepEqual([early.status, early.body.errors, limitHeaders(early.headers)], [
+    assert.deepEqual([early.status, early.body.messages, limitHeaders(early.headers)], [
       429,
       [{ code: 971, message: 'Too many updates to this ruleset: at most 1 every 2 s. Retry after 2 s (the Retry-After header).' }],
       { policy: '"ruleset-writes";q=1;w=2', ratelimit: '"ruleset-writes";r=0;t=2', retryAfter: '2' },

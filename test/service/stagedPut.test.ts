@@ -52,7 +52,7 @@ describe('a staged PUT and the rest of the service', () => {
     const put = await duringTurns(svc, async (call) => {
       if (call !== 2 || during) return;
       const r = await svc.call('PATCH', `${base}/rules/${ids[3]}`, { body: rule(3, 9) });
-      during = { status: r.status, code: r.body.errors?.[0]?.code, message: r.body.errors?.[0]?.message, ratelimit: r.headers.get('ratelimit') };
+      during = { status: r.status, code: r.body.errors?.[0]?.code, message: r.body.messages?.[0]?.message, ratelimit: r.headers.get('ratelimit') };
     }, () => svc.call('PUT', base, { body: { rules: Array.from({ length: 80 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } }));
     try {
       assert.equal(put.status, 200, JSON.stringify(put.body));

@@ -224,14 +224,14 @@ describe('ruleset versions as rule rows', () => {
       const get = (await svc.call('GET', base)).body.result;
       const patch = await svc.call('PATCH', `${base}/rules/${ids[3]}`, { body: rule(3, 9) });
       const del = (await svc.call('DELETE', base)).status;
-      seen.push({ turn, get, patch: [patch.status, patch.headers.get('retry-after'), patch.body.errors?.[0]?.message ?? ''], del });
+      seen.push({ turn, get, patch: [patch.status, patch.headers.get('retry-after'), patch.body.errors?.[0]?.message ?? '', patch.body.messages?.[0]?.message ?? ''], del });
     }, () => svc.call('PUT', base, { body: { rules: Array.from({ length: 400 }, (_, i) => ({ ...rule(i, 1), id: ids[i] })) } }));
     assert.deepEqual([put.status, put.body.result.version], [200, '2']);
     // 400 rows at 2 ms a turn: more than one turn of staging, then the turn before the write.
     assert.ok(seen.length >= 2, `turns seen while staging: ${seen.length}`);
     for (const s of seen) {
       assert.deepEqual(s.get, made.body.result, `GET in staging turn ${s.turn}`);
-      assert.deepEqual(s.patch, [429, '1', `Ruleset ${id} is being updated by another request (a large write of its rules, which takes a few milliseconds). Retry after 1 s (the Retry-After header).`], `PATCH in staging turn ${s.turn}`);
+      assert.deepEqual(s.patch, [429, '1', 'Please wait and consider throttling your request speed', `Ruleset ${id} is being updated by another request (a large write of its rules, which takes a few milliseconds). Retry after 1 s (the Retry-After header).`], `PATCH in staging turn ${s.turn}`);
       assert.equal(s.del, 429, `DELETE in staging turn ${s.turn}`);
     }
     // Once written, the ruleset takes writes again, and both versions read back as answered.

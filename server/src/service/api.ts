@@ -81,6 +81,9 @@ export const CODES = {
   tooManyRules: 20041,
 } as const;
 
+/** The hosted API's text for a 429 (code 971), word for word (reference §1.5). */
+export const RATE_LIMITED_TEXT = 'Please wait and consider throttling your request speed';
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,

@@ -93,6 +93,13 @@ function create(ctx: Ctx): Reply {
     requireValidExpression(f.expression, zone.plan, `/${i}/expression`);
     return f;
   });
+  // Twins within the body: refused before anything is written (the first one's id would name a filter the refusal rolls back).
+  const first = new Map<string, number>();
+  inputs.forEach((f, i) => {
+    const twin = first.get(f.expression);
+    if (twin !== undefined) throw ApiError.of(400, CODES.duplicateFilter, `filter at index ${i} duplicates the filter at index ${twin} (config duplicates an already existing config): send each expression once`, `/${i}/expression`);
+    first.set(f.expression, i);
+  });
   return {
     messages: planWarnings(zone, inputs),
     result: store.write(() => {
@@ -101,9 +108,7 @@ function create(ctx: Ctx): Reply {
       return inputs.map((f, i) => {
         const dup = seen.get(f.expression);
         if (dup !== undefined) throw duplicateError(dup, `/${i}/expression`);
-        const row = insertFilter(store, zone.id, f, false, now);
-        seen.set(f.expression, row.id);
-        return filterObject(row);
+        return filterObject(insertFilter(store, zone.id, f, false, now));
       });
     }, storeScope('zone', zone.id)),
   };
