@@ -783,6 +783,12 @@ describe('bad bodies: a clear error and no change to the store', () => {
       { code: 10026, message: 'invalid JSON: unknown field "cache"', source: { pointer: '/rules/0/cache' } },
     ]);
     await refused('POST', rulePath, { body: { action: 'block', expression: 'true', kind: 'x' } }, 400, [{ code: 10026, message: 'invalid JSON: unknown field "kind"', source: { pointer: '/kind' } }]);
+    // An unknown field is refused whatever its value, null too (Go's decoder does; a known one that is null is no value).
+    await refused('PUT', entry(ENT), { body: { kind: null, rules: [] } }, 400, [{ code: 10026, message: 'invalid JSON: unknown field "kind"', source: { pointer: '/kind' } }]);
+    await refused('PUT', entry(ENT), { body: { rules: [{ action: 'block', expression: 'true', bogus: null }] } }, 400, [
+      { code: 10026, message: 'invalid JSON: unknown field "bogus"', source: { pointer: '/rules/0/bogus' } },
+    ]);
+    await refused('POST', rulePath, { body: { action: 'block', expression: 'true', bogus: null } }, 400, [{ code: 10026, message: 'invalid JSON: unknown field "bogus"', source: { pointer: '/bogus' } }]);
     await refused('PATCH', `${rulePath}/${rs.rules[0].id}`, { body: { action: 'block', expression: 'true', enabled: 1 } }, 400, [
       { code: 10026, message: 'invalid JSON: "enabled" must be a boolean, not an integer', source: { pointer: '/enabled' } },
     ]);

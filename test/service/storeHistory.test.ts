@@ -217,7 +217,7 @@ describe('ruleset versions as rule rows', () => {
     const id = made.body.result.id;
     const base = `/accounts/${DEMO_ACCOUNT.id}/rulesets/${id}`;
     const ids: string[] = made.body.result.rules.map((r: { id: string }) => r.id);
-    const seen: { turn: number; get: unknown; patch: [number, string | null, string]; del: number }[] = [];
+    const seen: { turn: number; get: unknown; patch: [number, string | null, string, string]; del: number }[] = [];
     const put = await whileStaging(async (turn) => {
       // The cache of the ruleset is dropped, so the GET reads the store, where the staged rows are.
       svc.store.rollbackHooks.forEach((h) => h());

@@ -259,9 +259,18 @@ function noEntryPoint(phase: Phase): ApiError {
  * The body of a Rulesets write, an object, with its `null` members dropped at every
  * level: the hosted API decodes like Go's encoding/json, where `"description": null`
  * is the same as no description (clients that serialise unset fields as null rely on it).
+ * Its keys (`keys`; with `rules`, each rule's too) are checked first: that decoder refuses
+ * an unknown field whatever its value, `"bogus": null` included.
  */
-function requestBody(ctx: Ctx): JsonObject {
-  return withoutNulls(expectObject(ctx.body));
+function requestBody(ctx: Ctx, keys: readonly string[], rules = false): JsonObject {
+  const raw = expectObject(ctx.body);
+  onlyKeys(raw, keys);
+  if (rules && Array.isArray(raw.rules)) {
+    raw.rules.forEach((r, i) => {
+      if (r !== null && typeof r === 'object' && !Array.isArray(r)) onlyKeys(r, RULE_KEYS, `/rules/${i}`);
+    });
+  }
+  return withoutNulls(raw);
 }
 
 /** Keys a rule may carry in a request (`version`/`last_updated` are read-only and ignored). */
@@ -769,8 +778,7 @@ const KINDS: readonly RulesetKind[] = ['managed', 'custom', 'root', 'zone'];
 async function create(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
-  const body = requestBody(ctx);
-  onlyKeys(body, ['name', 'description', 'kind', 'phase', 'rules']);
+  const body = requestBody(ctx, ['name', 'description', 'kind', 'phase', 'rules'], true);
   const name = stringField(body, 'name', '');
   const description = stringField(body, 'description', '') ?? '';
   const kind = stringField(body, 'kind', '');
@@ -865,8 +873,7 @@ function update(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
-  const body = requestBody(ctx);
-  onlyKeys(body, ['name', 'description', 'kind', 'phase', 'rules']);
+  const body = requestBody(ctx, ['name', 'description', 'kind', 'phase', 'rules'], true);
   for (const key of ['name', 'kind', 'phase'] as const) {
     const v = stringField(body, key, '', () => current[key]);
     if (v !== undefined && v !== current[key]) {
@@ -990,7 +997,7 @@ async function addRule(ctx: Ctx): Promise<Reply> {
     return position ? placeAt(current.rules, position) : current.rules.length;
   };
   const first = writable(ctx, w);
-  const body = requestBody(ctx);
+  const body = requestBody(ctx, [...RULE_KEYS, 'position']);
   if (first.rules.length + 1 > MAX_RULES) throw tooManyRules(first.rules.length + 1, '');
   const rule = decodeRule(body, '', ['position']);
   const position = decodePosition(body.position);
@@ -1019,7 +1026,7 @@ async function editRule(ctx: Ctx): Promise<Reply> {
     return { old: current.rules[index]!, others, at: position ? placeAt(others, position, ruleId) : index };
   };
   let current = writable(ctx, w, ruleId);
-  const body = requestBody(ctx);
+  const body = requestBody(ctx, [...RULE_KEYS, 'position']);
   const position = decodePosition(body.position);
   let placed = placing(current, position);
   const onlyPosition = position !== undefined && Object.keys(body).length === 1;
@@ -1070,11 +1077,10 @@ function putEntryPointRoute(ctx: Ctx): Promise<Reply> {
   const w = where(ctx, 'Write');
   const phase = phaseParam(ctx);
   chargeWrite(ctx, w, entryPointKey(phase));
-  const body = requestBody(ctx);
   // The WAF migration config (GET …/waf_migration/config) is meant to be sent back as it
   // is; our config adds `not_migrated` (read-only, ignored here) to what the hosted one has.
   const migrationConfig = w.scope === 'zone' && phase === MANAGED_PHASE;
-  onlyKeys(body, ['name', 'description', 'rules', ...(migrationConfig ? ['not_migrated'] : [])]);
+  const body = requestBody(ctx, ['name', 'description', 'rules', ...(migrationConfig ? ['not_migrated'] : [])], true);
   const store = ctx.service.store;
   const stored = () => entryPoint(store, w.scope, w.scopeId, phase);
   const name = stringField(body, 'name', '', () => stored()?.name);
