@@ -2,7 +2,7 @@
  * The CLI's file access (the core does no I/O): text read as strict UTF-8, files rewritten
  * atomically, and file errors in words.
  */
-import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, readSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** A file that is not UTF-8: reading it as UTF-8 would replace bytes (and `format` would write them back changed). */
@@ -69,12 +69,16 @@ export function readHead(path: string, maxBytes: number): { head: string; size: 
 export function writeTextAtomic(path: string, text: string): void {
   let target = path;
   let mode = 0o666;
+  let exists = false;
   try {
     target = realpathSync(path);
     mode = statSync(target).mode & 0o7777;
+    exists = true;
   } catch {
     // a new file
   }
+  // The rename below would replace a read-only file as readily as any: refused as a write to it would be (EACCES).
+  if (exists) accessSync(target, constants.W_OK);
   const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.rulesmith-tmp`);
   try {
     const fd = openSync(tmp, 'wx', mode);

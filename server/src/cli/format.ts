@@ -24,8 +24,9 @@ export function runFormat(p: Parsed, io: Io): number {
     }
     const r = formatExpression(input, options);
     if (r.text === undefined) return reportUnparsable('<stdin>', input, r.diagnostics, io);
-    if (check) return r.text === input.trimEnd() ? 0 : (io.err('<stdin> is not formatted\n'), 1);
-    io.out(`${r.text}\n`);
+    // Judged as a file's text is (below).
+    if (check) return asWritten(r.text, input) === input ? 0 : (io.err('<stdin> is not formatted\n'), 1);
+    io.out(asWritten(r.text, input));
     return 0;
   }
 
@@ -38,7 +39,7 @@ export function runFormat(p: Parsed, io: Io): number {
       status = Math.max(status, reportUnparsable(file, text, r.diagnostics, io));
       continue;
     }
-    const formatted = `${r.text}\n`;
+    const formatted = asWritten(r.text, text);
     if (formatted === text) continue;
     if (check) {
       io.out(`${file} is not formatted\n`);
@@ -55,6 +56,12 @@ export function runFormat(p: Parsed, io: Io): number {
     }
   }
   return status;
+}
+
+/** The formatted expression as its file holds it: the line ending the file uses (CRLF on a Windows checkout), and one at the end. */
+function asWritten(formatted: string, original: string): string {
+  const eol = original.includes('\r\n') ? '\r\n' : '\n';
+  return `${formatted.replace(/\n/g, eol)}${eol}`;
 }
 
 function reportUnparsable(name: string, text: string, diagnostics: readonly import('../language/index').Diagnostic[], io: Io): number {

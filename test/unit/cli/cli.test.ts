@@ -124,6 +124,9 @@ test('format: stdin to stdout, files in place, --check', () => {
   assert.equal(run(['format', '--check', 'unformatted.cfrule']).code, 1);
   assert.equal(run(['format', '--check', 'valid.cfrule']).code, 0);
   assert.equal(run(['format'], 'http.host eq').code, 1);
+  // A Windows checkout's CRLF is kept, and --check judges stdin as it judges a file's text (one line ending at the end).
+  assert.deepEqual([run(['format', '--check'], 'http.host eq "a"\r\n').code, run(['format'], 'http.host  eq "a"\r\n').out], [0, 'http.host eq "a"\r\n']);
+  assert.deepEqual([run(['format', '--check'], 'http.host eq "a"\n').code, run(['format', '--check'], 'http.host eq "a"').code, run(['format', '--check'], 'http.host eq "a"\n\n\n').code], [0, 1, 1]);
   for (const w of ['1e2', '0x40', ' 50', '19']) assert.match(run(['format', '--width', w], 'ssl').err, /--width must be a whole number of at least 20/, w);
 });
 
