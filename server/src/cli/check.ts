@@ -10,6 +10,7 @@ import { validateRulesetJson } from '../rulesets/validate';
 import { checkTerraform } from '../terraform/check';
 import { parseHcl, type HclParse } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
+import { fsReason } from './files';
 import { InputError, readInput, UsageError } from './input';
 import type { Io, Parsed } from './io';
 import type { Finding } from './finding';
@@ -62,20 +63,34 @@ export function inFile<T>(file: string, work: () => T): T {
 
 const isTerraform = (file: string) => /\.tf$/i.test(file);
 
+/** The files `--files-from` names (`-`: stdin): separated by NUL bytes when there is one (`git ls-files -z`), else one per line. */
+function fileList(source: string, io: Io): string[] {
+  let text: string;
+  try {
+    text = source === '-' ? io.readStdin() : io.readFile(source);
+  } catch (e) {
+    throw new InputError([`rulesmith: cannot read the list of files ${source === '-' ? '<stdin>' : source}: ${fsReason(e)}`]);
+  }
+  return text.split(text.includes('\0') ? '\0' : /\r?\n/).filter((f) => f !== '');
+}
+
 /** Checks; a Promise when a `.tf` file is among the files (HashiCorp's parser answers asynchronously). */
 export function runCheck(p: Parsed, io: Io, toolVersion = '0.0.0'): number | Promise<number> {
   const options = checkOptions(p.values);
   const format = checkFormat(p.values);
   const expr = p.values.expr as string | undefined;
-  if (expr !== undefined && p.files.length > 0) throw new UsageError('give either --expr or files, not both');
-  if (expr === undefined && p.files.length === 0) throw new UsageError('nothing to check: give files or --expr');
+  const listed = p.values['files-from'] as string | undefined;
+  // A list that may be empty (`git ls-files -z … | rulesmith check --files-from -` in a repository with none yet): then nothing is checked, and that passes.
+  const files = listed === undefined ? p.files : [...p.files, ...fileList(listed, io)];
+  if (expr !== undefined && (files.length > 0 || listed !== undefined)) throw new UsageError('give either --expr or files, not both');
+  if (expr === undefined && files.length === 0 && listed === undefined) throw new UsageError('nothing to check: give files, --files-from or --expr');
   // GitHub code scanning rejects a whole SARIF upload when any result lacks a file location.
   if (expr !== undefined && format === 'sarif') {
     throw new UsageError('--format sarif needs files: code scanning places every result in a file, and an --expr expression is in none (put it in a .cfrule file, or use --format text or json)');
   }
 
   const texts = new Map<string, string>();
-  for (const file of p.files) {
+  for (const file of files) {
     texts.set(file, readInput(io, file));
   }
   const terraform = [...texts.keys()].filter(isTerraform);
@@ -127,6 +142,12 @@ function checkAll(
         results.push({ finding: finding(file, null, text, pr.offset, pr.offset + pr.length, 'error', 'invalid-json', 'ruleset', pr.message) });
       }
       if (regions.length === 0 && problems.length === 0) {
+        const other = otherShape(text);
+        if (other) {
+          // Several rulesets in one file: not judged as one (its rulesets' keys would be "unknown fields" of a ruleset), and never a pass.
+          results.push({ finding: finding(file, null, text, 0, 0, 'error', 'no-expressions', 'ruleset', `this is ${other}, and check reads one ruleset per file (a ruleset with "rules", an API response with "result.rules", or an array of rules): give each ruleset its own file, or read this one with eval --config or preview`) });
+          return;
+        }
         results.push({ finding: finding(file, null, text, 0, 0, 'warning', 'no-expressions', 'ruleset', 'no rule with an "expression" found (expected a ruleset with "rules", an API response with "result.rules", or an array of rules)') });
       }
       for (const r of regions) {
@@ -170,6 +191,22 @@ function checkAll(
     );
   }
   return errors > 0 ? 1 : 0;
+}
+
+/** What a JSON file holding several rulesets is (the zone files eval --config and preview read, a list of rulesets), or undefined. */
+function otherShape(text: string): string | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+  const rulesets = (x: unknown) => Array.isArray(x) && x.some((r) => isObj(r) && Array.isArray(r.rules));
+  if (isObj(v) && (isObj(v.entryPoints) || Object.keys(v).some((k) => (PHASES as readonly string[]).includes(k)))) return 'a zone file (entry points by phase)';
+  if (rulesets(v)) return 'a list of rulesets';
+  if (isObj(v) && rulesets(v.result)) return 'an API answer listing rulesets ("result": […])';
+  return undefined;
 }
 
 function checkText(

@@ -16,7 +16,7 @@ import { runServe, serveArgs, serveOptions } from './serve';
 import { runTerraformCommand } from './terraform';
 
 const USAGE = `Usage:
-  rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json|sarif|github] FILE...
+  rulesmith check [--phase PHASE] [--plan free|pro|business|enterprise] [--format text|json|sarif|github] FILE... | --files-from LIST|-
   rulesmith check --expr 'EXPRESSION' [--phase PHASE] [--plan PLAN] [--format text|json|github]
   rulesmith eval --expr 'EXPRESSION' --fields FIELDS.json [--format text|json]
   rulesmith eval --config ENTRY.ruleset.json [--custom CUSTOM.ruleset.json ...] --requests FILE [--format text|json] [--trace] [--body-limit BYTES]
@@ -66,7 +66,7 @@ export function run(argv: readonly string[], io: Io): number | Promise<number> {
 function dispatch(command: string | undefined, rest: readonly string[], io: Io): number | Promise<number> {
   switch (command) {
     case 'check':
-      return settle(runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string' }), io, version()), io, command);
+      return settle(runCheck(parse(rest, { phase: 'string', plan: 'string', format: 'string', expr: 'string', 'files-from': 'string' }), io, version()), io, command);
     case 'terraform':
       return settle(runTerraformCommand(rest, io), io, command);
     case 'eval':

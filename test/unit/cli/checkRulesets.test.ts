@@ -9,7 +9,7 @@ import { main } from '../../../server/src/cli/main';
 
 const rulesets = new URL('../../fixtures/rulesets/', import.meta.url).pathname;
 
-function run(args: string[], files: Record<string, string> = {}): { code: number; out: string; err: string } {
+function run(args: string[], files: Record<string, string> = {}, stdin = ''): { code: number; out: string; err: string } {
   let out = '';
   let err = '';
   const io: Io = {
@@ -17,7 +17,7 @@ function run(args: string[], files: Record<string, string> = {}): { code: number
     err: (s) => void (err += s),
     readFile: (p) => files[p] ?? readFileSync(p.startsWith('/') ? p : rulesets + p, 'utf8'),
     writeFile: () => undefined,
-    readStdin: () => '',
+    readStdin: () => stdin,
   };
   return { code: main(args, io), out, err };
 }
@@ -69,6 +69,35 @@ test('check --format json: a JSON file that does not parse, or has no rule expre
       ['settings.json', 'warning', 'no-expressions', 'ruleset'],
     ],
   );
+});
+
+test('check: a file of several rulesets (a zone file, a list, an API answer listing them) is an error that says what to do, never a pass', () => {
+  const rule = '{"action": "block", "expression": "http.hots eq \\"a\\""}';
+  const files = {
+    'zone.json': `{"entryPoints": {"http_request_firewall_custom": {"rules": [${rule}]}}, "plan": "pro"}`,
+    'list.json': `[{"kind": "custom", "phase": "http_request_firewall_custom", "rules": [${rule}]}]`,
+    'answer.json': `{"result": [{"phase": "http_request_firewall_custom", "rules": [${rule}]}]}`,
+  };
+  const r = run(['check', '--format', 'json', ...Object.keys(files)], files);
+  assert.equal(r.code, 1);
+  assert.deepEqual(
+    JSON.parse(r.out).map((f: { file: string; code: string; severity: string; message: string }) => [f.file, f.severity, f.code, f.message.split(',')[0]]),
+    [
+      ['zone.json', 'error', 'no-expressions', 'this is a zone file (entry points by phase)'],
+      ['list.json', 'error', 'no-expressions', 'this is a list of rulesets'],
+      ['answer.json', 'error', 'no-expressions', 'this is an API answer listing rulesets ("result": […])'],
+    ],
+  );
+});
+
+test('check --files-from: the files listed (NUL-separated as git ls-files -z writes them, or one per line); an empty list checks nothing and passes', () => {
+  const files = { 'a b.ruleset.json': '{"rules": [{"expression": "http.hots eq \\"a\\"", "action": "block"}]}', 'ok.ruleset.json': '{"rules": [{"ref": "r", "expression": "ssl", "action": "block"}]}' };
+  const nul = run(['check', '--format', 'json', '--files-from', '-'], files, 'a b.ruleset.json\0ok.ruleset.json\0');
+  assert.deepEqual([nul.code, JSON.parse(nul.out).map((f: { file: string; code: string }) => `${f.file} ${f.code}`)], [1, ['a b.ruleset.json missing-ref', 'a b.ruleset.json unknown-identifier']]);
+  assert.equal(run(['check', '--files-from', 'list.txt'], { ...files, 'list.txt': 'ok.ruleset.json\n' }).out, 'ok: 1 expression checked, no problems\n');
+  const none = run(['check', '--format', 'sarif', '--files-from', '-'], files, '');
+  assert.deepEqual([none.code, JSON.parse(none.out).runs[0].results], [0, []]);
+  assert.equal(run(['check']).code, 2);
 });
 
 test('check: the OWASP-based ruleset deployed bare warns about paranoia levels; warnings alone exit 0', () => {
