@@ -101,7 +101,7 @@ export const PROBLEM_DESCRIPTIONS: Readonly<Record<ProblemCode, string>> = {
   'interpolated-expression':
     'An expression depends on a Terraform value (`${var.host}`, a variable, a function call) that is known only at `terraform plan`, so that part is not checked. A note, not a problem: an interpolation inside a string of the expression lets the rest be checked, while anywhere else the whole expression is skipped.',
   'no-expressions':
-    'The JSON file has no rule with an `expression`: it is not a ruleset, an API response with `result.rules` or an array of rules, so nothing in it was checked. Leave the file out of the check, or give the ruleset it was meant to be.',
+    'The JSON file has no rule with an `expression`: it is not a ruleset, an API response with `result.rules` or an array of rules, so nothing in it was checked (a warning). Leave the file out of the check, or give the ruleset it was meant to be. A file of several rulesets (a zone file with `entryPoints` or phases as keys, a list of rulesets, an API answer listing them) is an error, never a pass: give each ruleset its own file, or read it with `eval --config` or `preview`.',
 };
 
 const CF = 'https://developers.cloudflare.com/';

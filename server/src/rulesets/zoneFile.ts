@@ -220,7 +220,10 @@ export function checkZone(loaded: LoadedZone): CheckedZone {
     for (const p of fileErrors) {
       const pos = positionAt(f.text, p.start);
       const rule = p.rule !== undefined ? ` (rule ${p.rule + 1}${ruleName(f.text, p.rule)})` : '';
-      addError({ message: `${f.file}:${pos.line + 1}:${pos.character + 1}: error[${p.code}]${rule}: ${p.message}`, file: f.file, line: pos.line, character: pos.character });
+      // What the finding is about, for one inside an expression (`unknown identifier` alone does not say which), and the hint.
+      const what = p.expression && p.end > p.start ? ` (\`${f.text.slice(p.start, Math.min(p.end, p.start + 80))}\`)` : '';
+      const hint = p.hint ? `\nhint: ${p.hint}` : '';
+      addError({ message: `${f.file}:${pos.line + 1}:${pos.character + 1}: error[${p.code}]${rule}: ${p.message}${what}${hint}`, file: f.file, line: pos.line, character: pos.character });
     }
     if (fileErrors.length === 0) continue;
     if (loaded.files.custom.includes(f.file)) {

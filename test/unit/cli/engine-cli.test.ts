@@ -123,7 +123,7 @@ describe('eval --config', () => {
 
 describe('eval --config: unusable input exits 2 and says which file, rule, request', () => {
   const cases: { name: string; args: string[]; err: RegExp; usage?: boolean }[] = [
-    { name: 'an expression that does not compile', args: ['--config', 'bad-expression.ruleset.json', '--requests', 'requests.http'], err: /^bad-expression\.ruleset\.json:5:37: error\[unknown-identifier\] \(rule 2 "typo"\): unknown identifier\n$/ },
+    { name: 'an expression that does not compile', args: ['--config', 'bad-expression.ruleset.json', '--requests', 'requests.http'], err: /^bad-expression\.ruleset\.json:5:37: error\[unknown-identifier\] \(rule 2 "typo"\): unknown identifier \(`http\.request\.uri\.paht`\)\nhint: `http\.request\.uri\.paht` is not a field: did you mean `http\.request\.uri\.path`\?\n$/ },
     {
       name: 'an execute rule for an unknown ruleset',
       args: ['--config', 'unknown-ruleset.ruleset.json', '--requests', 'requests.http'],

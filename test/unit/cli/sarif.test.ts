@@ -269,7 +269,7 @@ test('sarif: a JSON file with no rule expression is described as such (the code 
     [
       [
         NO_EXPRESSIONS,
-        'The JSON file has no rule with an `expression`: it is not a ruleset, an API response with `result.rules` or an array of rules, so nothing in it was checked. Leave the file out of the check, or give the ruleset it was meant to be.',
+        'The JSON file has no rule with an `expression`: it is not a ruleset, an API response with `result.rules` or an array of rules, so nothing in it was checked (a warning). Leave the file out of the check, or give the ruleset it was meant to be. A file of several rulesets (a zone file with `entryPoints` or phases as keys, a list of rulesets, an API answer listing them) is an error, never a pass: give each ruleset its own file, or read it with `eval --config` or `preview`.',
       ],
     ],
   );
