@@ -150,6 +150,12 @@ export class DiagnosticsScheduler {
       void this.connection.sendDiagnostics({ uri, version, diagnostics });
     } catch (e) {
       this.log.error(`diagnostics for ${uri} failed: ${describe(e)}`);
+      // A document nested too deep for the JSON parser's stack (thousands of levels): said on the document, not left with what it showed before.
+      if (e instanceof RangeError && this.store.get(uri)?.version === version) {
+        this.withProblems.add(uri);
+        const diagnostics = [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, severity: 1 as const, source: 'rulesmith', message: 'the document is nested too deeply to check (thousands of levels): flatten it', code: 'nesting-too-deep' }];
+        void this.connection.sendDiagnostics({ uri, version, diagnostics });
+      }
     }
   }
 }

@@ -103,7 +103,15 @@ export class CheckCache {
   hits = 0;
   misses = 0;
 
+  /** Entries kept at least: `room` raises it to the slices of the open documents, so that a ruleset of more expressions than the limit does not evict its own checks on every pass. */
+  private room = 0;
+
   constructor(private readonly limit = 5000) {}
+
+  /** The open documents hold `slices` expressions: keep at least that many checks (and the base limit more). */
+  reserve(slices: number): void {
+    this.room = slices;
+  }
 
   /** `match` (not part of the key) is offered to the core on a miss. */
   check(text: string, options: CheckOptions, match?: MatchHook): CheckResult {
@@ -119,7 +127,7 @@ export class CheckCache {
     const withHook: CheckOptions & { match?: MatchHook } = match ? { ...options, match } : options;
     const result = checkExpression(text, withHook);
     this.entries.set(key, result);
-    if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value as string);
+    if (this.entries.size > this.limit + this.room) this.entries.delete(this.entries.keys().next().value as string);
     return result;
   }
 }
@@ -191,12 +199,20 @@ export class DocumentStore {
   }
 
   /** The expressions of a document (empty when it is not one of ours). */
+  /** The check cache keeps room for every expression of the open documents (their slices). */
+  private reserveChecks(): void {
+    let n = 0;
+    for (const s of this.slices.values()) n += s.slices.length;
+    this.checks.reserve(n);
+  }
+
   slicesOf(doc: TextDocument, kind: DocumentKind): ExpressionSlice[] {
     const cached = this.slices.get(doc.uri);
     if (cached && cached.version === doc.version && cached.kind === kind) return cached.slices;
     const text = doc.getText();
     const slices = kind === 'expression' ? [wholeTextSlice(text)] : kind === 'terraform' ? terraformSlices(text) : rulesetSlices(text);
     this.slices.set(doc.uri, { version: doc.version, kind, slices });
+    this.reserveChecks();
     return slices;
   }
 

@@ -74,7 +74,16 @@ export function executeRulesOf(root: Node | undefined, catalog: ManagedCatalog):
   if (rules?.type !== 'array') return [];
   const out: ExecuteRule[] = [];
   (rules.children ?? []).forEach((node, index) => {
-    const rule = cleanExecuteRule(getNodeValue(node));
+    // Only execute rules are read whole: another rule may be nested too deep for getNodeValue's recursion.
+    if (propsOf(node).get('action')?.value?.value !== 'execute') return;
+    let value: unknown;
+    try {
+      value = getNodeValue(node);
+    } catch (e) {
+      if (e instanceof RangeError) return;
+      throw e;
+    }
+    const rule = cleanExecuteRule(value);
     if (!rule) return;
     const p = rule.action_parameters as { id: string; version?: string };
     const ruleset = findManagedRuleset(catalog, p.id);

@@ -121,7 +121,15 @@ class JsonSlice implements ExpressionSlice {
 
 /** The expression slices of a ruleset JSON text. */
 export function rulesetSlices(json: string): ExpressionSlice[] {
-  return findExpressions(json).regions.map((r) => new JsonSlice(r.text, r.offsets, 0, { rule: r.rule, ruleName: r.ruleName, phase: r.phase, ...(r.counting ? { counting: true } : {}), ...(r.account ? { account: true } : {}) }));
+  let found: ReturnType<typeof findExpressions>;
+  try {
+    found = findExpressions(json);
+  } catch (e) {
+    // JSON nested thousands deep exhausts the parser's stack: a document with no expressions to check, not every feature failing.
+    if (e instanceof RangeError) return [];
+    throw e;
+  }
+  return found.regions.map((r) => new JsonSlice(r.text, r.offsets, 0, { rule: r.rule, ruleName: r.ruleName, phase: r.phase, ...(r.counting ? { counting: true } : {}), ...(r.account ? { account: true } : {}) }));
 }
 
 /** Characters that change a JSON string's structure when typed (quotes, escapes, controls). */

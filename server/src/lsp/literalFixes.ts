@@ -66,7 +66,10 @@ export function literalFixes(text: string, ast: A.Expr | undefined, d: Diagnosti
   switch (d.code) {
     case 'unterminated-string': {
       const end = text.trimEnd().length;
-      return [{ title: 'Add the closing quote', edits: [{ start: end, end, text: '"' }], preferred: true }];
+      // An odd run of backslashes at the end would escape the quote added: one more makes it a backslash of the string.
+      // (Not in a raw string, where a backslash is itself; the diagnostic starts at the string.)
+      const trailing = text[d.range.start] === '"' ? /\\*$/.exec(text.slice(0, end))![0].length : 0;
+      return [{ title: 'Add the closing quote', edits: [{ start: end, end, text: trailing % 2 === 1 ? '\\"' : '"' }], preferred: true }];
     }
     case 'invalid-escape': {
       const lit = literalAt(ast, d.range.start);

@@ -130,8 +130,9 @@ function documentTokens(a: Analysed, slice: ExpressionSlice, tokens: readonly Ex
     let start = slice.toDocument(t.start);
     const end = slice.toDocument(t.end);
     while (start < end) {
-      let nl = text.indexOf('\n', start);
-      if (nl < 0 || nl >= end) nl = end;
+      // Within the token only: on a one-line (minified) document, a search to the end of the text per token was quadratic.
+      let nl = start;
+      while (nl < end && text.charCodeAt(nl) !== 10) nl++;
       let pieceEnd = nl;
       if (pieceEnd > start && text[pieceEnd - 1] === '\r') pieceEnd--;
       if (pieceEnd > start) {

@@ -36,6 +36,9 @@ test('a real byte escape elsewhere in the string: no raw-string fix (it would ch
 
 test('unterminated string: the closing quote at the end', () => {
   assert.deepEqual(fixes('http.host eq "abc  '), [['Add the closing quote', 'http.host eq "abc"  ', true]]);
+  // A backslash at the end would escape the quote added: it becomes one of the string's (a raw string's is already).
+  assert.deepEqual(fixes('http.host eq "abc\\'), [['Add the closing quote', 'http.host eq "abc\\\\"', true]]);
+  assert.deepEqual(fixes('http.host eq r"abc\\'), [['Add the closing quote', 'http.host eq r"abc\\"', true]]);
 });
 
 test('quoted IP: without the quotes; a network with host bits: its first address', () => {
