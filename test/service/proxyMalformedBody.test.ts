@@ -18,6 +18,8 @@ describe('a malformed or cut-off request body', () => {
     await withProxy({}, async (p, logs) => {
       const r = await raw(p.url(), `POST /x HTTP/1.1\r\nHost: ${ZONE}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n`, { waitMs: HEADER_TIMEOUT + 1_000 });
       assert.match(r.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      // The request's ray id, as on every answer to a proxied request.
+      assert.match(r.data, /\r\ncf-ray: [0-9a-f]{16}-LCL\r\n/);
       assert.match(r.data, /the request body is malformed or cut short\n$/);
       assert.equal(r.closed, true);
       assert.ok(r.ms < 1_000, `${r.ms} ms`);

@@ -214,6 +214,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
    * them went out: when the connection goes, that status is the request's, not CLIENT_CLOSED.
    */
   const refusedBodies = new WeakMap<ServerResponse, number>();
+  /** Each request's ray id, for an answer written on its socket outside it (a malformed body's 400 carries it too). */
+  const rayIds = new WeakMap<ServerResponse, string>();
   const log = options.log ?? (() => {});
   const zones = new LiveZones(options.store);
   /** The body bytes a zone's rules see: its own setting where it has one, else `--inspect-body-limit`. */
@@ -311,7 +313,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       if (unfinished.headersSent) socket.destroy();
       else {
         refusedBodies.set(unfinished, 400);
-        socket.end(plainAnswer(400, 'Bad Request', 'the request body is malformed or cut short'), () => socket.destroy());
+        socket.end(plainAnswer(400, 'Bad Request', 'the request body is malformed or cut short', rayIds.get(unfinished)), () => socket.destroy());
       }
       return;
     }
@@ -548,6 +550,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     reparsed.delete(req.socket);
     const rayId = newRayId();
+    rayIds.set(res, rayId);
     const badTarget = checkHead(req, rayId);
     if (badTarget) {
       req.resume();
@@ -1287,9 +1290,10 @@ function lingerOnClose(req: IncomingMessage, upReq: ClientRequest): void {
 }
 
 /** A plain-text answer the proxy writes itself on the socket, and then the connection closes. */
-function plainAnswer(status: number, text: string, why: string): string {
+function plainAnswer(status: number, text: string, why: string, rayId?: string): string {
   const body = `${status} ${text}: ${why}\n`;
-  return `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+  const ray = rayId ? `cf-ray: ${rayId}\r\n` : '';
+  return `HTTP/1.1 ${status} ${text}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${ray}connection: close\r\n\r\n${body}`;
 }
 
 /** An answer's headers with the request's ray id as `CF-Ray` (the edge sets it on every answer, in place of any the app sent). */
