@@ -171,6 +171,8 @@ export const CLIENT_CLOSED = 499;
  * connection (the one that failed is gone), so this bounds the stale ones a burst may meet.
  */
 export const UPSTREAM_ATTEMPTS = 3;
+/** Methods never sent twice (nginx's `non_idempotent`). */
+const NON_IDEMPOTENT = new Set(['POST', 'PATCH', 'LOCK']);
 /**
  * Lingering close: after an answer to a request whose upload is unfinished, the rest of it is
  * read and dropped for up to LINGER_MS (LINGER_IDLE_MS without a byte) before the connection
@@ -717,8 +719,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         guard('upstream error', (e: NodeJS.ErrnoException) => {
           // A kept-alive connection that the app closed as this request went out on it (reset before
           // any answer): sent again on another connection, as nginx does. Only a request whose whole
-          // body the proxy holds can be, and at most UPSTREAM_ATTEMPTS times in all.
-          if (!answered && ended && r.reusedSocket && attempts < UPSTREAM_ATTEMPTS && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+          // body the proxy holds can be, at most UPSTREAM_ATTEMPTS times in all, and, as nginx by
+          // default, not a POST, PATCH or LOCK: the app may have acted on it before the reset.
+          if (!answered && ended && r.reusedSocket && attempts < UPSTREAM_ATTEMPTS && !NON_IDEMPOTENT.has(req.method ?? '') && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
             attempts++;
             upReq = upstreamRequest(req, v);
             wire(upReq);
