@@ -305,6 +305,9 @@ describe('url_decode', () => {
     ['url_decode', ['%2%341', 'r'], '$1'],
     ['url_decode', ['%25%32%35%34%31+', 'r'], 'A '],
     ['url_decode', ['%u0025%u0034%u0031', 'ur'], 'A'],
+    // A surrogate pair whose escapes were themselves escaped is one character; a lone half is U+FFFD.
+    ['url_decode', ['%25uD83D%25uDE00', 'ur'], '\xf0\x9f\x98\x80'],
+    ['url_decode', ['%25uD83Dx', 'ur'], '\xef\xbf\xbdx'],
   ]);
 
   test('"r" decodes until nothing changes, as pass after pass would, in one pass (a body of %2525…41 took 20 s)', () => {
@@ -313,7 +316,7 @@ describe('url_decode', () => {
       for (let next = urlDecodeOnce(cur, u); next !== cur; next = urlDecodeOnce(cur, u)) cur = next;
       return cur;
     };
-    const parts = ['%', '2', '5', '4', '1', '+', 'u', 'U', '0', 'B', 'f', 'x', '%25', '%2B', '%u00', '%u0025'];
+    const parts = ['%', '2', '5', '4', '1', '+', 'u', 'U', '0', 'B', 'f', 'x', '%25', '%2B', '%u00', '%u0025', 'D83D', 'DE00', '%uD83D', '%uDE00'];
     let seed = 7;
     const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
     for (let t = 0; t < 20_000; t++) {

@@ -404,23 +404,50 @@ const isHexDigit = (c: string | undefined): boolean => c !== undefined && /^[0-9
  */
 export function urlDecodeSettled(s: string, unicode: boolean): string {
   const out: string[] = [];
+  /**
+   * Where a `%uHHHH` of a high surrogate sits in `out`, undecoded: a low one's escape may
+   * still follow it (formed by decoding, `%uD83D%25uDE00`), and the pair is one character.
+   * One that none follows is a lone surrogate (U+FFFD) in the end.
+   */
+  const highs: number[] = [];
   // What is still to be appended, last first.
   const pending = [...s].reverse();
+  const shorten = (to: number) => {
+    out.length = to;
+    while (highs.length > 0 && highs[highs.length - 1]! >= to) highs.pop();
+  };
   while (pending.length > 0) {
     const c = pending.pop()!;
     out.push(c === '+' ? ' ' : c);
     const n = out.length;
     if (n >= 3 && out[n - 3] === '%' && isHexDigit(out[n - 2]) && isHexDigit(out[n - 1])) {
       const byte = String.fromCharCode(parseInt(out[n - 2]! + out[n - 1]!, 16));
-      out.length = n - 3;
+      shorten(n - 3);
       pending.push(byte);
     } else if (unicode && n >= 6 && out[n - 6] === '%' && (out[n - 5] === 'u' || out[n - 5] === 'U') && out.slice(n - 4).every(isHexDigit)) {
-      const [bytes] = percentUtf8(out.slice(n - 6).join(''), 0)!;
-      out.length = n - 6;
+      const cp = parseInt(out.slice(n - 4).join(''), 16);
+      if (cp >= 0xd800 && cp <= 0xdbff) {
+        highs.push(n - 6);
+        continue;
+      }
+      const paired = cp >= 0xdc00 && cp <= 0xdfff && highs[highs.length - 1] === n - 12;
+      const [bytes] = percentUtf8(out.slice(paired ? n - 12 : n - 6).join(''), 0)!;
+      shorten(paired ? n - 12 : n - 6);
       for (let i = bytes.length - 1; i >= 0; i--) pending.push(bytes[i]!);
     }
   }
-  return out.join('');
+  if (highs.length === 0) return out.join('');
+  // The highs no low followed: each a lone surrogate (U+FFFD's bytes; they form no escape with what is around them).
+  const lone = new Set(highs);
+  const replacement = utf8ToBinary('\ufffd');
+  let result = '';
+  for (let i = 0; i < out.length; i++) {
+    if (lone.has(i)) {
+      result += replacement;
+      i += 5;
+    } else result += out[i];
+  }
+  return result;
 }
 
 /** `%uXXXX` (a surrogate pair as two escapes) -> UTF-8; a lone surrogate -> U+FFFD. */
