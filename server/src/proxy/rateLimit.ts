@@ -140,6 +140,7 @@ export class RateLimiter {
     if (now < mitigationEnd(c, limit)) return true;
     this.mitigating.delete(stored);
     this.counters.set(stored, c);
+    if (this.counters.size > this.maxCounters) this.counters.delete(this.counters.keys().next().value!);
     return false;
   }
 
