@@ -91,7 +91,7 @@ export function runEval(p: Parsed, io: Io): number {
     throw new InputError([`rulesmith: cannot read field values from ${fieldsFile}: ${reason}`]);
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new UsageError(`${fieldsFile} must hold a JSON object of field values, e.g. {"http.host": "example.com"}`);
+    throw new InputError([`rulesmith: ${fieldsFile} must hold a JSON object of field values, e.g. {"http.host": "example.com"}`]);
   }
 
   const { filter, diagnostics } = compileExpression(expr, options);

@@ -286,7 +286,7 @@ export function runFtwCommand(args: readonly string[], io: Io): number {
   } catch (e) {
     throw new InputError([`rulesmith: cannot read ${dir}: ${fsReason(e)}`]);
   }
-  if (paths.length === 0) throw new UsageError(`${dir}: no ftw tests (*.yaml) found`);
+  if (paths.length === 0) throw new InputError([`rulesmith: ${dir}: no ftw tests (*.yaml) found`]);
   const files: FtwFile[] = [];
   for (const path of paths) {
     files.push({ path: relative(process.cwd(), path) || path, text: readInput(io, path) });

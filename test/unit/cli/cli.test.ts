@@ -111,6 +111,9 @@ test('eval rejects invalid expressions and field values with exit 2', () => {
   assert.equal(badFields.code, 2);
   assert.match(badFields.err, /^-: ip\.src: [^\n]*300\.1\.1\.1/);
   assert.doesNotMatch(badFields.err, /ip\.src: ip\.src/);
+  // An input problem, said in words without the usage text.
+  const notObject = run(['eval', '--expr', 'ssl', '--fields', '-'], '[]');
+  assert.deepEqual([notObject.code, notObject.err], [2, 'rulesmith: - must hold a JSON object of field values, e.g. {"http.host": "example.com"}\n']);
   const notJson = run(['eval', '--expr', 'ssl', '--fields', '-'], '{nope');
   assert.equal(notJson.code, 2);
   assert.match(notJson.err, /invalid JSON/);

@@ -141,7 +141,8 @@ describe('rulesmith ftw: one fixture per outcome', () => {
     ['a threshold that is not a number', ['ftw', '--threshold', 'high', FIXTURES], /--threshold must be a positive whole number/],
     ['an unknown format', ['ftw', '--format', 'xml', FIXTURES], /--format must be text or json/],
     ['a folder that does not exist', ['ftw', 'test/fixtures/no-such-folder'], /^rulesmith: cannot read test\/fixtures\/no-such-folder: no such file or folder \(ENOENT\)\n$/],
-    ['a folder without tests', ['ftw', 'test/fixtures/cli'], /no ftw tests \(\*\.yaml\) found/],
+    // Unusable input, said in words without the usage text.
+    ['a folder without tests', ['ftw', 'test/fixtures/cli'], /^rulesmith: test\/fixtures\/cli: no ftw tests \(\*\.yaml\) found\n$/],
     ['an unknown option', ['ftw', '--paranoia', '2', FIXTURES], /Unknown option '--paranoia'/],
   ];
   for (const [name, args, message] of usage) {
