@@ -15,7 +15,7 @@
  * (Map<Bool>: token configuration ID -> whether the request carried a valid JWT for it).
  */
 import type { IpAddr, Value } from '../ir';
-import { asciiLower, asciiUpper, binaryToUtf8, hex4At, percentDecode, utf8ToBinary } from '../bytes';
+import { asciiLower, asciiUpper, binaryToUtf8, hex4At, hexDigitValue, percentDecode, utf8ToBinary } from '../bytes';
 import { formatIp } from '../ip';
 import { lazyRegex, type LazyRegex } from '../regex';
 import { parseWildcard, wildcardCaptures } from '../wildcard';
@@ -392,7 +392,8 @@ export function urlDecodeOnce(s: string, unicode: boolean): string {
   return percentDecode(s, { plus: true, percentU: unicode ? percentUtf8 : undefined });
 }
 
-const isHexDigit = (c: string | undefined): boolean => c !== undefined && /^[0-9A-Fa-f]$/.test(c);
+/** A one-character string's hex digit value, or -1 (bytes.ts `hexDigitValue`). */
+const hexOf = (c: string | undefined): number => hexDigitValue(c === undefined ? NaN : c.charCodeAt(0));
 
 /**
  * `url_decode(s, "r")` after its first pass: decoded again and again until nothing changes,
@@ -420,12 +421,13 @@ export function urlDecodeSettled(s: string, unicode: boolean): string {
     const c = pending.pop()!;
     out.push(c === '+' ? ' ' : c);
     const n = out.length;
-    if (n >= 3 && out[n - 3] === '%' && isHexDigit(out[n - 2]) && isHexDigit(out[n - 1])) {
-      const byte = String.fromCharCode(parseInt(out[n - 2]! + out[n - 1]!, 16));
+    const hi = hexOf(out[n - 2]);
+    const lo = hexOf(out[n - 1]);
+    const cp = unicode && n >= 6 && out[n - 6] === '%' && (out[n - 5] === 'u' || out[n - 5] === 'U') ? hex4At(out.slice(n - 4).join(''), 0) : -1;
+    if (n >= 3 && out[n - 3] === '%' && hi >= 0 && lo >= 0) {
       shorten(n - 3);
-      pending.push(byte);
-    } else if (unicode && n >= 6 && out[n - 6] === '%' && (out[n - 5] === 'u' || out[n - 5] === 'U') && out.slice(n - 4).every(isHexDigit)) {
-      const cp = parseInt(out.slice(n - 4).join(''), 16);
+      pending.push(String.fromCharCode(hi * 16 + lo));
+    } else if (cp >= 0) {
       if (cp >= 0xd800 && cp <= 0xdbff) {
         highs.push(n - 6);
         continue;
