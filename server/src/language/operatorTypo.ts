@@ -20,6 +20,15 @@ const SYMBOL = /[=!<>~&]/;
 const IDENT = /[A-Za-z0-9_.]/;
 const SPACE = /[ \r\n\t]/;
 
+/** Where the identifier (or number) that ends just before `pos`, skipping spaces, is; undefined after anything else (a call's `)`, a string). */
+export function identifierBefore(text: string, pos: number): { readonly start: number; readonly end: number } | undefined {
+  let end = pos;
+  while (end > 0 && SPACE.test(text[end - 1])) end--;
+  let start = end;
+  while (start > 0 && IDENT.test(text[start - 1])) start--;
+  return start < end ? { start, end } : undefined;
+}
+
 /** The identifier (or function call's name) that ends just before `pos`, skipping spaces. */
 export function operandBefore(text: string, pos: number): string | undefined {
   let end = pos;
@@ -33,9 +42,8 @@ export function operandBefore(text: string, pos: number): string | undefined {
     }
     return undefined;
   }
-  let start = end;
-  while (start > 0 && IDENT.test(text[start - 1])) start--;
-  return start < end ? text.slice(start, end) : undefined;
+  const at = identifierBefore(text, end);
+  return at && text.slice(at.start, at.end);
 }
 
 /**

@@ -11,7 +11,7 @@ import grammar from './rules.ohm-bundle';
 import type * as A from './ast';
 import { error, type Diagnostic, type DiagnosticCode } from './diagnostics';
 import { operatorOf } from './scheme/operators';
-import { mistypedOperatorAt, operandBefore } from './operatorTypo';
+import { identifierBefore, mistypedOperatorAt, operandBefore } from './operatorTypo';
 import { unterminatedStringStart } from './scan';
 import { fastParse } from './fastParse';
 import type { Type } from './types';
@@ -301,14 +301,13 @@ function describeFailure(text: string, result: MatchResult, options: ParseOption
  * reports it, not the operator missing after it.
  */
 function unknownNameBefore(text: string, pos: number, options: ParseOptions): Diagnostic | undefined {
-  if (!options.typeOf) return undefined;
-  let end = pos;
-  while (end > 0 && /\s/.test(text[end - 1]!)) end--;
-  const m = /[A-Za-z_][A-Za-z0-9_.]*$/.exec(text.slice(0, end));
-  if (!m || options.typeOf(m[0]) !== undefined) return undefined;
-  const doubled = /^(and|or|xor|not)$/.test(m[0]);
-  const hint = doubled ? `\`${m[0]}\` is read here as a field name: remove the doubled operator.` : 'Check the spelling of the field name.';
-  return error('unknown-identifier', end - m[0].length, end, 'unknown identifier', hint);
+  const at = options.typeOf && identifierBefore(text, pos);
+  const name = at && text.slice(at.start, at.end);
+  // A number is no name; a known one is the operator's problem.
+  if (!at || !name || !/^[A-Za-z_]/.test(name) || options.typeOf!(name) !== undefined) return undefined;
+  const doubled = /^(and|or|xor|not)$/.test(name);
+  const hint = doubled ? `\`${name}\` is read here as a field name: remove the doubled operator.` : 'Check the spelling of the field name.';
+  return error('unknown-identifier', at.start, at.end, 'unknown identifier', hint);
 }
 
 interface Wording {
