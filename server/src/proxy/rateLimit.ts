@@ -126,10 +126,7 @@ export class RateLimiter {
     // (A counter whose mitigation ended opens a new window with its next count.)
     const over = !!c && c.mitigatedAt === undefined && now - c.windowStart < limit.period * 1000 && c.count > max;
     // A client kept out is not counted (nothing reaches `held`): its counter is used all the same, or the bound would drop it first.
-    if (over) {
-      this.counters.delete(stored);
-      this.counters.set(stored, c);
-    }
+    if (over) this.keep(this.counters, stored, c);
     return over;
   }
 
@@ -139,18 +136,21 @@ export class RateLimiter {
     if (!c) return false;
     if (now < mitigationEnd(c, limit)) return true;
     this.mitigating.delete(stored);
-    this.counters.set(stored, c);
-    if (this.counters.size > this.maxCounters) this.counters.delete(this.counters.keys().next().value!);
+    this.keep(this.counters, stored, c);
     return false;
+  }
+
+  /** Puts `c` last in `map` (its most recent), the first dropped past the bound: the one rule for both kinds of counter. */
+  private keep(map: Map<string, Counter>, stored: string, c: Counter): void {
+    map.delete(stored);
+    map.set(stored, c);
+    if (map.size > this.maxCounters) map.delete(map.keys().next().value!);
   }
 
   /** The counting counter `stored`, made the most recently used (created, and the oldest dropped past the bound). */
   private held(stored: string, now: number): Counter {
-    let c = this.counters.get(stored);
-    if (c) this.counters.delete(stored);
-    else c = { windowStart: now, count: 0, mitigatedAt: undefined };
-    this.counters.set(stored, c);
-    if (this.counters.size > this.maxCounters) this.counters.delete(this.counters.keys().next().value!);
+    const c = this.counters.get(stored) ?? { windowStart: now, count: 0, mitigatedAt: undefined };
+    this.keep(this.counters, stored, c);
     return c;
   }
 
@@ -167,8 +167,7 @@ export class RateLimiter {
     if ((limit.mitigation_timeout ?? 0) > 0) {
       c.mitigatedAt = now;
       this.counters.delete(stored);
-      this.mitigating.set(stored, c);
-      if (this.mitigating.size > this.maxCounters) this.mitigating.delete(this.mitigating.keys().next().value!);
+      this.keep(this.mitigating, stored, c);
     }
     return true;
   }
