@@ -256,21 +256,16 @@ function noEntryPoint(phase: Phase): ApiError {
 // --- Request bodies ----------------------------------------------------------------------
 
 /**
- * The body of a Rulesets write, an object, with its `null` members dropped at every
- * level: the hosted API decodes like Go's encoding/json, where `"description": null`
- * is the same as no description (clients that serialise unset fields as null rely on it).
- * Its keys (`keys`; with `rules`, each rule's too) are checked first: that decoder refuses
- * an unknown field whatever its value, `"bogus": null` included.
+ * The body of a Rulesets write, an object, its keys checked (`keys`) and its `null` members
+ * dropped: the hosted API decodes like Go's encoding/json, where `"description": null` is the
+ * same as no description (clients that serialise unset fields as null rely on it), and an
+ * unknown field is refused whatever its value, `"bogus": null` included. A rule in it is
+ * checked and stripped the same way by decodeRule.
  */
-function requestBody(ctx: Ctx, keys: readonly string[], rules = false): JsonObject {
+function requestBody(ctx: Ctx, keys: readonly string[]): JsonObject {
   const raw = expectObject(ctx.body);
   onlyKeys(raw, keys);
-  if (rules && Array.isArray(raw.rules)) {
-    raw.rules.forEach((r, i) => {
-      if (r !== null && typeof r === 'object' && !Array.isArray(r)) onlyKeys(r, RULE_KEYS, `/rules/${i}`);
-    });
-  }
-  return withoutNulls(raw);
+  return Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null));
 }
 
 /** Keys a rule may carry in a request (`version`/`last_updated` are read-only and ignored). */
@@ -302,8 +297,10 @@ function stringField(obj: JsonObject, key: string, pointer: string, kept?: () =>
  * id/version/ref dropped. The result is the JSON the validator sees and the store keeps.
  */
 function decodeRule(v: Json | undefined, pointer: string, extraKeys: readonly string[] = []): JsonObject {
-  const obj = withoutNulls(expectObject(v, pointer));
-  onlyKeys(obj, [...RULE_KEYS, ...extraKeys], pointer);
+  const raw = expectObject(v, pointer);
+  // Before the nulls go: an unknown key is refused whatever its value (requestBody).
+  onlyKeys(raw, [...RULE_KEYS, ...extraKeys], pointer);
+  const obj = withoutNulls(raw);
   refuseNulWithin(obj, pointer);
   for (const key of ['description', 'ref'] as const) {
     const text = obj[key];
@@ -778,7 +775,7 @@ const KINDS: readonly RulesetKind[] = ['managed', 'custom', 'root', 'zone'];
 async function create(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
-  const body = requestBody(ctx, ['name', 'description', 'kind', 'phase', 'rules'], true);
+  const body = requestBody(ctx, ['name', 'description', 'kind', 'phase', 'rules']);
   const name = stringField(body, 'name', '');
   const description = stringField(body, 'description', '') ?? '';
   const kind = stringField(body, 'kind', '');
@@ -811,7 +808,7 @@ async function create(ctx: Ctx): Promise<Reply> {
   checkQuota(w, target.kind, target.phase, 0, counted(target.phase, rules), '/rules');
   return mutate(store, w, dry, () => {
     const now = timestamp();
-    migrationHook(ctx, w, target.kind, target.phase, (body.rules as unknown[] | undefined) ?? [], new URLSearchParams());
+    migrationHook(ctx, w, target.kind, target.phase, rules, new URLSearchParams());
     const merged = mergeRules([], rules.map(ruleInput), now);
     return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { name, description, kind: target.kind, phase: target.phase, rules: merged }, now) }, warnings);
   });
@@ -861,7 +858,7 @@ async function replaceRules(
     // rule pins, may have been deleted meanwhile. Only then: for 500 rules it is a turn's ms.
     if (customRulesetPhases(store, w.accountId) !== checked.custom || rules.some(pinsCustomVersion)) warnings = verdictNow(ctx, rules, checked, pointerOf);
     return mutate(store, w, dry, () => {
-      migrationHook(ctx, w, target.kind, target.phase, body.rules as unknown[], ctx.query);
+      migrationHook(ctx, w, target.kind, target.phase, rules, ctx.query);
       const { name, description, merged, now } = p;
       return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { id: current?.id, name, description, kind: target.kind, phase: target.phase, rules: merged }, now, staged) }, warnings);
     });
@@ -873,7 +870,7 @@ function update(ctx: Ctx): Promise<Reply> {
   const dry = dryRun(ctx);
   const w = where(ctx, 'Write');
   const current = writable(ctx, w);
-  const body = requestBody(ctx, ['name', 'description', 'kind', 'phase', 'rules'], true);
+  const body = requestBody(ctx, ['name', 'description', 'kind', 'phase', 'rules']);
   for (const key of ['name', 'kind', 'phase'] as const) {
     const v = stringField(body, key, '', () => current[key]);
     if (v !== undefined && v !== current[key]) {
@@ -1080,7 +1077,7 @@ function putEntryPointRoute(ctx: Ctx): Promise<Reply> {
   // The WAF migration config (GET …/waf_migration/config) is meant to be sent back as it
   // is; our config adds `not_migrated` (read-only, ignored here) to what the hosted one has.
   const migrationConfig = w.scope === 'zone' && phase === MANAGED_PHASE;
-  const body = requestBody(ctx, ['name', 'description', 'rules', ...(migrationConfig ? ['not_migrated'] : [])], true);
+  const body = requestBody(ctx, ['name', 'description', 'rules', ...(migrationConfig ? ['not_migrated'] : [])]);
   const store = ctx.service.store;
   const stored = () => entryPoint(store, w.scope, w.scopeId, phase);
   const name = stringField(body, 'name', '', () => stored()?.name);
