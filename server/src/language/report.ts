@@ -75,3 +75,13 @@ export function engineReport(text: string, d: Diagnostic, heading = d.severity =
   const carets = Math.max(1, utf8Length(text.slice(d.range.start, Math.max(spanEnd, d.range.start))));
   return `${heading} (${start.line + 1}:${col + 1}):\n${line}\n${' '.repeat(col)}${'^'.repeat(carets)} ${d.message}\n`;
 }
+
+/**
+ * A finding's message with the text it is about (`unknown identifier` alone does not say
+ * which): `message (\`text\`)`, at most 60 characters of the text; the message alone when
+ * the span holds none. For messages printed away from the text (eval, preview).
+ */
+export function withSubject(message: string, text: string, start: number, end: number): string {
+  const subject = text.slice(start, Math.min(end, start + 60));
+  return subject.trim() === '' ? message : `${message} (\`${subject}\`)`;
+}

@@ -73,6 +73,7 @@
 import { compileExpression, type Diagnostic } from '../language/index';
 import { EvalMemo, type CompiledFilter, type EvalContext, type FieldValues } from '../language/evaluate';
 import type { Phase, Plan } from '../language/scheme/types';
+import { withSubject } from '../language/report';
 import { rulesetVersion, type ManagedCatalog, type ManagedRuleset } from './catalog';
 import { LEGACY_ACTIONS, legacyOrder, type LegacyConfig, type LegacyFirewallRule, type SkipProduct } from './legacy';
 import type { BlockParameters, BlockResponse, ExecuteParameters, Overrides, RateLimit, Rule, Ruleset, ScoreParameters, SkipParameters } from './model';
@@ -441,7 +442,7 @@ class ZoneCompiler {
       filter = c.filter;
       if (!filter) {
         invalid = 'the expression does not compile';
-        this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: the expression does not compile: ${c.diagnostics.map((d) => spanned(rule.expression as string, d)).join('; ')}`, diagnostics: c.diagnostics });
+        this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: the expression does not compile: ${c.diagnostics.map((d) => withSubject(d.message, rule.expression as string, d.range.start, d.range.end)).join('; ')}`, diagnostics: c.diagnostics });
       }
     }
     // The caller counts by it (RequestHooks.rateLimitReached); one that cannot compile would count nothing, unsaid.
@@ -607,7 +608,7 @@ class ZoneCompiler {
         filter = c.filter;
         if (!filter) {
           invalid = 'the expression does not compile';
-          this.problems.push({ severity: 'error', ...where, message: `firewall rule ${describe(ref, index)}: the filter expression does not compile: ${c.diagnostics.map((d) => spanned(fr.filter.expression as string, d)).join('; ')}`, diagnostics: c.diagnostics });
+          this.problems.push({ severity: 'error', ...where, message: `firewall rule ${describe(ref, index)}: the filter expression does not compile: ${c.diagnostics.map((d) => withSubject(d.message, fr.filter.expression as string, d.range.start, d.range.end)).join('; ')}`, diagnostics: c.diagnostics });
         }
       }
       const products = Array.isArray(fr.products) ? (fr.products as readonly unknown[]).filter((x): x is SkipProduct => typeof x === 'string') : [];
@@ -633,12 +634,6 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 function invalidRule(index: number, ref: RuleRef, why: string): CRule {
   return { index, ref, invalid: why, enabled: true, action: '', increment: 0, skipLogs: false };
-}
-
-/** A diagnostic's message with the text it is about (`unknown identifier` alone does not say which), at most 60 characters of it. */
-function spanned(expression: string, d: Diagnostic): string {
-  const text = expression.slice(d.range.start, Math.min(d.range.end, d.range.start + 60));
-  return text.trim() === '' ? d.message : `${d.message} (\`${text}\`)`;
 }
 
 function describe(ref: RuleRef, index: number): string {

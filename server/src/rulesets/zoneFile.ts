@@ -18,7 +18,7 @@
  * of rulesets); `execute` rules run them by id. Managed rulesets come from the catalog.
  */
 import { PHASES, PLANS, type Phase, type Plan } from '../language/scheme/types';
-import { positionAt } from '../language/report';
+import { positionAt, withSubject } from '../language/report';
 import type { ManagedCatalog } from './catalog';
 import { compileZone, type CompiledZone, type EngineProblem, type ZoneConfig } from './engine';
 import type { LegacyConfig } from './legacy';
@@ -221,9 +221,9 @@ export function checkZone(loaded: LoadedZone): CheckedZone {
       const pos = positionAt(f.text, p.start);
       const rule = p.rule !== undefined ? ` (rule ${p.rule + 1}${ruleName(f.text, p.rule)})` : '';
       // What the finding is about, for one inside an expression (`unknown identifier` alone does not say which), and the hint.
-      const what = p.expression && p.end > p.start ? ` (\`${f.text.slice(p.start, Math.min(p.end, p.start + 80))}\`)` : '';
+      const message = p.expression ? withSubject(p.message, f.text, p.start, p.end) : p.message;
       const hint = p.hint ? `\nhint: ${p.hint}` : '';
-      addError({ message: `${f.file}:${pos.line + 1}:${pos.character + 1}: error[${p.code}]${rule}: ${p.message}${what}${hint}`, file: f.file, line: pos.line, character: pos.character });
+      addError({ message: `${f.file}:${pos.line + 1}:${pos.character + 1}: error[${p.code}]${rule}: ${message}${hint}`, file: f.file, line: pos.line, character: pos.character });
     }
     if (fileErrors.length === 0) continue;
     if (loaded.files.custom.includes(f.file)) {
