@@ -16,10 +16,11 @@ import {
   type Range as LspRange,
 } from 'vscode-languageserver/node';
 import type { TextDocument } from 'vscode-languageserver-textdocument';
-import type { Diagnostic, Severity } from '../language/diagnostics';
+import { error, type Diagnostic, type Severity } from '../language/diagnostics';
+import { NESTING_HINT } from '../language/parse';
 import { languageDocsFor } from '../language/diagnosticDocs';
 import { analyse, type Analysed, type DocumentStore } from './documents';
-import type { ExpressionSlice } from './expressionSlices';
+import { wholeTextSlice, type ExpressionSlice } from './expressionSlices';
 import { rulesetDiagnostics } from './rulesetDiagnostics';
 import { terraformDiagnostics } from './terraform';
 import { describe, type Logger } from './runSafe';
@@ -151,10 +152,11 @@ export class DiagnosticsScheduler {
     } catch (e) {
       this.log.error(`diagnostics for ${uri} failed: ${describe(e)}`);
       // A document nested too deep for the JSON parser's stack (thousands of levels): said on the document, not left with what it showed before.
-      if (e instanceof RangeError && this.store.get(uri)?.version === version) {
+      const doc = this.store.get(uri);
+      if (e instanceof RangeError && doc?.version === version) {
         this.withProblems.add(uri);
-        const diagnostics = [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, severity: 1 as const, source: 'rulesmith', message: 'the document is nested too deeply to check (thousands of levels): flatten it', code: 'nesting-too-deep' }];
-        void this.connection.sendDiagnostics({ uri, version, diagnostics });
+        const deep = error('nesting-too-deep', 0, 0, 'the document is nested too deeply to check (thousands of levels)', NESTING_HINT);
+        void this.connection.sendDiagnostics({ uri, version, diagnostics: [toLspDiagnostic(doc, wholeTextSlice(doc.getText()), deep)] });
       }
     }
   }
