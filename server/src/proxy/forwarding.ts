@@ -3,7 +3,7 @@
  * decides what to carry): which headers pass, the app's path, the body as it comes, the
  * upstream timeout's clock, and the heads the proxy writes itself on a raw socket.
  */
-import { STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type InformationEvent, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { peerAddress } from './edgeFields';
 import type { Page } from './pages';
@@ -119,6 +119,39 @@ export function responseHeaders(upRes: IncomingMessage, keepTrailer: boolean): s
     out.push(name, value);
   }
   return out;
+}
+
+/**
+ * An interim answer of the app passed on to the client before the final one: 103 Early Hints
+ * (its Link headers, with the others it carries minus the hop-by-hop and framing ones) and 102
+ * Processing. Not a 100 Continue: the proxy answered the client's expectation itself and sent
+ * the app none (`forwardedHeaders`). Nothing goes to an HTTP/1.0 client (RFC 9110 §15.2), after
+ * the final answer has begun, or for other 1xx codes (nor a 103 without a Link header). Returns
+ * the app's fault when a 103 could not be passed on (a Link header node refuses), for the log.
+ */
+export function relayInterim(req: IncomingMessage, res: ServerResponse, info: InformationEvent): string | undefined {
+  if (res.headersSent || res.destroyed || req.httpVersionMajor !== 1 || req.httpVersionMinor < 1) return undefined;
+  if (info.statusCode === 102) {
+    res.writeProcessing();
+    return undefined;
+  }
+  if (info.statusCode !== 103) return undefined;
+  const links: string[] = [];
+  const hints: Record<string, string | string[]> = {};
+  const listed = connectionTokens(typeof info.headers.connection === 'string' ? info.headers.connection : undefined);
+  for (const [name, value] of pairs(info.rawHeaders)) {
+    const lower = name.toLowerCase();
+    if (lower === 'link') links.push(value);
+    else if (!HOP_BY_HOP.has(lower) && !listed.has(lower) && !NEVER_LISTED.has(lower)) hints[lower] = hints[lower] === undefined ? value : `${String(hints[lower])}, ${value}`;
+  }
+  if (links.length === 0) return undefined;
+  try {
+    // Node checks each Link value's form (`<uri>; param=value`) and throws on a malformed one: the 103 is dropped.
+    res.writeEarlyHints({ ...hints, link: links });
+  } catch {
+    return `a Link header not of the form "<uri>; rel=preload" (${JSON.stringify(links.join(', ').slice(0, 200))})`;
+  }
+  return undefined;
 }
 
 /**
@@ -359,6 +392,9 @@ export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): Outgoin
   const out: OutgoingHttpHeaders = {};
   const listed = connectionTokens(h.connection);
   for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k) && !k.includes('_') && !(listed.has(k) && !NEVER_LISTED.has(k))) out[k] = v;
+  // The proxy met the expectation itself (node's server sent the 100 Continue) and sends the body
+  // as it comes; the app's own 100 would only be dropped (as nginx clears Expect).
+  delete out.expect;
   if (h['transfer-encoding'] !== undefined) {
     // Node's parser refuses a request with both, and ends a chunked one only with `chunked`.
     delete out['content-length'];

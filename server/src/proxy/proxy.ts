@@ -29,7 +29,7 @@
  * configuration the proxy holds may include a deployment a restart takes back, so every
  * request is answered 503 and none forwarded until `serve` is restarted.
  */
-import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { Agent as HttpAgent, createServer, request as httpRequest, STATUS_CODES, type ClientRequest, type IncomingMessage, type InformationEvent, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type Socket } from 'node:net';
 import { createHistogram, monitorEventLoopDelay, performance, type RecordableHistogram } from 'node:perf_hooks';
@@ -45,7 +45,7 @@ import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor 
 import { clientAddress, edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from './logThrottle';
@@ -748,6 +748,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
           relay(req, res, v, r, upRes, guard, ending);
         }),
       );
+      r.on('information', (info: InformationEvent) => {
+        if (answered) return;
+        const fault = relayInterim(req, res, info);
+        if (fault) log(`proxy: ${v.rayId} ${route.zoneName} ${req.method} ${req.url}: the app's ${info.statusCode} was not passed on: ${fault}`);
+      });
       // A 101 to a request that asked for no upgrade.
       r.on('upgrade', (_upRes: IncomingMessage, upSocket: Duplex) => {
         upSocket.destroy();
