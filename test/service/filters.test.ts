@@ -333,3 +333,23 @@ describe('filters: permissions and sunset', () => {
     }
   });
 });
+
+/** The engine's refusal of the 5,015-character expression below (language/check.ts `tooLong`). */
+const TOO_LONG = 'expression is 5015 characters long; the limit is 4096';
+
+describe('filters: requests at the edges of the legacy API', () => {
+  it('validate-expr refuses an expression over the length limit without quoting it back', async () => {
+    const expression = `http.host eq "${'a'.repeat(5_000)}"`;
+    const res = await svc.call('POST', '/filters/validate-expr', { body: { expression } });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body.errors, [{ message: `Filter parsing error: ${TOO_LONG}\n` }]);
+  });
+
+  it('bulk delete takes each id as a parameter of its own and refuses a comma-separated list, deleting nothing', async () => {
+    const [a, b] = [seedId(`filter:${ENT}:0`), seedId(`filter:${ENT}:1`)];
+    await refused('DELETE', `${filters(ENT)}?id=${a},${b}`, {}, 400, {
+      code: 20021,
+      message: `'${a},${b}' is not a valid value for id: send each id as a parameter of its own (?id=<a>&id=<b>), not a comma-separated list`,
+    });
+  });
+});

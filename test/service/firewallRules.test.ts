@@ -534,3 +534,26 @@ describe('firewall rules: permissions and sunset', () => {
     }
   });
 });
+
+describe('firewall rules: requests at the edges of the legacy API', () => {
+  it('a bulk update carries at most 25 rules (the hosted limit), refused before anything is read', async () => {
+    const body = Array.from({ length: 26 }, () => ({ id: MISSING, action: 'block', filter: { id: MISSING } }));
+    await refused('PUT', rules(ENT), { body }, 400, { code: 20021, message: 'a request may carry at most 25 firewall rules in a bulk update, got 26: send them in several requests' });
+  });
+
+  it('a new rule whose filter has "id": null gets the inline filter beside it', async () => {
+    const res = await svc.call('POST', rules(ENT), { body: [{ action: 'block', description: 'null id', filter: { id: null, expression: 'http.request.uri.path eq "/null-id"' } }] });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.result[0].filter.expression, 'http.request.uri.path eq "/null-id"');
+    assert.match(res.body.result[0].filter.id, /^[0-9a-f]{32}$/);
+    await svc.call('DELETE', `${rules(ENT)}/${res.body.result[0].id}`, { body: { delete_filter_if_unused: true } });
+  });
+
+  it('bulk delete refuses a comma-separated list of ids, deleting nothing', async () => {
+    const [a, b] = [seededRule(ENT, 0), seededRule(ENT, 1)];
+    await refused('DELETE', `${rules(ENT)}?id=${a},${b}`, {}, 400, {
+      code: 20021,
+      message: `'${a},${b}' is not a valid value for id: send each id as a parameter of its own (?id=<a>&id=<b>), not a comma-separated list`,
+    });
+  });
+});

@@ -365,6 +365,19 @@ describe('the migration PUT', () => {
     const ok = await migrate(PRO, undefined, disabled);
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.deepEqual(ok.body.result.rules.map((x: { enabled: boolean }) => x.enabled), [false, false, false]);
+    // A write of one rule is refused the same way, pointing into its own body.
+    const epId = ok.body.result.id as string;
+    const refusal = (n: number) => ({
+      code: 20616,
+      message: `Before the WAF migration, a Pro zone can save the http_request_firewall_managed entry point only with every rule disabled ("enabled": false), and rule ${n} is enabled. Add waf_migration=pending&phase_two=1 to save these rules and migrate, or disable every rule; only Enterprise zones may save enabled rules without migrating.`,
+      source: { pointer: '/enabled' },
+    });
+    const added = await svc.call('POST', `/zones/${PRO}/rulesets/${epId}/rules`, { body: { action: 'execute', expression: 'true', enabled: true, action_parameters: { id: VENDOR } } });
+    assert.deepEqual([added.status, added.body.errors], [400, [refusal(4)]]);
+    const second = ok.body.result.rules[1].id as string;
+    const enabled = await svc.call('PATCH', `/zones/${PRO}/rulesets/${epId}/rules/${second}`, { body: { ...rules[1], enabled: true } });
+    assert.deepEqual([enabled.status, enabled.body.errors], [400, [refusal(2)]]);
+    assert.deepEqual((await svc.call('GET', entryPoint(PRO))).body.result.rules.map((x: { enabled: boolean }) => x.enabled), [false, false, false]);
     assert.deepEqual(await status(PRO), { migration_state: 'start', old_waf_status: 'enabled', new_waf_status: 'disabled', source: 'defaults', created: null });
   });
 

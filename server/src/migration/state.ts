@@ -74,7 +74,7 @@ function enabledRuleIndex(rules: unknown): number {
  * allowed, and the migration record after it. `now` is the RFC 3339 time of the request.
  * The caller saves the entry point only when this succeeds.
  */
-export function migrationPut(zone: MigrationZone, wafMigration: string | undefined | null, rules: unknown, now: string): Result<PutOutcome> {
+export function migrationPut(zone: MigrationZone, wafMigration: string | undefined | null, rules: unknown, now: string, rulePointer: (index: number) => string = (i) => `/rules/${i}`): Result<PutOutcome> {
   const param = parseWafMigration(wafMigration);
   if (!param.ok) return param;
   const state = migrationState(zone);
@@ -88,7 +88,7 @@ export function migrationPut(zone: MigrationZone, wafMigration: string | undefin
           migrationError(
             'enabled-rules-need-migration',
             `Before the WAF migration, a ${zone.plan === 'pro' ? 'Pro' : 'Business'} zone can save the http_request_firewall_managed entry point only with every rule disabled ("enabled": false), and rule ${i + 1} is enabled. Add waf_migration=pending&phase_two=1 to save these rules and migrate, or disable every rule; only Enterprise zones may save enabled rules without migrating.`,
-            `/rules/${i}/enabled`,
+            `${rulePointer(i)}/enabled`,
           ),
         );
       }

@@ -50,6 +50,9 @@ export const PRODUCTS = ['zoneLockdown', 'uaBlock', 'bic', 'hot', 'securityLevel
  */
 export const MAX_FILTERS_PER_REQUEST = 1000;
 
+/** The most firewall rules one bulk update (PUT) may carry, as the hosted API documents. */
+export const MAX_RULES_PER_UPDATE = 25;
+
 /** Refuses a bulk body of more than `max` items before any of them is decoded. */
 export function requireBatchSize(items: readonly unknown[], max: number, what: string): void {
   if (items.length > max) {
@@ -196,6 +199,8 @@ export function requireValidExpression(expression: string, plan: Plan, pointer: 
  * at byte 38 with 40 spaces) have `2 + byte offset`; we follow the hosted service.
  */
 export function legacyReport(expression: string, d: Diagnostic): string {
+  // An expression over the length limit is not quoted back (with a caret per byte past it).
+  if (d.code === 'expression-too-long') return `Filter parsing error: ${d.message}\n`;
   const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
   const start = bytes(expression.slice(0, d.range.start));
   const len = bytes(expression.slice(d.range.start, Math.max(d.range.end, d.range.start)));
@@ -353,11 +358,11 @@ export function requirePlanAllows(plan: Plan, action: string, expression: string
 /** Repeated `id` query parameters (bulk delete), each a 32-hex id, without duplicates. */
 export function idParams(query: URLSearchParams): string[] {
   const ids: string[] = [];
-  for (const v of query.getAll('id')) {
-    for (const id of v.split(',').filter(Boolean)) {
-      if (!ID.test(id)) throw ApiError.of(400, CODES.invalidValue, `'${id}' is not a valid value for id: expected 32 hexadecimal digits`);
-      if (!ids.includes(id)) ids.push(id);
-    }
+  for (const id of query.getAll('id')) {
+    // The hosted API refused a list in one parameter (400), so a client that sends one here would fail there.
+    if (id.includes(',')) throw ApiError.of(400, CODES.invalidValue, `'${id.slice(0, 200)}' is not a valid value for id: send each id as a parameter of its own (?id=<a>&id=<b>), not a comma-separated list`);
+    if (!ID.test(id)) throw ApiError.of(400, CODES.invalidValue, `'${id.slice(0, 200)}' is not a valid value for id: expected 32 hexadecimal digits`);
+    if (!ids.includes(id)) ids.push(id);
   }
   return ids;
 }

@@ -168,10 +168,10 @@ export function checkPhaseTwo(query: URLSearchParams): void {
  * `phase_two`) of the query and the body's rules. Throws an ApiError to refuse the PUT
  * (nothing is saved: the transaction rolls back); otherwise records the new state.
  */
-export function managedEntryPointWrite(store: Store, zone: ZoneRow, rules: readonly unknown[], query: URLSearchParams): void {
+export function managedEntryPointWrite(store: Store, zone: ZoneRow, rules: readonly unknown[], query: URLSearchParams, rulePointer?: (index: number) => string): void {
   checkPhaseTwo(query);
   const mz = migrationZone(store, zone);
-  const outcome = migrationPut(mz, query.get('waf_migration'), rules, timestamp());
+  const outcome = migrationPut(mz, query.get('waf_migration'), rules, timestamp(), rulePointer);
   if (!outcome.ok) throw migrationApiError(outcome.error);
   if (outcome.effect !== 'saved' && outcome.migration) saveMigrationRecord(store, mz, outcome.migration);
 }

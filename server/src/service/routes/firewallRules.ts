@@ -39,7 +39,9 @@ import {
   idOfUpdate,
   idParams,
   MAX_PRIORITY,
+  MAX_RULES_PER_UPDATE,
   pausedParam,
+  requireBatchSize,
   requirePlanAllows,
   requireValidExpression,
   RULE_KEYS,
@@ -125,7 +127,9 @@ function decodeNewRule(store: Store, zone: ZoneRow, item: Json, i: number): NewR
   if (obj.filter === undefined || obj.filter === null) {
     throw ApiError.of(400, CODES.invalidValue, 'filter is required: an inline filter {"expression": …} or an existing one {"id": "<filter id>"}', `${p}/filter`);
   }
-  const fo = expectObject(obj.filter, `${p}/filter`);
+  // A field sent as null counts as not sent (docs/service.md): {"id": null, "expression": …} is an inline filter.
+  const { id: givenId, ...withoutId } = expectObject(obj.filter, `${p}/filter`);
+  const fo = givenId === null ? withoutId : { ...withoutId, ...(givenId === undefined ? {} : { id: givenId }) };
   if (fo.id !== undefined) {
     onlyKeys(fo, ['id'], `${p}/filter`);
     const id = decodeId(fo, 'id', `${p}/filter`, 'filter.id');
@@ -312,7 +316,9 @@ function applyRuleUpdates(store: Store, zone: ZoneRow, updates: readonly RuleUpd
 
 function bulkUpdate(ctx: Ctx): Reply {
   const zone = requireZone(ctx, GROUPS, 'Write');
-  const updates = ruleList(ctx.body, 'put').map((item, i) => decodeRuleUpdate(expectObject(item, `/${i}`), `/${i}`));
+  const items = ruleList(ctx.body, 'put');
+  requireBatchSize(items, MAX_RULES_PER_UPDATE, 'firewall rules in a bulk update');
+  const updates = items.map((item, i) => decodeRuleUpdate(expectObject(item, `/${i}`), `/${i}`));
   return { result: ruleObjects(ctx.service.store, zone.id, applyRuleUpdates(ctx.service.store, zone, updates)) };
 }
 

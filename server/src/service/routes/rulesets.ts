@@ -605,9 +605,10 @@ function listed(found: readonly Found[]): ApiMessage[] {
 // --- The migration hook ------------------------------------------------------------------
 
 /** Writes to the zone's managed-phase entry point go through the WAF migration state machine. */
-function migrationHook(ctx: Ctx, w: Where, kind: RulesetKind, phase: Phase, rawRules: readonly unknown[], query: URLSearchParams): void {
+/** `rulePointer`: where rule i is in the request's body (a rule-level write carries one rule, at the top). */
+function migrationHook(ctx: Ctx, w: Where, kind: RulesetKind, phase: Phase, rawRules: readonly unknown[], query: URLSearchParams, rulePointer?: (index: number) => string): void {
   if (w.scope !== 'zone' || kind !== 'zone' || phase !== MANAGED_PHASE) return;
-  managedEntryPointWrite(ctx.service.store, w.zone!, rawRules, query);
+  managedEntryPointWrite(ctx.service.store, w.zone!, rawRules, query, rulePointer);
 }
 
 // --- Reading -----------------------------------------------------------------------------
@@ -965,10 +966,13 @@ function rollbackRunsWhatExists(store: Store, w: Where, target: StoredRuleset, p
 
 // --- Rules -------------------------------------------------------------------------------
 
-function saveRules(ctx: Ctx, w: Where, current: StoredRuleset, rules: readonly StoredRule[], dry: boolean, now: string, warnings: readonly ApiMessage[] = []): Reply {
+/** `written`: the index in `rules` of the rule the request's body carries (a POST or PATCH of one rule). */
+function saveRules(ctx: Ctx, w: Where, current: StoredRuleset, rules: readonly StoredRule[], dry: boolean, now: string, warnings: readonly ApiMessage[] = [], written?: number): Reply {
   const store = ctx.service.store;
+  // A finding about the rule the body carries points into the body (`/enabled`); one about another rule names the stored list's.
+  const rulePointer = written === undefined ? undefined : (i: number) => (i === written ? '' : `/rules/${i}`);
   return mutate(store, w, dry, () => {
-    migrationHook(ctx, w, current.kind, current.phase, rules, new URLSearchParams());
+    migrationHook(ctx, w, current.kind, current.phase, rules, new URLSearchParams(), rulePointer);
     return withWarnings({ result: saveRuleset(store, w.scope, w.scopeId, { id: current.id, name: current.name, description: current.description, kind: current.kind, phase: current.phase, rules }, now) }, warnings);
   });
 }
@@ -1008,7 +1012,7 @@ async function addRule(ctx: Ctx): Promise<Reply> {
   const now = timestamp();
   const merged = withRule(current.rules, undefined, ruleInput(rule), at, now);
   executesOnce(current.kind, merged, at);
-  return saveRules(ctx, w, current, merged, dry, now, warnings);
+  return saveRules(ctx, w, current, merged, dry, now, warnings, at);
 }
 
 async function editRule(ctx: Ctx): Promise<Reply> {
@@ -1044,7 +1048,7 @@ async function editRule(ctx: Ctx): Promise<Reply> {
   const now = timestamp();
   const merged = withRule(placed.others, placed.old, replacement, placed.at, now);
   if (!onlyPosition) executesOnce(current.kind, merged, placed.at);
-  return saveRules(ctx, w, current, merged, dry, now, warnings);
+  return saveRules(ctx, w, current, merged, dry, now, warnings, placed.at);
 }
 
 function deleteRule(ctx: Ctx): Reply {
