@@ -2,7 +2,7 @@
 import { asciiLower, binaryToUtf8, percentDecode as decodePercent, utf8ToBinary } from '../language/bytes';
 import { bytes, emptyMap, mapKey } from './fieldBytes';
 import { parseJsonBody } from './jsonBody';
-import { headerParams, multipartHeaderLines, parseMultipart } from './multipart';
+import { headerParams, parseMultipart } from './multipart';
 import { percentDecode } from './normalize';
 import { splitPairs, type Target } from './target';
 import type { SampleRequest } from './types';
@@ -64,9 +64,11 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
   } else if (media === 'multipart/form-data') {
     processor = 'MULTIPART';
     const boundary = headerParams(utf8ToBinary(contentType)).find(([n]) => n === 'boundary')?.[1];
-    const parts = boundary ? parseMultipart(body, boundary) : [];
+    const { parts, lookalikes } = boundary ? parseMultipart(body, boundary) : { parts: [], lookalikes: 0 };
     if (!boundary || parts.length === 0) bodyError = true;
+    if (lookalikes > 0) strictError = true;
     for (const part of parts) {
+      partHeaders.push(...part.headerLines);
       const name = part.names[0] ?? '';
       if (part.names.length === 0) strictError = true;
       if (part.filenames.length > 0) {
@@ -76,7 +78,6 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
       } else postArgs.push([name, part.value]);
     }
     if (boundary) {
-      partHeaders.push(...multipartHeaderLines(body, boundary));
       const delimiter = '--' + boundary;
       const first = body.indexOf(delimiter);
       if (first < 0 || body.slice(0, first).trim() !== '' || !body.includes(delimiter + '--')) strictError = true;
@@ -139,7 +140,12 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
   // processor did (CRS 901340 then sets ctl:forceRequestBodyVariable): with the XML, JSON
   // or MULTIPART processor it is empty, as ModSecurity documents and the CRS regression
   // tests expect (944100-11: an XML element name is not searched as body text).
-  f['crs.request_body'] = bytes(processor === '' || processor === 'URLENCODED' ? body : '');
+  // A body its processor could not read whole (malformed JSON or XML, a multipart body
+  // without parts, JSON past its limits) gives the rules too few arguments or none: its raw
+  // bytes are REQUEST_BODY, so the rules that read it still see what the app may parse more
+  // leniently (ModSecurity's recommended config denies such a body outright, rule 200002;
+  // the hosted ruleset has no such rule).
+  f['crs.request_body'] = bytes(processor === '' || processor === 'URLENCODED' || bodyError ? body : '');
   f['crs.request_body_length'] = body.length;
   f['crs.request_line'] = bytes(`${req.method} ${rawTarget} ${req.httpVersion}`);
   f['crs.request_method'] = req.method;
@@ -160,11 +166,21 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
 const JSON_DEPTH_LIMIT = 10_000;
 
 /**
+ * The most characters of argument names one JSON body may give (its leaves', as
+ * `json.a.0.b`). Each name holds its whole path, so a deep body with a wide array at the
+ * bottom (or a long key above many leaves) would otherwise make names of quadratic total
+ * size: a 98 KB body made gigabytes. A body over it is a body error.
+ */
+export const JSON_NAMES_LIMIT = 4 * 1024 * 1024;
+
+/**
  * The leaves of a JSON document as `[name, value]` pairs (binary strings), in document
- * order; false when it nests deeper than JSON_DEPTH_LIMIT. A loop with its own stack, not
- * recursion: a body of a few thousand `[` must not overflow the call stack.
+ * order; false when it nests deeper than JSON_DEPTH_LIMIT or its names pass JSON_NAMES_LIMIT
+ * (the leaves before that point are kept). A loop with its own stack, not recursion: a body
+ * of a few thousand `[` must not overflow the call stack.
  */
 function jsonLeaves(doc: unknown, root: string, out: [string, string][]): boolean {
+  let namesLength = 0;
   // Three parallel stacks rather than a tuple per node: a body of 50,000 `[` makes 50,000 nodes.
   const values: unknown[] = [doc];
   const names: string[] = [root];
@@ -174,23 +190,20 @@ function jsonLeaves(doc: unknown, root: string, out: [string, string][]): boolea
     const name = names.pop()!;
     const depth = depths.pop()!;
     if (v === null || typeof v !== 'object') {
+      // A node's name is its parent's joined to a key (a rope, made in constant time); a leaf's
+      // is read whole, so the leaves' names are what costs.
+      namesLength += name.length;
+      if (namesLength > JSON_NAMES_LIMIT) return false;
       out.push([name, v === null ? '' : typeof v === 'string' ? utf8ToBinary(v) : String(v)]);
       continue;
     }
     if (depth >= JSON_DEPTH_LIMIT) return false;
-    if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) {
-        values.push(v[i]);
-        names.push(`${name}.${i}`);
-        depths.push(depth + 1);
-      }
-    } else {
-      const keys = Object.keys(v);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        values.push((v as Record<string, unknown>)[keys[i]!]);
-        names.push(`${name}.${utf8ToBinary(keys[i]!)}`);
-        depths.push(depth + 1);
-      }
+    const keys = Array.isArray(v) ? undefined : Object.keys(v);
+    const count = keys ? keys.length : (v as unknown[]).length;
+    for (let i = count - 1; i >= 0; i--) {
+      values.push(keys ? (v as Record<string, unknown>)[keys[i]!] : (v as unknown[])[i]);
+      names.push(`${name}.${keys ? utf8ToBinary(keys[i]!) : i}`);
+      depths.push(depth + 1);
     }
   }
   return true;

@@ -146,7 +146,7 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['http.request.body.form.names'] = form.names;
   f['http.request.body.form.values'] = form.values;
   const boundary = media === 'multipart/form-data' ? headerParams(utf8ToBinary(contentType)).find(([n]) => n === 'boundary')?.[1] : undefined;
-  const parts = boundary ? parseMultipart(body, boundary) : [];
+  const parts = boundary ? parseMultipart(body, boundary).parts : [];
   const partMap = emptyMap();
   for (const part of parts) {
     for (const name of part.names) (partMap[mapKey(name, 'multipart part name', problems)] ??= []).push(bytes(part.value));

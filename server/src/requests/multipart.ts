@@ -44,42 +44,73 @@ export interface MultipartPart {
   readonly contentTypes: string[];
   readonly dispositions: string[];
   readonly transferEncodings: string[];
+  /** The part's header lines as `Name: value` (folded lines joined). */
+  readonly headerLines: string[];
   readonly value: string;
 }
 
+export interface Multipart {
+  readonly parts: MultipartPart[];
+  /**
+   * Lines that begin with `--boundary` but are no delimiter (other text follows it on the
+   * line): content, as RFC 2046 says, but a parser that took them for delimiters would see
+   * other parts than the rules do, so they count as a strict error.
+   */
+  readonly lookalikes: number;
+}
+
 /**
- * Parses a multipart body (RFC 7578 / RFC 2046): parts between `--boundary` lines, each with
- * header lines, an empty line and the content. Lenient: LF line ends are accepted, a
- * preamble is skipped, a missing close delimiter ends the last part at the end of the body,
- * and a part without an empty line is all headers.
+ * Parses a multipart body (RFC 7578 / RFC 2046): parts between delimiter lines, each with
+ * header lines, an empty line and the content. A delimiter line is `--boundary` at the start
+ * of a line followed only by spaces or tabs before the line end (or by `--`: the close
+ * delimiter); a line that merely begins with `--boundary` is content. Lenient otherwise: LF
+ * line ends are accepted, a preamble is skipped, a missing close delimiter ends the last part
+ * at the end of the body, and a part without an empty line is all headers.
  */
-export function parseMultipart(body: string, boundary: string): MultipartPart[] {
+export function parseMultipart(body: string, boundary: string): Multipart {
   const delimiter = '--' + boundary;
   const parts: MultipartPart[] = [];
-  let pos = body.startsWith(delimiter) ? 0 : nextDelimiter(body, delimiter, 0)?.at ?? -1;
+  const seen = { lookalikes: 0 };
+  let pos = body.startsWith(delimiter) && delimiterKind(body, 0, delimiter) ? 0 : (nextDelimiter(body, delimiter, 0, seen)?.at ?? -1);
+  if (pos < 0 && body.startsWith(delimiter)) seen.lookalikes++;
   while (pos >= 0) {
-    let p = pos + delimiter.length;
-    if (body.startsWith('--', p)) break; // close delimiter
-    const eol = body.indexOf('\n', p);
+    if (delimiterKind(body, pos, delimiter) === 'close') break;
+    const eol = body.indexOf('\n', pos + delimiter.length);
     if (eol < 0) break;
-    p = eol + 1;
-    const next = nextDelimiter(body, delimiter, p);
+    const p = eol + 1;
+    const next = nextDelimiter(body, delimiter, p, seen);
     const content = body.slice(p, next ? next.end : body.length);
     parts.push(parsePart(content));
     pos = next ? next.at : -1;
   }
-  return parts;
+  return { parts, lookalikes: seen.lookalikes };
+}
+
+/** Whether `--boundary` at `at` is a delimiter line, and which (RFC 2046 §5.1.1: transport padding, then the line end). */
+function delimiterKind(body: string, at: number, delimiter: string): 'open' | 'close' | undefined {
+  let p = at + delimiter.length;
+  if (body.startsWith('--', p)) return 'close';
+  while (body[p] === ' ' || body[p] === '\t') p++;
+  return p >= body.length || body[p] === '\n' || (body[p] === '\r' && (p + 1 >= body.length || body[p + 1] === '\n')) ? 'open' : undefined;
 }
 
 /**
  * The next delimiter line whose content could start at `from`: `at` is the index of its
  * `--`, `end` where the content before it ends (the line break before it is not content).
+ * Look-alike lines passed over are counted in `seen`.
  */
-function nextDelimiter(body: string, delimiter: string, from: number): { at: number; end: number } | undefined {
-  const lf = body.indexOf('\n' + delimiter, Math.max(from - 1, 0));
-  if (lf < 0) return undefined;
-  const end = lf > from && body[lf - 1] === '\r' ? lf - 1 : Math.max(lf, from);
-  return { at: lf + 1, end };
+function nextDelimiter(body: string, delimiter: string, from: number, seen: { lookalikes: number }): { at: number; end: number } | undefined {
+  let search = Math.max(from - 1, 0);
+  for (;;) {
+    const lf = body.indexOf('\n' + delimiter, search);
+    if (lf < 0) return undefined;
+    if (delimiterKind(body, lf + 1, delimiter)) {
+      const end = lf > from && body[lf - 1] === '\r' ? lf - 1 : Math.max(lf, from);
+      return { at: lf + 1, end };
+    }
+    seen.lookalikes++;
+    search = lf + 1;
+  }
 }
 
 function parsePart(part: string): MultipartPart {
@@ -92,8 +123,9 @@ function parsePart(part: string): MultipartPart {
   else if (crlf >= 0 && (lf < 0 || crlf < lf)) [headEnd, bodyStart] = [crlf, crlf + 4];
   else if (lf >= 0) [headEnd, bodyStart] = [lf, lf + 2];
   else [headEnd, bodyStart] = [part.length, part.length];
-  const result: MultipartPart = { names: [], filenames: [], contentTypes: [], dispositions: [], transferEncodings: [], value: part.slice(bodyStart) };
+  const result: MultipartPart = { names: [], filenames: [], contentTypes: [], dispositions: [], transferEncodings: [], headerLines: [], value: part.slice(bodyStart) };
   for (const [name, value] of headerLines(part.slice(0, headEnd))) {
+    result.headerLines.push(`${name}: ${value}`);
     const n = asciiLower(name);
     if (n === 'content-disposition') {
       result.dispositions.push(value);
@@ -130,20 +162,3 @@ export function headerLines(head: string): [string, string][] {
   }
   return out;
 }
-
-/** Every header line (`Name: value`) of every part of a multipart body. */
-export function multipartHeaderLines(body: string, boundary: string): string[] {
-  const out: string[] = [];
-  const pieces = body.split('--' + boundary);
-  for (let i = 1; i < pieces.length; i++) {
-    const piece = pieces[i];
-    if (piece.startsWith('--')) break;
-    const start = piece.startsWith('\r\n') ? 2 : piece.startsWith('\n') ? 1 : 0;
-    const rest = piece.slice(start);
-    const m = /\r?\n\r?\n/.exec(rest);
-    const head = m ? rest.slice(0, m.index) : rest;
-    for (const [n, v] of headerLines(head)) out.push(`${n}: ${v}`);
-  }
-  return out;
-}
-
