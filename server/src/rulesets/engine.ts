@@ -543,11 +543,17 @@ class ZoneCompiler {
     if (typeof o.enabled === 'boolean') out.enabled = o.enabled;
     if (o.categories !== undefined) {
       if (!Array.isArray(o.categories)) warn('overrides.categories must be an array');
-      else out.categories = o.categories.filter((c) => isRecord(c) && typeof c.category === 'string' || (warn('overrides.categories: each item needs a "category"'), false)) as Overrides['categories'];
+      else {
+        const items = o.categories.filter((c) => (isRecord(c) && typeof c.category === 'string') || (warn('overrides.categories: each item needs a "category"'), false)) as Record<string, unknown>[];
+        out.categories = items.map((c, i) => ({ category: c.category as string, ...overrideValues(c, `overrides.categories[${i}]`, false, warn) }));
+      }
     }
     if (o.rules !== undefined) {
       if (!Array.isArray(o.rules)) warn('overrides.rules must be an array');
-      else out.rules = o.rules.filter((r) => isRecord(r) && typeof r.id === 'string' || (warn('overrides.rules: each item needs an "id"'), false)) as Overrides['rules'];
+      else {
+        const items = o.rules.filter((r) => (isRecord(r) && typeof r.id === 'string') || (warn('overrides.rules: each item needs an "id"'), false)) as Record<string, unknown>[];
+        out.rules = items.map((r, i) => ({ id: r.id as string, ...overrideValues(r, `overrides.rules[${i}]`, true, warn) }));
+      }
     }
     return out;
   }
@@ -577,12 +583,39 @@ class ZoneCompiler {
   }
 
   private checkOverrides(rs: { readonly id?: string; readonly rules?: readonly Rule[] }, stage: WafPhase, o: Overrides, anomalyRuleId?: string): void {
-    const ids = new Set((rs.rules ?? []).map((r) => r.id));
+    const rules = rs.rules ?? [];
+    const ids = new Set(rules.map((r) => r.id));
     for (const r of o.rules ?? []) {
       if (!ids.has(r.id)) this.problems.push({ severity: 'warning', stage, rulesetId: rs.id, message: `override for rule ${r.id}: no such rule in ruleset ${rs.id}; it has no effect` });
       else if (r.score_threshold !== undefined && r.id !== anomalyRuleId) {
         this.problems.push({ severity: 'warning', stage, rulesetId: rs.id, ruleId: r.id, message: `score_threshold on rule ${r.id} has no effect: only the anomaly-score rule${anomalyRuleId ? ` (${anomalyRuleId})` : ''} takes one` });
       }
+    }
+    // A category no rule has (the paranoia levels always exist: a ruleset may have no rule of one).
+    const tags = new Set(rules.flatMap((r) => (Array.isArray(r.categories) ? r.categories : [])));
+    for (const c of o.categories ?? []) {
+      if (!tags.has(c.category) && !/^paranoia-level-[1-4]$/.test(c.category)) {
+        this.problems.push({ severity: 'warning', stage, rulesetId: rs.id, message: `override for category ${c.category}: no rule of ruleset ${rs.id} has it; it has no effect` });
+      }
+    }
+    // The rule that decides a scored ruleset: overridden off (or to another action by a
+    // category meant for detection rules), the ruleset scores and never acts as meant.
+    const anomaly = anomalyRuleId === undefined ? undefined : rules.find((r) => r.id === anomalyRuleId);
+    if (!anomaly) return;
+    const cats = Array.isArray(anomaly.categories) ? anomaly.categories : [];
+    for (const c of o.categories ?? []) {
+      if (!cats.includes(c.category) || (c.enabled === undefined && c.action === undefined)) continue;
+      this.problems.push({
+        severity: 'warning',
+        stage,
+        rulesetId: rs.id,
+        ruleId: anomalyRuleId,
+        message: `the override of category ${c.category} also applies to the anomaly-score rule ${anomalyRuleId} (${anomaly.description ?? ''}), which has that tag: it ${c.enabled === false ? 'is disabled too' : c.enabled === true ? 'is enabled by it' : `gets action ${c.action}`}; override rule ${anomalyRuleId} itself to keep it as it was`,
+      });
+    }
+    // (Not when every rule is off: that is the ruleset switched off, not a dead deployment.)
+    if (!resolveOverrides(anomaly, o, true).enabled && rules.some((r) => r !== anomaly && resolveOverrides(r, o).enabled)) {
+      this.problems.push({ severity: 'warning', stage, rulesetId: rs.id, ruleId: anomalyRuleId, message: `the anomaly-score rule ${anomalyRuleId} is disabled by the overrides: the ruleset adds up scores and never acts; enable it with a rule override {"id": "${anomalyRuleId}", "enabled": true}` });
     }
   }
 
@@ -1005,4 +1038,23 @@ export function effectiveRules(rule: Rule, catalog: ManagedCatalog): { rule: Rul
   if (!m) return [];
   const overrides = (rule.action_parameters as ExecuteParameters).overrides;
   return m.rules.map((r) => ({ rule: r, effective: resolveOverrides(r, overrides, r.id !== undefined && r.id === m.ruleset.anomalyRuleId) }));
+}
+
+/**
+ * The values of one category or rule override that the engine can use: a boolean `enabled`,
+ * a string `action` and `sensitivity_level`, and (rules only) a whole `score_threshold` of at
+ * least 1. Another value is reported and dropped: `"enabled": "false"` or a `null` threshold
+ * would otherwise switch a rule on, or have the anomaly rule act at every score.
+ */
+function overrideValues(item: Record<string, unknown>, where: string, rule: boolean, warn: (m: string) => void): { enabled?: boolean; action?: string; sensitivity_level?: string; score_threshold?: number } {
+  const out: { enabled?: boolean; action?: string; sensitivity_level?: string; score_threshold?: number } = {};
+  if (item.enabled !== undefined) typeof item.enabled === 'boolean' ? (out.enabled = item.enabled) : warn(`${where}.enabled must be true or false, not ${JSON.stringify(item.enabled)}; ignored`);
+  if (item.action !== undefined) typeof item.action === 'string' ? (out.action = item.action) : warn(`${where}.action must be a string, not ${JSON.stringify(item.action)}; ignored`);
+  if (item.sensitivity_level !== undefined) typeof item.sensitivity_level === 'string' ? (out.sensitivity_level = item.sensitivity_level) : warn(`${where}.sensitivity_level must be a string; ignored`);
+  if (rule && item.score_threshold !== undefined) {
+    const t = item.score_threshold;
+    if (typeof t === 'number' && Number.isInteger(t) && t >= 1) out.score_threshold = t;
+    else warn(`${where}.score_threshold must be a whole number of at least 1, not ${JSON.stringify(t)}; ignored`);
+  }
+  return out;
 }

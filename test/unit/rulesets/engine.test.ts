@@ -1110,3 +1110,53 @@ describe('more skip cases', () => {
     },
   ]);
 });
+
+describe('override values the engine cannot use, and overrides that change the deciding rule', () => {
+  const ANOMALY_TAGGED: ManagedRule = { ...OA, categories: ['attack-generic'] };
+  const TAGGED: ManagedCatalog = {
+    rulesets: CATALOG.rulesets.map((rs) => (rs.id === OWASP ? { ...rs, versions: rs.versions.map((v) => ({ ...v, rules: v.rules.map((r) => (r.id === ANOMALY ? ANOMALY_TAGGED : r)) })) } : rs)),
+  };
+  const owaspZone = (overrides: unknown, catalog = CATALOG) =>
+    compileZone({ catalog, entryPoints: { http_request_firewall_managed: managedEp(exec(OWASP, { ref: 'ex', overrides: overrides as Overrides })) } });
+  const messages = (z: ReturnType<typeof compileZone>) => z.problems.map((p) => `${p.severity}: ${p.message}`);
+
+  test('a null, zero or text score_threshold is reported and dropped: the threshold stays the rule\'s own', () => {
+    for (const t of [null, 0, 'abc', 2.5]) {
+      const z = owaspZone({ rules: [{ id: ANOMALY, score_threshold: t }] });
+      assert.deepEqual(messages(z), [`error: overrides.rules[0].score_threshold must be a whole number of at least 1, not ${JSON.stringify(t)}; ignored`]);
+      // Below the rule's own threshold of 10: let through, as with no override.
+      assert.equal(z.evaluate(req({ query: 'union' })).decision.action, 'allow-through');
+    }
+  });
+
+  test('an "enabled" that is not a boolean is reported and dropped, in a category or a rule override', () => {
+    const z = owaspZone({ categories: [{ category: 'attack-sqli', enabled: null }], rules: [{ id: O1.id, enabled: 'false' }] });
+    assert.deepEqual(messages(z), ['error: overrides.categories[0].enabled must be true or false, not null; ignored', 'error: overrides.rules[0].enabled must be true or false, not "false"; ignored']);
+    assert.deepEqual(z.evaluate(req({ query: 'union select' })).scores, { [OWASP]: 10 });
+  });
+
+  test('a category no rule has is reported; the paranoia levels are always known', () => {
+    const z = owaspZone({ categories: [{ category: 'nope', enabled: false }, { category: 'paranoia-level-4', enabled: false }] });
+    assert.deepEqual(messages(z), [`warning: override for category nope: no rule of ruleset ${OWASP} has it; it has no effect`]);
+  });
+
+  test('a category override that also covers the anomaly-score rule says so, and that the ruleset then never acts', () => {
+    const z = owaspZone({ categories: [{ category: 'attack-generic', enabled: false }] }, TAGGED);
+    assert.deepEqual(messages(z), [
+      `warning: the override of category attack-generic also applies to the anomaly-score rule ${ANOMALY} (949110: Inbound Anomaly Score Exceeded), which has that tag: it is disabled too; override rule ${ANOMALY} itself to keep it as it was`,
+      `warning: the anomaly-score rule ${ANOMALY} is disabled by the overrides: the ruleset adds up scores and never acts; enable it with a rule override {"id": "${ANOMALY}", "enabled": true}`,
+    ]);
+    const kept = owaspZone({ categories: [{ category: 'attack-generic', enabled: false }], rules: [{ id: ANOMALY, enabled: true }] }, TAGGED);
+    assert.deepEqual(messages(kept), [
+      `warning: the override of category attack-generic also applies to the anomaly-score rule ${ANOMALY} (949110: Inbound Anomaly Score Exceeded), which has that tag: it is disabled too; override rule ${ANOMALY} itself to keep it as it was`,
+    ]);
+    assert.equal(kept.evaluate(ATTACK).decision.action, 'block');
+  });
+
+  test('the whole ruleset switched off is no dead deployment; one level switched back on under it is', () => {
+    assert.deepEqual(messages(owaspZone({ enabled: false })), []);
+    assert.deepEqual(messages(owaspZone({ enabled: false, categories: [{ category: 'paranoia-level-1', enabled: true }] })), [
+      `warning: the anomaly-score rule ${ANOMALY} is disabled by the overrides: the ruleset adds up scores and never acts; enable it with a rule override {"id": "${ANOMALY}", "enabled": true}`,
+    ]);
+  });
+});
