@@ -95,122 +95,147 @@ chmodSync(tokenFile, 0o600);
 const token = readFileSync(tokenFile, 'utf8').trim();
 
 const children = [];
+let stopping = false;
 function stopAll(code) {
+  if (stopping) return;
+  stopping = true;
+  process.exitCode = code;
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
   setTimeout(() => process.exit(code), 1500).unref();
 }
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
 
-// The demo app, which the service's WAF proxy fronts for the zone pro.example.com (docs/proxy.md).
-const demoApp = spawn(process.execPath, ['scripts/demo-app.mjs', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-children.push(demoApp);
-const demoAppUrl = await new Promise((res, rej) => {
-  demoApp.stdout.once('data', (b) => res(/listening on (\S+)/.exec(b.toString())?.[1]));
-  demoApp.once('exit', (code) => rej(new Error(`the demo app exited with ${code}`)));
-});
-const proxyPort = await pickPort(8081);
-const servicePort = await pickPort(8787);
-const service = spawn(process.execPath, [...SERVE_NODE_FLAGS, 'server/out/cli.js', 'serve', '--port', String(servicePort), '--db', join(DEMO, 'rules-service.db'), '--seed', 'demo', '--proxy', `pro.example.com=${demoAppUrl}`, '--proxy-listen', `127.0.0.1:${proxyPort}`], {
-  cwd: ROOT,
-  env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-children.push(service);
-const serviceUrl = await new Promise((res, rej) => {
-  let out = '';
-  service.stdout.on('data', (b) => {
-    const text = b.toString();
-    out += text;
-    for (const line of text.split('\n')) if (line) process.stdout.write(`[service] ${line}\n`);
-    const m = /rulesmith serve: listening on (http:\/\/\S+)/.exec(out);
-    if (m && /rulesmith proxy: listening on/.test(out)) res(m[1]);
+try {
+  // The demo app, which the service's WAF proxy fronts for the zone pro.example.com (docs/proxy.md).
+  const demoApp = spawn(process.execPath, ['scripts/demo-app.mjs', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(demoApp);
+  const demoAppUrl = await new Promise((res, rej) => {
+    demoApp.stdout.once('data', (b) => res(/listening on (\S+)/.exec(b.toString())?.[1]));
+    demoApp.once('exit', (code) => rej(new Error(`the demo app exited with ${code}`)));
   });
-  service.once('exit', (code) => rej(new Error(`the rules service exited with ${code}`)));
-});
-
-const headers = { authorization: `Bearer ${token}` };
-const accounts = await (await fetch(`${serviceUrl}/accounts`, { headers })).json();
-const zones = await (await fetch(`${serviceUrl}/zones?name=pro.example.com`, { headers })).json();
-mkdirSync(join(workspace, '.vscode'), { recursive: true });
-const settingsFile = join(workspace, '.vscode/settings.json');
-const settings = existsSync(settingsFile) ? JSON.parse(readFileSync(settingsFile, 'utf8')) : {};
-Object.assign(settings, {
-  'rulesmith.api.baseUrl': serviceUrl,
-  'rulesmith.api.accountId': accounts.result[0].id,
-  'rulesmith.api.zoneId': zones.result[0].id,
-  'rulesmith.proxy.url': `http://127.0.0.1:${proxyPort}`,
-});
-writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
-writeFileSync(
-  join(DEMO, 'user-data/User/settings.json'),
-  JSON.stringify(
-    {
-      'workbench.startupEditor': 'none',
-      'workbench.secondarySideBar.defaultVisibility': 'hidden',
-      'chat.disableAIFeatures': true,
-      'telemetry.telemetryLevel': 'off',
-      'extensions.autoCheckUpdates': false,
-      'extensions.autoUpdate': false,
-      'update.mode': 'none',
-      'security.workspace.trust.enabled': false,
-    },
-    null,
-    2,
-  ),
-);
-
-const csPort = await pickPort(8080);
-writeFileSync(join(DEMO, 'config.yaml'), `bind-addr: 127.0.0.1:${csPort}\nauth: none\ncert: false\n`);
-const codeServer = spawn(
-  paths.node,
-  [
-    paths.codeServerEntry,
-    '--config', join(DEMO, 'config.yaml'),
-    '--bind-addr', `127.0.0.1:${csPort}`,
-    '--auth', 'none',
-    '--user-data-dir', join(DEMO, 'user-data'),
-    '--extensions-dir', join(DEMO, 'extensions'),
-    '--disable-telemetry',
-    '--disable-update-check',
-    '--disable-workspace-trust',
-    '--disable-getting-started-override',
-  ],
-  // The extension signs in to the demo service with this token (see README, "Demo").
-  { cwd: DEMO, env: { ...env, RULESMITH_API_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] },
-);
-children.push(codeServer);
-codeServer.once('exit', (code) => {
-  if (code !== null && code !== 0) say(`code-server exited with ${code}`);
-  stopAll(code ?? 0);
-});
-
-const url = `http://127.0.0.1:${csPort}/?folder=${encodeURIComponent(workspace)}`;
-for (let i = 0; ; i++) {
-  try {
-    if ((await fetch(`http://127.0.0.1:${csPort}/healthz`)).ok) break;
-  } catch {}
-  if (i > 240) {
-    say('code-server did not start within 60 s');
-    stopAll(1);
-  }
-  await new Promise((r) => setTimeout(r, 250));
-}
-
-say(`rules service: ${serviceUrl} (database .demo/rules-service.db; seeded credentials are printed above on first start)`);
-say(`demo workspace: ${workspace}`);
-say(`VS Code with Rulesmith: ${url}`);
-say(`demo app behind the WAF proxy (zone pro.example.com): http://pro.example.com.localhost:${proxyPort}/ (click the attack links)`);
-if (smoke) {
-  const check = await fetch(`${serviceUrl}/zones`, { headers });
-  // fetch() does not send a Host header of its own choosing: node:http does.
-  const proxied = await new Promise((res) => {
-    const r = httpGet({ host: '127.0.0.1', port: proxyPort, path: '/', headers: { host: 'pro.example.com', accept: 'text/html', 'user-agent': 'Mozilla/5.0' } }, (x) => {
-      x.resume();
-      res({ ok: x.statusCode === 200, status: x.statusCode });
+  const proxyPort = await pickPort(8081);
+  const servicePort = await pickPort(8787);
+  const service = spawn(process.execPath, [...SERVE_NODE_FLAGS, 'server/out/cli.js', 'serve', '--port', String(servicePort), '--db', join(DEMO, 'rules-service.db'), '--seed', 'demo', '--proxy', `pro.example.com=${demoAppUrl}`, '--proxy-listen', `127.0.0.1:${proxyPort}`], {
+    cwd: ROOT,
+    env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(service);
+  const serviceUrl = await new Promise((res, rej) => {
+    // Kept only until both listeners are up: afterwards its lines are echoed, not kept.
+    let out = '';
+    let ready = false;
+    service.stdout.on('data', (b) => {
+      const text = b.toString();
+      for (const line of text.split('\n')) if (line) process.stdout.write(`[service] ${line}\n`);
+      if (ready) return;
+      out += text;
+      const m = /rulesmith serve: listening on (http:\/\/\S+)/.exec(out);
+      if (m && /rulesmith proxy: listening on/.test(out)) {
+        ready = true;
+        out = '';
+        res(m[1]);
+      }
     });
-    r.on('error', () => res({ ok: false, status: 0 }));
+    service.once('exit', (code) => rej(new Error(`the rules service exited with ${code}`)));
   });
-  say(`smoke check: service ${check.status}, demo app through the proxy ${proxied.status}, code-server up`);
-  stopAll(check.ok && proxied.ok ? 0 : 1);
-} else say('open the URL above in a browser; Ctrl-C stops the demo');
+  // Either one stopping later leaves the demo without its service or its app: everything stops.
+  for (const [what, child] of [['the rules service', service], ['the demo app', demoApp]]) {
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      say(`${what} stopped (${signal ?? `code ${code}`}); stopping the demo`);
+      stopAll(1);
+    });
+  }
+
+  const headers = { authorization: `Bearer ${token}` };
+  const accounts = await (await fetch(`${serviceUrl}/accounts`, { headers })).json();
+  const zones = await (await fetch(`${serviceUrl}/zones?name=pro.example.com`, { headers })).json();
+  mkdirSync(join(workspace, '.vscode'), { recursive: true });
+  const settingsFile = join(workspace, '.vscode/settings.json');
+  const settings = existsSync(settingsFile) ? JSON.parse(readFileSync(settingsFile, 'utf8')) : {};
+  Object.assign(settings, {
+    'rulesmith.api.baseUrl': serviceUrl,
+    'rulesmith.api.accountId': accounts.result[0].id,
+    'rulesmith.api.zoneId': zones.result[0].id,
+    'rulesmith.proxy.url': `http://127.0.0.1:${proxyPort}`,
+  });
+  writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
+  writeFileSync(
+    join(DEMO, 'user-data/User/settings.json'),
+    JSON.stringify(
+      {
+        'workbench.startupEditor': 'none',
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        'chat.disableAIFeatures': true,
+        'telemetry.telemetryLevel': 'off',
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'update.mode': 'none',
+        'security.workspace.trust.enabled': false,
+      },
+      null,
+      2,
+    ),
+  );
+
+  const csPort = await pickPort(8080);
+  writeFileSync(join(DEMO, 'config.yaml'), `bind-addr: 127.0.0.1:${csPort}\nauth: none\ncert: false\n`);
+  const codeServer = spawn(
+    paths.node,
+    [
+      paths.codeServerEntry,
+      '--config', join(DEMO, 'config.yaml'),
+      '--bind-addr', `127.0.0.1:${csPort}`,
+      '--auth', 'none',
+      '--user-data-dir', join(DEMO, 'user-data'),
+      '--extensions-dir', join(DEMO, 'extensions'),
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      '--disable-getting-started-override',
+    ],
+    // The extension signs in to the demo service with this token (see README, "Demo").
+    { cwd: DEMO, env: { ...env, RULESMITH_API_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  children.push(codeServer);
+  codeServer.once('exit', (code) => {
+    if (code !== null && code !== 0) say(`code-server exited with ${code}`);
+    stopAll(code ?? 0);
+  });
+
+  const url = `http://127.0.0.1:${csPort}/?folder=${encodeURIComponent(workspace)}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${csPort}/healthz`)).ok) break;
+    } catch {}
+    if (i > 240) {
+      say('code-server did not start within 60 s');
+      stopAll(1);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+
+  say(`rules service: ${serviceUrl} (database .demo/rules-service.db; seeded credentials are printed above on first start)`);
+  say(`demo workspace: ${workspace}`);
+  say(`VS Code with Rulesmith: ${url}`);
+  say(`demo app behind the WAF proxy (zone pro.example.com): http://pro.example.com.localhost:${proxyPort}/ (click the attack links)`);
+  if (smoke) {
+    const check = await fetch(`${serviceUrl}/zones`, { headers });
+    // fetch() does not send a Host header of its own choosing: node:http does.
+    const proxied = await new Promise((res) => {
+      const r = httpGet({ host: '127.0.0.1', port: proxyPort, path: '/', headers: { host: 'pro.example.com', accept: 'text/html', 'user-agent': 'Mozilla/5.0' } }, (x) => {
+        x.resume();
+        res({ ok: x.statusCode === 200, status: x.statusCode });
+      });
+      r.on('error', () => res({ ok: false, status: 0 }));
+    });
+    say(`smoke check: service ${check.status}, demo app through the proxy ${proxied.status}, code-server up`);
+    stopAll(check.ok && proxied.ok ? 0 : 1);
+  } else say('open the URL above in a browser; Ctrl-C stops the demo');
+} catch (e) {
+  // A step that failed leaves nothing running behind it (the service would hold the port and the database).
+  say(`npm start failed: ${e instanceof Error ? e.message : String(e)}`);
+  stopAll(1);
+}

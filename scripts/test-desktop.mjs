@@ -81,18 +81,21 @@ if (install.status !== 0) {
 
 // The local rules service the suite signs in to (as the code-server run starts it).
 const token = `desktop_${randomBytes(24).toString('base64url')}`;
-const rules = spawn(process.execPath, [...SERVE_NODE_FLAGS, join(ROOT, 'server/out/cli.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(dir, 'rules-service.db'), '--seed', 'demo'], {
+const rules = spawn(process.execPath, [...SERVE_NODE_FLAGS, join(ROOT, 'server/out/cli.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(dir, 'rules-service.db'), '--seed', 'demo', '--proxy-listen', '127.0.0.1:0'], {
   env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
 let rulesLog = '';
+let proxyUrl = '';
 const baseUrl = await new Promise((resolve, reject) => {
   const timer = setTimeout(() => reject(new Error(`the rules service did not start within 30 s:\n${rulesLog}`)), 30_000);
   const onData = (b) => {
     rulesLog += b.toString();
     const m = /listening on (http:\/\/\S+\/client\/v4)/.exec(rulesLog);
-    if (m) {
+    const proxy = /rulesmith proxy: listening on (http:\/\/\S+)/.exec(rulesLog);
+    if (m && proxy) {
       clearTimeout(timer);
+      proxyUrl = proxy[1];
       resolve(m[1]);
     }
   };
@@ -101,7 +104,7 @@ const baseUrl = await new Promise((resolve, reject) => {
 });
 const key = /X-Auth-Email:\s*(\S+@\S+)\s+(\S+)/.exec(rulesLog);
 mkdirSync(join(workspace, '.rulesmith-e2e'), { recursive: true });
-writeFileSync(join(workspace, '.rulesmith-e2e', 'service.json'), JSON.stringify({ baseUrl, token, crsCorpus: CRS_CORPUS, ...(key ? { email: key[1], key: key[2] } : {}) }));
+writeFileSync(join(workspace, '.rulesmith-e2e', 'service.json'), JSON.stringify({ baseUrl, token, proxyUrl, crsCorpus: CRS_CORPUS, ...(key ? { email: key[1], key: key[2] } : {}) }));
 
 let code = 0;
 try {

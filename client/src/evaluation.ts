@@ -58,7 +58,10 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
   /** The request of each open trace, to render it again when the view's switches change. */
   private readonly traced = new Map<string, { readonly httpUri: string; readonly index: number }>();
   /** The requests being evaluated, per `.http` URI (`all` for the whole file). */
-  private readonly evaluating = new Map<string, Set<number | 'all'>>();
+  /** Evaluations in flight per .http file: how many for each request (or 'all'), so a second click's lens stays until it ends too. */
+  private readonly evaluating = new Map<string, Map<number | 'all', number>>();
+  /** Bumped when a ruleset may have changed (forgetAll): an evaluation sent before then stores no verdict. */
+  private rulesetGeneration = 0;
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   private readonly traceChanged = new vscode.EventEmitter<vscode.Uri>();
   private readonly disposables: vscode.Disposable[] = [];
@@ -110,6 +113,7 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
   }
 
   private forgetAll(): void {
+    this.rulesetGeneration++;
     if (this.states.size === 0) return;
     this.states.clear();
     this.lensesChanged.fire();
@@ -202,6 +206,10 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
       }
     }
     const version = doc.version;
+    // What the verdicts will be computed with, read before they are asked for: a ruleset edited
+    // or a setting changed meanwhile leaves them to no lens.
+    const settings = settingsKey(doc.uri);
+    const generation = this.rulesetGeneration;
     const name = doc.uri.path.slice(doc.uri.path.lastIndexOf('/') + 1);
     let result;
     try {
@@ -213,8 +221,11 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
       void vscode.window.showErrorMessage(`Rulesmith: the evaluation failed: ${messageOf(e)}`);
       return undefined;
     }
+    if (generation !== this.rulesetGeneration || settings !== settingsKey(doc.uri)) {
+      this.output.info(`Evaluating ${doc.uri.fsPath}: a ruleset or a setting changed while it ran; its verdicts are not shown (evaluate again)`);
+      return [...result.requests];
+    }
     let state = this.states.get(httpUri);
-    const settings = settingsKey(doc.uri);
     if (!state || state.version !== version || state.settings !== settings) this.states.set(httpUri, (state = { version, settings, results: new Map() }));
     state.error = result.error;
     // A request stopped by the time limit leaves the verdicts of those before it.
@@ -311,9 +322,9 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
    * notification once it has taken longer than a second.
    */
   private async withProgress<T>(httpUri: string, which: number | 'all', title: string, work: () => Thenable<T>): Promise<T> {
-    let set = this.evaluating.get(httpUri);
-    if (!set) this.evaluating.set(httpUri, (set = new Set()));
-    set.add(which);
+    let counts = this.evaluating.get(httpUri);
+    if (!counts) this.evaluating.set(httpUri, (counts = new Map()));
+    counts.set(which, (counts.get(which) ?? 0) + 1);
     this.lensesChanged.fire();
     const pending = Promise.resolve(work());
     const timer = setTimeout(() => {
@@ -323,8 +334,10 @@ export class Evaluation implements vscode.CodeLensProvider, vscode.TextDocumentC
       return await pending;
     } finally {
       clearTimeout(timer);
-      set.delete(which);
-      if (set.size === 0) this.evaluating.delete(httpUri);
+      const left = (counts.get(which) ?? 1) - 1;
+      if (left > 0) counts.set(which, left);
+      else counts.delete(which);
+      if (counts.size === 0) this.evaluating.delete(httpUri);
       this.lensesChanged.fire();
     }
   }

@@ -389,7 +389,7 @@ async function startRulesService(r: Run): Promise<void> {
   mkdirSync(join(r.workspace, '.rulesmith-e2e'), { recursive: true });
   // The demo seed prints a global API key (email + key) on a fresh database.
   const key = /X-Auth-Email:\s*(\S+@\S+)\s+(\S+)/.exec(r.rulesLog);
-  writeFileSync(join(r.workspace, '.rulesmith-e2e', 'service.json'), JSON.stringify({ baseUrl: url, token, crsCorpus: CRS_CORPUS, ...(key ? { email: key[1], key: key[2] } : {}) }));
+  writeFileSync(join(r.workspace, '.rulesmith-e2e', 'service.json'), JSON.stringify({ baseUrl: url, token, proxyUrl: r.proxyUrl, crsCorpus: CRS_CORPUS, ...(key ? { email: key[1], key: key[2] } : {}) }));
 }
 
 let current: Run | undefined;

@@ -75,6 +75,11 @@ export class Connection implements vscode.Disposable {
     this.disposables.push(
       this.changed,
       this.local,
+      // A service started again (after a crash, a restart) listens on another port: the views follow.
+      // Not on a stop: a refresh would call the service and start it again at once.
+      this.local.onDidChange((info) => {
+        if (info) void this.refreshState();
+      }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration('rulesmith.api')) void this.refreshState();
       }),

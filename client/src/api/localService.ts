@@ -6,7 +6,7 @@
 //   rulesmith serve: listening on http://127.0.0.1:<port>/client/v4
 // Its per-request log lines go to the output channel (the service never logs a token).
 // SIGTERM stops it; a crash is reported and the next call starts it again.
-// One database, one service: the window that starts it writes its pid and URL to
+// One database, one service: the window that starts it writes its pid, URL and proxy URL to
 // <globalStorage>/rules-service.json, and other windows use that service (after checking
 // it answers to the token) instead of opening the same SQLite file from a second process.
 import type { ChildProcess } from 'node:child_process';
@@ -60,7 +60,7 @@ export class LocalService implements vscode.Disposable {
 
   /** The service another window started on the same database, if it runs and takes our token. */
   private async shared(token: string): Promise<LocalServiceInfo | undefined> {
-    let rec: { pid?: unknown; baseUrl?: unknown };
+    let rec: { pid?: unknown; baseUrl?: unknown; proxyUrl?: unknown };
     try {
       rec = JSON.parse(readFileSync(this.infoPath, 'utf8')) as typeof rec;
     } catch {
@@ -74,6 +74,8 @@ export class LocalService implements vscode.Disposable {
     } catch {
       return undefined;
     }
+    // Its WAF proxy (recorded since the proxy joined the service; the control API takes the same token, so loopback only too).
+    this.proxyUrl = typeof rec.proxyUrl === 'string' && /^http:\/\/127\.0\.0\.1:\d+$/.test(rec.proxyUrl) ? rec.proxyUrl : undefined;
     return { baseUrl: rec.baseUrl, token, pid: rec.pid, shared: true };
   }
 
@@ -111,9 +113,11 @@ export class LocalService implements vscode.Disposable {
     const child = spawnServe(cli, serveArgs, token, (command) => this.output.info(`Starting the local rules service: ${command}`));
     this.child = child;
     this.stopping = false;
+    this.proxyUrl = undefined;
     return new Promise<LocalServiceInfo>((resolve, reject) => {
       let done = false;
-      let buffered = '';
+      /** A partial last line per stream: a chunk of one never joins a line of the other. */
+      const buffered = { out: '', err: '' };
       let lastLines: string[] = [];
       const timer = setTimeout(() => fail(new Error(`the local rules service did not say it was listening within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
       const fail = (e: Error) => {
@@ -139,7 +143,7 @@ export class LocalService implements vscode.Disposable {
           clearTimeout(timer);
           this.info = { baseUrl: m[1], token, pid: child.pid ?? 0 };
           try {
-            writeFileSync(this.infoPath, JSON.stringify({ pid: child.pid, baseUrl: m[1] }));
+            writeFileSync(this.infoPath, JSON.stringify({ pid: child.pid, baseUrl: m[1], ...(this.proxyUrl ? { proxyUrl: this.proxyUrl } : {}) }));
           } catch (e) {
             this.output.warn(`Could not record the local rules service for other windows: ${e instanceof Error ? e.message : String(e)}`);
           }
@@ -149,9 +153,8 @@ export class LocalService implements vscode.Disposable {
         }
       };
       const reader = (stream: 'out' | 'err') => (b: Buffer) => {
-        buffered += b.toString();
-        const lines = buffered.split('\n');
-        buffered = lines.pop() ?? '';
+        const lines = (buffered[stream] + b.toString()).split('\n');
+        buffered[stream] = lines.pop() ?? '';
         for (const l of lines) onLine(l, stream);
       };
       child.stdout!.on('data', reader('out'));
@@ -162,6 +165,7 @@ export class LocalService implements vscode.Disposable {
         this.forgetRecord(child.pid);
         if (this.child === child) {
           this.child = undefined;
+          this.proxyUrl = undefined;
           const was = this.info;
           this.info = undefined;
           if (was) {
@@ -201,6 +205,8 @@ export class LocalService implements vscode.Disposable {
 
   async restart(): Promise<LocalServiceInfo> {
     await this.stop();
+    // A start the stop cut short settles (and lets go of `starting`) before a new one begins.
+    await this.starting?.catch(() => undefined);
     return this.ensure();
   }
 

@@ -21,6 +21,9 @@ export interface ProxiedZone {
   readonly evaluation?: { readonly p50: number; readonly p99: number };
 }
 
+/** How long a control call may take (the Zones view polls every few seconds). */
+const TIMEOUT_MS = 5_000;
+
 export class ProxyControl {
   constructor(private readonly connection: Connection) {}
 
@@ -31,25 +34,42 @@ export class ProxyControl {
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const base = this.url;
-    if (!base) throw new Error('No WAF proxy: set rulesmith.proxy.url to the URL `rulesmith serve --proxy-listen` printed');
+    // The token first: for the local service it starts the service if it is down, and a
+    // service started again listens on another port (so the URL is read after it).
     const token = await this.connection.bearerToken();
+    const base = this.url;
+    if (!base) throw new Error(this.connection.isLocal ? 'the local rules service runs no WAF proxy; run "Rulesmith: Restart Local Service", or set rulesmith.proxy.url' : 'No WAF proxy: set rulesmith.proxy.url to the URL `rulesmith serve --proxy-listen` printed');
     const service = this.connection.state().baseUrl;
     if (token) {
       const refused = service === undefined ? 'the rules service has no URL yet' : proxyTokenRefusal(base, service);
       if (refused) throw new Error(refused);
     }
-    const res = await fetch(`${base}/.rulesmith/proxy${path}`, {
-      method,
-      // A redirect could carry the token to another host.
-      redirect: 'error',
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(5_000),
-    });
-    const json = (await res.json()) as { success: boolean; result: T; errors?: { message: string }[] };
-    if (!json.success) throw new Error(`the WAF proxy answered ${res.status}: ${json.errors?.map((e) => e.message).join('; ') ?? ''}`);
-    return json.result;
+    const where = `the WAF proxy at ${base}`;
+    let res: Response;
+    try {
+      res = await fetch(`${base}/.rulesmith/proxy${path}`, {
+        method,
+        // A redirect could carry the token to another host.
+        redirect: 'error',
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (e) {
+      const cause = fetchFailure(e);
+      throw new Error(`${where} cannot be reached (${cause}): is \`rulesmith serve\` running with --proxy-listen there? Check rulesmith.proxy.url`);
+    }
+    let json: { success?: boolean; result?: T; errors?: { message: string }[] };
+    try {
+      json = (await res.json()) as typeof json;
+    } catch {
+      throw new Error(`${where} answered ${res.status} without JSON: is rulesmith.proxy.url the proxy's URL (the one \`rulesmith serve --proxy-listen\` printed), not the app's or the API's?`);
+    }
+    if (json.success !== true) {
+      const why = json.errors?.map((e) => e.message).join('; ') || 'no reason given';
+      throw new Error(`${where} answered ${res.status}: ${why}${res.status === 401 || res.status === 403 ? ' (its control API takes the API token the extension signs in with)' : ''}`);
+    }
+    return json.result as T;
   }
 
   async zones(): Promise<ProxiedZone[]> {
@@ -63,4 +83,11 @@ export class ProxyControl {
   async stop(zone: string): Promise<void> {
     await this.call('DELETE', `/zones/${encodeURIComponent(zone)}`);
   }
+}
+
+/** What stopped a fetch, in a word where node gives one: ECONNREFUSED, a timeout, undici's reason. */
+function fetchFailure(e: unknown): string {
+  if ((e as Error).name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
+  const cause = (e as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
+  return cause?.code ?? cause?.errors?.find((x) => x.code)?.code ?? cause?.message ?? (e as Error).message;
 }

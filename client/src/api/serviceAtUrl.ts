@@ -1,7 +1,7 @@
 // "Start Local Service" when rulesmith.api.baseUrl names this machine and nothing answers
 // there (the `npm start` demo's service was stopped, say): runs
 //   node <extension>/server/out/cli.js serve --host <host> --port <port>
-//        --db <globalStorage>/rules-service-<port>.db --seed demo
+//        --db <globalStorage>/rules-service-<port>.db --seed demo [--proxy-listen <rulesmith.proxy.url's>]
 // with the token the extension signs in with as RULESMITH_SERVICE_TOKEN, so the same
 // credentials work. It runs until the window closes (or it is stopped by its pid).
 import type { ChildProcess } from 'node:child_process';
@@ -38,7 +38,9 @@ export class ServicesAtUrls implements vscode.Disposable {
     if (!existsSync(cli)) return Promise.reject(new Error(`the rules service is missing (${cli}); build the extension with \`npm run build\``));
     mkdirSync(this.context.globalStorageUri.fsPath, { recursive: true });
     const db = join(this.context.globalStorageUri.fsPath, `rules-service-${at.port}.db`);
-    const serveArgs = ['--host', at.host, '--port', String(at.port), '--db', db, '--seed', 'demo'];
+    // The WAF proxy too, where rulesmith.proxy.url says it listens (the `npm start` demo's settings name both).
+    const proxyAt = loopbackAddress(vscode.workspace.getConfiguration('rulesmith.proxy').get<string>('url', '').trim());
+    const serveArgs = ['--host', at.host, '--port', String(at.port), '--db', db, '--seed', 'demo', ...(proxyAt ? ['--proxy-listen', `${proxyAt.host}:${proxyAt.port}`] : [])];
     const child = spawnServe(cli, serveArgs, token, (command) => this.output.info(`Starting the rules service at ${baseUrl}: ${command}`));
     this.children.push(child);
     return new Promise((resolve, reject) => {
@@ -52,10 +54,15 @@ export class ServicesAtUrls implements vscode.Disposable {
         } else resolve(url!);
       };
       // The demo seed prints credentials (indented lines) before it is ready: never logged.
+      // Once it is, its per-request lines are read and dropped, not kept.
+      let ready = false;
       child.stdout!.on('data', (b: Buffer) => {
+        if (ready) return;
         out += b.toString();
         const m = SERVE_READY.exec(out);
         if (m) {
+          ready = true;
+          out = '';
           this.output.info(`Rules service ready at ${m[1]} (pid ${child.pid})`);
           done(undefined, m[1]);
         }

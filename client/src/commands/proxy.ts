@@ -8,7 +8,11 @@ type ProxyNode = ZonesNode & { kind: 'proxy' };
 
 export function registerProxyCommands(ctx: Ctx): vscode.Disposable[] {
   const view = ctx.views.zones;
-  const fail = (what: string, e: unknown) => void vscode.window.showErrorMessage(`${what}: ${e instanceof Error ? e.message : String(e)}`);
+  const fail = (what: string, e: unknown) => {
+    const line = `${what}: ${e instanceof Error ? e.message : String(e)}`;
+    ctx.output.error(line);
+    void vscode.window.showErrorMessage(line);
+  };
   return [
     vscode.commands.registerCommand('rulesmith.proxy.start', async (n: ProxyNode) => {
       const upstream = await vscode.window.showInputBox({

@@ -42,11 +42,13 @@ function ruleLabel(r: Rule, index: number): string {
 
 export class ZonesView extends BaseProvider<ZonesNode> {
   readonly proxy: ProxyControl;
-  /** Shown Proxy items, refreshed every few seconds while one runs (live counters). */
-  private readonly proxyNodes = new Map<string, ZonesNode>();
-  private readonly ticker = setInterval(() => {
-    for (const n of this.proxyNodes.values()) if (n.kind === 'proxy' && n.live.proxied) void this.updateProxy(n);
-  }, 3_000);
+  /**
+   * Shown Proxy items, all read again every few seconds with one call (live counters; one
+   * that failed, as when the service restarts, recovers on a later tick).
+   */
+  private readonly proxyNodes = new Map<string, ZonesNode & { kind: 'proxy' }>();
+  private polling = false;
+  private readonly ticker = setInterval(() => void this.pollProxies(), 3_000);
 
   constructor(private readonly connection: Connection) {
     super();
@@ -195,25 +197,45 @@ export class ZonesView extends BaseProvider<ZonesNode> {
   }
 
   private async proxyNode(zone: Zone): Promise<ZonesNode> {
-    const node: ZonesNode = { kind: 'proxy', id: `z:${zone.id}/proxy`, zone, live: {} };
-    await this.updateProxy(node, false);
+    const node: ZonesNode & { kind: 'proxy' } = { kind: 'proxy', id: `z:${zone.id}/proxy`, zone, live: {} };
+    await this.updateProxies([node], false);
     this.proxyNodes.set(node.id, node);
     return node;
   }
 
   /** Re-reads a Proxy item's state and counters; redraws it when they changed. */
-  async updateProxy(n: ZonesNode & { kind: 'proxy' }, redraw = true): Promise<void> {
-    const before = JSON.stringify(n.live);
-    n.live.proxied = undefined;
-    n.live.problem = undefined;
-    if (!this.proxy.url) n.live.problem = 'no proxy (set rulesmith.proxy.url)';
+  updateProxy(n: ZonesNode & { kind: 'proxy' }): Promise<void> {
+    return this.updateProxies([n]);
+  }
+
+  private async pollProxies(): Promise<void> {
+    // A tick while the last is still waiting (a slow proxy) is skipped, not queued.
+    if (this.polling || this.proxyNodes.size === 0 || !this.connection.state().signedIn) return;
+    this.polling = true;
+    try {
+      await this.updateProxies([...this.proxyNodes.values()]);
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private async updateProxies(nodes: readonly (ZonesNode & { kind: 'proxy' })[], redraw = true): Promise<void> {
+    let zones: ProxiedZone[] | undefined;
+    let problem: string | undefined;
+    // A remote service's proxy is only known from the setting; the local service runs one (its call starts the service if it is down).
+    if (!this.connection.isLocal && !this.proxy.url) problem = 'no proxy (set rulesmith.proxy.url)';
     else {
       try {
-        n.live.proxied = (await this.proxy.zones()).find((z) => z.zoneId === n.zone.id);
+        zones = await this.proxy.zones();
       } catch (e) {
-        n.live.problem = e instanceof Error ? e.message : String(e);
+        problem = e instanceof Error ? e.message : String(e);
       }
     }
-    if (redraw && JSON.stringify(n.live) !== before) this.changed.fire(n);
+    for (const n of nodes) {
+      const before = JSON.stringify(n.live);
+      n.live.proxied = zones?.find((z) => z.zoneId === n.zone.id);
+      n.live.problem = problem;
+      if (redraw && JSON.stringify(n.live) !== before) this.changed.fire(n);
+    }
   }
 }

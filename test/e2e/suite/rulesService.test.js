@@ -8,6 +8,7 @@
 // testing hook (api.testing.answer), which also records what was asked and shown.
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
+const net = require('node:net');
 const vscode = require('vscode');
 const h = require('./helpers');
 
@@ -42,6 +43,53 @@ async function setApi(name, value) {
   await vscode.workspace.getConfiguration('rulesmith.api').update(name, undefined, vscode.ConfigurationTarget.Workspace);
 }
 
+async function setProxyUrl(value) {
+  await vscode.workspace.getConfiguration('rulesmith.proxy').update('url', value, vscode.ConfigurationTarget.Global);
+}
+
+/** Waits (up to two of the view's 3 s polls) until `node`'s item description matches `re`. */
+async function proxyDescriptionMatches(node, re) {
+  let description = '';
+  for (let i = 0; i < 70; i++) {
+    description = (await api().views.zones.getTreeItem(node)).description;
+    if (re.test(description)) return description;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`the Proxy item's description ${JSON.stringify(description)} does not match ${re}`);
+}
+
+let extensionApi;
+const api = () => extensionApi;
+
+/**
+ * The zone's Proxy item against the harness's proxy (which fronts migrated.example.com): a
+ * setting that names nothing there says what failed and what to check; once the setting
+ * names the proxy, the same item (polled, not redrawn by hand) shows the proxy and its counters.
+ */
+async function proxyItemFollowsItsProxy(zoneNode) {
+  const { proxyUrl } = serviceInfo();
+  assert.match(proxyUrl, /^http:\/\/127\.0\.0\.1:\d+$/, 'the harness gives its proxy URL');
+  // A port nothing listens on (one just freed).
+  const closed = await new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(`http://127.0.0.1:${port}`));
+    });
+  });
+  try {
+    await setProxyUrl(closed);
+    const item = (await kids(api().views.zones, zoneNode))[0];
+    assert.equal(item.label, 'Proxy');
+    assert.equal(item.description, `the WAF proxy at ${closed} cannot be reached (ECONNREFUSED): is \`rulesmith serve\` running with --proxy-listen there? Check rulesmith.proxy.url`);
+    assert.equal(item.item.contextValue, 'proxy.unavailable');
+    await setProxyUrl(proxyUrl);
+    await proxyDescriptionMatches(item.node, /^http:\/\/migrated\.example\.com\.localhost:\d+\/ · \d+ requests, \d+ blocked, \d+ challenged$/);
+    assert.equal((await api().views.zones.getTreeItem(item.node)).contextValue, 'proxy.running');
+  } finally {
+    await setProxyUrl(undefined);
+  }
+}
+
 describe('Rulesmith: zones, migration and deploy against a real rules service', function () {
   this.timeout(120_000);
   let api;
@@ -49,6 +97,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
 
   before(async function () {
     ({ api } = await h.activateExtension());
+    extensionApi = api;
     api.testing.clear();
   });
 
@@ -166,6 +215,7 @@ describe('Rulesmith: zones, migration and deploy against a real rules service', 
     const phases = await kids(api.views.zones, z.node);
     // First the zone's WAF proxy item: this service is not the extension's own, so no proxy is known.
     assert.deepEqual(phases.map((p) => p.description), ['no proxy (set rulesmith.proxy.url)', 'http_request_firewall_custom', 'http_ratelimit', 'http_request_firewall_managed']);
+    await proxyItemFollowsItsProxy(z.node);
     const managed = phases[3];
     const ep = (await kids(api.views.zones, managed.node))[0];
     assert.match(ep.description, /^entry point · version \d+ · \d+ rules$/);
