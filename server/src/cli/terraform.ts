@@ -46,10 +46,15 @@ export function runTerraformCommand(args: readonly string[], io: Io, env: Readon
     if (!apiUrl || !/^https?:$/.test(apiUrl.protocol)) throw new UsageError(`--api takes the API's base URL, e.g. ${DEFAULT_API}`);
     // Credentials in the URL would be printed with any error that names the API (they are not shown here either).
     if (apiUrl.username || apiUrl.password) throw new InputError(['rulesmith: --api holds a user name or password; give the API\'s base URL alone (the token goes in RULESMITH_API_TOKEN)']);
-    return fetchZoneRulesets(api, zone, token).then(
+    // The token would cross the network in the clear: only the local service is spoken to over http.
+    if (apiUrl.protocol === 'http:' && !LOOPBACK.test(apiUrl.hostname)) {
+      throw new InputError([`rulesmith: --api ${api} is plain http on another machine: the API token would travel unencrypted; use https (the local rules service on 127.0.0.1 or localhost may use http)`]);
+    }
+    const leftOut = (what: string) => io.err(`rulesmith terraform export: left out ${what}\n`);
+    return fetchZoneRulesets(api, zone, token, leftOut).then(
       (rulesets) => {
         const version = Number(provider) as ProviderVersion;
-        if (version === 4) for (const l of v4LeftOut(rulesets)) io.err(`rulesmith terraform export: left out ${l}\n`);
+        if (version === 4) for (const l of v4LeftOut(rulesets)) leftOut(l);
         io.out(exportTerraform(rulesets, version));
         return 0;
       },
@@ -140,6 +145,11 @@ interface Envelope<T> {
   readonly result_info?: CursorInfo;
 }
 
+/** How long one request to the API may take, answer included, before the export gives up. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** Hosts that are this machine (the local rules service): the only ones spoken to over http. */
+const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
+
 /** A request the API answered with an error: `GET /path: 403 Authentication error (10000)`. */
 class ApiRefused extends Error {
   constructor(
@@ -154,12 +164,25 @@ class ApiRefused extends Error {
 /** One request; `query` (`?per_page=50`) is left out of the messages, which name the resource as the extension's do. */
 async function request<T>(api: string, path: string, token: string, query = ''): Promise<Envelope<T> & { result: T }> {
   let res: Response;
+  let text: string;
   try {
-    res = await fetch(`${api}${path}${query}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' } });
+    res = await fetch(`${api}${path}${query}`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    text = await res.text();
   } catch (e) {
+    if ((e as Error).name === 'TimeoutError') throw new Error(`GET ${path}: no answer from ${api} within ${REQUEST_TIMEOUT_MS / 1000} s; try again, or check --api`);
     throw new Error(`cannot reach ${api}: ${(e as Error & { cause?: Error }).cause?.message ?? (e as Error).message}`);
   }
-  const body = (await res.json().catch(() => ({}))) as Envelope<T>;
+  let body: Envelope<T> | undefined;
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) body = parsed as Envelope<T>;
+  } catch {
+    // Not JSON: said below.
+  }
+  if (!body) {
+    const type = res.headers.get('content-type') ?? 'none';
+    throw new Error(`GET ${path}: ${res.status} ${res.statusText} from ${api}${path} is not the API's JSON (content-type ${type}): is --api the API's base URL, ending in /client/v4 (${DEFAULT_API})?`);
+  }
   if (!res.ok || body.success === false || body.result === undefined) {
     const why = body.errors?.map((e) => `${e.message ?? ''}${e.code ? ` (${e.code})` : ''}`).join('; ') || res.statusText;
     throw new ApiRefused(path, res.status, why);
@@ -197,7 +220,7 @@ function getAllPages<T>(api: string, path: string, token: string): Promise<T[]> 
  * The zone's entry points, then the custom rulesets their execute rules run, read over
  * fetch: what is read and what a refusal says is terraform/collect.ts's.
  */
-export function fetchZoneRulesets(api: string, zoneId: string, token: string): Promise<ExportedRuleset[]> {
+export function fetchZoneRulesets(api: string, zoneId: string, token: string, leftOut?: (what: string) => void): Promise<ExportedRuleset[]> {
   const zonePath = (id: string) => `/zones/${encodeURIComponent(id)}`;
   const reader: ZoneRulesetReader = {
     listZoneRulesets: (zone) => getAllPages<RulesetSummary>(api, `${zonePath(zone)}/rulesets`, token),
@@ -207,5 +230,5 @@ export function fetchZoneRulesets(api: string, zoneId: string, token: string): P
     status: (e) => (e instanceof ApiRefused ? e.status : undefined),
     describe: (e) => (e instanceof Error ? e.message : String(e)),
   };
-  return collectZoneRulesets(reader, zoneId);
+  return collectZoneRulesets(reader, zoneId, leftOut);
 }

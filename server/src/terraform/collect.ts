@@ -97,7 +97,7 @@ function entryPointPermission(phase: string | undefined): string {
  * the order the rules first run them). Errors other than the refusals described above are
  * the reader's, thrown as they came.
  */
-export async function collectZoneRulesets(reader: ZoneRulesetReader, zoneId: string): Promise<ExportedRuleset[]> {
+export async function collectZoneRulesets(reader: ZoneRulesetReader, zoneId: string, leftOut: (what: string) => void = () => undefined): Promise<ExportedRuleset[]> {
   const failure = (e: unknown) => classify(reader.status(e));
   const list = await reader.listZoneRulesets(zoneId);
   const out: ExportedRuleset[] = [];
@@ -150,8 +150,11 @@ export async function collectZoneRulesets(reader: ZoneRulesetReader, zoneId: str
       ruleset = await reader.getAccountRuleset(accountId, id);
     } catch (e) {
       const why = failure(e);
-      // Not one of the account's: the rule keeps the id as written.
-      if (why === 'missing') continue;
+      // Not one of the account's: the rule keeps the id as written, and the reader is told.
+      if (why === 'missing') {
+        leftOut(`custom ruleset ${id}: ${runs(id).replace(/^R/, 'r')}, and account ${accountId} has no ruleset with that id; the rule keeps the id as written (terraform apply fails until it exists)`);
+        continue;
+      }
       if (why !== 'denied') throw e;
       throw new ZoneReadRefused(
         `${reader.describe(e)}. ${runs(id)}, which belongs to account ${accountId}, and the API token may not read that account's rulesets: that needs the account-level permission ${ACCOUNT_RULESETS}, which a token scoped to the zone alone lacks. Export with a token that also has that permission on account ${accountId}.`,
@@ -159,6 +162,7 @@ export async function collectZoneRulesets(reader: ZoneRulesetReader, zoneId: str
       );
     }
     if (ruleset.kind === 'custom') out.push({ ruleset, scope: { accountId } });
+    else leftOut(`ruleset ${id}: ${runs(id).replace(/^R/, 'r')}, and it is a ${String(ruleset.kind)} ruleset of account ${accountId}, not a custom one; the rule keeps the id as written`);
   }
   return out;
 }

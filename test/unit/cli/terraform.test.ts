@@ -516,3 +516,22 @@ test('terraform export: the zone\'s rulesets list is read to its end, page by pa
     server.close();
   }
 });
+
+test('terraform export: an answer that is not the API\'s JSON names the URL and asks about --api; plain http goes only to this machine', async () => {
+  const zone = '0123456789abcdef0123456789abcdef';
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Sign in to the Wi-Fi</html>'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await assert.rejects(fetchZoneRulesets(api, zone, 'token'), {
+      message: `GET /zones/${zone}/rulesets: 200 OK from ${api}/zones/${zone}/rulesets is not the API's JSON (content-type text/html): is --api the API's base URL, ending in /client/v4 (https://api.cloudflare.com/client/v4)?`,
+    });
+  } finally {
+    server.close();
+  }
+  const o = io();
+  assert.throws(() => runTerraformCommand(['export', '--zone', zone, '--api', 'http://api.cloudflare.com/client/v4'], o, { RULESMITH_API_TOKEN: 'secret-token' }), {
+    message: 'rulesmith: --api http://api.cloudflare.com/client/v4 is plain http on another machine: the API token would travel unencrypted; use https (the local rules service on 127.0.0.1 or localhost may use http)',
+  });
+  assert.doesNotMatch(o.text().err, /secret-token/);
+});

@@ -1,7 +1,7 @@
 // What a Terraform export reads of a zone (server/src/terraform/collect.ts), over a fake
 // reader: managed rulesets are not read, each custom ruleset is read once by its id, a 404
-// leaves the rule's id as written, a refusal says what needs which permission, and nothing
-// the zone runs is left out silently.
+// leaves the rule's id as written (and the caller is told), a refusal says what needs which
+// permission, and nothing the zone runs is left out silently.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultCatalog } from '../../../server/src/managed/catalog';
@@ -103,12 +103,18 @@ test('a custom ruleset the account does not have (404) is left out: the rule kee
     zone: { e1: entry('e1', 'http_request_firewall_custom', [execute('gone', 'c404'), execute('root', 'root1'), execute('kept', 'c1')]) },
     account: { c1: custom('c1'), root1: { id: 'root1', kind: 'root', phase: 'http_request_firewall_custom' } },
   });
-  const out = await collectZoneRulesets(r, ZONE);
+  const leftOut: string[] = [];
+  const out = await collectZoneRulesets(r, ZONE, (what) => leftOut.push(what));
   assert.deepEqual(
     out.map((o) => o.ruleset.id),
     ['e1', 'c1'],
   );
   assert.equal((out[0].ruleset.rules as { action_parameters: { id: string } }[])[0].action_parameters.id, 'c404');
+  // Neither goes unsaid.
+  assert.deepEqual(leftOut, [
+    `custom ruleset c404: rule 1 "gone" of the zone's http_request_firewall_custom ruleset executes custom ruleset c404, and account ${ACCOUNT} has no ruleset with that id; the rule keeps the id as written (terraform apply fails until it exists)`,
+    `ruleset root1: rule 2 "root" of the zone's http_request_firewall_custom ruleset executes custom ruleset root1, and it is a root ruleset of account ${ACCOUNT}, not a custom one; the rule keeps the id as written`,
+  ]);
 });
 
 test('a zone that does not say its account, while it executes a custom ruleset: the export stops and says so, rather than leave the ruleset out', async () => {
