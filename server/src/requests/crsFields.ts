@@ -1,6 +1,6 @@
 /** ModSecurity's variables for the managed OWASP ruleset: the managed-only `crs.*` fields. */
 import { asciiLower, binaryToUtf8, percentDecode as decodePercent, utf8ToBinary } from '../language/bytes';
-import { bytes, emptyMap, mapKey } from './fieldBytes';
+import { bytes, emptyMap, headerBytes, mapKey } from './fieldBytes';
 import { parseJsonBody } from './jsonBody';
 import { headerParams, parseMultipart } from './multipart';
 import { percentDecode } from './normalize';
@@ -36,10 +36,10 @@ import type { SampleRequest } from './types';
 export function crsFields(req: SampleRequest, target: Target, body: string, media: string, contentType: string): Record<string, unknown> {
   const f: Record<string, unknown> = {};
   const ignored: string[] = [];
-  const written = req.headers ?? [];
+  const written = headerBytes(req);
   // A client adds Host from an absolute URL (HTTP/1.1 requires it); ftw requests are exact.
   const headers: readonly (readonly [string, string])[] =
-    !req.wire && target.authority && !written.some(([n]) => asciiLower(n) === 'host') ? [...written, ['Host', target.authority.slice(target.authority.lastIndexOf('@') + 1)]] : written;
+    !req.wire && target.authority && !written.some(([n]) => asciiLower(n) === 'host') ? [...written, ['Host', utf8ToBinary(target.authority.slice(target.authority.lastIndexOf('@') + 1))]] : written;
   const rawTarget = utf8ToBinary(req.url);
   const rawQuery = target.query === undefined ? undefined : utf8ToBinary(target.query);
   const rawPath = utf8ToBinary(target.path);
@@ -63,7 +63,7 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
     postArgs = splitPairs(body).map(([n, v]) => [formDecode(n), formDecode(v)]);
   } else if (media === 'multipart/form-data') {
     processor = 'MULTIPART';
-    const boundary = headerParams(utf8ToBinary(contentType)).find(([n]) => n === 'boundary')?.[1];
+    const boundary = headerParams(contentType).find(([n]) => n === 'boundary')?.[1];
     const { parts, lookalikes } = boundary ? parseMultipart(body, boundary) : { parts: [], lookalikes: 0 };
     if (!boundary || parts.length === 0) bodyError = true;
     if (lookalikes > 0) strictError = true;
@@ -114,7 +114,7 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
   const cookies: [string, string][] = [];
   for (const [n, v] of headers) {
     if (asciiLower(n) !== 'cookie') continue;
-    for (const piece of utf8ToBinary(v).split(';')) {
+    for (const piece of v.split(';')) {
       const c = piece.replace(/^[ \t]+/, '');
       if (c === '') continue;
       const eq = c.indexOf('=');
@@ -124,7 +124,7 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
   f['crs.request_cookies'] = collection(cookies);
   f['crs.request_cookies_names'] = cookies.map(([n]) => bytes(n));
   const headerMap = emptyMap();
-  for (const [n, v] of headers) (headerMap[asciiLower(n)] ??= []).push(v);
+  for (const [n, v] of headers) (headerMap[asciiLower(n)] ??= []).push(bytes(v));
   f['crs.request_headers'] = headerMap;
   f['crs.request_headers_names'] = headers.map(([n]) => n);
 

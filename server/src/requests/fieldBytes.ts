@@ -3,8 +3,9 @@
  * when the bytes are UTF-8, else `{"hex": …}`; map keys as text, with U+FFFD and a problem
  * for bytes that are not UTF-8.
  */
-import { binaryToBytes, binaryToUtf8 } from '../language/bytes';
+import { binaryToBytes, binaryToUtf8, utf8ToBinary } from '../language/bytes';
 import { EXACT_BYTES } from '../language/fieldValues';
+import type { SampleRequest } from './types';
 
 /** A map without a prototype, so that any key (even `__proto__`) is an own entry. */
 export function emptyMap(): Record<string, unknown[]> {
@@ -54,4 +55,9 @@ export function mapKey(b: string, what: string, problems: string[]): string {
   const approx = lossy.decode(binaryToBytes(b));
   problems.push(`${what} ${JSON.stringify(approx)} is not valid UTF-8; as a map key its bad bytes read as U+FFFD (the name arrays keep the exact bytes)`);
   return approx;
+}
+
+/** A request's header values as bytes (binary strings): a live request's as they came, a sample's text encoded. */
+export function headerBytes(req: SampleRequest): (readonly [string, string])[] {
+  return (req.headers ?? []).map(([n, v]) => [n, req.headerBytes ? v : utf8ToBinary(v)] as const);
 }

@@ -48,7 +48,7 @@
  * - Every `meta` entry (`# @field value`) is converted to its field's type and replaces the
  *   computed value; unknown fields and bad values are problems ("did you mean" included).
  */
-import { asciiLower, utf8ToBinary } from '../language/bytes';
+import { asciiLower, binaryToUtf8, utf8ToBinary } from '../language/bytes';
 import type { FieldValues } from '../language/evaluate';
 import { convertFieldValue, prepareFields } from '../language/fieldValues';
 import { EDGE_CONTEXT_FIELDS } from '../language/runtime/functions';
@@ -56,7 +56,7 @@ import { GEOIP_ALIASES, httpScheme, suggestNames } from '../language/scheme/inde
 import type { Type } from '../language/types';
 import { bodyWithoutFiles, DEFAULT_BODY_LIMIT, inspectedBody } from './body';
 import { crsFields } from './crsFields';
-import { bytes, emptyMap, mapKey } from './fieldBytes';
+import { bytes, emptyMap, headerBytes, mapKey } from './fieldBytes';
 import { headerParams, parseMultipart } from './multipart';
 import { normalizeUrlPath, pathExtension, percentDecode, type UrlNormalization } from './normalize';
 import { sniffMime } from './sniff';
@@ -82,8 +82,9 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
 
   // Request line and URL.
   const target = splitTarget(req.url);
-  const headers = req.headers ?? [];
-  const hostSource = target.authority ?? headerValues(headers, 'host')[0]?.trim() ?? '';
+  const headers = headerBytes(req);
+  const hostHeader = headerValues(headers, 'host')[0]?.trim();
+  const hostSource = target.authority ?? (hostHeader === undefined ? '' : (binaryToUtf8(hostHeader) ?? hostHeader));
   const { host, port } = splitHostPort(hostSource.slice(hostSource.lastIndexOf('@') + 1));
   const sslMeta = meta['ssl']?.trim().toLowerCase();
   const scheme = target.scheme ?? (sslMeta === 'true' ? 'https' : 'http');
@@ -125,11 +126,11 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['http.request.headers.values'] = h.values;
   f['http.request.headers.truncated'] = false;
   const cookieHeaders = headerValues(headers, 'cookie');
-  f['http.cookie'] = cookieHeaders.join('; ');
+  f['http.cookie'] = bytes(cookieHeaders.join('; '));
   f['http.request.cookies'] = cookieMap(cookieHeaders, problems);
-  f['http.user_agent'] = headerValues(headers, 'user-agent').join(', ');
-  f['http.referer'] = headerValues(headers, 'referer').join(', ');
-  f['http.x_forwarded_for'] = headerValues(headers, 'x-forwarded-for').join(', ');
+  f['http.user_agent'] = bytes(headerValues(headers, 'user-agent').join(', '));
+  f['http.referer'] = bytes(headerValues(headers, 'referer').join(', '));
+  f['http.x_forwarded_for'] = bytes(headerValues(headers, 'x-forwarded-for').join(', '));
 
   // Body.
   const unread = bodyWithoutFiles(req);
@@ -145,7 +146,7 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['http.request.body.form'] = form.map;
   f['http.request.body.form.names'] = form.names;
   f['http.request.body.form.values'] = form.values;
-  const boundary = media === 'multipart/form-data' ? headerParams(utf8ToBinary(contentType)).find(([n]) => n === 'boundary')?.[1] : undefined;
+  const boundary = media === 'multipart/form-data' ? headerParams(contentType).find(([n]) => n === 'boundary')?.[1] : undefined;
   const parts = boundary ? parseMultipart(body, boundary).parts : [];
   const partMap = emptyMap();
   for (const part of parts) {
@@ -214,11 +215,15 @@ function splitHostPort(hostPort: string): { host: string; port?: string } {
   return { host: asciiLower(host), port };
 }
 
-/** Headers as the `…headers` fields have them: by lower-case name, and names and values in order (a request's or an answer's). */
-export function headerFields(headers: readonly (readonly [string, string])[]): { map: Record<string, unknown[]>; names: string[]; values: string[] } {
+/**
+ * Headers as the `…headers` fields have them: by lower-case name, and names and values in
+ * order (a request's or an answer's), from values that are bytes (binary strings).
+ */
+export function headerFields(headers: readonly (readonly [string, string])[]): { map: Record<string, unknown[]>; names: string[]; values: unknown[] } {
   const map = emptyMap();
-  for (const [name, value] of headers) (map[asciiLower(name)] ??= []).push(value);
-  return { map, names: headers.map(([n]) => n), values: headers.map(([, v]) => v) };
+  const values = headers.map(([, v]) => bytes(v));
+  headers.forEach(([name], i) => (map[asciiLower(name)] ??= []).push(values[i]));
+  return { map, names: headers.map(([n]) => n), values };
 }
 
 /** The values of header `lowerName`, in order. */
@@ -237,7 +242,7 @@ function pairFields(pairs: readonly [string, string][], what: string, problems: 
 function cookieMap(cookieHeaders: readonly string[], problems: string[]): Record<string, unknown[]> {
   const map = emptyMap();
   for (const header of cookieHeaders) {
-    for (const piece of utf8ToBinary(header).split(';')) {
+    for (const piece of header.split(';')) {
       const p = piece.trim();
       if (p === '') continue;
       const eq = p.indexOf('=');

@@ -5,9 +5,9 @@
  * same request written in a sample.
  *
  * Node's HTTP parser hands the request line and headers over as binary strings (one code
- * unit per byte); samples hold them as text, so bytes that are valid UTF-8 are decoded
- * (fields.ts encodes them back to the same bytes). Invalid UTF-8 is kept one character per
- * byte. The body is a binary string of the bytes read so far (the inspection limit), with
+ * unit per byte). The target is decoded as a sample's text (node refuses a target with a
+ * byte over 0x7f, so it is ASCII); header values stay bytes (`headerBytes`), so one that is
+ * not UTF-8 reaches the rules exactly as it came. The body is a binary string of the bytes read so far (the inspection limit), with
  * the whole size when known. Edge fields with no source in the request itself (client
  * address, country, time, …) come as `edge`, written as a sample's `# @field value` lines.
  */
@@ -37,7 +37,7 @@ function text(binary: string): string {
 /** The live request as a sample request (fields.ts `requestValues` turns it into field values). */
 export function liveSampleRequest(live: LiveRequest): SampleRequest {
   const headers: (readonly [string, string])[] = [];
-  for (let i = 0; i + 1 < live.rawHeaders.length; i += 2) headers.push([live.rawHeaders[i]!, text(live.rawHeaders[i + 1]!)]);
+  for (let i = 0; i + 1 < live.rawHeaders.length; i += 2) headers.push([live.rawHeaders[i]!, live.rawHeaders[i + 1]!]);
   return {
     method: live.method,
     url: text(live.target),
@@ -46,5 +46,6 @@ export function liveSampleRequest(live: LiveRequest): SampleRequest {
     ...(live.body.length > 0 || live.bodySize > 0 ? { body: live.body, bodySize: Math.max(live.bodySize, live.body.length) } : {}),
     meta: live.edge,
     wire: true,
+    headerBytes: true,
   };
 }

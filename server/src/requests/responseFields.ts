@@ -14,8 +14,10 @@ export interface ResponseHead {
 }
 
 export function responseFields(head: ResponseHead): Record<string, unknown> {
-  const h = headerFields(headerPairs(head.rawHeaders));
-  const contentType = String(h.map['content-type']?.[0] ?? '');
+  // Node gives header values as bytes (binary strings), as headerFields takes them.
+  const pairs = headerPairs(head.rawHeaders);
+  const h = headerFields(pairs);
+  const contentType = headerValues(pairs, 'content-type')[0] ?? '';
   return {
     'http.response.code': head.status,
     'http.response.headers': h.map,

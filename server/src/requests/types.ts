@@ -34,6 +34,11 @@ export interface SampleRequest {
    * absolute URL when none is written (seen by the CRS rules' REQUEST_HEADERS).
    */
   readonly wire?: boolean;
+  /**
+   * True when the header values are the bytes as received (binary strings, one code unit per
+   * byte: a live request's), not text: a value that is not UTF-8 keeps its exact bytes.
+   */
+  readonly headerBytes?: boolean;
   /** Where the request starts and ends in its source (UTF-16 offsets), for CodeLens and errors. */
   readonly source?: { readonly start: number; readonly end: number; readonly line: number };
 }

@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import { edgeFields, parseFieldsFile, type FieldsMapping } from '../../../server/src/proxy/edgeFields';
 import { hostName, routeFor } from '../../../server/src/proxy/zones';
 import { liveSampleRequest } from '../../../server/src/requests/live';
-import { requestFields } from '../../../server/src/requests/fields';
+import { compileExpression } from '../../../server/src/language/index';
+import { requestFields, requestValues } from '../../../server/src/requests/fields';
 
 const MAPPING = parseFieldsFile(JSON.stringify([{ cidr: '203.0.113.0/24', country: 'DE', asn: 64500, bot_score: 12 }, { cidr: '2001:db8::/32', country: 'FR' }, { cidr: '0.0.0.0/0', asn: 1 }]), 'fields.json') as FieldsMapping;
 const base = { headers: {}, trust: 'nobody' as const, now: 1_700_000_123_456, rayId: '0011223344556677-LCL' };
@@ -60,13 +61,32 @@ describe('a live request as a sample', () => {
       bodySize: 10,
       edge: { 'ip.src': '203.0.113.9', 'ip.src.country': 'DE' },
     });
-    assert.deepEqual([sample.url, sample.headers[1], sample.httpVersion, sample.bodySize], ['/café?q=1', ['X-Name', 'Jürgen'], 'HTTP/1.1', 10]);
+    // Header values stay the bytes that came (headerBytes); the fields read them as UTF-8 text.
+    assert.deepEqual([sample.url, sample.headers[1], sample.headerBytes, sample.httpVersion, sample.bodySize], ['/café?q=1', ['X-Name', 'J\xc3\xbcrgen'], true, 'HTTP/1.1', 10]);
     const { fields, problems } = requestFields(sample);
     assert.deepEqual(problems, []);
+    assert.deepEqual({ ...(fields['http.request.headers'] as object) }, { host: ['app.test'], 'x-name': ['Jürgen'], 'content-type': ['text/plain'] });
     assert.deepEqual(
       [fields['http.host'], fields['raw.http.request.uri.path'], fields['ip.src'], fields['ip.src.country'], fields['http.request.body.size'], fields['http.request.body.truncated']],
       ['app.test', '/café', '203.0.113.9', 'DE', 10, true],
     );
+  });
+});
+
+describe('a live header that is not UTF-8', () => {
+  it('reaches the rules as the bytes that came, in the header, cookie and user agent fields and ModSecurity\'s collections', () => {
+    const sample = liveSampleRequest({ method: 'GET', target: '/', httpVersion: '1.1', rawHeaders: ['Host', 'app.test', 'X-T', 'caf\xe9', 'Cookie', 'a=\xe9', 'User-Agent', 'ua\xff'], body: '', bodySize: 0, edge: {} });
+    const { values } = requestValues(sample);
+    const matches = (expression: string) => {
+      const { filter, diagnostics } = compileExpression(expression);
+      assert.ok(filter, JSON.stringify(diagnostics));
+      return filter.matches(values);
+    };
+    assert.equal(matches('http.request.headers["x-t"][0] eq "caf\\xe9"'), true);
+    assert.equal(matches('http.request.headers["x-t"][0] eq "café"'), false);
+    assert.equal(matches('http.request.cookies["a"][0] eq "\\xe9"'), true);
+    assert.equal(matches('http.user_agent eq "ua\\xff"'), true);
+    assert.equal(matches('len(http.cookie) == 3'), true);
   });
 });
 
