@@ -94,6 +94,18 @@ describe('rulesmith serve', () => {
     store.close();
   });
 
+  it("finds a zone's filters and a scope's rulesets by index, not by reading every zone's rows", () => {
+    const store = new Store(join(dir, 'indexes.db'));
+    try {
+      const plan = (sql: string) => store.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, ['z']).map((r) => r.detail);
+      // (The wording of a plan varies a little between SQLite builds: the index it names does not.)
+      assert.match(plan('SELECT * FROM filters WHERE zone_id = ? ORDER BY rowid').join(' | '), /^SEARCH filters USING (?:COVERING )?INDEX filters_zone \(zone_id=\?\)$/);
+      assert.match(plan("SELECT id FROM rulesets WHERE scope = 'zone' AND scope_id = ?").join(' | '), /^SEARCH rulesets USING (?:COVERING )?INDEX rulesets_scope \(scope=\? AND scope_id=\?\)$/);
+    } finally {
+      store.close();
+    }
+  });
+
   it('a statement whose step failed (a duplicate key) is not reused broken; a failed write leaves nothing', () => {
     const store = new Store(join(dir, 'statements.db'));
     try {

@@ -267,7 +267,14 @@ export function migrationConfig(zone: MigrationZone, catalog: ManagedCatalog = d
   let executeEnabled = waf.enabled;
   if (!waf.enabled) {
     const onRules = (zone.pageRules ?? []).filter((p) => p.waf === 'on' && p.status !== 'disabled');
-    const exprs = onRules.map(pageRuleExpression).filter((e): e is string => e !== undefined && expressionProblem(e, zone.plan) === undefined);
+    const exprs: string[] = [];
+    // One that cannot be carried over is listed, as an Off one is: else the WAF silently stops there.
+    for (const pr of onRules) {
+      const expression = pageRuleExpression(pr);
+      const problem = expression === undefined ? 'the page rule has no URL pattern' : expressionProblem(expression, zone.plan);
+      if (expression !== undefined && problem === undefined) exprs.push(expression);
+      else notMigrated.push({ kind: 'page-rule', id: pr.id, name: `page rule ${pr.id}`, was: 'Web Application Firewall: On', reason: expression === undefined ? problem! : `its URL pattern does not convert to a valid expression: ${problem}` });
+    }
     if (exprs.length > 0) {
       executeExpression = anyOf(exprs);
       executeEnabled = true;

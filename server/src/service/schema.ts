@@ -64,4 +64,10 @@ export const SCHEMA: readonly SchemaStep[] = [
   ALTER TABLE rulesets DROP COLUMN last_updated;
   ALTER TABLE rulesets RENAME COLUMN version TO version_floor;
   `,
+  // 5: a zone's filters and a scope's rulesets found by index: listing them (and a zone's
+  // deployment key, on the proxy's thread after each write) read every zone's rows before.
+  `
+  CREATE INDEX filters_zone ON filters (zone_id);
+  CREATE INDEX rulesets_scope ON rulesets (scope, scope_id);
+  `,
 ];

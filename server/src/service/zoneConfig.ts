@@ -59,10 +59,12 @@ export function deploymentKey(store: Store, zoneId: string): string {
   const zone = store.get<{ account_id: string; plan: string; page_rules: string }>('SELECT account_id, plan, page_rules FROM zones WHERE id = ?', [zoneId]);
   if (!zone) throw new Error(`no zone ${zoneId}`);
   const rulesets = store.get<{ k: string | null }>(
+    // The newest version of each ruleset by its own index lookup: a join grouped by ruleset read
+    // every version row (37–63 ms at 100,000 versions), on the proxy's thread after each write.
     `SELECT group_concat(id || '@' || v, ',') AS k FROM (
-       SELECT r.id AS id, MAX(v.version) AS v FROM rulesets r JOIN ruleset_versions v ON v.ruleset_id = r.id
+       SELECT r.id AS id, (SELECT MAX(v.version) FROM ruleset_versions v WHERE v.ruleset_id = r.id) AS v FROM rulesets r
         WHERE (r.scope = 'zone' AND r.scope_id = ?) OR (r.scope = 'account' AND r.scope_id = ?)
-        GROUP BY r.id ORDER BY r.id)`,
+        ORDER BY r.id)`,
     [zoneId, zone.account_id],
   );
   const firewall = store.get<{ n: number; k: string | null }>(

@@ -181,6 +181,12 @@ describe('exceptions', () => {
     const r = migrationConfig(zone({ pageRules: [{ id: 'p9', targets: [], waf: 'off' }] }));
     assert.deepEqual(r.notMigrated, [{ kind: 'page-rule', id: 'p9', name: 'page rule p9', was: 'Web Application Firewall: Off', reason: 'the page rule has no URL pattern' }]);
   });
+
+  test('a WAF: On page rule (WAF off) that cannot be carried over is listed too: the managed rules stay off there', () => {
+    const r = migrationConfig(zone({ waf: waf({ enabled: false }), pageRules: [{ id: 'p8', targets: ['  '], waf: 'on' }] }));
+    assert.deepEqual(r.notMigrated, [{ kind: 'page-rule', id: 'p8', name: 'page rule p8', was: 'Web Application Firewall: On', reason: 'the page rule has no URL pattern' }]);
+    assert.deepEqual(r.config.rules.map((x) => [x.action, x.expression, x.enabled]).filter(([a]) => a === 'execute').map(([, e, on]) => [e, on]), [['true', false], ['true', false]]);
+  });
 });
 
 describe('URL patterns as expressions', () => {
