@@ -43,6 +43,15 @@ function commit(): void {
   writes = 0;
 }
 
+// Expired events go even while nothing is recorded (a pass after a write does it otherwise).
+setInterval(() => {
+  try {
+    db?.pruneIfDue(Date.now());
+  } catch (e) {
+    console.error(`security events: pruning ${file} failed: ${(e as Error).message}`);
+  }
+}, 10_000).unref();
+
 // After `close`, writer.ts ends the thread once the answer is in.
 parentPort!.on('message', (m: ToEvents) => {
   if (m.op !== 'write') {

@@ -1,0 +1,60 @@
+// The events file's pruning (eventsDb.ts) with more than one chunk to delete: a burst over
+// the row limit, or a limit lowered on a full file, is caught up with in one pass (the
+// limit holds as documented), and expired events go on a pass with no write before it (an
+// idle proxy still lets them go).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { EventsDb, type EventRow } from '../../../server/src/service/events/eventsDb';
+import { EVENT_COLUMNS } from '../../../server/src/service/events/schema';
+
+const dir = mkdtempSync(join(tmpdir(), 'rulesmith-pruning-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const NOW = Date.UTC(2026, 10, 26, 12);
+const HOUR = 3_600_000;
+
+/** An event row at `time` (the columns' values in EVENT_COLUMNS order). */
+function row(i: number, time: number): EventRow {
+  const values: Record<(typeof EVENT_COLUMNS)[number], string | number> = {
+    ray_id: `r${i}`, time, zone_id: 'f'.repeat(32), action: 'block', outcome: 'terminated', rule_action: 'block', source: 'firewallCustom',
+    phase: 'http_request_firewall_custom', ruleset_id: 'c'.repeat(32), rule_id: 'b'.repeat(32), ref: 'r', description: 'd', client_ip: '203.0.113.7',
+    country: 'NL', asn: 64500, method: 'GET', host: 'example.com', path: '/', query: '', user_agent: 'ua', http_version: 'HTTP/1.1', response_status: 403,
+    anomaly_score: 0, anomaly_scores: '{}', defaulted_fields: '[]', body_truncated: 0, origin: 'proxy',
+  };
+  return EVENT_COLUMNS.map((c) => values[c]);
+}
+
+const count = (db: EventsDb) => Number(db.all('SELECT COUNT(*) AS n FROM security_events')[0]!.n);
+const hourly = (db: EventsDb) => Number(db.all('SELECT SUM(count) AS n FROM security_events_hourly')[0]!.n ?? 0);
+
+test('a burst of 130,000 events over a limit of 10,000: one pass keeps exactly the newest 10,000', () => {
+  const db = new EventsDb(join(dir, 'burst.db-events'), { maxRows: 10_000 });
+  try {
+    db.insert(Array.from({ length: 130_000 }, (_, i) => row(i, NOW - 1_000 + (i % 1_000))), NOW);
+    assert.equal(count(db), 10_000);
+    assert.equal(hourly(db), 10_000);
+    assert.deepEqual(db.all('SELECT MIN(ray_id) AS first FROM security_events WHERE seq = (SELECT MIN(seq) FROM security_events)')[0], { first: 'r120000' });
+  } finally {
+    db.close();
+  }
+});
+
+test('expired events go on a pass that no write brought (an idle proxy), chunk after chunk', () => {
+  const db = new EventsDb(join(dir, 'idle.db-events'), { retentionMs: 2 * HOUR });
+  try {
+    // 120,000 events of 3 hours ago, then 5 of now.
+    db.insert([...Array.from({ length: 120_000 }, (_, i) => row(i, NOW - 3 * HOUR)), ...Array.from({ length: 5 }, (_, i) => row(200_000 + i, NOW))], NOW - 3 * HOUR);
+    assert.equal(count(db), 120_005);
+    db.pruneIfDue(NOW);
+    assert.equal(count(db), 5);
+    assert.equal(hourly(db), 5);
+    // Not again before PRUNE_MS: a pass a second later deletes nothing more, and costs nothing.
+    db.pruneIfDue(NOW + 1_000);
+    assert.equal(count(db), 5);
+  } finally {
+    db.close();
+  }
+});
