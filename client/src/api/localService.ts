@@ -116,6 +116,8 @@ export class LocalService implements vscode.Disposable {
     this.proxyUrl = undefined;
     return new Promise<LocalServiceInfo>((resolve, reject) => {
       let done = false;
+      /** The API's URL once its line came (ready waits for the proxy's line too). */
+      let apiUrl: string | undefined;
       /** A partial last line per stream: a chunk of one never joins a line of the other. */
       const buffered = { out: '', err: '' };
       let lastLines: string[] = [];
@@ -137,17 +139,20 @@ export class LocalService implements vscode.Disposable {
         else this.output.info(`[service] ${line}`);
         const proxy = PROXY_READY.exec(line);
         if (proxy) this.proxyUrl = proxy[1];
+        // Ready once both listeners are: serve prints its own line, then the proxy's.
         const m = SERVE_READY.exec(line);
-        if (m && !done) {
+        if (m) apiUrl = m[1];
+        if (apiUrl !== undefined && this.proxyUrl !== undefined && !done) {
+          const url = apiUrl;
           done = true;
           clearTimeout(timer);
-          this.info = { baseUrl: m[1], token, pid: child.pid ?? 0 };
+          this.info = { baseUrl: url, token, pid: child.pid ?? 0 };
           try {
-            writeFileSync(this.infoPath, JSON.stringify({ pid: child.pid, baseUrl: m[1], ...(this.proxyUrl ? { proxyUrl: this.proxyUrl } : {}) }));
+            writeFileSync(this.infoPath, JSON.stringify({ pid: child.pid, baseUrl: url, proxyUrl: this.proxyUrl }));
           } catch (e) {
             this.output.warn(`Could not record the local rules service for other windows: ${e instanceof Error ? e.message : String(e)}`);
           }
-          this.output.info(`Local rules service ready at ${m[1]} (pid ${child.pid})`);
+          this.output.info(`Local rules service ready at ${url} (pid ${child.pid}), its WAF proxy at ${this.proxyUrl}`);
           this.changed.fire(this.info);
           resolve(this.info);
         }

@@ -38,9 +38,11 @@ export class ServicesAtUrls implements vscode.Disposable {
     if (!existsSync(cli)) return Promise.reject(new Error(`the rules service is missing (${cli}); build the extension with \`npm run build\``));
     mkdirSync(this.context.globalStorageUri.fsPath, { recursive: true });
     const db = join(this.context.globalStorageUri.fsPath, `rules-service-${at.port}.db`);
-    // The WAF proxy too, where rulesmith.proxy.url says it listens (the `npm start` demo's settings name both).
+    // The WAF proxy too, where rulesmith.proxy.url says it listens (the `npm start` demo's
+    // settings name both): an IPv4 loopback address only, as --proxy-listen takes it.
     const proxyAt = loopbackAddress(vscode.workspace.getConfiguration('rulesmith.proxy').get<string>('url', '').trim());
-    const serveArgs = ['--host', at.host, '--port', String(at.port), '--db', db, '--seed', 'demo', ...(proxyAt ? ['--proxy-listen', `${proxyAt.host}:${proxyAt.port}`] : [])];
+    const proxyListen = proxyAt && /^127\.\d+\.\d+\.\d+$/.test(proxyAt.host) ? ['--proxy-listen', `${proxyAt.host}:${proxyAt.port}`] : [];
+    const serveArgs = ['--host', at.host, '--port', String(at.port), '--db', db, '--seed', 'demo', ...proxyListen];
     const child = spawnServe(cli, serveArgs, token, (command) => this.output.info(`Starting the rules service at ${baseUrl}: ${command}`));
     this.children.push(child);
     return new Promise((resolve, reject) => {

@@ -211,6 +211,17 @@ export class ZonesView extends BaseProvider<ZonesNode> {
   private async pollProxies(): Promise<void> {
     // A tick while the last is still waiting (a slow proxy) is skipped, not queued.
     if (this.polling || this.proxyNodes.size === 0 || !this.connection.state().signedIn) return;
+    // A local service that is not running is not started by a poll (one that cannot start
+    // would be started again every tick): the next call the user makes starts it.
+    if (this.connection.isLocal && !this.connection.local.running) {
+      for (const n of this.proxyNodes.values()) {
+        const before = JSON.stringify(n.live);
+        n.live.proxied = undefined;
+        n.live.problem = 'the local rules service is not running; Refresh to start it';
+        if (JSON.stringify(n.live) !== before) this.changed.fire(n);
+      }
+      return;
+    }
     this.polling = true;
     try {
       await this.updateProxies([...this.proxyNodes.values()]);

@@ -181,6 +181,8 @@ async function request<T>(api: string, path: string, token: string, query = ''):
   }
   if (!body) {
     const type = res.headers.get('content-type') ?? 'none';
+    // A refusal or a missing resource stays one (collect.ts acts on the status), in these words.
+    if (res.status === 401 || res.status === 403 || res.status === 404) throw new ApiRefused(path, res.status, `${res.statusText} (an answer that is not the API's JSON, content-type ${type}: is --api the API's base URL?)`);
     throw new Error(`GET ${path}: ${res.status} ${res.statusText} from ${api}${path} is not the API's JSON (content-type ${type}): is --api the API's base URL, ending in /client/v4 (${DEFAULT_API})?`);
   }
   if (!res.ok || body.success === false || body.result === undefined) {

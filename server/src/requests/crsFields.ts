@@ -86,7 +86,9 @@ export function crsFields(req: SampleRequest, target: Target, body: string, medi
   } else if (media === 'application/json' || media.endsWith('+json')) {
     processor = 'JSON';
     const text = binaryToUtf8(body);
-    if (text !== undefined && text.trim() !== '') {
+    // A body that is not UTF-8 is no JSON (ModSecurity's parser refuses it too): a body error.
+    if (text === undefined) bodyError = true;
+    else if (text.trim() !== '') {
       const doc = parseJsonBody(text);
       if (doc === undefined || !jsonLeaves(doc, 'json', jsonArgs)) bodyError = true;
     }

@@ -71,8 +71,9 @@ export function parseMultipart(body: string, boundary: string): Multipart {
   const delimiter = '--' + boundary;
   const parts: MultipartPart[] = [];
   const seen = { lookalikes: 0 };
-  let pos = body.startsWith(delimiter) && delimiterKind(body, 0, delimiter) ? 0 : (nextDelimiter(body, delimiter, 0, seen)?.at ?? -1);
-  if (pos < 0 && body.startsWith(delimiter)) seen.lookalikes++;
+  const atStart = body.startsWith(delimiter);
+  if (atStart && !delimiterKind(body, 0, delimiter)) seen.lookalikes++;
+  let pos = atStart && delimiterKind(body, 0, delimiter) ? 0 : (nextDelimiter(body, delimiter, 0, seen)?.at ?? -1);
   while (pos >= 0) {
     if (delimiterKind(body, pos, delimiter) === 'close') break;
     const eol = body.indexOf('\n', pos + delimiter.length);

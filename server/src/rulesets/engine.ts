@@ -537,6 +537,8 @@ class ZoneCompiler {
   private overrides(o: unknown, where: Omit<EngineProblem, 'severity' | 'message'>): Overrides | undefined {
     if (o === undefined) return undefined;
     const warn = (message: string) => this.problems.push({ severity: 'error', ...where, message });
+    // A value the engine ignores is a warning: the override's other values still apply.
+    const ignored = (message: string) => this.problems.push({ severity: 'warning', ...where, message });
     if (!isRecord(o)) return warn('overrides must be an object'), undefined;
     const out: { -readonly [K in keyof Overrides]: Overrides[K] } = {};
     if (typeof o.action === 'string') out.action = o.action;
@@ -545,14 +547,14 @@ class ZoneCompiler {
       if (!Array.isArray(o.categories)) warn('overrides.categories must be an array');
       else {
         const items = o.categories.filter((c) => (isRecord(c) && typeof c.category === 'string') || (warn('overrides.categories: each item needs a "category"'), false)) as Record<string, unknown>[];
-        out.categories = items.map((c, i) => ({ category: c.category as string, ...overrideValues(c, `overrides.categories[${i}]`, false, warn) }));
+        out.categories = items.map((c, i) => ({ category: c.category as string, ...overrideValues(c, `overrides.categories[${i}]`, false, ignored) }));
       }
     }
     if (o.rules !== undefined) {
       if (!Array.isArray(o.rules)) warn('overrides.rules must be an array');
       else {
         const items = o.rules.filter((r) => (isRecord(r) && typeof r.id === 'string') || (warn('overrides.rules: each item needs an "id"'), false)) as Record<string, unknown>[];
-        out.rules = items.map((r, i) => ({ id: r.id as string, ...overrideValues(r, `overrides.rules[${i}]`, true, warn) }));
+        out.rules = items.map((r, i) => ({ id: r.id as string, ...overrideValues(r, `overrides.rules[${i}]`, true, ignored) }));
       }
     }
     return out;

@@ -519,12 +519,18 @@ test('terraform export: the zone\'s rulesets list is read to its end, page by pa
 
 test('terraform export: an answer that is not the API\'s JSON names the URL and asks about --api; plain http goes only to this machine', async () => {
   const zone = '0123456789abcdef0123456789abcdef';
-  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Sign in to the Wi-Fi</html>'));
+  let status = 200;
+  const server = createServer((_req, res) => res.writeHead(status, { 'content-type': 'text/html' }).end('<html>Sign in to the Wi-Fi</html>'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     const api = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     await assert.rejects(fetchZoneRulesets(api, zone, 'token'), {
       message: `GET /zones/${zone}/rulesets: 200 OK from ${api}/zones/${zone}/rulesets is not the API's JSON (content-type text/html): is --api the API's base URL, ending in /client/v4 (https://api.cloudflare.com/client/v4)?`,
+    });
+    // A refusal from a gateway's page stays a refusal (a 404 of a custom ruleset is then left out, a 403 explained).
+    status = 403;
+    await assert.rejects(fetchZoneRulesets(api, zone, 'token'), {
+      message: `GET /zones/${zone}/rulesets: 403 Forbidden (an answer that is not the API's JSON, content-type text/html: is --api the API's base URL?)`,
     });
   } finally {
     server.close();

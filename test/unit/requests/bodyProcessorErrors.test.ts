@@ -94,3 +94,11 @@ test('a multipart line that only begins with the delimiter is content of its par
   assert.deepEqual(f['crs.multipart_part_headers'], ['Content-Disposition: form-data; name="a"']);
   assert.deepEqual(f['http.request.body.multipart.names'], [['a']]);
 });
+
+test('a JSON body that is not UTF-8: a body error, and its raw bytes in REQUEST_BODY', () => {
+  const body = '{"a":"<script>alert(1)</script>\xff"}';
+  const f = requestFields(post('application/json', body)).fields;
+  assert.deepEqual([f['crs.reqbody_error'], plain(f['crs.args'])], [true, {}]);
+  // REQUEST_BODY holds the exact bytes (not UTF-8: as a bytes value).
+  assert.equal((f['crs.request_body'] as { hex: string }).hex, Buffer.from(body, 'latin1').toString('hex'));
+});

@@ -30,6 +30,9 @@ test('parseMultipart: a line that only begins with the delimiter is content (RFC
   // Transport padding (spaces, tabs) after a delimiter is allowed; a longer boundary is not this one.
   const padded = parseMultipart('--abc \t\r\nContent-Disposition: form-data; name=c\r\n\r\n3\r\n--abcd\r\n--abc--', 'abc');
   assert.deepEqual([padded.parts.map((p) => [p.names, p.value]), padded.lookalikes], [[[['c'], '3\r\n--abcd']], 1]);
+  // At the very start too, with a real delimiter after it.
+  const first = parseMultipart('--abcX\r\nContent-Disposition: form-data; name=a\r\n\r\n1\r\n--abc\r\nContent-Disposition: form-data; name=b\r\n\r\n2\r\n--abc--', 'abc');
+  assert.deepEqual([first.parts.map((p) => [p.names, p.value]), first.lookalikes], [[[['b'], '2']], 1]);
 });
 
 test('parseMultipart: each part keeps its own header lines, never a line of another part', () => {

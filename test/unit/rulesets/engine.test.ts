@@ -1123,7 +1123,7 @@ describe('override values the engine cannot use, and overrides that change the d
   test('a null, zero or text score_threshold is reported and dropped: the threshold stays the rule\'s own', () => {
     for (const t of [null, 0, 'abc', 2.5]) {
       const z = owaspZone({ rules: [{ id: ANOMALY, score_threshold: t }] });
-      assert.deepEqual(messages(z), [`error: overrides.rules[0].score_threshold must be a whole number of at least 1, not ${JSON.stringify(t)}; ignored`]);
+      assert.deepEqual(messages(z), [`warning: overrides.rules[0].score_threshold must be a whole number of at least 1, not ${JSON.stringify(t)}; ignored`]);
       // Below the rule's own threshold of 10: let through, as with no override.
       assert.equal(z.evaluate(req({ query: 'union' })).decision.action, 'allow-through');
     }
@@ -1131,7 +1131,7 @@ describe('override values the engine cannot use, and overrides that change the d
 
   test('an "enabled" that is not a boolean is reported and dropped, in a category or a rule override', () => {
     const z = owaspZone({ categories: [{ category: 'attack-sqli', enabled: null }], rules: [{ id: O1.id, enabled: 'false' }] });
-    assert.deepEqual(messages(z), ['error: overrides.categories[0].enabled must be true or false, not null; ignored', 'error: overrides.rules[0].enabled must be true or false, not "false"; ignored']);
+    assert.deepEqual(messages(z), ['warning: overrides.categories[0].enabled must be true or false, not null; ignored', 'warning: overrides.rules[0].enabled must be true or false, not "false"; ignored']);
     assert.deepEqual(z.evaluate(req({ query: 'union select' })).scores, { [OWASP]: 10 });
   });
 

@@ -44,24 +44,30 @@ function commit(): void {
 }
 
 // Expired events go even while nothing is recorded (a pass after a write does it otherwise).
-setInterval(() => {
+// The time is the writer's (its last write's `now`, moved on by the time since), so a
+// clock the writer was given is the one retention is judged by.
+let nowAt = 0;
+const pruner = setInterval(() => {
   try {
-    db?.pruneIfDue(Date.now());
+    db?.pruneIfDue(now === 0 ? Date.now() : now + (Date.now() - nowAt));
   } catch (e) {
     console.error(`security events: pruning ${file} failed: ${(e as Error).message}`);
   }
-}, 10_000).unref();
+}, 10_000);
+pruner.unref();
 
 // After `close`, writer.ts ends the thread once the answer is in.
 parentPort!.on('message', (m: ToEvents) => {
   if (m.op !== 'write') {
     commit();
+    if (m.op === 'close') clearInterval(pruner);
     reply(m);
     return;
   }
   for (const row of m.rows) gathered.push(row);
   writes++;
   now = m.now;
+  nowAt = Date.now();
   if (gathered.length >= COMMIT_ROWS) commit();
   else timer ??= setTimeout(commit, COMMIT_MS);
 });
