@@ -111,7 +111,7 @@ export function urlPatternExpression(pattern: string): string {
 }
 
 function anyOf(expressions: readonly string[]): string {
-  return expressions.length === 1 ? expressions[0] : expressions.map((e) => (/ or /.test(e) ? `(${e})` : e)).join(' or ');
+  return expressions.length === 1 ? expressions[0] : expressions.map((e) => (/ (?:or|and) /.test(e) ? `(${e})` : e)).join(' or ');
 }
 
 // --- Output types --------------------------------------------------------------------------------
@@ -182,6 +182,25 @@ function pageRuleExpression(p: PageRule): string | undefined {
   return targets.length ? anyOf(targets.map(urlPatternExpression)) : undefined;
 }
 
+/**
+ * Where page rule `p` of `all` (in priority order, the first highest) applies: its URL
+ * patterns minus those of the active page rules before it, since only the first Page Rule
+ * that matches a URL takes effect (a "WAF: Off" below a rule for the same URLs that leaves
+ * the WAF on never turned it off there).
+ */
+function firstMatchExpression(p: PageRule, all: readonly PageRule[]): string | undefined {
+  const own = pageRuleExpression(p);
+  if (own === undefined) return undefined;
+  const before = all
+    .slice(0, all.indexOf(p))
+    .filter((q) => q.status !== 'disabled')
+    .map(pageRuleExpression)
+    .filter((e): e is string => e !== undefined);
+  if (before.length === 0) return own;
+  const wrap = (e: string) => (/ or /.test(e) ? `(${e})` : e);
+  return `${wrap(own)} and not ${before.length === 1 ? wrap(before[0]!) : `(${anyOf(before)})`}`;
+}
+
 function packageLabel(pkg: PackageDef, group: GroupDef): string {
   return `${pkg.name} › ${group.name}`;
 }
@@ -245,10 +264,11 @@ export function migrationConfig(zone: MigrationZone, catalog: ManagedCatalog = d
     const enabled = fr.paused !== true && fr.filter.paused !== true;
     rules.push(configRule('skip', expression, `Migrated from ${label} (Bypass > WAF Managed Rules)${enabled ? '' : ', paused'}`, enabled, { ruleset: 'current' }));
   }
-  for (const pr of zone.pageRules ?? []) {
+  const pageRules = zone.pageRules ?? [];
+  for (const pr of pageRules) {
     if (!turnsWafOff(pr)) continue;
     const setting = pr.waf === 'off' ? 'Web Application Firewall: Off' : 'Disable Security';
-    const expression = pageRuleExpression(pr);
+    const expression = firstMatchExpression(pr, pageRules);
     if (expression === undefined) {
       notMigrated.push({ kind: 'page-rule', id: pr.id, name: `page rule ${pr.id}`, was: setting, reason: 'the page rule has no URL pattern' });
       continue;
@@ -266,11 +286,11 @@ export function migrationConfig(zone: MigrationZone, catalog: ManagedCatalog = d
   let executeExpression = 'true';
   let executeEnabled = waf.enabled;
   if (!waf.enabled) {
-    const onRules = (zone.pageRules ?? []).filter((p) => p.waf === 'on' && p.status !== 'disabled');
+    const onRules = pageRules.filter((p) => p.waf === 'on' && p.status !== 'disabled');
     const exprs: string[] = [];
     // One that cannot be carried over is listed, as an Off one is: else the WAF silently stops there.
     for (const pr of onRules) {
-      const expression = pageRuleExpression(pr);
+      const expression = firstMatchExpression(pr, pageRules);
       const problem = expression === undefined ? 'the page rule has no URL pattern' : expressionProblem(expression, zone.plan);
       if (expression !== undefined && problem === undefined) exprs.push(expression);
       else notMigrated.push({ kind: 'page-rule', id: pr.id, name: `page rule ${pr.id}`, was: 'Web Application Firewall: On', reason: expression === undefined ? problem! : `its URL pattern does not convert to a valid expression: ${problem}` });

@@ -47,6 +47,7 @@ export interface MigrationZone {
   readonly plan: Plan;
   readonly waf: ZoneWafSettings;
   readonly firewallRules?: readonly LegacyFirewallRule[];
+  /** In priority order, the first highest (only the first that matches a URL applies). */
   readonly pageRules?: readonly PageRule[];
   readonly migration?: MigrationRecord;
 }

@@ -88,7 +88,8 @@ describe('package and zone switches', () => {
     assert.deepEqual(r.config.rules, [vendorExec(false), owaspExec(2, 40, 'challenge', false)]);
   });
   test('zone WAF off with a page rule turning it on → execute rules enabled for those URLs only', () => {
-    const expression = 'http.request.full_uri wildcard "http*://shop.example.com/*" or http.request.full_uri wildcard "https://example.com/checkout"';
+    // Each page rule where it is the first match (only the first Page Rule for a URL applies).
+    const expression = 'http.request.full_uri wildcard "http*://shop.example.com/*" or (http.request.full_uri wildcard "https://example.com/checkout" and not http.request.full_uri wildcard "http*://shop.example.com/*")';
     const r = migrationConfig(
       zone({
         waf: waf({ enabled: false }),
@@ -102,6 +103,16 @@ describe('package and zone switches', () => {
     assert.deepEqual(r.config.rules, [vendorExec(true, expression), owaspExec(2, 40, 'challenge', true, expression)]);
     assert.deepEqual(r.problems, []);
   });
+  test('a page rule of higher priority keeps its URLs from a lower one: /admin/* stays protected under an "Off" for example.com/*', () => {
+    const r = migrationConfig(zone({ pageRules: [{ id: 'p1', targets: ['example.com/admin/*'], waf: 'on' }, { id: 'p2', targets: ['example.com/*'], disable_security: true }] }));
+    const skipRule = r.config.rules[0]!;
+    assert.equal(skipRule.expression, 'http.request.full_uri wildcard "http*://example.com/*" and not http.request.full_uri wildcard "http*://example.com/admin/*"');
+    const { filter } = compileExpression(skipRule.expression!);
+    assert.ok(filter);
+    const skips = (uri: string) => filter.matches(prepareFields({ 'http.request.full_uri': uri }).values);
+    assert.deepEqual([skips('https://example.com/admin/login'), skips('https://example.com/blog')], [false, true]);
+  });
+
   test('page rules turning the WAF on change nothing when the WAF is on', () => {
     const r = migrationConfig(zone({ pageRules: [{ id: 'p1', targets: ['shop.example.com/*'], waf: 'on' }] }));
     assert.deepEqual(r.config.rules, [vendorExec(), owaspExec(2, 40, 'challenge')]);
@@ -167,10 +178,14 @@ describe('exceptions', () => {
       skip('ip.src eq 192.0.2.1', 'Migrated from firewall rule a (Bypass > WAF Managed Rules)'),
       skip('http.request.full_uri wildcard "http*://example.com/admin/*"', 'Migrated from page rule p1 (Web Application Firewall: Off: example.com/admin/*)'),
       skip(
-        'http.request.full_uri wildcard "http*://*example.com/wp-json/*" or http.request.full_uri wildcard "http*://example.com/feed"',
+        '(http.request.full_uri wildcard "http*://*example.com/wp-json/*" or http.request.full_uri wildcard "http*://example.com/feed") and not http.request.full_uri wildcard "http*://example.com/admin/*"',
         'Migrated from page rule p2 (Disable Security: *example.com/wp-json/*, example.com/feed)',
       ),
-      skip('http.request.full_uri wildcard "http*://example.com/static/*"', 'Migrated from page rule p3 (Web Application Firewall: Off: example.com/static/*), disabled', false),
+      skip(
+        'http.request.full_uri wildcard "http*://example.com/static/*" and not (http.request.full_uri wildcard "http*://example.com/admin/*" or (http.request.full_uri wildcard "http*://*example.com/wp-json/*" or http.request.full_uri wildcard "http*://example.com/feed"))',
+        'Migrated from page rule p3 (Web Application Firewall: Off: example.com/static/*), disabled',
+        false,
+      ),
       vendorExec(),
       owaspExec(2, 40, 'challenge'),
     ]);
