@@ -133,7 +133,7 @@ export class LocalService implements vscode.Disposable {
         if (line.trim() === '') return;
         // Before it is ready the service may print the demo seed's credentials: those lines
         // (indented) are neither logged nor kept.
-        if (!done && stream === 'out' && !line.startsWith('rulesmith serve:')) return;
+        if (!done && stream === 'out' && !line.startsWith('rulesmith serve:') && !line.startsWith('rulesmith proxy:')) return;
         lastLines = [...lastLines, line].slice(-5);
         if (stream === 'err') this.output.warn(`[service] ${line}`);
         else this.output.info(`[service] ${line}`);
