@@ -6,7 +6,10 @@
  *
  * The mapping (sources in brackets):
  * - The CloudFlare package → an `execute` rule of the Cloudflare Managed Ruleset
- *   (efb7b8c9…), enabled when the package is on, present but disabled when it is off.
+ *   (efb7b8c9…), enabled when the package is on, present but disabled when it is off; the
+ *   rule modes the user set on its deny rules that have a counterpart in that ruleset become
+ *   rule overrides of the counterpart (`carriedRuleModes`; the hosted config example carries
+ *   such an override, rules-api §3).
  * - The OWASP package → an `execute` rule of the Cloudflare OWASP Core Ruleset (4814384a…)
  *   with a paranoia level (category overrides from `setParanoiaLevel`) and the anomaly rule
  *   949110's threshold and action (a rule override from `setScoreThreshold`):
@@ -29,8 +32,10 @@
  *   execute rule). Paused rules and disabled page rules become disabled skip rules.
  *   Expressions: the firewall rule's filter expression as it is; a Page Rule's URL
  *   patterns as `http.request.full_uri wildcard "…"` (see `urlPatternExpression`).
- * - Not migrated [upgrade guide]: group and rule overrides (modes changed from their
- *   defaults) of both packages, and URI-based overrides (which block the migration anyway).
+ * - Not migrated [upgrade guide]: group modes of both packages, rule modes of the OWASP
+ *   package and of CloudFlare rules without a counterpart (modes changed from their
+ *   defaults), and URI-based overrides (which block the migration anyway). Page rules are
+ *   converted where each is the first match (only the first Page Rule for a URL applies).
  *
  * Rules have empty-string `id`, `version` and `ref`, and `description: ""` on the execute
  * rules, exactly as the hosted config; skip rules get a description that names their source.
@@ -39,10 +44,11 @@ import { checkExpression } from '../language/index';
 import { defaultCatalog } from '../managed/catalog';
 import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../rulesets/managedIds';
 import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../managed/preview';
-import type { ManagedCatalog } from '../rulesets/catalog';
+import { findManagedRuleset, rulesetVersion, type ManagedCatalog, type ManagedRule } from '../rulesets/catalog';
 import { legacyOrder, type LegacyFirewallRule } from '../rulesets/legacy';
-import type { Rule } from '../rulesets/model';
+import type { Rule, RuleOverride } from '../rulesets/model';
 import { validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
+import { counterparts, modeOverride } from './cloudflareCounterparts';
 import { CLOUDFLARE_PACKAGE_ID, OWASP_PACKAGE, OWASP_PACKAGE_ID, PACKAGES, type ActionMode, type GroupDef, type PackageDef, type RuleDef, type Sensitivity } from './previousWafContent';
 import { groupMode, packageSettings, ruleMode, type ZoneWafSettings } from './previousWafSettings';
 import type { MigrationZone, PageRule } from './zone';
@@ -210,7 +216,33 @@ function ruleDefault(rule: RuleDef): string {
   return rule.kind === 'deny' ? (rule.defaultMode ?? 'block') : rule.defaultOn === false ? 'off' : 'on';
 }
 
-function overridesNotMigrated(waf: ZoneWafSettings): NotMigrated[] {
+/**
+ * The rule modes the user set on CloudFlare-package deny rules that have a counterpart in
+ * the vendor ruleset (cloudflareCounterparts.ts), as rule overrides of the vendor execute
+ * rule, and the ids of the rules so carried. A rule of a group that is off ran nowhere, and
+ * a group's own mode is not carried (the new ruleset has no groups): both stay listed.
+ */
+function carriedRuleModes(waf: ZoneWafSettings, vendorRules: readonly ManagedRule[]): { overrides: RuleOverride[]; ids: Set<string> } {
+  const overrides: RuleOverride[] = [];
+  const ids = new Set<string>();
+  for (const group of PACKAGES.find((p) => p.id === CLOUDFLARE_PACKAGE_ID)?.groups ?? []) {
+    if (groupMode(waf, group) === 'off') continue;
+    for (const rule of group.rules) {
+      const mode = ruleMode(waf, rule);
+      if (mode === 'default' || mode === ruleDefault(rule)) continue;
+      const vendorCounterparts = counterparts(rule, vendorRules);
+      if (vendorCounterparts.length === 0) continue;
+      ids.add(rule.id);
+      for (const v of vendorCounterparts) {
+        const o = modeOverride(mode, v);
+        if (o) overrides.push(o);
+      }
+    }
+  }
+  return { overrides, ids };
+}
+
+function overridesNotMigrated(waf: ZoneWafSettings, carried: ReadonlySet<string>): NotMigrated[] {
   const out: NotMigrated[] = [];
   for (const pkg of PACKAGES) {
     const owasp = pkg.id === OWASP_PACKAGE_ID;
@@ -219,14 +251,14 @@ function overridesNotMigrated(waf: ZoneWafSettings): NotMigrated[] {
       : "Group modes of the CloudFlare package are not migrated: the new Cloudflare Managed Ruleset has no groups, and Rulesmith's has no mapping from previous-version groups. Recreate it with a category override (for example wordpress) on the Cloudflare Managed Ruleset execute rule if needed.";
     const ruleWhy = owasp
       ? 'OWASP rule overrides are not migrated: there is no direct equivalence between rules of the two versions (upgrade guide). Recreate it with a rule override on the OWASP execute rule if needed.'
-      : "Rule modes of the CloudFlare package are not migrated: Rulesmith's Cloudflare Managed Ruleset has no mapping from previous-version rule ids. Recreate it with a rule override on the Cloudflare Managed Ruleset execute rule if needed.";
+      : 'Rule modes of the CloudFlare package are carried as rule overrides of their counterparts in the Cloudflare Managed Ruleset, and this rule has none there (or its group is off). Recreate it with a rule override on the Cloudflare Managed Ruleset execute rule if needed.';
     for (const group of pkg.groups) {
       const mode = groupMode(waf, group);
       if (mode !== group.defaultMode) out.push({ kind: 'group', id: group.id, packageId: pkg.id, name: packageLabel(pkg, group), was: `mode ${mode} (default ${group.defaultMode})`, reason: groupWhy });
       for (const rule of group.rules) {
         const m = ruleMode(waf, rule);
         // A deny rule set to its own default_mode behaves as `default`: nothing is lost.
-        if (m !== 'default' && m !== ruleDefault(rule)) out.push({ kind: 'rule', id: rule.id, packageId: pkg.id, name: `${packageLabel(pkg, group)} › ${rule.id} ${rule.description}`, was: `mode ${m} (default ${ruleDefault(rule)})`, reason: ruleWhy });
+        if (m !== 'default' && m !== ruleDefault(rule) && !(pkg.id === CLOUDFLARE_PACKAGE_ID && carried.has(rule.id))) out.push({ kind: 'rule', id: rule.id, packageId: pkg.id, name: `${packageLabel(pkg, group)} › ${rule.id} ${rule.description}`, was: `mode ${m} (default ${ruleDefault(rule)})`, reason: ruleWhy });
       }
     }
   }
@@ -245,7 +277,9 @@ function overridesNotMigrated(waf: ZoneWafSettings): NotMigrated[] {
 /** The new configuration for the zone (see the header). */
 export function migrationConfig(zone: MigrationZone, catalog: ManagedCatalog = defaultCatalog): MigrationConfigResult {
   const waf = zone.waf;
-  const notMigrated: NotMigrated[] = overridesNotMigrated(waf);
+  const vendor = findManagedRuleset(catalog, VENDOR_RULESET_ID);
+  const carried = carriedRuleModes(waf, (vendor && rulesetVersion(vendor, undefined)?.rules) ?? []);
+  const notMigrated: NotMigrated[] = overridesNotMigrated(waf, carried.ids);
   const rules: Rule[] = [];
 
   // Exceptions from firewall rules (in the order they run), then from page rules.
@@ -302,7 +336,8 @@ export function migrationConfig(zone: MigrationZone, catalog: ManagedCatalog = d
   }
 
   const cf = packageSettings(waf, CLOUDFLARE_PACKAGE_ID);
-  rules.push(configRule('execute', executeExpression, '', executeEnabled && cf.enabled !== false, { id: VENDOR_RULESET_ID }));
+  const vendorOverrides = carried.overrides.length > 0 ? { overrides: { rules: carried.overrides } } : {};
+  rules.push(configRule('execute', executeExpression, '', executeEnabled && cf.enabled !== false, { id: VENDOR_RULESET_ID, ...vendorOverrides }));
   const ow = packageSettings(waf, OWASP_PACKAGE.id);
   const owasp = owaspMapping(ow.sensitivity, ow.action_mode);
   if (owasp) rules.push(owaspExecute(owasp, executeExpression, executeEnabled));

@@ -24,7 +24,8 @@
  * counterpart, the higher thresholds the previous OWASP package used for AJAX requests,
  * and URI-based overrides. So in validation mode a difference between the two verdicts
  * comes from what the user changed in the new configuration, or from what the migration
- * does not carry (the migration itself carries no group or rule mode: config.ts).
+ * does not carry (it carries the CloudFlare-package rule modes the user set on rules with a
+ * counterpart, and no group mode: config.ts).
  */
 import type { EvalContext, FieldValues } from '../language/evaluate';
 import { defaultCatalog } from '../managed/catalog';
@@ -32,6 +33,7 @@ import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../r
 import { findManagedRuleset, rulesetVersion, type ManagedCatalog, type ManagedRule } from '../rulesets/catalog';
 import { compileZone, type EngineProblem, type PreviousWaf, type PreviousWafVerdict } from '../rulesets/engine';
 import type { ExecuteParameters, Rule, RuleOverride, Ruleset } from '../rulesets/model';
+import { counterparts, modeOverride } from './cloudflareCounterparts';
 import { migrationConfig } from './config';
 import { CLOUDFLARE_PACKAGE, type RuleMode } from './previousWafContent';
 import { effectiveRuleMode, groupMode, type ZoneWafSettings } from './previousWafSettings';
@@ -94,23 +96,13 @@ export function cloudflarePackageOverrides(waf: ZoneWafSettings, vendorRules: re
     for (const rule of group.rules) {
       if (rule.kind !== 'deny') continue;
       const mode: RuleMode = groupOff ? 'disable' : effectiveRuleMode(waf, rule);
-      const counterpart = rule.counterpart ?? rule.description;
-      for (const v of vendorRules) {
-        if (v.description !== counterpart) continue;
+      for (const v of counterparts(rule, vendorRules)) {
         const o = modeOverride(mode, v);
         if (o) out.push(o);
       }
     }
   }
   return out;
-}
-
-/** A deny rule's effective mode as an override of its vendor counterpart `v`; undefined when `v` does that already. */
-function modeOverride(mode: RuleMode, v: ManagedRule): RuleOverride | undefined {
-  if (mode === 'disable' || mode === 'off') return v.enabled ? { id: v.id, enabled: false } : undefined;
-  const action = mode === 'simulate' ? 'log' : mode === 'block' || mode === 'challenge' ? mode : undefined;
-  if (action === undefined || (action === v.action && v.enabled)) return undefined;
-  return { id: v.id, action, enabled: true };
 }
 
 /** `rule` with the CloudFlare package's rule modes as overrides when it executes the vendor ruleset; otherwise as it is. */

@@ -253,11 +253,30 @@ describe('not migrated: group and rule overrides, URI-based overrides', () => {
     const reasons = new Map(r.notMigrated.map((n) => [`${n.kind}:${n.id}`, n.reason]));
     assert.match(reasons.get('rule:950001')!, /^OWASP rule overrides are not migrated/);
     assert.match(reasons.get(`group:${groupId('OWASP XSS Attacks')}`)!, /^OWASP group overrides are not migrated.*CRS 3\.x/);
-    assert.match(reasons.get('rule:100015')!, /^Rule modes of the CloudFlare package are not migrated/);
+    assert.match(reasons.get('rule:100015')!, /^Rule modes of the CloudFlare package are carried as rule overrides of their counterparts in the Cloudflare Managed Ruleset, and this rule has none there/);
     assert.match(reasons.get(`group:${MAGENTO_GROUP_ID}`)!, /^Group modes of the CloudFlare package are not migrated.*category override/);
     assert.match(reasons.get('uri-override:a27cece9ec0e4af39ae9c58e3326e2b6')!, /cannot migrate: delete them first/);
     // Nothing of this changes the rules.
     assert.deepEqual(r.config.rules, [vendorExec(), owaspExec(2, 40, 'challenge')]);
+  });
+});
+
+describe('CloudFlare-package rule modes the user set', () => {
+  test('carried as rule overrides of their counterparts in the Cloudflare Managed Ruleset; a rule without one stays listed', () => {
+    // 100001 (XSS - Script Tag - URI) simulate, 100008 (SQLi - Tautology - URI) disable,
+    // 100005 block (its counterpart blocks already: nothing to override), 100015 (no counterpart) disable.
+    const r = migrationConfig(zone({ waf: waf({ ruleModes: { '100008': 'disable', '100001': 'simulate', '100005': 'block', '100015': 'disable' } }) }));
+    assert.deepEqual(r.config.rules[0]!.action_parameters, {
+      id: VENDOR_RULESET_ID,
+      overrides: { rules: [{ id: '96cd2b6bf72a09f3302826975b8cb41b', action: 'log', enabled: true }, { id: 'a6c3d93378e577242db4136aebf4b63d', enabled: false }] },
+    });
+    assert.deepEqual(r.notMigrated.map((n) => [n.kind, n.id]), [['rule', '100015']]);
+    assert.deepEqual(r.problems, []);
+  });
+
+  test('a rule of a group that is off is not carried (it ran nowhere)', () => {
+    const r = migrationConfig(zone({ waf: waf({ groupModes: { [groupId('Cloudflare Specials')]: 'off' }, ruleModes: { '100008': 'disable' } }) }));
+    assert.deepEqual(r.config.rules[0]!.action_parameters, { id: VENDOR_RULESET_ID });
   });
 });
 
