@@ -1,14 +1,17 @@
-// The events file's pruning (eventsDb.ts) with more than one chunk to delete: a burst over
-// the row limit, or a limit lowered on a full file, is caught up with in one pass (the
-// limit holds as documented), and expired events go on a pass with no write before it (an
-// idle proxy still lets them go).
+// The events file's upkeep: pruning (eventsDb.ts) with more than one chunk to delete (a
+// burst over the row limit, or a limit lowered on a full file, is caught up with in one
+// pass, so the limit holds as documented), expired events going on a pass with no write
+// before it (an idle proxy still lets them go), and a file that cannot be opened said once.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { EventsDb, type EventRow } from '../../../server/src/service/events/eventsDb';
 import { EVENT_COLUMNS } from '../../../server/src/service/events/schema';
+import { SecurityEvents } from '../../../server/src/service/events/writer';
+import { Store } from '../../../server/src/service/store';
+import { CATALOG, evaluated } from './fixture';
 
 const dir = mkdtempSync(join(tmpdir(), 'rulesmith-pruning-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -56,5 +59,25 @@ test('expired events go on a pass that no write brought (an idle proxy), chunk a
     assert.equal(count(db), 5);
   } finally {
     db.close();
+  }
+});
+
+test('an events file that cannot be opened: one log line naming the file and what to do, not one per batch', async () => {
+  const store = new Store(join(dir, 'unopenable.db'));
+  const logs: string[] = [];
+  const sink = new SecurityEvents(store, { catalog: CATALOG, workerFile: undefined, log: (l) => logs.push(l) });
+  try {
+    // A folder where the events file would be: SQLite cannot open it.
+    mkdirSync(sink.file);
+    for (let i = 0; i < 3; i++) {
+      sink.record(evaluated('f'.repeat(32), { path: '/admin', ray: `r${i}` }));
+      await sink.flush();
+    }
+    assert.equal(logs.length, 1, logs.join('\n'));
+    assert.match(logs[0]!, new RegExp(`^security events: a batch of 1 requests was not written: cannot open ${sink.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*; move ${sink.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} aside \\(or free its disk\\) and restart serve: the events start over in a new file$`));
+    assert.equal(sink.stats.dropped, 3);
+  } finally {
+    await sink.close();
+    store.close();
   }
 });

@@ -33,6 +33,8 @@ import { eventsFileOf } from './schema';
 export const FLUSH_MS = 20;
 export const BATCH_REQUESTS = 500;
 export const MAX_QUEUED = 20_000;
+/** At most one log line of dropped batches this often. */
+export const FAILED_LOG_MS = 60_000;
 
 export interface SecurityEventsOptions extends Retention {
   readonly flushMs?: number;
@@ -78,6 +80,8 @@ export class SecurityEvents implements EvaluatedRequestSink {
   private local: EventsDb | undefined;
   private written = 0;
   private dropped = 0;
+  /** Batches dropped since their last log line (failedWrite). */
+  private failed = { batches: 0, requests: 0, loggedAt: -Infinity };
   private closed = false;
   private overflowing = false;
   private readonly now: () => number;
@@ -174,9 +178,27 @@ export class SecurityEvents implements EvaluatedRequestSink {
         this.overflowing = false;
       } else {
         this.dropped += requests;
-        this.options.log?.(`security events: a batch of ${requests} requests was not written: ${reply.error}`);
+        this.failedWrite(requests, reply.error ?? 'unknown error');
       }
     });
+  }
+
+  /**
+   * Says that batches were dropped: the first at once, then at most once every
+   * FAILED_LOG_MS with how many more (a batch goes every FLUSH_MS, so an events file that
+   * cannot be opened would otherwise log 50 lines a second). The file and what to do with it
+   * are named when it is the file that fails.
+   */
+  private failedWrite(requests: number, error: string): void {
+    this.failed.batches++;
+    this.failed.requests += requests;
+    const t = Date.now();
+    if (t - this.failed.loggedAt < FAILED_LOG_MS) return;
+    const { batches, requests: lost } = this.failed;
+    const what = batches === 1 ? `a batch of ${lost} requests was` : `${batches} batches (${lost} requests) were`;
+    const fix = /^cannot open /.test(error) ? `; move ${this.file} aside (or free its disk) and restart serve: the events start over in a new file` : '';
+    this.options.log?.(`security events: ${what} not written: ${error}${fix}`);
+    this.failed = { batches: 0, requests: 0, loggedAt: t };
   }
 
   private send(m: ToEvents, requests: number): Promise<FromEvents> {
