@@ -25,7 +25,7 @@
  * cut. Without group commit (the CLI, tests) every outermost `write()` commits with
  * SQLite's own fsync at once.
  */
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, statSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { claim, release } from './dbClaim';
 import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlValue } from './sqlite';
@@ -137,6 +137,9 @@ export class Store implements SqlStore {
       this.db.exec('PRAGMA foreign_keys = ON');
       this.migrate();
       // Security events live in a file of their own now (events/eventsDb.ts); a store from before keeps none.
+      // A move cut short by a kill may have left the WebAssembly build's lock folder on the
+      // events file: this process holds the store's claim (dbClaim.ts), so it is a dead one's.
+      rmSync(`${eventsFileOf(real)}.lock`, { recursive: true, force: true });
       moveEventsOut(this.db, eventsFileOf(real));
     } catch (e) {
       // Not a database (or a newer one): the claim goes, the file stays as it was.

@@ -2,7 +2,7 @@
 // fields; record() only queues (nothing is written until the batch flushes); batches,
 // the hourly counts, retention and the row limit.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -234,6 +234,33 @@ describe('a store from before the events file', () => {
     assert.equal((await sink2.all('SELECT COUNT(*) AS n FROM security_events'))[0]!.n, 3);
     await sink2.close();
     again.close();
+  });
+
+  test('a move a kill cut short between its copy and its drop is finished at the next open: nothing copied twice, no stale lock', async () => {
+    const file = join(dir, 'move-cut-short.db');
+    const t = Date.now() - 60_000;
+    const row = (seq: number, ray: string) => `(${seq}, '${ray}', ${t}, '${ZONE_ID}', 'block', 'terminated', 'block', 'firewallCustom', 'http_request_firewall_custom', 'rs', 'r1', 'block-admin', 'no admin',
+       '203.0.113.7', 'NL', 64500, 'GET', 'h', '/admin', '', 'curl/8', 'HTTP/1.1', 403, 0, '{}', '[]', 0, 'proxy')`;
+    const raw = new Database(file);
+    raw.exec(EVENTS_SCHEMA);
+    raw.exec(`INSERT INTO security_events (seq, ${EVENT_COLUMNS.join(', ')}) VALUES ${row(7, 'ray-a')}, ${row(9, 'ray-b')}`);
+    raw.close();
+    // The copy had committed into the events file; the store's tables were not dropped yet,
+    // and the WebAssembly build's lock folder stayed behind on the events file.
+    const eventsFile = `${file}-events`;
+    const copied = new Database(eventsFile);
+    copied.exec(EVENTS_SCHEMA);
+    copied.exec(`INSERT INTO security_events (seq, ${EVENT_COLUMNS.join(', ')}) VALUES ${row(7, 'ray-a')}, ${row(9, 'ray-b')}`);
+    copied.close();
+    mkdirSync(`${eventsFile}.lock`, { recursive: true });
+    const store = new Store(file);
+    assert.equal(store.get("SELECT COUNT(*) AS n FROM sqlite_master WHERE name LIKE 'security_events%'")!.n, 0);
+    const sink = new SecurityEvents(store, { catalog: CATALOG });
+    assert.equal(sink.file, eventsFile);
+    assert.deepEqual((await sink.all('SELECT seq, ray_id FROM security_events ORDER BY seq')).map((r) => [r.seq, r.ray_id]), [[7, 'ray-a'], [9, 'ray-b']]);
+    assert.deepEqual((await sink.all('SELECT SUM(count) AS n FROM security_events_hourly'))[0]!.n, 2);
+    await sink.close();
+    store.close();
   });
 
   test('an hourly table from before `origin` is rebuilt from the events when the events file opens', async () => {

@@ -82,35 +82,43 @@ export function eventsSchema(db: SchemaDb): void {
 
 /**
  * Moves the events of a service store from before the events file (they were tables of
- * the store itself) into `eventsFile`, once, when the store opens: one transaction over
- * both files, keeping each event's seq (INSERT OR IGNORE: were the store's half of an
- * interrupted move to run again, nothing is copied twice); the hourly counts are rebuilt
- * in the events file. Returns the events moved.
+ * the store itself) into `eventsFile`, once, when the store opens, keeping each event's
+ * seq. Two transactions, each whole: the copy into the events file (with its hourly counts
+ * rebuilt) commits first, then the store drops its tables. The two files have different
+ * journals (the store's WAL, the attached file's rollback journal), so SQLite could not
+ * commit one transaction over both atomically: a process killed in between left the store's
+ * tables dropped and the copy not yet durable. Now a kill at any point leaves the store's
+ * tables in place and the move runs again at the next open, copying nothing twice (INSERT
+ * OR IGNORE). Returns the events moved.
  */
 export function moveEventsOut(db: SchemaDb, eventsFile: string): number {
   if (db.get("SELECT 1 AS y FROM main.sqlite_master WHERE type = 'table' AND name = 'security_events'") === null) return 0;
   db.exec(`ATTACH DATABASE '${eventsFile.replaceAll("'", "''")}' AS moved`);
   try {
-    db.exec('BEGIN IMMEDIATE');
-    try {
-      db.exec(EVENTS_SCHEMA.replaceAll('IF NOT EXISTS ', 'IF NOT EXISTS moved.'));
-      const n = Number((db.get('SELECT COUNT(*) AS n FROM main.security_events') as { n: number }).n);
-      const cols = ['seq', ...EVENT_COLUMNS].join(', ');
-      db.exec(`INSERT OR IGNORE INTO moved.security_events (${cols}) SELECT ${cols} FROM main.security_events ORDER BY seq;
-        DROP TABLE main.security_events; DROP TABLE IF EXISTS main.security_events_hourly;
-        DELETE FROM moved.security_events_hourly; ${HOURLY_REBUILD.replace('INTO security_events_hourly', 'INTO moved.security_events_hourly').replace('FROM security_events', 'FROM moved.security_events')};
-        COMMIT`);
-      return n;
-    } catch (e) {
-      try {
-        db.exec('ROLLBACK');
-      } catch {
-        // SQLite had ended the transaction itself
-      }
-      throw e;
-    }
+    const n = Number((db.get('SELECT COUNT(*) AS n FROM main.security_events') as { n: number }).n);
+    const cols = ['seq', ...EVENT_COLUMNS].join(', ');
+    inTransaction(db, `${EVENTS_SCHEMA.replaceAll('IF NOT EXISTS ', 'IF NOT EXISTS moved.')}
+      INSERT OR IGNORE INTO moved.security_events (${cols}) SELECT ${cols} FROM main.security_events ORDER BY seq;
+      DELETE FROM moved.security_events_hourly; ${HOURLY_REBUILD.replace('INTO security_events_hourly', 'INTO moved.security_events_hourly').replace('FROM security_events', 'FROM moved.security_events')};`);
+    inTransaction(db, 'DROP TABLE main.security_events; DROP TABLE IF EXISTS main.security_events_hourly;');
+    return n;
   } finally {
     db.exec('DETACH DATABASE moved');
+  }
+}
+
+/** `sql` in one transaction: committed whole, or rolled back. */
+function inTransaction(db: SchemaDb, sql: string): void {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    db.exec(`${sql}\nCOMMIT`);
+  } catch (e) {
+    try {
+      db.exec('ROLLBACK');
+    } catch {
+      // SQLite had ended the transaction itself
+    }
+    throw e;
   }
 }
 
