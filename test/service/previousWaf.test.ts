@@ -303,6 +303,25 @@ describe('URI-based overrides', () => {
     }
   });
 
+  it('settings written without the API (no zone-wide switch, an override without urls) read with the API\'s defaults: no crash', async () => {
+    const settings = () => svc.store.get<{ settings: string }>('SELECT settings FROM previous_waf WHERE zone_id = ?', [ENTERPRISE])?.settings;
+    const before = settings();
+    const hand = { zoneId: ENTERPRISE, overrides: [{ id: '1'.repeat(32), description: null, priority: 1, paused: false, groups: {}, rules: {}, rewrite_action: {} }] };
+    svc.store.write(() => svc.store.run('INSERT INTO previous_waf (zone_id, settings) VALUES (?, ?) ON CONFLICT (zone_id) DO UPDATE SET settings = excluded.settings', [ENTERPRISE, JSON.stringify(hand)]));
+    try {
+      const check = await svc.call('GET', `/zones/${ENTERPRISE}/waf_migration/check?phase_two=1`);
+      assert.equal(check.status, 200, JSON.stringify(check.body));
+      assert.deepEqual([check.body.result.compatible, check.body.result.reasons[0].code], [false, 'uri-overrides']);
+      assert.match(check.body.result.reasons[0].message, new RegExp(`${'1'.repeat(32)} \\(\\)`));
+      const config = await svc.call('GET', `/zones/${ENTERPRISE}/waf_migration/config?phase_two=1`);
+      assert.equal(config.status, 200, JSON.stringify(config.body));
+      // The zone-wide switch reads as on: the execute rules are enabled.
+      assert.deepEqual(config.body.result.rules.filter((r: { action: string }) => r.action === 'execute').map((r: { enabled: boolean }) => r.enabled), [true, true]);
+    } finally {
+      svc.store.write(() => svc.store.run('UPDATE previous_waf SET settings = ? WHERE zone_id = ?', [before ?? JSON.stringify({ zoneId: ENTERPRISE, enabled: true }), ENTERPRISE]));
+    }
+  });
+
   it('creates overrides on Enterprise only; other plans may still read and delete theirs', async () => {
     const r = await svc.call('POST', waf(BUSINESS, '/overrides'), { body: { urls: ['business.example.com/*'] } });
     assert.equal(r.status, 403);

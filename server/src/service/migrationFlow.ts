@@ -69,9 +69,17 @@ export function saveMigrationRecord(store: Store, zone: MigrationZone, record: M
   store.run('INSERT INTO waf_migration (zone_id, state) VALUES (?, ?) ON CONFLICT (zone_id) DO UPDATE SET state = excluded.state', [zone.waf.zoneId, toJson(stored)]);
 }
 
+/**
+ * A zone's previous-WAF settings. The API writes them whole; a row written otherwise (a
+ * hand edit, a fixture) is read with the API's defaults for what it lacks: the zone-wide
+ * switch on, an override's URL list empty (it crashed the migration check and config).
+ */
 export function loadWafSettings(store: Store, zoneId: string): ZoneWafSettings {
   const row = store.get<{ settings: string }>('SELECT settings FROM previous_waf WHERE zone_id = ?', [zoneId]);
-  return row ? { ...fromJson<ZoneWafSettings>(row.settings), zoneId } : defaultWafSettings(zoneId);
+  if (!row) return defaultWafSettings(zoneId);
+  const s = fromJson<Partial<ZoneWafSettings>>(row.settings);
+  const overrides = Array.isArray(s.overrides) ? { overrides: s.overrides.map((o) => ({ ...o, urls: Array.isArray(o.urls) ? (o.urls as unknown[]).filter((u): u is string => typeof u === 'string') : [] })) } : {};
+  return { ...s, ...overrides, zoneId, enabled: s.enabled !== false };
 }
 
 export function saveWafSettings(store: Store, settings: ZoneWafSettings): void {
