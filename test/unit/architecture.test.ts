@@ -27,6 +27,7 @@ type Part =
   | 'regexBudget'
   | 'orderedWorker'
   | 'timedWorker'
+  | 'logThrottle'
   | 'corpusFiles'
   | 'serveNodeFlags'
   | 'evaluatedRequest'
@@ -53,8 +54,8 @@ const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
   lsp: ['protocol', 'regexBudget', 'timedWorker', 'terraform', ...CORE],
   cli: ['proxy', 'service', 'cursorPages', 'regexBudget', 'corpusFiles', 'terraform', ...CORE],
   terraform: [...CORE],
-  proxy: ['service', 'evaluatedRequest', 'regexBudget', 'orderedWorker', ...CORE],
-  service: ['rulesApi', 'evaluatedRequest', 'regexBudget', 'orderedWorker', 'timedWorker', ...CORE],
+  proxy: ['service', 'evaluatedRequest', 'regexBudget', 'orderedWorker', 'logThrottle', ...CORE],
+  service: ['rulesApi', 'evaluatedRequest', 'regexBudget', 'orderedWorker', 'timedWorker', 'logThrottle', ...CORE],
   evaluatedRequest: ['rulesets'],
   protocol: [],
   rulesApi: ['rulesets', 'language/scheme'],
@@ -62,6 +63,7 @@ const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
   regexBudget: [],
   orderedWorker: [],
   timedWorker: ['orderedWorker'],
+  logThrottle: [],
   corpusFiles: ['requests'],
   serveNodeFlags: [],
   migration: ['rulesets', 'managed', ...LANGUAGE],
@@ -89,6 +91,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
   regexBudget: ['node:v8'],
   orderedWorker: ['node:worker_threads'],
   timedWorker: ['node:worker_threads'],
+  logThrottle: ['node:perf_hooks'],
   corpusFiles: ['node:fs', 'node:path'],
   serveNodeFlags: [],
   migration: [],
@@ -103,7 +106,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
 
 /** The part a repository path belongs to, or undefined for a path outside every part. */
 /** The modules directly in server/src, each a part of its own. */
-const TOP_MODULES = ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'orderedWorker', 'timedWorker', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags'] as const;
+const TOP_MODULES = ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'orderedWorker', 'timedWorker', 'logThrottle', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags'] as const;
 
 export function partOf(path: string): Part | undefined {
   if (path.startsWith('client/src/')) return 'client';

@@ -48,7 +48,7 @@ import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, ty
 import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
-import { LogThrottle } from './logThrottle';
+import { LogThrottle } from '../logThrottle';
 import { refusedHead, type HeadRefusal } from './requestHead';
 import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
 

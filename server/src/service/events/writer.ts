@@ -21,6 +21,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { LogThrottle } from '../../logThrottle';
 import { findManagedRuleset, rulesetVersion } from '../../rulesets/catalog';
 import type { ManagedCatalog } from '../../rulesets/catalog';
 import { defaultCatalog } from '../../managed/catalog';
@@ -33,7 +34,7 @@ import { eventsFileOf } from './schema';
 export const FLUSH_MS = 20;
 export const BATCH_REQUESTS = 500;
 export const MAX_QUEUED = 20_000;
-/** At most one log line of dropped batches this often. */
+/** Dropped batches are logged one a window this long, with a count of the others (logThrottle.ts). */
 export const FAILED_LOG_MS = 60_000;
 
 export interface SecurityEventsOptions extends Retention {
@@ -80,8 +81,8 @@ export class SecurityEvents implements EvaluatedRequestSink {
   private local: EventsDb | undefined;
   private written = 0;
   private dropped = 0;
-  /** Batches dropped since their last log line (failedWrite). */
-  private failed = { batches: 0, requests: 0, loggedAt: -Infinity };
+  /** Dropped batches' log lines (failedWrite). */
+  private readonly failedLog: LogThrottle;
   private closed = false;
   private overflowing = false;
   private readonly now: () => number;
@@ -97,6 +98,7 @@ export class SecurityEvents implements EvaluatedRequestSink {
     this.now = options.now ?? Date.now;
     this.categoriesOf = attackCategories(options.catalog ?? defaultCatalog);
     this.workerFile = 'workerFile' in options ? options.workerFile : eventsWorkerFile();
+    this.failedLog = new LogThrottle((l) => options.log?.(l), { burst: 1, windowMs: FAILED_LOG_MS, summary: (n, s) => `security events: ${n} more batches were not written in the last ${s} s` });
   }
 
   record(request: EvaluatedRequest): void {
@@ -153,6 +155,7 @@ export class SecurityEvents implements EvaluatedRequestSink {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.flush();
+    this.failedLog.close();
     this.closed = true;
     if (this.worker || this.local) await this.send({ op: 'close' }, 0);
     await this.worker?.terminate();
@@ -184,21 +187,14 @@ export class SecurityEvents implements EvaluatedRequestSink {
   }
 
   /**
-   * Says that batches were dropped: the first at once, then at most once every
-   * FAILED_LOG_MS with how many more (a batch goes every FLUSH_MS, so an events file that
-   * cannot be opened would otherwise log 50 lines a second). The file and what to do with it
-   * are named when it is the file that fails.
+   * Says that a batch was dropped: the first of a minute at once, the others counted into one
+   * line (logThrottle.ts; a batch goes every FLUSH_MS, so an events file that cannot be
+   * opened would otherwise log 50 lines a second). The file and what to do with it are named
+   * when it is the file that fails.
    */
   private failedWrite(requests: number, error: string): void {
-    this.failed.batches++;
-    this.failed.requests += requests;
-    const t = Date.now();
-    if (t - this.failed.loggedAt < FAILED_LOG_MS) return;
-    const { batches, requests: lost } = this.failed;
-    const what = batches === 1 ? `a batch of ${lost} requests was` : `${batches} batches (${lost} requests) were`;
     const fix = /^cannot open /.test(error) ? `; move ${this.file} aside (or free its disk) and restart serve: the events start over in a new file` : '';
-    this.options.log?.(`security events: ${what} not written: ${error}${fix}`);
-    this.failed = { batches: 0, requests: 0, loggedAt: t };
+    this.failedLog.line(`security events: a batch of ${requests} requests was not written: ${error}${fix}`);
   }
 
   private send(m: ToEvents, requests: number): Promise<FromEvents> {

@@ -1,10 +1,10 @@
-// The proxy's bound on log lines a client can repeat at will (logThrottle.ts): the first
+// The bound on log lines that can repeat at will (logThrottle.ts: the proxy's floods, dropped event batches): the first
 // `burst` of a window logged whole, the rest counted by key and summed up in one line when
 // the window ends (by its timer) or the proxy closes; a window opens with the first line
 // after a quiet one.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { LogThrottle } from '../../../server/src/proxy/logThrottle';
+import { LogThrottle } from '../../server/src/logThrottle';
 
 function throttle(burst: number, windowMs: number, now?: () => number) {
   const lines: string[] = [];

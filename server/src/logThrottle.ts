@@ -1,7 +1,8 @@
 /**
- * Log lines that a client can make the proxy repeat at will (connections closed at the
- * limit, request heads refused before a zone is picked, hosts under no proxied zone): one
- * mechanism that bounds them, so a flood of bad requests cannot flood the log.
+ * Log lines that can repeat at will — the proxy's (connections closed at the limit, request
+ * heads refused before a zone is picked, hosts under no proxied zone) and the security
+ * events' dropped batches (one every 20 ms while the events file cannot be written): one
+ * mechanism that bounds them, so a flood cannot flood the log.
  *
  * A window opens with the first line after a quiet one and lasts `windowMs`. Its first
  * `burst` lines are logged as they come, whole (ray id, target, reason: enough to see what
