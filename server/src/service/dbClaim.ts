@@ -1,5 +1,6 @@
 /** The claim files the store takes when it opens a database and drops when it closes it (store.ts). */
 import { closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { clearStaleLock } from './sqlite';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 
@@ -30,7 +31,7 @@ export function claim(file: string, lockDir = defaultClaimsFolder()): { real: st
   const held: string[] = [];
   try {
     for (const f of files) {
-      take(f, file, () => rmSync(`${real}.lock`, { recursive: true, force: true }));
+      take(f, file, () => clearStaleLock(real));
       held.push(f);
     }
   } catch (e) {

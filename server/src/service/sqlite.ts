@@ -13,6 +13,7 @@
  * `RULESMITH_SQLITE=native|wasm` picks one (native refuses to start without the module).
  * Both open the same file format; a database written by one opens with the other.
  */
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Database as WasmDatabase } from 'node-sqlite3-wasm';
 
@@ -90,6 +91,15 @@ export function sqliteBinding(want = process.env.RULESMITH_SQLITE): Binding {
 }
 
 /** Opens (or creates) the database `file` with the binding sqliteBinding() picks. */
+/**
+ * Removes the `<file>.lock` folder node-sqlite3-wasm locks `file` with, which a killed
+ * process leaves behind. Only for a file this process is known to be the only user of (its
+ * store's claim, dbClaim.ts): a lock found then is a dead process's.
+ */
+export function clearStaleLock(file: string): void {
+  rmSync(`${file}.lock`, { recursive: true, force: true });
+}
+
 export function openSqlite(file: string): SqlDatabase {
   return sqliteBinding() === 'native' ? new NativeSqlite(new (loadNative() as NativeConstructor)(file)) : new WasmSqlite(new WasmDatabase(file));
 }

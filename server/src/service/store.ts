@@ -25,10 +25,10 @@
  * cut. Without group commit (the CLI, tests) every outermost `write()` commits with
  * SQLite's own fsync at once.
  */
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { claim, release } from './dbClaim';
-import { openSqlite, type Binding, type Row, type SqlDatabase, type SqlValue } from './sqlite';
+import { clearStaleLock, openSqlite, type Binding, type Row, type SqlDatabase, type SqlValue } from './sqlite';
 import { SCHEMA } from './schema';
 import type { SqlStore } from './sqlStore';
 import { eventsFileOf, moveEventsOut } from './events/schema';
@@ -139,7 +139,7 @@ export class Store implements SqlStore {
       // Security events live in a file of their own now (events/eventsDb.ts); a store from before keeps none.
       // A move cut short by a kill may have left the WebAssembly build's lock folder on the
       // events file: this process holds the store's claim (dbClaim.ts), so it is a dead one's.
-      rmSync(`${eventsFileOf(real)}.lock`, { recursive: true, force: true });
+      clearStaleLock(eventsFileOf(real));
       moveEventsOut(this.db, eventsFileOf(real));
     } catch (e) {
       // Not a database (or a newer one): the claim goes, the file stays as it was.

@@ -24,11 +24,10 @@
  * evicts only older trace events, never the proxy's. The file then holds at most
  * maxRows + traceBudget(maxRows) events (until the next pass).
  */
-import { rmSync } from 'node:fs';
-import { openSqlite, type Row, type SqlDatabase, type SqlValue } from '../sqlite';
+import { clearStaleLock, openSqlite, type Row, type SqlDatabase, type SqlValue } from '../sqlite';
 import { EVENT_COLUMNS, eventsSchema, HOUR_MS, HOURLY_KEY } from './schema';
 
-const PRUNE_MS = 10_000;
+export const PRUNE_MS = 10_000;
 const PRUNE_CHUNK = 50_000;
 /**
  * Chunks one pass may delete per kind (expired, traces over budget, events over the limit):
@@ -86,7 +85,7 @@ export class EventsDb {
     // node-sqlite3-wasm locks with a `<file>.lock` folder that a killed process leaves
     // behind. The service's claim on its own file (store.ts claim()) makes this process
     // the events file's only user, so a lock found here is a dead process's.
-    rmSync(`${file}.lock`, { recursive: true, force: true });
+    clearStaleLock(file);
     this.db = openSqlite(file);
     try {
       // As the service's store (store.ts): the only user, WAL without shared memory.

@@ -9,7 +9,7 @@
  * row handed over before it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { answer, EventsDb, type EventRow, type Retention, type ToEvents } from './eventsDb';
+import { answer, EventsDb, PRUNE_MS, type EventRow, type Retention, type ToEvents } from './eventsDb';
 
 const COMMIT_MS = 200;
 const COMMIT_ROWS = 2_000;
@@ -53,7 +53,7 @@ const pruner = setInterval(() => {
   } catch (e) {
     console.error(`security events: pruning ${file} failed: ${(e as Error).message}`);
   }
-}, 10_000);
+}, PRUNE_MS);
 pruner.unref();
 
 // After `close`, writer.ts ends the thread once the answer is in.
