@@ -8,7 +8,7 @@
  * - The CloudFlare package → an `execute` rule of the Cloudflare Managed Ruleset
  *   (efb7b8c9…), enabled when the package is on, present but disabled when it is off; the
  *   rule modes the user set on its deny rules that have a counterpart in that ruleset become
- *   rule overrides of the counterpart (`carriedRuleModes`; the hosted config example carries
+ *   rule overrides of the counterpart (cloudflareCounterparts.ts `cloudflareModeOverrides`; the hosted config example carries
  *   such an override, rules-api §3).
  * - The OWASP package → an `execute` rule of the Cloudflare OWASP Core Ruleset (4814384a…)
  *   with a paranoia level (category overrides from `setParanoiaLevel`) and the anomaly rule
@@ -44,11 +44,11 @@ import { checkExpression } from '../language/index';
 import { defaultCatalog } from '../managed/catalog';
 import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../rulesets/managedIds';
 import { setParanoiaLevel, setScoreThreshold, type ParanoiaLevel } from '../managed/preview';
-import { findManagedRuleset, rulesetVersion, type ManagedCatalog, type ManagedRule } from '../rulesets/catalog';
+import { findManagedRuleset, rulesetVersion, type ManagedCatalog } from '../rulesets/catalog';
 import { legacyOrder, type LegacyFirewallRule } from '../rulesets/legacy';
-import type { Rule, RuleOverride } from '../rulesets/model';
+import type { Rule } from '../rulesets/model';
 import { validateRulesetJson, type RulesetProblem } from '../rulesets/validate';
-import { counterparts, modeOverride } from './cloudflareCounterparts';
+import { cloudflareModeOverrides } from './cloudflareCounterparts';
 import { CLOUDFLARE_PACKAGE_ID, OWASP_PACKAGE, OWASP_PACKAGE_ID, PACKAGES, type ActionMode, type GroupDef, type PackageDef, type RuleDef, type Sensitivity } from './previousWafContent';
 import { groupMode, packageSettings, ruleMode, type ZoneWafSettings } from './previousWafSettings';
 import type { MigrationZone, PageRule } from './zone';
@@ -116,8 +116,13 @@ export function urlPatternExpression(pattern: string): string {
   return `http.request.full_uri wildcard "${literal}"`;
 }
 
+/** `e` in parentheses when it has an `or` or `and` of its own, to be one operand of another. */
+function grouped(e: string): string {
+  return / (?:or|and) /.test(e) ? `(${e})` : e;
+}
+
 function anyOf(expressions: readonly string[]): string {
-  return expressions.length === 1 ? expressions[0] : expressions.map((e) => (/ (?:or|and) /.test(e) ? `(${e})` : e)).join(' or ');
+  return expressions.length === 1 ? expressions[0] : expressions.map(grouped).join(' or ');
 }
 
 // --- Output types --------------------------------------------------------------------------------
@@ -202,9 +207,7 @@ function firstMatchExpression(p: PageRule, all: readonly PageRule[]): string | u
     .filter((q) => q.status !== 'disabled')
     .map(pageRuleExpression)
     .filter((e): e is string => e !== undefined);
-  if (before.length === 0) return own;
-  const wrap = (e: string) => (/ or /.test(e) ? `(${e})` : e);
-  return `${wrap(own)} and not ${before.length === 1 ? wrap(before[0]!) : `(${anyOf(before)})`}`;
+  return before.length === 0 ? own : `${grouped(own)} and not ${grouped(anyOf(before))}`;
 }
 
 function packageLabel(pkg: PackageDef, group: GroupDef): string {
@@ -214,32 +217,6 @@ function packageLabel(pkg: PackageDef, group: GroupDef): string {
 /** What a rule does by default: a deny rule's default_mode, or on/off. */
 function ruleDefault(rule: RuleDef): string {
   return rule.kind === 'deny' ? (rule.defaultMode ?? 'block') : rule.defaultOn === false ? 'off' : 'on';
-}
-
-/**
- * The rule modes the user set on CloudFlare-package deny rules that have a counterpart in
- * the vendor ruleset (cloudflareCounterparts.ts), as rule overrides of the vendor execute
- * rule, and the ids of the rules so carried. A rule of a group that is off ran nowhere, and
- * a group's own mode is not carried (the new ruleset has no groups): both stay listed.
- */
-function carriedRuleModes(waf: ZoneWafSettings, vendorRules: readonly ManagedRule[]): { overrides: RuleOverride[]; ids: Set<string> } {
-  const overrides: RuleOverride[] = [];
-  const ids = new Set<string>();
-  for (const group of PACKAGES.find((p) => p.id === CLOUDFLARE_PACKAGE_ID)?.groups ?? []) {
-    if (groupMode(waf, group) === 'off') continue;
-    for (const rule of group.rules) {
-      const mode = ruleMode(waf, rule);
-      if (mode === 'default' || mode === ruleDefault(rule)) continue;
-      const vendorCounterparts = counterparts(rule, vendorRules);
-      if (vendorCounterparts.length === 0) continue;
-      ids.add(rule.id);
-      for (const v of vendorCounterparts) {
-        const o = modeOverride(mode, v);
-        if (o) overrides.push(o);
-      }
-    }
-  }
-  return { overrides, ids };
 }
 
 function overridesNotMigrated(waf: ZoneWafSettings, carried: ReadonlySet<string>): NotMigrated[] {
@@ -278,8 +255,8 @@ function overridesNotMigrated(waf: ZoneWafSettings, carried: ReadonlySet<string>
 export function migrationConfig(zone: MigrationZone, catalog: ManagedCatalog = defaultCatalog): MigrationConfigResult {
   const waf = zone.waf;
   const vendor = findManagedRuleset(catalog, VENDOR_RULESET_ID);
-  const carried = carriedRuleModes(waf, (vendor && rulesetVersion(vendor, undefined)?.rules) ?? []);
-  const notMigrated: NotMigrated[] = overridesNotMigrated(waf, carried.ids);
+  const carried = cloudflareModeOverrides(waf, (vendor && rulesetVersion(vendor, undefined)?.rules) ?? [], 'userSet');
+  const notMigrated: NotMigrated[] = overridesNotMigrated(waf, carried.carried);
   const rules: Rule[] = [];
 
   // Exceptions from firewall rules (in the order they run), then from page rules.

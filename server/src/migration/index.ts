@@ -13,3 +13,4 @@ export * from './eligibility';
 export * from './config';
 export * from './state';
 export * from './previousWafVerdict';
+export * from './cloudflareCounterparts';

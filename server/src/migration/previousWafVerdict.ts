@@ -12,7 +12,7 @@
  * - CloudFlare package: the vendor ruleset, where each vendor rule that has a counterpart
  *   in the package (previousWafContent.ts: the rule of the same description, or the one its
  *   `counterpart` names — 12 of its 21 deny rules) does what that rule's mode says, as the previous-WAF API reports it
- *   (`cloudflarePackageOverrides`, rule overrides on the execute rule): `disable`, or its
+ *   (cloudflareCounterparts.ts `cloudflareModeOverrides`, rule overrides on the execute rule): `disable`, or its
  *   group `off` (set by the user or by default, as Cloudflare WordPress) → disabled;
  *   `simulate` → `log`, reported as `simulate`; `block`/`challenge` → that action;
  *   `default` → its `default_mode`. Every other vendor rule keeps its default action;
@@ -30,13 +30,12 @@
 import type { EvalContext, FieldValues } from '../language/evaluate';
 import { defaultCatalog } from '../managed/catalog';
 import { OWASP_ANOMALY_RULE_ID, OWASP_RULESET_ID, VENDOR_RULESET_ID } from '../rulesets/managedIds';
-import { findManagedRuleset, rulesetVersion, type ManagedCatalog, type ManagedRule } from '../rulesets/catalog';
+import { findManagedRuleset, rulesetVersion, type ManagedCatalog } from '../rulesets/catalog';
 import { compileZone, type EngineProblem, type PreviousWaf, type PreviousWafVerdict } from '../rulesets/engine';
-import type { ExecuteParameters, Rule, RuleOverride, Ruleset } from '../rulesets/model';
-import { counterparts, modeOverride } from './cloudflareCounterparts';
+import type { ExecuteParameters, Rule, Ruleset } from '../rulesets/model';
+import { cloudflareModeOverrides } from './cloudflareCounterparts';
 import { migrationConfig } from './config';
-import { CLOUDFLARE_PACKAGE, type RuleMode } from './previousWafContent';
-import { effectiveRuleMode, groupMode, type ZoneWafSettings } from './previousWafSettings';
+import type { ZoneWafSettings } from './previousWafSettings';
 import type { MigrationZone } from './zone';
 
 /** The rule id the previous WAF's OWASP package reported when its anomaly score was exceeded (sampled logs). */
@@ -81,37 +80,13 @@ export function previousWafStandIn(zone: Pick<MigrationZone, 'plan' | 'waf' | 'p
   return { previousWaf, problems: compiled.problems };
 }
 
-/**
- * The rule overrides that make the vendor ruleset's rules (`vendorRules`, the version the
- * execute rule runs) do what their CloudFlare-package counterparts do in the zone: for each
- * deny rule of the package, the vendor rules with the same description get the rule's
- * effective mode (its group `off` → disabled; `default` → its `default_mode`). An override
- * is given only where that differs from the vendor rule's default. Allow rules (on/off) have
- * no counterpart: the vendor ruleset allows nothing.
- */
-export function cloudflarePackageOverrides(waf: ZoneWafSettings, vendorRules: readonly ManagedRule[]): RuleOverride[] {
-  const out: RuleOverride[] = [];
-  for (const group of CLOUDFLARE_PACKAGE.groups) {
-    const groupOff = groupMode(waf, group) === 'off';
-    for (const rule of group.rules) {
-      if (rule.kind !== 'deny') continue;
-      const mode: RuleMode = groupOff ? 'disable' : effectiveRuleMode(waf, rule);
-      for (const v of counterparts(rule, vendorRules)) {
-        const o = modeOverride(mode, v);
-        if (o) out.push(o);
-      }
-    }
-  }
-  return out;
-}
-
 /** `rule` with the CloudFlare package's rule modes as overrides when it executes the vendor ruleset; otherwise as it is. */
 function withCloudflareModes(rule: Rule, waf: ZoneWafSettings, catalog: ManagedCatalog): Rule {
   const params = rule.action_parameters as ExecuteParameters | undefined;
   if (rule.action !== 'execute' || params?.id?.toLowerCase() !== VENDOR_RULESET_ID) return rule;
   const vendor = findManagedRuleset(catalog, VENDOR_RULESET_ID);
   const version = vendor && rulesetVersion(vendor, params.version);
-  const overrides = version ? cloudflarePackageOverrides(waf, version.rules) : [];
+  const overrides = version ? cloudflareModeOverrides(waf, version.rules, 'effective').overrides : [];
   if (overrides.length === 0) return rule;
   return { ...rule, action_parameters: { ...params, overrides: { ...params.overrides, rules: [...(params.overrides?.rules ?? []), ...overrides] } } };
 }

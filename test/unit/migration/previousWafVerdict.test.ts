@@ -12,7 +12,7 @@ import { compileZone } from '../../../server/src/rulesets/engine';
 import {
   CLOUDFLARE_PACKAGE,
   CLOUDFLARE_PACKAGE_ID,
-  cloudflarePackageOverrides,
+  cloudflareModeOverrides,
   defaultWafSettings,
   migrationConfig,
   OWASP_PACKAGE_ID,
@@ -161,11 +161,11 @@ describe('group and rule modes of the CloudFlare package', () => {
   test('the overrides: only where a counterpart does something else than its default', () => {
     const settings = (groupModes: Record<string, GroupMode>, ruleModes: Record<string, RuleMode>) => ({ ...defaultWafSettings(ZONE_ID), groupModes, ruleModes });
     // Untouched: 100005 challenges by default (its counterpart blocks); the WordPress, Drupal, Joomla and PHP groups are off by default.
-    assert.deepEqual(cloudflarePackageOverrides(defaultWafSettings(ZONE_ID), VENDOR_RULES), [
+    assert.deepEqual(cloudflareModeOverrides(defaultWafSettings(ZONE_ID), VENDOR_RULES, 'effective').overrides, [
       { id: vendor('cmd-injection-body').id, action: 'challenge', enabled: true },
       ...['wp-xmlrpc-pingback', 'wp-woocommerce-payments-auth-bypass', 'drupalgeddon2', 'drupalgeddon3', 'joomla-session-object-injection', 'php-wrapper'].map((ref) => ({ id: vendor(ref).id, enabled: false })),
     ]);
-    assert.deepEqual(cloudflarePackageOverrides(settings({ [WORDPRESS]: 'on' }, { '100001': 'simulate', '100008': 'challenge', '100030': 'block' }), VENDOR_RULES), [
+    assert.deepEqual(cloudflareModeOverrides(settings({ [WORDPRESS]: 'on' }, { '100001': 'simulate', '100008': 'challenge', '100030': 'block' }), VENDOR_RULES, 'effective').overrides, [
       { id: vendor('xss-script-tag').id, action: 'log', enabled: true },
       { id: vendor('cmd-injection-body').id, action: 'challenge', enabled: true },
       { id: TAUTOLOGY.id, action: 'challenge', enabled: true },
