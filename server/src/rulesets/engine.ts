@@ -74,7 +74,7 @@ import { compileExpression, type Diagnostic } from '../language/index';
 import { EvalMemo, type CompiledFilter, type EvalContext, type FieldValues } from '../language/evaluate';
 import type { Phase, Plan } from '../language/scheme/types';
 import { withSubject } from '../language/report';
-import { rulesetVersion, type ManagedCatalog, type ManagedRuleset } from './catalog';
+import { PARANOIA_TAG, rulesetVersion, type ManagedCatalog, type ManagedRuleset } from './catalog';
 import { LEGACY_ACTIONS, legacyOrder, type LegacyConfig, type LegacyFirewallRule, type SkipProduct } from './legacy';
 import type { BlockParameters, BlockResponse, ExecuteParameters, Overrides, RateLimit, Rule, Ruleset, ScoreParameters, SkipParameters } from './model';
 import { rateCounting } from './rateLimitParams';
@@ -596,7 +596,7 @@ class ZoneCompiler {
     // A category no rule has (the paranoia levels always exist: a ruleset may have no rule of one).
     const tags = new Set(rules.flatMap((r) => (Array.isArray(r.categories) ? r.categories : [])));
     for (const c of o.categories ?? []) {
-      if (!tags.has(c.category) && !/^paranoia-level-[1-4]$/.test(c.category)) {
+      if (!tags.has(c.category) && !PARANOIA_TAG.test(c.category)) {
         this.problems.push({ severity: 'warning', stage, rulesetId: rs.id, message: `override for category ${c.category}: no rule of ruleset ${rs.id} has it; it has no effect` });
       }
     }
