@@ -111,9 +111,14 @@ export function badStatusLine(res: IncomingMessage): string | undefined {
 
 /** The app's response headers for the client (raw, in order): hop-by-hop ones dropped, and Trailer unless `keepTrailer`. */
 export function responseHeaders(upRes: IncomingMessage, keepTrailer: boolean): string[] {
+  return endToEnd(upRes.rawHeaders, upRes.headers.connection, keepTrailer);
+}
+
+/** Raw headers of an answer (final or interim), in order, minus the hop-by-hop ones and those its `Connection` lists; Trailer kept when `keepTrailer`. */
+function endToEnd(rawHeaders: readonly string[], connection: string | undefined, keepTrailer = false): string[] {
   const out: string[] = [];
-  const listed = connectionTokens(upRes.headers.connection);
-  for (const [name, value] of pairs(upRes.rawHeaders)) {
+  const listed = connectionTokens(connection);
+  for (const [name, value] of pairs(rawHeaders)) {
     const lower = name.toLowerCase();
     if ((HOP_BY_HOP.has(lower) && !(lower === 'trailer' && keepTrailer)) || listed.has(lower)) continue;
     out.push(name, value);
@@ -138,11 +143,11 @@ export function relayInterim(req: IncomingMessage, res: ServerResponse, info: In
   if (info.statusCode !== 103) return undefined;
   const links: string[] = [];
   const hints: Record<string, string | string[]> = {};
-  const listed = connectionTokens(typeof info.headers.connection === 'string' ? info.headers.connection : undefined);
-  for (const [name, value] of pairs(info.rawHeaders)) {
+  for (const [name, value] of pairs(endToEnd(info.rawHeaders, typeof info.headers.connection === 'string' ? info.headers.connection : undefined))) {
     const lower = name.toLowerCase();
     if (lower === 'link') links.push(value);
-    else if (!HOP_BY_HOP.has(lower) && !listed.has(lower) && !NEVER_LISTED.has(lower)) hints[lower] = hints[lower] === undefined ? value : `${String(hints[lower])}, ${value}`;
+    // No framing: a 1xx has no body.
+    else if (lower !== 'content-length') hints[lower] = hints[lower] === undefined ? value : `${String(hints[lower])}, ${value}`;
   }
   if (links.length === 0) return undefined;
   try {
