@@ -1,6 +1,7 @@
 // The WAF proxy's control API (docs/proxy.md, server/src/proxy/proxy.ts `control`): which
 // zones it fronts with their live counters, start and stop one. The proxy is the one the
 // local service runs (`--proxy-listen`), or the one at the setting rulesmith.proxy.url.
+import { connectionErrorCode } from './errors';
 import * as vscode from 'vscode';
 import type { Connection } from './connection';
 import { proxyTokenRefusal } from './urls';
@@ -88,6 +89,6 @@ export class ProxyControl {
 /** What stopped a fetch, in a word where node gives one: ECONNREFUSED, a timeout, undici's reason. */
 function fetchFailure(e: unknown): string {
   if ((e as Error).name === 'TimeoutError') return `no answer within ${TIMEOUT_MS / 1000} s`;
-  const cause = (e as { cause?: { code?: string; message?: string; errors?: { code?: string }[] } }).cause;
-  return cause?.code ?? cause?.errors?.find((x) => x.code)?.code ?? cause?.message ?? (e as Error).message;
+  // The system error's code as the API client reads it (errors.ts), else undici's reason.
+  return connectionErrorCode(e) ?? (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
 }
