@@ -2,17 +2,12 @@
 // URL to browse it through the zone's rules, stop it (docs/proxy.md).
 import * as vscode from 'vscode';
 import type { ZonesNode } from '../views/zonesView';
-import type { Ctx } from './context';
+import { runCommand, type Ctx } from './context';
 
 type ProxyNode = ZonesNode & { kind: 'proxy' };
 
 export function registerProxyCommands(ctx: Ctx): vscode.Disposable[] {
   const view = ctx.views.zones;
-  const fail = (what: string, e: unknown) => {
-    const line = `${what}: ${e instanceof Error ? e.message : String(e)}`;
-    ctx.output.error(line);
-    void vscode.window.showErrorMessage(line);
-  };
   return [
     vscode.commands.registerCommand('rulesmith.proxy.start', async (n: ProxyNode) => {
       const upstream = await vscode.window.showInputBox({
@@ -22,23 +17,19 @@ export function registerProxyCommands(ctx: Ctx): vscode.Disposable[] {
         validateInput: (v) => (/^https?:\/\/[^/\s]+/.test(v.trim()) ? undefined : 'An http:// or https:// URL, e.g. http://127.0.0.1:3000'),
       });
       if (!upstream) return;
-      try {
+      await runCommand(ctx, `Start the WAF proxy for ${n.zone.name}`, async () => {
         const started = await view.proxy.start(n.zone.name, upstream.trim());
         await view.updateProxy(n);
         const open = await vscode.window.showInformationMessage(`The WAF proxy for ${n.zone.name} runs at ${started.url}`, 'Open');
         if (open) await vscode.env.openExternal(vscode.Uri.parse(started.url));
-      } catch (e) {
-        fail(`Could not start the proxy for ${n.zone.name}`, e);
-      }
+      });
     }),
-    vscode.commands.registerCommand('rulesmith.proxy.stop', async (n: ProxyNode) => {
-      try {
+    vscode.commands.registerCommand('rulesmith.proxy.stop', (n: ProxyNode) =>
+      runCommand(ctx, `Stop the WAF proxy for ${n.zone.name}`, async () => {
         await view.proxy.stop(n.zone.name);
         await view.updateProxy(n);
-      } catch (e) {
-        fail(`Could not stop the proxy for ${n.zone.name}`, e);
-      }
-    }),
+      }),
+    ),
     vscode.commands.registerCommand('rulesmith.proxy.open', async (n: ProxyNode) => {
       if (n.live.proxied) await vscode.env.openExternal(vscode.Uri.parse(n.live.proxied.url));
     }),
