@@ -28,6 +28,7 @@ type Part =
   | 'orderedWorker'
   | 'timedWorker'
   | 'logThrottle'
+  | 'loopback'
   | 'corpusFiles'
   | 'serveNodeFlags'
   | 'evaluatedRequest'
@@ -50,9 +51,9 @@ const CORE: readonly Part[] = ['migration', 'managed', 'rulesets', 'requests', .
 
 /** The allowed imports between parts (a part may always import itself). */
 const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
-  client: ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'corpusFiles', 'serveNodeFlags', 'terraform', ...CORE],
+  client: ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'corpusFiles', 'serveNodeFlags', 'terraform', 'loopback', ...CORE],
   lsp: ['protocol', 'regexBudget', 'timedWorker', 'terraform', ...CORE],
-  cli: ['proxy', 'service', 'cursorPages', 'regexBudget', 'corpusFiles', 'terraform', ...CORE],
+  cli: ['proxy', 'service', 'cursorPages', 'regexBudget', 'corpusFiles', 'terraform', 'loopback', ...CORE],
   terraform: [...CORE],
   proxy: ['service', 'evaluatedRequest', 'regexBudget', 'orderedWorker', 'logThrottle', ...CORE],
   service: ['rulesApi', 'evaluatedRequest', 'regexBudget', 'orderedWorker', 'timedWorker', 'logThrottle', ...CORE],
@@ -64,6 +65,7 @@ const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
   orderedWorker: [],
   timedWorker: ['orderedWorker'],
   logThrottle: [],
+  loopback: [],
   corpusFiles: ['requests'],
   serveNodeFlags: [],
   migration: ['rulesets', 'managed', ...LANGUAGE],
@@ -92,6 +94,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
   orderedWorker: ['node:worker_threads'],
   timedWorker: ['node:worker_threads'],
   logThrottle: ['node:perf_hooks'],
+  loopback: [],
   corpusFiles: ['node:fs', 'node:path'],
   serveNodeFlags: [],
   migration: [],
@@ -106,7 +109,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
 
 /** The part a repository path belongs to, or undefined for a path outside every part. */
 /** The modules directly in server/src, each a part of its own. */
-const TOP_MODULES = ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'orderedWorker', 'timedWorker', 'logThrottle', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags'] as const;
+const TOP_MODULES = ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'orderedWorker', 'timedWorker', 'logThrottle', 'loopback', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags'] as const;
 
 export function partOf(path: string): Part | undefined {
   if (path.startsWith('client/src/')) return 'client';

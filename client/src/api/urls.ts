@@ -7,15 +7,9 @@
 //   - the WAF proxy's control API gets the service's token only on the service's own host
 //     (proxyTokenRefusal): rulesmith.proxy.url is a setting a workspace may set too.
 
-/** Whether `url` is a loopback address (the token does not leave the machine). */
-export function isLoopback(url: string): boolean {
-  try {
-    const h = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-  } catch {
-    return false;
-  }
-}
+import { isLoopback } from '../../../server/src/loopback';
+
+export { isLoopback };
 
 /**
  * Credentials go only over https, or plain http to this machine: an http:// base URL on

@@ -20,6 +20,7 @@ import { exportTerraform, v4LeftOut, type ExportedRuleset, type ProviderVersion 
 import { parseHcl } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
 import { importIds, resourcesOf, toRuleset, type ImportedRuleset } from '../terraform/rulesetJson';
+import { isLoopback } from '../loopback';
 import { fsReason } from './files';
 import { InputError, parseOptions, readInput, UsageError } from './input';
 import type { Io } from './io';
@@ -47,7 +48,7 @@ export function runTerraformCommand(args: readonly string[], io: Io, env: Readon
     // Credentials in the URL would be printed with any error that names the API (they are not shown here either).
     if (apiUrl.username || apiUrl.password) throw new InputError(['rulesmith: --api holds a user name or password; give the API\'s base URL alone (the token goes in RULESMITH_API_TOKEN)']);
     // The token would cross the network in the clear: only the local service is spoken to over http.
-    if (apiUrl.protocol === 'http:' && !LOOPBACK.test(apiUrl.hostname)) {
+    if (apiUrl.protocol === 'http:' && !isLoopback(api)) {
       throw new InputError([`rulesmith: --api ${api} is plain http on another machine: the API token would travel unencrypted; use https (the local rules service on 127.0.0.1 or localhost may use http)`]);
     }
     const leftOut = (what: string) => io.err(`rulesmith terraform export: left out ${what}\n`);
@@ -147,8 +148,6 @@ interface Envelope<T> {
 
 /** How long one request to the API may take, answer included, before the export gives up. */
 const REQUEST_TIMEOUT_MS = 30_000;
-/** Hosts that are this machine (the local rules service): the only ones spoken to over http. */
-const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/;
 
 /** A request the API answered with an error: `GET /path: 403 Authentication error (10000)`. */
 class ApiRefused extends Error {
