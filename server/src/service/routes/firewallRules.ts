@@ -21,7 +21,7 @@
  *   - several rules may share one filter through `filter.id`.
  */
 import { ApiError, CODES, newId, notFound, paginate, timestamp, type ApiMessage, type Reply } from '../api';
-import { expectArray, expectObject, invalidJson, onlyKeys, optBool, optInt, type Json, type JsonObject } from '../body';
+import { expectArray, expectObject, invalidJson, onlyKeys, optBool, optInt, withoutNulls, type Json, type JsonObject } from '../body';
 import type { Ctx, Router } from '../router';
 import { storeScope, type ZoneRow } from '../scope';
 import { requireZone } from '../scopeAccess';
@@ -128,8 +128,7 @@ function decodeNewRule(store: Store, zone: ZoneRow, item: Json, i: number): NewR
     throw ApiError.of(400, CODES.invalidValue, 'filter is required: an inline filter {"expression": …} or an existing one {"id": "<filter id>"}', `${p}/filter`);
   }
   // A field sent as null counts as not sent (docs/service.md): {"id": null, "expression": …} is an inline filter.
-  const { id: givenId, ...withoutId } = expectObject(obj.filter, `${p}/filter`);
-  const fo = givenId === null ? withoutId : { ...withoutId, ...(givenId === undefined ? {} : { id: givenId }) };
+  const fo = withoutNulls(expectObject(obj.filter, `${p}/filter`));
   if (fo.id !== undefined) {
     onlyKeys(fo, ['id'], `${p}/filter`);
     const id = decodeId(fo, 'id', `${p}/filter`, 'filter.id');
