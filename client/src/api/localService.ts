@@ -14,11 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { SERVE_READY, spawnServe } from './spawnServe';
+import { PROXY_READY, SERVE_READY, spawnServe } from './spawnServe';
 
 const TOKEN_SECRET = 'rulesmith.localService.token';
-/** The WAF proxy the service runs beside it (zones are started from the Zones view). */
-const PROXY_READY = /rulesmith proxy: listening on (http:\/\/\S+)/;
 const START_TIMEOUT_MS = 30_000;
 
 export interface LocalServiceInfo {
