@@ -245,7 +245,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 
   // How long this thread's turns hold other requests, and how long the WAF itself takes per
   // request (fields and rules, from the request's head to the verdict): GET /.rulesmith/proxy reports both.
-  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  const loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
   loopDelay.enable();
   const evaluationTime = createHistogram();
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
@@ -928,7 +928,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
       // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
-      const eventLoopDelay = { ...tail(loopDelay), max: ms(loopDelay.max) };
+      // Node's monitor records the time between its ticks, the sampling interval included: what a turn held is the rest.
+      const late = (ns: number) => ms(Math.max(0, ns - LOOP_SAMPLE_MS * 1e6));
+      const eventLoopDelay = { p50: late(loopDelay.percentile(50)), p99: late(loopDelay.percentile(99)), max: late(loopDelay.max) };
       const evaluation = { requests: evaluationTime.count, ...tail(evaluationTime), max: ms(evaluationTime.max) };
       const zones = [...stats.values()].filter((z) => mayView(z.counters.zoneId)).map(view);
       if (new URLSearchParams(query).get('reset') === 'timings') {
@@ -1240,6 +1242,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     },
   };
 }
+
+/** How often the proxy's event-loop delay is sampled (ms). */
+const LOOP_SAMPLE_MS = 1;
 
 /** The evaluation workers asked for, or undefined to evaluate on this thread. */
 function evaluationPool(options: ProxyOptions, log: (line: string) => void, onThisThread: OnThisThread): EvaluationPool | undefined {
