@@ -7,11 +7,15 @@
  *
  *   node --import tsx test/bench/idleEval.bench.ts
  *   RULESMITH_BENCH_GAPS=0,0.25,1,4 RULESMITH_BENCH_IDLE=spin node --import tsx test/bench/idleEval.bench.ts
+ *   RULESMITH_BENCH_GAPS=0 RULESMITH_BENCH_IDLE=evict RULESMITH_BENCH_EVICT_MB=4 node --import tsx test/bench/idleEval.bench.ts
  *
  * The gap is a sleep of the thread (Atomics.wait here, nanosleep in the harness); with
  * RULESMITH_BENCH_IDLE=spin, Rulesmith's gap is a busy loop that touches no memory instead
  * (if only sleeping slowed the next request, through the CPU's idle states, a busy gap would
- * not). Rulesmith's figures include its process's CPU time per request (p50), so a request
+ * not); with RULESMITH_BENCH_IDLE=evict, before each of Rulesmith's requests the thread
+ * writes one byte in every cache line of RULESMITH_BENCH_EVICT_MB (default 4) MB of its own,
+ * then sleeps the gap: what the request costs once that much else has gone through the
+ * CPU's caches (the size of this machine's L2 is the interesting one). Rulesmith's figures include its process's CPU time per request (p50), so a request
  * that is slower without having been preempted shows as more CPU, not only more wall time.
  * Gap 0 is the tight loop that every other engine bench measures. The two sides alternate
  * gap by gap, so that both share whatever else the machine is doing.
@@ -40,11 +44,17 @@ const GAPS = (process.env.RULESMITH_BENCH_GAPS ?? '0,1,4').split(',').map((g) =>
   if (!Number.isFinite(n) || n < 0) throw new Error(`RULESMITH_BENCH_GAPS: '${g}' is not a gap in ms (a number ≥ 0)`);
   return n;
 });
-const SPIN = process.env.RULESMITH_BENCH_IDLE === 'spin';
+const IDLE = process.env.RULESMITH_BENCH_IDLE ?? 'sleep';
+if (!['sleep', 'spin', 'evict'].includes(IDLE)) throw new Error(`RULESMITH_BENCH_IDLE: '${IDLE}' is not sleep, spin or evict`);
+const SPIN = IDLE === 'spin';
+const EVICT_MB = Number(process.env.RULESMITH_BENCH_EVICT_MB ?? 4);
+if (!(EVICT_MB > 0 && EVICT_MB <= 1024)) throw new Error(`RULESMITH_BENCH_EVICT_MB: '${process.env.RULESMITH_BENCH_EVICT_MB}' is not a size in MB from 1 to 1024`);
+const evicted = IDLE === 'evict' ? new Uint8Array(EVICT_MB * 1024 * 1024) : undefined;
 const THRESHOLD = 5;
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 function idle(ms: number): void {
+  if (evicted) for (let i = 0; i < evicted.length; i += 64) evicted[i]!++;
   if (ms <= 0) return;
   if (!SPIN) {
     Atomics.wait(sleeper, 0, 0, ms);
@@ -89,7 +99,7 @@ async function main(): Promise<void> {
     await modsec.verdicts(requests.length);
   }
 
-  console.log(`${requests.length} requests of the CRS 3.3.4 regression tests, each timed alone after the gap; PL1, anomaly threshold ${THRESHOLD}; Rulesmith: ${how}, gap = ${SPIN ? 'busy loop' : 'sleep'}; ModSecurity: libmodsecurity3 (crs.bench.ts's harness), gap = sleep`);
+  console.log(`${requests.length} requests of the CRS 3.3.4 regression tests, each timed alone after the gap; PL1, anomaly threshold ${THRESHOLD}; Rulesmith: ${how}, gap = ${SPIN ? 'busy loop' : evicted ? `${EVICT_MB} MB written, then sleep` : 'sleep'}; ModSecurity: libmodsecurity3 (crs.bench.ts's harness), gap = sleep`);
   if (!modsec) console.log(`ModSecurity: not measured — ${h.why}`);
   const widths = [9, 22, 11, 11, 11, 11, 11];
   console.log(row(['gap', 'engine', 'p50', 'p99', 'max', 'CPU p50', '× gap 0'], widths));
