@@ -96,6 +96,12 @@ export class ApiError extends Error {
     super(errors.map((e) => `${e.code}: ${e.message}`).join('; '));
   }
 
+  /** A 429: the hosted API's words in `errors` (scripts match them); why, and when to come back, in `messages`. */
+  static rateLimited(why: string, retryAfterSeconds: number): ApiError {
+    const retry = `Retry after ${retryAfterSeconds} s (the Retry-After header).`;
+    return new ApiError(429, [{ code: CODES.rateLimited, message: RATE_LIMITED_TEXT }], [{ code: CODES.rateLimited, message: `${why} ${retry}` }], { 'retry-after': String(retryAfterSeconds) });
+  }
+
   static of(status: number, code: number, message: string, pointer?: string): ApiError {
     return new ApiError(status, [{ code, message, ...(pointer !== undefined ? { source: { pointer } } : {}) }]);
   }

@@ -30,7 +30,7 @@ import { defaultCatalog } from '../managed/catalog';
 import { rulesetVersion, type ManagedCatalog, type ManagedRuleset, type ManagedRulesetVersion } from '../rulesets/catalog';
 import type { RulesetKind } from '../rulesets/model';
 import type { RulesetHeader as WireRulesetHeader } from '../rulesApi';
-import { ApiError, CODES, ID, newId, RATE_LIMITED_TEXT, timestamp } from './api';
+import { ApiError, CODES, ID, newId, timestamp } from './api';
 import { beginStaging, dropRowsBetween, dropStaged, endStaging, forgetLiveRows, isStaging, readRules, reopenAt, stageMore, writeRules, type StagedVersion } from './rulesetHistory';
 import { storeScope } from './scope';
 import { fixJson, joinedJson, jsonBytes, madeJoined, type Joined } from './jsonText';
@@ -756,7 +756,7 @@ export async function withStagedVersion<T>(
 /** The 429 a write of a ruleset gets while another write stages its next version (it takes a few turns: rulesetHistory.ts). */
 function refuseWhileStaging(store: Store, rulesetId: string): void {
   if (!isStaging(store, rulesetId)) return;
-  throw new ApiError(429, [{ code: CODES.rateLimited, message: RATE_LIMITED_TEXT }], [{ code: CODES.rateLimited, message: `Ruleset ${rulesetId} is being updated by another request (a large write of its rules, which takes a few milliseconds). Retry after 1 s (the Retry-After header).` }], { 'retry-after': '1' });
+  throw ApiError.rateLimited(`Ruleset ${rulesetId} is being updated by another request (a large write of its rules, which takes a few milliseconds).`, 1);
 }
 
 export function tooManyEntryPoints(kind: RulesetKind, phase: Phase): ApiError {

@@ -4,7 +4,7 @@
  * decode bodies and call the core (language, rulesets, managed, migration, engine).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { ApiError, CODES, envelopeChunks, errorEnvelope, randomHex, RATE_LIMITED_TEXT, type Reply } from './api';
+import { ApiError, CODES, envelopeChunks, errorEnvelope, randomHex, type Reply } from './api';
 import { authenticate, type Principal } from './auth';
 import { decodeUtf8, parseJson } from './body';
 import { Router, type Ctx } from './router';
@@ -242,8 +242,7 @@ function chargeRulesetWrite(limiter: RulesetWriteLimiter | undefined, key: strin
   Object.assign(extra, taken.headers);
   if (!taken.throttled) return;
   const retryAfter = taken.throttled.retryAfter;
-  // The hosted API's words in `errors` (scripts match them); what the limit is, in `messages`.
-  throw new ApiError(429, [{ code: CODES.rateLimited, message: RATE_LIMITED_TEXT }], [{ code: CODES.rateLimited, message: `Too many updates to this ruleset: at most ${limiter.describe()}. Retry after ${retryAfter} s (the Retry-After header).` }], { 'retry-after': String(retryAfter) });
+  throw ApiError.rateLimited(`Too many updates to this ruleset: at most ${limiter.describe()}.`, retryAfter);
 }
 
 /** Aborted when the client of `req` disconnects before `res` is finished. */
