@@ -45,7 +45,7 @@ import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor 
 import { clientAddress, edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from '../logThrottle';
@@ -1288,15 +1288,13 @@ function lingerOnClose(req: IncomingMessage, upReq: ClientRequest): void {
     if (!upReq.writableFinished) upReq.destroy();
     const close = () => this.destroy();
     const total = setTimeout(close, LINGER_MS);
-    let idle = setTimeout(close, LINGER_IDLE_MS);
-    this.on('data', () => {
-      clearTimeout(idle);
-      idle = setTimeout(close, LINGER_IDLE_MS);
-    });
+    const idle = idleTimer(LINGER_IDLE_MS, close);
+    idle.start();
+    this.on('data', () => idle.start());
     this.once('end', close);
     this.once('close', () => {
       clearTimeout(total);
-      clearTimeout(idle);
+      idle.stop();
     });
     this.resume();
   };
