@@ -183,6 +183,28 @@ describe('counting apart from the match (counting_expression, complexity, reques
     assert.equal(l.exceeded('a', limit), false);
   });
 
+  it('never ends a mitigation with a count made after the request went on under an older version of the rule', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t);
+    const before = { ...LIMIT, requests_per_period: 2, mitigation_timeout: 60 };
+    const now = { ...before, mitigation_timeout: 3600 };
+    for (let i = 0; i < 3; i++) l.add('a', before, 1);
+    assert.equal(l.exceeded('a', before), true);
+    // A deploy lengthens the mitigation to an hour; 70 s on, the answer of a request
+    // evaluated before it arrives, and its count carries the rule as it was (60 s).
+    clock.t += 70_000;
+    l.add('a', before, 1, true);
+    assert.deepEqual([l.exceeded('a', now), l.retryAfter('a', now)], [true, 3530]);
+    // Once the hour is over, the next matching request ends it, and counting starts again.
+    clock.t += 3530_000;
+    assert.equal(l.exceeded('a', now), false);
+    l.add('a', now, 1, true);
+    l.add('a', now, 1, true);
+    assert.equal(l.exceeded('a', now), false);
+    l.add('a', now, 1, true);
+    assert.equal(l.exceeded('a', now), true);
+  });
+
   it('keeps the counter of a client it throttles (timeout 0): asked while over, the counter is the most recently used', () => {
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t, 2);
