@@ -927,7 +927,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const view = (s: ZoneStats) => ({ ...s.counters, url: `http://${s.counters.zone}.localhost:${port}/`, evaluation: tail(s.evaluationTime) });
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
-      // The process's memory and the rate-limit counters held (on this thread; each worker holds its own share).
+      // The process's memory, and without workers the rate-limit counters this thread holds (with them, the first worker holds them and they are not counted here).
       // Node's monitor records the time between its ticks, the sampling interval included: what a turn held is the rest.
       const late = (ns: number) => ms(Math.max(0, ns - LOOP_SAMPLE_MS * 1e6));
       const eventLoopDelay = { p50: late(loopDelay.percentile(50)), p99: late(loopDelay.percentile(99)), max: late(loopDelay.max) };
