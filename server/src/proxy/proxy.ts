@@ -759,8 +759,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         giveUp(badGatewayPage(v.rayId, upstream, 'it switched protocols unasked (101)'));
       });
       r.on('socket', (s: Duplex & { connecting?: boolean }) => {
-        if (s.connecting) s.once('connect', () => clock.done('connect'));
-        else clock.done('connect');
+        if (!s.connecting) return void clock.done('connect');
+        // An https app is connected once its TLS handshake is done: one that takes the TCP connection and never answers the ClientHello is the app's time.
+        s.once('encrypted' in s ? 'secureConnect' : 'connect', () => clock.done('connect'));
       });
       r.on('finish', () => {
         clock.wait('answer');
