@@ -111,7 +111,7 @@ describe("the app's answers without a body", () => {
 describe('the upstream timeout', () => {
   it("counts the app's time, not a slow upload's", async () => {
     await withProxy({ upstreamTimeoutMs: 500, inspectBodyLimit: 1024 }, async (p) => {
-      file.upstream.seen.length = 0;
+      file.upstream!.seen.length = 0;
       const chunks = Array.from({ length: 8 }, () => 'a'.repeat(512));
       const r = await raw(p.url(), [`POST /upload HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: 4096\r\nConnection: close\r\n\r\n`, ...chunks], { gapMs: 150 });
       assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
@@ -251,7 +251,7 @@ describe('requests the proxy answers itself or passes as they are', () => {
 
   it('forwards OPTIONS * as it is', async () => {
     await withProxy({}, async (p) => {
-      file.upstream.seen.length = 0;
+      file.upstream!.seen.length = 0;
       const r = await raw(p.url(), get('OPTIONS', '*'));
       assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
       assert.deepEqual(
@@ -273,7 +273,7 @@ describe('requests the proxy answers itself or passes as they are', () => {
 
   it('keeps Proxy-Authorization and Proxy-Connection from the app', async () => {
     await withProxy({}, async (p) => {
-      file.upstream.seen.length = 0;
+      file.upstream!.seen.length = 0;
       await send(p.url(), ZONE, '/', { headers: { 'proxy-authorization': 'Basic cHJveHk6c2VjcmV0', 'proxy-connection': 'keep-alive', authorization: 'Bearer app' } });
       const h = file.upstream.seen[0]!.headers;
       assert.equal(h['proxy-authorization'], undefined);
@@ -294,7 +294,7 @@ describe('requests the proxy answers itself or passes as they are', () => {
 
   it('answers 408 and closes when the body stops coming for the header timeout', async () => {
     await withProxy({ headerTimeoutMs: 300 }, async (p, logs) => {
-      file.upstream.seen.length = 0;
+      file.upstream!.seen.length = 0;
       const r = await raw(p.url(), `POST /x HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: 10\r\n\r\nabc`, { waitMs: 3_000 });
       assert.match(r.data, /^HTTP\/1\.1 408 Request Timeout\r\n/);
       assert.match(r.data, /the request body stalled for 0\.3 s\n$/);
@@ -302,6 +302,39 @@ describe('requests the proxy answers itself or passes as they are', () => {
       assert.ok(r.ms < 2_000, `${r.ms} ms`);
       assert.equal(file.upstream.seen.length, 0);
       assert.ok(logs.some((l) => /408 Request Timeout \(the body of POST \/x stalled/.test(l)), logs.join('\n'));
+    });
+  });
+});
+
+describe('a request the proxy answers itself while its client is still sending the body', () => {
+  it('has its block page reach a client that reads only after writing its whole body (the rest is read and dropped, not reset)', async () => {
+    await withProxy({ inspectBodyLimit: 1024 }, async (p) => {
+      const size = 8_000_000;
+      const s = rawSocket(p.url());
+      let got = '';
+      let failed = '';
+      s.on('error', (e: NodeJS.ErrnoException) => (failed = e.code ?? e.message));
+      s.pause();
+      s.write(`POST /blocked HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: ${size}\r\n\r\n`);
+      await new Promise<void>((r) => s.write(Buffer.alloc(size, 0x61), () => r()));
+      s.on('data', (d: Buffer) => (got += d.toString('latin1')));
+      const closed = new Promise<void>((r) => s.once('close', () => r()));
+      s.resume();
+      await closed;
+      assert.equal(failed, '');
+      assert.match(got, /^HTTP\/1\.1 403 Forbidden\r\n/);
+      assert.match(got, /\r\nconnection: close\r\n/i);
+    });
+  });
+
+  it('serves nothing pipelined behind that body: the app never sees it', async () => {
+    await withProxy({ inspectBodyLimit: 1024 }, async (p) => {
+      file.upstream!.seen.length = 0;
+      const body = 'a'.repeat(100_000);
+      const r = await raw(p.url(), `POST /blocked HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: ${body.length}\r\n\r\n${body}GET /pipelined HTTP/1.1\r\nHost: ${ZONE}\r\n\r\n`, { waitMs: 1_500 });
+      assert.match(r.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
+      assert.equal(r.data.match(/HTTP\/1\.1 /g)?.length, 1, r.data.slice(0, 400));
+      assert.deepEqual(file.upstream!.seen.map((x) => x.url), []);
     });
   });
 });

@@ -249,6 +249,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   loopDelay.enable();
   const evaluationTime = createHistogram();
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    // Pipelined behind a body the connection's last answer was decided on: not served (lingering).
+    if (lingering.has(req.socket)) return void req.resume();
     handle(req, res).catch((e) => {
       log(`proxy: internal error: ${(e as Error).stack ?? e}`);
       const rayId = newRayId();
@@ -598,25 +600,19 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     try {
       verdict = await evaluateRequest(req, route, rayId, buffered.subarray(0, limit).toString('latin1'), bodySize, limit);
     } catch (e) {
-      if (!head.ended) res.setHeader('connection', 'close');
-      req.resume();
+      drainBeforeAnswer(req, res);
       sendPage(res, notEvaluated(req, route, rayId, e), rayId);
       return;
     }
     // The store failed while the request was evaluated: what it was evaluated under is no longer vouched for.
     if (storeFailed()) {
-      if (!head.ended) res.setHeader('connection', 'close');
-      req.resume();
+      drainBeforeAnswer(req, res);
       unavailable(req, route, rayId, STORE_FAILED);
       sendPage(res, storeFailedPage(rayId), rayId);
       return;
     }
     if (verdict.page) {
-      // The rest of an unread body is drained and the connection closed after the answer.
-      if (!head.ended) {
-        res.setHeader('connection', 'close');
-        req.resume();
-      }
+      drainBeforeAnswer(req, res);
       sendPage(res, verdict.page, rayId);
       log(`proxy: ${rayId} ${route.zoneName} ${req.method} ${req.url} ${verdict.page.status} ${clientGot(verdict)}${verdict.evaluation.decision.ruleId ? ` rule ${verdict.evaluation.decision.ruleId}` : ''}`);
       record(verdict, req, verdict.page.status);
@@ -668,9 +664,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
      */
     let countAfterClientLeft = false;
     const fail = (page: Page) => {
-      req.resume();
-      if (res.headersSent) res.destroy();
-      else {
+      if (res.headersSent) {
+        req.resume();
+        res.destroy();
+      } else {
+        drainBeforeAnswer(req, res);
         res.setHeader('connection', 'close');
         sendPage(res, page, v.rayId);
       }
@@ -1273,20 +1271,41 @@ function upstreamTarget(up: URL): { protocol: string; hostname: string; port: st
 }
 
 /**
+ * Connections whose last answer is decided while the client still sends a body: node's
+ * parser goes on reading them, and a request pipelined behind that body is not served
+ * (RFC 9112 §9.6: nothing after a `close`); the app never sees it.
+ */
+const lingering = new WeakSet<object>();
+
+/**
+ * Before the proxy answers a request itself: the body it has not read is drained, and while
+ * the client is still sending it the answer is the connection's last and the connection
+ * lingers (lingerOnClose), so the answer is not lost to a reset.
+ */
+function drainBeforeAnswer(req: IncomingMessage, res: ServerResponse): void {
+  if (!req.complete) {
+    res.setHeader('connection', 'close');
+    lingerOnClose(req);
+  }
+  req.resume();
+}
+
+/**
  * Closes `socket`, when node's server closes it after the answer, as nginx's lingering close
  * does: the answer's end is sent (FIN), and what the client still sends is read and dropped
  * until it ends its side, LINGER_IDLE_MS pass without a byte, or LINGER_MS in all. Closed at
  * once, the unread upload would make the kernel reset the connection, and a client that
  * writes its whole body before it reads would lose the answer.
  */
-function lingerOnClose(req: IncomingMessage, upReq: ClientRequest): void {
+function lingerOnClose(req: IncomingMessage, upReq?: ClientRequest): void {
+  lingering.add(req.socket);
   req.socket.destroySoon = function lingering(this: Socket) {
     if (this.writable) this.end();
-    // The rest of the upload goes nowhere now (the app has answered): read, and dropped. The
-    // request to the app goes, its body unfinished: that connection must not carry another.
+    // The rest of the upload goes nowhere now (the app or the proxy has answered): read, and
+    // dropped. A request to the app goes, its body unfinished: that connection must not carry another.
     req.removeAllListeners('data');
     req.resume();
-    if (!upReq.writableFinished) upReq.destroy();
+    if (upReq && !upReq.writableFinished) upReq.destroy();
     const close = () => this.destroy();
     const total = setTimeout(close, LINGER_MS);
     const idle = idleTimer(LINGER_IDLE_MS, close);
