@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseFieldsFile, type FieldsMapping } from '../../server/src/proxy/edgeFields';
 import type { ProxyOptions } from '../../server/src/proxy/proxy';
-import { proxyTestFile, send, ZONE } from './proxyHarness';
+import { proxyTestFile, raw, send, startRawUpstream, ZONE } from './proxyHarness';
 
 const file = proxyTestFile({ proxy: { upstreamTimeoutMs: 2_000 } });
 
@@ -69,5 +69,28 @@ describe('with --trust-proxy', () => {
     assert.equal(h['true-client-ip'], '198.51.100.1');
     assert.equal(h['cf-visitor'], '{"scheme":"https"}');
     assert.equal(h['cf-connecting-ip'], '198.51.100.2');
+  });
+});
+
+describe('a header the client repeats', () => {
+  it('reaches the app line by line, as the rules saw it (node would keep only the first User-Agent or Authorization)', async () => {
+    let head = '';
+    const app = await startRawUpstream((h, s) => {
+      head = h;
+      s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+    });
+    try {
+      await file.withProxy({ upstream: app.url }, async (p) => {
+        const r = await raw(p.url(), `GET / HTTP/1.1\r\nHost: ${ZONE}\r\nUser-Agent: first/1\r\nUser-Agent: second/2\r\nAuthorization: Basic YTpi\r\nAuthorization: Bearer t\r\nAccept: text/html\r\nConnection: close\r\n\r\n`);
+        assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
+      });
+      const lines = head.split('\r\n').map((l) => l.toLowerCase());
+      assert.deepEqual(lines.filter((l) => l.startsWith('user-agent:')), ['user-agent: first/1', 'user-agent: second/2']);
+      assert.deepEqual(lines.filter((l) => l.startsWith('authorization:')), ['authorization: basic ytpi', 'authorization: bearer t']);
+      assert.deepEqual(lines.filter((l) => l.startsWith('host:')), [`host: ${ZONE}`]);
+      assert.deepEqual(lines.filter((l) => l.startsWith('accept:')), ['accept: text/html']);
+    } finally {
+      app.close();
+    }
   });
 });

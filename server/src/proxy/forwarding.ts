@@ -393,10 +393,20 @@ export interface Forwarding {
  * OPTIONS or TRACE of its own, and a body sent unframed would reach the app as a request of its
  * own. A chunked body goes chunked (node re-frames what it decoded), else Content-Length stays.
  */
-export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding): OutgoingHttpHeaders {
+/** Headers sent once whatever the client repeated (node checked the repeats agree, or refused the request). */
+const ONCE = new Set(['host', 'content-length']);
+
+export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding, distinct?: Readonly<Record<string, readonly string[] | undefined>>): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   const listed = connectionTokens(h.connection);
-  for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k) && !k.includes('_') && !(listed.has(k) && !NEVER_LISTED.has(k))) out[k] = v;
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined || HOP_BY_HOP.has(k) || k.includes('_') || (listed.has(k) && !NEVER_LISTED.has(k))) continue;
+    // Every line the client sent (`distinct`: node's headersDistinct), as nginx passes them: node's
+    // joined view keeps only the first User-Agent, Referer, Authorization or Content-Type, and
+    // the rules see them all. Host and Content-Length come once (node refuses a request that differs).
+    const all = distinct?.[k];
+    out[k] = all && all.length > 1 && !ONCE.has(k) ? [...all] : v;
+  }
   // The proxy met the expectation itself (node's server sent the 100 Continue) and sends the body
   // as it comes; the app's own 100 would only be dropped (as nginx clears Expect).
   delete out.expect;

@@ -634,7 +634,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   function upstreamRequest(req: IncomingMessage, v: Verdict) {
-    const headers: OutgoingHttpHeaders = forwardedHeaders(req.headers, forwarding(req, v));
+    const headers: OutgoingHttpHeaders = forwardedHeaders(req.headers, forwarding(req, v), req.headersDistinct);
     const up = v.route.upstream;
     const make = up.protocol === 'https:' ? httpsRequest : httpRequest;
     return make({ ...upstreamTarget(up), method: req.method, path: upstreamPath(up, req.url), headers, agent: up.protocol === 'https:' ? httpsAgent : httpAgent });
@@ -1067,7 +1067,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   /** A WebSocket handshake to the app, and once it switches protocols, bytes piped both ways. */
   function tunnel(req: IncomingMessage, socket: Duplex, head: Buffer, v: Verdict): void {
     const up = v.route.upstream;
-    const headers = forwardedHeaders(req.headers, forwarding(req, v));
+    const headers = forwardedHeaders(req.headers, forwarding(req, v), req.headersDistinct);
     headers.connection = 'Upgrade';
     headers.upgrade = req.headers.upgrade ?? 'websocket';
     const upReq = (up.protocol === 'https:' ? httpsRequest : httpRequest)({ ...upstreamTarget(up), method: req.method, path: upstreamPath(up, req.url), headers });
