@@ -16,6 +16,26 @@ const file = proxyTestFile({
 });
 const { withProxy } = file;
 
+/**
+ * A POST of 8 MB written whole before anything is read, as Python's http.client does: what
+ * came back once the proxy closed the connection, and the socket's error, if any.
+ */
+async function uploadThenRead(proxyUrl: string, path: string): Promise<{ got: string; failed: string }> {
+  const size = 8_000_000;
+  const s = rawSocket(proxyUrl);
+  let got = '';
+  let failed = '';
+  s.on('error', (e: NodeJS.ErrnoException) => (failed = e.code ?? e.message));
+  s.pause();
+  s.write(`POST ${path} HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: ${size}\r\n\r\n`);
+  await new Promise<void>((r) => s.write(Buffer.alloc(size, 0x61), () => r()));
+  s.on('data', (d: Buffer) => (got += d.toString('latin1')));
+  const closed = new Promise<void>((r) => s.once('close', () => r()));
+  s.resume();
+  await closed;
+  return { got, failed };
+}
+
 const get = (method: string, path: string, version = '1.1') => `${method} ${path} HTTP/${version}\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`;
 
 describe("the app's answers node would refuse to write as they are", () => {
@@ -149,19 +169,7 @@ describe('an app that answers before the upload ends, to a client that reads onl
     await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
     try {
       await withProxy({ upstream: `http://127.0.0.1:${(app.address() as AddressInfo).port}`, inspectBodyLimit: 1024 }, async (p) => {
-        const size = 8_000_000;
-        const s = rawSocket(p.url());
-        let got = '';
-        let failed = '';
-        s.on('error', (e: NodeJS.ErrnoException) => (failed = e.code ?? e.message));
-        // Everything written before anything is read, as Python's http.client does.
-        s.pause();
-        s.write(`POST /up HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: ${size}\r\n\r\n`);
-        await new Promise<void>((r) => s.write(Buffer.alloc(size, 0x61), () => r()));
-        s.on('data', (d: Buffer) => (got += d.toString('latin1')));
-        const closed = new Promise<void>((r) => s.once('close', () => r()));
-        s.resume();
-        await closed;
+        const { got, failed } = await uploadThenRead(p.url(), '/up');
         assert.equal(failed, '');
         assert.match(got, /^HTTP\/1\.1 413 Payload Too Large\r\n/);
         assert.ok(got.endsWith('\r\n\r\nbig'), got);
@@ -309,18 +317,7 @@ describe('requests the proxy answers itself or passes as they are', () => {
 describe('a request the proxy answers itself while its client is still sending the body', () => {
   it('has its block page reach a client that reads only after writing its whole body (the rest is read and dropped, not reset)', async () => {
     await withProxy({ inspectBodyLimit: 1024 }, async (p) => {
-      const size = 8_000_000;
-      const s = rawSocket(p.url());
-      let got = '';
-      let failed = '';
-      s.on('error', (e: NodeJS.ErrnoException) => (failed = e.code ?? e.message));
-      s.pause();
-      s.write(`POST /blocked HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Length: ${size}\r\n\r\n`);
-      await new Promise<void>((r) => s.write(Buffer.alloc(size, 0x61), () => r()));
-      s.on('data', (d: Buffer) => (got += d.toString('latin1')));
-      const closed = new Promise<void>((r) => s.once('close', () => r()));
-      s.resume();
-      await closed;
+      const { got, failed } = await uploadThenRead(p.url(), '/blocked');
       assert.equal(failed, '');
       assert.match(got, /^HTTP\/1\.1 403 Forbidden\r\n/);
       assert.match(got, /\r\nconnection: close\r\n/i);
