@@ -136,6 +136,11 @@ describe('the proxy acts on the verdict', () => {
     assert.equal((await send(url, ZONE, '/challenge?attack=1', { headers: { cookie } })).status, 403);
   });
 
+  it("sends the button's press back to a return path with characters a header cannot hold, percent-encoded (not a 500)", async () => {
+    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'return=%2F%E3%80%80' });
+    assert.deepEqual([pass.status, pass.headers.location], [303, '/%E3%80%80']);
+  });
+
   it('--challenge pass and --challenge block script the challenge', async () => {
     const passing = await startProxy({ challenge: 'pass' });
     const blocking = await startProxy({ challenge: 'block' });

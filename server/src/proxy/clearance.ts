@@ -69,7 +69,9 @@ export class Clearance {
 export function safeReturn(value: string | null | undefined): string {
   if (!value || !value.startsWith('/') || /[\u0000-\u0020\u007f]/.test(value) || /^[^?#]*\\/.test(value)) return '/';
   const base = 'http://return.invalid';
-  return new URL(value, base).origin === base ? value : '/';
+  const url = new URL(value, base);
+  // As the URL serializes it: percent-encoded, so a character no header may hold (`/%E3%80%80`) cannot fail the Location header.
+  return url.origin === base ? `${url.pathname}${url.search}${url.hash}` : '/';
 }
 
 /** At most this many challenges served are kept for their solve (PendingChallenges), the oldest dropped first. */

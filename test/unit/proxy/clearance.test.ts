@@ -1,13 +1,20 @@
 // Where the challenge page sends the browser after it passes: only a path on the same host.
 // And the challenges served kept for their solve's event: bounded, expiring, taken once.
 import assert from 'node:assert/strict';
+import { validateHeaderValue } from 'node:http';
 import { describe, it } from 'node:test';
 import { CLEARANCE_SECONDS, MAX_PENDING_CHALLENGES, PendingChallenges, safeReturn } from '../../../server/src/proxy/clearance';
 
 describe('safeReturn', () => {
   it('keeps a path on the same host, with its query (a backslash there too) and fragment', () => {
-    const kept = ['/', '/challenge?next=1', '/a/b#c', '/%2F%2Fevil.example', '/search?q=C:\\temp', '/a%20b', '/é'];
+    const kept = ['/', '/challenge?next=1', '/a/b#c', '/%2F%2Fevil.example', '/search?q=C:\\temp', '/a%20b'];
     assert.deepEqual(kept.map(safeReturn), kept);
+  });
+
+  it('percent-encodes what a Location header could not carry as it is', () => {
+    const odd = ['/é', '/\u3000', '/a?q=\u2028', '/\ufeff#\u00ff'];
+    assert.deepEqual(odd.map(safeReturn), ['/%C3%A9', '/%E3%80%80', '/a?q=%E2%80%A8', '/%EF%BB%BF#%C3%BF']);
+    for (const v of odd) assert.doesNotThrow(() => validateHeaderValue('location', safeReturn(v)));
   });
 
   it('sends anything that a browser could read as another host to /', () => {
