@@ -252,7 +252,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     // Pipelined behind a body the connection's last answer was decided on: not served (lingering).
     if (lingering.has(req.socket)) return void req.resume();
     handle(req, res).catch((e) => {
-      log(`proxy: internal error: ${(e as Error).stack ?? e}`);
+      internalError(e);
       const rayId = newRayId();
       if (!res.headersSent) sendPage(res, zoneErrorPage(rayId, '(proxy)', 'internal error; see the log'), rayId);
       else res.destroy();
@@ -276,6 +276,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   // Lines a client can repeat at will, each kind bounded (FLOOD_BURST per FLOOD_WINDOW_MS, then a count).
   const refusedLog = new LogThrottle(log, { burst: FLOOD_BURST, windowMs: FLOOD_WINDOW_MS, summary: (n, s) => `proxy: ${n} more refused request heads in the last ${s} s` });
   const unknownHostLog = new LogThrottle(log, { burst: FLOOD_BURST, windowMs: FLOOD_WINDOW_MS, summary: (n, s) => `proxy: ${n} more requests for hosts under no proxied zone (530) in the last ${s} s` });
+  // A bug a client can trigger at will would otherwise log a stack per request.
+  const internalErrorLog = new LogThrottle(log, { burst: FLOOD_BURST, windowMs: FLOOD_WINDOW_MS, summary: (n, s) => `proxy: ${n} more internal errors in the last ${s} s (the first of each window are logged with their stack)` });
+  const internalError = (e: unknown) => internalErrorLog.line(`proxy: internal error: ${(e as Error).stack ?? e}`);
   /** A request refused before a zone is picked: logged through refusedLog, counted by status. */
   const refused = (status: number, line: string) => refusedLog.line(line, String(status));
   /** A request for a host under no proxied zone (530). */
@@ -291,7 +294,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     watchErrors(socket);
     if (endAfterPending(socket)) return;
     upgrade(req, socket, head).catch((e) => {
-      log(`proxy: internal error: ${(e as Error).stack ?? e}`);
+      internalError(e);
       socket.destroy();
     });
   });
@@ -1230,6 +1233,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       dropLog.close();
       refusedLog.close();
       unknownHostLog.close();
+      internalErrorLog.close();
       void pool?.close();
       httpAgent.destroy();
       httpsAgent.destroy();
