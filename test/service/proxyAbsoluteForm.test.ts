@@ -20,6 +20,16 @@ const { events } = file;
 
 const get = (target: string, host = ZONE, extra = '') => `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`;
 
+describe('an origin-form target with a #fragment', () => {
+  it('reaches the app without it, as the rules saw it: what follows # is no query argument the app could read', async () => {
+    const r = await raw(file.proxy.url(), get("/page?a=1#&q=1'%20UNION%20SELECT%20password%20FROM%20users--"));
+    assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(r.data, /\r\nok GET \/page\?a=1\r\n/);
+    const blocked = await raw(file.proxy.url(), get('/secret/x#anything'));
+    assert.match(blocked.data, /^HTTP\/1\.1 403 Forbidden\r\n/);
+  });
+});
+
 describe('an absolute-form target', () => {
   it('naming a host other than Host is refused with 400, and nothing reaches the app', async () => {
     for (const target of ['http://evil.test/secret/x', 'http://app.test.evil.test/secret/x', 'http://app.test:8080/secret/x', 'http://user@app.test/secret/x', 'ftp://app.test/secret/x']) {

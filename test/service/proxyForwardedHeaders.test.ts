@@ -73,7 +73,7 @@ describe('with --trust-proxy', () => {
 });
 
 describe('a header the client repeats', () => {
-  it('reaches the app line by line, as the rules saw it (node would keep only the first User-Agent or Authorization)', async () => {
+  it('reaches the app line by line, as the rules saw it (node would keep only the first User-Agent or Authorization); Content-Type once, the first', async () => {
     let head = '';
     const app = await startRawUpstream((h, s) => {
       head = h;
@@ -81,7 +81,7 @@ describe('a header the client repeats', () => {
     });
     try {
       await file.withProxy({ upstream: app.url }, async (p) => {
-        const r = await raw(p.url(), `GET / HTTP/1.1\r\nHost: ${ZONE}\r\nUser-Agent: first/1\r\nUser-Agent: second/2\r\nAuthorization: Basic YTpi\r\nAuthorization: Bearer t\r\nAccept: text/html\r\nConnection: close\r\n\r\n`);
+        const r = await raw(p.url(), `GET / HTTP/1.1\r\nHost: ${ZONE}\r\nUser-Agent: first/1\r\nUser-Agent: second/2\r\nAuthorization: Basic YTpi\r\nAuthorization: Bearer t\r\nAccept: text/html\r\nContent-Type: text/plain\r\nContent-Type: application/x-www-form-urlencoded\r\nConnection: close\r\n\r\n`);
         assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
       });
       const lines = head.split('\r\n').map((l) => l.toLowerCase());
@@ -89,6 +89,8 @@ describe('a header the client repeats', () => {
       assert.deepEqual(lines.filter((l) => l.startsWith('authorization:')), ['authorization: basic ytpi', 'authorization: bearer t']);
       assert.deepEqual(lines.filter((l) => l.startsWith('host:')), [`host: ${ZONE}`]);
       assert.deepEqual(lines.filter((l) => l.startsWith('accept:')), ['accept: text/html']);
+      // Content-Type once, the first: the one the rules parsed the body by.
+      assert.deepEqual(lines.filter((l) => l.startsWith('content-type:')), ['content-type: text/plain']);
     } finally {
       app.close();
     }

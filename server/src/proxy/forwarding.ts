@@ -220,7 +220,7 @@ export function originForm(target: string | undefined): string {
 }
 
 /**
- * The target the proxy evaluates and forwards: origin-form (`/path?q`) and `*` as they are; an
+ * The target the proxy evaluates and forwards: origin-form (`/path?q`, without a `#fragment`) and `*` as they are; an
  * absolute-form one (`GET http://host/p`) as origin-form when its authority names the Host
  * header's host and port. RFC 7230 §5.4 has a server take the authority over Host; the proxy
  * routes, evaluates and forwards by Host, so a request that names two hosts is refused rather
@@ -229,7 +229,10 @@ export function originForm(target: string | undefined): string {
  */
 export function requestTarget(target: string | undefined, host: string | undefined): string | undefined {
   const t = target ?? '';
-  if (t.startsWith('/') || t === '*') return t;
+  if (t === '*') return t;
+  // A fragment is never part of a request target (RFC 9112 §3.2) and the rules' fields end
+  // before it: an app that read `?a=1#&q=<payload>` as one query would get arguments the rules never saw.
+  if (t.startsWith('/')) return t.split('#', 1)[0];
   const m = ABSOLUTE_FORM.exec(t);
   if (!m || host === undefined || m[2]!.includes('@')) return undefined;
   // Both as URL hosts for the target's scheme: case, a default port and the like compare equal.
@@ -393,8 +396,13 @@ export interface Forwarding {
  * OPTIONS or TRACE of its own, and a body sent unframed would reach the app as a request of its
  * own. A chunked body goes chunked (node re-frames what it decoded), else Content-Length stays.
  */
-/** Headers sent once whatever the client repeated (node checked the repeats agree, or refused the request). */
-const ONCE = new Set(['host', 'content-length']);
+/**
+ * Headers sent once whatever the client repeated: Host and Content-Length (node checked that
+ * the repeats agree, or refused the request), and Content-Type, the first, which the rules
+ * parsed the body by (requests/fields.ts): an app that took the last would read a body the
+ * rules read as text as a form, with arguments they never saw.
+ */
+const ONCE = new Set(['host', 'content-length', 'content-type']);
 
 export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding, distinct?: Readonly<Record<string, readonly string[] | undefined>>): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
@@ -402,8 +410,7 @@ export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding, distinct
   for (const [k, v] of Object.entries(h)) {
     if (v === undefined || HOP_BY_HOP.has(k) || k.includes('_') || (listed.has(k) && !NEVER_LISTED.has(k))) continue;
     // Every line the client sent (`distinct`: node's headersDistinct), as nginx passes them: node's
-    // joined view keeps only the first User-Agent, Referer, Authorization or Content-Type, and
-    // the rules see them all. Host and Content-Length come once (node refuses a request that differs).
+    // joined view keeps only the first User-Agent, Referer or Authorization, and the rules see them all.
     const all = distinct?.[k];
     out[k] = all && all.length > 1 && !ONCE.has(k) ? [...all] : v;
   }
