@@ -96,3 +96,23 @@ describe('a header the client repeats', () => {
     }
   });
 });
+
+describe("the challenge's clearance cookie", () => {
+  /** The Set-Cookie of a press of the challenge button, through a proxy with `extra`. */
+  async function clearanceCookie(extra: Partial<ProxyOptions>, headers: Record<string, string>): Promise<string> {
+    let cookie = '';
+    await file.withProxy(extra, async (p) => {
+      const r = await send(p.url(), ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'return=%2F' });
+      assert.equal(r.status, 303);
+      cookie = String(r.headers['set-cookie']);
+    });
+    return cookie;
+  }
+
+  it('is Secure when a trusted edge says the browser came over https, and only then', async () => {
+    assert.match(await clearanceCookie({ trust: 'everyone' }, { 'x-forwarded-proto': 'https' }), /; HttpOnly; SameSite=Lax; Secure$/);
+    assert.doesNotMatch(await clearanceCookie({ trust: 'everyone' }, {}), /Secure/);
+    // A client's own claim is not the edge's.
+    assert.doesNotMatch(await clearanceCookie({}, { 'x-forwarded-proto': 'https' }), /Secure/);
+  });
+});

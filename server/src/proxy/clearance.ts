@@ -35,10 +35,10 @@ export class Clearance {
     return createHmac('sha256', this.key).update(`${zoneId}\u0000${visitor.ip}\u0000${visitor.userAgent}\u0000${expires}`).digest('base64url');
   }
 
-  /** The Set-Cookie header value that clears `zoneId` for `visitor` for CLEARANCE_SECONDS. */
-  cookie(zoneId: string, visitor: Visitor): string {
+  /** The Set-Cookie header value that clears `zoneId` for `visitor` for CLEARANCE_SECONDS; `Secure` when the browser came over https (a trusted edge in front said so). */
+  cookie(zoneId: string, visitor: Visitor, secure = false): string {
     const expires = Math.floor(this.now() / 1000) + CLEARANCE_SECONDS;
-    return `${CLEARANCE_COOKIE}=${expires}.${this.mac(zoneId, visitor, expires)}; Path=/; Max-Age=${CLEARANCE_SECONDS}; HttpOnly; SameSite=Lax`;
+    return `${CLEARANCE_COOKIE}=${expires}.${this.mac(zoneId, visitor, expires)}; Path=/; Max-Age=${CLEARANCE_SECONDS}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   }
 
   /** Whether the request's Cookie header holds a clearance for `zoneId` and this `visitor` that has not expired. */

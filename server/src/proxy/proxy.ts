@@ -42,10 +42,10 @@ import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type P
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor } from './clearance';
-import { clientAddress, edgeFields, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
+import { clientAddress, edgeFields, peerIp, trustsPeer, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, forwardedProto, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from '../logThrottle';
@@ -1000,7 +1000,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       limiter.reset(kept.rateLimitCounter);
       pool?.resetRateLimit(kept.rateLimitCounter);
     }
-    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId, visitor), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
+    const own = 'encrypted' in req.socket ? 'https' : 'http';
+    const https = forwardedProto(req.headers, trustsPeer(trust, peerIp(req.socket.remoteAddress ?? '')), own) === 'https';
+    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId, visitor, https), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
     res.end();
   }
 
