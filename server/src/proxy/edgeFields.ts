@@ -38,7 +38,12 @@ export interface FieldsEntry {
 
 export interface FieldsMapping {
   readonly entries: readonly (FieldsEntry & { readonly range: AddressRanges })[];
+  /** The first entry, in the file's order, whose range holds `ip` (canonicalIp). */
+  readonly find: (ip: IpAddr) => FieldsEntry | undefined;
 }
+
+/** Entries a fields file may hold (a whole-Internet country table at /24 is ~15 million; aggregate it first). */
+export const MAX_FIELDS_ENTRIES = 1_000_000;
 
 /** Fields with no local source that a request may leave at the engine's default. */
 export const SOURCELESS_FIELDS = ['ip.src.country', 'ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score', 'cf.tls_version', 'cf.tls_cipher'] as const;
@@ -47,14 +52,15 @@ export const SOURCELESS_FIELDS = ['ip.src.country', 'ip.src.asnum', 'cf.bot_mana
 export function parseFieldsFile(text: string, file: string): FieldsMapping | { error: string } {
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch (e) {
-    return { error: `${file}: not JSON (${(e as Error).message}); expected an array of {"cidr": "203.0.113.0/24", "country": "DE", "asn": 64500, "bot_score": 12}` };
+    return { error: `${file}${jsonErrorPlace(text, (e as Error).message)}: not JSON (${(e as Error).message}); expected an array of {"cidr": "203.0.113.0/24", "country": "DE", "asn": 64500, "bot_score": 12}` };
   }
   if (!Array.isArray(data)) return { error: `${file}: expected a JSON array of {"cidr": …, "country": …, "asn": …, "bot_score": …} entries` };
+  if (data.length > MAX_FIELDS_ENTRIES) return { error: `${file}: ${data.length} entries; at most ${MAX_FIELDS_ENTRIES} (merge adjacent ranges of the same values into wider ones)` };
   const entries: (FieldsEntry & { range: AddressRanges })[] = [];
   for (const [i, e] of data.entries()) {
-    const where = `${file}: entry ${i}`;
+    const where = `${file}: entry ${i + 1} of ${data.length}`;
     if (typeof e !== 'object' || e === null || Array.isArray(e)) return { error: `${where}: expected an object with "cidr"` };
     const o = e as Record<string, unknown>;
     const unknownKey = Object.keys(o).find((k) => !['cidr', 'country', 'asn', 'bot_score', 'threat_score'].includes(k));
@@ -81,7 +87,49 @@ export function parseFieldsFile(text: string, file: string): FieldsMapping | { e
       ...(o.threat_score !== undefined ? { threatScore: o.threat_score as number } : {}),
     });
   }
-  return { entries };
+  return { entries, find: firstMatch(entries) };
+}
+
+/** ` (line L, column C)` for a JSON.parse message that names a position; else nothing. */
+function jsonErrorPlace(text: string, message: string): string {
+  const m = /at position (\d+)/.exec(message);
+  if (!m) return '';
+  const before = text.slice(0, Number(m[1]));
+  const line = before.split('\n').length;
+  return ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
+}
+
+/**
+ * The fields file's first-match lookup without a scan of every entry (a country table has
+ * hundreds of thousands, and the lookup runs for every request): CIDR ranges are nested or
+ * apart, so the entries holding an address are at most one network per prefix length. Per
+ * family, per length in use, the network → the first entry with it; a lookup is one Map
+ * get per length (at most 33 for IPv4, 129 for IPv6), and the first entry among the hits wins.
+ */
+function firstMatch(entries: readonly (FieldsEntry & { readonly range: AddressRanges })[]): (ip: IpAddr) => FieldsEntry | undefined {
+  const v4 = new Map<number, Map<number, number>>();
+  const v6 = new Map<bigint, Map<bigint, number>>();
+  const add = <N extends number | bigint>(byBlock: Map<N, Map<N, number>>, block: N, network: N, at: number) => {
+    let networks = byBlock.get(block);
+    if (!networks) byBlock.set(block, (networks = new Map()));
+    if (!networks.has(network)) networks.set(network, at);
+  };
+  entries.forEach((e, at) => {
+    for (const [lo, hi] of e.range.v4) {
+      const block = (hi.n as number) - (lo.n as number) + 1;
+      add(v4, block, Math.floor((lo.n as number) / block), at);
+    }
+    for (const [lo, hi] of e.range.v6) {
+      const block = (hi.n as bigint) - (lo.n as bigint) + 1n;
+      add(v6, block, (lo.n as bigint) / block, at);
+    }
+  });
+  return (ip) => {
+    let first = Infinity;
+    if (ip.family === 4) for (const [block, networks] of v4) first = Math.min(first, networks.get(Math.floor(ip.n / block)) ?? Infinity);
+    else for (const [block, networks] of v6) first = Math.min(first, networks.get(ip.n / block) ?? Infinity);
+    return first === Infinity ? undefined : entries[first];
+  };
 }
 
 export interface EdgeInput {
@@ -278,7 +326,7 @@ export function edgeFields(input: EdgeInput): EdgeFields {
     ssl = first(input.headers['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase() === 'https';
   }
   const client = input.mapping && canonicalIp(clientIp);
-  const hit = input.mapping?.entries.find((e) => inRanges(e.range, client));
+  const hit = client && input.mapping?.find(client);
   if (hit) {
     country ??= hit.country;
     asn = hit.asn;

@@ -1,7 +1,7 @@
 // Fields a live request has no local source for: trusted headers, the mapping file, defaults.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { edgeFields, parseFieldsFile, type FieldsMapping } from '../../../server/src/proxy/edgeFields';
+import { edgeFields, MAX_FIELDS_ENTRIES, parseFieldsFile, type FieldsMapping } from '../../../server/src/proxy/edgeFields';
 import { hostName, routeFor } from '../../../server/src/proxy/zones';
 import { liveSampleRequest } from '../../../server/src/requests/live';
 import { compileExpression } from '../../../server/src/language/index';
@@ -41,12 +41,26 @@ describe('edge fields', () => {
   it('refuses a mapping file with a clear error', () => {
     const bad = (v: unknown) => (parseFieldsFile(JSON.stringify(v), 'f.json') as { error: string }).error;
     assert.equal(bad({}), 'f.json: expected a JSON array of {"cidr": …, "country": …, "asn": …, "bot_score": …} entries');
-    assert.equal(bad([{ cidr: '203.0.113.0/33' }]), 'f.json: entry 0: "cidr" must be an address range such as "203.0.113.0/24" or "2001:db8::/32", got "203.0.113.0/33"');
-    assert.equal(bad([{ country: 'DE' }]), 'f.json: entry 0: "cidr" is required: the address range the entry is for, such as "203.0.113.0/24" or "2001:db8::/32"');
-    assert.equal(bad([{ cidr: '10.0.0.1/8' }]), 'f.json: entry 0: "cidr" "10.0.0.1/8" has bits set past its /8 prefix; write the range with its first address (10.0.0.0/8)');
-    assert.equal(bad([{ cidr: '10.0.0.0/8', country: 'de' }]), 'f.json: entry 0: "country" must be an upper-case ISO 3166-1 alpha-2 code such as "DE", got "de"');
-    assert.equal(bad([{ cidr: '10.0.0.0/8', bot_score: 100 }]), 'f.json: entry 0: "bot_score" must be a whole number from 0 to 99, got 100');
-    assert.equal(bad([{ cidr: '10.0.0.0/8', city: 'x' }]), 'f.json: entry 0: unknown key "city" (keys: cidr, country, asn, bot_score, threat_score)');
+    assert.equal(bad([{ cidr: '203.0.113.0/33' }]), 'f.json: entry 1 of 1: "cidr" must be an address range such as "203.0.113.0/24" or "2001:db8::/32", got "203.0.113.0/33"');
+    assert.equal(bad([{ country: 'DE' }]), 'f.json: entry 1 of 1: "cidr" is required: the address range the entry is for, such as "203.0.113.0/24" or "2001:db8::/32"');
+    assert.equal(bad([{ cidr: '10.0.0.1/8' }]), 'f.json: entry 1 of 1: "cidr" "10.0.0.1/8" has bits set past its /8 prefix; write the range with its first address (10.0.0.0/8)');
+    assert.equal(bad([{ cidr: '10.0.0.0/8', country: 'de' }]), 'f.json: entry 1 of 1: "country" must be an upper-case ISO 3166-1 alpha-2 code such as "DE", got "de"');
+    assert.equal(bad([{ cidr: '10.0.0.0/8', bot_score: 100 }]), 'f.json: entry 1 of 1: "bot_score" must be a whole number from 0 to 99, got 100');
+    assert.equal(bad([{ cidr: '10.0.0.0/8', city: 'x' }]), 'f.json: entry 1 of 1: unknown key "city" (keys: cidr, country, asn, bot_score, threat_score)');
+    assert.match((parseFieldsFile('[\n  {"cidr": "10.0.0.0/8",}\n]', 'f.json') as { error: string }).error, /^f\.json \(line 2, column 25\): not JSON \(/);
+    assert.match(bad(Array.from({ length: MAX_FIELDS_ENTRIES + 1 }, () => 0)), /^f\.json: 1000001 entries; at most 1000000 \(merge adjacent ranges/);
+    // A byte-order mark (an editor's UTF-8 with BOM) is not an error.
+    assert.equal((parseFieldsFile('\uFEFF[{"cidr": "10.0.0.0/8", "asn": 7}]', 'f.json') as FieldsMapping).entries.length, 1);
+  });
+
+  it('looks an address up in the file\'s order among nested ranges, without scanning every entry', () => {
+    const nested = parseFieldsFile(JSON.stringify([{ cidr: '10.1.2.0/24', asn: 3 }, { cidr: '10.0.0.0/8', asn: 1 }, { cidr: '10.1.0.0/16', asn: 2 }, { cidr: '::ffff:192.0.2.0/120', asn: 4 }, { cidr: '2001:db8::/32', asn: 5 }, { cidr: '2001:db8:1::1', asn: 6 }]), 'f.json') as FieldsMapping;
+    const asn = (ip: string) => edgeFields({ ...base, remoteAddress: ip, mapping: nested }).asn;
+    // The /16 comes after the /8 that holds it: never the first match; the /24 comes first.
+    assert.deepEqual(['10.1.2.3', '10.1.3.4', '10.200.0.1', '11.0.0.1', '192.0.2.9', '::ffff:192.0.2.9', '2001:db8:1::1', '2001:db8::2', '2001:db9::1'].map(asn), [3, 1, 1, undefined, 4, 4, 5, 5, undefined]);
+    // As many entries as a country table: each lookup stays a handful of Map gets.
+    const many = parseFieldsFile(JSON.stringify(Array.from({ length: 200_000 }, (_, i) => ({ cidr: `${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.0/24`, asn: i }))), 'f.json') as FieldsMapping;
+    assert.deepEqual(['10.0.5.1', '12.13.37.200', '2001:db8::1'].map((ip) => edgeFields({ ...base, remoteAddress: ip, mapping: many }).asn), [5, 2 * 65536 + 13 * 256 + 37, undefined]);
   });
 });
 
