@@ -57,6 +57,11 @@ describe('with --trust-proxy', () => {
     assert.equal(h['cf-connecting-ip'], '203.0.113.9');
   });
 
+  it('X-Real-IP is the client the rules saw, not one the client set behind an edge that does not', async () => {
+    const h = await appHeaders({ trust: 'everyone' }, { 'x-forwarded-for': '203.0.113.9', 'x-real-ip': '1.2.3.4' });
+    assert.equal(h['x-real-ip'], '203.0.113.9');
+  });
+
   it("X-Forwarded-Proto keeps the edge's protocol (http when it names none)", async () => {
     assert.equal((await appHeaders({ trust: 'everyone' }, { 'x-forwarded-proto': 'https' }))['x-forwarded-proto'], 'https');
     file.upstream.seen.length = 0;

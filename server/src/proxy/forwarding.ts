@@ -437,7 +437,9 @@ export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding, distinct
   // What nginx's `proxy_set_header X-Real-IP $remote_addr` / `X-Forwarded-Host $host` /
   // `X-Forwarded-Port $server_port` give: this hop's word, or with --trust-proxy the edge's when it sent one.
   const edge = (k: string) => (f.trusted && h[k] !== undefined ? h[k] : undefined);
-  out['x-real-ip'] = edge('x-real-ip') ?? f.clientIp;
+  // Always `ip.src`: a trusted edge that does not set X-Real-IP itself (Cloudflare, most load
+  // balancers) would otherwise pass on the one the client chose, while the rules saw another.
+  out['x-real-ip'] = f.clientIp;
   const host = edge('x-forwarded-host') ?? h.host;
   if (host !== undefined) out['x-forwarded-host'] = host;
   else delete out['x-forwarded-host'];
