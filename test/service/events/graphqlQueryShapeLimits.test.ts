@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { getIntrospectionQuery } from 'graphql';
 import { addToken, demoZoneId, policy } from '../../../server/src/service/seed';
 import { EVENTS_QUERY, graphqlFilter, RULE_GROUPS_QUERY } from '../../../client/src/events/queries';
+import { runGraphql } from '../../../server/src/service/events/graphql';
 import { startService, type TestService } from '../harness';
 import { CATALOG, evaluated } from './fixture';
 
@@ -208,5 +209,27 @@ describe('_in and _notin lists: every value counts toward the filter cap, inline
     assert.deepEqual(body.errors, badInput("filter.action_notin: the filter's _in and _notin lists have more than 1000 values in all (this list has 30000); use fewer values or split the query", 'firewallEventsAdaptiveGroups'));
     const ok = await gql(groupQuery, { ips: ips(1000) });
     assert.deepEqual(ok.body, { data: { viewer: { zones: [{ firewallEventsAdaptiveGroups: [{ count: 1 }] }] } } });
+  });
+});
+
+describe('variables nested deeply', () => {
+  const query = `query($f: ZoneFirewallEventsAdaptiveFilter_InputObject!) { viewer { zones(filter: { zoneTag: "${ENT}" }) { firewallEventsAdaptive(filter: $f, limit: 1) { action } } } }`;
+  const nested = (levels: number) => {
+    let f: unknown = { action: 'block' };
+    for (let i = 0; i < levels; i++) f = { AND: [f] };
+    return f;
+  };
+
+  test('over HTTP, 2,000 levels of AND never reach GraphQL: the body is refused for its depth', async () => {
+    const r = await gql(query, { f: nested(2_000) });
+    assert.deepEqual([r.status, r.body.errors], [400, [{ code: 10026, message: 'invalid JSON: exceeded max depth: the body nests objects and arrays more than 64 levels deep' }]]);
+  });
+
+  test('called directly, a failure graphql-js gives as a plain error is an INTERNAL error, logged, not a throw', async () => {
+    const logged: Error[] = [];
+    const principal = { kind: 'key' as const, userId: 'test', accounts: new Set(['any']) };
+    const r = await runGraphql(svc.store, svc.events!, principal, { query, variables: { f: nested(20_000) } }, (e) => logged.push(e), NOW);
+    assert.deepEqual(r, { errors: [{ message: 'internal error; see the rules service log', extensions: { code: 'INTERNAL' } }] });
+    assert.equal(logged.length, 1);
   });
 });

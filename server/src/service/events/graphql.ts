@@ -405,6 +405,11 @@ export async function runGraphql(store: Store, events: EventReader, principal: P
     operationName: (body.operationName ?? undefined) as string | undefined,
   });
   const errors = result.errors?.map((e) => {
+    // graphql-js passes on some failures of its own as plain errors (no toJSON).
+    if (!(e instanceof GraphQLError)) {
+      internal(e);
+      return { message: 'internal error; see the rules service log', extensions: { code: 'INTERNAL' } };
+    }
     if (e.originalError && !(e.originalError instanceof GraphQLError)) {
       internal(e.originalError);
       return { ...e.toJSON(), message: 'internal error; see the rules service log', extensions: { code: 'INTERNAL' } };
