@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { EventsDb, type EventRow } from '../../../server/src/service/events/eventsDb';
+import { answer, EventsDb, type EventRow } from '../../../server/src/service/events/eventsDb';
 import { EVENT_COLUMNS } from '../../../server/src/service/events/schema';
 import { SecurityEvents } from '../../../server/src/service/events/writer';
 import { Store } from '../../../server/src/service/store';
@@ -79,5 +79,18 @@ test('an events file that cannot be opened: one log line naming the file and wha
   } finally {
     await sink.close();
     store.close();
+  }
+});
+
+test('a pruning that fails after a batch is committed leaves the batch stored and says so, not that it was dropped', () => {
+  const db = new EventsDb(join(dir, 'prune-fails.db-events'), { maxRows: 10 });
+  try {
+    db.pruneIfDue = () => {
+      throw new Error('disk I/O error');
+    };
+    assert.deepEqual(answer(db, { op: 'write', rows: [row(1, NOW), row(2, NOW)], now: NOW }), { ok: true, pruneError: 'disk I/O error' });
+    assert.equal(count(db), 2);
+  } finally {
+    db.close();
   }
 });

@@ -101,8 +101,11 @@ export class EventsDb {
     }
   }
 
-  /** Stores one batch in one transaction (all of it or none), then prunes when due. */
-  insert(rows: readonly EventRow[], now: number): void {
+  /**
+   * Stores one batch in one transaction (all of it or none), then prunes when due; a pruning
+   * that fails after the commit does not undo the write: its message is returned, for the log.
+   */
+  insert(rows: readonly EventRow[], now: number): string | undefined {
     const hourly = new Map<string, SqlValue[]>();
     let traces = 0;
     this.db.exec('BEGIN IMMEDIATE');
@@ -124,7 +127,12 @@ export class EventsDb {
     }
     this.rows += rows.length;
     this.traceRows += traces;
-    this.pruneIfDue(now);
+    try {
+      this.pruneIfDue(now);
+    } catch (e) {
+      return (e as Error).message;
+    }
+    return undefined;
   }
 
   /** Deletes what retention and the row limits no longer keep (see the file's comment). */
@@ -223,14 +231,17 @@ export type ToEvents =
   | { readonly op: 'all'; readonly sql: string; readonly params: readonly SqlValue[] }
   | { readonly op: 'close' };
 
-export type FromEvents = { readonly ok: true; readonly rows?: Row[] } | { readonly ok: false; readonly error: string };
+export type FromEvents = { readonly ok: true; readonly rows?: Row[]; readonly pruneError?: string } | { readonly ok: false; readonly error: string };
 
 /** The owner's answer to one message (the events thread's, or writer.ts's own when there is no thread). */
 export function answer(db: EventsDb, m: ToEvents): FromEvents {
   try {
-    if (m.op === 'write') db.insert(m.rows, m.now);
-    else if (m.op === 'all') return { ok: true, rows: db.all(m.sql, m.params) };
-    else db.close();
+    if (m.op === 'write') {
+      const pruneError = db.insert(m.rows, m.now);
+      return pruneError === undefined ? { ok: true } : { ok: true, pruneError };
+    }
+    if (m.op === 'all') return { ok: true, rows: db.all(m.sql, m.params) };
+    db.close();
     return { ok: true };
   } catch (e) {
     return { ok: false, error: (e as Error).message };

@@ -83,6 +83,7 @@ export class SecurityEvents implements EvaluatedRequestSink {
   private dropped = 0;
   /** Dropped batches' log lines (failedWrite). */
   private readonly failedLog: LogThrottle;
+  private readonly pruneLog: LogThrottle;
   private closed = false;
   private overflowing = false;
   private readonly now: () => number;
@@ -99,6 +100,7 @@ export class SecurityEvents implements EvaluatedRequestSink {
     this.categoriesOf = attackCategories(options.catalog ?? defaultCatalog);
     this.workerFile = 'workerFile' in options ? options.workerFile : eventsWorkerFile();
     this.failedLog = new LogThrottle((l) => options.log?.(l), { burst: 1, windowMs: FAILED_LOG_MS, summary: (n, s) => `security events: ${n} more batches were not written in the last ${s} s` });
+    this.pruneLog = new LogThrottle((l) => options.log?.(l), { burst: 1, windowMs: FAILED_LOG_MS, summary: (n, s) => `security events: pruning failed after ${n} more batches in the last ${s} s (the batches are stored)` });
   }
 
   record(request: EvaluatedRequest): void {
@@ -156,6 +158,7 @@ export class SecurityEvents implements EvaluatedRequestSink {
     if (this.closed) return;
     await this.flush();
     this.failedLog.close();
+    this.pruneLog.close();
     this.closed = true;
     if (this.worker || this.local) await this.send({ op: 'close' }, 0);
     await this.worker?.terminate();
@@ -179,6 +182,8 @@ export class SecurityEvents implements EvaluatedRequestSink {
       if (reply.ok) {
         this.written += rows.length;
         this.overflowing = false;
+        // The batch is stored; only the pruning after it failed (it runs again on the next batch and every PRUNE_MS).
+        if (reply.pruneError !== undefined) this.pruneLog.line(`security events: the batch is stored, but pruning ${this.file} after it failed: ${reply.pruneError}`);
       } else {
         this.dropped += requests;
         this.failedWrite(requests, reply.error ?? 'unknown error');
