@@ -94,3 +94,19 @@ test('a pruning that fails after a batch is committed leaves the batch stored an
     db.close();
   }
 });
+
+test('a full queue drops only requests that had events, says so once, and says how many when it catches up', async () => {
+  const store = new Store(join(dir, 'overflow.db'));
+  const logs: string[] = [];
+  const sink = new SecurityEvents(store, { catalog: CATALOG, workerFile: undefined, log: (l) => logs.push(l) });
+  try {
+    // All in one turn: nothing is written before the queue is full.
+    for (let i = 0; i < 20_005; i++) sink.record(evaluated('f'.repeat(32), { path: '/admin', ray: `r${i}` }));
+    sink.record(evaluated('f'.repeat(32), { path: '/quiet', ray: 'no-events' }));
+    await sink.flush();
+    assert.deepEqual([sink.stats.dropped, logs], [5, ['security events: 20000 requests wait for the events file; events are dropped until it catches up', 'security events: caught up; the events of 5 requests were dropped while 20000 waited']]);
+  } finally {
+    await sink.close();
+    store.close();
+  }
+});

@@ -85,7 +85,8 @@ export class SecurityEvents implements EvaluatedRequestSink {
   private readonly failedLog: LogThrottle;
   private readonly pruneLog: LogThrottle;
   private closed = false;
-  private overflowing = false;
+  /** Requests whose events were dropped in the current overflow (the queue full); 0 when there is none. */
+  private overflowing = 0;
   private readonly now: () => number;
   private readonly categoriesOf: CategoriesOf;
   readonly file: string;
@@ -114,18 +115,18 @@ export class SecurityEvents implements EvaluatedRequestSink {
 
   private enqueue(request: EvaluatedRequest, origin: 'proxy' | 'trace'): void {
     if (this.closed || this.options.recording === false) return;
-    if (this.queuedRequests + this.inFlightRequests >= MAX_QUEUED) {
-      // Said once per overflow (the flag clears when a batch is written), not per request.
-      if (!this.overflowing) this.options.log?.(`security events: ${MAX_QUEUED} requests wait for the events file; events are dropped until it catches up`);
-      this.overflowing = true;
-      this.dropped++;
-      return;
-    }
     // The request becomes its rows now and only they wait for the batch: a request no rule
     // acted on (most of the traffic) is not kept at all, and one that was keeps a few small
     // arrays instead of its evaluation (a managed ruleset's trace has hundreds of entries).
     const events = eventsOf(request, this.categoriesOf, origin);
     if (events.length === 0) return;
+    if (this.queuedRequests + this.inFlightRequests >= MAX_QUEUED) {
+      // Said once per overflow, and again when it ends (a batch is written) with how many went.
+      if (this.overflowing === 0) this.options.log?.(`security events: ${MAX_QUEUED} requests wait for the events file; events are dropped until it catches up`);
+      this.overflowing++;
+      this.dropped++;
+      return;
+    }
     for (const e of events) this.queue.push(eventRow(e));
     this.queuedRequests++;
     if (this.queuedRequests >= BATCH_REQUESTS) {
@@ -181,7 +182,8 @@ export class SecurityEvents implements EvaluatedRequestSink {
       this.inFlightRequests -= requests;
       if (reply.ok) {
         this.written += rows.length;
-        this.overflowing = false;
+        if (this.overflowing > 0) this.options.log?.(`security events: caught up; the events of ${this.overflowing} requests were dropped while ${MAX_QUEUED} waited`);
+        this.overflowing = 0;
         // The batch is stored; only the pruning after it failed (it runs again on the next batch and every PRUNE_MS).
         if (reply.pruneError !== undefined) this.pruneLog.line(`security events: the batch is stored, but pruning ${this.file} after it failed: ${reply.pruneError}`);
       } else {
