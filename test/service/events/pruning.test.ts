@@ -110,3 +110,24 @@ test('a full queue drops only requests that had events, says so once, and says h
     store.close();
   }
 });
+
+test('close writes the events recorded while it flushes, instead of refusing them as closed', async () => {
+  const store = new Store(join(dir, 'closing.db'));
+  const logs: string[] = [];
+  const sink = new SecurityEvents(store, { catalog: CATALOG, workerFile: undefined, log: (l) => logs.push(l) });
+  try {
+    sink.record(evaluated('f'.repeat(32), { path: '/admin', ray: 'before' }));
+    const closing = sink.close();
+    sink.record(evaluated('f'.repeat(32), { path: '/admin', ray: 'during' }));
+    await closing;
+    assert.deepEqual([sink.stats.dropped, logs], [0, []]);
+    const db = new EventsDb(sink.file, {});
+    try {
+      assert.deepEqual(db.all('SELECT ray_id FROM security_events ORDER BY ray_id').map((r) => r.ray_id), ['before', 'during']);
+    } finally {
+      db.close();
+    }
+  } finally {
+    store.close();
+  }
+});

@@ -157,7 +157,9 @@ export class SecurityEvents implements EvaluatedRequestSink {
   /** Writes what is queued, stops taking events and closes the events file. */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.flush();
+    // Events recorded while a flush is under way are written too, not refused as "closed".
+    do await this.flush();
+    while (this.queuedRequests > 0);
     this.failedLog.close();
     this.pruneLog.close();
     this.closed = true;
