@@ -30,6 +30,19 @@ function row(i: number, time: number): EventRow {
   return EVENT_COLUMNS.map((c) => values[c]);
 }
 
+/** A SecurityEvents on this thread (no events thread) over a new store named `name`, its log lines kept; closed after `fn`. */
+async function withSink(name: string, fn: (sink: SecurityEvents, logs: string[]) => Promise<void>): Promise<void> {
+  const store = new Store(join(dir, name));
+  const logs: string[] = [];
+  const sink = new SecurityEvents(store, { catalog: CATALOG, workerFile: undefined, log: (l) => logs.push(l) });
+  try {
+    await fn(sink, logs);
+  } finally {
+    await sink.close();
+    store.close();
+  }
+}
+
 const count = (db: EventsDb) => Number(db.all('SELECT COUNT(*) AS n FROM security_events')[0]!.n);
 const hourly = (db: EventsDb) => Number(db.all('SELECT SUM(count) AS n FROM security_events_hourly')[0]!.n ?? 0);
 
@@ -62,11 +75,8 @@ test('expired events go on a pass that no write brought (an idle proxy), chunk a
   }
 });
 
-test('an events file that cannot be opened: one log line naming the file and what to do, not one per batch', async () => {
-  const store = new Store(join(dir, 'unopenable.db'));
-  const logs: string[] = [];
-  const sink = new SecurityEvents(store, { catalog: CATALOG, workerFile: undefined, log: (l) => logs.push(l) });
-  try {
+test('an events file that cannot be opened: one log line naming the file and what to do, not one per batch', () =>
+  withSink('unopenable.db', async (sink, logs) => {
     // A folder where the events file would be: SQLite cannot open it.
     mkdirSync(sink.file);
     for (let i = 0; i < 3; i++) {
@@ -76,11 +86,7 @@ test('an events file that cannot be opened: one log line naming the file and wha
     assert.equal(logs.length, 1, logs.join('\n'));
     assert.match(logs[0]!, new RegExp(`^security events: a batch of 1 requests was not written: cannot open ${sink.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*; move ${sink.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} aside \\(or free its disk\\) and restart serve: the events start over in a new file$`));
     assert.equal(sink.stats.dropped, 3);
-  } finally {
-    await sink.close();
-    store.close();
-  }
-});
+  }));
 
 test('a pruning that fails after a batch is committed leaves the batch stored and says so, not that it was dropped', () => {
   const db = new EventsDb(join(dir, 'prune-fails.db-events'), { maxRows: 10 });
@@ -95,27 +101,17 @@ test('a pruning that fails after a batch is committed leaves the batch stored an
   }
 });
 
-test('a full queue drops only requests that had events, says so once, and says how many when it catches up', async () => {
-  const store = new Store(join(dir, 'overflow.db'));
-  const logs: string[] = [];
-  const sink = new SecurityEvents(store, { catalog: CATALOG, workerFile: undefined, log: (l) => logs.push(l) });
-  try {
+test('a full queue drops only requests that had events, says so once, and says how many when it catches up', () =>
+  withSink('overflow.db', async (sink, logs) => {
     // All in one turn: nothing is written before the queue is full.
     for (let i = 0; i < 20_005; i++) sink.record(evaluated('f'.repeat(32), { path: '/admin', ray: `r${i}` }));
     sink.record(evaluated('f'.repeat(32), { path: '/quiet', ray: 'no-events' }));
     await sink.flush();
     assert.deepEqual([sink.stats.dropped, logs], [5, ['security events: 20000 requests wait for the events file; events are dropped until it catches up', 'security events: caught up; the events of 5 requests were dropped while 20000 waited']]);
-  } finally {
-    await sink.close();
-    store.close();
-  }
-});
+  }));
 
-test('close writes the events recorded while it flushes, instead of refusing them as closed', async () => {
-  const store = new Store(join(dir, 'closing.db'));
-  const logs: string[] = [];
-  const sink = new SecurityEvents(store, { catalog: CATALOG, workerFile: undefined, log: (l) => logs.push(l) });
-  try {
+test('close writes the events recorded while it flushes, instead of refusing them as closed', () =>
+  withSink('closing.db', async (sink, logs) => {
     sink.record(evaluated('f'.repeat(32), { path: '/admin', ray: 'before' }));
     const closing = sink.close();
     sink.record(evaluated('f'.repeat(32), { path: '/admin', ray: 'during' }));
@@ -127,7 +123,4 @@ test('close writes the events recorded while it flushes, instead of refusing the
     } finally {
       db.close();
     }
-  } finally {
-    store.close();
-  }
-});
+  }));
