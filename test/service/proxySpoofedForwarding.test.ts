@@ -123,11 +123,13 @@ describe('without --trust-proxy, the forwarding headers a client sends', () => {
 });
 
 describe('with --trust-proxy', () => {
-  it("the edge's forwarding headers are kept; Forwarded gets this hop appended", async () => {
+  it("the edge's forwarding headers are kept, but X-Real-IP is the client the rules saw; Forwarded gets this hop appended", async () => {
     const { got } = await appHeaders({ trust: 'everyone' }, SPOOFED);
     assert.deepEqual(got, {
       ...SPOOFED,
       host: HOST,
+      // The edge named no client (no CF-Connecting-IP, no X-Forwarded-For): ip.src is the peer, whatever X-Real-IP it sent.
+      'x-real-ip': '127.0.0.1',
       forwarded: 'for=203.0.113.7;proto=https;host=evil.example, for=127.0.0.1;host="www.app.test:8443";proto=http',
       'x-forwarded-for': '127.0.0.1',
       'cf-connecting-ip': '127.0.0.1',
