@@ -91,7 +91,7 @@ test('an events file that cannot be opened: one log line naming the file and wha
 test('a pruning that fails after a batch is committed leaves the batch stored and says so, not that it was dropped', () => {
   const db = new EventsDb(join(dir, 'prune-fails.db-events'), { maxRows: 10 });
   try {
-    db.pruneIfDue = () => {
+    db.prune = () => {
       throw new Error('disk I/O error');
     };
     assert.deepEqual(answer(db, { op: 'write', rows: [row(1, NOW), row(2, NOW)], now: NOW }), { ok: true, pruneError: 'disk I/O error' });

@@ -101,10 +101,7 @@ export class EventsDb {
     }
   }
 
-  /**
-   * Stores one batch in one transaction (all of it or none), then prunes when due; a pruning
-   * that fails after the commit does not undo the write: its message is returned, for the log.
-   */
+  /** Stores one batch in one transaction (all of it or none), then prunes when due (pruneIfDue: its failure, if any). */
   insert(rows: readonly EventRow[], now: number): string | undefined {
     const hourly = new Map<string, SqlValue[]>();
     let traces = 0;
@@ -127,12 +124,7 @@ export class EventsDb {
     }
     this.rows += rows.length;
     this.traceRows += traces;
-    try {
-      this.pruneIfDue(now);
-    } catch (e) {
-      return (e as Error).message;
-    }
-    return undefined;
+    return this.pruneIfDue(now);
   }
 
   /** Deletes what retention and the row limits no longer keep (see the file's comment). */
@@ -168,9 +160,19 @@ export class EventsDb {
     }
   }
 
-  /** Prunes when the last pass is PRUNE_MS old: on a timer too, so an idle store still lets expired events go. */
-  pruneIfDue(now: number): void {
-    if (now - this.lastPrune >= PRUNE_MS) this.prune(now);
+  /**
+   * Prunes when the last pass is PRUNE_MS old: on a timer too, so an idle store still lets
+   * expired events go. A pass that fails is its message, for the caller's log, not a throw:
+   * after a write the batch is stored whatever pruning does.
+   */
+  pruneIfDue(now: number): string | undefined {
+    if (now - this.lastPrune < PRUNE_MS) return undefined;
+    try {
+      this.prune(now);
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
   }
 
   private oldestSeq(): number {

@@ -48,11 +48,8 @@ function commit(): void {
 // clock the writer was given is the one retention is judged by.
 let nowAt = 0;
 const pruner = setInterval(() => {
-  try {
-    db?.pruneIfDue(now === 0 ? Date.now() : now + (Date.now() - nowAt));
-  } catch (e) {
-    console.error(`security events: pruning ${file} failed: ${(e as Error).message}`);
-  }
+  const failed = db?.pruneIfDue(now === 0 ? Date.now() : now + (Date.now() - nowAt));
+  if (failed !== undefined) console.error(`security events: pruning ${file} failed: ${failed}`);
 }, PRUNE_MS);
 pruner.unref();
 
