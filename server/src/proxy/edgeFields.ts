@@ -312,6 +312,16 @@ export function clientAddress(input: Pick<EdgeInput, 'remoteAddress' | 'headers'
   return (told ? canonicalAddress(told) : undefined) ?? own;
 }
 
+/**
+ * The protocol the client used: from a trusted peer the edge's `X-Forwarded-Proto` (its first
+ * entry, `http` or `https`: what the rules' `ssl` follows), else this connection's (`own`).
+ */
+export function forwardedProto(headers: EdgeInput['headers'], trusted: boolean, own: string): string {
+  if (!trusted) return own;
+  const told = first(headers['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase();
+  return told === 'http' || told === 'https' ? told : own;
+}
+
 export function edgeFields(input: EdgeInput): EdgeFields {
   const clientIp = clientAddress(input);
   const trusted = trustsPeer(input.trust, peerIp(input.remoteAddress));
@@ -323,7 +333,7 @@ export function edgeFields(input: EdgeInput): EdgeFields {
   if (trusted) {
     const c = first(input.headers['cf-ipcountry'])?.trim().toUpperCase();
     if (c && /^[A-Z][A-Z0-9]$/.test(c)) country = c;
-    ssl = first(input.headers['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase() === 'https';
+    ssl = forwardedProto(input.headers, true, 'http') === 'https';
   }
   const client = input.mapping && canonicalIp(clientIp);
   const hit = client && input.mapping?.find(client);

@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type InformationEvent, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { peerAddress } from './edgeFields';
+import { forwardedProto, peerAddress } from './edgeFields';
 import type { Page } from './pages';
 
 /** Headers for one hop only: never forwarded either way (the Proxy-* ones are for this proxy, not the app). */
@@ -463,15 +463,6 @@ function forwardedValue(v: string): string {
   return /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(v) ? v : `"${v.replace(/["\\]/g, '\\$&')}"`;
 }
 
-/**
- * The protocol the client used: from a trusted peer the edge's `X-Forwarded-Proto` (its first
- * entry, `http` or `https`: what the rules' `ssl` follows), else this connection's.
- */
-export function forwardedProto(h: IncomingHttpHeaders, trusted: boolean, own: string): string {
-  if (!trusted) return own;
-  const told = (Array.isArray(h['x-forwarded-proto']) ? h['x-forwarded-proto'][0] : h['x-forwarded-proto'])?.split(',')[0]?.trim().toLowerCase();
-  return told === 'http' || told === 'https' ? told : own;
-}
 
 /**
  * The body's first bytes: chunks until more than `limit` bytes have come (the stream is

@@ -42,10 +42,10 @@ import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type P
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor } from './clearance';
-import { clientAddress, edgeFields, peerIp, trustsPeer, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
+import { clientAddress, edgeFields, forwardedProto, peerIp, trustsPeer, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, forwardedProto, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from '../logThrottle';
@@ -633,7 +633,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 
   /** What the app is told about the client and the hop (forwarding.ts `forwardedHeaders`). */
   function forwarding(req: IncomingMessage, v: Verdict): Forwarding {
-    return { clientIp: v.edge.clientIp, peer: req.socket.remoteAddress ?? '', country: v.edge.country, rayId: v.rayId, proto: req.socket && 'encrypted' in req.socket ? 'https' : 'http', port: req.socket.localPort ?? 0, trusted: v.edge.trusted };
+    return { clientIp: v.edge.clientIp, peer: req.socket.remoteAddress ?? '', country: v.edge.country, rayId: v.rayId, proto: ownProto(req), port: req.socket.localPort ?? 0, trusted: v.edge.trusted };
   }
 
   function upstreamRequest(req: IncomingMessage, v: Verdict) {
@@ -1000,8 +1000,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       limiter.reset(kept.rateLimitCounter);
       pool?.resetRateLimit(kept.rateLimitCounter);
     }
-    const own = 'encrypted' in req.socket ? 'https' : 'http';
-    const https = forwardedProto(req.headers, trustsPeer(trust, peerIp(req.socket.remoteAddress ?? '')), own) === 'https';
+    const https = forwardedProto(req.headers, trustsPeer(trust, peerIp(req.socket.remoteAddress ?? '')), ownProto(req)) === 'https';
     res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId, visitor, https), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
     res.end();
   }
@@ -1246,6 +1245,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       });
     },
   };
+}
+
+/** The protocol of the client's connection to the proxy itself. */
+function ownProto(req: IncomingMessage): 'http' | 'https' {
+  return req.socket && 'encrypted' in req.socket ? 'https' : 'http';
 }
 
 /** How often the proxy's event-loop delay is sampled (ms). */
