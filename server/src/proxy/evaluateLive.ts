@@ -137,7 +137,7 @@ export function countAfterResponse(job: LiveJob | undefined, counts: readonly Re
       if (!how.filter.matches(values)) continue;
     }
     const amount = how.scoreHeader === undefined ? 1 : head ? scoreOf(firstHeader(head.rawHeaders, how.scoreHeader)) : undefined;
-    if (amount !== undefined) limiter.add(c.counter, c.limit, amount, true);
+    if (amount !== undefined) limiter.addLater(c.counter, c.limit, amount);
   }
 }
 

@@ -104,19 +104,30 @@ export class RateLimiter {
 
   /**
    * Counts `amount` (a request, or its score) for a rule that counts apart from its match
-   * (`rateCounting`): nothing while the counter's mitigation lasts, as `hit`. `later`: a
-   * count made once the request went on (evaluateLive.ts `countAfterResponse`), whose
-   * `limit` is the rule of the version that evaluated the request, maybe deployed over
+   * (`rateCounting`), as the request is evaluated: nothing while the counter's mitigation
+   * lasts, as `hit`.
+   */
+  add(key: string, limit: RateLimit, amount: number): void {
+    this.addUnlessMitigated(key, limit, amount, (stored, now) => this.mitigated(stored, limit, now));
+  }
+
+  /**
+   * `add` for a count made once the request went on (evaluateLive.ts `countAfterResponse`),
+   * whose `limit` is the rule of the version that evaluated the request, maybe deployed over
    * since: it never ends a mitigation (the timeout is the rule's as deployed now, and a
    * count under an older, shorter one would free the client early); the next matching
    * request, asked with the rule as it is now (`exceeded`, `hit`), does.
    */
-  add(key: string, limit: RateLimit, amount: number, later = false): void {
+  addLater(key: string, limit: RateLimit, amount: number): void {
+    this.addUnlessMitigated(key, limit, amount, (stored) => this.mitigating.has(stored));
+  }
+
+  private addUnlessMitigated(key: string, limit: RateLimit, amount: number, mitigated: (stored: string, now: number) => boolean): void {
     const max = limitOf(limit);
     if (max === undefined || !(limit.period > 0)) return;
     const now = this.now();
     const stored = counterKey(key);
-    if (later ? this.mitigating.has(stored) : this.mitigated(stored, limit, now)) return;
+    if (mitigated(stored, now)) return;
     this.counted(stored, this.held(stored, now), limit, max, amount, now);
   }
 

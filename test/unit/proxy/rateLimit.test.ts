@@ -193,15 +193,15 @@ describe('counting apart from the match (counting_expression, complexity, reques
     // A deploy lengthens the mitigation to an hour; 70 s on, the answer of a request
     // evaluated before it arrives, and its count carries the rule as it was (60 s).
     clock.t += 70_000;
-    l.add('a', before, 1, true);
+    l.addLater('a', before, 1);
     assert.deepEqual([l.exceeded('a', now), l.retryAfter('a', now)], [true, 3530]);
     // Once the hour is over, the next matching request ends it, and counting starts again.
     clock.t += 3530_000;
     assert.equal(l.exceeded('a', now), false);
-    l.add('a', now, 1, true);
-    l.add('a', now, 1, true);
+    l.addLater('a', now, 1);
+    l.addLater('a', now, 1);
     assert.equal(l.exceeded('a', now), false);
-    l.add('a', now, 1, true);
+    l.addLater('a', now, 1);
     assert.equal(l.exceeded('a', now), true);
   });
 
