@@ -404,14 +404,14 @@ export interface Forwarding {
  */
 const ONCE = new Set(['host', 'content-length', 'content-type']);
 
-export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding, distinct?: Readonly<Record<string, readonly string[] | undefined>>): OutgoingHttpHeaders {
+export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding, distinct: Readonly<Record<string, readonly string[] | undefined>>): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   const listed = connectionTokens(h.connection);
   for (const [k, v] of Object.entries(h)) {
     if (v === undefined || HOP_BY_HOP.has(k) || k.includes('_') || (listed.has(k) && !NEVER_LISTED.has(k))) continue;
     // Every line the client sent (`distinct`: node's headersDistinct), as nginx passes them: node's
     // joined view keeps only the first User-Agent, Referer or Authorization, and the rules see them all.
-    const all = distinct?.[k];
+    const all = distinct[k];
     out[k] = all && all.length > 1 && !ONCE.has(k) ? [...all] : v;
   }
   // The proxy met the expectation itself (node's server sent the 100 Continue) and sends the body

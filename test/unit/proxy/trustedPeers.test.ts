@@ -55,7 +55,7 @@ describe('--trust-proxy-from ranges', () => {
 
   it('names the socket peer as ip.src and X-Forwarded-For do: canonical, without a zone id, or as given when not an address', () => {
     assert.deepEqual(['fe80::1%eth0', '::ffff:10.0.0.1', '2001:DB8::0:1', 'unknown'].map(peerAddress), ['fe80::1', '10.0.0.1', '2001:db8::1', 'unknown']);
-    const sent = forwardedHeaders({ host: 'app.test', 'x-forwarded-for': '203.0.113.5' }, { clientIp: 'fe80::1', peer: 'fe80::1%eth0', country: undefined, rayId: 'r', proto: 'http', port: 8081, trusted: false });
+    const sent = forwardedHeaders({ host: 'app.test', 'x-forwarded-for': '203.0.113.5' }, { clientIp: 'fe80::1', peer: 'fe80::1%eth0', country: undefined, rayId: 'r', proto: 'http', port: 8081, trusted: false }, {});
     assert.equal(sent['x-forwarded-for'], '203.0.113.5, fe80::1');
   });
 
