@@ -27,6 +27,7 @@
  */
 import type { IpAddr, IpRange } from '../language/ir';
 import { formatIp, ipInRanges, parseIpAddr, parseIpSetItem } from '../language/ip';
+import { positionAt } from '../language/report';
 
 export interface FieldsEntry {
   readonly cidr: string;
@@ -94,9 +95,8 @@ export function parseFieldsFile(text: string, file: string): FieldsMapping | { e
 function jsonErrorPlace(text: string, message: string): string {
   const m = /at position (\d+)/.exec(message);
   if (!m) return '';
-  const before = text.slice(0, Number(m[1]));
-  const line = before.split('\n').length;
-  return ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
+  const at = positionAt(text, Number(m[1]));
+  return ` (line ${at.line + 1}, column ${at.character + 1})`;
 }
 
 /**
