@@ -15,7 +15,7 @@ import { LocalService } from './localService';
 import { RulesApi, type Credentials, type Zone } from './rulesApi';
 import { envTokenAllowed, insecureBaseUrl } from './urls';
 
-export { insecureBaseUrl, isLoopback } from './urls';
+export { insecureBaseUrl } from './urls';
 
 const CREDENTIALS_SECRET = 'rulesmith.api.credentials';
 /** The user signed out of the local service: do not sign in to it automatically. */

@@ -4,7 +4,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'cloudflare/core/error';
 
 import type { ApiMessage } from '../../../server/src/rulesApi';
-import { isLoopback } from './urls';
+import { isLoopback } from '../../../server/src/loopback';
 
 /** Set by the guarded fetch (rulesApi.ts) on the answer it makes up when a loopback service refused the connection: its error code. */
 export const UNREACHABLE_HEADER = 'x-rulesmith-unreachable';

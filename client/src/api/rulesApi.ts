@@ -25,7 +25,7 @@ import { Rulesets } from 'cloudflare/resources/rulesets/rulesets';
 import { everyPage } from '../../../server/src/cursorPages';
 import type { Account, Envelope, Filter, FirewallRule, MigrationCheck, MigrationConfig, MigrationStatus, Rule, Ruleset, RulesetHeader, TraceResult, WafPackage, Zone } from '../../../server/src/rulesApi';
 import { adviceFor, connectionErrorCode, fromEnvelope, retryAfterOf, toApiError, RulesApiError, UNREACHABLE_HEADER, type ApiMessage } from './errors';
-import { isLoopback } from './urls';
+import { isLoopback } from '../../../server/src/loopback';
 
 // The wire shapes are the service's (one module for both sides).
 export type { Account, Filter, FirewallRule, MigrationCheck, MigrationConfig, MigrationStatus, NotMigrated, RulesetHeader, TraceResult, TraceStep, WafPackage, Zone } from '../../../server/src/rulesApi';

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { SERVE_READY, spawnServe } from './spawnServe';
-import { isLoopback } from './urls';
+import { isLoopback } from '../../../server/src/loopback';
 
 const START_TIMEOUT_MS = 20_000;
 

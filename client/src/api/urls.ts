@@ -9,8 +9,6 @@
 
 import { isLoopback } from '../../../server/src/loopback';
 
-export { isLoopback };
-
 /**
  * Credentials go only over https, or plain http to this machine: an http:// base URL on
  * another host would send the token in the clear. Returns why not, or undefined.

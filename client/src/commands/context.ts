@@ -2,7 +2,8 @@
 // refresh, the log, and one way to run a command so that every failure says what to do.
 import * as vscode from 'vscode';
 import { forgetCatalogs } from '../api/catalog';
-import { isLoopback, NotSignedInError, type Connection } from '../api/connection';
+import { NotSignedInError, type Connection } from '../api/connection';
+import { isLoopback } from '../../../server/src/loopback';
 import { formatApiMessage, RulesApiError, type ApiMessage } from '../api/errors';
 import type { Zone } from '../api/rulesApi';
 import * as ui from '../ui';

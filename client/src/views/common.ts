@@ -5,7 +5,8 @@ import { paranoiaLevelOf } from '../../../server/src/rulesets/catalog';
 import type { EffectiveRule } from '../../../server/src/rulesets/engine';
 import type { Rule } from '../../../server/src/rulesApi';
 import { RulesApiError } from '../api/errors';
-import { isLoopback, NotSignedInError } from '../api/connection';
+import { NotSignedInError } from '../api/connection';
+import { isLoopback } from '../../../server/src/loopback';
 
 export interface MessageNode {
   readonly kind: 'message';
