@@ -1,8 +1,8 @@
 /** The claim files the store takes when it opens a database and drops when it closes it (store.ts). */
 import { closeSync, constants, linkSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { clearStaleLock } from './sqlite';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { clearStaleLock } from './sqlite';
 
 /**
  * One service per database file, whatever path names it. node-sqlite3-wasm locks with a

@@ -90,7 +90,6 @@ export function sqliteBinding(want = process.env.RULESMITH_SQLITE): Binding {
   return n instanceof Error ? 'wasm' : 'native';
 }
 
-/** Opens (or creates) the database `file` with the binding sqliteBinding() picks. */
 /**
  * Removes the `<file>.lock` folder node-sqlite3-wasm locks `file` with, which a killed
  * process leaves behind. Only for a file this process is known to be the only user of (its
@@ -100,6 +99,7 @@ export function clearStaleLock(file: string): void {
   rmSync(`${file}.lock`, { recursive: true, force: true });
 }
 
+/** Opens (or creates) the database `file` with the binding sqliteBinding() picks. */
 export function openSqlite(file: string): SqlDatabase {
   return sqliteBinding() === 'native' ? new NativeSqlite(new (loadNative() as NativeConstructor)(file)) : new WasmSqlite(new WasmDatabase(file));
 }
