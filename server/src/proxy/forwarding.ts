@@ -388,6 +388,14 @@ export interface Forwarding {
 }
 
 /**
+ * Headers sent once whatever the client repeated: Host and Content-Length (node checked that
+ * the repeats agree, or refused the request), and Content-Type, the first, which the rules
+ * parsed the body by (requests/fields.ts): an app that took the last would read a body the
+ * rules read as text as a form, with arguments they never saw.
+ */
+const ONCE = new Set(['host', 'content-length', 'content-type']);
+
+/**
  * The request's headers for the upstream: hop-by-hop ones dropped, those whose name holds an
  * underscore dropped (as nginx's `underscores_in_headers off` does: CGI and WSGI servers map
  * `X_Real_IP` to the same variable as `X-Real-IP`, so a client's look-alike would pass for the
@@ -396,14 +404,6 @@ export interface Forwarding {
  * OPTIONS or TRACE of its own, and a body sent unframed would reach the app as a request of its
  * own. A chunked body goes chunked (node re-frames what it decoded), else Content-Length stays.
  */
-/**
- * Headers sent once whatever the client repeated: Host and Content-Length (node checked that
- * the repeats agree, or refused the request), and Content-Type, the first, which the rules
- * parsed the body by (requests/fields.ts): an app that took the last would read a body the
- * rules read as text as a form, with arguments they never saw.
- */
-const ONCE = new Set(['host', 'content-length', 'content-type']);
-
 export function forwardedHeaders(h: IncomingHttpHeaders, f: Forwarding, distinct: Readonly<Record<string, readonly string[] | undefined>>): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   const listed = connectionTokens(h.connection);
