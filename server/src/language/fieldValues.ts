@@ -32,7 +32,11 @@ export interface FieldValueError {
   readonly message: string;
 }
 
-export function prepareFields(input: Record<string, unknown>, scheme: Scheme): { values: FieldValues; errors: FieldValueError[] } {
+/**
+ * `only`: the scheme fields the caller reads (a compiled zone's `fieldsRead`); the others
+ * are left out unconverted. Edge-context pseudo-fields are kept: functions read them.
+ */
+export function prepareFields(input: Record<string, unknown>, scheme: Scheme, only?: ReadonlySet<string>): { values: FieldValues; errors: FieldValueError[] } {
   const values = new FieldMap();
   const errors: FieldValueError[] = [];
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
@@ -43,7 +47,9 @@ export function prepareFields(input: Record<string, unknown>, scheme: Scheme): {
   // added one by one (dictionary mode), where Object.entries costs several times as much.
   for (const name of Object.keys(input)) {
     const raw = input[name];
-    const type = typesOf(scheme).get(name) ?? EDGE_CONTEXT_FIELDS.get(name);
+    const fieldType = typesOf(scheme).get(name);
+    if (fieldType !== undefined && only !== undefined && !only.has(name)) continue;
+    const type = fieldType ?? EDGE_CONTEXT_FIELDS.get(name);
     if (!type) {
       const near = suggestNames(name, scheme).filter((n) => scheme.fields.has(n));
       const hint = near.length === 0 ? '' : ` (did you mean ${near.length === 1 ? near[0] : near.slice(0, -1).join(', ') + ' or ' + near[near.length - 1]}?)`;

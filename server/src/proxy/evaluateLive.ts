@@ -77,7 +77,8 @@ export interface ResponseCount {
 }
 
 export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): LiveEvaluation {
-  const { fields, values } = requestValues(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit });
+  // Only the fields the zone's rules and rate limits read: an OWASP-only zone builds no header or argument maps.
+  const { fields, values } = requestValues(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit, only: zone.compiled.fieldsRead });
   // A digest: a count that waits for the answer carries it, and a header value can be 16 KB.
   // Once per rule and request (both hooks may ask for it).
   const counters = new Map<RateLimit, string>();

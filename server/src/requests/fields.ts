@@ -73,12 +73,52 @@ export interface RequestFieldsOptions {
   readonly normalization?: UrlNormalization;
   /** Bytes of the body that become field values (the inspection limit); default DEFAULT_BODY_LIMIT. */
   readonly bodyLimit?: number;
+  /**
+   * The fields the caller reads (a compiled zone's `fieldsRead`): the others may be left out,
+   * so a request pays only for the maps and `crs.*` fields its rules use. Default: all.
+   */
+  readonly only?: ReadonlySet<string>;
+}
+
+/** The groups of fields that cost something to build, and whether a caller reads any of each. */
+interface Wanted {
+  readonly args: boolean;
+  readonly headers: boolean;
+  readonly cookies: boolean;
+  readonly mime: boolean;
+  readonly form: boolean;
+  readonly multipart: boolean;
+  readonly crs: boolean;
+}
+
+const ALL: Wanted = { args: true, headers: true, cookies: true, mime: true, form: true, multipart: true, crs: true };
+/** Per `only` set (one per compiled zone), worked out once. */
+const wantedBy = new WeakMap<ReadonlySet<string>, Wanted>();
+
+function wanted(only: ReadonlySet<string> | undefined): Wanted {
+  if (only === undefined) return ALL;
+  let w = wantedBy.get(only);
+  if (w === undefined) {
+    const any = (test: (name: string) => boolean) => [...only].some(test);
+    w = {
+      args: any((n) => n.startsWith('http.request.uri.args') || n.startsWith('raw.http.request.uri.args')),
+      headers: any((n) => n.startsWith('http.request.headers')),
+      cookies: only.has('http.request.cookies'),
+      mime: only.has('http.request.body.mime'),
+      form: any((n) => n.startsWith('http.request.body.form')),
+      multipart: any((n) => n.startsWith('http.request.body.multipart')),
+      crs: any((n) => n.startsWith('crs.')),
+    };
+    wantedBy.set(only, w);
+  }
+  return w;
 }
 
 export function requestFields(req: SampleRequest, options: RequestFieldsOptions = {}): { fields: Record<string, unknown>; problems: string[] } {
   const problems: string[] = [];
   const f: Record<string, unknown> = {};
   const meta = req.meta ?? {};
+  const want = wanted(options.only);
 
   // Request line and URL.
   const target = splitTarget(req.url);
@@ -96,7 +136,6 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   const rawQuery = target.query === undefined ? undefined : utf8ToBinary(target.query);
   const path = normalizeUrlPath(rawPath, options.normalization ?? 'cloudflare');
   const withQuery = (p: string): string => (rawQuery === undefined ? p : `${p}?${rawQuery}`);
-  const args = splitPairs(rawQuery ?? '');
 
   f['http.request.method'] = req.method;
   f['http.request.version'] = req.httpVersion;
@@ -106,28 +145,34 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['http.request.uri.path'] = bytes(path);
   f['http.request.uri.path.extension'] = bytes(pathExtension(path, true));
   f['http.request.uri.query'] = bytes(rawQuery ?? '');
-  const argFields = pairFields(args, 'query argument', problems);
-  f['http.request.uri.args'] = argFields.map;
-  f['http.request.uri.args.names'] = argFields.names;
-  f['http.request.uri.args.values'] = argFields.values;
+  const argFields = want.args ? pairFields(splitPairs(rawQuery ?? ''), 'query argument', problems) : undefined;
+  if (argFields) {
+    f['http.request.uri.args'] = argFields.map;
+    f['http.request.uri.args.names'] = argFields.names;
+    f['http.request.uri.args.values'] = argFields.values;
+  }
   f['raw.http.request.full_uri'] = bytes(`${scheme}://${utf8ToBinary(authority)}${withQuery(rawPath)}`);
   f['raw.http.request.uri'] = bytes(withQuery(rawPath));
   f['raw.http.request.uri.path'] = bytes(rawPath);
   f['raw.http.request.uri.path.extension'] = bytes(pathExtension(rawPath, false));
   f['raw.http.request.uri.query'] = bytes(rawQuery ?? '');
-  f['raw.http.request.uri.args'] = argFields.map;
-  f['raw.http.request.uri.args.names'] = argFields.names;
-  f['raw.http.request.uri.args.values'] = argFields.values;
+  if (argFields) {
+    f['raw.http.request.uri.args'] = argFields.map;
+    f['raw.http.request.uri.args.names'] = argFields.names;
+    f['raw.http.request.uri.args.values'] = argFields.values;
+  }
 
   // Headers.
-  const h = headerFields(headers);
-  f['http.request.headers'] = h.map;
-  f['http.request.headers.names'] = h.names;
-  f['http.request.headers.values'] = h.values;
+  if (want.headers) {
+    const h = headerFields(headers);
+    f['http.request.headers'] = h.map;
+    f['http.request.headers.names'] = h.names;
+    f['http.request.headers.values'] = h.values;
+  }
   f['http.request.headers.truncated'] = false;
   const cookieHeaders = headerValues(headers, 'cookie');
   f['http.cookie'] = bytes(cookieHeaders.join('; '));
-  f['http.request.cookies'] = cookieMap(cookieHeaders, problems);
+  if (want.cookies) f['http.request.cookies'] = cookieMap(cookieHeaders, problems);
   f['http.user_agent'] = bytes(headerValues(headers, 'user-agent').join(', '));
   f['http.referer'] = bytes(headerValues(headers, 'referer').join(', '));
   f['http.x_forwarded_for'] = bytes(headerValues(headers, 'x-forwarded-for').join(', '));
@@ -139,26 +184,16 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['http.request.body.raw'] = bytes(body);
   f['http.request.body.size'] = bodySize;
   f['http.request.body.truncated'] = truncated;
-  f['http.request.body.mime'] = sniffMime(body);
+  if (want.mime) f['http.request.body.mime'] = sniffMime(body);
   const contentType = headerValues(headers, 'content-type')[0] ?? '';
   const media = asciiLower(contentType.split(';')[0].trim());
-  const form = pairFields(media === 'application/x-www-form-urlencoded' ? splitPairs(body) : [], 'form field', problems);
-  f['http.request.body.form'] = form.map;
-  f['http.request.body.form.names'] = form.names;
-  f['http.request.body.form.values'] = form.values;
-  const boundary = media === 'multipart/form-data' ? headerParams(contentType).find(([n]) => n === 'boundary')?.[1] : undefined;
-  const parts = boundary ? parseMultipart(body, boundary).parts : [];
-  const partMap = emptyMap();
-  for (const part of parts) {
-    for (const name of part.names) (partMap[mapKey(name, 'multipart part name', problems)] ??= []).push(bytes(part.value));
+  if (want.form) {
+    const form = pairFields(media === 'application/x-www-form-urlencoded' ? splitPairs(body) : [], 'form field', problems);
+    f['http.request.body.form'] = form.map;
+    f['http.request.body.form.names'] = form.names;
+    f['http.request.body.form.values'] = form.values;
   }
-  f['http.request.body.multipart'] = partMap;
-  f['http.request.body.multipart.names'] = parts.map((p) => p.names.map(bytes));
-  f['http.request.body.multipart.values'] = parts.map((p) => bytes(p.value));
-  f['http.request.body.multipart.content_types'] = parts.map((p) => p.contentTypes.map(bytes));
-  f['http.request.body.multipart.content_dispositions'] = parts.map((p) => p.dispositions.map(bytes));
-  f['http.request.body.multipart.content_transfer_encodings'] = parts.map((p) => p.transferEncodings.map(bytes));
-  f['http.request.body.multipart.filenames'] = parts.map((p) => p.filenames.map(bytes));
+  if (want.multipart) Object.assign(f, multipartFields(body, media, contentType, problems));
 
   // Connection and edge.
   f['ssl'] = scheme === 'https';
@@ -168,9 +203,11 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   f['cf.edge.server_port'] = portNumber ?? defaultPort;
 
   // ModSecurity's variables for the managed OWASP ruleset (managed-only `crs.*` fields).
-  Object.assign(f, crsFields(req, target, body, media, contentType));
-  f['crs.remote_addr'] = meta['ip.src']?.trim() || DEFAULT_CLIENT_IP;
-  f['crs.inbound_data_error'] = truncated;
+  if (want.crs) {
+    Object.assign(f, crsFields(req, target, body, media, contentType));
+    f['crs.remote_addr'] = meta['ip.src']?.trim() || DEFAULT_CLIENT_IP;
+    f['crs.inbound_data_error'] = truncated;
+  }
 
   for (const [name, text] of Object.entries(meta)) {
     const r = metaFieldValue(name, text);
@@ -231,6 +268,25 @@ export function headerValues(headers: readonly (readonly [string, string])[], lo
   const out: string[] = [];
   for (const [n, v] of headers) if (asciiLower(n) === lowerName) out.push(v);
   return out;
+}
+
+/** The `http.request.body.multipart*` fields of a `multipart/form-data` body (empty for another). */
+function multipartFields(body: string, media: string, contentType: string, problems: string[]): Record<string, unknown> {
+  const boundary = media === 'multipart/form-data' ? headerParams(contentType).find(([n]) => n === 'boundary')?.[1] : undefined;
+  const parts = boundary ? parseMultipart(body, boundary).parts : [];
+  const partMap = emptyMap();
+  for (const part of parts) {
+    for (const name of part.names) (partMap[mapKey(name, 'multipart part name', problems)] ??= []).push(bytes(part.value));
+  }
+  return {
+    'http.request.body.multipart': partMap,
+    'http.request.body.multipart.names': parts.map((p) => p.names.map(bytes)),
+    'http.request.body.multipart.values': parts.map((p) => bytes(p.value)),
+    'http.request.body.multipart.content_types': parts.map((p) => p.contentTypes.map(bytes)),
+    'http.request.body.multipart.content_dispositions': parts.map((p) => p.dispositions.map(bytes)),
+    'http.request.body.multipart.content_transfer_encodings': parts.map((p) => p.transferEncodings.map(bytes)),
+    'http.request.body.multipart.filenames': parts.map((p) => p.filenames.map(bytes)),
+  };
 }
 
 function pairFields(pairs: readonly [string, string][], what: string, problems: string[]): { map: Record<string, unknown[]>; names: unknown[]; values: unknown[] } {
@@ -317,6 +373,6 @@ function parseJson(t: string): unknown {
  */
 export function requestValues(req: SampleRequest, options: RequestFieldsOptions = {}): { fields: Record<string, unknown>; values: FieldValues; problems: string[] } {
   const f = requestFields(req, options);
-  const { values, errors } = prepareFields(f.fields, httpScheme);
+  const { values, errors } = prepareFields(f.fields, httpScheme, options.only);
   return { fields: f.fields, values, problems: [...f.problems, ...errors.map((e) => `${e.field}: ${e.message}`)] };
 }

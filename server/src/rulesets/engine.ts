@@ -70,14 +70,14 @@
  *   so it is a callback (`CompileZoneOptions.previousWaf`); without one the stand-in lets
  *   every request through and the trace says so.
  */
-import { compileExpression, type Diagnostic } from '../language/index';
+import { compileExpression, irFieldNames, type Diagnostic } from '../language/index';
 import { EvalMemo, type CompiledFilter, type EvalContext, type FieldValues } from '../language/evaluate';
 import type { Phase, Plan } from '../language/scheme/types';
 import { withSubject } from '../language/report';
 import { PARANOIA_TAG, rulesetVersion, type ManagedCatalog, type ManagedRuleset } from './catalog';
 import { LEGACY_ACTIONS, legacyOrder, type LegacyConfig, type LegacyFirewallRule, type SkipProduct } from './legacy';
 import type { BlockParameters, BlockResponse, ExecuteParameters, Overrides, RateLimit, Rule, Ruleset, ScoreParameters, SkipParameters } from './model';
-import { rateCounting } from './rateLimitParams';
+import { rateCounting, rateLimitFieldsRead } from './rateLimitParams';
 
 export type { LegacyConfig, LegacyFirewallRule } from './legacy';
 
@@ -263,6 +263,14 @@ export interface Evaluation {
 
 export interface CompiledZone {
   readonly problems: readonly EngineProblem[];
+  /**
+   * Every field the zone's evaluation can read: its rules' expressions (every phase, managed
+   * rulesets, legacy rules) and its rate limits' counting expressions and characteristics
+   * (rateLimitParams.ts `rateLimitFieldsRead`). A caller that builds field values for it
+   * may leave the others out (the WAF proxy does, requests/fields.ts `only`). Undefined
+   * when the zone evaluates something that can read any field (a previous-WAF stand-in).
+   */
+  readonly fieldsRead?: ReadonlySet<string>;
   evaluate(fields: FieldValues, ctx?: EvalContext, hooks?: RequestHooks): Evaluation;
 }
 
@@ -342,7 +350,7 @@ interface CRuleset {
   readonly scored: boolean;
 }
 
-type FilterResult = { readonly filter?: CompiledFilter; readonly diagnostics: readonly Diagnostic[] };
+type FilterResult = { readonly filter?: CompiledFilter; readonly diagnostics: readonly Diagnostic[]; readonly fields: ReadonlySet<string> };
 /** Compiled expressions by rule object (rules are immutable values), then by compile options. */
 const filterCache = new WeakMap<object, Map<string, FilterResult>>();
 
@@ -353,7 +361,7 @@ function cachedCompile(owner: object, text: string, opts: { allowManaged: boolea
   let r = byOpts.get(key);
   if (!r) {
     const c = compileExpression(text, opts);
-    r = { filter: c.filter, diagnostics: c.diagnostics.filter((d) => d.severity === 'error') };
+    r = { filter: c.filter, diagnostics: c.diagnostics.filter((d) => d.severity === 'error'), fields: c.ir ? irFieldNames(c.ir) : new Set() };
     byOpts.set(key, r);
   }
   return r;
@@ -363,6 +371,8 @@ const KNOWN_IN_WAF = new Set(['block', 'challenge', 'js_challenge', 'managed_cha
 
 class ZoneCompiler {
   readonly problems: EngineProblem[] = [];
+  /** The fields read by what has been compiled so far (CompiledZone.fieldsRead). */
+  readonly fieldsRead = new Set<string>();
   /** Each custom ruleset's current version (the last given). */
   private readonly customById = new Map<string, Ruleset>();
   /** The other versions given of a custom ruleset, by id and version (ZoneConfig.customRulesets). */
@@ -440,6 +450,7 @@ class ZoneCompiler {
     } else {
       const c = cachedCompile(rule, rule.expression, { allowManaged: ctx.managed, plan: this.zone.plan, phase: stage, nilNotEqual: this.options.nilNotEqual === true });
       filter = c.filter;
+      for (const f of c.fields) this.fieldsRead.add(f);
       if (!filter) {
         invalid = 'the expression does not compile';
         this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: the expression does not compile: ${c.diagnostics.map((d) => withSubject(d.message, rule.expression as string, d.range.start, d.range.end)).join('; ')}`, diagnostics: c.diagnostics });
@@ -447,6 +458,7 @@ class ZoneCompiler {
     }
     // The caller counts by it (RequestHooks.rateLimitReached); one that cannot compile would count nothing, unsaid.
     const counting = stage === 'http_ratelimit' && isRecord(rule.ratelimit) ? rateCounting(rule.ratelimit).problems : undefined;
+    if (stage === 'http_ratelimit' && isRecord(rule.ratelimit)) for (const f of rateLimitFieldsRead(rule.ratelimit)) this.fieldsRead.add(f);
     if (counting) this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: the counting expression does not compile, so the rule counts no request: ${counting.map((d) => d.message).join('; ')}`, diagnostics: counting });
     if (action === '') {
       invalid ??= 'the rule has no action';
@@ -641,6 +653,7 @@ class ZoneCompiler {
       } else {
         const c = cachedCompile(fr.filter, fr.filter.expression, { allowManaged: false, plan: this.zone.plan, phase: 'http_request_firewall_custom', nilNotEqual: this.options.nilNotEqual === true });
         filter = c.filter;
+        for (const f of c.fields) this.fieldsRead.add(f);
         if (!filter) {
           invalid = 'the expression does not compile';
           this.problems.push({ severity: 'error', ...where, message: `firewall rule ${describe(ref, index)}: the filter expression does not compile: ${c.diagnostics.map((d) => withSubject(d.message, fr.filter.expression as string, d.range.start, d.range.end)).join('; ')}`, diagnostics: c.diagnostics });
@@ -1022,7 +1035,7 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
     return finish();
   }
 
-  return { problems, evaluate };
+  return { problems, evaluate, ...(options.previousWaf ? {} : { fieldsRead: c.fieldsRead }) };
 }
 
 /** The managed ruleset an execute rule deploys, and the rules of the version it runs. */

@@ -184,6 +184,8 @@ export interface RateCounting {
   readonly when: 'match' | 'request' | 'sent' | 'answer';
   /** The compiled `counting_expression` (undefined: the rule's expression decides, at the match). */
   readonly filter?: CompiledFilter;
+  /** The fields the counting expression reads. */
+  readonly fields?: ReadonlySet<string>;
   /** Complexity-based: the response header that carries each request's score (lower case). */
   readonly scoreHeader?: string;
   /** Why the counting expression does not compile (it then counts nothing): the engine reports it with the zone's problems. */
@@ -214,15 +216,32 @@ export function rateCounting(limit: RateLimit): RateCounting {
     if (!c) {
       const compiled = text === undefined ? undefined : compileExpression(text, { phase: 'http_ratelimit', countingExpression: true });
       const filter = compiled === undefined ? undefined : (compiled.filter ?? NEVER);
-      const answerRead = compiled?.ir !== undefined && [...irFieldNames(compiled.ir)].some((name) => readsAnswer(httpScheme.fields.get(name) ?? {}));
+      const fields = compiled?.ir ? irFieldNames(compiled.ir) : undefined;
+      const answerRead = fields !== undefined && [...fields].some((name) => readsAnswer(httpScheme.fields.get(name) ?? {}));
       const when = scoreHeader !== undefined || answerRead ? 'answer' : toOrigin ? 'sent' : 'request';
       const problems = compiled?.diagnostics.filter((d) => d.severity === 'error');
-      c = { when, ...(filter ? { filter } : {}), ...(scoreHeader ? { scoreHeader } : {}), ...(compiled && !compiled.filter ? { problems } : {}) };
+      c = { when, ...(filter ? { filter } : {}), ...(fields ? { fields } : {}), ...(scoreHeader ? { scoreHeader } : {}), ...(compiled && !compiled.filter ? { problems } : {}) };
       byText.set(key, c, 512 + 4 * key.length);
     }
   }
   byLimit.set(limit, c);
   return c;
+}
+
+/**
+ * The request fields that counting by `limit` reads: its counting expression's, and its
+ * characteristics' (the proxy's rateLimit.ts `characteristicsKey`; a characteristic that
+ * has no value, or cannot be read, counts by `ip.src`).
+ */
+export function rateLimitFieldsRead(limit: RateLimit): string[] {
+  const out = ['ip.src', ...(rateCounting(limit).fields ?? [])];
+  for (const text of Array.isArray(limit.characteristics) ? limit.characteristics : []) {
+    const c = typeof text === 'string' ? parseCharacteristic(text) : { error: 'not text' };
+    if ('error' in c) continue;
+    if (c.kind === 'field' || c.kind === 'entry') out.push(c.field);
+    else if (c.kind === 'json') out.push('http.request.body.raw');
+  }
+  return out;
 }
 
 /** The score an origin's answer gives a complexity-based rule: the header's whole number from 1 to 1,000,000, else none. */

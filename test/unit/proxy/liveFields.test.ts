@@ -1,0 +1,103 @@
+// The WAF proxy builds only the fields a zone reads (CompiledZone.fieldsRead, requests/fields.ts
+// `only`): an OWASP-only zone builds no header or argument maps. Leaving a field out must never
+// change a verdict, a trace or a rate-limit count.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { yamlFiles } from '../../../server/src/corpusFiles';
+import { defaultCatalog } from '../../../server/src/managed/catalog';
+import { setParanoiaLevel, setScoreThreshold } from '../../../server/src/managed/preview';
+import { evaluateLive, type LiveJob } from '../../../server/src/proxy/evaluateLive';
+import { RateLimiter } from '../../../server/src/proxy/rateLimit';
+import { requestValues } from '../../../server/src/requests/fields';
+import { parseFtwFile } from '../../../server/src/requests/ftw';
+import type { SampleRequest } from '../../../server/src/requests/types';
+import { compileZone, type ZoneConfig } from '../../../server/src/rulesets/engine';
+import { OWASP_RULESET_ID } from '../../../server/src/rulesets/managedIds';
+import type { Rule } from '../../../server/src/rulesets/model';
+
+const ID = 'e'.repeat(32);
+const ratelimit = { characteristics: ['ip.src', 'http.request.headers["x-api-key"]'], period: 60, requests_per_period: 2, mitigation_timeout: 60, counting_expression: 'http.request.uri.path eq "/login"' };
+
+/** Custom rules reading the host and one argument; a rate limit counting logins per client and API key. */
+const custom: ZoneConfig = {
+  catalog: defaultCatalog,
+  entryPoints: {
+    http_request_firewall_custom: { id: ID, phase: 'http_request_firewall_custom', rules: [{ id: 'r1', expression: 'http.host eq "shop.example" and any(http.request.uri.args["debug"][*] eq "1")', action: 'block' }] },
+    http_ratelimit: { id: 'f'.repeat(32), phase: 'http_ratelimit', rules: [{ id: 'r2', expression: 'http.request.method eq "POST"', action: 'block', ratelimit }] },
+  },
+};
+
+function owasp(level: 1 | 4): ZoneConfig {
+  let execute: Rule = { id: 'x', expression: 'true', action: 'execute', action_parameters: { id: OWASP_RULESET_ID } };
+  execute = setScoreThreshold(setParanoiaLevel(execute, level), 5, undefined, { catalog: defaultCatalog });
+  return { catalog: defaultCatalog, entryPoints: { http_request_firewall_managed: { id: ID, phase: 'http_request_firewall_managed', rules: [execute] } } };
+}
+
+function job(method: string, target: string, rawHeaders: string[]): LiveJob {
+  return { zoneId: 'z', bodyLimit: 128 * 1024, cleared: false, live: { method, target, httpVersion: '1.1', rawHeaders: ['Host', 'shop.example', ...rawHeaders], body: '', bodySize: 0, edge: { 'ip.src': '198.51.100.7' } } };
+}
+
+describe('the fields a compiled zone reads', () => {
+  it("are its rules' fields and its rate limits' counting expression and characteristics", () => {
+    const read = compileZone(custom).fieldsRead;
+    assert.deepEqual([...(read ?? [])].sort(), ['http.host', 'http.request.headers', 'http.request.method', 'http.request.uri.args', 'http.request.uri.path', 'ip.src']);
+  });
+
+  it('are the crs.* fields for the OWASP ruleset', () => {
+    const read = [...(compileZone(owasp(1)).fieldsRead ?? [])];
+    assert.ok(read.length > 10);
+    assert.deepEqual(
+      read.filter((n) => !n.startsWith('crs.')),
+      // The execute rule's expression is `true`.
+      ['true'],
+    );
+  });
+
+  it('are unknown when a previous-WAF stand-in may read any field', () => {
+    assert.equal(compileZone(custom, { previousWaf: () => undefined }).fieldsRead, undefined);
+  });
+});
+
+describe('requestValues with `only`', () => {
+  const req: SampleRequest = { method: 'GET', url: '/a?debug=1', httpVersion: 'HTTP/1.1', headers: [['Host', 'shop.example'], ['Cookie', 'a=1']], meta: { 'cf.api_gateway.jwt_valid': '{"cfg1": true}' } };
+
+  it('converts only the fields named, and keeps edge context the functions read', () => {
+    const { values } = requestValues(req, { only: new Set(['http.host']) });
+    assert.deepEqual([...values.keys()].sort(), ['cf.api_gateway.jwt_valid', 'http.host']);
+    assert.equal(values.get('http.host'), 'shop.example');
+  });
+
+  it('builds every field without it', () => {
+    const { values } = requestValues(req);
+    assert.deepEqual(values.get('http.request.cookies'), new Map([['a', ['1']]]));
+  });
+});
+
+describe('a live evaluation with only the fields read', () => {
+  it('counts by a header no rule reads', () => {
+    const zone = { compiled: compileZone(custom) };
+    const limiter = new RateLimiter(() => 0);
+    const login = (key: string) => evaluateLive(zone, job('POST', '/login', ['X-Api-Key', key]), limiter).decision.action;
+    // Two logins allowed per client and key in the period; the third with key A is over, key B counts apart.
+    assert.deepEqual([login('A'), login('A'), login('A'), login('B')], ['allow-through', 'allow-through', 'block', 'allow-through']);
+  });
+
+  it('decides as the full fields do on every CRS regression request (PL4: the rules of every level)', () => {
+    const requests: SampleRequest[] = [];
+    for (const file of yamlFiles(join(__dirname, '../../fixtures/crs-3.3.4-regression-tests'))) {
+      for (const t of parseFtwFile(readFileSync(file, 'utf8')).tests) if (t.enabled !== false) for (const s of t.stages) requests.push(s.request);
+    }
+    assert.ok(requests.length > 2000);
+    for (const config of [owasp(4), custom]) {
+      const zone = compileZone(config);
+      const differ = requests.filter((r) => {
+        const all = zone.evaluate(requestValues(r).values);
+        const only = zone.evaluate(requestValues(r, { only: zone.fieldsRead }).values);
+        return JSON.stringify(all) !== JSON.stringify(only);
+      });
+      assert.deepEqual(differ.map((r) => `${r.method} ${r.url}`), []);
+    }
+  });
+});
