@@ -80,8 +80,11 @@ export interface RequestFieldsOptions {
   readonly only?: ReadonlySet<string>;
 }
 
-/** The groups of fields that cost something to build, and whether a caller reads any of each. */
+/** Whether a caller reads a field, and any field of each group that costs something to build. */
 interface Wanted {
+  readonly field: (name: string) => boolean;
+  /** The normalized path: `http.request.uri.path` and the fields built on it. */
+  readonly path: boolean;
   readonly args: boolean;
   readonly headers: boolean;
   readonly cookies: boolean;
@@ -91,7 +94,7 @@ interface Wanted {
   readonly crs: boolean;
 }
 
-const ALL: Wanted = { args: true, headers: true, cookies: true, mime: true, form: true, multipart: true, crs: true };
+const ALL: Wanted = { field: () => true, path: true, args: true, headers: true, cookies: true, mime: true, form: true, multipart: true, crs: true };
 /** Per `only` set (one per compiled zone), worked out once. */
 const wantedBy = new WeakMap<ReadonlySet<string>, Wanted>();
 
@@ -101,6 +104,8 @@ function wanted(only: ReadonlySet<string> | undefined): Wanted {
   if (w === undefined) {
     const any = (test: (name: string) => boolean) => [...only].some(test);
     w = {
+      field: (name) => only.has(name),
+      path: ['http.request.full_uri', 'http.request.uri', 'http.request.uri.path', 'http.request.uri.path.extension'].some((n) => only.has(n)),
       args: any((n) => n.startsWith('http.request.uri.args') || n.startsWith('raw.http.request.uri.args')),
       headers: any((n) => n.startsWith('http.request.headers')),
       cookies: only.has('http.request.cookies'),
@@ -134,28 +139,28 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
 
   const rawPath = utf8ToBinary(target.path);
   const rawQuery = target.query === undefined ? undefined : utf8ToBinary(target.query);
-  const path = normalizeUrlPath(rawPath, options.normalization ?? 'cloudflare');
+  const path = want.path ? normalizeUrlPath(rawPath, options.normalization ?? 'cloudflare') : '';
   const withQuery = (p: string): string => (rawQuery === undefined ? p : `${p}?${rawQuery}`);
 
   f['http.request.method'] = req.method;
   f['http.request.version'] = req.httpVersion;
   f['http.host'] = host;
-  f['http.request.full_uri'] = bytes(`${scheme}://${utf8ToBinary(authority)}${withQuery(path)}`);
-  f['http.request.uri'] = bytes(withQuery(path));
-  f['http.request.uri.path'] = bytes(path);
-  f['http.request.uri.path.extension'] = bytes(pathExtension(path, true));
-  f['http.request.uri.query'] = bytes(rawQuery ?? '');
+  if (want.field('http.request.full_uri')) f['http.request.full_uri'] = bytes(`${scheme}://${utf8ToBinary(authority)}${withQuery(path)}`);
+  if (want.field('http.request.uri')) f['http.request.uri'] = bytes(withQuery(path));
+  if (want.field('http.request.uri.path')) f['http.request.uri.path'] = bytes(path);
+  if (want.field('http.request.uri.path.extension')) f['http.request.uri.path.extension'] = bytes(pathExtension(path, true));
+  if (want.field('http.request.uri.query')) f['http.request.uri.query'] = bytes(rawQuery ?? '');
   const argFields = want.args ? pairFields(splitPairs(rawQuery ?? ''), 'query argument', problems) : undefined;
   if (argFields) {
     f['http.request.uri.args'] = argFields.map;
     f['http.request.uri.args.names'] = argFields.names;
     f['http.request.uri.args.values'] = argFields.values;
   }
-  f['raw.http.request.full_uri'] = bytes(`${scheme}://${utf8ToBinary(authority)}${withQuery(rawPath)}`);
-  f['raw.http.request.uri'] = bytes(withQuery(rawPath));
-  f['raw.http.request.uri.path'] = bytes(rawPath);
-  f['raw.http.request.uri.path.extension'] = bytes(pathExtension(rawPath, false));
-  f['raw.http.request.uri.query'] = bytes(rawQuery ?? '');
+  if (want.field('raw.http.request.full_uri')) f['raw.http.request.full_uri'] = bytes(`${scheme}://${utf8ToBinary(authority)}${withQuery(rawPath)}`);
+  if (want.field('raw.http.request.uri')) f['raw.http.request.uri'] = bytes(withQuery(rawPath));
+  if (want.field('raw.http.request.uri.path')) f['raw.http.request.uri.path'] = bytes(rawPath);
+  if (want.field('raw.http.request.uri.path.extension')) f['raw.http.request.uri.path.extension'] = bytes(pathExtension(rawPath, false));
+  if (want.field('raw.http.request.uri.query')) f['raw.http.request.uri.query'] = bytes(rawQuery ?? '');
   if (argFields) {
     f['raw.http.request.uri.args'] = argFields.map;
     f['raw.http.request.uri.args.names'] = argFields.names;
@@ -171,17 +176,17 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   }
   f['http.request.headers.truncated'] = false;
   const cookieHeaders = headerValues(headers, 'cookie');
-  f['http.cookie'] = bytes(cookieHeaders.join('; '));
+  if (want.field('http.cookie')) f['http.cookie'] = bytes(cookieHeaders.join('; '));
   if (want.cookies) f['http.request.cookies'] = cookieMap(cookieHeaders, problems);
-  f['http.user_agent'] = bytes(headerValues(headers, 'user-agent').join(', '));
-  f['http.referer'] = bytes(headerValues(headers, 'referer').join(', '));
-  f['http.x_forwarded_for'] = bytes(headerValues(headers, 'x-forwarded-for').join(', '));
+  if (want.field('http.user_agent')) f['http.user_agent'] = bytes(headerValues(headers, 'user-agent').join(', '));
+  if (want.field('http.referer')) f['http.referer'] = bytes(headerValues(headers, 'referer').join(', '));
+  if (want.field('http.x_forwarded_for')) f['http.x_forwarded_for'] = bytes(headerValues(headers, 'x-forwarded-for').join(', '));
 
   // Body.
   const unread = bodyWithoutFiles(req);
   if (unread.problem) problems.push(unread.problem);
   const { body, size: bodySize, truncated } = inspectedBody({ ...req, body: unread.body }, options.bodyLimit ?? DEFAULT_BODY_LIMIT);
-  f['http.request.body.raw'] = bytes(body);
+  if (want.field('http.request.body.raw')) f['http.request.body.raw'] = bytes(body);
   f['http.request.body.size'] = bodySize;
   f['http.request.body.truncated'] = truncated;
   if (want.mime) f['http.request.body.mime'] = sniffMime(body);
