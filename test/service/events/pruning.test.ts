@@ -107,8 +107,32 @@ test('a full queue drops only requests that had events, says so once, and says h
     for (let i = 0; i < 20_005; i++) sink.record(evaluated('f'.repeat(32), { path: '/admin', ray: `r${i}` }));
     sink.record(evaluated('f'.repeat(32), { path: '/quiet', ray: 'no-events' }));
     await sink.flush();
-    assert.deepEqual([sink.stats.dropped, logs], [5, ['security events: 20000 requests wait for the events file; events are dropped until it catches up', 'security events: caught up; the events of 5 requests were dropped while 20000 waited']]);
+    assert.deepEqual([sink.stats.dropped, logs], [5, ['security events: 20000 requests wait for the events file; events are dropped until it catches up', 'security events: caught up; the events of 5 requests were dropped while the events file was behind']]);
   }));
+
+test('the waiting events are bounded by their memory too: long queries fill it before the request count does', async () => {
+  const store = new Store(join(dir, 'overflow-bytes.db'));
+  const logs: string[] = [];
+  // Each request's one event repeats its 100,000-character query: some 200 KB as estimated (two bytes a character).
+  const sink = new SecurityEvents(store, { catalog: CATALOG, workerFile: undefined, log: (l) => logs.push(l), maxQueuedBytes: 1_000_000 });
+  try {
+    const query = 'q='.padEnd(100_000, 'a');
+    for (let i = 0; i < 10; i++) sink.record(evaluated('f'.repeat(32), { path: '/admin', query, ray: `r${i}` }));
+    assert.deepEqual(sink.stats, { written: 0, dropped: 6, queued: 4 });
+    await sink.flush();
+    assert.deepEqual(sink.stats, { written: 4, dropped: 6, queued: 0 });
+    // Written, the memory is free again.
+    sink.record(evaluated('f'.repeat(32), { path: '/admin', query, ray: 'after' }));
+    await sink.flush();
+    assert.deepEqual([sink.stats, logs], [
+      { written: 5, dropped: 6, queued: 0 },
+      ['security events: 1 MiB of events wait for the events file; events are dropped until it catches up', 'security events: caught up; the events of 6 requests were dropped while the events file was behind'],
+    ]);
+  } finally {
+    await sink.close();
+    store.close();
+  }
+});
 
 test('close writes the events recorded while it flushes, instead of refusing them as closed', () =>
   withSink('closing.db', async (sink, logs) => {

@@ -12,7 +12,9 @@
  * gathered and not yet committed: about 220 ms of traffic (at most BATCH_REQUESTS requests
  * queued here), plus the transaction being written; the file is never left corrupt
  * (eventsDb.ts). When the thread cannot keep up, queued and unwritten requests stop at
- * MAX_QUEUED and later ones are counted in `dropped` instead of growing memory without bound.
+ * MAX_QUEUED, or their rows at MAX_QUEUED_BYTES (a row repeats the request's path, query and
+ * User-Agent, each up to the header size limit), and later ones are counted in `dropped`
+ * instead of growing memory without bound.
  *
  * Reads (the GraphQL endpoint, query.ts) go to the same thread, after the batches handed
  * over before them. Without the built thread (server/out/eventsWorker.js: running from
@@ -34,6 +36,8 @@ import { eventsFileOf } from './schema';
 export const FLUSH_MS = 20;
 export const BATCH_REQUESTS = 500;
 export const MAX_QUEUED = 20_000;
+/** The estimated memory of the rows queued or handed over and not yet written (`rowBytes`). */
+export const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** Dropped batches are logged one a window this long, with a count of the others (logThrottle.ts). */
 export const FAILED_LOG_MS = 60_000;
 
@@ -47,6 +51,8 @@ export interface SecurityEventsOptions extends Retention {
   readonly recording?: boolean;
   /** The events thread's script; undefined: answer on this thread (tests of that path). Default: the built one. */
   readonly workerFile?: string | undefined;
+  /** MAX_QUEUED_BYTES, lower in tests. */
+  readonly maxQueuedBytes?: number;
 }
 
 export interface EventStats {
@@ -74,6 +80,9 @@ export class SecurityEvents implements EvaluatedRequestSink {
   /** Messages handed over and not yet answered, in order (the owner answers in order). */
   private readonly pending: Pending[] = [];
   private inFlightRequests = 0;
+  /** The estimated bytes of the rows queued and of those handed over and not yet answered. */
+  private queuedBytes = 0;
+  private inFlightBytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private worker: Worker | undefined;
@@ -120,15 +129,21 @@ export class SecurityEvents implements EvaluatedRequestSink {
     // arrays instead of its evaluation (a managed ruleset's trace has hundreds of entries).
     const events = eventsOf(request, this.categoriesOf, origin);
     if (events.length === 0) return;
-    if (this.queuedRequests + this.inFlightRequests >= MAX_QUEUED) {
+    const rows = events.map(eventRow);
+    const bytes = rows.reduce((n, r) => n + rowBytes(r), 0);
+    const maxBytes = this.options.maxQueuedBytes ?? MAX_QUEUED_BYTES;
+    const full =
+      this.queuedRequests + this.inFlightRequests >= MAX_QUEUED ? `${MAX_QUEUED} requests` : this.queuedBytes + this.inFlightBytes + bytes > maxBytes ? `${mib(maxBytes)} of events` : undefined;
+    if (full !== undefined) {
       // Said once per overflow, and again when it ends (a batch is written) with how many went.
-      if (this.overflowing === 0) this.options.log?.(`security events: ${MAX_QUEUED} requests wait for the events file; events are dropped until it catches up`);
+      if (this.overflowing === 0) this.options.log?.(`security events: ${full} wait for the events file; events are dropped until it catches up`);
       this.overflowing++;
       this.dropped++;
       return;
     }
-    for (const e of events) this.queue.push(eventRow(e));
+    for (const r of rows) this.queue.push(r);
     this.queuedRequests++;
+    this.queuedBytes += bytes;
     if (this.queuedRequests >= BATCH_REQUESTS) {
       this.immediate ??= setImmediate(() => this.handOver());
     } else if (!this.timer && !this.immediate) {
@@ -178,17 +193,21 @@ export class SecurityEvents implements EvaluatedRequestSink {
     const rows = this.queue;
     const count = rows.length;
     const requests = this.queuedRequests;
+    const bytes = this.queuedBytes;
     this.queue = [];
     this.queuedRequests = 0;
+    this.queuedBytes = 0;
     this.inFlightRequests += requests;
+    this.inFlightBytes += bytes;
     // The reply comes after the events thread's commit (eventsWorker.ts COMMIT_MS, 200 ms): what waits for it
     // holds the count, not the rows, which are copied to the thread and garbage from here on
     // (held, they outlived the proxy thread's young-generation collections: ~170 KB copied each).
     void this.send({ op: 'write', rows, now: this.now() }, requests).then((reply) => {
       this.inFlightRequests -= requests;
+      this.inFlightBytes -= bytes;
       if (reply.ok) {
         this.written += count;
-        if (this.overflowing > 0) this.options.log?.(`security events: caught up; the events of ${this.overflowing} requests were dropped while ${MAX_QUEUED} waited`);
+        if (this.overflowing > 0) this.options.log?.(`security events: caught up; the events of ${this.overflowing} requests were dropped while the events file was behind`);
         this.overflowing = 0;
         // The batch is stored; only the pruning after it failed (it runs again on the next batch and every PRUNE_MS).
         if (reply.pruneError !== undefined) this.pruneLog.line(`security events: the batch is stored, but pruning ${this.file} after it failed: ${reply.pruneError}`);
@@ -266,6 +285,15 @@ function eventRow(e: SecurityEvent): EventRow {
     e.anomalyScore, JSON.stringify(e.anomalyScores), JSON.stringify(e.defaultedFields), e.bodyTruncated ? 1 : 0, e.origin,
   ];
 }
+
+/** A row's memory, estimated high: two bytes a character of its texts, 16 a value. */
+function rowBytes(row: EventRow): number {
+  let n = 0;
+  for (const v of row) n += typeof v === 'string' ? 16 + 2 * v.length : 16;
+  return n;
+}
+
+const mib = (bytes: number) => `${Math.round((10 * bytes) / 1048576) / 10} MiB`;
 
 /** A stored text: node-sqlite3-wasm binds text as a C string, so a NUL would cut it; it becomes U+FFFD. */
 function text(s: string): string {
