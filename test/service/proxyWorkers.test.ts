@@ -117,6 +117,10 @@ describe('evaluation worker threads', () => {
     try {
       const statuses = await Promise.all(Array.from({ length: 8 }, (_, i) => send(pooled.url(), ZONE, '/keyed', { headers: { 'x-key': i % 2 ? 'odd' : 'even' } }).then((a) => a.status)));
       assert.deepEqual(statuses.sort(), [200, 200, 200, 200, 200, 200, 429, 429]);
+      // The status counts the counters the worker holds: one per key.
+      const res = await fetch(`${pooled.url()}/.rulesmith/proxy`, { headers: { authorization: `Bearer ${file.svc.adminToken}` } });
+      const status = ((await res.json()) as { result: { process: { evaluationWorkers: number; rateLimitCounters: number } } }).result.process;
+      assert.deepEqual([status.evaluationWorkers, status.rateLimitCounters], [2, 2]);
     } finally {
       await pooled.close();
       await deploy(RATELIMIT, []);

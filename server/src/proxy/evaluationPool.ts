@@ -43,7 +43,7 @@ import type { Store } from '../service/store';
 import { deploymentKey, zoneSource } from '../service/zoneConfig';
 import type { ResponseHead } from '../requests/responseFields';
 import type { LiveEvaluation, LiveJob, ResponseCount } from './evaluateLive';
-import type { FromWorker, ToWorker } from './proxyWorker';
+import type { FromWorker, ProxyWorkerData, ToWorker } from './proxyWorker';
 import { rateLimitSettings } from './rateLimit';
 
 /** The built worker (`npm run build`), beside the bundle or in server/out when run from source. */
@@ -108,6 +108,8 @@ interface PoolWorker {
   readonly pending: Map<number, Pending>;
   /** The deployment key each zone was last sent to this worker under. */
   readonly keys: Map<string, string>;
+  /** How many rate-limit counters it holds, as it last wrote (shared memory: read without a message). */
+  readonly counters: Int32Array;
 }
 
 /** What the pool does on the proxy's thread while a worker is down. */
@@ -155,6 +157,11 @@ export class EvaluationPool {
     return this.workers.filter(Boolean).length;
   }
 
+  /** The rate-limit counters the running workers hold. */
+  get rateLimitCounters(): number {
+    return this.workers.reduce((n, w) => n + (w ? Atomics.load(w.counters, 0) : 0), 0);
+  }
+
   /** The worker slots, started now if none is yet. */
   private running(): readonly (PoolWorker | undefined)[] {
     if (this.workers.length === 0 && !this.closed) for (let i = 0; i < this.wanted; i++) this.workers.push(this.start(0));
@@ -162,9 +169,10 @@ export class EvaluationPool {
   }
 
   private start(quickStops: number): PoolWorker {
+    const counters = new Int32Array(new SharedArrayBuffer(4));
     const w: PoolWorker = {
       link: new OrderedWorker<PoolTask>(this.file, {
-        workerData: { maxRateLimitCounters: this.maxRateLimitCounters },
+        workerData: { maxRateLimitCounters: this.maxRateLimitCounters, counters } satisfies ProxyWorkerData,
         onMessage: (m) => this.answered(w, m as FromWorker),
         onHung: (stuck) => this.hung(w, stuck),
         onStopped: (e) => this.lost(w, e.message),
@@ -173,6 +181,7 @@ export class EvaluationPool {
       quickStops,
       pending: new Map(),
       keys: new Map(),
+      counters,
     };
     return w;
   }

@@ -929,7 +929,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const view = (s: ZoneStats) => ({ ...s.counters, url: `http://${s.counters.zone}.localhost:${port}/`, evaluation: tail(s.evaluationTime) });
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
-      // The process's memory, and without workers the rate-limit counters this thread holds (with them, the first worker holds them and they are not counted here).
+      // The process's memory, and the rate-limit counters held: the workers' (shared memory) and this thread's (no workers, or while one is down).
       // Node's monitor records the time between its ticks, the sampling interval included: what a turn held is the rest.
       const late = (ns: number) => ms(Math.max(0, ns - LOOP_SAMPLE_MS * 1e6));
       const eventLoopDelay = { p50: late(loopDelay.percentile(50)), p99: late(loopDelay.percentile(99)), max: late(loopDelay.max) };
@@ -940,7 +940,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         evaluationTime.reset();
         for (const s of stats.values()) s.evaluationTime.reset();
       }
-      const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, ...(pool ? {} : { rateLimitCounters: limiter.size }), eventLoopDelay, evaluation };
+      const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, rateLimitCounters: limiter.size + (pool?.rateLimitCounters ?? 0), eventLoopDelay, evaluation };
       return json(200, { success: true, result: { zones, process: status } });
     }
     const m = new RegExp(`^${CONTROL_PATH}/zones/([^/]+)$`).exec(path);

@@ -51,11 +51,22 @@ export type FromWorker =
   | { readonly id: number; readonly zoneId: string; readonly key: string; readonly compiled: true }
   | { readonly id: number; readonly zoneId: string; readonly key: string; readonly compileError: string };
 
-const answer = (m: FromWorker) => parentPort!.postMessage(m);
+/** What the pool starts a worker with. */
+export interface ProxyWorkerData {
+  readonly maxRateLimitCounters: number;
+  /** One slot where the worker keeps how many rate-limit counters it holds (the pool's status reads it). */
+  readonly counters: Int32Array;
+}
+
+const data = workerData as ProxyWorkerData;
+const answer = (m: FromWorker) => {
+  Atomics.store(data.counters, 0, limiter.size);
+  parentPort!.postMessage(m);
+};
 /** Marks the message it works on, for the pool's deadline (orderedWorker.ts). */
 const mark = taskMarker();
 
-const limiter = new RateLimiter(Date.now, (workerData as { maxRateLimitCounters: number }).maxRateLimitCounters);
+const limiter = new RateLimiter(Date.now, data.maxRateLimitCounters);
 const zones = new Map<string, { key: string; zone?: LiveZone; error?: string }>();
 
 parentPort!.on('message', (m: ToWorker) => {
@@ -65,6 +76,7 @@ parentPort!.on('message', (m: ToWorker) => {
   }
   if (m.type === 'reset') {
     limiter.reset(m.key);
+    Atomics.store(data.counters, 0, limiter.size);
     return;
   }
   mark(m.id);
