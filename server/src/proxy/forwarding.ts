@@ -205,6 +205,18 @@ export function upstreamPath(up: URL, target: string | undefined): string {
   return basePath + (target?.startsWith('/') ? target : originForm(target));
 }
 
+/**
+ * Whether the target's path has a `..` segment (also written `%2e%2e`, or after an encoded
+ * or back slash) while the app sits under a path prefix: the app would resolve `/base/../x`
+ * out of the prefix, to a path the URL given for it did not name. Without a prefix the app
+ * gets the path as written (it resolves `..` against its own root).
+ */
+export function climbsOutOfPrefix(up: URL, target: string | undefined): boolean {
+  if (up.pathname === '/' || target === undefined || !target.startsWith('/')) return false;
+  const path = target.split('?')[0]!.replace(/%2e/gi, '.').replace(/%2f|%5c|\\/gi, '/');
+  return path.split('/').includes('..');
+}
+
 const ABSOLUTE_FORM = /^(https?):\/\/([^/?#]*)([^#]*)/i;
 
 /**

@@ -45,7 +45,7 @@ import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor 
 import { clientAddress, edgeFields, forwardedProto, peerIp, trustsPeer, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from '../logThrottle';
@@ -526,6 +526,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return overloadedPage(rayId, route.zoneName, e.message);
   }
 
+  /** The 400 for a path that would climb out of the app's path prefix (forwarding.ts `climbsOutOfPrefix`), logged. */
+  function climbingPage(req: IncomingMessage, route: ZoneRoute, rayId: string): Page {
+    refused(400, `proxy: ${rayId} ${req.method} ${req.url} 400 (a .. segment would take the path out of ${route.upstream.pathname}, the path of the app's URL)`);
+    return { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '400 Bad Request: the path has a .. segment, and the app behind this proxy is served under a path prefix it would leave\n' };
+  }
+
   function zoneOf(req: IncomingMessage, rayId: string): ZoneRoute | Page {
     const host = hostName(req.headers.host);
     return routeFor(routes, host) ?? unknownZonePage(rayId, host, routes.map((r) => r.zoneName));
@@ -586,6 +592,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       req.resume();
       unknownHost(req, rayId, route.status);
       sendPage(res, route, rayId);
+      return;
+    }
+    if (climbsOutOfPrefix(route.upstream, req.url)) {
+      req.resume();
+      res.setHeader('connection', 'close');
+      sendPage(res, climbingPage(req, route, rayId), rayId);
       return;
     }
     // Only the interstitial's button posts here; with --challenge block or pass there is none, and the path is the app's.
@@ -1022,6 +1034,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (!('zoneId' in route)) {
       unknownHost(req, rayId, route.status);
       writeRawPage(socket, route, rayId);
+      return;
+    }
+    if (climbsOutOfPrefix(route.upstream, req.url)) {
+      writeRawPage(socket, climbingPage(req, route, rayId), rayId);
       return;
     }
     let verdict: Verdict;

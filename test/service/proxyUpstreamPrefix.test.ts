@@ -1,0 +1,51 @@
+// An app behind the WAF proxy under a path prefix (`--proxy ZONE=http://127.0.0.1:3000/app`),
+// over real sockets: each request's path goes after the prefix, and a path with a `..`
+// segment, which the app would resolve out of the prefix, is refused with 400 before the
+// rules run and never reaches the app, for a WebSocket handshake too.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { climbsOutOfPrefix } from '../../server/src/proxy/forwarding';
+import { handshake, proxyTestFile, raw, ZONE } from './proxyHarness';
+
+const file = proxyTestFile({});
+const get = (target: string) => `GET ${target} HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`;
+
+describe('climbsOutOfPrefix', () => {
+  const prefixed = new URL('http://127.0.0.1:3000/app');
+  it('finds a .. segment however it is written, only under a prefix', () => {
+    const targets = ['/../x', '/a/../../x', '/%2e%2e/x', '/.%2E/x', '/a%2f..%2fx', '/a\\..\\x', '/a/%5c../x', '/..', '/a/..?q=1'];
+    assert.deepEqual(targets.filter((t) => climbsOutOfPrefix(prefixed, t)), targets);
+    assert.deepEqual(targets.filter((t) => climbsOutOfPrefix(new URL('http://127.0.0.1:3000/'), t)), []);
+  });
+
+  it('lets through dots that are no .. segment, and a .. in the query', () => {
+    assert.deepEqual(['/a/..b/c', '/a/b../c', '/.../x', '/./x', '/x?next=/../y', '*'].filter((t) => climbsOutOfPrefix(prefixed, t)), []);
+  });
+});
+
+describe('an app under a path prefix', () => {
+  it('gets each path after the prefix', () =>
+    file.withProxy({ upstream: `${file.upstream.url}/app` }, async (p) => {
+      const r = await raw(p.url(), get('/a/b?c=1'));
+      assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.deepEqual(file.upstream.seen.map((s) => s.url), ['/app/a/b?c=1']);
+    }));
+
+  it('never gets a path that climbs out of the prefix: 400 from the proxy, which says why in its log', () =>
+    file.withProxy({ upstream: `${file.upstream.url}/app` }, async (p, logs) => {
+      const r = await raw(p.url(), get('/%2e%2e/admin'));
+      assert.match(r.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      assert.match(r.data, /the path has a \.\. segment, and the app behind this proxy is served under a path prefix it would leave/);
+      const ws = await raw(p.url(), handshake('/../socket', ZONE));
+      assert.match(ws.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
+      assert.deepEqual(file.upstream.seen, []);
+      assert.match(logs.join('\n'), /GET \/%2e%2e\/admin 400 \(a \.\. segment would take the path out of \/app, the path of the app's URL\)/);
+    }));
+
+  it('without a prefix, gets a .. path as written (the app resolves it against its own root)', () =>
+    file.withProxy({}, async (p) => {
+      const r = await raw(p.url(), get('/a/../b'));
+      assert.match(r.data, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.deepEqual(file.upstream.seen.map((s) => s.url), ['/a/../b']);
+    }));
+});
