@@ -334,6 +334,18 @@ export function watchAnswerIdle(upRes: IncomingMessage, ms: number, onIdle: () =
 }
 
 /**
+ * A body the proxy holds whole, to the app: the clock runs until the app has taken it (else an
+ * app that never reads a body larger than the socket buffers would hold the request with no
+ * timeout at all), and then for its answer.
+ */
+export function sendHeldBody(upReq: ClientRequest, buffered: Buffer, clock: AppClock): void {
+  clock.wait('body');
+  // Before the proxy's own 'finish' listener starts the wait for the answer.
+  upReq.prependOnceListener('finish', () => clock.done('body'));
+  upReq.end(buffered);
+}
+
+/**
  * The client's body to the app: the bytes read for the rules, then the rest as it comes. While
  * the app does not take it (backpressure) the clock runs. When the app stops taking it (it
  * answered early and closed), the rest is read and dropped so the client can read the answer.
@@ -342,10 +354,7 @@ export function watchAnswerIdle(upRes: IncomingMessage, ms: number, onIdle: () =
 export function sendBody(req: IncomingMessage, upReq: ClientRequest, buffered: Buffer, ended: boolean, clock: AppClock, idleMs: number, stalled: () => void): void {
   // A chunked request's trailers are not passed on (nor does nginx pass them): the rules never
   // see them, so a trailer would carry to the app a header the WAF did not judge.
-  if (ended) {
-    upReq.end(buffered);
-    return;
-  }
+  if (ended) return sendHeldBody(upReq, buffered, clock);
   let held = false;
   // The client's pauses count while the proxy waits on it: not while the app holds the body back.
   const idle = idleTimer(idleMs, stalled);

@@ -45,7 +45,7 @@ import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor 
 import { clientAddress, edgeFields, forwardedProto, peerIp, trustsPeer, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, sendHeldBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from '../logThrottle';
@@ -738,7 +738,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
             attempts++;
             upReq = upstreamRequest(req, v);
             wire(upReq);
-            upReq.end(buffered);
+            sendHeldBody(upReq, buffered, clock);
             return;
           }
           // Once the app has answered, its response stream reports what matters: an app that answers
