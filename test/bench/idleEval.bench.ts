@@ -8,6 +8,7 @@
  *   node --import tsx test/bench/idleEval.bench.ts
  *   RULESMITH_BENCH_GAPS=0,0.25,1,4 RULESMITH_BENCH_IDLE=spin node --import tsx test/bench/idleEval.bench.ts
  *   RULESMITH_BENCH_GAPS=0 RULESMITH_BENCH_IDLE=evict RULESMITH_BENCH_EVICT_MB=4 node --import tsx test/bench/idleEval.bench.ts
+ *   RULESMITH_BENCH_GAPS=0 RULESMITH_BENCH_FIELDS=all node --import tsx test/bench/idleEval.bench.ts   (every field built, as eval and the trace)
  *
  * The gap is a sleep of the thread (Atomics.wait here, nanosleep in the harness); with
  * RULESMITH_BENCH_IDLE=spin, Rulesmith's gap is a busy loop that touches no memory instead
@@ -50,6 +51,8 @@ const SPIN = IDLE === 'spin';
 const EVICT_MB = Number(process.env.RULESMITH_BENCH_EVICT_MB ?? 4);
 if (!(EVICT_MB > 0 && EVICT_MB <= 1024)) throw new Error(`RULESMITH_BENCH_EVICT_MB: '${process.env.RULESMITH_BENCH_EVICT_MB}' is not a size in MB from 1 to 1024`);
 const evicted = IDLE === 'evict' ? new Uint8Array(EVICT_MB * 1024 * 1024) : undefined;
+const FIELDS = process.env.RULESMITH_BENCH_FIELDS ?? 'read';
+if (FIELDS !== 'read' && FIELDS !== 'all') throw new Error(`RULESMITH_BENCH_FIELDS: '${FIELDS}' is not read (the fields the zone reads, as the proxy) or all`);
 const THRESHOLD = 5;
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
@@ -81,10 +84,12 @@ async function main(): Promise<void> {
   let execute: Rule = { ref: 'deploy-owasp', expression: 'true', action: 'execute', action_parameters: { id: core.OWASP_RULESET_ID } };
   execute = core.setScoreThreshold(core.setParanoiaLevel(execute, 1), THRESHOLD, undefined, { catalog });
   const zone = core.compileZone({ catalog, entryPoints: { http_request_firewall_managed: { id: 'e'.repeat(32), phase: 'http_request_firewall_managed', rules: [execute] } } });
-  // As the proxy evaluates (evaluateLive.ts): no trace entries for rules that did not act.
+  // As the proxy evaluates (evaluateLive.ts): no trace entries for rules that did not act, and only
+  // the fields the zone reads (RULESMITH_BENCH_FIELDS=all: every field, as eval and the trace build them).
   const hooks = { omitIdleRules: true };
+  const only = FIELDS === 'all' ? undefined : zone.fieldsRead;
   let sink = 0;
-  const one = (r: SampleRequest) => (sink += zone.evaluate(core.requestValues(r).values, undefined, hooks).trace.length);
+  const one = (r: SampleRequest) => (sink += zone.evaluate(core.requestValues(r, { only }).values, undefined, hooks).trace.length);
   // Warm-up: the JIT has seen every request before anything is timed.
   for (let i = 0; i < 2; i++) for (const r of requests) one(r);
 
@@ -99,7 +104,7 @@ async function main(): Promise<void> {
     await modsec.verdicts(requests.length);
   }
 
-  console.log(`${requests.length} requests of the CRS 3.3.4 regression tests, each timed alone after the gap; PL1, anomaly threshold ${THRESHOLD}; Rulesmith: ${how}, gap = ${SPIN ? 'busy loop' : evicted ? `${EVICT_MB} MB written, then sleep` : 'sleep'}; ModSecurity: libmodsecurity3 (crs.bench.ts's harness), gap = sleep`);
+  console.log(`${requests.length} requests of the CRS 3.3.4 regression tests, each timed alone after the gap; PL1, anomaly threshold ${THRESHOLD}; Rulesmith: ${how}, ${FIELDS === 'all' ? 'every field built' : 'the fields the zone reads'}, gap = ${SPIN ? 'busy loop' : evicted ? `${EVICT_MB} MB written, then sleep` : 'sleep'}; ModSecurity: libmodsecurity3 (crs.bench.ts's harness), gap = sleep`);
   if (!modsec) console.log(`ModSecurity: not measured — ${h.why}`);
   const widths = [9, 22, 11, 11, 11, 11, 11];
   console.log(row(['gap', 'engine', 'p50', 'p99', 'max', 'CPU p50', '× gap 0'], widths));
