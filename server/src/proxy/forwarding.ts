@@ -206,15 +206,19 @@ export function upstreamPath(up: URL, target: string | undefined): string {
 }
 
 /**
- * Whether the target's path has a `..` segment (also written `%2e%2e`, or after an encoded
- * or back slash) while the app sits under a path prefix: the app would resolve `/base/../x`
+ * Whether the target's path has a `..` segment (also written `%2e%2e` or `%252e%252e`, with
+ * `;` parameters, or after an encoded or back slash) while the app sits under a path prefix: the app would resolve `/base/../x`
  * out of the prefix, to a path the URL given for it did not name. Without a prefix the app
  * gets the path as written (it resolves `..` against its own root).
  */
 export function climbsOutOfPrefix(up: URL, target: string | undefined): boolean {
   if (up.pathname === '/' || target === undefined || !target.startsWith('/')) return false;
-  const path = target.split('?')[0]!.replace(/%2e/gi, '.').replace(/%2f|%5c|\\/gi, '/');
-  return path.split('/').includes('..');
+  let path = target.split('?')[0]!;
+  // `%252e` is `%2e` to an app that decodes twice.
+  for (let i = 0; i < 3 && /%25/i.test(path); i++) path = path.replace(/%25/gi, '%');
+  path = path.replace(/%2e/gi, '.').replace(/%2f|%5c|\\/gi, '/');
+  // `..;x` is `..` to an app that drops a segment's parameters (Tomcat, Jetty, Spring).
+  return path.split('/').some((segment) => segment.split(';')[0] === '..');
 }
 
 const ABSOLUTE_FORM = /^(https?):\/\/([^/?#]*)([^#]*)/i;

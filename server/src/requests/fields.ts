@@ -107,7 +107,7 @@ function wanted(only: ReadonlySet<string> | undefined): Wanted {
       field: (name) => only.has(name),
       path: ['http.request.full_uri', 'http.request.uri', 'http.request.uri.path', 'http.request.uri.path.extension'].some((n) => only.has(n)),
       args: any((n) => n.startsWith('http.request.uri.args') || n.startsWith('raw.http.request.uri.args')),
-      headers: any((n) => n.startsWith('http.request.headers')),
+      headers: any((n) => n.startsWith('http.request.headers') && n !== 'http.request.headers.truncated'),
       cookies: only.has('http.request.cookies'),
       mime: only.has('http.request.body.mime'),
       form: any((n) => n.startsWith('http.request.body.form')),

@@ -67,6 +67,8 @@ describe('requestValues with `only`', () => {
     const { values } = requestValues(req, { only: new Set(['http.host']) });
     assert.deepEqual([...values.keys()].sort(), ['cf.api_gateway.jwt_valid', 'http.host']);
     assert.equal(values.get('http.host'), 'shop.example');
+    // A rule on `http.request.headers.truncated` (always false here) needs no header maps.
+    assert.equal(requestValues(req, { only: new Set(['http.request.headers.truncated']) }).fields['http.request.headers'], undefined);
   });
 
   it('builds every field without it', () => {
