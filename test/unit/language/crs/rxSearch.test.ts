@@ -148,7 +148,8 @@ describe('CRS patterns rewritten by rules 4–6 agree with their originals', () 
           if (expected) matched++;
           assert.equal(rewritten.test(s), expected, JSON.stringify(s));
         }),
-        { numRuns: 5000 },
+        // A fixed seed: 942340 matches under 0.5% of these strings, so a random draw could see too few matches.
+        { numRuns: 5000, seed: 20261201 },
       );
       assert.ok(matched >= 10 && matched <= 4990, `both answers seen (${matched} of 5,000 match)`);
     });
