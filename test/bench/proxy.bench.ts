@@ -47,7 +47,7 @@
  *   figure the < 2 ms target (PL1) is about; the median of the rounds' differences is the
  *   steadier one.
  * Then the memory run (RULESMITH_BENCH_MINUTES, default 0.5; 0 skips it): a fresh proxy at
- * PL1 with a rate-limit rule counting per client header, a new client on every request,
+ * PL1 with a rate-limit rule counting per client address, a new client on every request,
  * under the saturating load; RSS and heap every 5 s from the proxy's control API, with
  * first, last, max and the slope over the second half.
  * Each column prints requests/s and p50/p99/max latency (ms, measured by the client). The
@@ -148,8 +148,9 @@ function buildB(): Build | undefined {
   return { cli: cli ?? builtCli(), nodeArgs: words(nodeArgs), serveArgs: words(serveArgs ?? process.env.RULESMITH_BENCH_SERVE_ARGS) };
 }
 
-async function rulesmith(upstreamPort: number, dir: string, token: string, options: { build?: Build; label?: string } = {}): Promise<{ child: ChildProcess; port: number; api: string }> {
-  const { cli, nodeArgs, serveArgs } = options.build ?? { cli: builtCli(), nodeArgs: words(process.env.RULESMITH_BENCH_NODE_ARGS), serveArgs: words(process.env.RULESMITH_BENCH_SERVE_ARGS) };
+async function rulesmith(upstreamPort: number, dir: string, token: string, options: { build?: Build; label?: string; moreServeArgs?: readonly string[] } = {}): Promise<{ child: ChildProcess; port: number; api: string }> {
+  const { cli, nodeArgs, serveArgs: given } = options.build ?? { cli: builtCli(), nodeArgs: words(process.env.RULESMITH_BENCH_NODE_ARGS), serveArgs: words(process.env.RULESMITH_BENCH_SERVE_ARGS) };
+  const serveArgs = [...given, ...(options.moreServeArgs ?? [])];
   const workers = process.env.RULESMITH_BENCH_PROXY_WORKERS;
   const child = spawn(process.execPath, [...SERVE_NODE_FLAGS, ...nodeArgs, cli, 'serve', '--port', '0', '--db', join(dir, 'bench.db'), '--seed', 'demo', '--proxy', `${ZONE}=http://127.0.0.1:${upstreamPort}`, '--proxy-listen', '127.0.0.1:0', ...(workers ? ['--proxy-workers', workers] : []), ...serveArgs], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
@@ -628,19 +629,21 @@ async function main(): Promise<void> {
 
 /**
  * RULESMITH_BENCH_MINUTES=N: the proxy at OWASP PL1 with a rate-limit rule that counts per
- * client (`X-Client`, a new value on every request, so counters keep being created and
- * the bounded LRU must drop old ones), under the saturating load for N minutes; the
- * proxy's RSS and heap (its control API) every 5 s; first, last, max and the slope.
+ * client address (`ip.src`, from `CF-Connecting-IP` under `--trust-proxy`: a new address on
+ * every request, so counters keep being created and the bounded LRU must drop old ones),
+ * under the saturating load for N minutes; the proxy's RSS, heap and rate-limit counters
+ * (its control API) every 5 s; first, last, max and the slope.
  */
 async function memoryRun(all: readonly Req[], upstreamPort: number, dir: string, token: string, children: ChildProcess[]): Promise<void> {
-  const rs = await rulesmith(upstreamPort, dir, token, { label: 'memory' });
+  // --trust-proxy: each request's CF-Connecting-IP is its client (the zone's Business plan counts by ip.src, not by a header).
+  const rs = await rulesmith(upstreamPort, dir, token, { label: 'memory', moreServeArgs: ['--trust-proxy'] });
   children.push(rs.child);
   await deployOwasp(rs.api, token, 1);
   const res = await fetch(`${rs.api}/zones/${demoZoneId(ZONE)}/rulesets/phases/http_ratelimit/entrypoint`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({
-      rules: [{ expression: 'true', action: 'block', description: 'per client', ratelimit: { characteristics: ['cf.colo.id', 'http.request.headers["x-client"]'], period: 60, requests_per_period: 1000, mitigation_timeout: 60 } }],
+      rules: [{ expression: 'true', action: 'block', description: 'per client', ratelimit: { characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 1000, mitigation_timeout: 60 } }],
     }),
   });
   if (!res.ok) throw new Error(`deploying the rate-limit rule: ${res.status} ${await res.text()}`);
@@ -649,7 +652,7 @@ async function memoryRun(all: readonly Req[], upstreamPort: number, dir: string,
   const pick = (): Req => {
     const i = sent++;
     const r = all[i % all.length]!;
-    return { ...r, headers: { ...r.headers, 'x-client': `c${i}` } };
+    return { ...r, headers: { ...r.headers, 'cf-connecting-ip': `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}` } };
   };
   const samples: { t: number; rss: number; heap: number; heapTotal: number; external: number; counters?: number }[] = [];
   const t0 = Date.now();
