@@ -288,6 +288,29 @@ const WEBSOCKET_HEADERS = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebS
 /** A WebSocket handshake's head for `target` with `host` as the Host header. */
 export const handshake = (target: string, host: string) => `GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${WEBSOCKET_HEADERS}\r\n`;
 
+/**
+ * A TCP server that takes connections and never answers, for a hung app: with `reads` it
+ * reads and drops what comes (a TLS peer that never answers the ClientHello), else it reads
+ * nothing (an app that never takes a request's body).
+ */
+export async function silentPeer(reads: boolean): Promise<{ port: number; close(): Promise<void> }> {
+  const held = new Set<Socket>();
+  const server = createNetServer((s) => {
+    held.add(s);
+    s.on('error', () => undefined);
+    if (reads) s.resume();
+    else s.pause();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: async () => {
+      for (const s of held) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
 /** A raw TCP connection to the proxy at `proxyUrl` (`onConnect` once it is up); its errors are ignored (the tests hang up on purpose). */
 export function rawSocket(proxyUrl: string, onConnect?: () => void): Socket {
   const u = new URL(proxyUrl);

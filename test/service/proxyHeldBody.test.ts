@@ -3,34 +3,22 @@
 // timeout runs and the client gets 504, over real sockets. A plain TCP server that never reads
 // stands in for the hung app; the body is larger than the loopback socket buffers.
 import assert from 'node:assert/strict';
-import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { proxyTestFile, raw, ZONE } from './proxyHarness';
+import { proxyTestFile, raw, silentPeer, ZONE } from './proxyHarness';
 
 const BODY = 24 * 1024 * 1024;
 const { withProxy } = proxyTestFile({ upstream: false, proxy: { upstreamTimeoutMs: 500, inspectBodyLimit: 32 * 1024 * 1024 } });
 
-let deaf: Server;
-let deafPort: number;
-const held = new Set<Socket>();
+let deaf: Awaited<ReturnType<typeof silentPeer>>;
 
 before(async () => {
-  deaf = createServer((s) => {
-    held.add(s);
-    s.on('error', () => undefined);
-    s.pause();
-  });
-  await new Promise<void>((r) => deaf.listen(0, '127.0.0.1', r));
-  deafPort = (deaf.address() as { port: number }).port;
+  deaf = await silentPeer(false);
 });
-after(async () => {
-  for (const s of held) s.destroy();
-  await new Promise((r) => deaf.close(r));
-});
+after(() => deaf.close());
 
 describe('a body held whole, to an app that never reads it', () => {
   it('gets the upstream timeout (504), not a request that hangs', () =>
-    withProxy({ upstream: `http://127.0.0.1:${deafPort}` }, async (p) => {
+    withProxy({ upstream: `http://127.0.0.1:${deaf.port}` }, async (p) => {
       const head = `POST /upload HTTP/1.1\r\nHost: ${ZONE}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${BODY}\r\nConnection: close\r\n\r\n`;
       const r = await raw(p.url(), [head, 'a'.repeat(BODY)], { waitMs: 10_000 });
       assert.match(r.data, /^HTTP\/1\.1 504 Gateway Timeout\r\n/);

@@ -3,18 +3,16 @@
 // client's Host header; for an upstream given by address, no name. A plain TCP server stands
 // in for the upstream: it reads the ClientHello, in which the name travels in clear, and hangs up.
 import assert from 'node:assert/strict';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { handshake, proxyTestFile, raw, ZONE } from './proxyHarness';
+import { handshake, proxyTestFile, raw, silentPeer, ZONE } from './proxyHarness';
 
 const { withProxy } = proxyTestFile({ upstream: false, proxy: { upstreamTimeoutMs: 2_000 } });
 
 let tlsPeer: Server;
 let port: number;
 /** An https upstream that accepts the connection and never answers the ClientHello (a hung app). */
-let silentPeer: Server;
-let silentPort: number;
-const held = new Set<Socket>();
+let silent: Awaited<ReturnType<typeof silentPeer>>;
 /** The first bytes (the ClientHello) of each connection, latin1. */
 const hellos: string[] = [];
 
@@ -28,18 +26,11 @@ before(async () => {
   });
   await new Promise<void>((r) => tlsPeer.listen(0, '127.0.0.1', r));
   port = (tlsPeer.address() as { port: number }).port;
-  silentPeer = createServer((s) => {
-    held.add(s);
-    s.on('error', () => undefined);
-    s.resume();
-  });
-  await new Promise<void>((r) => silentPeer.listen(0, '127.0.0.1', r));
-  silentPort = (silentPeer.address() as { port: number }).port;
+  silent = await silentPeer(true);
 });
 after(async () => {
   await new Promise((r) => tlsPeer.close(r));
-  for (const s of held) s.destroy();
-  await new Promise((r) => silentPeer.close(r));
+  await silent.close();
 });
 
 /** The ClientHellos the proxy sent to `upstream` for an ordinary request and a WebSocket handshake. */
@@ -65,7 +56,7 @@ describe('an https upstream', () => {
   });
 
   it('that connects and never finishes the TLS handshake gets the upstream timeout (504), not a request that hangs', async () => {
-    await withProxy({ upstream: `https://127.0.0.1:${silentPort}` }, async (p) => {
+    await withProxy({ upstream: `https://127.0.0.1:${silent.port}` }, async (p) => {
       const started = performance.now();
       const r = await raw(p.url(), `GET / HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`);
       assert.match(r.data, /^HTTP\/1\.1 504 Gateway Timeout\r\n/);
