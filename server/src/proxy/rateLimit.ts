@@ -267,7 +267,7 @@ export function characteristicsKey(characteristics: readonly string[], fields: R
       }
       case 'json': {
         // The body's bytes as the engine reads the field (fields.ts gives text, or the exact bytes when not UTF-8).
-        const body = convertFieldValue(fields['http.request.body.raw'], BYTES, 'http.request.body.raw', []);
+        const body = convertFieldValue(fields[c.field], BYTES, c.field, []);
         if (typeof body !== 'string') return null;
         const v = lookupJson[c.type]([body, ...c.keys.map((k) => (typeof k === 'number' ? k : utf8ToBinary(k)))]);
         return v === undefined ? null : String(v);

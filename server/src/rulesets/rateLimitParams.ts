@@ -28,8 +28,8 @@ export type Characteristic =
   | { readonly kind: 'visitor' }
   | { readonly kind: 'field'; readonly field: string }
   | { readonly kind: 'entry'; readonly field: string; readonly key: string }
-  /** lookup_json_string / lookup_json_integer over the raw body: keys are names, or array indexes as numbers. */
-  | { readonly kind: 'json'; readonly type: 'string' | 'integer'; readonly keys: readonly (string | number)[] };
+  /** lookup_json_string / lookup_json_integer over the raw body (`field`): keys are names, or array indexes as numbers. */
+  | { readonly kind: 'json'; readonly field: 'http.request.body.raw'; readonly type: 'string' | 'integer'; readonly keys: readonly (string | number)[] };
 
 /** Fields a characteristic may name as they are (reference §2.2). */
 const FIELDS = ['ip.src', 'http.host', 'http.request.uri.path', 'ip.src.asnum', 'ip.src.country', 'cf.bot_management.ja3_hash', 'cf.bot_management.ja4', 'http.request.body.raw', 'http.request.body.size'];
@@ -54,7 +54,7 @@ export function parseCharacteristic(text: string): Characteristic | { readonly e
     return { kind: 'entry', field: entry[1]!, key: entry[1] === 'http.request.headers' ? key.toLowerCase() : key };
   }
   const json = JSON_LOOKUP.exec(text);
-  if (json) return { kind: 'json', type: json[1] as 'string' | 'integer', keys: [...json[2]!.matchAll(JSON_KEY)].map((m) => (m[2] !== undefined ? Number(m[2]) : unescape(m[1]!))) };
+  if (json) return { kind: 'json', field: 'http.request.body.raw', type: json[1] as 'string' | 'integer', keys: [...json[2]!.matchAll(JSON_KEY)].map((m) => (m[2] !== undefined ? Number(m[2]) : unescape(m[1]!))) };
   return {
     error:
       `'${text}' is not a rate limiting characteristic this service counts by: use cf.colo.id, ip.src, cf.unique_visitor_id, ${FIELDS.slice(1).join(', ')}, ` +
@@ -236,10 +236,8 @@ export function rateCounting(limit: RateLimit): RateCounting {
 export function rateLimitFieldsRead(limit: RateLimit): string[] {
   const out = ['ip.src', ...(rateCounting(limit).fields ?? [])];
   for (const text of Array.isArray(limit.characteristics) ? limit.characteristics : []) {
-    const c = typeof text === 'string' ? parseCharacteristic(text) : { error: 'not text' };
-    if ('error' in c) continue;
-    if (c.kind === 'field' || c.kind === 'entry') out.push(c.field);
-    else if (c.kind === 'json') out.push('http.request.body.raw');
+    const c = typeof text === 'string' ? parseCharacteristic(text) : undefined;
+    if (c && 'field' in c) out.push(c.field);
   }
   return out;
 }
