@@ -102,17 +102,18 @@ function wanted(only: ReadonlySet<string> | undefined): Wanted {
   if (only === undefined) return ALL;
   let w = wantedBy.get(only);
   if (w === undefined) {
-    const any = (test: (name: string) => boolean) => [...only].some(test);
+    const any = (names: readonly string[]) => names.some((n) => only.has(n));
+    const under = (prefix: string) => [...only].some((n) => n.startsWith(prefix));
     w = {
       field: (name) => only.has(name),
-      path: ['http.request.full_uri', 'http.request.uri', 'http.request.uri.path', 'http.request.uri.path.extension'].some((n) => only.has(n)),
-      args: any((n) => n.startsWith('http.request.uri.args') || n.startsWith('raw.http.request.uri.args')),
-      headers: any((n) => n.startsWith('http.request.headers') && n !== 'http.request.headers.truncated'),
+      path: any(['http.request.full_uri', 'http.request.uri', 'http.request.uri.path', 'http.request.uri.path.extension']),
+      args: under('http.request.uri.args') || under('raw.http.request.uri.args'),
+      headers: any(['http.request.headers', 'http.request.headers.names', 'http.request.headers.values']),
       cookies: only.has('http.request.cookies'),
       mime: only.has('http.request.body.mime'),
-      form: any((n) => n.startsWith('http.request.body.form')),
-      multipart: any((n) => n.startsWith('http.request.body.multipart')),
-      crs: any((n) => n.startsWith('crs.')),
+      form: under('http.request.body.form'),
+      multipart: under('http.request.body.multipart'),
+      crs: under('crs.'),
     };
     wantedBy.set(only, w);
   }
