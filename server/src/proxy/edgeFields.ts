@@ -303,6 +303,11 @@ export function trustsPeer(trust: EdgeTrust, peer: IpAddr | undefined): boolean 
   return inRanges(trust, peer);
 }
 
+/** Whether the request's socket peer is one whose forwarding headers are the edge's word. */
+export function peerTrusted(input: Pick<EdgeInput, 'remoteAddress' | 'trust'>): boolean {
+  return trustsPeer(input.trust, peerIp(input.remoteAddress));
+}
+
 /** The client's address: the peer's, or what a trusted peer says it is (CF-Connecting-IP, else the last X-Forwarded-For). */
 export function clientAddress(input: Pick<EdgeInput, 'remoteAddress' | 'headers' | 'trust'>): string {
   const peer = peerIp(input.remoteAddress);
@@ -324,7 +329,7 @@ export function forwardedProto(headers: EdgeInput['headers'], trusted: boolean, 
 
 export function edgeFields(input: EdgeInput): EdgeFields {
   const clientIp = clientAddress(input);
-  const trusted = trustsPeer(input.trust, peerIp(input.remoteAddress));
+  const trusted = peerTrusted(input);
   let country: string | undefined;
   let asn: number | undefined;
   let botScore: number | undefined;

@@ -42,7 +42,7 @@ import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type P
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor } from './clearance';
-import { clientAddress, edgeFields, forwardedProto, peerIp, trustsPeer, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
+import { clientAddress, edgeFields, forwardedProto, peerTrusted, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
 import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, sendHeldBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
@@ -1012,7 +1012,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       limiter.reset(kept.rateLimitCounter);
       pool?.resetRateLimit(kept.rateLimitCounter);
     }
-    const https = forwardedProto(req.headers, trustsPeer(trust, peerIp(req.socket.remoteAddress ?? '')), ownProto(req)) === 'https';
+    const https = forwardedProto(req.headers, peerTrusted({ remoteAddress: req.socket.remoteAddress ?? '', trust }), ownProto(req)) === 'https';
     res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId, visitor, https), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
     res.end();
   }
