@@ -389,9 +389,10 @@ async function load(reqs: readonly Req[], port: number, pids: readonly number[])
 /**
  * Fixed rate (open loop): request i is due at start + i/rate and sent then whether or not
  * earlier ones were answered; its latency counts from when it was due, so a server that
- * falls behind is charged for the wait (no coordinated omission).
+ * falls behind is charged for the wait (no coordinated omission). The requests are the mix's
+ * from `from` on (wrapping), so that rounds shorter than the mix still cover all of it.
  */
-async function fixedRate(reqs: readonly Req[], port: number, rate: number, seconds: number): Promise<{ times: number[]; errors: number }> {
+async function fixedRate(reqs: readonly Req[], port: number, rate: number, seconds: number, from: number): Promise<{ times: number[]; errors: number }> {
   const conns = pool(port, 512);
   const times: number[] = [];
   let errors = 0;
@@ -405,7 +406,7 @@ async function fixedRate(reqs: readonly Req[], port: number, rate: number, secon
       for (; i < total && start + (i * 1000) / rate <= now; i++) {
         const due = start + (i * 1000) / rate;
         inFlight.push(
-          send(reqs[i % reqs.length]!, conns).then(
+          send(reqs[(from + i) % reqs.length]!, conns).then(
             () => void times.push(performance.now() - due),
             () => void errors++,
           ),
@@ -490,7 +491,8 @@ async function fixedRateRounds(
       const c = (k + r) % columns.length;
       const w = watched.findIndex((x) => x.column === columns[c]);
       if (w >= 0) await watched[w]!.timings();
-      const run = await fixedRate(reqs, columns[c]!.port, rate, seconds);
+      // Every column gets the same requests in a round; the next round goes on through the mix.
+      const run = await fixedRate(reqs, columns[c]!.port, rate, seconds, r * Math.round(rate * seconds));
       if (w >= 0) {
         const t = await watched[w]!.timings();
         const o = seen[w]!;
