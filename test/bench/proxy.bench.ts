@@ -56,6 +56,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -198,8 +199,17 @@ function nginxAvailable(): string | undefined {
   return undefined;
 }
 
+/** A port nothing listens on now (the kernel's pick, released for nginx to take). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 async function nginx(upstreamPort: number, dir: string, level: number): Promise<{ child: ChildProcess; port: number }> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   writeFileSync(join(dir, `modsec-pl${level}.conf`), modsecConfig(CRS_RULES, level, 5));
   const conf = join(dir, `nginx-pl${level}.conf`);
   writeFileSync(
@@ -219,21 +229,23 @@ http {
 `,
   );
   const child = spawn('/usr/sbin/nginx', ['-c', conf, '-e', join(dir, 'nginx-error.log')], { stdio: 'ignore' });
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 200 && child.exitCode === null; i++) {
     await new Promise((r) => setTimeout(r, 100));
+    let status: number;
+    const probe = pool(port, 1);
     try {
-      const probe = pool(port, 1);
-      try {
-        await send({ method: 'GET', path: '/', headers: { host: ZONE } }, probe);
-      } finally {
-        probe.close();
-      }
-      return { child, port };
+      status = await send({ method: 'GET', path: '/?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E', headers: { host: ZONE, 'user-agent': 'rulesmith-bench' } }, probe);
     } catch {
-      // not yet listening
+      continue; // not yet listening
+    } finally {
+      probe.close();
     }
+    // Whatever answers must be ModSecurity blocking a script tag: another server that took the port would pass it.
+    if (status !== 403 || child.exitCode !== null) break;
+    return { child, port };
   }
-  throw new Error(`nginx did not start; see ${join(dir, 'nginx-error.log')}`);
+  child.kill();
+  throw new Error(`nginx + ModSecurity did not start on port ${port} (a script tag in the query must get 403); see ${join(dir, 'nginx-error.log')}`);
 }
 
 // --- Requests --------------------------------------------------------------------------
