@@ -205,18 +205,24 @@ export function upstreamPath(up: URL, target: string | undefined): string {
   return basePath + (target?.startsWith('/') ? target : originForm(target));
 }
 
+/** The ways a decoder may read a dot: `%2e`, IIS's `%u002e`, and the overlong UTF-8 forms that old decoders took. */
+const DOT = /%2e|%u002e|%c0%ae|%e0%80%ae/gi;
+/** And a slash or backslash, which some servers take as a separator (`%u2215` is the division slash IIS folds to `/`). */
+const SEPARATOR = /%2f|%5c|%u002f|%u005c|%u2215|%c0%af|%e0%80%af|%c1%9c|\\/gi;
+
 /**
- * Whether the target's path has a `..` segment (also written `%2e%2e` or `%252e%252e`, with
- * `;` parameters, or after an encoded or back slash) while the app sits under a path prefix: the app would resolve `/base/../x`
- * out of the prefix, to a path the URL given for it did not name. Without a prefix the app
- * gets the path as written (it resolves `..` against its own root).
+ * Whether the target's path has a `..` segment (also written `%2e%2e`, `%252e%252e`, `%u002e`
+ * or overlong UTF-8 such as `%c0%ae`, with `;` parameters, or after an encoded or back slash)
+ * while the app sits under a path prefix: the app would resolve `/base/../x` out of the
+ * prefix, to a path the URL given for it did not name. Without a prefix the app gets the path
+ * as written (it resolves `..` against its own root).
  */
 export function climbsOutOfPrefix(up: URL, target: string | undefined): boolean {
   if (up.pathname === '/' || target === undefined || !target.startsWith('/')) return false;
   let path = target.split('?')[0]!;
   // `%252e` is `%2e` to an app that decodes twice.
   for (let i = 0; i < 3 && /%25/i.test(path); i++) path = path.replace(/%25/gi, '%');
-  path = path.replace(/%2e/gi, '.').replace(/%2f|%5c|\\/gi, '/');
+  path = path.replace(DOT, '.').replace(SEPARATOR, '/');
   // `..;x` is `..` to an app that drops a segment's parameters (Tomcat, Jetty, Spring).
   return path.split('/').some((segment) => segment.split(';')[0] === '..');
 }
