@@ -117,7 +117,8 @@ describe('the proxy acts on the verdict', () => {
     assert.equal(a.status, 403);
     assert.equal(a.headers['cf-mitigated'], 'challenge');
     assert.match(a.body, /<form method="post" action="\/\.rulesmith\/challenge"><input type="hidden" name="ray" value="[0-9a-f]{16}-LCL"><input type="hidden" name="return" value="\/challenge\?next=1">/);
-    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'return=%2Fchallenge%3Fnext%3D1' });
+    const ray = /name="ray" value="([^"]+)"/.exec(a.body)![1]!;
+    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `ray=${ray}&return=%2Fchallenge%3Fnext%3D1` });
     assert.equal(pass.status, 303);
     assert.equal(pass.headers.location, '/challenge?next=1');
     const cookie = String(pass.headers['set-cookie']).split(';')[0]!;
@@ -137,7 +138,9 @@ describe('the proxy acts on the verdict', () => {
   });
 
   it("sends the button's press back to a return path with characters a header cannot hold, percent-encoded (not a 500)", async () => {
-    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'return=%2F%E3%80%80' });
+    const served = await send(url, ZONE, '/challenge');
+    const ray = /name="ray" value="([^"]+)"/.exec(served.body)![1]!;
+    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `ray=${ray}&return=%2F%E3%80%80` });
     assert.deepEqual([pass.status, pass.headers.location], [303, '/%E3%80%80']);
   });
 

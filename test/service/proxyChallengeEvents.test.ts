@@ -117,7 +117,7 @@ describe('challenges in the security events', () => {
     await withProxy({}, async (p) => {
       const served = await send(p.url(), ZONE, '/mc');
       assert.equal(served.status, 403);
-      const pass = await send(p.url(), ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'return=%2Fmc' });
+      const pass = await press(p, formOf(served));
       const cookie = String(pass.headers['set-cookie']).split(';')[0]!;
       const passed = await Promise.all(['/mc', '/js', '/ch'].map((path) => send(p.url(), ZONE, path, { headers: { cookie } })));
       assert.deepEqual(passed.map((a) => a.status), [200, 200, 200]);
@@ -126,6 +126,7 @@ describe('challenges in the security events', () => {
         (await eventsOf(ZONE_ID, rays)).map((e) => [e.rayName, e.action, e.ruleAction, e.edgeResponseStatus]).sort((a, b) => rays.indexOf(a[0]) - rays.indexOf(b[0])),
         [
           [rays[0], 'managed_challenge', 'managed_challenge', 403],
+          [rays[0], 'managed_challenge_interactive_solved', 'managed_challenge', 303],
           [rays[1], 'managed_challenge_bypassed', 'managed_challenge', 200],
           [rays[2], 'jschallenge_bypassed', 'js_challenge', 200],
           [rays[3], 'challenge_bypassed', 'challenge', 200],
@@ -133,7 +134,7 @@ describe('challenges in the security events', () => {
       );
       // One challenge served, in the counters and in the events' counts alike.
       assert.deepEqual(counts(p.counters()[0]!), { requests: 4, blocked: 0, challenged: 1, forwarded: 3 });
-      assert.deepEqual(await countsOf(ZONE_ID, rays), { challenge_bypassed: 1, jschallenge_bypassed: 1, managed_challenge: 1, managed_challenge_bypassed: 1 });
+      assert.deepEqual(await countsOf(ZONE_ID, rays), { challenge_bypassed: 1, jschallenge_bypassed: 1, managed_challenge: 1, managed_challenge_bypassed: 1, managed_challenge_interactive_solved: 1 });
     });
   });
 
@@ -186,7 +187,7 @@ describe('challenges in the security events', () => {
     });
   });
 
-  it('a forged, missing, expired, other zone\'s or other visitor\'s ray id: the cookie as always, and no solve', async () => {
+  it('a forged, missing, expired, other zone\'s or other visitor\'s ray id: 403, no cookie and no solve', async () => {
     let clock = Date.now();
     await withProxy({ now: () => clock, zones: [ZONE, OLD] }, async (p) => {
       const cookieOf = (a: { headers: Record<string, unknown> }) => /^rulesmith_clearance=\d+\.[A-Za-z0-9_-]{43};/.test(String(a.headers['set-cookie']));
@@ -203,12 +204,13 @@ describe('challenges in the security events', () => {
         await press(p, form, { headers: { 'user-agent': 'python-requests/2.31' } }),
         await press(p, form, { host: OLD, headers: ua }),
       ];
-      assert.deepEqual(refused.map((a) => [a.status, a.headers.location, cookieOf(a)]), Array(5).fill([303, '/mc', true]));
+      // Another site's form cannot pass a challenge for the browser that submits it.
+      assert.deepEqual(refused.map((a) => [a.status, a.headers['cf-mitigated'], cookieOf(a), /The challenge was not passed/.test(a.body), /<a href="\/mc">Open the page again<\/a>/.test(a.body)]), Array(5).fill([403, 'challenge', false, true, true]));
       assert.deepEqual(handedSince(before), []);
-      // Kept for its own visitor meanwhile; once expired (the clearance's lifetime), no solve for it either.
+      // Kept for its own visitor meanwhile; once expired (the clearance's lifetime), no solve and no cookie for it either.
       clock += 30 * 60 * 1000;
       const late = await press(p, form, { headers: ua });
-      assert.deepEqual([late.status, cookieOf(late), handedSince(before)], [303, true, []]);
+      assert.deepEqual([late.status, cookieOf(late), handedSince(before)], [403, false, []]);
       // A challenge served now is solved by its own visitor.
       const fresh = await send(p.url(), ZONE, '/mc', { headers: ua });
       assert.equal((await press(p, formOf(fresh), { headers: ua })).status, 303);

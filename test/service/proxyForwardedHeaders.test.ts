@@ -9,7 +9,7 @@ import { parseFieldsFile, type FieldsMapping } from '../../server/src/proxy/edge
 import type { ProxyOptions } from '../../server/src/proxy/proxy';
 import { proxyTestFile, raw, send, startRawUpstream, ZONE } from './proxyHarness';
 
-const file = proxyTestFile({ proxy: { upstreamTimeoutMs: 2_000 } });
+const file = proxyTestFile({ proxy: { upstreamTimeoutMs: 2_000 }, custom: [{ action: 'managed_challenge', expression: 'http.request.uri.path eq "/mc"' }] });
 
 const SPOOFED = {
   'x-forwarded-for': '203.0.113.9',
@@ -107,7 +107,9 @@ describe("the challenge's clearance cookie", () => {
   async function clearanceCookie(extra: Partial<ProxyOptions>, headers: Record<string, string>): Promise<string> {
     let cookie = '';
     await file.withProxy(extra, async (p) => {
-      const r = await send(p.url(), ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: 'return=%2F' });
+      const served = await send(p.url(), ZONE, '/mc', { headers });
+      const ray = /name="ray" value="([^"]+)"/.exec(served.body)![1]!;
+      const r = await send(p.url(), ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: `ray=${ray}&return=%2F` });
       assert.equal(r.status, 303);
       cookie = String(r.headers['set-cookie']);
     });

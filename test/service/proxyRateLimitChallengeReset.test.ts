@@ -43,10 +43,10 @@ async function overTheLimit(p: RunningProxy, headers: Record<string, string> = U
   return served;
 }
 
-/** The interstitial's button for the challenge whose ray id is `ray`: its 303 and the clearance cookie (`name=value`). */
-async function press(p: RunningProxy, ray: string, headers: Record<string, string> = UA): Promise<string> {
+/** The interstitial's button for the challenge whose ray id is `ray`: its 303 and the clearance cookie (`name=value`), or the 403 of a press that names no challenge of this visitor's. */
+async function press(p: RunningProxy, ray: string, headers: Record<string, string> = UA, status = 303): Promise<string> {
   const pressed = await send(p.url(), ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: `ray=${ray}&return=%2Frl` });
-  assert.equal(pressed.status, 303);
+  assert.deepEqual([pressed.status, pressed.headers['set-cookie'] === undefined], [status, status !== 303]);
   return String(pressed.headers['set-cookie']).split(';')[0]!;
 }
 
@@ -90,14 +90,15 @@ describe('a rate-limit challenge the visitor passes', () => {
     await file.withProxy({}, async (p) => {
       const served = await overTheLimit(p);
       const ray = String(served.headers['cf-ray']);
-      // No ray, an unknown one, another User-Agent (another visitor): the cookie, no reset.
-      await press(p, '');
-      await press(p, '0123456789abcdef-LCL');
-      await press(p, ray, { 'user-agent': 'another visitor' });
+      // No ray, an unknown one, another User-Agent (another visitor): 403, no cookie, no reset.
+      await press(p, '', UA, 403);
+      await press(p, '0123456789abcdef-LCL', UA, 403);
+      await press(p, ray, { 'user-agent': 'another visitor' }, 403);
       assert.equal((await send(p.url(), ZONE, '/rl', { headers: UA })).status, 403);
       // The visitor's own press resets it, once: the count starts again, and goes over the limit again.
       await press(p, ray);
       assert.deepEqual([(await send(p.url(), ZONE, '/rl', { headers: UA })).status, (await send(p.url(), ZONE, '/rl', { headers: UA })).status], [200, 200]);
+      // Pressed again: the cookie again, no second reset.
       await press(p, ray);
       assert.equal((await send(p.url(), ZONE, '/rl', { headers: UA })).status, 403);
     });

@@ -9,8 +9,9 @@
  * rule is logged and evaluation goes on, so a block rule after it still blocks.
  *
  * The interstitial's form also posts back the challenged request's ray id: the proxy keeps
- * what that challenge's solve event needs (PendingChallenges) and records the solve when the
- * same visitor presses the button (proxy.ts `passChallenge`).
+ * each challenge it serves (PendingChallenges, with what its solve event needs), and only a
+ * press by the same visitor that names one gets the cookie (proxy.ts `passChallenge`), so
+ * another site's form cannot pass a challenge for the browser that submits it.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SizedLru } from '../language/sizedLru';

@@ -57,6 +57,21 @@ export function challengePage(rayId: string, zone: string, action: string, retur
   );
 }
 
+/**
+ * A press of the interstitial's button that answers no challenge this proxy served to this
+ * visitor for this zone: no clearance, so that another site's form cannot pass a challenge
+ * for the browser that submits it.
+ */
+export function challengeNotPassedPage(rayId: string, zone: string, returnTo: string): Page {
+  return html(
+    403,
+    'The challenge was not passed',
+    `<p>This press answers no challenge the Rulesmith proxy served to this browser for <code>${escapeHtml(zone)}</code>: the challenge expired (after 30 minutes), was passed already, was served before the proxy restarted, or the form came from another page or site. No clearance cookie was set.</p>\n<p><a href="${escapeHtml(returnTo)}">Open the page again</a> to get a new challenge.</p>`,
+    rayId,
+    { 'cf-mitigated': 'challenge' },
+  );
+}
+
 export function unknownZonePage(rayId: string, host: string, zones: readonly string[]): Page {
   return html(
     530,

@@ -43,7 +43,7 @@ import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
 import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor } from './clearance';
 import { clientAddress, edgeFields, forwardedProto, peerTrusted, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
-import { badGatewayPage, blockPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
+import { badGatewayPage, blockPage, challengeNotPassedPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
 import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, sendHeldBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
@@ -451,11 +451,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (v.kind === 'challenge') keepChallenge(v, req, event);
   }
 
-  /** What the press of a served challenge's button needs, kept under its ray id (when there is anything to do). */
+  /** What the press of a served challenge's button needs, kept under its ray id: only a press that names it passes. */
   function keepChallenge(v: Verdict, req: IncomingMessage, served: EvaluatedRequest | undefined): void {
     const solve = served && solveOf(served);
     const rateLimitCounter = v.evaluation.rateLimitCounter;
-    if (!solve && rateLimitCounter === undefined) return;
     const visitor: Visitor = { ip: v.edge.clientIp, userAgent: userAgentOf(req) };
     const bytes = (solve ? solveBytes(solve) : 512 + visitor.userAgent.length) + (rateLimitCounter?.length ?? 0);
     pendingChallenges.remember(v.rayId, { zoneId: v.route.zoneId, visitor, ...(solve ? { solve } : {}), ...(rateLimitCounter !== undefined ? { rateLimitCounter } : {}) }, bytes);
@@ -1006,14 +1005,22 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const visitor = visitorOf(req);
     const ray = form.get('ray');
     const kept = ray ? pendingChallenges.take(ray, (k) => k.zoneId === route.zoneId && k.visitor.ip === visitor.ip && k.visitor.userAgent === visitor.userAgent) : undefined;
-    if (kept?.solve) toSink({ ...kept.solve, time: now(), responseStatus: 303 });
+    const returnTo = safeReturn(form.get('return'));
+    if (!kept) {
+      log(`proxy: ${rayId} ${route.zoneName} POST ${CHALLENGE_PATH} 403 (the press names no challenge served to this visitor here: ${ray ? `ray ${JSON.stringify(ray.slice(0, 40))} expired, was passed already or is another's` : 'no ray'}; no clearance)`);
+      sendPage(res, challengeNotPassedPage(rayId, route.zoneName, returnTo), rayId);
+      return;
+    }
+    // Pressed again (a double click, a replayed POST): the cookie again, but neither the solve nor the reset twice.
+    if (kept.solve || kept.rateLimitCounter !== undefined) pendingChallenges.remember(ray!, { zoneId: kept.zoneId, visitor: kept.visitor }, 512 + kept.visitor.userAgent.length);
+    if (kept.solve) toSink({ ...kept.solve, time: now(), responseStatus: 303 });
     // Passing a rate limit's challenge resets its counter (docs/proxy.md, Rate limiting): where it is counted, this thread or a worker.
-    if (kept?.rateLimitCounter !== undefined) {
+    if (kept.rateLimitCounter !== undefined) {
       limiter.reset(kept.rateLimitCounter);
       pool?.resetRateLimit(kept.rateLimitCounter);
     }
     const https = forwardedProto(req.headers, peerTrusted({ remoteAddress: req.socket.remoteAddress ?? '', trust }), ownProto(req)) === 'https';
-    res.writeHead(303, { location: safeReturn(form.get('return')), 'set-cookie': clearance.cookie(route.zoneId, visitor, https), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
+    res.writeHead(303, { location: returnTo, 'set-cookie': clearance.cookie(route.zoneId, visitor, https), 'cache-control': 'no-store', 'content-length': 0, 'cf-ray': rayId });
     res.end();
   }
 
