@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Database } from 'node-sqlite3-wasm';
-import { readRules } from '../../server/src/service/rulesetHistory';
+import { MIGRATION_PAGE, readRules } from '../../server/src/service/rulesetHistory';
 import { deleteVersion, latestRuleset, saveRuleset, storedVersion } from '../../server/src/service/rulesetStore';
 import { SCHEMA } from '../../server/src/service/schema';
 import { DEMO_ACCOUNT, demoZoneId } from '../../server/src/service/seed';
@@ -506,6 +506,29 @@ describe('a database of schema 1', () => {
         assert.deepEqual(store.all('SELECT * FROM rulesets'), [{ id: 'r1', scope: 'account', scope_id: 'a', kind: 'custom', phase: CUSTOM, version_floor: 3 }]);
         const v4 = store.write(() => saveRuleset(store, 'account', 'a', { id: 'r1', name: 'new', description: 'd4', kind: 'custom', phase: CUSTOM, rules: [] }));
         assert.deepEqual([v4.version, v4.name, v4.description], ['4', 'new', 'd4']);
+      },
+    );
+  });
+
+  it('is migrated a page of versions at a time: histories longer than a page, in two rulesets, all read back', () => {
+    // r1's history spans pages, and a page ends inside it; r2 starts on the last page.
+    const versions = [...Array.from({ length: MIGRATION_PAGE + 50 }, (_, i) => ['r1', i + 1] as const), ...Array.from({ length: 60 }, (_, i) => ['r2', i + 1] as const)];
+    const body = (id: string, v: number) => ({ id, name: `${id} v${v}`, description: '', kind: 'custom', version: String(v), last_updated: `t${v}`, phase: CUSTOM, rules: [{ id: `${id}-rule`, version: String(v), action: 'block', expression: `http.request.uri.path eq "/${v}"`, description: '', last_updated: `t${v}`, ref: 'x', enabled: true }] });
+    migrated(
+      (raw) => {
+        raw.exec('PRAGMA user_version = 1');
+        raw.exec("INSERT INTO accounts VALUES ('a', 'A', 't')");
+        raw.run("INSERT INTO rulesets VALUES ('r1', 'account', 'a', 'custom', ?, 'r1', '', ?, 't')", [CUSTOM, MIGRATION_PAGE + 50]);
+        raw.run("INSERT INTO rulesets VALUES ('r2', 'account', 'a', 'custom', ?, 'r2', '', 60, 't')", [CUSTOM]);
+        for (const [id, v] of versions) raw.run('INSERT INTO ruleset_versions VALUES (?, ?, ?, ?)', [id, v, `t${v}`, JSON.stringify(body(id, v))]);
+      },
+      (store) => {
+        const got = versions.filter(([id, v]) => {
+          const r = storedVersion(store, 'account', 'a', id, v);
+          return r?.name === `${id} v${v}` && r.rules[0]?.expression === `http.request.uri.path eq "/${v}"`;
+        });
+        assert.equal(got.length, versions.length);
+        assert.deepEqual(store.all('SELECT ruleset_id, count(*) AS n FROM ruleset_versions GROUP BY ruleset_id ORDER BY ruleset_id'), [{ ruleset_id: 'r1', n: MIGRATION_PAGE + 50 }, { ruleset_id: 'r2', n: 60 }]);
       },
     );
   });

@@ -514,6 +514,9 @@ export function dropRowsBetween(store: SqlStore, rulesetId: string, before: numb
   store.run('DELETE FROM ruleset_rules WHERE ruleset_id = ? AND from_version > ? AND from_version < ? AND to_version <= ?', [rulesetId, before ?? 0, after, after]);
 }
 
+/** Versions read at a time by the schema 1 → 2 step. */
+export const MIGRATION_PAGE = 200;
+
 /**
  * Schema 1 → 2: every retained version's body (one JSON document per version) replayed
  * into rule rows and headers, oldest first, then the old table dropped.
@@ -522,13 +525,20 @@ export function migrateToRuleRows(store: SqlStore): void {
   store.run('ALTER TABLE ruleset_versions RENAME TO ruleset_versions_v1');
   store.exec(HISTORY_SCHEMA);
   store.run('ALTER TABLE ruleset_headers RENAME TO ruleset_versions');
-  const old = store.all<{ ruleset_id: string; version: number; last_updated: string; body: string }>(
-    'SELECT ruleset_id, version, last_updated, body FROM ruleset_versions_v1 ORDER BY ruleset_id, version',
-  );
-  for (const v of old) {
-    const rs = JSON.parse(v.body) as { name: string; description: string; rules: { id: string }[] };
-    writeRules(store, v.ruleset_id, v.version, rs.rules);
-    store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [v.ruleset_id, v.version, v.last_updated, rs.name, rs.description]);
+  // A page of versions at a time: a store's whole history (each version a whole ruleset in schema 1) need not fit in memory.
+  for (let after: [string, number] = ['', -1]; ; ) {
+    const page = store.all<{ ruleset_id: string; version: number; last_updated: string; body: string }>(
+      'SELECT ruleset_id, version, last_updated, body FROM ruleset_versions_v1 WHERE (ruleset_id, version) > (?, ?) ORDER BY ruleset_id, version LIMIT ?',
+      [...after, MIGRATION_PAGE],
+    );
+    for (const v of page) {
+      const rs = JSON.parse(v.body) as { name: string; description: string; rules: { id: string }[] };
+      writeRules(store, v.ruleset_id, v.version, rs.rules);
+      store.run('INSERT INTO ruleset_versions (ruleset_id, version, last_updated, name, description) VALUES (?, ?, ?, ?, ?)', [v.ruleset_id, v.version, v.last_updated, rs.name, rs.description]);
+    }
+    if (page.length < MIGRATION_PAGE) break;
+    const last = page[page.length - 1]!;
+    after = [last.ruleset_id, last.version];
   }
   store.run('DROP TABLE ruleset_versions_v1');
 }
