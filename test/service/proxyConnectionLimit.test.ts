@@ -7,6 +7,7 @@ import { connect, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { UsageError } from '../../server/src/cli/input';
 import { serveArgs, serveOptions } from '../../server/src/cli/serve';
+import { LINGER_IDLE_MS } from '../../server/src/proxy/forwarding';
 import { DEFAULT_MAX_CONNECTIONS } from '../../server/src/proxy/proxy';
 import { proxyTestFile, send } from './proxyHarness';
 
@@ -36,6 +37,18 @@ function closedWith(s: Socket): Promise<string> {
   });
 }
 
+/** Sends `head` on a connection that never ends its own side (half-open allowed), and resolves with what came back once the proxy has answered and ended its side. */
+function answeredHalfOpen(url: string, head: string): Promise<{ socket: Socket; data: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ port: Number(port), host: hostname, allowHalfOpen: true }, () => socket.write(head));
+    let data = '';
+    socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
+    socket.once('end', () => resolve({ socket, data }));
+    socket.on('error', reject);
+  });
+}
+
 describe('--proxy-max-connections', () => {
   it('closes a connection past the limit unanswered and logs it; a slot that frees serves the next', { timeout: 20_000 }, async () => {
     await file.withProxy({ workers: 0, maxConnections: 2 }, async (p, logs) => {
@@ -62,6 +75,29 @@ describe('--proxy-max-connections', () => {
       }
       assert.equal(status, 200);
       open[1]!.destroy();
+    });
+  });
+
+  it('frees the slot of a client that never ends its side after a raw answer (CONNECT), within the linger bound', { timeout: 20_000 }, async () => {
+    await file.withProxy({ workers: 0, maxConnections: 1 }, async (p) => {
+      const started = Date.now();
+      const { socket, data } = await answeredHalfOpen(p.url(), `CONNECT ${ZONE}:443 HTTP/1.1\r\nHost: ${ZONE}:443\r\n\r\n`);
+      assert.match(data, /^HTTP\/1\.1 405 /);
+      try {
+        // The client's side stays open; the proxy closes the socket once LINGER_IDLE_MS pass without a byte, and the one slot serves again.
+        let status = 0;
+        while (status !== 200 && Date.now() - started < LINGER_IDLE_MS + 3_000) {
+          status = await send(p.url(), ZONE, '/').then(
+            (a) => a.status,
+            () => 0,
+          );
+          if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+        }
+        assert.equal(status, 200);
+        assert.ok(Date.now() - started >= LINGER_IDLE_MS - 100, 'not before the linger bound');
+      } finally {
+        socket.destroy();
+      }
     });
   });
 

@@ -109,14 +109,17 @@ describe("the app's answers without a body", () => {
     const up = await startRawUpstream((head, s) => {
       const path = head.split(' ')[1];
       if (path === '/204') s.end('HTTP/1.1 204 No Content\r\nx-a: 1\r\n\r\n');
+      // An app that wrongly says a 204 has a body: node drops the body, and the proxy its Content-Length.
+      else if (path === '/204-length') s.end('HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\nhello');
       else if (path === '/304') s.end('HTTP/1.1 304 Not Modified\r\netag: "v1"\r\n\r\n');
       else s.end('HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello');
     });
     try {
       await withProxy({ upstream: up.url }, async (p) => {
-        const r = await raw(p.url(), `GET /204 HTTP/1.1\r\nHost: ${ZONE}\r\n\r\nGET /304 HTTP/1.1\r\nHost: ${ZONE}\r\nIf-None-Match: "v1"\r\n\r\nGET /ok HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`);
-        const answers = r.data.split(/(?=HTTP\/1\.1 )/).map((a) => [a.split('\r\n')[0], a.slice(a.indexOf('\r\n\r\n') + 4), /\r\ntransfer-encoding:/i.test(a)]);
+        const r = await raw(p.url(), `GET /204 HTTP/1.1\r\nHost: ${ZONE}\r\n\r\nGET /204-length HTTP/1.1\r\nHost: ${ZONE}\r\n\r\nGET /304 HTTP/1.1\r\nHost: ${ZONE}\r\nIf-None-Match: "v1"\r\n\r\nGET /ok HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`);
+        const answers = r.data.split(/(?=HTTP\/1\.1 )/).map((a) => [a.split('\r\n')[0], a.slice(a.indexOf('\r\n\r\n') + 4), /\r\n(transfer-encoding|content-length):/i.test(a) && !a.startsWith('HTTP/1.1 200')]);
         assert.deepEqual(answers, [
+          ['HTTP/1.1 204 No Content', '', false],
           ['HTTP/1.1 204 No Content', '', false],
           ['HTTP/1.1 304 Not Modified', '', false],
           ['HTTP/1.1 200 OK', 'hello', false],
@@ -198,6 +201,32 @@ describe('a kept-alive connection the app closed as the next request went out on
         assert.equal(connections, 3);
         // Not a POST: the app may have acted on it before the reset (nginx's default too).
         assert.equal((await send(p.url(), ZONE, '/post', { method: 'POST', body: 'x' })).status, 502);
+      });
+    } finally {
+      app.close();
+    }
+  });
+});
+
+describe('a kept-alive connection the app closes after an interim answer', () => {
+  it('is not sent again: the app had the request, and the client its 103 once', async () => {
+    let requests = 0;
+    const app = await startRawUpstream((head, s) => {
+      requests++;
+      if (head.startsWith('GET /first ')) {
+        s.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+        // The next request on this connection gets a 103, then the connection is reset.
+        s.once('data', () => {
+          requests++;
+          s.write('HTTP/1.1 103 Early Hints\r\nLink: </app.css>; rel=preload\r\n\r\n', () => s.destroy());
+        });
+      } else s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok');
+    });
+    try {
+      await withProxy({ upstream: app.url }, async (p) => {
+        assert.equal((await send(p.url(), ZONE, '/first')).status, 200);
+        const r = await raw(p.url(), `GET /hinted HTTP/1.1\r\nHost: ${ZONE}\r\nConnection: close\r\n\r\n`);
+        assert.deepEqual([r.data.match(/HTTP\/1\.1 103 /g)?.length, /HTTP\/1\.1 502 /.test(r.data), requests], [1, true, 2]);
       });
     } finally {
       app.close();

@@ -111,7 +111,15 @@ export function badStatusLine(res: IncomingMessage): string | undefined {
 
 /** The app's response headers for the client (raw, in order): hop-by-hop ones dropped, and Trailer unless `keepTrailer`. */
 export function responseHeaders(upRes: IncomingMessage, keepTrailer: boolean): string[] {
-  return endToEnd(upRes.rawHeaders, upRes.headers.connection, keepTrailer);
+  const headers = endToEnd(upRes.rawHeaders, upRes.headers.connection, keepTrailer);
+  // A 204 has no body, and must not say it has one (RFC 9110 §8.6): a client in front that believed an app's Content-Length would read the next answer as this one's body.
+  return upRes.statusCode === 204 ? withoutHeader(headers, 'content-length') : headers;
+}
+
+function withoutHeader(headers: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) if (headers[i]!.toLowerCase() !== name) out.push(headers[i]!, headers[i + 1]!);
+  return out;
 }
 
 /** Raw headers of an answer (final or interim), in order, minus the hop-by-hop ones and those its `Connection` lists; Trailer kept when `keepTrailer`. */
@@ -190,7 +198,35 @@ export function headerLines(headers: Iterable<readonly [string, string]>): strin
 export function writeRawPage(socket: Duplex, page: Page, rayId: string): void {
   const headers = { ...page.headers, 'cf-ray': rayId, 'content-length': String(Buffer.byteLength(page.body)), connection: 'close' };
   socket.end(`HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? 'Error'}\r\n${headerLines(Object.entries(headers))}\r\n${page.body}`);
-  // Read (and drop) what the client still sends, so that its end is seen and the socket freed.
+  lingerThenClose(socket);
+}
+
+/**
+ * Lingering close: after an answer to a request whose upload is unfinished, the rest of it is
+ * read and dropped for up to LINGER_MS (LINGER_IDLE_MS without a byte) before the connection
+ * closes, so that a client that writes its whole body before it reads gets the answer.
+ */
+export const LINGER_MS = 30_000;
+export const LINGER_IDLE_MS = 5_000;
+
+/**
+ * The answer's end is sent (or is being sent): what the client still sends is read and
+ * dropped until it ends its side, LINGER_IDLE_MS pass without a byte, or LINGER_MS in all,
+ * and the socket is closed then. Without the bound, a client that never ends its side (the
+ * server allows half-open connections) would hold the socket, and a connection slot, for ever.
+ */
+export function lingerThenClose(socket: Duplex): void {
+  if (socket.destroyed) return;
+  const close = () => socket.destroy();
+  const total = setTimeout(close, LINGER_MS);
+  const idle = idleTimer(LINGER_IDLE_MS, close);
+  idle.start();
+  socket.on('data', () => idle.start());
+  socket.once('end', close);
+  socket.once('close', () => {
+    clearTimeout(total);
+    idle.stop();
+  });
   socket.resume();
 }
 

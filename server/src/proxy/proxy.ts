@@ -45,7 +45,7 @@ import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor 
 import { clientAddress, edgeFields, forwardedProto, peerTrusted, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengeNotPassedPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, idleTimer, isWebSocket, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, sendHeldBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, lingerThenClose, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, sendHeldBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from '../logThrottle';
@@ -173,13 +173,6 @@ export const CLIENT_CLOSED = 499;
 export const UPSTREAM_ATTEMPTS = 3;
 /** Methods never sent twice (nginx's `non_idempotent`). */
 const NON_IDEMPOTENT = new Set(['POST', 'PATCH', 'LOCK']);
-/**
- * Lingering close: after an answer to a request whose upload is unfinished, the rest of it is
- * read and dropped for up to LINGER_MS (LINGER_IDLE_MS without a byte) before the connection
- * closes, so that a client that writes its whole body before it reads gets the answer.
- */
-export const LINGER_MS = 30_000;
-export const LINGER_IDLE_MS = 5_000;
 
 /** What a challenge served with the interstitial keeps until its button is pressed (`passChallenge`). */
 interface PendingChallenge {
@@ -677,6 +670,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
      * answer would keep a request out of a complexity-based limit.
      */
     let countAfterClientLeft = false;
+    /** Set once the app sent an interim answer (103, 102): it had the request and began answering, so the request is not sent again, and the client, which may have that answer, does not get it twice. */
+    let interimFromApp = false;
     const fail = (page: Page) => {
       if (res.headersSent) {
         req.resume();
@@ -733,7 +728,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
           // any answer): sent again on another connection, as nginx does. Only a request whose whole
           // body the proxy holds can be, at most UPSTREAM_ATTEMPTS times in all, and, as nginx by
           // default, not a POST, PATCH or LOCK: the app may have acted on it before the reset.
-          if (!answered && ended && r.reusedSocket && attempts < UPSTREAM_ATTEMPTS && !NON_IDEMPOTENT.has(req.method ?? '') && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+          if (!answered && !interimFromApp && ended && r.reusedSocket && attempts < UPSTREAM_ATTEMPTS && !NON_IDEMPOTENT.has(req.method ?? '') && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
             attempts++;
             upReq = upstreamRequest(req, v);
             wire(upReq);
@@ -761,6 +756,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         }),
       );
       r.on('information', (info: InformationEvent) => {
+        interimFromApp = true;
         if (answered) return;
         const fault = relayInterim(req, res, info);
         if (fault) log(`proxy: ${v.rayId} ${route.zoneName} ${req.method} ${req.url}: the app's ${info.statusCode} was not passed on: ${fault}`);
@@ -1218,8 +1214,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       upRes.destroy();
       socket.destroy();
     });
-    // Read (and drop) what the client still sends, so that its end is seen and the socket freed.
+    // Read (and drop) what the client still sends, so that its end is seen; once the answer is sent, the socket is freed within the linger's bound.
     socket.resume();
+    socket.once('finish', () => lingerThenClose(socket));
     return upRes.statusCode!;
   }
 
@@ -1339,17 +1336,7 @@ function lingerOnClose(req: IncomingMessage, upReq?: ClientRequest): void {
     req.removeAllListeners('data');
     req.resume();
     if (upReq && !upReq.writableFinished) upReq.destroy();
-    const close = () => this.destroy();
-    const total = setTimeout(close, LINGER_MS);
-    const idle = idleTimer(LINGER_IDLE_MS, close);
-    idle.start();
-    this.on('data', () => idle.start());
-    this.once('end', close);
-    this.once('close', () => {
-      clearTimeout(total);
-      idle.stop();
-    });
-    this.resume();
+    lingerThenClose(this);
   };
 }
 
