@@ -41,6 +41,7 @@ import { ApiError, CODES, randomHex } from '../service/api';
 import { allowed, authenticate, seesEverything, visible, ZONE_WAF_GROUPS, type Principal } from '../service/auth';
 import { zoneRow } from '../service/scope';
 import type { Store } from '../service/store';
+import { decodeBody } from './bodyCoding';
 import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor } from './clearance';
 import { clientAddress, edgeFields, forwardedProto, peerTrusted, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengeNotPassedPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
@@ -49,7 +50,7 @@ import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPe
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from '../logThrottle';
-import { refusedHead, type HeadRefusal } from './requestHead';
+import { refusedHead } from './requestHead';
 import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
 
 export type { EvaluatedRequestSink } from '../evaluatedRequest';
@@ -602,10 +603,20 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const declared = Number(req.headers['content-length']);
     // Without Content-Length (chunked) the whole size is unknown when the rules run: past the
     // limit it is limit + 1, whatever pieces the client sent it in (body.ts `undeclaredSize`).
-    const bodySize = Number.isSafeInteger(declared) && declared >= 0 ? declared : undeclaredSize(buffered.length, limit);
+    let bodySize = Number.isSafeInteger(declared) && declared >= 0 ? declared : undeclaredSize(buffered.length, limit);
+    let inspected: Buffer = buffered.subarray(0, limit);
+    // A compressed body: the rules read it decoded, as the app will (bodyCoding.ts); the app gets it as sent.
+    const decoded = await decodeBody(req.headers['content-encoding'], inspected, head.ended && buffered.length <= limit, limit);
+    if (decoded && 'refused' in decoded) {
+      drainBeforeAnswer(req, res);
+      refused(decoded.refused.status, `proxy: ${rayId} ${route.zoneName} ${req.method} ${req.url} ${decoded.refused.status} (${decoded.refused.reason})`);
+      sendPage(res, refusedPage(decoded.refused), rayId);
+      return;
+    }
+    if (decoded) [inspected, bodySize] = [decoded.body, decoded.size];
     let verdict: Verdict;
     try {
-      verdict = await evaluateRequest(req, route, rayId, buffered.subarray(0, limit).toString('latin1'), bodySize, limit);
+      verdict = await evaluateRequest(req, route, rayId, inspected.toString('latin1'), bodySize, limit);
     } catch (e) {
       drainBeforeAnswer(req, res);
       sendPage(res, notEvaluated(req, route, rayId, e), rayId);
@@ -1355,8 +1366,8 @@ function withRayId(headers: string[], rayId: string): string[] {
   return out;
 }
 
-/** A head the proxy refuses (requestHead.ts), with its reason. */
-function refusedPage(r: HeadRefusal): Page {
+/** A head the proxy refuses (requestHead.ts), or a body it cannot decode (bodyCoding.ts), with its reason. */
+function refusedPage(r: { readonly status: number; readonly reason: string }): Page {
   return { status: r.status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `${r.status} ${STATUS_CODES[r.status]}: ${r.reason}\n` };
 }
 

@@ -1,0 +1,55 @@
+// A compressed request body is read by the rules decoded (gzip, deflate, br, and codings
+// chained), at most the inspection limit of it however far it expands; a coding the proxy
+// cannot decode, or bytes that are not what their coding says, are refused.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
+import { contentCodings, decodeBody } from '../../../server/src/proxy/bodyCoding';
+
+const FORM = Buffer.from('q=evil&x=1');
+const text = (d: Awaited<ReturnType<typeof decodeBody>>) => (d && 'body' in d ? [d.body.toString('latin1'), d.size] : d);
+
+describe('decodeBody', () => {
+  it('decodes gzip, deflate (zlib-wrapped or raw) and br, and codings applied one after another', async () => {
+    const cases: [string, Buffer][] = [
+      ['gzip', gzipSync(FORM)],
+      ['X-Gzip', gzipSync(FORM)],
+      ['deflate', deflateSync(FORM)],
+      ['deflate', deflateRawSync(FORM)],
+      ['br', brotliCompressSync(FORM)],
+      // Applied gzip first, then br: undone br first.
+      ['gzip, br', brotliCompressSync(gzipSync(FORM))],
+      ['identity, gzip', gzipSync(FORM)],
+    ];
+    for (const [coding, bytes] of cases) assert.deepEqual(text(await decodeBody(coding, bytes, true, 1024)), ['q=evil&x=1', 10], coding);
+  });
+
+  it('names no coding, or has no body: nothing to decode', async () => {
+    assert.equal(await decodeBody(undefined, FORM, true, 1024), undefined);
+    assert.equal(await decodeBody('deflate', Buffer.alloc(0), true, 1024), undefined);
+    assert.equal(await decodeBody('zstd', Buffer.alloc(0), true, 1024), undefined);
+    assert.equal(await decodeBody(' identity ', FORM, true, 1024), undefined);
+    assert.deepEqual(contentCodings('GZIP , identity,br'), ['gzip', 'br']);
+  });
+
+  it('keeps at most the limit of a body that expands past it (a gzip bomb), its size "more than the limit"', async () => {
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
+    assert.ok(bomb.length < 100_000);
+    const d = await decodeBody('gzip', bomb, true, 4096);
+    assert.ok(d && 'body' in d);
+    assert.deepEqual([d.body.length, d.size, d.body.every((b) => b === 0)], [4096, 4097, true]);
+  });
+
+  it('decodes the first bytes of a body the proxy holds only in part, its size "more than the limit"', async () => {
+    const long = Buffer.from(`q=${'a'.repeat(20_000)}evil`);
+    const gz = gzipSync(long);
+    const d = await decodeBody('gzip', gz.subarray(0, 40), false, 1024);
+    assert.ok(d && 'body' in d && d.size === 1025 && d.body.toString('latin1').startsWith('q=aaa'), JSON.stringify(d && 'body' in d ? [d.body.length, d.size] : d));
+  });
+
+  it('refuses a coding it cannot decode (415) and bytes that are not their coding (400)', async () => {
+    assert.deepEqual(await decodeBody('zstd', FORM, true, 1024), { refused: { status: 415, reason: 'Content-Encoding "zstd": the rules could not read the body (the proxy decodes gzip, deflate and br)' } });
+    assert.deepEqual(await decodeBody('gzip, compress', gzipSync(FORM), true, 1024), { refused: { status: 415, reason: 'Content-Encoding "compress": the rules could not read the body (the proxy decodes gzip, deflate and br)' } });
+    assert.deepEqual(await decodeBody('gzip', FORM, true, 1024), { refused: { status: 400, reason: 'the body is not valid gzip (Z_DATA_ERROR)' } });
+  });
+});
