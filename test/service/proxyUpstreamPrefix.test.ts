@@ -49,3 +49,11 @@ describe('an app under a path prefix', () => {
       assert.deepEqual(file.upstream.seen.map((s) => s.url), ['/a/../b']);
     }));
 });
+
+describe('a target that begins with two slashes', () => {
+  it('goes to the app with one, the path the rules saw (an app reading it as a URL would take the first segment for a host)', () =>
+    file.withProxy({}, async (p) => {
+      for (const target of ['//x/admin?q=1', '/\\x/admin', '///admin']) assert.match((await raw(p.url(), get(target))).data, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.deepEqual(file.upstream.seen.map((s) => s.url), ['/x/admin?q=1', '/x/admin', '/admin']);
+    }));
+});

@@ -234,11 +234,16 @@ export function connectionTokens(h: string | undefined): Set<string> {
   return new Set((h ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
 }
 
-/** The path the app gets: the upstream URL's path, then the target in origin form; `*` (OPTIONS *) as it is. */
+/**
+ * The path the app gets: the upstream URL's path, then the target in origin form; `*` (OPTIONS *)
+ * as it is. A target that begins with two or more slashes (or backslashes) goes with one: an
+ * app that reads its target as a URL (`new URL(req.url, base)`) takes `//x/admin` for the host
+ * `x` and the path `/admin`, which the rules, merging the slashes, saw as `/x/admin`.
+ */
 export function upstreamPath(up: URL, target: string | undefined): string {
   if (target === '*') return '*';
   const basePath = up.pathname === '/' ? '' : up.pathname.replace(/\/$/, '');
-  return basePath + (target?.startsWith('/') ? target : originForm(target));
+  return basePath + (target?.startsWith('/') ? target.replace(/^[/\\]{2,}/, '/') : originForm(target));
 }
 
 /** The ways a decoder may read a dot: `%2e`, IIS's `%u002e`, and the overlong UTF-8 forms that old decoders took. */
