@@ -85,6 +85,8 @@ describe('a WebSocket handshake', () => {
   it('the app declines gets its answer framed for the client, and the connection closes', async () => {
     // An app without WebSocket support answers the handshake as any GET, chunked.
     const app = createServer((_req, res) => {
+      // A byte past ASCII in a header value (node writes the string as Latin-1): the client gets that byte, not its UTF-8.
+      res.setHeader('x-name', 'caf\u00e9');
       res.write('hello ');
       res.end('world');
     });
@@ -96,6 +98,7 @@ describe('a WebSocket handshake', () => {
         assert.doesNotMatch(r.data, /^transfer-encoding:/im);
         assert.doesNotMatch(r.data, /^connection: keep-alive/im);
         assert.match(r.data, /\r\nconnection: close\r\n\r\nhello world$/);
+        assert.match(r.data, /\r\nx-name: caf\xe9\r\n/);
         assert.equal(r.closed, true);
       });
     } finally {

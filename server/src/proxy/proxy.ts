@@ -1179,7 +1179,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         answered = true;
         countOnward(v, upRes);
         record(v, req, upRes.statusCode ?? 101);
-        socket.write(`HTTP/1.1 101 ${upRes.statusMessage || 'Switching Protocols'}\r\n${headerLines(pairs(withRayId([...upRes.rawHeaders], v.rayId)))}\r\n`);
+        // Latin-1: node read the app's head byte for byte into these strings, and this gives the client the same bytes.
+        socket.write(`HTTP/1.1 101 ${upRes.statusMessage || 'Switching Protocols'}\r\n${headerLines(pairs(withRayId([...upRes.rawHeaders], v.rayId)))}\r\n`, 'latin1');
         if (upHead.length > 0) socket.write(upHead);
         if (earlyBytes > 0) upSocket.write(Buffer.concat(early));
         pipeTunnel(socket, upSocket);
@@ -1216,7 +1217,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       return 502;
     }
     const headers = withRayId(responseHeaders(upRes, false), rayId);
-    socket.write(`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage ?? ''}\r\n${headerLines(pairs(headers))}connection: close\r\n\r\n`);
+    socket.write(`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage ?? ''}\r\n${headerLines(pairs(headers))}connection: close\r\n\r\n`, 'latin1');
     upRes.on('error', () => socket.destroy());
     // A client that leaves takes the app's answer with it (the pipe alone would only pause it, and the idle watch with it).
     socket.once('close', () => upRes.destroy());
