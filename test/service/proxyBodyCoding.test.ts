@@ -6,7 +6,12 @@ import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { proxyTestFile, send, ZONE } from './proxyHarness';
 
-const file = proxyTestFile({ custom: [{ action: 'block', expression: 'http.request.body.raw contains "evil"', description: 'evil body' }] });
+const file = proxyTestFile({
+  custom: [
+    { action: 'block', expression: 'http.request.body.raw contains "evil"', description: 'evil body' },
+    { action: 'block', expression: 'http.request.body.size gt 1000000', description: 'upload too large' },
+  ],
+});
 
 const post = (url: string, body: Buffer, coding?: string) =>
   send(url, ZONE, '/form', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...(coding ? { 'content-encoding': coding } : {}) }, body });
@@ -17,6 +22,13 @@ describe('a request body with a Content-Encoding', () => {
       assert.equal((await post(p.url(), Buffer.from('q=evil'))).status, 403);
       assert.equal((await post(p.url(), gzipSync('q=evil'), 'gzip')).status, 403);
       assert.deepEqual(file.upstream.seen, []);
+    }));
+
+  it('is no smaller to a size rule than what came: a 2 MB gzip that decodes past the limit is blocked as the plain upload is', () =>
+    file.withProxy({}, async (p) => {
+      const upload = Buffer.alloc(2_000_000, 'a');
+      assert.equal((await post(p.url(), upload)).status, 403);
+      assert.equal((await post(p.url(), gzipSync(upload, { level: 0 }), 'gzip')).status, 403);
     }));
 
   it('reaches the app as sent when the rules let it through', () =>

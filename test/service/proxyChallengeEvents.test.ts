@@ -218,6 +218,14 @@ describe('challenges in the security events', () => {
     });
   });
 
+  it('with the events off (no sink): a press passes, and pressed again gets the cookie again', async () => {
+    await withProxy({ sink: undefined }, async (p) => {
+      const served = await send(p.url(), ZONE, '/mc');
+      const presses = [await press(p, formOf(served)), await press(p, formOf(served))];
+      assert.deepEqual(presses.map((a) => [a.status, /^rulesmith_clearance=/.test(String(a.headers['set-cookie']))]), [[303, true], [303, true]]);
+    });
+  });
+
   it('--challenge block: the event says block, as the block page, the counters and the log line do', async () => {
     await withProxy({ challenge: 'block' }, async (p, logs) => {
       const a = await send(p.url(), ZONE, '/mc');

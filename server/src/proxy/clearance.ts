@@ -118,10 +118,12 @@ export class PendingChallenges<V> {
   }
 
   /**
-   * The value kept for `key` when it has not expired and `accept` takes it; it is forgotten
-   * then (a challenge is solved once). One `accept` refuses (another visitor) is kept for its own.
+   * The value kept for `key` when it has not expired and `accept` takes it; it is forgotten then,
+   * or replaced by `leave(value)` (its size in bytes beside it) with the entry's expiry kept: a
+   * challenge is solved once, and its press may come again until it expires. One `accept`
+   * refuses (another visitor) is kept for its own.
    */
-  take(key: string, accept: (value: V) => boolean): V | undefined {
+  take(key: string, accept: (value: V) => boolean, leave?: (value: V) => readonly [V, number]): V | undefined {
     const e = this.kept.peek(key);
     if (!e) return undefined;
     if (e.expires <= this.now()) {
@@ -129,7 +131,10 @@ export class PendingChallenges<V> {
       return undefined;
     }
     if (!accept(e.value)) return undefined;
-    this.kept.delete(key);
+    if (leave) {
+      const [value, bytes] = leave(e.value);
+      this.kept.set(key, { value, expires: e.expires }, bytes);
+    } else this.kept.delete(key);
     return e.value;
   }
 }

@@ -613,7 +613,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       sendPage(res, refusedPage(decoded.refused), rayId);
       return;
     }
-    if (decoded) [inspected, bodySize] = [decoded.body, decoded.size];
+    // The size is never less than what came: a size rule must not be dodged by a header (a gzip padded with a long name or comment decodes to little).
+    if (decoded) [inspected, bodySize] = [decoded.body, Math.max(decoded.size, bodySize)];
     let verdict: Verdict;
     try {
       verdict = await evaluateRequest(req, route, rayId, inspected.toString('latin1'), bodySize, limit);
@@ -1011,15 +1012,15 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const form = new URLSearchParams(Buffer.concat(head.chunks).subarray(0, 4096).toString('utf8'));
     const visitor = visitorOf(req);
     const ray = form.get('ray');
-    const kept = ray ? pendingChallenges.take(ray, (k) => k.zoneId === route.zoneId && k.visitor.ip === visitor.ip && k.visitor.userAgent === visitor.userAgent) : undefined;
+    // Pressed again (a double click, a replayed POST) until it expires: the cookie again, but neither the solve nor the reset twice.
+    const pressed = (k: PendingChallenge) => [{ zoneId: k.zoneId, visitor: k.visitor }, 512 + k.visitor.userAgent.length] as const;
+    const kept = ray ? pendingChallenges.take(ray, (k) => k.zoneId === route.zoneId && k.visitor.ip === visitor.ip && k.visitor.userAgent === visitor.userAgent, pressed) : undefined;
     const returnTo = safeReturn(form.get('return'));
     if (!kept) {
       log(`proxy: ${rayId} ${route.zoneName} POST ${CHALLENGE_PATH} 403 (the press names no challenge served to this visitor here: ${ray ? `ray ${JSON.stringify(ray.slice(0, 40))} expired, was passed already or is another's` : 'no ray'}; no clearance)`);
       sendPage(res, challengeNotPassedPage(rayId, route.zoneName, returnTo), rayId);
       return;
     }
-    // Pressed again (a double click, a replayed POST): the cookie again, but neither the solve nor the reset twice.
-    if (kept.solve || kept.rateLimitCounter !== undefined) pendingChallenges.remember(ray!, { zoneId: kept.zoneId, visitor: kept.visitor }, 512 + kept.visitor.userAgent.length);
     if (kept.solve) toSink({ ...kept.solve, time: now(), responseStatus: 303 });
     // Passing a rate limit's challenge resets its counter (docs/proxy.md, Rate limiting): where it is counted, this thread or a worker.
     if (kept.rateLimitCounter !== undefined) {

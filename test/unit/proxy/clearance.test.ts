@@ -73,6 +73,19 @@ describe('PendingChallenges', () => {
     assert.equal(kept.take('forged', any), undefined);
   });
 
+  it('left in place by a press, keeps its first expiry: pressed again until then, not after', () => {
+    let t = 0;
+    const kept = new PendingChallenges<{ ip: string }>(() => t, { maxEntries: 10, maxBytes: 1_000, ttlMs: 1_000 });
+    kept.remember('pressed', { ip: '192.0.2.1' }, 10);
+    const leave = (v: { ip: string }) => [{ ip: `${v.ip} (pressed)` }, 10] as const;
+    t = 600;
+    assert.deepEqual(kept.take('pressed', any, leave), { ip: '192.0.2.1' });
+    t = 999;
+    assert.deepEqual(kept.take('pressed', any, leave), { ip: '192.0.2.1 (pressed)' });
+    t = 1_000;
+    assert.equal(kept.take('pressed', any, leave), undefined);
+  });
+
   it('defaults to 10,000 entries for the clearance lifetime', () => {
     let t = 0;
     const kept = new PendingChallenges<number>(() => t);
