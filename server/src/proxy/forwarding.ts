@@ -252,8 +252,9 @@ const DOT = /%2e|%u002e|%c0%ae|%e0%80%ae/gi;
 const SEPARATOR = /%2f|%5c|%u002f|%u005c|%u2215|%c0%af|%e0%80%af|%c1%9c|\\/gi;
 
 /**
- * Whether the target's path has a `..` segment (also written `%2e%2e`, `%252e%252e`, `%u002e`
- * or overlong UTF-8 such as `%c0%ae`, with `;` parameters, or after an encoded or back slash)
+ * Whether the target's path has a `..` segment (also written `%2e%2e`, `%252e%252e`,
+ * `%25%32%65`, `%u002e` or overlong UTF-8 such as `%c0%ae`, with `;` parameters, or after an
+ * encoded or back slash)
  * while the app sits under a path prefix: the app would resolve `/base/../x` out of the
  * prefix, to a path the URL given for it did not name. Without a prefix the app gets the path
  * as written (it resolves `..` against its own root).
@@ -261,9 +262,13 @@ const SEPARATOR = /%2f|%5c|%u002f|%u005c|%u2215|%c0%af|%e0%80%af|%c1%9c|\\/gi;
 export function climbsOutOfPrefix(up: URL, target: string | undefined): boolean {
   if (up.pathname === '/' || target === undefined || !target.startsWith('/')) return false;
   let path = target.split('?')[0]!;
-  // `%252e` is `%2e` to an app that decodes twice.
-  for (let i = 0; i < 3 && /%25/i.test(path); i++) path = path.replace(/%25/gi, '%');
-  path = path.replace(DOT, '.').replace(SEPARATOR, '/');
+  // Decoded as an app that decodes more than once would (`%252e`, `%25%32%65` and IIS's `%%32%65` are all `.` to one): each round every form above, then every `%XX`.
+  for (let i = 0; i < 4; i++) {
+    const next = path.replace(DOT, '.').replace(SEPARATOR, '/').replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    if (next === path) break;
+    path = next;
+  }
+  path = path.replace(SEPARATOR, '/');
   // `..;x` is `..` to an app that drops a segment's parameters (Tomcat, Jetty, Spring).
   return path.split('/').some((segment) => segment.split(';')[0] === '..');
 }
