@@ -88,25 +88,42 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
     return key;
   };
   const afterResponse: ResponseCount[] = [];
+  /**
+   * Each counter counts a request once, however often its rule runs for it (its ruleset
+   * executed by two rules of the entry point, or a pinned version beside the latest): the
+   * counters this request has counted into, and for a counter counted by its match the answer
+   * that count gave.
+   */
+  const counted = new Map<string, boolean>();
+  const countLater = (c: ResponseCount) => {
+    if (counted.has(c.counter)) return;
+    counted.set(c.counter, false);
+    afterResponse.push(c);
+  };
   /** The rate limit that last said "exceeded": the one a rate-limit decision is by. */
   let exceeded: { counter: string; limit: RateLimit } | undefined;
   const evaluation = zone.compiled.evaluate(values, undefined, {
     rateLimitReached: (ref, _values, rl) => {
       const how = rateCounting(rl);
       if (!how.filter) return;
+      const key = counter(ref, rl);
       // A counting expression counts what it matches, whether the rule's expression matches or not.
-      if (how.when === 'request') {
-        if (how.filter.matches(values)) limiter.add(counter(ref, rl), rl, 1);
-      } else afterResponse.push({ counter: counter(ref, rl), limit: rl, at: how.when === 'answer' ? 'answer' : 'sent' });
+      if (how.when !== 'request') return countLater({ counter: key, limit: rl, at: how.when === 'answer' ? 'answer' : 'sent' });
+      if (counted.has(key) || !how.filter.matches(values)) return;
+      counted.set(key, false);
+      limiter.add(key, rl, 1);
     },
     rateLimitExceeded: (ref, _values, rl) => {
       if (!rl) return false;
       const key = counter(ref, rl);
       const how = rateCounting(rl);
-      const over = how.when === 'match' ? limiter.hit(key, rl) : limiter.exceeded(key, rl);
+      let over: boolean;
+      if (how.when !== 'match') over = limiter.exceeded(key, rl);
+      else if (counted.has(key)) over = counted.get(key)!;
+      else counted.set(key, (over = limiter.hit(key, rl)));
       if (over) exceeded = { counter: key, limit: rl };
       // Counted by its match once the request went on (requests_to_origin, complexity-based).
-      else if (!how.filter && (how.when === 'sent' || how.when === 'answer')) afterResponse.push({ counter: key, limit: rl, at: how.when });
+      else if (!how.filter && (how.when === 'sent' || how.when === 'answer')) countLater({ counter: key, limit: rl, at: how.when });
       return over;
     },
     challengePassed: () => job.cleared,

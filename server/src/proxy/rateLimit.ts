@@ -244,12 +244,15 @@ function characteristicOf(text: string): Characteristic | undefined {
 
 /**
  * One request's value of each characteristic, from its field values as fields.ts builds
- * them (before typing), as rateLimitParams.ts reads them. A text it cannot read (a rule
- * stored before the validator refused it) counts per client address, so that no client's
+ * them (before typing), as rateLimitParams.ts reads them. The characteristics are a set (the
+ * API's and Terraform's): taken in sorted order, so a deploy that only reorders them keeps
+ * the rule's counters and mitigations. A text it cannot read, or a rule without a list (both
+ * stored before the validator refused them), counts per client address, so that no client's
  * requests can rate-limit another's.
  */
-export function characteristicsKey(characteristics: readonly string[], fields: Readonly<Record<string, unknown>>): string {
-  const values = characteristics.map((text) => {
+export function characteristicsKey(characteristics: readonly string[] | undefined, fields: Readonly<Record<string, unknown>>): string {
+  const texts = Array.isArray(characteristics) ? [...new Set(characteristics.map(String))].sort() : ['ip.src'];
+  const values = texts.map((text) => {
     const c = characteristicOf(text);
     if (!c) return fields['ip.src'] ?? null;
     switch (c.kind) {

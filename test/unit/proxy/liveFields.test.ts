@@ -103,3 +103,33 @@ describe('a live evaluation with only the fields read', () => {
     }
   });
 });
+
+describe('a rate limit whose ruleset runs twice for one request', () => {
+  // An account's rate limiting ruleset executed by two rules of the zone's entry point (one scoped to GET, one to everything).
+  const rules = (counting?: string) => [{ id: 'r1', action: 'block', expression: 'http.request.uri.path eq "/login"', ratelimit: { characteristics: ['cf.colo.id', 'ip.src'], period: 60, requests_per_period: 4, mitigation_timeout: 60, ...(counting ? { counting_expression: counting } : {}) } }];
+  const twice = (counting?: string): ZoneConfig => ({
+    catalog: defaultCatalog,
+    plan: 'enterprise',
+    entryPoints: {
+      http_ratelimit: {
+        id: 'f'.repeat(32),
+        phase: 'http_ratelimit',
+        rules: [
+          { id: 'e1', action: 'execute', expression: 'http.request.method eq "GET"', action_parameters: { id: 'acct-rl' } },
+          { id: 'e2', action: 'execute', expression: 'true', action_parameters: { id: 'acct-rl' } },
+        ],
+      },
+    },
+    customRulesets: [{ id: 'acct-rl', kind: 'custom', phase: 'http_ratelimit', version: '1', rules: rules(counting) } as never],
+  });
+
+  it('counts the request once: four pass, the fifth is over the limit (by its match, and by a counting expression)', () => {
+    for (const counting of [undefined, 'http.request.uri.path eq "/login"']) {
+      const zone = { compiled: compileZone(twice(counting)) };
+      assert.deepEqual(zone.compiled.problems ?? [], []);
+      const limiter = new RateLimiter(() => 0);
+      const actions = Array.from({ length: 5 }, () => evaluateLive(zone, job('GET', '/login', []), limiter).decision.action);
+      assert.deepEqual(actions, ['allow-through', 'allow-through', 'allow-through', 'allow-through', 'block'], counting ?? 'by its match');
+    }
+  });
+});

@@ -100,8 +100,18 @@ describe('characteristics', () => {
   const fields = { 'ip.src': '203.0.113.9', 'http.request.headers': { 'x-api-key': ['k1'] }, 'http.request.cookies': { session: ['s'] } };
 
   it('keys on the field values, map entries by name (header names case-insensitive) and the local colo', () => {
-    assert.equal(characteristicsKey(['ip.src', 'cf.colo.id'], fields), '["203.0.113.9",0]');
-    assert.equal(characteristicsKey(['http.request.headers["X-API-Key"]', 'http.request.cookies["session"]', 'http.request.cookies["none"]'], fields), '[["k1"],["s"],null]');
+    assert.equal(characteristicsKey(['ip.src', 'cf.colo.id'], fields), '[0,"203.0.113.9"]');
+    assert.equal(characteristicsKey(['http.request.headers["X-API-Key"]', 'http.request.cookies["session"]', 'http.request.cookies["none"]'], fields), '[null,["s"],["k1"]]');
+  });
+
+  it('takes them as a set: another order (a deploy that only reorders them) is the same counter', () => {
+    assert.equal(characteristicsKey(['cf.colo.id', 'ip.src'], fields), characteristicsKey(['ip.src', 'cf.colo.id'], fields));
+    assert.equal(characteristicsKey(['ip.src', 'ip.src'], fields), characteristicsKey(['ip.src'], fields));
+  });
+
+  it('counts a rule stored without a list of characteristics by the client address (no crash)', () => {
+    assert.equal(characteristicsKey(undefined, fields), '["203.0.113.9"]');
+    assert.equal(characteristicsKey('ip.src' as unknown as string[], fields), '["203.0.113.9"]');
   });
 
   it('counts cf.unique_visitor_id by the client address, and JSON lookups as the engine reads them (a missing or mistyped value is null)', () => {
@@ -120,7 +130,7 @@ describe('characteristics', () => {
   });
 
   it('counts a field with no value here (JA3 over plain HTTP, a country with no source) by the client address', () => {
-    assert.equal(characteristicsKey(['cf.colo.id', 'cf.bot_management.ja3_hash'], fields), '[0,{"noValue":"203.0.113.9"}]');
+    assert.equal(characteristicsKey(['cf.colo.id', 'cf.bot_management.ja3_hash'], fields), '[{"noValue":"203.0.113.9"},0]');
     assert.equal(characteristicsKey(['ip.src.country'], { ...fields, 'ip.src': '198.51.100.1' }), '[{"noValue":"198.51.100.1"}]');
     assert.equal(characteristicsKey(['ip.src.country'], { ...fields, 'ip.src.country': 'PT' }), '["PT"]');
   });
