@@ -44,7 +44,7 @@ describe('a request body with a Content-Encoding', () => {
       const zstd = await post(p.url(), Buffer.from('q=evil'), 'zstd');
       assert.deepEqual([zstd.status, zstd.body], [415, '415 Unsupported Media Type: Content-Encoding "zstd": the rules could not read the body (the proxy decodes gzip, deflate and br)\n']);
       const bad = await post(p.url(), Buffer.from('q=evil'), 'gzip');
-      assert.deepEqual([bad.status, bad.body], [400, '400 Bad Request: the body is not valid gzip (Z_DATA_ERROR)\n']);
+      assert.deepEqual([bad.status, bad.body], [400, '400 Bad Request: the body is not valid gzip (no gzip header)\n']);
       assert.deepEqual(file.upstream.seen, []);
       assert.equal(logs.filter((l) => / POST \/form (415|400) \(/.test(l)).length, 2, logs.join('\n'));
     }));

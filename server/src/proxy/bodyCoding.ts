@@ -5,21 +5,32 @@
  * kept, whatever the body expands to (a small gzip of zeros may inflate to gigabytes); a body
  * whose coding the proxy cannot decode is refused rather than let through uninspected, as a
  * `Transfer-Encoding` other than chunked is (requestHead.ts).
+ *
+ * Bytes the decoder would skip are refused too, since an app that does not inflate reads them:
+ * a gzip header's name, comment or extra field, a second gzip member, and anything after the
+ * end of a deflate or br stream. (A payload there, `&q=<attack>&`, reaches a form parser of
+ * the raw bytes while the rules read only the decoded ones.)
  */
 import type { Transform } from 'node:stream';
-import { constants, createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
+import { constants, createBrotliDecompress, createInflate, createInflateRaw } from 'node:zlib';
 
 export type BodyDecoding =
   /** The decoded body (at most `limit` bytes) and its whole size: exact when all of it was decoded within the limit, else limit + 1 ("more than the limit"). */
   | { readonly body: Buffer; readonly size: number }
   | { readonly refused: { readonly status: 400 | 415; readonly reason: string } };
 
-const DECODERS: Record<string, (raw: boolean) => Transform> = {
-  gzip: () => createGunzip({ finishFlush: constants.Z_SYNC_FLUSH }),
-  'x-gzip': () => createGunzip({ finishFlush: constants.Z_SYNC_FLUSH }),
+type Stage = { bytes: Buffer; more: boolean } | { error: string };
+
+const sync = { finishFlush: constants.Z_SYNC_FLUSH };
+const STAGES: Record<string, (input: Buffer, complete: boolean, limit: number) => Promise<Stage>> = {
+  gzip: gunzip,
+  'x-gzip': gunzip,
   // HTTP's deflate is zlib-wrapped; some clients send it raw, which is tried when the wrapper is missing.
-  deflate: (raw) => (raw ? createInflateRaw({ finishFlush: constants.Z_SYNC_FLUSH }) : createInflate({ finishFlush: constants.Z_SYNC_FLUSH })),
-  br: () => createBrotliDecompress({ finishFlush: constants.BROTLI_OPERATION_FLUSH }),
+  deflate: async (input, complete, limit) => {
+    const wrapped = await inflate(createInflate(sync), input, complete, limit);
+    return 'error' in wrapped && wrapped.error === 'Z_DATA_ERROR' ? inflate(createInflateRaw(sync), input, complete, limit) : wrapped;
+  },
+  br: (input, complete, limit) => inflate(createBrotliDecompress({ finishFlush: constants.BROTLI_OPERATION_FLUSH }), input, complete, limit),
 };
 
 /** The codings a `Content-Encoding` names, in the order they were applied (`identity` dropped). */
@@ -40,14 +51,13 @@ export async function decodeBody(header: string | undefined, bytes: Buffer, comp
   const codings = contentCodings(header);
   // No body (a GET that names a coding): nothing to decode, whatever the header says.
   if (codings.length === 0 || bytes.length === 0) return undefined;
-  const unknown = codings.find((c) => !(c in DECODERS));
+  const unknown = codings.find((c) => !(c in STAGES));
   if (unknown !== undefined) return { refused: { status: 415, reason: `Content-Encoding ${JSON.stringify(unknown.slice(0, 40))}: the rules could not read the body (the proxy decodes gzip, deflate and br)` } };
   let data = bytes;
   let whole = complete;
   // Codings are listed in the order they were applied: the last one is undone first.
   for (const coding of [...codings].reverse()) {
-    let out = await inflate(DECODERS[coding]!(false), data, limit);
-    if ('error' in out && coding === 'deflate') out = await inflate(DECODERS[coding]!(true), data, limit);
+    const out = await STAGES[coding]!(data, whole, limit);
     if ('error' in out) return { refused: { status: 400, reason: `the body is not valid ${coding} (${out.error})` } };
     data = out.bytes;
     whole &&= !out.more;
@@ -55,13 +65,31 @@ export async function decodeBody(header: string | undefined, bytes: Buffer, comp
   return whole && data.length <= limit ? { body: data, size: data.length } : { body: data.subarray(0, limit), size: limit + 1 };
 }
 
-/** Up to limit + 1 bytes of what `decoder` makes of `input`; `more` when it had more to give. */
-function inflate(decoder: Transform, input: Buffer, limit: number): Promise<{ bytes: Buffer; more: boolean } | { error: string }> {
+const FHCRC = 2;
+/** FEXTRA, FNAME, FCOMMENT (RFC 1952 §2.3.1): fields a gzip decoder skips. */
+const SKIPPED_FIELDS = 4 | 8 | 16;
+
+/** One gzip member (RFC 1952): its header read here, its deflate data inflated, then exactly its 8-byte trailer (CRC-32 and size, which the app's decoder checks). */
+async function gunzip(input: Buffer, complete: boolean, limit: number): Promise<Stage> {
+  if (input.length < 10 || input[0] !== 0x1f || input[1] !== 0x8b || input[2] !== 8) return { error: 'no gzip header' };
+  const flags = input[3]!;
+  if (flags & SKIPPED_FIELDS) return { error: 'a gzip header with a file name, comment or extra field, which the rules would not read; compress without them (gzip -n)' };
+  const start = flags & FHCRC ? 12 : 10;
+  return inflate(createInflateRaw(sync), input.subarray(start), complete, limit, 8);
+}
+
+/**
+ * Up to limit + 1 bytes of what `decoder` makes of `input`; `more` when it had more to give.
+ * A stream that ends with more than `trailer` bytes of the input left over is an error (bytes
+ * the app may read that the rules would not); when the input is the whole body, so is one
+ * that leaves fewer (a gzip member cut short).
+ */
+function inflate(decoder: Transform & { bytesWritten: number }, input: Buffer, complete: boolean, limit: number, trailer = 0): Promise<Stage> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    const finish = (r: { bytes: Buffer; more: boolean } | { error: string }) => {
+    const finish = (r: Stage) => {
       if (settled) return;
       settled = true;
       decoder.destroy();
@@ -72,7 +100,12 @@ function inflate(decoder: Transform, input: Buffer, limit: number): Promise<{ by
       size += d.length;
       if (size > limit) finish({ bytes: Buffer.concat(chunks).subarray(0, limit + 1), more: true });
     });
-    decoder.on('end', () => finish({ bytes: Buffer.concat(chunks), more: false }));
+    decoder.on('end', () => {
+      const left = input.length - decoder.bytesWritten;
+      if (left > trailer) return finish({ error: `${left - trailer} bytes after the end of the compressed data` });
+      if (complete && left < trailer) return finish({ error: 'the compressed data is cut short' });
+      finish({ bytes: Buffer.concat(chunks), more: false });
+    });
     decoder.on('error', (e: NodeJS.ErrnoException) => finish({ error: e.code ?? e.message }));
     decoder.end(input);
   });

@@ -50,6 +50,34 @@ describe('decodeBody', () => {
   it('refuses a coding it cannot decode (415) and bytes that are not their coding (400)', async () => {
     assert.deepEqual(await decodeBody('zstd', FORM, true, 1024), { refused: { status: 415, reason: 'Content-Encoding "zstd": the rules could not read the body (the proxy decodes gzip, deflate and br)' } });
     assert.deepEqual(await decodeBody('gzip, compress', gzipSync(FORM), true, 1024), { refused: { status: 415, reason: 'Content-Encoding "compress": the rules could not read the body (the proxy decodes gzip, deflate and br)' } });
-    assert.deepEqual(await decodeBody('gzip', FORM, true, 1024), { refused: { status: 400, reason: 'the body is not valid gzip (Z_DATA_ERROR)' } });
+    assert.deepEqual(await decodeBody('gzip', FORM, true, 1024), { refused: { status: 400, reason: 'the body is not valid gzip (no gzip header)' } });
+  });
+});
+
+describe('bytes a decoder would skip, which an app that does not inflate reads', () => {
+  const payload = Buffer.from('&q=evil&');
+  const refusal = async (coding: string, bytes: Buffer) => {
+    const d = await decodeBody(coding, bytes, true, 1024);
+    return d && 'refused' in d ? d.refused.reason : d;
+  };
+
+  it('refuses a gzip header with a name, comment or extra field, a second member, and bytes after the data', async () => {
+    const withFlag = (flag: number, field: Buffer) => {
+      const gz = gzipSync('a=1');
+      return Buffer.concat([gz.subarray(0, 3), Buffer.from([flag]), gz.subarray(4, 10), field, gz.subarray(10)]);
+    };
+    const skipped = 'the body is not valid gzip (a gzip header with a file name, comment or extra field, which the rules would not read; compress without them (gzip -n))';
+    assert.equal(await refusal('gzip', withFlag(16, Buffer.concat([payload, Buffer.from([0])]))), skipped);
+    assert.equal(await refusal('gzip', withFlag(8, Buffer.concat([payload, Buffer.from([0])]))), skipped);
+    assert.equal(await refusal('gzip', withFlag(4, Buffer.concat([Buffer.from([payload.length, 0]), payload]))), skipped);
+    assert.equal(await refusal('gzip', Buffer.concat([gzipSync('a=1'), gzipSync('&q=evil')])), 'the body is not valid gzip (27 bytes after the end of the compressed data)');
+    assert.equal(await refusal('gzip', Buffer.concat([gzipSync('a=1'), payload])), 'the body is not valid gzip (8 bytes after the end of the compressed data)');
+    assert.equal(await refusal('gzip', gzipSync('a=1').subarray(0, -4)), 'the body is not valid gzip (the compressed data is cut short)');
+  });
+
+  it('refuses bytes after the end of a deflate (wrapped or raw) or br stream', async () => {
+    for (const [coding, bytes] of [['deflate', deflateSync('a=1')], ['deflate', deflateRawSync('a=1')], ['br', brotliCompressSync('a=1')]] as const) {
+      assert.equal(await refusal(coding, Buffer.concat([bytes, payload])), `the body is not valid ${coding} (8 bytes after the end of the compressed data)`, coding);
+    }
   });
 });
