@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEMO_ACCOUNT } from '../../server/src/service/seed';
-import { entrypoint, handshake as handshakeTo, listenProxy, proxyTestFile, raw, rawSocket, send, ZONE, ZONE_ID } from './proxyHarness';
+import { challengeForm, entrypoint, handshake as handshakeTo, listenProxy, proxyTestFile, raw, rawSocket, send, ZONE, ZONE_ID } from './proxyHarness';
 
 const CUSTOM = entrypoint(ZONE_ID, 'http_request_firewall_custom');
 
@@ -116,9 +116,8 @@ describe('the proxy acts on the verdict', () => {
     const a = await send(url, ZONE, '/challenge?next=1');
     assert.equal(a.status, 403);
     assert.equal(a.headers['cf-mitigated'], 'challenge');
-    assert.match(a.body, /<form method="post" action="\/\.rulesmith\/challenge"><input type="hidden" name="ray" value="[0-9a-f]{16}-LCL"><input type="hidden" name="return" value="\/challenge\?next=1">/);
-    const ray = /name="ray" value="([^"]+)"/.exec(a.body)![1]!;
-    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `ray=${ray}&return=%2Fchallenge%3Fnext%3D1` });
+    assert.match(a.body, /<form method="post" action="\/\.rulesmith\/challenge"><input type="hidden" name="ray" value="[0-9a-f]{16}-LCL"><input type="hidden" name="pass" value="\d+\.[A-Za-z0-9_-]{43}"><input type="hidden" name="return" value="\/challenge\?next=1">/);
+    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: challengeForm(a) });
     assert.equal(pass.status, 303);
     assert.equal(pass.headers.location, '/challenge?next=1');
     const cookie = String(pass.headers['set-cookie']).split(';')[0]!;
@@ -139,8 +138,9 @@ describe('the proxy acts on the verdict', () => {
 
   it("sends the button's press back to a return path with characters a header cannot hold, percent-encoded (not a 500)", async () => {
     const served = await send(url, ZONE, '/challenge');
-    const ray = /name="ray" value="([^"]+)"/.exec(served.body)![1]!;
-    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `ray=${ray}&return=%2F%E3%80%80` });
+    const form = new URLSearchParams(challengeForm(served));
+    form.set('return', '/\u3000');
+    const pass = await send(url, ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
     assert.deepEqual([pass.status, pass.headers.location], [303, '/%E3%80%80']);
   });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseFieldsFile, type FieldsMapping } from '../../server/src/proxy/edgeFields';
 import type { ProxyOptions } from '../../server/src/proxy/proxy';
-import { proxyTestFile, raw, send, startRawUpstream, ZONE } from './proxyHarness';
+import { challengeForm, proxyTestFile, raw, send, startRawUpstream, ZONE } from './proxyHarness';
 
 const file = proxyTestFile({ proxy: { upstreamTimeoutMs: 2_000 }, custom: [{ action: 'managed_challenge', expression: 'http.request.uri.path eq "/mc"' }] });
 
@@ -108,8 +108,7 @@ describe("the challenge's clearance cookie", () => {
     let cookie = '';
     await file.withProxy(extra, async (p) => {
       const served = await send(p.url(), ZONE, '/mc', { headers });
-      const ray = /name="ray" value="([^"]+)"/.exec(served.body)![1]!;
-      const r = await send(p.url(), ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: `ray=${ray}&return=%2F` });
+      const r = await send(p.url(), ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: challengeForm(served) });
       assert.equal(r.status, 303);
       cookie = String(r.headers['set-cookie']);
     });

@@ -282,6 +282,12 @@ export function send(proxyUrl: string, host: string, path: string, o: { method?:
   });
 }
 
+/** The interstitial's form (its hidden inputs: ray, pass, return) as the browser posts it. */
+export function challengeForm(page: { body: string }): string {
+  const fields = [...page.body.matchAll(/<input type="hidden" name="(\w+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!]);
+  return new URLSearchParams(fields).toString();
+}
+
 /** The headers of a WebSocket handshake (a line each, CRLF-ended). */
 const WEBSOCKET_HEADERS = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
 

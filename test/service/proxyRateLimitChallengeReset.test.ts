@@ -11,7 +11,7 @@ import { beforeEach, describe, it } from 'node:test';
 import { proxyWorkerFile } from '../../server/src/proxy/evaluationPool';
 import type { RunningProxy } from '../../server/src/proxy/proxy';
 import { eventsOf } from '../../server/src/service/events/fromEvaluation';
-import { proxyTestFile, send, ZONE } from './proxyHarness';
+import { challengeForm, proxyTestFile, send, ZONE } from './proxyHarness';
 
 /** The proxies' clock (rate limits, clearance, events): each test moves it past the last one's windows. */
 let clock = 1_800_000_000_000;
@@ -43,9 +43,9 @@ async function overTheLimit(p: RunningProxy, headers: Record<string, string> = U
   return served;
 }
 
-/** The interstitial's button for the challenge whose ray id is `ray`: its 303 and the clearance cookie (`name=value`), or the 403 of a press that names no challenge of this visitor's. */
-async function press(p: RunningProxy, ray: string, headers: Record<string, string> = UA, status = 303): Promise<string> {
-  const pressed = await send(p.url(), ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: `ray=${ray}&return=%2Frl` });
+/** The interstitial's button pressed with `form` (challengeForm of the page): its 303 and the clearance cookie (`name=value`), or the 403 of a press without a valid pass for this visitor. */
+async function press(p: RunningProxy, form: string, headers: Record<string, string> = UA, status = 303): Promise<string> {
+  const pressed = await send(p.url(), ZONE, '/.rulesmith/challenge', { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: form });
   assert.deepEqual([pressed.status, pressed.headers['set-cookie'] === undefined], [status, status !== 303]);
   return String(pressed.headers['set-cookie']).split(';')[0]!;
 }
@@ -54,7 +54,7 @@ describe('a rate-limit challenge the visitor passes', () => {
   it('resets the counter', async () => {
     await file.withProxy({}, async (p) => {
       const served = await overTheLimit(p);
-      const cookie = await press(p, String(served.headers['cf-ray']));
+      const cookie = await press(p, challengeForm(served));
       const n = file.events.length;
       const withCookie = await send(p.url(), ZONE, '/rl', { headers: { ...UA, cookie } });
       const withoutCookie = await send(p.url(), ZONE, '/rl', { headers: UA });
@@ -71,7 +71,7 @@ describe('a rate-limit challenge the visitor passes', () => {
   it('resets the counter with the events off (no sink)', async () => {
     await file.withProxy({ sink: undefined }, async (p) => {
       const served = await overTheLimit(p);
-      await press(p, String(served.headers['cf-ray']));
+      await press(p, challengeForm(served));
       assert.deepEqual([(await send(p.url(), ZONE, '/rl', { headers: UA })).status, (await send(p.url(), ZONE, '/rl', { headers: UA })).status], [200, 200]);
     });
   });
@@ -81,7 +81,7 @@ describe('a rate-limit challenge the visitor passes', () => {
     // Workers count on the real clock (a new proxy's worker holds no counter yet).
     await file.withProxy({ workers: 1, now: undefined }, async (p) => {
       const served = await overTheLimit(p);
-      await press(p, String(served.headers['cf-ray']));
+      await press(p, challengeForm(served));
       assert.deepEqual([(await send(p.url(), ZONE, '/rl', { headers: UA })).status, (await send(p.url(), ZONE, '/rl', { headers: UA })).status], [200, 200]);
     });
   });
@@ -89,17 +89,19 @@ describe('a rate-limit challenge the visitor passes', () => {
   it("does not reset it for a press without that challenge's ray, by another visitor, or pressed again", async () => {
     await file.withProxy({}, async (p) => {
       const served = await overTheLimit(p);
+      const form = challengeForm(served);
       const ray = String(served.headers['cf-ray']);
-      // No ray, an unknown one, another User-Agent (another visitor): 403, no cookie, no reset.
+      // No form, another ray id with this pass, only the ray id, another User-Agent (another visitor): 403, no cookie, no reset.
       await press(p, '', UA, 403);
-      await press(p, '0123456789abcdef-LCL', UA, 403);
-      await press(p, ray, { 'user-agent': 'another visitor' }, 403);
+      await press(p, form.replace(encodeURIComponent(ray), '0123456789abcdef-LCL'), UA, 403);
+      await press(p, `ray=${ray}&return=%2Frl`, UA, 403);
+      await press(p, form, { 'user-agent': 'another visitor' }, 403);
       assert.equal((await send(p.url(), ZONE, '/rl', { headers: UA })).status, 403);
       // The visitor's own press resets it, once: the count starts again, and goes over the limit again.
-      await press(p, ray);
+      await press(p, form);
       assert.deepEqual([(await send(p.url(), ZONE, '/rl', { headers: UA })).status, (await send(p.url(), ZONE, '/rl', { headers: UA })).status], [200, 200]);
       // Pressed again: the cookie again, no second reset.
-      await press(p, ray);
+      await press(p, form);
       assert.equal((await send(p.url(), ZONE, '/rl', { headers: UA })).status, 403);
     });
   });
@@ -112,7 +114,7 @@ describe('a rate-limit challenge for one visitor', () => {
       const two = { ...UA, 'cf-connecting-ip': '198.51.100.2' };
       const served = await overTheLimit(p, one);
       await overTheLimit(p, two);
-      await press(p, String(served.headers['cf-ray']), one);
+      await press(p, challengeForm(served), one);
       assert.deepEqual([(await send(p.url(), ZONE, '/rl', { headers: one })).status, (await send(p.url(), ZONE, '/rl', { headers: two })).status], [200, 403]);
     });
   });

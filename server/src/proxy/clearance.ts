@@ -8,10 +8,11 @@
  * passes the zone's challenge rules (rulesets/engine.ts RequestHooks.challengePassed): the
  * rule is logged and evaluation goes on, so a block rule after it still blocks.
  *
- * The interstitial's form also posts back the challenged request's ray id: the proxy keeps
- * each challenge it serves (PendingChallenges, with what its solve event needs), and only a
- * press by the same visitor that names one gets the cookie (proxy.ts `passChallenge`), so
- * another site's form cannot pass a challenge for the browser that submits it.
+ * The interstitial's form also posts back the challenged request's ray id, with a pass signed
+ * for that ray id, zone and visitor (`passToken`): only a press that carries one gets the
+ * cookie (proxy.ts `passChallenge`), so another site's form cannot pass a challenge for the
+ * browser that submits it. For the solve's event the proxy keeps what it needs
+ * (PendingChallenges) and records the solve when the same visitor presses the button.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { SizedLru } from '../language/sizedLru';
@@ -32,8 +33,33 @@ export class Clearance {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  private mac(zoneId: string, visitor: Visitor, expires: number): string {
-    return createHmac('sha256', this.key).update(`${zoneId}\u0000${visitor.ip}\u0000${visitor.userAgent}\u0000${expires}`).digest('base64url');
+  /** `ray`: a challenge's pass (its ray id), or '' for the clearance cookie, so that neither stands for the other. */
+  private mac(zoneId: string, visitor: Visitor, expires: number, ray = ''): string {
+    return createHmac('sha256', this.key).update(`${zoneId}\u0000${visitor.ip}\u0000${visitor.userAgent}\u0000${expires}\u0000${ray}`).digest('base64url');
+  }
+
+  /**
+   * What the interstitial's form carries beside the ray id (`pass`): proof that the proxy
+   * served this challenge to this visitor for this zone, for CLEARANCE_SECONDS. Nothing is
+   * kept for it, so no flood of challenged requests can crowd out a visitor's press; another
+   * site cannot make one for a browser it sends a form from.
+   */
+  passToken(zoneId: string, visitor: Visitor, ray: string): string {
+    const expires = Math.floor(this.now() / 1000) + CLEARANCE_SECONDS;
+    return `${expires}.${this.mac(zoneId, visitor, expires, ray)}`;
+  }
+
+  /** Whether `token` is a pass the proxy made for this zone, visitor and ray id that has not expired. */
+  passValid(zoneId: string, visitor: Visitor, ray: string, token: string | null): boolean {
+    const m = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token ?? '');
+    return !!m && !!ray && this.signed(zoneId, visitor, Number(m[1]), m[2]!, ray);
+  }
+
+  private signed(zoneId: string, visitor: Visitor, expires: number, mac: string, ray = ''): boolean {
+    if (expires * 1000 <= this.now()) return false;
+    const want = Buffer.from(this.mac(zoneId, visitor, expires, ray));
+    const got = Buffer.from(mac);
+    return want.length === got.length && timingSafeEqual(want, got);
   }
 
   /** The Set-Cookie header value that clears `zoneId` for `visitor` for CLEARANCE_SECONDS; `Secure` when the browser came over https (a trusted edge in front said so). */
@@ -49,12 +75,7 @@ export class Clearance {
       const [name, value] = piece.trim().split('=', 2);
       if (name !== CLEARANCE_COOKIE || !value) continue;
       const m = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
-      if (!m) continue;
-      const expires = Number(m[1]);
-      if (expires * 1000 <= this.now()) continue;
-      const want = Buffer.from(this.mac(zoneId, visitor, expires));
-      const got = Buffer.from(m[2]!);
-      if (want.length === got.length && timingSafeEqual(want, got)) return true;
+      if (m && this.signed(zoneId, visitor, Number(m[1]), m[2]!)) return true;
     }
     return false;
   }
@@ -118,12 +139,10 @@ export class PendingChallenges<V> {
   }
 
   /**
-   * The value kept for `key` when it has not expired and `accept` takes it; it is forgotten then,
-   * or replaced by `leave(value)` (its size in bytes beside it) with the entry's expiry kept: a
-   * challenge is solved once, and its press may come again until it expires. One `accept`
-   * refuses (another visitor) is kept for its own.
+   * The value kept for `key` when it has not expired and `accept` takes it; it is forgotten
+   * then (a challenge is solved once). One `accept` refuses (another visitor) is kept for its own.
    */
-  take(key: string, accept: (value: V) => boolean, leave?: (value: V) => readonly [V, number]): V | undefined {
+  take(key: string, accept: (value: V) => boolean): V | undefined {
     const e = this.kept.peek(key);
     if (!e) return undefined;
     if (e.expires <= this.now()) {
@@ -131,10 +150,7 @@ export class PendingChallenges<V> {
       return undefined;
     }
     if (!accept(e.value)) return undefined;
-    if (leave) {
-      const [value, bytes] = leave(e.value);
-      this.kept.set(key, { value, expires: e.expires }, bytes);
-    } else this.kept.delete(key);
+    this.kept.delete(key);
     return e.value;
   }
 }

@@ -44,29 +44,30 @@ export function blockPage(b: BlockInfo): Page {
 /**
  * The interstitial: a form that posts to the proxy's challenge path, which sets the clearance
  * cookie, with the challenged request's ray id (`ray`), so that the solve is recorded for the
- * rule that challenged (proxy.ts `passChallenge`). `ray` comes first: the form is read up
- * to 4 KB, and a long URL in `return` (escaped again by the browser) must not push it out.
+ * rule that challenged (proxy.ts `passChallenge`), and its signed `pass` (clearance.ts
+ * `passToken`). `ray` and `pass` come first: the form is read up to 4 KB, and a long URL in
+ * `return` (escaped again by the browser) must not push them out.
  */
-export function challengePage(rayId: string, zone: string, action: string, returnTo: string, formPath: string): Page {
+export function challengePage(rayId: string, pass: string, zone: string, action: string, returnTo: string, formPath: string): Page {
   return html(
     403,
     'Just a moment…',
-    `<p>A <code>${escapeHtml(action)}</code> rule of <code>${escapeHtml(zone)}</code> asks to check this browser first. The Rulesmith proxy does not run a real challenge: press the button to pass it (a clearance cookie for this zone, valid for 30 minutes).</p>\n<form method="post" action="${escapeHtml(formPath)}"><input type="hidden" name="ray" value="${escapeHtml(rayId)}"><input type="hidden" name="return" value="${escapeHtml(returnTo)}"><button type="submit">I am human — continue</button></form>`,
+    `<p>A <code>${escapeHtml(action)}</code> rule of <code>${escapeHtml(zone)}</code> asks to check this browser first. The Rulesmith proxy does not run a real challenge: press the button to pass it (a clearance cookie for this zone, valid for 30 minutes).</p>\n<form method="post" action="${escapeHtml(formPath)}"><input type="hidden" name="ray" value="${escapeHtml(rayId)}"><input type="hidden" name="pass" value="${escapeHtml(pass)}"><input type="hidden" name="return" value="${escapeHtml(returnTo)}"><button type="submit">I am human — continue</button></form>`,
     rayId,
     { 'cf-mitigated': 'challenge' },
   );
 }
 
 /**
- * A press of the interstitial's button that answers no challenge this proxy served to this
- * visitor for this zone: no clearance, so that another site's form cannot pass a challenge
- * for the browser that submits it.
+ * A press of the interstitial's button without a pass this proxy made for this visitor and
+ * zone: no clearance, so that another site's form cannot pass a challenge for the browser
+ * that submits it.
  */
 export function challengeNotPassedPage(rayId: string, zone: string, returnTo: string): Page {
   return html(
     403,
     'The challenge was not passed',
-    `<p>This press answers no challenge the Rulesmith proxy served to this browser for <code>${escapeHtml(zone)}</code>: the challenge expired (after 30 minutes), was passed already, was served before the proxy restarted, or the form came from another page or site. No clearance cookie was set.</p>\n<p><a href="${escapeHtml(returnTo)}">Open the page again</a> to get a new challenge.</p>`,
+    `<p>This press answers no challenge the Rulesmith proxy served to this browser for <code>${escapeHtml(zone)}</code>: the challenge expired (after 30 minutes), was served before the proxy restarted, was served to another browser, or the form came from another page or site. No clearance cookie was set.</p>\n<p><a href="${escapeHtml(returnTo)}">Open the page again</a> to get a new challenge.</p>`,
     rayId,
     { 'cf-mitigated': 'challenge' },
   );

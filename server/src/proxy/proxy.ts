@@ -394,7 +394,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       const page = blockPage({ rayId, zone: route.zoneName, clientIp: edge.clientIp, ...(rule ? { rule } : {}), status: d.phase === 'http_ratelimit' ? 429 : 403 });
       return { ...base, kind: 'block', page: { ...page, headers: { ...page.headers, ...retry } } };
     }
-    return { ...base, kind: 'challenge', page: challengePage(rayId, route.zoneName, d.action, safeReturn(req.url), CHALLENGE_PATH) };
+    const pass = clearance.passToken(route.zoneId, { ip: edge.clientIp, userAgent: userAgentOf(req) }, rayId);
+    return { ...base, kind: 'challenge', page: challengePage(rayId, pass, route.zoneName, d.action, safeReturn(req.url), CHALLENGE_PATH) };
   }
 
   /**
@@ -445,10 +446,11 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     if (v.kind === 'challenge') keepChallenge(v, req, event);
   }
 
-  /** What the press of a served challenge's button needs, kept under its ray id: only a press that names it passes. */
+  /** What the press of a served challenge's button needs, kept under its ray id (when there is anything to do). */
   function keepChallenge(v: Verdict, req: IncomingMessage, served: EvaluatedRequest | undefined): void {
     const solve = served && solveOf(served);
     const rateLimitCounter = v.evaluation.rateLimitCounter;
+    if (!solve && rateLimitCounter === undefined) return;
     const visitor: Visitor = { ip: v.edge.clientIp, userAgent: userAgentOf(req) };
     const bytes = (solve ? solveBytes(solve) : 512 + visitor.userAgent.length) + (rateLimitCounter?.length ?? 0);
     pendingChallenges.remember(v.rayId, { zoneId: v.route.zoneId, visitor, ...(solve ? { solve } : {}), ...(rateLimitCounter !== undefined ? { rateLimitCounter } : {}) }, bytes);
@@ -1012,18 +1014,18 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const form = new URLSearchParams(Buffer.concat(head.chunks).subarray(0, 4096).toString('utf8'));
     const visitor = visitorOf(req);
     const ray = form.get('ray');
-    // Pressed again (a double click, a replayed POST) until it expires: the cookie again, but neither the solve nor the reset twice.
-    const pressed = (k: PendingChallenge) => [{ zoneId: k.zoneId, visitor: k.visitor }, 512 + k.visitor.userAgent.length] as const;
-    const kept = ray ? pendingChallenges.take(ray, (k) => k.zoneId === route.zoneId && k.visitor.ip === visitor.ip && k.visitor.userAgent === visitor.userAgent, pressed) : undefined;
     const returnTo = safeReturn(form.get('return'));
-    if (!kept) {
-      log(`proxy: ${rayId} ${route.zoneName} POST ${CHALLENGE_PATH} 403 (the press names no challenge served to this visitor here: ${ray ? `ray ${JSON.stringify(ray.slice(0, 40))} expired, was passed already or is another's` : 'no ray'}; no clearance)`);
+    // Only a pass the proxy signed for this ray id, zone and visitor (the interstitial's form) clears: not another site's form.
+    if (!ray || !clearance.passValid(route.zoneId, visitor, ray, form.get('pass'))) {
+      log(`proxy: ${rayId} ${route.zoneName} POST ${CHALLENGE_PATH} 403 (no valid pass for ${ray ? `ray ${JSON.stringify(ray.slice(0, 40))}` : 'no ray'} and this visitor: expired, another's, or not from the interstitial; no clearance)`);
       sendPage(res, challengeNotPassedPage(rayId, route.zoneName, returnTo), rayId);
       return;
     }
-    if (kept.solve) toSink({ ...kept.solve, time: now(), responseStatus: 303 });
+    // The solve and the reset once; pressed again (a double click, a replayed POST), the cookie again.
+    const kept = pendingChallenges.take(ray, (k) => k.zoneId === route.zoneId && k.visitor.ip === visitor.ip && k.visitor.userAgent === visitor.userAgent);
+    if (kept?.solve) toSink({ ...kept.solve, time: now(), responseStatus: 303 });
     // Passing a rate limit's challenge resets its counter (docs/proxy.md, Rate limiting): where it is counted, this thread or a worker.
-    if (kept.rateLimitCounter !== undefined) {
+    if (kept?.rateLimitCounter !== undefined) {
       limiter.reset(kept.rateLimitCounter);
       pool?.resetRateLimit(kept.rateLimitCounter);
     }

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { validateHeaderValue } from 'node:http';
 import { describe, it } from 'node:test';
-import { CLEARANCE_SECONDS, MAX_PENDING_CHALLENGES, PendingChallenges, safeReturn } from '../../../server/src/proxy/clearance';
+import { Clearance, CLEARANCE_COOKIE, CLEARANCE_SECONDS, MAX_PENDING_CHALLENGES, PendingChallenges, safeReturn } from '../../../server/src/proxy/clearance';
 
 describe('safeReturn', () => {
   it('keeps a path on the same host, with its query (a backslash there too) and fragment', () => {
@@ -73,19 +73,6 @@ describe('PendingChallenges', () => {
     assert.equal(kept.take('forged', any), undefined);
   });
 
-  it('left in place by a press, keeps its first expiry: pressed again until then, not after', () => {
-    let t = 0;
-    const kept = new PendingChallenges<{ ip: string }>(() => t, { maxEntries: 10, maxBytes: 1_000, ttlMs: 1_000 });
-    kept.remember('pressed', { ip: '192.0.2.1' }, 10);
-    const leave = (v: { ip: string }) => [{ ip: `${v.ip} (pressed)` }, 10] as const;
-    t = 600;
-    assert.deepEqual(kept.take('pressed', any, leave), { ip: '192.0.2.1' });
-    t = 999;
-    assert.deepEqual(kept.take('pressed', any, leave), { ip: '192.0.2.1 (pressed)' });
-    t = 1_000;
-    assert.equal(kept.take('pressed', any, leave), undefined);
-  });
-
   it('defaults to 10,000 entries for the clearance lifetime', () => {
     let t = 0;
     const kept = new PendingChallenges<number>(() => t);
@@ -95,5 +82,37 @@ describe('PendingChallenges', () => {
     assert.equal(kept.take('r2', any), 2);
     t = CLEARANCE_SECONDS * 1000;
     assert.equal(kept.take('r3', any), undefined);
+  });
+});
+
+describe('a challenge pass', () => {
+  it('is valid for its ray id, zone and visitor until the clearance lifetime ends, and for nothing else; nothing is kept for it', () => {
+    let t = 1_000_000;
+    const c = new Clearance(() => t);
+    const visitor = { ip: '192.0.2.1', userAgent: 'Mozilla/5.0' };
+    const pass = c.passToken('zone-a', visitor, 'ray-1');
+    assert.match(pass, /^\d+\.[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual(
+      [
+        c.passValid('zone-a', visitor, 'ray-1', pass),
+        c.passValid('zone-a', visitor, 'ray-2', pass),
+        c.passValid('zone-b', visitor, 'ray-1', pass),
+        c.passValid('zone-a', { ...visitor, ip: '192.0.2.2' }, 'ray-1', pass),
+        c.passValid('zone-a', { ...visitor, userAgent: 'curl/8' }, 'ray-1', pass),
+        c.passValid('zone-a', visitor, 'ray-1', null),
+        c.passValid('zone-a', visitor, 'ray-1', `${pass.slice(0, -1)}x`),
+        // Another proxy's key (a restart): no pass.
+        new Clearance(() => t).passValid('zone-a', visitor, 'ray-1', pass),
+      ],
+      [true, false, false, false, false, false, false, false],
+    );
+    // A clearance cookie's value is no pass, nor the other way round.
+    const cookie = /=([^;]+)/.exec(c.cookie('zone-a', visitor))![1]!;
+    assert.equal(c.passValid('zone-a', visitor, '', cookie), false);
+    assert.equal(c.valid('zone-a', visitor, `${CLEARANCE_COOKIE}=${pass}`), false);
+    t += CLEARANCE_SECONDS * 1000 - 1000;
+    assert.equal(c.passValid('zone-a', visitor, 'ray-1', pass), true);
+    t += 1000;
+    assert.equal(c.passValid('zone-a', visitor, 'ray-1', pass), false);
   });
 });
