@@ -70,7 +70,7 @@ import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { demoZoneId } from '../../server/src/service/seed';
 import type { Rule } from '../../server/src/rulesets/model';
 import { SERVE_NODE_FLAGS } from '../../server/src/serveNodeFlags';
-import { Pool } from './httpClient';
+import { Pool, type Answer } from './httpClient';
 import { builtCli, cpuMs, median, quantile } from './measure';
 import { modsecConfig } from './modsec/modsec';
 
@@ -231,17 +231,17 @@ http {
   const child = spawn('/usr/sbin/nginx', ['-c', conf, '-e', join(dir, 'nginx-error.log')], { stdio: 'ignore' });
   for (let i = 0; i < 200 && child.exitCode === null; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    let status: number;
+    let status: Answer;
     const probe = pool(port, 1);
     try {
-      status = await send({ method: 'GET', path: '/?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E', headers: { host: ZONE, 'user-agent': 'rulesmith-bench' } }, probe);
+      status = await probe.request('GET', '/?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E', { host: ZONE, 'user-agent': 'rulesmith-bench' }, undefined, 10_000);
     } catch {
       continue; // not yet listening
     } finally {
       probe.close();
     }
-    // Whatever answers must be ModSecurity blocking a script tag: another server that took the port would pass it.
-    if (status !== 403 || child.exitCode !== null) break;
+    // Whatever answers must be nginx's ModSecurity blocking a script tag (its own 403 page): another server that took the port would not give that.
+    if (status.status !== 403 || !status.body.includes('<center>nginx') || child.exitCode !== null) break;
     return { child, port };
   }
   child.kill();

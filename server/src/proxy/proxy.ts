@@ -608,7 +608,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     let bodySize = Number.isSafeInteger(declared) && declared >= 0 ? declared : undeclaredSize(buffered.length, limit);
     let inspected: Buffer = buffered.subarray(0, limit);
     // A compressed body: the rules read it decoded, as the app will (bodyCoding.ts); the app gets it as sent.
-    const decoded = await decodeBody(req.headers['content-encoding'], inspected, head.ended && buffered.length <= limit, limit);
+    const coding = req.headers['content-encoding'];
+    const decoded = coding === undefined ? undefined : await decodeBody(coding, inspected, head.ended && buffered.length <= limit, limit);
     if (decoded && 'refused' in decoded) {
       drainBeforeAnswer(req, res);
       refused(decoded.refused.status, `proxy: ${rayId} ${route.zoneName} ${req.method} ${req.url} ${decoded.refused.status} (${decoded.refused.reason})`);
