@@ -54,6 +54,10 @@ interface Counter {
   count: number;
   /** When its mitigation began (ms), undefined when none did: mitigated until the rule's timeout has passed since. */
   mitigatedAt: number | undefined;
+  /** While mitigating: its end as the rule deployed then last said (ms), for counts made after the request went on (`addLater`). */
+  endsAt?: number;
+  /** While mitigating, past `endsAt`: the window those late counts opened, which the counter takes up when its mitigation ends. */
+  late?: { windowStart: number; count: number };
 }
 
 /** When the mitigation of `c` ends under `limit` as deployed now (ms); -Infinity when it has none. */
@@ -116,10 +120,20 @@ export class RateLimiter {
    * whose `limit` is the rule of the version that evaluated the request, maybe deployed over
    * since: it never ends a mitigation (the timeout is the rule's as deployed now, and a
    * count under an older, shorter one would free the client early); the next matching
-   * request, asked with the rule as it is now (`exceeded`, `hit`), does.
+   * request, asked with the rule as it is now (`exceeded`, `hit`), does. A count made past
+   * the mitigation's end (as the rule last said it, or its own rule says) is kept for the
+   * window it opens, which the counter takes up when the mitigation is ended.
    */
   addLater(key: string, limit: RateLimit, amount: number): void {
-    this.addUnlessMitigated(key, limit, amount, (stored) => this.mitigating.has(stored));
+    const max = limitOf(limit);
+    if (max === undefined || !(limit.period > 0)) return;
+    const stored = counterKey(key);
+    const c = this.mitigating.get(stored);
+    if (!c) return this.addUnlessMitigated(key, limit, amount, () => false);
+    const now = this.now();
+    if (now < Math.max(c.endsAt ?? -Infinity, mitigationEnd(c, limit))) return;
+    // Past its end, but not yet ended by a request under the rule as it is now: the count opens (or adds to) the window it will take up then.
+    c.late = c.late && now - c.late.windowStart < limit.period * 1000 ? { windowStart: c.late.windowStart, count: c.late.count + amount } : { windowStart: now, count: amount };
   }
 
   private addUnlessMitigated(key: string, limit: RateLimit, amount: number, mitigated: (stored: string, now: number) => boolean): void {
@@ -150,8 +164,13 @@ export class RateLimiter {
   private mitigated(stored: string, limit: RateLimit, now: number): boolean {
     const c = this.mitigating.get(stored);
     if (!c) return false;
-    if (now < mitigationEnd(c, limit)) return true;
+    c.endsAt = mitigationEnd(c, limit);
+    if (now < c.endsAt) return true;
     this.mitigating.delete(stored);
+    // Counts made after their requests went on, once the mitigation was over: the window they opened, when it is still open.
+    if (c.late && now - c.late.windowStart < limit.period * 1000) [c.windowStart, c.count, c.mitigatedAt] = [c.late.windowStart, c.late.count, undefined];
+    c.late = undefined;
+    c.endsAt = undefined;
     this.keep(this.counters, stored, c);
     return false;
   }
@@ -182,6 +201,7 @@ export class RateLimiter {
     if (c.count <= max) return false;
     if ((limit.mitigation_timeout ?? 0) > 0) {
       c.mitigatedAt = now;
+      c.endsAt = mitigationEnd(c, limit);
       this.counters.delete(stored);
       this.keep(this.mitigating, stored, c);
     }

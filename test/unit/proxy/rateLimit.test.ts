@@ -193,6 +193,28 @@ describe('counting apart from the match (counting_expression, complexity, reques
     assert.equal(l.exceeded('a', limit), false);
   });
 
+  it('keeps counts made after their requests went on once a mitigation is over, though no request has ended it yet', () => {
+    const clock = { t: 0 };
+    const l = new RateLimiter(() => clock.t);
+    const limit = { ...LIMIT, period: 60, requests_per_period: 2, mitigation_timeout: 60 };
+    for (let i = 0; i < 3; i++) l.addLater('a', limit, 1);
+    assert.equal(l.exceeded('a', limit), true);
+    // During the mitigation a late count is not counted; past it, three are (a response-based counting expression that the rule's own expression does not match).
+    clock.t += 30_000;
+    l.addLater('a', limit, 1);
+    clock.t += 31_000;
+    for (let i = 0; i < 3; i++) l.addLater('a', limit, 1);
+    assert.equal(l.exceeded('a', limit), true, '3 > 2 in this period');
+    // Late counts whose window has passed when the mitigation ends count for nothing.
+    const m = new RateLimiter(() => clock.t);
+    for (let i = 0; i < 3; i++) m.addLater('b', limit, 1);
+    assert.equal(m.exceeded('b', limit), true);
+    clock.t += 61_000;
+    for (let i = 0; i < 3; i++) m.addLater('b', limit, 1);
+    clock.t += 61_000;
+    assert.equal(m.exceeded('b', limit), false);
+  });
+
   it('never ends a mitigation with a count made after the request went on under an older version of the rule', () => {
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t);
