@@ -12,7 +12,11 @@
  * the raw bytes while the rules read only the decoded ones.)
  */
 import type { Transform } from 'node:stream';
+import * as zlib from 'node:zlib';
 import { constants, createBrotliDecompress, createInflate, createInflateRaw } from 'node:zlib';
+
+/** node:zlib's CRC-32 (node 20.15 and later). */
+const crc32: ((data: Buffer) => number) | undefined = (zlib as { crc32?: (data: Buffer) => number }).crc32;
 
 export type BodyDecoding =
   /** The decoded body (at most `limit` bytes) and its whole size: exact when all of it was decoded within the limit, else limit + 1 ("more than the limit"). */
@@ -51,6 +55,8 @@ export async function decodeBody(header: string | undefined, bytes: Buffer, comp
   const codings = contentCodings(header);
   // No body (a GET that names a coding): nothing to decode, whatever the header says.
   if (codings.length === 0 || bytes.length === 0) return undefined;
+  // Each coding is a pass over up to the limit: a header of thousands (`gzip,gzip,…`) would hold the proxy's thread for seconds (curl caps its chain at 5 for the same reason).
+  if (codings.length > MAX_CODINGS) return { refused: { status: 415, reason: `Content-Encoding names ${codings.length} codings: the proxy decodes at most ${MAX_CODINGS} in turn` } };
   const unknown = codings.find((c) => !(c in STAGES));
   if (unknown !== undefined) return { refused: { status: 415, reason: `Content-Encoding ${JSON.stringify(unknown.slice(0, 40))}: the rules could not read the body (the proxy decodes gzip, deflate and br)` } };
   let data = bytes;
@@ -65,6 +71,9 @@ export async function decodeBody(header: string | undefined, bytes: Buffer, comp
   return whole && data.length <= limit ? { body: data, size: data.length } : { body: data.subarray(0, limit), size: limit + 1 };
 }
 
+/** Codings undone in turn at most (`gzip, br` is two). */
+export const MAX_CODINGS = 3;
+
 const FHCRC = 2;
 /** FEXTRA, FNAME, FCOMMENT (RFC 1952 §2.3.1): fields a gzip decoder skips. */
 const SKIPPED_FIELDS = 4 | 8 | 16;
@@ -75,7 +84,13 @@ async function gunzip(input: Buffer, complete: boolean, limit: number): Promise<
   const flags = input[3]!;
   if (flags & SKIPPED_FIELDS) return { error: 'a gzip header with a file name, comment or extra field, which the rules would not read; compress without them (gzip -n)' };
   const start = flags & FHCRC ? 12 : 10;
-  return inflate(createInflateRaw(sync), input.subarray(start), complete, limit, 8);
+  const out = await inflate(createInflateRaw(sync), input.subarray(start), complete, limit, 8);
+  // The whole member decoded: its trailer must be its CRC-32 and size, not 8 free bytes a form parser of the raw body would read.
+  if (!('error' in out) && complete && !out.more && typeof crc32 === 'function') {
+    const trailer = input.subarray(input.length - 8);
+    if (trailer.readUInt32LE(0) !== crc32(out.bytes) || trailer.readUInt32LE(4) !== out.bytes.length % 2 ** 32) return { error: 'its trailer is not the CRC-32 and size of its data' };
+  }
+  return out;
 }
 
 /**

@@ -91,13 +91,14 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
   /**
    * Each counter counts a request once, however often its rule runs for it (its ruleset
    * executed by two rules of the entry point, or a pinned version beside the latest): the
-   * counters this request has counted into, and for a counter counted by its match the answer
-   * that count gave.
+   * counters this request has counted into by a counting expression or after it went on
+   * (`counted`), and those counted by the rule's match with the answer that count gave (`hits`).
    */
-  const counted = new Map<string, boolean>();
+  const hits = new Map<string, boolean>();
+  const counted = new Set<string>();
   const countLater = (c: ResponseCount) => {
     if (counted.has(c.counter)) return;
-    counted.set(c.counter, false);
+    counted.add(c.counter);
     afterResponse.push(c);
   };
   /** The rate limit that last said "exceeded": the one a rate-limit decision is by. */
@@ -110,7 +111,7 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
       // A counting expression counts what it matches, whether the rule's expression matches or not.
       if (how.when !== 'request') return countLater({ counter: key, limit: rl, at: how.when === 'answer' ? 'answer' : 'sent' });
       if (counted.has(key) || !how.filter.matches(values)) return;
-      counted.set(key, false);
+      counted.add(key);
       limiter.add(key, rl, 1);
     },
     rateLimitExceeded: (ref, _values, rl) => {
@@ -119,8 +120,8 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
       const how = rateCounting(rl);
       let over: boolean;
       if (how.when !== 'match') over = limiter.exceeded(key, rl);
-      else if (counted.has(key)) over = counted.get(key)!;
-      else counted.set(key, (over = limiter.hit(key, rl)));
+      else if (hits.has(key)) over = hits.get(key)!;
+      else hits.set(key, (over = limiter.hit(key, rl)));
       if (over) exceeded = { counter: key, limit: rl };
       // Counted by its match once the request went on (requests_to_origin, complexity-based).
       else if (!how.filter && (how.when === 'sent' || how.when === 'answer')) countLater({ counter: key, limit: rl, at: how.when });

@@ -998,14 +998,13 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   }
 
   /**
-   * The interstitial's button: the clearance cookie for the zone and the visitor, and back to
-   * the page. When the form's `ray` names a challenge this proxy served (and kept) for the same
-   * zone and visitor, its solve is recorded: one event for the rule that challenged, with the
-   * challenged request's ray id and fields, this press's time and status (303); and when a
-   * rate-limit rule challenged, that rule's counter for the visitor's characteristics is reset
-   * (reference §2.3: "Passing the challenge resets the counter"). Any other `ray` (none,
-   * unknown, expired, forged, another visitor's, one pressed already) still gets the cookie,
-   * and no event and no reset.
+   * The interstitial's button: with a valid `pass` for the form's `ray`, this zone and visitor
+   * (clearance.ts `passToken`), the clearance cookie and back to the page; without one, 403
+   * and no cookie. When this proxy kept the challenge for its solve, the solve is recorded
+   * once: one event for the rule that challenged, with the challenged request's ray id and
+   * fields, this press's time and status (303); and when a rate-limit rule challenged, that
+   * rule's counter for the visitor's characteristics is reset (reference §2.3: "Passing the
+   * challenge resets the counter").
    */
   async function passChallenge(req: IncomingMessage, res: ServerResponse, route: ZoneRoute, rayId: string): Promise<void> {
     const head = await readHead(req, 4096, headerTimeout);

@@ -166,10 +166,19 @@ export class RateLimiter {
     if (!c) return false;
     c.endsAt = mitigationEnd(c, limit);
     if (now < c.endsAt) return true;
-    this.mitigating.delete(stored);
     // Counts made after their requests went on, once the mitigation was over: the window they opened, when it is still open.
-    if (c.late && now - c.late.windowStart < limit.period * 1000) [c.windowStart, c.count, c.mitigatedAt] = [c.late.windowStart, c.late.count, undefined];
+    const late = c.late && now - c.late.windowStart < limit.period * 1000 ? c.late : undefined;
     c.late = undefined;
+    const max = limitOf(limit);
+    if (late && max !== undefined && late.count > max && (limit.mitigation_timeout ?? 0) > 0) {
+      // They went over the limit: a new mitigation, for the whole timeout from now.
+      [c.windowStart, c.count, c.mitigatedAt] = [late.windowStart, late.count, now];
+      c.endsAt = mitigationEnd(c, limit);
+      this.keep(this.mitigating, stored, c);
+      return true;
+    }
+    this.mitigating.delete(stored);
+    if (late) [c.windowStart, c.count, c.mitigatedAt] = [late.windowStart, late.count, undefined];
     c.endsAt = undefined;
     this.keep(this.counters, stored, c);
     return false;

@@ -73,6 +73,17 @@ describe('bytes a decoder would skip, which an app that does not inflate reads',
     assert.equal(await refusal('gzip', Buffer.concat([gzipSync('a=1'), gzipSync('&q=evil')])), 'the body is not valid gzip (27 bytes after the end of the compressed data)');
     assert.equal(await refusal('gzip', Buffer.concat([gzipSync('a=1'), payload])), 'the body is not valid gzip (8 bytes after the end of the compressed data)');
     assert.equal(await refusal('gzip', gzipSync('a=1').subarray(0, -4)), 'the body is not valid gzip (the compressed data is cut short)');
+    // The trailer's 8 bytes are the data's CRC-32 and size, not free bytes (`&q=' OR` there).
+    const forged = Buffer.concat([gzipSync('a=1').subarray(0, -8), Buffer.from("&q=' OR1")]);
+    assert.equal(await refusal('gzip', forged), 'the body is not valid gzip (its trailer is not the CRC-32 and size of its data)');
+  });
+
+  it('refuses more than three codings in turn (each is a pass over the limit)', async () => {
+    let body = Buffer.from('a=1');
+    for (let i = 0; i < 4; i++) body = gzipSync(body);
+    assert.equal(await refusal('gzip, gzip, gzip, gzip', body), 'Content-Encoding names 4 codings: the proxy decodes at most 3 in turn');
+    const three = gzipSync(gzipSync(gzipSync('a=1')));
+    assert.deepEqual(text(await decodeBody('gzip,gzip,gzip', three, true, 1024)), ['a=1', 3]);
   });
 
   it('refuses bytes after the end of a deflate (wrapped or raw) or br stream', async () => {

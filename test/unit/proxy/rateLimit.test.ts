@@ -204,7 +204,12 @@ describe('counting apart from the match (counting_expression, complexity, reques
     l.addLater('a', limit, 1);
     clock.t += 31_000;
     for (let i = 0; i < 3; i++) l.addLater('a', limit, 1);
+    clock.t += 30_000;
     assert.equal(l.exceeded('a', limit), true, '3 > 2 in this period');
+    // Over the limit, they start a mitigation of the whole timeout, not one that ends with their window.
+    assert.equal(l.retryAfter('a', limit), 60);
+    clock.t += 59_000;
+    assert.equal(l.exceeded('a', limit), true);
     // Late counts whose window has passed when the mitigation ends count for nothing.
     const m = new RateLimiter(() => clock.t);
     for (let i = 0; i < 3; i++) m.addLater('b', limit, 1);
