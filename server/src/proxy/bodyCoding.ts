@@ -7,8 +7,9 @@
  * `Transfer-Encoding` other than chunked is (requestHead.ts).
  *
  * Bytes the decoder would skip are refused too, since an app that does not inflate reads them:
- * a gzip header's name, comment or extra field, a second gzip member, and anything after the
- * end of a deflate or br stream. (A payload there, `&q=<attack>&`, reaches a form parser of
+ * a gzip header's comment or extra field (a file name only when it is a plain one), a second
+ * gzip member, a trailer that is not the data's, and anything after the end of a deflate or
+ * br stream. (A payload there, `&q=<attack>&`, reaches a form parser of
  * the raw bytes while the rules read only the decoded ones.)
  */
 import type { Transform } from 'node:stream';
@@ -75,15 +76,24 @@ export async function decodeBody(header: string | undefined, bytes: Buffer, comp
 export const MAX_CODINGS = 3;
 
 const FHCRC = 2;
-/** FEXTRA, FNAME, FCOMMENT (RFC 1952 §2.3.1): fields a gzip decoder skips. */
-const SKIPPED_FIELDS = 4 | 8 | 16;
+const FNAME = 8;
+/** FEXTRA and FCOMMENT (RFC 1952 §2.3.1): free fields a gzip decoder skips. */
+const SKIPPED_FIELDS = 4 | 16;
+/** A file name `gzip` stores by default (`gzip payload.json`): letters, digits, `.`, `_`, `-` only, so no form or query syntax can hide in it. */
+const PLAIN_NAME = /^[A-Za-z0-9._-]{1,255}$/;
 
 /** One gzip member (RFC 1952): its header read here, its deflate data inflated, then exactly its 8-byte trailer (CRC-32 and size, which the app's decoder checks). */
 async function gunzip(input: Buffer, complete: boolean, limit: number): Promise<Stage> {
   if (input.length < 10 || input[0] !== 0x1f || input[1] !== 0x8b || input[2] !== 8) return { error: 'no gzip header' };
   const flags = input[3]!;
-  if (flags & SKIPPED_FIELDS) return { error: 'a gzip header with a file name, comment or extra field, which the rules would not read; compress without them (gzip -n)' };
-  const start = flags & FHCRC ? 12 : 10;
+  if (flags & SKIPPED_FIELDS) return { error: 'a gzip header with a comment or extra field, which the rules would not read; compress without them' };
+  let start = 10;
+  if (flags & FNAME) {
+    const end = input.indexOf(0, start);
+    if (end < 0 || !PLAIN_NAME.test(input.toString('latin1', start, end))) return { error: 'a gzip header whose file name is not a plain one (letters, digits, ., _, -), which the rules would not read; compress with gzip -n' };
+    start = end + 1;
+  }
+  if (flags & FHCRC) start += 2;
   const out = await inflate(createInflateRaw(sync), input.subarray(start), complete, limit, 8);
   // The whole member decoded: its trailer must be its CRC-32 and size, not 8 free bytes a form parser of the raw body would read.
   if (!('error' in out) && complete && !out.more && typeof crc32 === 'function') {
