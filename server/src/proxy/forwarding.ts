@@ -116,7 +116,8 @@ export function responseHeaders(upRes: IncomingMessage, keepTrailer: boolean): s
   return upRes.statusCode === 204 ? withoutHeader(headers, 'content-length') : headers;
 }
 
-function withoutHeader(headers: readonly string[], name: string): string[] {
+/** Raw headers (name, value, …) without those named `name` (lower case). */
+export function withoutHeader(headers: readonly string[], name: string): string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < headers.length; i += 2) if (headers[i]!.toLowerCase() !== name) out.push(headers[i]!, headers[i + 1]!);
   return out;

@@ -46,7 +46,7 @@ import { CHALLENGE_PATH, Clearance, PendingChallenges, safeReturn, type Visitor 
 import { clientAddress, edgeFields, forwardedProto, peerTrusted, type EdgeFields, type EdgeTrust, type FieldsMapping } from './edgeFields';
 import { badGatewayPage, blockPage, challengeNotPassedPage, challengePage, gatewayTimeoutPage, overloadedPage, storeFailedPage, unknownZonePage, zoneErrorPage, type Page } from './pages';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
-import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, lingerThenClose, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, sendHeldBody, unfinishedRequest, upstreamPath, watchAnswerIdle, writeRawPage, type Forwarding } from './forwarding';
+import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, lingerThenClose, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, sendHeldBody, unfinishedRequest, upstreamPath, watchAnswerIdle, withoutHeader, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
 import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
 import { LogThrottle } from '../logThrottle';
@@ -1364,10 +1364,7 @@ function plainAnswer(status: number, text: string, why: string, rayId?: string):
 
 /** An answer's headers with the request's ray id as `CF-Ray` (the edge sets it on every answer, in place of any the app sent). */
 function withRayId(headers: string[], rayId: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + 1 < headers.length; i += 2) if (headers[i]!.toLowerCase() !== 'cf-ray') out.push(headers[i]!, headers[i + 1]!);
-  out.push('cf-ray', rayId);
-  return out;
+  return [...withoutHeader(headers, 'cf-ray'), 'cf-ray', rayId];
 }
 
 /** A head the proxy refuses (requestHead.ts), or a body it cannot decode (bodyCoding.ts), with its reason. */
