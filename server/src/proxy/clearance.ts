@@ -45,27 +45,34 @@ export class Clearance {
    * site cannot make one for a browser it sends a form from.
    */
   passToken(zoneId: string, visitor: Visitor, ray: string): string {
-    const expires = Math.floor(this.now() / 1000) + CLEARANCE_SECONDS;
-    return `${expires}.${this.mac(zoneId, visitor, expires, ray)}`;
+    return this.sign(zoneId, visitor, ray);
   }
 
   /** Whether `token` is a pass the proxy made for this zone, visitor and ray id that has not expired. */
   passValid(zoneId: string, visitor: Visitor, ray: string, token: string | null): boolean {
-    const m = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token ?? '');
-    return !!m && !!ray && this.signed(zoneId, visitor, Number(m[1]), m[2]!, ray);
+    return !!ray && this.signed(zoneId, visitor, token ?? '', ray);
   }
 
-  private signed(zoneId: string, visitor: Visitor, expires: number, mac: string, ray = ''): boolean {
+  /** `expires.mac` for CLEARANCE_SECONDS from now: a cookie's value, or with `ray` a pass. */
+  private sign(zoneId: string, visitor: Visitor, ray = ''): string {
+    const expires = Math.floor(this.now() / 1000) + CLEARANCE_SECONDS;
+    return `${expires}.${this.mac(zoneId, visitor, expires, ray)}`;
+  }
+
+  /** Whether `value` (`expires.mac`, a cookie's or a pass's) was signed here for these and has not expired. */
+  private signed(zoneId: string, visitor: Visitor, value: string, ray = ''): boolean {
+    const m = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
+    if (!m) return false;
+    const expires = Number(m[1]);
     if (expires * 1000 <= this.now()) return false;
     const want = Buffer.from(this.mac(zoneId, visitor, expires, ray));
-    const got = Buffer.from(mac);
+    const got = Buffer.from(m[2]!);
     return want.length === got.length && timingSafeEqual(want, got);
   }
 
   /** The Set-Cookie header value that clears `zoneId` for `visitor` for CLEARANCE_SECONDS; `Secure` when the browser came over https (a trusted edge in front said so). */
   cookie(zoneId: string, visitor: Visitor, secure = false): string {
-    const expires = Math.floor(this.now() / 1000) + CLEARANCE_SECONDS;
-    return `${CLEARANCE_COOKIE}=${expires}.${this.mac(zoneId, visitor, expires)}; Path=/; Max-Age=${CLEARANCE_SECONDS}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+    return `${CLEARANCE_COOKIE}=${this.sign(zoneId, visitor)}; Path=/; Max-Age=${CLEARANCE_SECONDS}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
   }
 
   /** Whether the request's Cookie header holds a clearance for `zoneId` and this `visitor` that has not expired. */
@@ -74,8 +81,7 @@ export class Clearance {
     for (const piece of cookieHeader.split(';')) {
       const [name, value] = piece.trim().split('=', 2);
       if (name !== CLEARANCE_COOKIE || !value) continue;
-      const m = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
-      if (m && this.signed(zoneId, visitor, Number(m[1]), m[2]!)) return true;
+      if (this.signed(zoneId, visitor, value)) return true;
     }
     return false;
   }
