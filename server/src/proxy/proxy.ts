@@ -338,6 +338,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     readonly rayId: string;
     readonly time: number;
     readonly edge: EdgeFields;
+    /** Whom a clearance, a challenge's pass and its solve are bound to: the address the rules see, and the User-Agent. */
+    readonly visitor: Visitor;
     readonly evaluation: LiveEvaluation;
     readonly bodyTruncated: boolean;
     /** The proxy's own answer, or undefined to forward. */
@@ -360,12 +362,13 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const started = performance.now();
     const time = now();
     const edge = edgeFields({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust, ...(options.fieldsMapping ? { mapping: options.fieldsMapping } : {}), now: time, rayId });
+    // The client as edgeFields found it: the clearance is bound to the address the rules see.
+    const visitor: Visitor = { ip: edge.clientIp, userAgent: userAgentOf(req) };
     const job: LiveJob = {
       zoneId: route.zoneId,
       live: { method: req.method ?? 'GET', target: req.url ?? '/', httpVersion: req.httpVersion, rawHeaders: req.rawHeaders, body, bodySize, edge: edge.edge },
       bodyLimit: limit,
-      // The client as edgeFields found it: the clearance is bound to the address the rules see.
-      cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, { ip: edge.clientIp, userAgent: userAgentOf(req) }, req.headers.cookie),
+      cleared: challengeMode === 'pass' || clearance.valid(route.zoneId, visitor, req.headers.cookie),
     };
     const evaluation = pool ? await pool.evaluate(job) : onThisThread.evaluate(job);
     // In ns (the histograms take whole numbers ≥ 1).
@@ -381,7 +384,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       sent: after.filter((c) => c.at === 'sent'),
       answer: after.filter((c) => c.at === 'answer'),
     };
-    const base = { route, rayId, time, edge, evaluation, bodyTruncated, ...(pending ? { pending } : {}) };
+    const base = { route, rayId, time, edge, visitor, evaluation, bodyTruncated, ...(pending ? { pending } : {}) };
     if (d.action === 'allow-through') return { ...base, kind: 'forward' };
     const rule = d.description || d.ref || d.ruleId;
     if (d.action === 'block' || challengeMode === 'block') {
@@ -394,7 +397,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       const page = blockPage({ rayId, zone: route.zoneName, clientIp: edge.clientIp, ...(rule ? { rule } : {}), status: d.phase === 'http_ratelimit' ? 429 : 403 });
       return { ...base, kind: 'block', page: { ...page, headers: { ...page.headers, ...retry } } };
     }
-    const pass = clearance.passToken(route.zoneId, { ip: edge.clientIp, userAgent: userAgentOf(req) }, rayId);
+    const pass = clearance.passToken(route.zoneId, visitor, rayId);
     return { ...base, kind: 'challenge', page: challengePage(rayId, pass, route.zoneName, d.action, safeReturn(req.url), CHALLENGE_PATH) };
   }
 
@@ -443,15 +446,15 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const event = options.sink ? evaluatedRequest(v, req, status) : undefined;
     if (event) toSink(event);
     // The interstitial's button posts the ray id back: its solve is recorded and a rate limit's counter reset then (passChallenge).
-    if (v.kind === 'challenge') keepChallenge(v, req, event);
+    if (v.kind === 'challenge') keepChallenge(v, event);
   }
 
   /** What the press of a served challenge's button needs, kept under its ray id (when there is anything to do). */
-  function keepChallenge(v: Verdict, req: IncomingMessage, served: EvaluatedRequest | undefined): void {
+  function keepChallenge(v: Verdict, served: EvaluatedRequest | undefined): void {
     const solve = served && solveOf(served);
     const rateLimitCounter = v.evaluation.rateLimitCounter;
     if (!solve && rateLimitCounter === undefined) return;
-    const visitor: Visitor = { ip: v.edge.clientIp, userAgent: userAgentOf(req) };
+    const { visitor } = v;
     const bytes = (solve ? solveBytes(solve) : 512 + visitor.userAgent.length) + (rateLimitCounter?.length ?? 0);
     pendingChallenges.remember(v.rayId, { zoneId: v.route.zoneId, visitor, ...(solve ? { solve } : {}), ...(rateLimitCounter !== undefined ? { rateLimitCounter } : {}) }, bytes);
   }
