@@ -112,7 +112,11 @@ export class RateLimiter {
    * lasts, as `hit`.
    */
   add(key: string, limit: RateLimit, amount: number): void {
-    this.addUnlessMitigated(key, limit, amount, (stored, now) => this.mitigated(stored, limit, now));
+    const max = limitOf(limit);
+    if (max === undefined || !(limit.period > 0)) return;
+    const now = this.now();
+    const stored = counterKey(key);
+    if (!this.mitigated(stored, limit, now)) this.counted(stored, this.held(stored, now), limit, max, amount, now);
   }
 
   /**
@@ -128,21 +132,12 @@ export class RateLimiter {
     const max = limitOf(limit);
     if (max === undefined || !(limit.period > 0)) return;
     const stored = counterKey(key);
-    const c = this.mitigating.get(stored);
-    if (!c) return this.addUnlessMitigated(key, limit, amount, () => false);
     const now = this.now();
+    const c = this.mitigating.get(stored);
+    if (!c) return void this.counted(stored, this.held(stored, now), limit, max, amount, now);
     if (now < Math.max(c.endsAt ?? -Infinity, mitigationEnd(c, limit))) return;
     // Past its end, but not yet ended by a request under the rule as it is now: the count opens (or adds to) the window it will take up then.
     c.late = c.late && now - c.late.windowStart < limit.period * 1000 ? { windowStart: c.late.windowStart, count: c.late.count + amount } : { windowStart: now, count: amount };
-  }
-
-  private addUnlessMitigated(key: string, limit: RateLimit, amount: number, mitigated: (stored: string, now: number) => boolean): void {
-    const max = limitOf(limit);
-    if (max === undefined || !(limit.period > 0)) return;
-    const now = this.now();
-    const stored = counterKey(key);
-    if (mitigated(stored, now)) return;
-    this.counted(stored, this.held(stored, now), limit, max, amount, now);
   }
 
   /** Whether a matching request of a rule that counts apart from its match (`add`) is to be mitigated: no count of its own. */
