@@ -14,10 +14,10 @@
  */
 import type { Transform } from 'node:stream';
 import * as zlib from 'node:zlib';
-import { constants, createBrotliDecompress, createInflate, createInflateRaw } from 'node:zlib';
 
-/** node:zlib's CRC-32 (node 20.15 and later). */
-const crc32: ((data: Buffer) => number) | undefined = (zlib as { crc32?: (data: Buffer) => number }).crc32;
+const { constants, createBrotliDecompress, createInflate, createInflateRaw } = zlib;
+/** node:zlib's CRC-32 (node 20.15 and later; before, a gzip trailer goes unchecked). */
+const crc32 = (zlib as { crc32?: (data: Buffer) => number }).crc32;
 
 export type BodyDecoding =
   /** The decoded body (at most `limit` bytes) and its whole size: exact when all of it was decoded within the limit, else limit + 1 ("more than the limit"). */
@@ -96,7 +96,7 @@ async function gunzip(input: Buffer, complete: boolean, limit: number): Promise<
   if (flags & FHCRC) start += 2;
   const out = await inflate(createInflateRaw(sync), input.subarray(start), complete, limit, 8);
   // The whole member decoded: its trailer must be its CRC-32 and size, not 8 free bytes a form parser of the raw body would read.
-  if (!('error' in out) && complete && !out.more && typeof crc32 === 'function') {
+  if (!('error' in out) && complete && !out.more && crc32) {
     const trailer = input.subarray(input.length - 8);
     if (trailer.readUInt32LE(0) !== crc32(out.bytes) || trailer.readUInt32LE(4) !== out.bytes.length % 2 ** 32) return { error: 'its trailer is not the CRC-32 and size of its data' };
   }
