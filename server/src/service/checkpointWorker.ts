@@ -8,6 +8,9 @@
  */
 import { createRequire } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
+import { runInBackground } from './backgroundThread';
+
+runInBackground();
 
 interface Db {
   exec(sql: string): void;

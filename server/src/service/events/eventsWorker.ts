@@ -9,7 +9,10 @@
  * row handed over before it.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { runInBackground } from '../backgroundThread';
 import { answer, EventsDb, PRUNE_MS, type EventRow, type Retention, type ToEvents } from './eventsDb';
+
+runInBackground();
 
 const COMMIT_MS = 200;
 const COMMIT_ROWS = 2_000;

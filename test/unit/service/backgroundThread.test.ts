@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
+import { BACKGROUND_NICE } from '../../../server/src/service/backgroundThread';
+
+/** A thread's nice value, as Linux reports it (field 19 of /proc/<pid>/task/<tid>/stat). */
+function niceOf(tid: number): number {
+  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+const threadId = (): number => Number(/\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))![1]);
+
+// The worker runs the module from source through tsx, as the events and checkpoint threads run it bundled.
+const WORKER = `
+const { parentPort } = require('node:worker_threads');
+require('tsx/cjs/api').register();
+const { runInBackground } = require(${JSON.stringify(require.resolve('../../../server/src/service/backgroundThread'))});
+const lowered = runInBackground();
+const tid = Number(/\\/task\\/(\\d+)$/.exec(require('node:fs').readlinkSync('/proc/thread-self'))[1]);
+parentPort.postMessage({ lowered, tid });
+parentPort.once('message', () => process.exit(0));
+`;
+
+test('a background thread runs at nice 10 on Linux; the thread that started it keeps its priority', { skip: process.platform !== 'linux' && 'Linux only: other systems have no per-thread nice value' }, async () => {
+  const before = niceOf(threadId());
+  const worker = new Worker(WORKER, { eval: true });
+  const { lowered, tid } = await new Promise<{ lowered: boolean; tid: number }>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  try {
+    assert.equal(lowered, true);
+    assert.equal(BACKGROUND_NICE, 10);
+    assert.equal(niceOf(tid), 10);
+    assert.equal(niceOf(threadId()), before);
+  } finally {
+    worker.postMessage('done');
+    await new Promise((r) => worker.once('exit', r));
+  }
+});
