@@ -56,7 +56,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,6 +72,7 @@ import { SERVE_NODE_FLAGS } from '../../server/src/serveNodeFlags';
 import { Pool, type Answer } from './httpClient';
 import { builtCli, cpuMs, median, quantile } from './measure';
 import { modsecConfig } from './modsec/modsec';
+import { freePort } from '../freePort';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '../..');
@@ -197,15 +197,6 @@ function nginxAvailable(): string | undefined {
   }
   if (missing()) return 'nginx + ModSecurity are not installed (apt-get install nginx libnginx-mod-http-modsecurity modsecurity-crs, as root)';
   return undefined;
-}
-
-/** A port nothing listens on now (the kernel's pick, released for nginx to take). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function nginx(upstreamPort: number, dir: string, level: number): Promise<{ child: ChildProcess; port: number }> {

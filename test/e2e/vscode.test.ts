@@ -18,7 +18,6 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, request as httpRequest, type Server as HttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { format } from 'node:util';
@@ -26,6 +25,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { makeDemoWorkspace } from '../../scripts/demo-workspace.mjs';
 import { e2ePaths } from '../../scripts/e2e-setup.mjs';
+import { freePort } from '../freePort';
 
 const ROOT = resolve(__dirname, '../..');
 const SUITE_DIR = join(ROOT, 'test/e2e/suite');
@@ -76,17 +76,6 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
       child.kill(signal);
     } catch {}
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.on('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => res(port));
-    });
-  });
 }
 
 function newestMtime(dir: string): number {

@@ -10,12 +10,13 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
 /**
- * The nice value: CFS then gives the thread a tenth of the weight of one at 0 while both
- * want the CPU, and all of a core that is otherwise idle. Not 19: under a saturating load
- * the events writer still needs a few percent of a core to keep up (writer.ts drops what it
- * cannot queue).
+ * The nice value. While the thread and one at 0 both want the CPU, CFS gives it about a
+ * third of the other's weight, and a request thread that wakes up preempts it; a core that
+ * is otherwise idle it gets whole. Not higher: under a saturating load the events writer
+ * still needs about a tenth of a core to keep up (about 30 µs per event, a few thousand
+ * events a second), and writer.ts drops what it cannot queue.
  */
-export const BACKGROUND_NICE = 10;
+export const BACKGROUND_NICE = 5;
 
 /** Lowers the calling thread's priority to BACKGROUND_NICE; returns whether it could. */
 export function runInBackground(): boolean {

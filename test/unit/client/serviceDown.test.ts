@@ -2,18 +2,10 @@
 // machine it fails at once (no retries with back-off: nothing will start listening by
 // itself within them), in plain Node against a port nothing listens on.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { connectionErrorCode, RulesApiError, unreachableAdvice, unreachableMessage } from '../../../client/src/api/errors';
 import { RulesApi } from '../../../client/src/api/rulesApi';
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
+import { freePort } from '../../freePort';
 
 test('nothing listens on the loopback port: one attempt, under 2 s, the URL in the message, Start/Retry advice', async () => {
   const url = `http://127.0.0.1:${await freePort()}/client/v4`;
