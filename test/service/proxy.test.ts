@@ -19,6 +19,8 @@ const RULES = [
   { action: 'managed_challenge', expression: 'http.request.uri.path eq "/challenge"', description: 'challenge the path' },
   { action: 'log', expression: 'http.request.uri.path eq "/logged"', description: 'log the path' },
   { action: 'block', expression: 'http.request.uri.path eq "/ws-blocked"', description: 'no sockets here' },
+  // Reads a field only an edge gives, which the proxy has no source for: every event lists it as defaulted.
+  { action: 'block', expression: 'ip.src.continent eq "T1"', description: 'no Tor exits' },
 ];
 
 // Migrated to the managed rulesets long ago (addProxiedZone): no previous WAF, nothing deployed but what the tests deploy.
@@ -62,7 +64,7 @@ describe('the proxy forwards what the rules let through', () => {
       { rayId: e.rayId, zone: e.zoneName, ip: e.clientIp, method: e.method, host: e.host, path: e.path, query: e.query, status: e.responseStatus, action: e.evaluation.decision.action, truncated: e.bodyTruncated, time: e.time },
       { rayId: seen.headers['cf-ray'], zone: ZONE, ip: '127.0.0.1', method: 'POST', host: ZONE, path: '/created', query: 'x=1', status: 201, action: 'allow-through', truncated: false, time: clock },
     );
-    assert.deepEqual(e.defaultedFields, ['ip.src.country', 'ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score', 'cf.tls_version', 'cf.tls_cipher']);
+    assert.deepEqual(e.defaultedFields, ['ip.src.country', 'ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score', 'cf.tls_version', 'cf.tls_cipher', 'ip.src.continent']);
   });
 
   it("keeps the app's answer's trailers; drops a chunked request's, which the rules never see", async () => {

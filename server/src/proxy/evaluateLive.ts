@@ -8,6 +8,7 @@
  * so that a host rule cannot be passed by spelling the host another way.
  */
 import { prepareFields } from '../language/index';
+import { GEOIP_ALIASES, httpScheme } from '../language/scheme/index';
 import { requestFields, requestValues } from '../requests/fields';
 import type { LiveRequest } from '../requests/live';
 import { liveSampleRequest } from '../requests/live';
@@ -67,6 +68,35 @@ export interface LiveEvaluation extends Evaluation {
   readonly afterResponse?: readonly ResponseCount[];
   /** Some of them match a counting expression then: the proxy keeps the request (`LiveJob`) for it. */
   readonly countsReadRequest?: boolean;
+  /** Fields the zone's rules read that had no value and no local source (`defaultedReads`); absent when none. */
+  readonly defaultedFields?: readonly string[];
+}
+
+/** Per compiled zone (its `fieldsRead`), the fields it reads that only an edge could give, each with the name it is listed by: made once. */
+const edgeReads = new WeakMap<ReadonlySet<string>, readonly (readonly [read: string, listed: string])[]>();
+/** A deprecated `ip.geoip.*` name is listed as the `ip.src.*` field it holds, as edgeFields.ts lists it. */
+const LISTED_AS = new Map(GEOIP_ALIASES);
+
+/**
+ * The fields the zone reads that the request has no value for, of those only an edge gives
+ * (`ip.src.continent`, `cf.tls_client_auth.cert_verified`, `cf.bot_management.verified_bot`,
+ * …; not a request field such as `http.cookie`, whose absence is the request's own). Its
+ * rules compared them with the engine's default, so the request's event lists them as
+ * defaulted, beside edgeFields.ts's own list. None when the zone may read any field
+ * (`fieldsRead` undefined: a previous-WAF stand-in).
+ */
+export function defaultedReads(read: ReadonlySet<string> | undefined, fields: Readonly<Record<string, unknown>>): string[] {
+  if (!read) return [];
+  let edge = edgeReads.get(read);
+  if (!edge) {
+    // `true` is a field of the scheme too, which the engine answers itself.
+    const only = [...read].filter((f) => f !== 'true' && httpScheme.fields.has(f) && !/^(?:http|raw)\./.test(f));
+    edgeReads.set(read, (edge = only.map((f) => [f, LISTED_AS.get(f) ?? f] as const).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))));
+  }
+  if (edge.length === 0) return [];
+  const listed = new Set<string>();
+  for (const [f, name] of edge) if (fields[f] === undefined) listed.add(name);
+  return [...listed];
 }
 
 /** A count that waits for the request to go on: the counter (a digest), and the rule's settings (of the version that evaluated the request). */
@@ -133,10 +163,12 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
     omitIdleRules: true,
   });
   const d = evaluation.decision;
+  const defaulted = defaultedReads(zone.compiled.fieldsRead, fields);
   const counts = afterResponse.length > 0 ? { afterResponse, ...(afterResponse.some((c) => rateCounting(c.limit).filter) ? { countsReadRequest: true } : {}) } : {};
-  if (d.phase !== 'http_ratelimit' || d.action === 'allow-through' || !exceeded) return { ...evaluation, ...counts };
+  const live = defaulted.length > 0 ? { ...counts, defaultedFields: defaulted } : counts;
+  if (d.phase !== 'http_ratelimit' || d.action === 'allow-through' || !exceeded) return { ...evaluation, ...live };
   const retryAfter = limiter.retryAfter(exceeded.counter, exceeded.limit);
-  return { ...evaluation, ...counts, rateLimitCounter: exceeded.counter, ...(retryAfter === undefined ? {} : { retryAfter }) };
+  return { ...evaluation, ...live, rateLimitCounter: exceeded.counter, ...(retryAfter === undefined ? {} : { retryAfter }) };
 }
 
 /**

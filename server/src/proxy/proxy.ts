@@ -479,7 +479,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       httpVersion: `HTTP/${req.httpVersion}`,
       responseStatus: status,
       evaluation: v.evaluation,
-      defaultedFields: v.edge.defaulted,
+      defaultedFields: v.evaluation.defaultedFields ? [...new Set([...v.edge.defaulted, ...v.evaluation.defaultedFields])] : v.edge.defaulted,
       bodyTruncated: v.bodyTruncated,
       // So that the events name what the client got: a challenge passed or turned into a block (events/fromEvaluation.ts).
       challengeMode,

@@ -133,3 +133,31 @@ describe('a rate limit whose ruleset runs twice for one request', () => {
     }
   });
 });
+
+describe('the fields a live evaluation lists as defaulted', () => {
+  /** A custom rule reading two fields only an edge gives, one of them given here (`edge`). */
+  const zone = (expression: string) => ({
+    compiled: compileZone({ catalog: defaultCatalog, entryPoints: { http_request_firewall_custom: { id: ID, phase: 'http_request_firewall_custom', rules: [{ id: 'r', expression, action: 'block' }] } } }),
+  });
+  const withCountry = (j: LiveJob): LiveJob => ({ ...j, live: { ...j.live, edge: { ...j.live.edge, 'ip.src.country': 'DE' } } });
+
+  it('are the edge-only fields its rules read and the request has no value for', () => {
+    const z = zone('ip.src.continent eq "EU" or ip.src.country eq "DE" or cf.tls_client_auth.cert_verified or http.cookie contains "x"');
+    const e = evaluateLive(z, withCountry(job('GET', '/', [])), new RateLimiter(() => 0, 10));
+    assert.equal(e.decision.action, 'block');
+    // Not ip.src.country (given), nor http.cookie (the request's own: it sent none).
+    assert.deepEqual(e.defaultedFields, ['cf.tls_client_auth.cert_verified', 'ip.src.continent']);
+    assert.deepEqual(evaluateLive(z, job('GET', '/', []), new RateLimiter(() => 0, 10)).defaultedFields, ['cf.tls_client_auth.cert_verified', 'ip.src.continent', 'ip.src.country']);
+  });
+
+  it('name a deprecated ip.geoip.* field by the ip.src.* field it holds, once', () => {
+    const z = zone('ip.geoip.country eq "DE" or ip.src.country eq "FR" or ip.geoip.continent eq "EU"');
+    assert.deepEqual(evaluateLive(z, job('GET', '/', []), new RateLimiter(() => 0, 10)).defaultedFields, ['ip.src.continent', 'ip.src.country']);
+    assert.deepEqual(evaluateLive(z, withCountry(job('GET', '/', [])), new RateLimiter(() => 0, 10)).defaultedFields, ['ip.src.continent']);
+  });
+
+  it('are none for a zone that reads only request fields and the client address, as the OWASP ruleset', () => {
+    assert.equal(evaluateLive(zone('http.host eq "shop.example" and ip.src in {198.51.100.0/24}'), job('GET', '/', []), new RateLimiter(() => 0, 10)).defaultedFields, undefined);
+    assert.equal(evaluateLive({ compiled: compileZone(owasp(1)) }, job('GET', '/?q=<script>', []), new RateLimiter(() => 0, 10)).defaultedFields, undefined);
+  });
+});
