@@ -74,23 +74,29 @@ export interface LiveEvaluation extends Evaluation {
 
 /** Per compiled zone (its `fieldsRead`), the fields it reads that only an edge could give, each with the name it is listed by: made once. */
 const edgeReads = new WeakMap<ReadonlySet<string>, readonly (readonly [read: string, listed: string])[]>();
+/**
+ * The `http.*` fields that only an edge gives (it parses the header, API Shield validates the
+ * token); requests/fields.ts builds every other request field. (`true` is a field of the
+ * scheme too, which the engine answers itself; response fields are read only once an answer
+ * came, by counting expressions.)
+ */
+const EDGE_ONLY_HTTP = /^http\.request\.(?:jwt\.|accepted_languages$)/;
 /** A deprecated `ip.geoip.*` name is listed as the `ip.src.*` field it holds, as edgeFields.ts lists it. */
 const LISTED_AS = new Map(GEOIP_ALIASES);
 
 /**
- * The fields the zone reads that the request has no value for, of those only an edge gives
- * (`ip.src.continent`, `cf.tls_client_auth.cert_verified`, `cf.bot_management.verified_bot`,
- * …; not a request field such as `http.cookie`, whose absence is the request's own). Its
- * rules compared them with the engine's default, so the request's event lists them as
- * defaulted, beside edgeFields.ts's own list. None when the zone may read any field
- * (`fieldsRead` undefined: a previous-WAF stand-in).
+ * The fields the zone's enabled rules read that the request has no value for, of those only
+ * an edge gives (`ip.src.continent`, `cf.tls_client_auth.cert_verified`,
+ * `http.request.jwt.claims.sub`, …; not a request field such as `http.cookie`, whose absence
+ * is the request's own). A rule that read one compared it with the engine's default, so the
+ * request's event lists them as defaulted, beside edgeFields.ts's own list. None when the
+ * zone may read any field (`fieldsRead` undefined: a previous-WAF stand-in).
  */
 export function defaultedReads(read: ReadonlySet<string> | undefined, fields: Readonly<Record<string, unknown>>): string[] {
   if (!read) return [];
   let edge = edgeReads.get(read);
   if (!edge) {
-    // `true` is a field of the scheme too, which the engine answers itself.
-    const only = [...read].filter((f) => f !== 'true' && httpScheme.fields.has(f) && !/^(?:http|raw)\./.test(f));
+    const only = [...read].filter((f) => f !== 'true' && httpScheme.fields.has(f) && (!/^(?:http|raw)\./.test(f) || EDGE_ONLY_HTTP.test(f)));
     edgeReads.set(read, (edge = only.map((f) => [f, LISTED_AS.get(f) ?? f] as const).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))));
   }
   if (edge.length === 0) return [];

@@ -264,8 +264,9 @@ export interface Evaluation {
 export interface CompiledZone {
   readonly problems: readonly EngineProblem[];
   /**
-   * Every field the zone's evaluation can read: its rules' expressions (every phase, managed
-   * rulesets, legacy rules) and its rate limits' counting expressions and characteristics
+   * Every field the zone's evaluation can read: its enabled rules' expressions (every phase,
+   * managed rulesets, legacy rules not paused; a rule disabled by its overrides never runs)
+   * and its rate limits' counting expressions and characteristics
    * (rateLimitParams.ts `rateLimitFieldsRead`). A caller that builds field values for it
    * may leave the others out (the WAF proxy does, requests/fields.ts `only`). Undefined
    * when the zone evaluates something that can read any field (a previous-WAF stand-in).
@@ -450,7 +451,8 @@ class ZoneCompiler {
     } else {
       const c = cachedCompile(rule, rule.expression, { allowManaged: ctx.managed, plan: this.zone.plan, phase: stage, nilNotEqual: this.options.nilNotEqual === true });
       filter = c.filter;
-      for (const f of c.fields) this.fieldsRead.add(f);
+      // A disabled rule (after overrides) never runs: what it would read is not read.
+      if (eff.enabled) for (const f of c.fields) this.fieldsRead.add(f);
       if (!filter) {
         invalid = 'the expression does not compile';
         this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: the expression does not compile: ${c.diagnostics.map((d) => withSubject(d.message, rule.expression as string, d.range.start, d.range.end)).join('; ')}`, diagnostics: c.diagnostics });
@@ -458,7 +460,7 @@ class ZoneCompiler {
     }
     // The caller counts by it (RequestHooks.rateLimitReached); one that cannot compile would count nothing, unsaid.
     const counting = stage === 'http_ratelimit' && isRecord(rule.ratelimit) ? rateCounting(rule.ratelimit).problems : undefined;
-    if (stage === 'http_ratelimit' && isRecord(rule.ratelimit)) for (const f of rateLimitFieldsRead(rule.ratelimit)) this.fieldsRead.add(f);
+    if (eff.enabled && stage === 'http_ratelimit' && isRecord(rule.ratelimit)) for (const f of rateLimitFieldsRead(rule.ratelimit)) this.fieldsRead.add(f);
     if (counting) this.problems.push({ severity: 'error', ...where, message: `${describe(ref, index)}: the counting expression does not compile, so the rule counts no request: ${counting.map((d) => d.message).join('; ')}`, diagnostics: counting });
     if (action === '') {
       invalid ??= 'the rule has no action';
@@ -653,7 +655,7 @@ class ZoneCompiler {
       } else {
         const c = cachedCompile(fr.filter, fr.filter.expression, { allowManaged: false, plan: this.zone.plan, phase: 'http_request_firewall_custom', nilNotEqual: this.options.nilNotEqual === true });
         filter = c.filter;
-        for (const f of c.fields) this.fieldsRead.add(f);
+        if (!paused) for (const f of c.fields) this.fieldsRead.add(f);
         if (!filter) {
           invalid = 'the expression does not compile';
           this.problems.push({ severity: 'error', ...where, message: `firewall rule ${describe(ref, index)}: the filter expression does not compile: ${c.diagnostics.map((d) => withSubject(d.message, fr.filter.expression as string, d.range.start, d.range.end)).join('; ')}`, diagnostics: c.diagnostics });

@@ -86,13 +86,13 @@ describe('a live evaluation with only the fields read', () => {
     assert.deepEqual([login('A'), login('A'), login('A'), login('B')], ['allow-through', 'allow-through', 'block', 'allow-through']);
   });
 
-  it('decides as the full fields do on every CRS regression request (PL4: the rules of every level)', () => {
+  it('decides as the full fields do on every CRS regression request (PL1, whose disabled rules read nothing; PL4, the rules of every level)', () => {
     const requests: SampleRequest[] = [];
     for (const file of yamlFiles(join(__dirname, '../../fixtures/crs-3.3.4-regression-tests'))) {
       for (const t of parseFtwFile(readFileSync(file, 'utf8')).tests) if (t.enabled !== false) for (const s of t.stages) requests.push(s.request);
     }
     assert.ok(requests.length > 2000);
-    for (const config of [owasp(4), custom]) {
+    for (const config of [owasp(1), owasp(4), custom]) {
       const zone = compileZone(config);
       const differ = requests.filter((r) => {
         const all = zone.evaluate(requestValues(r).values);
@@ -148,6 +148,24 @@ describe('the fields a live evaluation lists as defaulted', () => {
     // Not ip.src.country (given), nor http.cookie (the request's own: it sent none).
     assert.deepEqual(e.defaultedFields, ['cf.tls_client_auth.cert_verified', 'ip.src.continent']);
     assert.deepEqual(evaluateLive(z, job('GET', '/', []), new RateLimiter(() => 0, 10)).defaultedFields, ['cf.tls_client_auth.cert_verified', 'ip.src.continent', 'ip.src.country']);
+  });
+
+  it('include the request fields only an edge parses, and leave out what disabled rules read', () => {
+    const config: ZoneConfig = {
+      catalog: defaultCatalog,
+      entryPoints: {
+        http_request_firewall_custom: {
+          id: ID,
+          phase: 'http_request_firewall_custom',
+          rules: [
+            { id: 'r1', expression: 'any(http.request.accepted_languages[*] eq "en") and http.request.uri.path eq "/en"', action: 'block' },
+            { id: 'r2', expression: 'ip.src.city eq "Paris"', action: 'block', enabled: false },
+          ],
+        },
+      },
+    };
+    const e = evaluateLive({ compiled: compileZone(config) }, job('GET', '/en', ['Accept-Language', 'en']), new RateLimiter(() => 0, 10));
+    assert.deepEqual([e.decision.action, e.defaultedFields], ['allow-through', ['http.request.accepted_languages']]);
   });
 
   it('name a deprecated ip.geoip.* field by the ip.src.* field it holds, once', () => {

@@ -23,7 +23,7 @@ parentPort.postMessage({ lowered, tid });
 parentPort.once('message', () => process.exit(0));
 `;
 
-test('a background thread runs at nice 5 on Linux; the thread that started it keeps its priority', { skip: process.platform !== 'linux' && 'Linux only: other systems have no per-thread nice value' }, async () => {
+test('a background thread runs 5 nice levels below the thread that started it, which keeps its priority (Linux)', { skip: process.platform !== 'linux' && 'Linux only: other systems have no per-thread nice value' }, async () => {
   const before = niceOf(threadId());
   const worker = new Worker(WORKER, { eval: true });
   const { lowered, tid } = await new Promise<{ lowered: boolean; tid: number }>((resolve, reject) => {
@@ -31,9 +31,9 @@ test('a background thread runs at nice 5 on Linux; the thread that started it ke
     worker.once('error', reject);
   });
   try {
-    assert.equal(lowered, true);
+    assert.equal(lowered, before < 19);
     assert.equal(BACKGROUND_NICE, 5);
-    assert.equal(niceOf(tid), 5);
+    assert.equal(niceOf(tid), Math.min(19, before + 5));
     assert.equal(niceOf(threadId()), before);
   } finally {
     worker.postMessage('done');
