@@ -10,6 +10,13 @@
  * collections and PATCH p99 24.1 ms without it, 1 and 18.6 ms with it (docs/service.md,
  * "Full collections under write load"). The old generation may grow to 256 MB before its
  * first full collection.
+ *
+ * `--v8-pool-size=1`: one V8 helper thread (garbage collection, background compiles) instead
+ * of one per core. On a machine of two cores the helpers competed with the WAF proxy's thread
+ * and its evaluation worker: in two A/B runs of the proxy benchmark at a fixed rate the added
+ * p99 was 1.92 / 2.08 ms against 2.09 / 2.40 ms and the slowest request 9 ms against 23–31 ms,
+ * and the API's loads were unchanged (PATCH p99 8.7 / 7.6 against 11.5 / 8.8 ms; docs/proxy.md
+ * "Session 34").
  */
 import flags from './serveNodeFlags.json';
 
