@@ -8,8 +8,7 @@
  * so that a host rule cannot be passed by spelling the host another way.
  */
 import { prepareFields } from '../language/index';
-import { GEOIP_ALIASES, httpScheme } from '../language/scheme/index';
-import { requestFields, requestValues } from '../requests/fields';
+import { edgeOnlyField, requestFields, requestValues } from '../requests/fields';
 import type { LiveRequest } from '../requests/live';
 import { liveSampleRequest } from '../requests/live';
 import { firstHeader, responseFields, type ResponseHead } from '../requests/responseFields';
@@ -72,17 +71,8 @@ export interface LiveEvaluation extends Evaluation {
   readonly defaultedFields?: readonly string[];
 }
 
-/** Per compiled zone (its `fieldsRead`), the fields it reads that only an edge could give, each with the name it is listed by: made once. */
+/** Per compiled zone (its `fieldsRead`), the fields it reads that only an edge gives, each with the name it is listed by (requests/fields.ts `edgeOnlyField`): made once. */
 const edgeReads = new WeakMap<ReadonlySet<string>, readonly (readonly [read: string, listed: string])[]>();
-/**
- * The `http.*` fields that only an edge gives (it parses the header, API Shield validates the
- * token); requests/fields.ts builds every other request field. (`true` is a field of the
- * scheme too, which the engine answers itself; response fields are read only once an answer
- * came, by counting expressions.)
- */
-const EDGE_ONLY_HTTP = /^http\.request\.(?:jwt\.|accepted_languages$)/;
-/** A deprecated `ip.geoip.*` name is listed as the `ip.src.*` field it holds, as edgeFields.ts lists it. */
-const LISTED_AS = new Map(GEOIP_ALIASES);
 
 /**
  * The fields the zone's enabled rules read that the request has no value for, of those only
@@ -96,8 +86,11 @@ export function defaultedReads(read: ReadonlySet<string> | undefined, fields: Re
   if (!read) return [];
   let edge = edgeReads.get(read);
   if (!edge) {
-    const only = [...read].filter((f) => f !== 'true' && httpScheme.fields.has(f) && (!/^(?:http|raw)\./.test(f) || EDGE_ONLY_HTTP.test(f)));
-    edgeReads.set(read, (edge = only.map((f) => [f, LISTED_AS.get(f) ?? f] as const).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))));
+    const pairs = [...read].flatMap((f) => {
+      const listed = edgeOnlyField(f);
+      return listed === undefined ? [] : [[f, listed] as const];
+    });
+    edgeReads.set(read, (edge = pairs.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))));
   }
   if (edge.length === 0) return [];
   const listed = new Set<string>();

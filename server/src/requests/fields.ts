@@ -316,6 +316,26 @@ function cookieMap(cookieHeaders: readonly string[], problems: string[]): Record
   return map;
 }
 
+/** Request fields that an edge parses and requestFields does not: the languages it reads from `Accept-Language`, API Shield's validated JWT claims. */
+const EDGE_PARSED = /^http\.request\.(?:jwt\.|accepted_languages$)/;
+/** A deprecated `ip.geoip.*` field and the `ip.src.*` field whose value it holds. */
+const GEOIP_OF = new Map(GEOIP_ALIASES);
+
+/**
+ * For a scheme field only an edge gives (`ip.src.continent`, `cf.tls_client_auth.*`,
+ * `http.request.jwt.claims.sub`, …), the name it goes by: itself, or for a deprecated
+ * `ip.geoip.*` one the `ip.src.*` field it holds. Undefined for a field requestFields builds
+ * from the request (`http.*`, `raw.*`, the OWASP ruleset's `crs.*`), one responseFields
+ * builds from the answer, `true`,
+ * or a name the scheme does not have. A request has a value for an edge-only field only from
+ * its metadata: a sample's `# @field` line, the WAF proxy's edge fields.
+ */
+export function edgeOnlyField(name: string): string | undefined {
+  if (name === 'true' || !httpScheme.fields.has(name)) return undefined;
+  if (/^(?:http|raw|crs)\./.test(name) && !EDGE_PARSED.test(name)) return undefined;
+  return GEOIP_OF.get(name) ?? name;
+}
+
 // ---------------------------------------------------------------------------------------
 // Metadata values
 

@@ -5,6 +5,7 @@ import { prepareFields } from '../../../server/src/language/index';
 import {
   DEFAULT_CLIENT_IP,
   DEFAULT_TIMESTAMP_SEC,
+  edgeOnlyField,
   metaFieldValue,
   requestFields,
   requestSummary,
@@ -417,5 +418,18 @@ describe('helpers', () => {
     const long = requestSummary(req({ url: '/' + 'x'.repeat(200) }));
     assert.equal(long.length, 80);
     assert.ok(long.endsWith('…'));
+  });
+});
+
+describe('edgeOnlyField', () => {
+  test('names the fields only an edge gives, a deprecated ip.geoip.* one by the ip.src.* field it holds', () => {
+    assert.deepEqual(
+      ['ip.src.continent', 'cf.tls_client_auth.cert_verified', 'http.request.accepted_languages', 'http.request.jwt.claims.sub', 'ip.geoip.country'].map(edgeOnlyField),
+      ['ip.src.continent', 'cf.tls_client_auth.cert_verified', 'http.request.accepted_languages', 'http.request.jwt.claims.sub', 'ip.src.country'],
+    );
+  });
+
+  test('leaves out what the request or its answer gives, `true`, and names the scheme does not have', () => {
+    assert.deepEqual(['http.cookie', 'raw.http.request.uri', 'http.response.code', 'true', 'crs.args', 'ip.src.nowhere'].map(edgeOnlyField), [undefined, undefined, undefined, undefined, undefined, undefined]);
   });
 });
