@@ -12,24 +12,35 @@ import { getPriority, setPriority } from 'node:os';
 /**
  * How many nice levels below the request threads. While such a thread and a request thread
  * both want the CPU, CFS gives it about a third of the other's weight, and a request thread
- * that wakes up preempts it; a core that is otherwise idle it gets whole. Not more: under a saturating load the events writer
- * still needs about a tenth of a core to keep up (about 30 µs per event, a few thousand
- * events a second), and writer.ts drops what it cannot queue.
+ * that wakes up preempts it; a core that is otherwise idle it gets whole. Not more: under a
+ * saturating load the events writer still needs about a tenth of a core to keep up (about
+ * 30 µs per event, a few thousand events a second), and writer.ts drops what it cannot queue.
  */
 export const BACKGROUND_NICE = 5;
 
 /**
- * Lowers the calling thread's priority by BACKGROUND_NICE from what it has (the process's,
- * inherited: a service started with `nice -n 10` puts its background threads at 15, not back
- * at 5), at most to 19; returns whether it could. The thread id is taken only from this
- * process's own /proc entry: where /proc belongs to another PID namespace, its numbers would
- * name other processes.
+ * The calling thread's Linux thread id, from this process's own /proc entry (where /proc
+ * belongs to another PID namespace its numbers would name other processes); undefined
+ * elsewhere.
  */
-export function runInBackground(): boolean {
+export function threadId(): number | undefined {
   try {
     const m = /^(\d+)\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'));
-    if (!m || Number(m[1]) !== process.pid) return false;
-    const tid = Number(m[2]);
+    return m && Number(m[1]) === process.pid ? Number(m[2]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Lowers the calling thread's priority by BACKGROUND_NICE from what it has (the process's,
+ * inherited: a service started with `nice -n 10` puts its background threads at 15, not back
+ * at 5), at most to 19; returns whether it could.
+ */
+export function runInBackground(): boolean {
+  const tid = threadId();
+  if (tid === undefined) return false;
+  try {
     const now = getPriority(tid);
     if (now >= 19) return false;
     setPriority(tid, Math.min(19, now + BACKGROUND_NICE));

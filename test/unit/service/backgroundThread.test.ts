@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
-import { BACKGROUND_NICE } from '../../../server/src/service/backgroundThread';
+import { BACKGROUND_NICE, threadId } from '../../../server/src/service/backgroundThread';
 
 /** A thread's nice value, as Linux reports it (field 19 of /proc/<pid>/task/<tid>/stat). */
 function niceOf(tid: number): number {
@@ -10,21 +10,18 @@ function niceOf(tid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
 }
 
-const threadId = (): number => Number(/\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))![1]);
-
 // The worker runs the module from source through tsx, as the events and checkpoint threads run it bundled.
 const WORKER = `
 const { parentPort } = require('node:worker_threads');
 require('tsx/cjs/api').register();
-const { runInBackground } = require(${JSON.stringify(require.resolve('../../../server/src/service/backgroundThread'))});
+const { runInBackground, threadId } = require(${JSON.stringify(require.resolve('../../../server/src/service/backgroundThread'))});
 const lowered = runInBackground();
-const tid = Number(/\\/task\\/(\\d+)$/.exec(require('node:fs').readlinkSync('/proc/thread-self'))[1]);
-parentPort.postMessage({ lowered, tid });
+parentPort.postMessage({ lowered, tid: threadId() });
 parentPort.once('message', () => process.exit(0));
 `;
 
 test('a background thread runs 5 nice levels below the thread that started it, which keeps its priority (Linux)', { skip: process.platform !== 'linux' && 'Linux only: other systems have no per-thread nice value' }, async () => {
-  const before = niceOf(threadId());
+  const before = niceOf(threadId()!);
   const worker = new Worker(WORKER, { eval: true });
   const { lowered, tid } = await new Promise<{ lowered: boolean; tid: number }>((resolve, reject) => {
     worker.once('message', resolve);
@@ -34,7 +31,7 @@ test('a background thread runs 5 nice levels below the thread that started it, w
     assert.equal(lowered, before < 19);
     assert.equal(BACKGROUND_NICE, 5);
     assert.equal(niceOf(tid), Math.min(19, before + 5));
-    assert.equal(niceOf(threadId()), before);
+    assert.equal(niceOf(threadId()!), before);
   } finally {
     worker.postMessage('done');
     await new Promise((r) => worker.once('exit', r));
