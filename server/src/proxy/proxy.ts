@@ -363,7 +363,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const time = now();
     const edge = edgeFields({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust, ...(options.fieldsMapping ? { mapping: options.fieldsMapping } : {}), now: time, rayId });
     // The client as edgeFields found it: the clearance is bound to the address the rules see.
-    const visitor: Visitor = { ip: edge.clientIp, userAgent: userAgentOf(req) };
+    const visitor = visitorOf(req, edge.clientIp);
     const job: LiveJob = {
       zoneId: route.zoneId,
       live: { method: req.method ?? 'GET', target: req.url ?? '/', httpVersion: req.httpVersion, rawHeaders: req.rawHeaders, body, bodySize, edge: edge.edge },
@@ -995,9 +995,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     return json(404, { success: false, errors: [{ message: `no such proxy control route: ${req.method} ${path}` }] });
   }
 
-  /** Who a clearance cookie is for (clearance.ts): the client as the rules see it, and its User-Agent. */
-  function visitorOf(req: IncomingMessage): Visitor {
-    return { ip: clientAddress({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust }), userAgent: userAgentOf(req) };
+  /** Who a clearance cookie and a challenge's pass are for (clearance.ts): the client as the rules see it (`ip`: edgeFields found it already), and its User-Agent. */
+  function visitorOf(req: IncomingMessage, ip = clientAddress({ remoteAddress: req.socket.remoteAddress ?? '', headers: req.headers, trust })): Visitor {
+    return { ip, userAgent: userAgentOf(req) };
   }
 
   /**
