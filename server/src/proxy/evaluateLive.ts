@@ -15,7 +15,7 @@ import { firstHeader, responseFields, type ResponseHead } from '../requests/resp
 import type { CompiledZone, Evaluation, RuleRef } from '../rulesets/engine';
 import type { RateLimit } from '../rulesets/model';
 import { rateCounting, scoreOf } from '../rulesets/rateLimitParams';
-import { characteristicsKey, counterKey, ruleKey, type RateLimiter } from './rateLimit';
+import { characteristicsKey, counterKey, ruleKey, type CounterKey, type RateLimiter } from './rateLimit';
 import { canonicalHost } from './zones';
 
 export interface EvaluableZone {
@@ -58,7 +58,7 @@ export interface LiveEvaluation extends Evaluation {
    * characteristic values, as counted), so that passing the challenge it issued resets it
    * (RateLimiter.reset, proxy.ts `passChallenge`).
    */
-  readonly rateLimitCounter?: string;
+  readonly rateLimitCounter?: CounterKey;
   /**
    * Counts that wait for the request to go on (rulesets/rateLimitParams.ts `rateCounting`: `sent` once it went
    * to the origin, `answer` once the origin's answer head came): the proxy hands them to
@@ -100,7 +100,7 @@ export function defaultedReads(read: ReadonlySet<string> | undefined, fields: Re
 
 /** A count that waits for the request to go on: the counter (a digest), and the rule's settings (of the version that evaluated the request). */
 export interface ResponseCount {
-  readonly counter: string;
+  readonly counter: CounterKey;
   readonly limit: RateLimit;
   readonly at: 'sent' | 'answer';
 }
@@ -110,7 +110,7 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
   const { fields, values } = requestValues(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit, only: zone.compiled.fieldsRead });
   // A digest: a count that waits for the answer carries it, and a header value can be 16 KB.
   // Once per rule and request (both hooks may ask for it).
-  const counters = new Map<RateLimit, string>();
+  const counters = new Map<RateLimit, CounterKey>();
   const counter = (ref: Pick<RuleRef, 'rulesetId' | 'ruleId'>, rl: RateLimit) => {
     let key = counters.get(rl);
     if (key === undefined) counters.set(rl, (key = counterKey(`${job.zoneId}/${ruleKey(ref)}\u0000${characteristicsKey(rl.characteristics, fields)}`)));
@@ -123,15 +123,15 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
    * counters this request has counted into by a counting expression or after it went on
    * (`counted`), and those counted by the rule's match with the answer that count gave (`hits`).
    */
-  const hits = new Map<string, boolean>();
-  const counted = new Set<string>();
+  const hits = new Map<CounterKey, boolean>();
+  const counted = new Set<CounterKey>();
   const countLater = (c: ResponseCount) => {
     if (counted.has(c.counter)) return;
     counted.add(c.counter);
     afterResponse.push(c);
   };
   /** The rate limit that last said "exceeded": the one a rate-limit decision is by. */
-  let exceeded: { counter: string; limit: RateLimit } | undefined;
+  let exceeded: { counter: CounterKey; limit: RateLimit } | undefined;
   const evaluation = zone.compiled.evaluate(values, undefined, {
     rateLimitReached: (ref, _values, rl) => {
       const how = rateCounting(rl);

@@ -44,7 +44,7 @@ import { deploymentKey, zoneSource } from '../service/zoneConfig';
 import type { ResponseHead } from '../requests/responseFields';
 import type { LiveEvaluation, LiveJob, ResponseCount } from './evaluateLive';
 import type { FromWorker, ProxyWorkerData, ToWorker } from './proxyWorker';
-import { rateLimitSettings } from './rateLimit';
+import { rateLimitSettings, type CounterKey } from './rateLimit';
 
 /** The built worker (`npm run build`), beside the bundle or in server/out when run from source. */
 export function proxyWorkerFile(): string | undefined {
@@ -304,7 +304,7 @@ export class EvaluationPool {
    * All of them, as the worker that counted it may not be the one its zone's requests go to
    * now (a deploy since changed the rules' characteristics); the proxy's thread resets its own.
    */
-  resetRateLimit(key: string): void {
+  resetRateLimit(key: CounterKey): void {
     if (this.closed) return;
     for (const w of this.workers) w?.link.post({ type: 'reset', key } satisfies ToWorker);
   }

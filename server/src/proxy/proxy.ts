@@ -48,7 +48,7 @@ import { badGatewayPage, blockPage, challengeNotPassedPage, challengePage, gatew
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
 import { appClock, badStatusLine, carriesTrailers, climbsOutOfPrefix, endAfterPending, forwardedHeaders, headerLines, headWithoutUpgrade, isWebSocket, lingerThenClose, pairs, readHead, relayInterim, requestTarget, responseHeaders, sendBody, sendHeldBody, unfinishedRequest, upstreamPath, watchAnswerIdle, withoutHeader, writeRawPage, type Forwarding } from './forwarding';
 import { EvaluationPool, EvaluationUnavailable, proxyWorkerFile, type OnThisThread } from './evaluationPool';
-import { DEFAULT_MAX_COUNTERS, RateLimiter } from './rateLimit';
+import { DEFAULT_MAX_COUNTERS, RateLimiter, type CounterKey } from './rateLimit';
 import { LogThrottle } from '../logThrottle';
 import { refusedHead } from './requestHead';
 import { findZone, hostName, LiveZones, resolveRoute, routeFor, type ProxyRoute, type ZoneRoute } from './zones';
@@ -183,7 +183,7 @@ interface PendingChallenge {
   /** The solve's event (`solveOf`), when the proxy records events. */
   readonly solve?: EvaluatedRequest;
   /** The counter of the rate-limit rule that challenged (evaluateLive.ts), which passing resets. */
-  readonly rateLimitCounter?: string;
+  readonly rateLimitCounter?: CounterKey;
 }
 
 

@@ -32,7 +32,7 @@ import { boundRegexBacktracking } from '../regexBudget';
 import type { ZoneSource } from '../service/deployment';
 import type { ResponseHead } from '../requests/responseFields';
 import { countAfterResponse, evaluateLive, type LiveEvaluation, type LiveJob, type ResponseCount } from './evaluateLive';
-import { RateLimiter } from './rateLimit';
+import { RateLimiter, type CounterKey } from './rateLimit';
 import { compiledLiveZone, type LiveZone } from './zones';
 
 boundRegexBacktracking();
@@ -40,7 +40,7 @@ boundRegexBacktracking();
 export type ToWorker =
   | { readonly type: 'zone'; readonly id: number; readonly zoneId: string; readonly key: string; readonly source: ZoneSource }
   | { readonly type: 'forget'; readonly zoneId: string }
-  | { readonly type: 'reset'; readonly key: string }
+  | { readonly type: 'reset'; readonly key: CounterKey }
   | { readonly type: 'count'; readonly id: number; readonly job?: LiveJob; readonly counts: readonly ResponseCount[]; readonly head?: ResponseHead }
   | { readonly type: 'eval'; readonly id: number; readonly key: string; readonly job: LiveJob };
 

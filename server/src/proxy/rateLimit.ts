@@ -71,15 +71,18 @@ function mitigationEnd(c: Counter, limit: RateLimit): number {
  * would make each counter cost that much. Distinct values still count apart (a collision
  * would take 2^128 tries).
  */
-export function counterKey(key: string): string {
-  return sha256(key, 'base64url');
+export function counterKey(key: string): CounterKey {
+  return sha256(key, 'base64url') as CounterKey;
 }
+
+/** A counter's stored key, made once per request by `counterKey` (the limiter takes it as it is, never hashing again). */
+export type CounterKey = string & { readonly __brand: 'CounterKey' };
 
 export class RateLimiter {
   /** Counters not mitigating, least recently used first. */
-  private readonly counters = new Map<string, Counter>();
+  private readonly counters = new Map<CounterKey, Counter>();
   /** Counters whose mitigation began, the earliest first; apart, so that filling the counters drops no mitigation. */
-  private readonly mitigating = new Map<string, Counter>();
+  private readonly mitigating = new Map<CounterKey, Counter>();
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -91,17 +94,16 @@ export class RateLimiter {
     return this.counters.size + this.mitigating.size;
   }
 
-  /** The stored keys: counting ones least recently used first, then mitigating ones (for tests: each is the `counterKey` of the key given; evaluateLive.ts gives digests already). */
-  keys(): string[] {
+  /** The stored keys: counting ones least recently used first, then mitigating ones (for tests). */
+  keys(): CounterKey[] {
     return [...this.counters.keys(), ...this.mitigating.keys()];
   }
 
-  /** Counts one matching request (`key`: the rule and its characteristic values); true when it is to be mitigated. */
-  hit(key: string, limit: RateLimit): boolean {
+  /** Counts one matching request on the counter `stored` (the `counterKey` of the rule and its characteristic values); true when it is to be mitigated. */
+  hit(stored: CounterKey, limit: RateLimit): boolean {
     const max = limit.requests_per_period;
     if (max === undefined || !(limit.period > 0)) return false;
     const now = this.now();
-    const stored = counterKey(key);
     if (this.mitigated(stored, limit, now)) return true;
     return this.counted(stored, this.held(stored, now), limit, max, 1, now);
   }
@@ -111,11 +113,10 @@ export class RateLimiter {
    * (`rateCounting`), as the request is evaluated: nothing while the counter's mitigation
    * lasts, as `hit`.
    */
-  add(key: string, limit: RateLimit, amount: number): void {
+  add(stored: CounterKey, limit: RateLimit, amount: number): void {
     const max = limitOf(limit);
     if (max === undefined || !(limit.period > 0)) return;
     const now = this.now();
-    const stored = counterKey(key);
     if (!this.mitigated(stored, limit, now)) this.counted(stored, this.held(stored, now), limit, max, amount, now);
   }
 
@@ -128,10 +129,9 @@ export class RateLimiter {
    * the mitigation's end (as the rule last said it, or its own rule says) is kept for the
    * window it opens, which the counter takes up when the mitigation is ended.
    */
-  addLater(key: string, limit: RateLimit, amount: number): void {
+  addLater(stored: CounterKey, limit: RateLimit, amount: number): void {
     const max = limitOf(limit);
     if (max === undefined || !(limit.period > 0)) return;
-    const stored = counterKey(key);
     const now = this.now();
     const c = this.mitigating.get(stored);
     if (!c) return void this.counted(stored, this.held(stored, now), limit, max, amount, now);
@@ -141,11 +141,10 @@ export class RateLimiter {
   }
 
   /** Whether a matching request of a rule that counts apart from its match (`add`) is to be mitigated: no count of its own. */
-  exceeded(key: string, limit: RateLimit): boolean {
+  exceeded(stored: CounterKey, limit: RateLimit): boolean {
     const max = limitOf(limit);
     if (max === undefined) return false;
     const now = this.now();
-    const stored = counterKey(key);
     if (this.mitigated(stored, limit, now)) return true;
     const c = this.counters.get(stored);
     // (A counter whose mitigation ended opens a new window with its next count.)
@@ -156,7 +155,7 @@ export class RateLimiter {
   }
 
   /** Whether the counter `stored` is in a mitigation that lasts under `limit` now; one that has ended goes back among the counting ones. */
-  private mitigated(stored: string, limit: RateLimit, now: number): boolean {
+  private mitigated(stored: CounterKey, limit: RateLimit, now: number): boolean {
     const c = this.mitigating.get(stored);
     if (!c) return false;
     c.endsAt = mitigationEnd(c, limit);
@@ -180,21 +179,21 @@ export class RateLimiter {
   }
 
   /** Puts `c` last in `map` (its most recent), the first dropped past the bound: the one rule for both kinds of counter. */
-  private keep(map: Map<string, Counter>, stored: string, c: Counter): void {
+  private keep(map: Map<CounterKey, Counter>, stored: CounterKey, c: Counter): void {
     map.delete(stored);
     map.set(stored, c);
     if (map.size > this.maxCounters) map.delete(map.keys().next().value!);
   }
 
   /** The counting counter `stored`, made the most recently used (created, and the oldest dropped past the bound). */
-  private held(stored: string, now: number): Counter {
+  private held(stored: CounterKey, now: number): Counter {
     const c = this.counters.get(stored) ?? { windowStart: now, count: 0, mitigatedAt: undefined };
     this.keep(this.counters, stored, c);
     return c;
   }
 
   /** Adds `amount` to a counter not mitigated now; true when that takes it over `max` (and starts its mitigation, if it has a timeout). */
-  private counted(stored: string, c: Counter, limit: RateLimit, max: number, amount: number, now: number): boolean {
+  private counted(stored: CounterKey, c: Counter, limit: RateLimit, max: number, amount: number, now: number): boolean {
     // A mitigation that ended, or a window that has passed, starts a new window.
     if (c.mitigatedAt !== undefined || now - c.windowStart >= limit.period * 1000) {
       c.mitigatedAt = undefined;
@@ -215,19 +214,17 @@ export class RateLimiter {
   /**
    * Whole seconds (at least 1) until a counter that `hit` just mitigated lets requests through
    * again: the end of its mitigation, or with a timeout of 0 the end of its window; the
-   * `Retry-After` of the answer. Undefined when no counter is held for `key`.
+   * `Retry-After` of the answer. Undefined when no counter is held under `stored`.
    */
-  retryAfter(key: string, limit: RateLimit): number | undefined {
-    const stored = counterKey(key);
+  retryAfter(stored: CounterKey, limit: RateLimit): number | undefined {
     const c = this.mitigating.get(stored) ?? this.counters.get(stored);
     if (!c) return undefined;
     const end = c.mitigatedAt !== undefined ? mitigationEnd(c, limit) : c.windowStart + limit.period * 1000;
     return Math.max(1, Math.ceil((end - this.now()) / 1000));
   }
 
-  /** Forgets the counter held for `key` (its count and any mitigation): the next matching request opens a new window. */
-  reset(key: string): void {
-    const stored = counterKey(key);
+  /** Forgets the counter held under `stored` (its count and any mitigation): the next matching request opens a new window. */
+  reset(stored: CounterKey): void {
     this.counters.delete(stored);
     this.mitigating.delete(stored);
   }

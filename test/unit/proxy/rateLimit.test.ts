@@ -10,7 +10,7 @@ const LIMIT = { characteristics: ['ip.src', 'cf.colo.id'], period: 10, requests_
 function run(limiter: RateLimiter, clock: { t: number }, steps: readonly [advanceMs: number, key: string][], limit = LIMIT): boolean[] {
   return steps.map(([ms, key]) => {
     clock.t += ms;
-    return limiter.hit(key, limit);
+    return limiter.hit(counterKey(key), limit);
   });
 }
 
@@ -44,14 +44,14 @@ describe('RateLimiter', () => {
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t);
     run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [3_000, 'a']]);
-    assert.equal(l.retryAfter('a', LIMIT), 60);
+    assert.equal(l.retryAfter(counterKey('a'), LIMIT), 60);
     clock.t += 59_001;
-    assert.equal(l.retryAfter('a', LIMIT), 1);
+    assert.equal(l.retryAfter(counterKey('a'), LIMIT), 1);
     const noTimeout = { ...LIMIT, mitigation_timeout: 0 };
     const m = new RateLimiter(() => clock.t);
     run(m, clock, [[0, 'b'], [0, 'b'], [0, 'b'], [2_500, 'b']], noTimeout);
-    assert.equal(m.retryAfter('b', noTimeout), 8);
-    assert.equal(m.retryAfter('never-seen', noTimeout), undefined);
+    assert.equal(m.retryAfter(counterKey('b'), noTimeout), 8);
+    assert.equal(m.retryAfter(counterKey('never-seen'), noTimeout), undefined);
   });
 
   it('counts each key apart, and never holds more than its bound (least recently used dropped)', () => {
@@ -60,9 +60,9 @@ describe('RateLimiter', () => {
     run(l, clock, [[0, 'a'], [0, 'a'], [0, 'b'], [0, 'a'], [0, 'c']]);
     // 'b' was least recently used when 'c' came: dropped; 'a' is at 3 requests, and its 4th is mitigated.
     assert.deepEqual(l.keys(), [counterKey('a'), counterKey('c')]);
-    assert.deepEqual([l.hit('a', LIMIT), l.hit('b', LIMIT)], [true, false]);
+    assert.deepEqual([l.hit(counterKey('a'), LIMIT), l.hit(counterKey('b'), LIMIT)], [true, false]);
     const many = new RateLimiter(() => clock.t, 1000);
-    for (let i = 0; i < 100_000; i++) many.hit(`client-${i}`, LIMIT);
+    for (let i = 0; i < 100_000; i++) many.hit(counterKey(`client-${i}`), LIMIT);
     assert.equal(many.size, 1000);
   });
 
@@ -71,11 +71,11 @@ describe('RateLimiter', () => {
     const l = new RateLimiter(() => clock.t, 2);
     run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [0, 'a']]);
     // A header value of the client's choosing per request: each a new counter.
-    for (let i = 0; i < 1000; i++) l.hit(`a with x-key ${i}`, LIMIT);
-    assert.deepEqual([l.hit('a', LIMIT), l.retryAfter('a', LIMIT), l.size], [true, 60, 3]);
+    for (let i = 0; i < 1000; i++) l.hit(counterKey(`a with x-key ${i}`), LIMIT);
+    assert.deepEqual([l.hit(counterKey('a'), LIMIT), l.retryAfter(counterKey('a'), LIMIT), l.size], [true, 60, 3]);
     // Mitigations have their own bound: the one mitigated longest goes first.
     for (const key of ['m1', 'm2']) run(l, clock, [[1, key], [0, key], [0, key], [0, key]]);
-    assert.deepEqual([l.hit('a', LIMIT), l.hit('m1', LIMIT), l.hit('m2', LIMIT)], [false, true, true]);
+    assert.deepEqual([l.hit(counterKey('a'), LIMIT), l.hit(counterKey('m1'), LIMIT), l.hit(counterKey('m2'), LIMIT)], [false, true, true]);
   });
 
   it("ends a mitigation by the rule's timeout as deployed now: a deploy that shortens it frees the clients mitigated that long", () => {
@@ -84,15 +84,15 @@ describe('RateLimiter', () => {
     const day = { ...LIMIT, mitigation_timeout: 86_400 };
     run(l, clock, [[0, 'a'], [0, 'a'], [0, 'a'], [0, 'a']], day);
     clock.t += 3_600_000;
-    assert.deepEqual([l.hit('a', day), l.retryAfter('a', day)], [true, 82_800]);
+    assert.deepEqual([l.hit(counterKey('a'), day), l.retryAfter(counterKey('a'), day)], [true, 82_800]);
     const minute = { ...LIMIT, mitigation_timeout: 60 };
-    assert.deepEqual([l.hit('a', minute), l.hit('a', minute)], [false, false]);
+    assert.deepEqual([l.hit(counterKey('a'), minute), l.hit(counterKey('a'), minute)], [false, false]);
   });
 
   it('never limits a score-based rule (not modelled)', () => {
     const l = new RateLimiter(() => 0);
     const score = { characteristics: ['ip.src'], period: 10, score_per_period: 1 };
-    assert.deepEqual([l.hit('a', score), l.hit('a', score), l.hit('a', score)], [false, false, false]);
+    assert.deepEqual([l.hit(counterKey('a'), score), l.hit(counterKey('a'), score), l.hit(counterKey('a'), score)], [false, false, false]);
   });
 });
 
@@ -179,45 +179,45 @@ describe('counting apart from the match (counting_expression, complexity, reques
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t);
     const limit = { ...LIMIT, requests_per_period: 2 };
-    assert.equal(l.exceeded('a', limit), false);
-    l.add('a', limit, 1);
-    l.add('a', limit, 1);
-    assert.equal(l.exceeded('a', limit), false);
-    l.add('a', limit, 1);
-    assert.deepEqual([l.exceeded('a', limit), l.exceeded('b', limit), l.retryAfter('a', limit)], [true, false, 60]);
+    assert.equal(l.exceeded(counterKey('a'), limit), false);
+    l.add(counterKey('a'), limit, 1);
+    l.add(counterKey('a'), limit, 1);
+    assert.equal(l.exceeded(counterKey('a'), limit), false);
+    l.add(counterKey('a'), limit, 1);
+    assert.deepEqual([l.exceeded(counterKey('a'), limit), l.exceeded(counterKey('b'), limit), l.retryAfter(counterKey('a'), limit)], [true, false, 60]);
 
     clock.t += 60_000;
     // The mitigation is over: the next count opens a new window.
-    assert.equal(l.exceeded('a', limit), false);
-    l.add('a', limit, 1);
-    assert.equal(l.exceeded('a', limit), false);
+    assert.equal(l.exceeded(counterKey('a'), limit), false);
+    l.add(counterKey('a'), limit, 1);
+    assert.equal(l.exceeded(counterKey('a'), limit), false);
   });
 
   it('keeps counts made after their requests went on once a mitigation is over, though no request has ended it yet', () => {
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t);
     const limit = { ...LIMIT, period: 60, requests_per_period: 2, mitigation_timeout: 60 };
-    for (let i = 0; i < 3; i++) l.addLater('a', limit, 1);
-    assert.equal(l.exceeded('a', limit), true);
+    for (let i = 0; i < 3; i++) l.addLater(counterKey('a'), limit, 1);
+    assert.equal(l.exceeded(counterKey('a'), limit), true);
     // During the mitigation a late count is not counted; past it, three are (a response-based counting expression that the rule's own expression does not match).
     clock.t += 30_000;
-    l.addLater('a', limit, 1);
+    l.addLater(counterKey('a'), limit, 1);
     clock.t += 31_000;
-    for (let i = 0; i < 3; i++) l.addLater('a', limit, 1);
+    for (let i = 0; i < 3; i++) l.addLater(counterKey('a'), limit, 1);
     clock.t += 30_000;
-    assert.equal(l.exceeded('a', limit), true, '3 > 2 in this period');
+    assert.equal(l.exceeded(counterKey('a'), limit), true, '3 > 2 in this period');
     // Over the limit, they start a mitigation of the whole timeout, not one that ends with their window.
-    assert.equal(l.retryAfter('a', limit), 60);
+    assert.equal(l.retryAfter(counterKey('a'), limit), 60);
     clock.t += 59_000;
-    assert.equal(l.exceeded('a', limit), true);
+    assert.equal(l.exceeded(counterKey('a'), limit), true);
     // Late counts whose window has passed when the mitigation ends count for nothing.
     const m = new RateLimiter(() => clock.t);
-    for (let i = 0; i < 3; i++) m.addLater('b', limit, 1);
-    assert.equal(m.exceeded('b', limit), true);
+    for (let i = 0; i < 3; i++) m.addLater(counterKey('b'), limit, 1);
+    assert.equal(m.exceeded(counterKey('b'), limit), true);
     clock.t += 61_000;
-    for (let i = 0; i < 3; i++) m.addLater('b', limit, 1);
+    for (let i = 0; i < 3; i++) m.addLater(counterKey('b'), limit, 1);
     clock.t += 61_000;
-    assert.equal(m.exceeded('b', limit), false);
+    assert.equal(m.exceeded(counterKey('b'), limit), false);
   });
 
   it('never ends a mitigation with a count made after the request went on under an older version of the rule', () => {
@@ -225,32 +225,32 @@ describe('counting apart from the match (counting_expression, complexity, reques
     const l = new RateLimiter(() => clock.t);
     const before = { ...LIMIT, requests_per_period: 2, mitigation_timeout: 60 };
     const now = { ...before, mitigation_timeout: 3600 };
-    for (let i = 0; i < 3; i++) l.add('a', before, 1);
-    assert.equal(l.exceeded('a', before), true);
+    for (let i = 0; i < 3; i++) l.add(counterKey('a'), before, 1);
+    assert.equal(l.exceeded(counterKey('a'), before), true);
     // A deploy lengthens the mitigation to an hour; 70 s on, the answer of a request
     // evaluated before it arrives, and its count carries the rule as it was (60 s).
     clock.t += 70_000;
-    l.addLater('a', before, 1);
-    assert.deepEqual([l.exceeded('a', now), l.retryAfter('a', now)], [true, 3530]);
+    l.addLater(counterKey('a'), before, 1);
+    assert.deepEqual([l.exceeded(counterKey('a'), now), l.retryAfter(counterKey('a'), now)], [true, 3530]);
     // Once the hour is over, the next matching request ends it, and counting starts again.
     clock.t += 3530_000;
-    assert.equal(l.exceeded('a', now), false);
-    l.addLater('a', now, 1);
-    l.addLater('a', now, 1);
-    assert.equal(l.exceeded('a', now), false);
-    l.addLater('a', now, 1);
-    assert.equal(l.exceeded('a', now), true);
+    assert.equal(l.exceeded(counterKey('a'), now), false);
+    l.addLater(counterKey('a'), now, 1);
+    l.addLater(counterKey('a'), now, 1);
+    assert.equal(l.exceeded(counterKey('a'), now), false);
+    l.addLater(counterKey('a'), now, 1);
+    assert.equal(l.exceeded(counterKey('a'), now), true);
   });
 
   it('keeps the counter of a client it throttles (timeout 0): asked while over, the counter is the most recently used', () => {
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t, 2);
     const limit = { ...LIMIT, requests_per_period: 1, mitigation_timeout: 0 };
-    l.add('a', limit, 2);
-    l.add('b', limit, 1);
-    assert.equal(l.exceeded('a', limit), true);
+    l.add(counterKey('a'), limit, 2);
+    l.add(counterKey('b'), limit, 1);
+    assert.equal(l.exceeded(counterKey('a'), limit), true);
     // A third client: the bound of 2 drops the least recently used, b.
-    l.add('c', limit, 1);
+    l.add(counterKey('c'), limit, 1);
     assert.deepEqual(l.keys(), [counterKey('a'), counterKey('c')]);
   });
 
@@ -258,11 +258,11 @@ describe('counting apart from the match (counting_expression, complexity, reques
     const clock = { t: 0 };
     const l = new RateLimiter(() => clock.t);
     const limit = { ...LIMIT, score_per_period: 100, score_response_header_name: 'x-score', mitigation_timeout: 0 };
-    l.add('a', limit, 70);
-    l.add('a', limit, 40);
-    assert.equal(l.exceeded('a', limit), true);
+    l.add(counterKey('a'), limit, 70);
+    l.add(counterKey('a'), limit, 40);
+    assert.equal(l.exceeded(counterKey('a'), limit), true);
     clock.t += 10_000;
-    assert.equal(l.exceeded('a', limit), false);
+    assert.equal(l.exceeded(counterKey('a'), limit), false);
   });
 
   it('reads a score from 1 to 1,000,000 and nothing else', () => {

@@ -3,13 +3,23 @@
 // distinct values still count apart and equal ones together.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { defaultCatalog } from '../../../server/src/managed/catalog';
+import { evaluateLive, type LiveJob } from '../../../server/src/proxy/evaluateLive';
 import { characteristicsKey, counterKey, RateLimiter } from '../../../server/src/proxy/rateLimit';
+import { compileZone } from '../../../server/src/rulesets/engine';
 
 const LIMIT = { characteristics: ['http.request.headers["x-api-key"]'], period: 10, requests_per_period: 2, mitigation_timeout: 0 };
 
-/** The key evaluateLive.ts builds for one request with this x-api-key. */
+/** A zone whose one rate limit counts every request by its x-api-key. */
+const ZONE = { compiled: compileZone({ catalog: defaultCatalog, entryPoints: { http_ratelimit: { id: 'f'.repeat(32), phase: 'http_ratelimit', rules: [{ id: 'r1', expression: 'true', action: 'block', ratelimit: LIMIT }] } } }) };
+
+function withApiKey(apiKey: string): LiveJob {
+  return { zoneId: 'zone', bodyLimit: 0, cleared: false, live: { method: 'GET', target: '/', httpVersion: '1.1', rawHeaders: ['Host', 'shop.example', 'X-Api-Key', apiKey], body: '', bodySize: 0, edge: { 'ip.src': '198.51.100.7' } } };
+}
+
+/** The key evaluateLive.ts builds for one request with this x-api-key (before its digest). */
 function keyFor(apiKey: string): string {
-  return `zone/ep/r1\u0000${characteristicsKey(LIMIT.characteristics, { 'http.request.headers': { 'x-api-key': [apiKey] } })}`;
+  return `zone/${'f'.repeat(32)}/r1\u0000${characteristicsKey(LIMIT.characteristics, { 'http.request.headers': { 'x-api-key': [apiKey] } })}`;
 }
 
 describe('rate-limit counter keys', () => {
@@ -18,26 +28,19 @@ describe('rate-limit counter keys', () => {
     assert.deepEqual([1, 1_000, 16 * 1024, 1024 * 1024].map((n) => counterKey('k'.repeat(n)).length), [43, 43, 43, 43]);
   });
 
-  it('counts two long header values apart, and the same value together', () => {
+  it('counts two long header values apart, and the same value together, each under a 43-character digest', () => {
     const l = new RateLimiter(() => 0);
-    const a = keyFor('a'.repeat(12 * 1024));
-    // Differs from a only in its last character: the whole value counts.
-    const b = keyFor('a'.repeat(12 * 1024 - 1) + 'b');
-    assert.deepEqual([l.hit(a, LIMIT), l.hit(a, LIMIT), l.hit(b, LIMIT), l.hit(b, LIMIT), l.hit(a, LIMIT), l.hit(b, LIMIT)], [false, false, false, false, true, true]);
-    assert.equal(l.size, 2);
-  });
-
-  it('stores each counter under its digest, not the value', () => {
-    const l = new RateLimiter(() => 0);
-    const keys = [10, 12 * 1024, 16 * 1024].map((n) => keyFor('x'.repeat(n)));
-    for (const k of keys) l.hit(k, LIMIT);
-    assert.deepEqual(l.keys(), keys.map(counterKey));
-    assert.deepEqual(l.keys().map((k) => k.length), [43, 43, 43]);
+    const long = 'a'.repeat(12 * 1024);
+    // The second differs from the first only in its last character: the whole value counts.
+    const actions = [long, long, long.slice(0, -1) + 'b', long.slice(0, -1) + 'b', long, long.slice(0, -1) + 'b'].map((k) => evaluateLive(ZONE, withApiKey(k), l).decision.action);
+    assert.deepEqual(actions, ['allow-through', 'allow-through', 'allow-through', 'allow-through', 'block', 'block']);
+    assert.deepEqual(l.keys(), [keyFor(long), keyFor(long.slice(0, -1) + 'b')].map(counterKey));
+    assert.deepEqual(l.keys().map((k) => k.length), [43, 43]);
   });
 
   it('keeps the LRU bound with digest keys', () => {
     const l = new RateLimiter(() => 0, 2);
-    for (const k of ['a', 'b', 'a', 'c']) l.hit(keyFor(k), LIMIT);
+    for (const k of ['a', 'b', 'a', 'c']) l.hit(counterKey(keyFor(k)), LIMIT);
     // 'b' was the least recently used when 'c' came.
     assert.deepEqual(l.keys(), [keyFor('a'), keyFor('c')].map(counterKey));
   });
