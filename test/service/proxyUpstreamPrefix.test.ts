@@ -1,10 +1,11 @@
 // An app behind the WAF proxy under a path prefix (`--proxy ZONE=http://127.0.0.1:3000/app`),
-// over real sockets: each request's path goes after the prefix, and a path with a `..`
-// segment, which the app would resolve out of the prefix, is refused with 400 before the
-// rules run and never reaches the app, for a WebSocket handshake too.
+// over real sockets: each request's path goes after the prefix with its dot segments resolved
+// (as a browser resolves them, and as the rules saw the path), and a `..` encoded so that the
+// app may decode it, which would take the path out of the prefix, is refused with 400 before
+// the rules run and never reaches the app, for a WebSocket handshake too.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { climbsOutOfPrefix } from '../../server/src/proxy/forwarding';
+import { climbsOutOfPrefix, upstreamPath } from '../../server/src/proxy/forwarding';
 import { handshake, proxyTestFile, raw, ZONE } from './proxyHarness';
 
 const file = proxyTestFile({});
@@ -12,14 +13,30 @@ const get = (target: string) => `GET ${target} HTTP/1.1\r\nHost: ${ZONE}\r\nConn
 
 describe('climbsOutOfPrefix', () => {
   const prefixed = new URL('http://127.0.0.1:3000/app');
-  it('finds a .. segment however it is written, only under a prefix', () => {
-    const targets = ['/../x', '/a/../../x', '/%2e%2e/x', '/.%2E/x', '/a%2f..%2fx', '/a\\..\\x', '/a/%5c../x', '/..', '/a/..?q=1', '/..;/admin', '/%2e%2e;jsessionid=1/x', '/%252e%252e/x', '/a%252f..%252fx', '/%u002e%u002e/x', '/%U002E./x', '/a%u2215..%u2215x', '/%c0%ae%c0%ae/x', '/a%c0%af..%c0%afx', '/%e0%80%ae%e0%80%ae/x', '/%25c0%25ae%25c0%25ae/x', '/%25%32%65%25%32%65/admin', '/%%32%65%%32%65/admin', '/a%25%32%66..%25%32%66x', '/a%255c..%255cx'];
+  it('finds a .. segment left after the dot segments are resolved, however it is written, only under a prefix', () => {
+    const targets = ['/a%2f..%2fx', '/a\\..\\x', '/a/%5c../x', '/..;/admin', '/%2e%2e;jsessionid=1/x', '/%252e%252e/x', '/a%252f..%252fx', '/%u002e%u002e/x', '/%U002E./x', '/a%u2215..%u2215x', '/%c0%ae%c0%ae/x', '/a%c0%af..%c0%afx', '/%e0%80%ae%e0%80%ae/x', '/%25c0%25ae%25c0%25ae/x', '/%25%32%65%25%32%65/admin', '/%%32%65%%32%65/admin', '/a%25%32%66..%25%32%66x', '/a%255c..%255cx'];
     assert.deepEqual(targets.filter((t) => climbsOutOfPrefix(prefixed, t)), targets);
     assert.deepEqual(targets.filter((t) => climbsOutOfPrefix(new URL('http://127.0.0.1:3000/'), t)), []);
   });
 
-  it('lets through dots that are no .. segment, and a .. in the query', () => {
-    assert.deepEqual(['/a/..b/c', '/a/b../c', '/.../x', '/./x', '/x?next=/../y', '/a;..', '/%25/x', '/%u002ex/y', '/%c0%ae/x', '*'].filter((t) => climbsOutOfPrefix(prefixed, t)), []);
+  it('lets through dots that are no .. segment, a .. in the query, and dot segments it resolves', () => {
+    assert.deepEqual(['/a/..b/c', '/a/b../c', '/.../x', '/./x', '/x?next=/../y', '/a;..', '/%25/x', '/%u002ex/y', '/%c0%ae/x', '*', '/../x', '/a/../../x', '/%2e%2e/x', '/.%2E/x', '/..', '/a/..?q=1', '//../x'].filter((t) => climbsOutOfPrefix(prefixed, t)), []);
+  });
+});
+
+describe('upstreamPath', () => {
+  const prefixed = new URL('http://127.0.0.1:3000/app/');
+  it('resolves dot segments under a prefix (a %2e is a dot), never above the prefix, the query as written', () => {
+    const targets = ['/../x', '/a/../../x', '/%2e%2e/x', '/.%2E/x', '/..', '/a/..?q=1', '/a/./b/../c?next=/../y', '//../x', '/a/b/.'];
+    assert.deepEqual(
+      targets.map((t) => upstreamPath(prefixed, t)),
+      ['/app/x', '/app/x', '/app/x', '/app/x', '/app/', '/app/?q=1', '/app/a/c?next=/../y', '/app/x', '/app/a/b/'],
+    );
+  });
+
+  it('keeps a path with no dot segment as written, and without a prefix every path', () => {
+    assert.deepEqual(['/a/..b/c', '/a%2ex/y', '/x?q=/../y', '*'].map((t) => upstreamPath(prefixed, t)), ['/app/a/..b/c', '/app/a%2ex/y', '/app/x?q=/../y', '*']);
+    assert.deepEqual(['/a/../b', '/%2e%2e/x', '//x/admin'].map((t) => upstreamPath(new URL('http://127.0.0.1:3000'), t)), ['/a/../b', '/%2e%2e/x', '/x/admin']);
   });
 });
 
@@ -31,15 +48,21 @@ describe('an app under a path prefix', () => {
       assert.deepEqual(file.upstream.seen.map((s) => s.url), ['/app/a/b?c=1']);
     }));
 
-  it('never gets a path that climbs out of the prefix: 400 from the proxy, which says why in its log', () =>
+  it('gets a path with dot segments resolved within the prefix', () =>
+    file.withProxy({ upstream: `${file.upstream.url}/app` }, async (p) => {
+      for (const target of ['/a/../b?c=1', '/%2e%2e/admin']) assert.match((await raw(p.url(), get(target))).data, /^HTTP\/1\.1 200 OK\r\n/);
+      assert.deepEqual(file.upstream.seen.map((s) => s.url), ['/app/b?c=1', '/app/admin']);
+    }));
+
+  it('never gets a path that an encoded .. would take out of the prefix: 400 from the proxy, which says why in its log', () =>
     file.withProxy({ upstream: `${file.upstream.url}/app` }, async (p, logs) => {
-      const r = await raw(p.url(), get('/%2e%2e/admin'));
+      const r = await raw(p.url(), get('/%252e%252e/admin'));
       assert.match(r.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
-      assert.match(r.data, /the path has a \.\. segment, and the app behind this proxy is served under a path prefix it would leave/);
-      const ws = await raw(p.url(), handshake('/../socket', ZONE));
+      assert.match(r.data, /the path has a \.\. segment encoded so that the app may decode it, and the app behind this proxy is served under a path prefix it would leave/);
+      const ws = await raw(p.url(), handshake('/..;/socket', ZONE));
       assert.match(ws.data, /^HTTP\/1\.1 400 Bad Request\r\n/);
       assert.deepEqual(file.upstream.seen, []);
-      assert.match(logs.join('\n'), /GET \/%2e%2e\/admin 400 \(a \.\. segment would take the path out of \/app, the path of the app's URL\)/);
+      assert.match(logs.join('\n'), /GET \/%252e%252e\/admin 400 \(an encoded \.\. segment would take the path out of \/app, the path of the app's URL\)/);
     }));
 
   it('without a prefix, gets a .. path as written (the app resolves it against its own root)', () =>

@@ -8,7 +8,7 @@
  * so that a host rule cannot be passed by spelling the host another way.
  */
 import { prepareFields } from '../language/index';
-import { edgeOnlyField, requestFields, requestValues } from '../requests/fields';
+import { defaultedReads, requestFields, requestValues } from '../requests/fields';
 import type { LiveRequest } from '../requests/live';
 import { liveSampleRequest } from '../requests/live';
 import { firstHeader, responseFields, type ResponseHead } from '../requests/responseFields';
@@ -71,32 +71,6 @@ export interface LiveEvaluation extends Evaluation {
   readonly defaultedFields?: readonly string[];
 }
 
-/** Per compiled zone (its `fieldsRead`), the fields it reads that only an edge gives, each with the name it is listed by (requests/fields.ts `edgeOnlyField`): made once. */
-const edgeReads = new WeakMap<ReadonlySet<string>, readonly (readonly [read: string, listed: string])[]>();
-
-/**
- * The fields the zone's enabled rules read that the request has no value for, of those only
- * an edge gives (`ip.src.continent`, `cf.tls_client_auth.cert_verified`,
- * `http.request.jwt.claims.sub`, …; not a request field such as `http.cookie`, whose absence
- * is the request's own). A rule that read one compared it with the engine's default, so the
- * request's event lists them as defaulted, beside edgeFields.ts's own list. None when the
- * zone may read any field (`fieldsRead` undefined: a previous-WAF stand-in).
- */
-export function defaultedReads(read: ReadonlySet<string> | undefined, fields: Readonly<Record<string, unknown>>): string[] {
-  if (!read) return [];
-  let edge = edgeReads.get(read);
-  if (!edge) {
-    const pairs = [...read].flatMap((f) => {
-      const listed = edgeOnlyField(f);
-      return listed === undefined ? [] : [[f, listed] as const];
-    });
-    edgeReads.set(read, (edge = pairs.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))));
-  }
-  if (edge.length === 0) return [];
-  const listed = new Set<string>();
-  for (const [f, name] of edge) if (fields[f] === undefined) listed.add(name);
-  return [...listed];
-}
 
 /** A count that waits for the request to go on: the counter (a digest), and the rule's settings (of the version that evaluated the request). */
 export interface ResponseCount {

@@ -6,6 +6,7 @@
 import { STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type InformationEvent, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { forwardedProto, peerAddress } from './edgeFields';
+import { removeDotSegments } from '../requests/normalize';
 import type { Page } from './pages';
 
 /** Headers for one hop only: never forwarded either way (the Proxy-* ones are for this proxy, not the app). */
@@ -239,12 +240,35 @@ export function connectionTokens(h: string | undefined): Set<string> {
  * The path the app gets: the upstream URL's path, then the target in origin form; `*` (OPTIONS *)
  * as it is. A target that begins with two or more slashes (or backslashes) goes with one: an
  * app that reads its target as a URL (`new URL(req.url, base)`) takes `//x/admin` for the host
- * `x` and the path `/admin`, which the rules, merging the slashes, saw as `/x/admin`.
+ * `x` and the path `/admin`, which the rules, merging the slashes, saw as `/x/admin`. Under a
+ * path prefix its dot segments are resolved first (`underPrefix`).
  */
 export function upstreamPath(up: URL, target: string | undefined): string {
   if (target === '*') return '*';
   const basePath = up.pathname === '/' ? '' : up.pathname.replace(/\/$/, '');
-  return basePath + (target?.startsWith('/') ? target.replace(/^[/\\]{2,}/, '/') : originForm(target));
+  if (!target?.startsWith('/')) return basePath + originForm(target);
+  const path = target.replace(/^[/\\]{2,}/, '/');
+  return basePath + (basePath ? underPrefix(path) : path);
+}
+
+/** A `.` or `..` segment of a path (a `%2e` taken for the dot it stands for). */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+
+/**
+ * An origin-form target as it goes after the app's path prefix: its `.` and `..` segments
+ * (`%2e` included: an unreserved character, a dot to every decoder) resolved as a browser
+ * resolves them before it sends (RFC 3986 §5.2.4), so `/a/../x` and `/../x` are `/x`, the
+ * path the rules saw (Cloudflare's URL normalization removes the same segments), and the app
+ * gets `/base/x`, never a path out of its prefix. The query is kept as written, and a path
+ * with no dot segment as it is. A `..` written another way (`%252e`, `%u002e`, `..;`, after
+ * an encoded or back slash) is left for `climbsOutOfPrefix` to refuse.
+ */
+function underPrefix(target: string): string {
+  const q = target.indexOf('?');
+  const path = q < 0 ? target : target.slice(0, q);
+  if (!path.includes('.') && !/%2e/i.test(path)) return target;
+  const dotted = path.replace(/%2e/gi, '.');
+  return DOT_SEGMENT.test(dotted) ? removeDotSegments(dotted) + (q < 0 ? '' : target.slice(q)) : target;
 }
 
 /** The ways a decoder may read a dot: `%2e`, IIS's `%u002e`, and the overlong UTF-8 forms that old decoders took. */
@@ -253,16 +277,16 @@ const DOT = /%2e|%u002e|%c0%ae|%e0%80%ae/gi;
 const SEPARATOR = /%2f|%5c|%u002f|%u005c|%u2215|%c0%af|%e0%80%af|%c1%9c|\\/gi;
 
 /**
- * Whether the target's path has a `..` segment (also written `%2e%2e`, `%252e%252e`,
- * `%25%32%65`, `%u002e` or overlong UTF-8 such as `%c0%ae`, with `;` parameters, or after an
- * encoded or back slash)
- * while the app sits under a path prefix: the app would resolve `/base/../x` out of the
- * prefix, to a path the URL given for it did not name. Without a prefix the app gets the path
- * as written (it resolves `..` against its own root).
+ * Whether the target's path still has a `..` segment once `underPrefix` has resolved its dot
+ * segments (written `%252e%252e`, `%25%32%65`, `%u002e` or overlong UTF-8 such as `%c0%ae`,
+ * with `;` parameters, or after an encoded or back slash) while the app sits under a path
+ * prefix: an app that decodes it would resolve `/base/<that>/x` out of the prefix, to a path
+ * the URL given for it did not name, and which one depends on the app, so the proxy refuses
+ * it. Without a prefix the app gets the path as written (it resolves `..` against its own root).
  */
 export function climbsOutOfPrefix(up: URL, target: string | undefined): boolean {
   if (up.pathname === '/' || target === undefined || !target.startsWith('/')) return false;
-  let path = target.split('?')[0]!;
+  let path = underPrefix(target.replace(/^[/\\]{2,}/, '/')).split('?')[0]!;
   // Decoded as an app that decodes more than once would (`%252e`, `%25%32%65` and IIS's `%%32%65` are all `.` to one): each round every form above, then every `%XX`.
   for (let i = 0; i < 4; i++) {
     const next = path.replace(DOT, '.').replace(SEPARATOR, '/').replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));

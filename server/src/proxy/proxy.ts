@@ -526,8 +526,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
 
   /** The 400 for a path that would climb out of the app's path prefix (forwarding.ts `climbsOutOfPrefix`), logged. */
   function climbingPage(req: IncomingMessage, route: ZoneRoute, rayId: string): Page {
-    refused(400, `proxy: ${rayId} ${req.method} ${req.url} 400 (a .. segment would take the path out of ${route.upstream.pathname}, the path of the app's URL)`);
-    return { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '400 Bad Request: the path has a .. segment, and the app behind this proxy is served under a path prefix it would leave\n' };
+    refused(400, `proxy: ${rayId} ${req.method} ${req.url} 400 (an encoded .. segment would take the path out of ${route.upstream.pathname}, the path of the app's URL)`);
+    return { status: 400, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: '400 Bad Request: the path has a .. segment encoded so that the app may decode it, and the app behind this proxy is served under a path prefix it would leave (send the path with its dot segments resolved)\n' };
   }
 
   function zoneOf(req: IncomingMessage, rayId: string): ZoneRoute | Page {

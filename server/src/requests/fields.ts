@@ -336,6 +336,34 @@ export function edgeOnlyField(name: string): string | undefined {
   return GEOIP_OF.get(name) ?? name;
 }
 
+/** Per compiled zone (its `fieldsRead`, rulesets/engine.ts), the fields it reads that only an edge gives, each with the name it is listed by (`edgeOnlyField`): made once. */
+const edgeReads = new WeakMap<ReadonlySet<string>, readonly (readonly [read: string, listed: string])[]>();
+
+/**
+ * The fields the zone's enabled rules read that the request has no value for, of those only
+ * an edge gives (`ip.src.continent`, `cf.tls_client_auth.cert_verified`,
+ * `http.request.jwt.claims.sub`, …; not a request field such as `http.cookie`, whose absence
+ * is the request's own). A rule that read one compared it with the engine's default, so the
+ * request's events list them as defaulted: a live request's beside the proxy's own list
+ * (edgeFields.ts), a trace's beside the context fields it was not given (fromTrace.ts). None
+ * when the zone may read any field (`fieldsRead` undefined: a previous-WAF stand-in).
+ */
+export function defaultedReads(read: ReadonlySet<string> | undefined, fields: Readonly<Record<string, unknown>>): string[] {
+  if (!read) return [];
+  let edge = edgeReads.get(read);
+  if (!edge) {
+    const pairs = [...read].flatMap((f) => {
+      const listed = edgeOnlyField(f);
+      return listed === undefined ? [] : [[f, listed] as const];
+    });
+    edgeReads.set(read, (edge = pairs.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))));
+  }
+  if (edge.length === 0) return [];
+  const listed = new Set<string>();
+  for (const [f, name] of edge) if (fields[f] === undefined) listed.add(name);
+  return [...listed];
+}
+
 // ---------------------------------------------------------------------------------------
 // Metadata values
 

@@ -5,7 +5,7 @@
  * (traceWorker.ts), so a request whose evaluation takes too long can be stopped.
  */
 import { findManagedRuleset, rulesetVersion } from '../rulesets/catalog';
-import { requestValues } from '../requests/fields';
+import { defaultedReads, requestValues } from '../requests/fields';
 import type { SampleRequest } from '../requests/types';
 import { TERMINATING, type CompiledZone, type Decision, type Evaluation, type RuleRef, type RequestHooks, type TraceEntry, type ZoneConfig } from '../rulesets/engine';
 import type { Rule, Ruleset } from '../rulesets/model';
@@ -190,8 +190,8 @@ function statusCode(d: Decision): number | undefined {
  * events (events/fromEvaluation.ts `eventEvaluation`), or an ApiError for a request
  * context that is not valid.
  */
-export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean, bodyLimit?: number): { result: TraceResult; evaluation: Evaluation } {
-  const { values, problems: requestProblems } = requestValues(sample, bodyLimit !== undefined ? { bodyLimit } : {});
+export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean, bodyLimit?: number): { result: TraceResult; evaluation: Evaluation; defaultedFields: string[] } {
+  const { fields, values, problems: requestProblems } = requestValues(sample, bodyLimit !== undefined ? { bodyLimit } : {});
   const badContext = requestProblems.filter((p) => /^(ip\.|cf\.)/.test(p) || p.includes('unknown field'));
   if (badContext.length > 0) throw ApiError.of(400, CODES.invalidValue, `the request's context is not valid: ${badContext.join('; ')}`, '/context');
 
@@ -243,7 +243,7 @@ export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone
     migration_state: deployed.migrationState,
     ...(problems.length ? { problems } : {}),
   };
-  return { result, evaluation: eventEvaluation(ev) };
+  return { result, evaluation: eventEvaluation(ev), defaultedFields: defaultedReads(compiled.fieldsRead, fields) };
 }
 
 /** A trace job as the runner (traceRunner.ts) sends it to the worker (traceWorker.ts), and its answer. */
@@ -260,7 +260,7 @@ export interface TraceJob {
 }
 
 export type TraceReply =
-  | { readonly result: TraceResult; readonly evaluation: Evaluation; readonly cached: boolean }
+  | { readonly result: TraceResult; readonly evaluation: Evaluation; readonly defaultedFields: readonly string[]; readonly cached: boolean }
   | { readonly apiError: { readonly status: number; readonly errors: readonly ApiMessage[] } }
   | { readonly crash: string }
   | { readonly needSource: true };

@@ -1,7 +1,7 @@
 // A trace leaves security events as live traffic does: `rulesmith serve` (the built CLI,
 // as users run it) traces a request through POST …/request-tracer/trace, and a GraphQL
 // query document (plain fetch) finds its events by the ray id the trace answered with,
-// marked `origin: trace`. With `--events off` a trace leaves none.
+// marked `origin: trace`, with the fields it had no value for. With `--events off` a trace leaves none.
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +16,8 @@ const TOKEN = 'trace-events-test-token-0123456789';
 const RULES = [
   { ref: 'log-curl', description: 'curl clients', action: 'log', expression: 'http.user_agent contains "curl"' },
   { ref: 'block-admin', description: 'no admin', action: 'block', expression: 'http.request.uri.path eq "/admin"' },
+  // Reads a field only an edge gives, which no trace here sets: every event lists it as defaulted.
+  { ref: 'block-test-continent', description: 'test continent', action: 'block', expression: 'ip.src.continent eq "T1"' },
 ];
 const EVENT_FIELDS = `rayName action source origin outcome ruleAction ref description clientIP clientCountryName clientAsn
   clientRequestHTTPHost clientRequestHTTPMethodName clientRequestHTTPProtocol clientRequestPath clientRequestQuery userAgent
@@ -113,7 +115,7 @@ describe('traces → security events (rulesmith serve)', () => {
       clientRequestQuery: 'x=1',
       userAgent: 'curl/8.5',
       edgeResponseStatus: 403,
-      defaultedFields: ['ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score'],
+      defaultedFields: ['ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score', 'ip.src.continent'],
     };
     assert.deepEqual(events, [
       { ...common, action: 'block', outcome: 'terminated', ruleAction: 'block', ref: 'block-admin', description: 'no admin' },
@@ -131,7 +133,7 @@ describe('traces → security events (rulesmith serve)', () => {
       events = (await gql(on!, BY_RAY, { zoneTag: ZONE, since: since(), ray: logged.body.result.ray_id })).firewallEventsAdaptive;
     }
     // The zone's OWASP ruleset scores the missing Accept header (920300) below its threshold.
-    const defaulted = ['ip.src', 'ip.src.country', 'ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score'];
+    const defaulted = ['ip.src', 'ip.src.country', 'ip.src.asnum', 'cf.bot_management.score', 'cf.threat_score', 'ip.src.continent'];
     assert.deepEqual(
       events.map((e) => [e.action, e.source, e.ref, e.clientIP, e.clientCountryName, e.edgeResponseStatus, e.defaultedFields]),
       [

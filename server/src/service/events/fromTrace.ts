@@ -6,7 +6,8 @@
  *   answer carries it as `ray_id`, so its events can be found;
  * - the client is `context.ip`, else the trace's default address (192.0.2.1), which is
  *   then listed among the defaulted fields, as are the country, ASN, bot and threat scores
- *   the trace's `context` did not give;
+ *   the trace's `context` did not give, and every other field only an edge gives that the
+ *   zone's rules read and the trace gave no value for (`ip.src.continent`, `cf.tls_client_auth.*`, …);
  * - the response status is the WAF's when a rule ended the request (`status_code`), else 0:
  *   a trace never reaches an origin.
  */
@@ -31,6 +32,8 @@ export interface TracedRequestInput {
   /** The trace's request (its URL, method, headers and `# @field` context values). */
   readonly sample: SampleRequest;
   readonly evaluation: Evaluation;
+  /** The edge-only fields the zone's rules read that the trace had no value for (requests/fields.ts `defaultedReads`). */
+  readonly defaultedReads: readonly string[];
   /** The WAF's status when a rule ended the request. */
   readonly statusCode?: number;
   readonly bodyTruncated: boolean;
@@ -56,7 +59,7 @@ export function tracedRequest(t: TracedRequestInput): EvaluatedRequest {
     httpVersion: t.sample.httpVersion,
     responseStatus: t.statusCode ?? 0,
     evaluation: t.evaluation,
-    defaultedFields: CONTEXT_FIELDS.filter((f) => !given(f)),
+    defaultedFields: [...new Set([...CONTEXT_FIELDS.filter((f) => !given(f)), ...t.defaultedReads])],
     bodyTruncated: t.bodyTruncated,
   };
 }
