@@ -482,12 +482,12 @@ async function fixedRateRounds(
   columns: readonly Column[],
   rate: number,
   watched: readonly { readonly column: Column; readonly timings: () => Promise<Timings> }[],
-): Promise<{ runs: Run[]; addedPerRound: number[][]; watched: { delay: { p99: number; max: number }; evaluation: { p50: number; p99: number; max: number } }[] }> {
+): Promise<{ runs: Run[]; addedPerRound: number[][]; watched: { delay: { p99: number; max: number }; evaluation: { p50: number; p99: number; max: number }; evaluating?: { p50: number; p99: number; max: number } }[] }> {
   const seconds = Math.max(1, SECONDS / FIXED_ROUNDS);
   const times = columns.map((): number[] => []);
   const errors = columns.map(() => 0);
   const addedPerRound = columns.map((): number[] => []);
-  const seen = watched.map(() => ({ delayP99s: [] as number[], delayMax: 0, p50s: [] as number[], p99s: [] as number[], max: 0 }));
+  const seen = watched.map(() => ({ delayP99s: [] as number[], delayMax: 0, p50s: [] as number[], p99s: [] as number[], max: 0, workP50s: [] as number[], workP99s: [] as number[], workMax: 0 }));
   for (let r = 0; r < FIXED_ROUNDS; r++) {
     const roundP99 = columns.map(() => NaN);
     for (let k = 0; k < columns.length; k++) {
@@ -504,6 +504,12 @@ async function fixedRateRounds(
         o.p50s.push(t.evaluation.p50);
         o.p99s.push(t.evaluation.p99);
         o.max = Math.max(o.max, t.evaluation.max);
+        const work = t.evaluation.evaluating;
+        if (work) {
+          o.workP50s.push(work.p50);
+          o.workP99s.push(work.p99);
+          o.workMax = Math.max(o.workMax, work.max);
+        }
       }
       times[c]!.push(...run.times);
       errors[c]! += run.errors;
@@ -514,13 +520,18 @@ async function fixedRateRounds(
   return {
     runs: columns.map((_, c) => summary(times[c]!, seconds * FIXED_ROUNDS, errors[c]!, undefined)),
     addedPerRound,
-    watched: seen.map((o) => ({ delay: { p99: median(o.delayP99s), max: o.delayMax }, evaluation: { p50: median(o.p50s), p99: median(o.p99s), max: o.max } })),
+    watched: seen.map((o) => ({
+      delay: { p99: median(o.delayP99s), max: o.delayMax },
+      evaluation: { p50: median(o.p50s), p99: median(o.p99s), max: o.max },
+      ...(o.workP50s.length ? { evaluating: { p50: median(o.workP50s), p99: median(o.workP99s), max: o.workMax } } : {}),
+    })),
   };
 }
 
 interface Timings {
   readonly eventLoopDelay: { p50: number; p99: number; max: number };
-  readonly evaluation: { requests: number; p50: number; p99: number; max: number };
+  /** `evaluating`: the part spent evaluating, where it ran (absent from a build before session 35). */
+  readonly evaluation: { requests: number; p50: number; p99: number; max: number; evaluating?: { p50: number; p99: number; max: number } };
 }
 
 /** The proxy's event-loop delay and evaluation time since the last call (GET /.rulesmith/proxy?reset=timings). */
@@ -610,10 +621,11 @@ async function main(): Promise<void> {
       const watched = [{ column: ours, timings: () => timings(ours.port, token), label: 'rulesmith' }, ...(oursB && rsB ? [{ column: oursB, timings: () => timings(rsB.port, token), label: 'rulesmith (B)' }] : [])];
       const fixed = await fixedRateRounds(all, columns, rate, watched);
       columns.forEach((c, i) => console.log(line(c.name, fixed.runs[i]!)));
-      fixed.watched.forEach(({ delay: d, evaluation: e }, i) => {
+      fixed.watched.forEach(({ delay: d, evaluation: e, evaluating: w }, i) => {
         const who = watched[i]!.label;
         console.log(`    ${who}'s event-loop delay in its rounds: p99 ${d.p99.toFixed(2)} ms (median of the rounds), max ${d.max.toFixed(2)} ms (a request waits this long for the proxy's thread)`);
         console.log(`    ${who}'s time in the WAF per request in its rounds (fields and rules, its own histogram): p50 ${e.p50.toFixed(2)} ms, p99 ${e.p99.toFixed(2)} ms (medians of the rounds), max ${e.max.toFixed(2)} ms`);
+        if (w) console.log(`      of which evaluating, where it ran: p50 ${w.p50.toFixed(2)} ms, p99 ${w.p99.toFixed(2)} ms, max ${w.max.toFixed(2)} ms (the rest: the hand-over to the worker and back, and the wait in its queue)`);
       });
       const added = (i: number) => {
         const perRound = fixed.addedPerRound[i]!;

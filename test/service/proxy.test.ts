@@ -453,7 +453,7 @@ describe('the control API (for the extension)', () => {
     assert.ok(idle.p50 < 0.9, `an idle loop's median delay counts the sampling interval: ${JSON.stringify(idle)}`);
   });
 
-  it('reports how long the WAF took per request (evaluation time) since the last reset', async () => {
+  it('reports how long the WAF took per request (evaluation time), and the part spent evaluating, since the last reset', async () => {
     await control('GET', '?reset=timings', file.svc.adminToken);
     for (const path of ['/a', '/b?q=<script>alert(1)</script>', '/c']) await send(url, ZONE, path);
     const listed = (await control('GET', '?reset=timings', file.svc.adminToken)).body.result;
@@ -461,11 +461,16 @@ describe('the control API (for the extension)', () => {
     const zone = listed.zones.find((z: any) => z.zone === ZONE).evaluation;
     assert.deepEqual(Object.keys(zone), ['p50', 'p99']);
     assert.ok(zone.p50 > 0 && zone.p50 <= zone.p99, JSON.stringify(zone));
-    assert.deepEqual(Object.keys(timed), ['requests', 'p50', 'p99', 'max']);
+    assert.deepEqual(Object.keys(timed), ['requests', 'p50', 'p99', 'max', 'evaluating']);
     assert.equal(timed.requests, 3);
     assert.ok(timed.p50 > 0 && timed.p50 <= timed.p99 && timed.p99 <= timed.max, JSON.stringify(timed));
+    // The part spent evaluating: some of each request's time in the WAF, never more.
+    const work = timed.evaluating;
+    assert.deepEqual(Object.keys(work), ['p50', 'p99', 'max']);
+    assert.ok(work.p50 > 0 && work.p50 <= work.p99 && work.p99 <= work.max && work.max <= timed.max, JSON.stringify(timed));
     const after = (await control('GET', '', file.svc.adminToken)).body.result;
     assert.equal(after.process.evaluation.requests, 0);
+    assert.deepEqual(after.process.evaluation.evaluating, { p50: 0, p99: 0, max: 0 });
     assert.deepEqual(after.zones.find((z: any) => z.zone === ZONE).evaluation, { p50: 0, p99: 0 });
   });
 });

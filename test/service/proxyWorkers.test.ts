@@ -8,8 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { EvaluatedRequest } from '../../server/src/evaluatedRequest';
 import { EvaluationPool, proxyWorkerFile, restartDelayMs } from '../../server/src/proxy/evaluationPool';
-import type { LiveJob } from '../../server/src/proxy/evaluateLive';
-import type { Evaluation } from '../../server/src/rulesets/engine';
+import type { LiveEvaluation, LiveJob } from '../../server/src/proxy/evaluateLive';
 import { createProxy, type ProxyOptions, type RunningProxy } from '../../server/src/proxy/proxy';
 import { entrypoint, proxyTestFile, send, listenProxy, onlyWorkers } from './proxyHarness';
 
@@ -153,7 +152,7 @@ describe('evaluation worker threads', () => {
 
   it('start a worker that keeps stopping again after a growing delay, evaluating its requests on the proxy thread meanwhile', async () => {
     const lines: string[] = [];
-    const onThisThread = { decision: { action: 'fallback' } } as unknown as Evaluation;
+    const onThisThread = { decision: { action: 'fallback' }, workMs: 0 } as unknown as LiveEvaluation;
     const pool = new EvaluationPool(fixture('stoppingWorker.mjs'), 1, file.svc.store, 100, (l) => lines.push(l), { evaluate: () => onThisThread, count: () => assert.fail('no count') });
     try {
       pool.warm(ZONE_ID);

@@ -69,6 +69,8 @@ export interface LiveEvaluation extends Evaluation {
   readonly countsReadRequest?: boolean;
   /** Fields the zone's rules read that had no value and no local source (`defaultedReads`); absent when none. */
   readonly defaultedFields?: readonly string[];
+  /** The time this evaluation took where it ran (a worker, the proxy's thread), in ms: without the hand-over to a worker and the wait in its queue. */
+  readonly workMs: number;
 }
 
 
@@ -80,6 +82,7 @@ export interface ResponseCount {
 }
 
 export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLimiter): LiveEvaluation {
+  const started = performance.now();
   // Only the fields the zone's rules and rate limits read: an OWASP-only zone builds no header or argument maps.
   const { fields, values } = requestValues(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit, only: zone.compiled.fieldsRead });
   // A digest: a count that waits for the answer carries it, and a header value can be 16 KB.
@@ -139,9 +142,9 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
   const defaulted = defaultedReads(zone.compiled.fieldsRead, fields);
   const counts = afterResponse.length > 0 ? { afterResponse, ...(afterResponse.some((c) => rateCounting(c.limit).filter) ? { countsReadRequest: true } : {}) } : {};
   const live = defaulted.length > 0 ? { ...counts, defaultedFields: defaulted } : counts;
-  if (d.phase !== 'http_ratelimit' || d.action === 'allow-through' || !exceeded) return { ...evaluation, ...live };
+  if (d.phase !== 'http_ratelimit' || d.action === 'allow-through' || !exceeded) return { ...evaluation, ...live, workMs: performance.now() - started };
   const retryAfter = limiter.retryAfter(exceeded.counter, exceeded.limit);
-  return { ...evaluation, ...live, rateLimitCounter: exceeded.counter, ...(retryAfter === undefined ? {} : { retryAfter }) };
+  return { ...evaluation, ...live, rateLimitCounter: exceeded.counter, ...(retryAfter === undefined ? {} : { retryAfter }), workMs: performance.now() - started };
 }
 
 /**

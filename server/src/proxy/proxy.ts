@@ -242,6 +242,8 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
   loopDelay.enable();
   const evaluationTime = createHistogram();
+  /** The part of it spent evaluating (LiveEvaluation `workMs`): the rest is the hand-over to a worker and the wait in its queue. */
+  const evaluatingTime = createHistogram();
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     // Pipelined behind a body the connection's last answer was decided on: not served (lingering).
     if (lingering.has(req.socket)) return void req.resume();
@@ -374,6 +376,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     // In ns (the histograms take whole numbers ≥ 1).
     const ns = Math.max(1, Math.round((performance.now() - started) * 1e6));
     evaluationTime.record(ns);
+    evaluatingTime.record(Math.max(1, Math.round(evaluation.workMs * 1e6)));
     // Absent when the zone stopped while its request was evaluated.
     stats.get(route.zoneId)?.evaluationTime.record(ns);
     const d = evaluation.decision;
@@ -958,11 +961,12 @@ export function createProxy(options: ProxyOptions): RunningProxy {
       // Node's monitor records the time between its ticks, the sampling interval included: what a turn held is the rest.
       const late = (ns: number) => ms(Math.max(0, ns - LOOP_SAMPLE_MS * 1e6));
       const eventLoopDelay = { p50: late(loopDelay.percentile(50)), p99: late(loopDelay.percentile(99)), max: late(loopDelay.max) };
-      const evaluation = { requests: evaluationTime.count, ...tail(evaluationTime), max: ms(evaluationTime.max) };
+      const evaluation = { requests: evaluationTime.count, ...tail(evaluationTime), max: ms(evaluationTime.max), evaluating: { ...tail(evaluatingTime), max: ms(evaluatingTime.max) } };
       const zones = [...stats.values()].filter((z) => mayView(z.counters.zoneId)).map(view);
       if (new URLSearchParams(query).get('reset') === 'timings') {
         loopDelay.reset();
         evaluationTime.reset();
+        evaluatingTime.reset();
         for (const s of stats.values()) s.evaluationTime.reset();
       }
       const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, rateLimitCounters: limiter.size + (pool?.rateLimitCounters ?? 0), eventLoopDelay, evaluation };
