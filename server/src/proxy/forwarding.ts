@@ -6,7 +6,7 @@
 import { STATUS_CODES, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type InformationEvent, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { forwardedProto, peerAddress } from './edgeFields';
-import { removeDotSegments } from '../requests/normalize';
+import { normalizeUrlPath } from '../requests/normalize';
 import type { Page } from './pages';
 
 /** Headers for one hop only: never forwarded either way (the Proxy-* ones are for this proxy, not the app). */
@@ -251,24 +251,25 @@ export function upstreamPath(up: URL, target: string | undefined): string {
   return basePath + (basePath ? underPrefix(path) : path);
 }
 
-/** A `.` or `..` segment of a path (a `%2e` taken for the dot it stands for). */
+/** A `.` or `..` segment of a path (a `%2e` taken for the dot it stands for, a `\` for a slash). */
 const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
 /**
- * An origin-form target as it goes after the app's path prefix: its `.` and `..` segments
- * (`%2e` included: an unreserved character, a dot to every decoder) resolved as a browser
- * resolves them before it sends (RFC 3986 §5.2.4), so `/a/../x` and `/../x` are `/x`, the
- * path the rules saw (Cloudflare's URL normalization removes the same segments), and the app
- * gets `/base/x`, never a path out of its prefix. The query is kept as written, and a path
- * with no dot segment as it is. A `..` written another way (`%252e`, `%u002e`, `..;`, after
- * an encoded or back slash) is left for `climbsOutOfPrefix` to refuse.
+ * An origin-form target as it goes after the app's path prefix. A path with a `.` or `..`
+ * segment (also written `%2e`, or after a `\`) goes exactly as the rules saw it: normalized
+ * as `http.request.uri.path` is (requests/normalize.ts, Cloudflare's URL normalization: `\`
+ * to `/`, runs of `/` merged, unreserved characters decoded, then dot segments removed).
+ * So `/a/../x`, `/../x` and `/a//../x` all reach the app as `/app/x`, never out of the
+ * prefix, and a `..` never removes another segment for the app than it did for the rules.
+ * The query is kept as written, and any other path as it is. A `..` written another way
+ * (`%252e`, `%u002e`, `..;`, after an encoded slash) is left for `climbsOutOfPrefix` to refuse.
  */
 function underPrefix(target: string): string {
   const q = target.indexOf('?');
   const path = q < 0 ? target : target.slice(0, q);
   if (!path.includes('.') && !/%2e/i.test(path)) return target;
-  const dotted = path.replace(/%2e/gi, '.');
-  return DOT_SEGMENT.test(dotted) ? removeDotSegments(dotted) + (q < 0 ? '' : target.slice(q)) : target;
+  if (!DOT_SEGMENT.test(path.replace(/%2e/gi, '.').replace(/\\/g, '/'))) return target;
+  return normalizeUrlPath(path) + (q < 0 ? '' : target.slice(q));
 }
 
 /** The ways a decoder may read a dot: `%2e`, IIS's `%u002e`, and the overlong UTF-8 forms that old decoders took. */
