@@ -2,7 +2,7 @@
 import { formatExpression } from '../language/index';
 import { engineReport } from '../language/report';
 import { fsReason } from './files';
-import { InputError, readInput, UsageError, wholeNumber } from './input';
+import { readInput, readStdinInput, UsageError, wholeNumber } from './input';
 import type { Io, Parsed } from './io';
 
 export function runFormat(p: Parsed, io: Io): number {
@@ -15,13 +15,7 @@ export function runFormat(p: Parsed, io: Io): number {
   const check = p.values.check === true;
 
   if (p.files.length === 0) {
-    let input: string;
-    try {
-      input = io.readStdin();
-    } catch (e) {
-      // As readInput says it for a file: not UTF-8, or stdin not readable (exit 2, no stack).
-      throw new InputError([`rulesmith: cannot read <stdin>: ${fsReason(e)}`]);
-    }
+    const input = readStdinInput(io);
     const r = formatExpression(input, options);
     if (r.text === undefined) return reportUnparsable('<stdin>', input, r.diagnostics, io);
     // Judged as a file's text is (below).

@@ -44,9 +44,18 @@ export function wholeNumber(text: string): number | undefined {
 
 /** A file's text; an InputError (`cannot read [what ]FILE: why`) when it cannot be read. */
 export function readInput(io: Io, file: string, what?: string): string {
+  return readOrSay(() => io.readFile(file), file, what);
+}
+
+/** Standard input's text; an InputError (`cannot read [what ]<stdin>: why`: not UTF-8, not readable) when it cannot be read. */
+export function readStdinInput(io: Io, what?: string): string {
+  return readOrSay(() => io.readStdin(), '<stdin>', what);
+}
+
+function readOrSay(read: () => string, name: string, what: string | undefined): string {
   try {
-    return io.readFile(file);
+    return read();
   } catch (e) {
-    throw new InputError([`rulesmith: cannot read ${what ? `${what} ` : ''}${file}: ${fsReason(e)}`]);
+    throw new InputError([`rulesmith: cannot read ${what ? `${what} ` : ''}${name}: ${fsReason(e)}`]);
   }
 }

@@ -98,6 +98,9 @@ test('check --files-from: the files listed (NUL-separated as git ls-files -z wri
   const none = run(['check', '--format', 'sarif', '--files-from', '-'], files, '');
   assert.deepEqual([none.code, JSON.parse(none.out).runs[0].results], [0, []]);
   assert.equal(run(['check']).code, 2);
+  // A list that cannot be read: exit 2, naming it.
+  const missing = run(['check', '--files-from', '/nonexistent/list.txt']);
+  assert.deepEqual([missing.code, missing.err], [2, 'rulesmith: cannot read the list of files /nonexistent/list.txt: no such file or folder (ENOENT)\n']);
 });
 
 test('check: the OWASP-based ruleset deployed bare warns about paranoia levels; warnings alone exit 0', () => {
