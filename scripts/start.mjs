@@ -19,8 +19,7 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { demoWorkspaceDir, makeDemoWorkspace } from './demo-workspace.mjs';
 import { e2ePaths } from './e2e-setup.mjs';
-// Node flags for `serve` (server/src/serveNodeFlags.ts says why).
-import SERVE_NODE_FLAGS from '../server/src/serveNodeFlags.json' with { type: 'json' };
+import { startLocalService } from './localService.mjs';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const DEMO = join(ROOT, '.demo');
@@ -116,30 +115,13 @@ try {
   });
   const proxyPort = await pickPort(8081);
   const servicePort = await pickPort(8787);
-  const service = spawn(process.execPath, [...SERVE_NODE_FLAGS, 'server/out/cli.js', 'serve', '--port', String(servicePort), '--db', join(DEMO, 'rules-service.db'), '--seed', 'demo', '--proxy', `pro.example.com=${demoAppUrl}`, '--proxy-listen', `127.0.0.1:${proxyPort}`], {
-    cwd: ROOT,
+  const { child: service, ready } = startLocalService(['--port', String(servicePort), '--db', join(DEMO, 'rules-service.db'), '--seed', 'demo', '--proxy', `pro.example.com=${demoAppUrl}`, '--proxy-listen', `127.0.0.1:${proxyPort}`], {
     env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    timeoutMs: 120_000,
+    onLine: (line) => line && process.stdout.write(`[service] ${line}\n`),
   });
   children.push(service);
-  const serviceUrl = await new Promise((res, rej) => {
-    // Kept only until both listeners are up: afterwards its lines are echoed, not kept.
-    let out = '';
-    let ready = false;
-    service.stdout.on('data', (b) => {
-      const text = b.toString();
-      for (const line of text.split('\n')) if (line) process.stdout.write(`[service] ${line}\n`);
-      if (ready) return;
-      out += text;
-      const m = /rulesmith serve: listening on (http:\/\/\S+)/.exec(out);
-      if (m && /rulesmith proxy: listening on/.test(out)) {
-        ready = true;
-        out = '';
-        res(m[1]);
-      }
-    });
-    service.once('exit', (code) => rej(new Error(`the rules service exited with ${code}`)));
-  });
+  const { apiUrl: serviceUrl } = await ready;
   // Either one stopping later leaves the demo without its service or its app: everything stops.
   for (const [what, child] of [['the rules service', service], ['the demo app', demoApp]]) {
     child.once('exit', (code, signal) => {

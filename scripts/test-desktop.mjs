@@ -11,15 +11,14 @@
 // Like the code-server run, it packages the extension into a .vsix, installs it into a
 // fresh profile, starts the local rules service with the demo seed and a random token, and
 // runs the suite in a window on a copy of test/fixtures/e2e/workspace. Exit 1 when a test fails.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-// Node flags for `serve` (server/src/serveNodeFlags.ts says why).
-import SERVE_NODE_FLAGS from '../server/src/serveNodeFlags.json' with { type: 'json' };
+import { startLocalService } from './localService.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SUITE = join(ROOT, 'test/e2e/suite');
@@ -81,27 +80,11 @@ if (install.status !== 0) {
 
 // The local rules service the suite signs in to (as the code-server run starts it).
 const token = `desktop_${randomBytes(24).toString('base64url')}`;
-const rules = spawn(process.execPath, [...SERVE_NODE_FLAGS, join(ROOT, 'server/out/cli.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--db', join(dir, 'rules-service.db'), '--seed', 'demo', '--proxy-listen', '127.0.0.1:0'], {
+const { child: rules, ready } = startLocalService(['--host', '127.0.0.1', '--port', '0', '--db', join(dir, 'rules-service.db'), '--seed', 'demo', '--proxy-listen', '127.0.0.1:0'], {
   env: { ...process.env, RULESMITH_SERVICE_TOKEN: token },
-  stdio: ['ignore', 'pipe', 'pipe'],
+  timeoutMs: 30_000,
 });
-let rulesLog = '';
-let proxyUrl = '';
-const baseUrl = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error(`the rules service did not start within 30 s:\n${rulesLog}`)), 30_000);
-  const onData = (b) => {
-    rulesLog += b.toString();
-    const m = /listening on (http:\/\/\S+\/client\/v4)/.exec(rulesLog);
-    const proxy = /rulesmith proxy: listening on (http:\/\/\S+)/.exec(rulesLog);
-    if (m && proxy) {
-      clearTimeout(timer);
-      proxyUrl = proxy[1];
-      resolve(m[1]);
-    }
-  };
-  rules.stdout.on('data', onData);
-  rules.stderr.on('data', onData);
-});
+const { apiUrl: baseUrl, proxyUrl, printed: rulesLog } = await ready;
 const key = /X-Auth-Email:\s*(\S+@\S+)\s+(\S+)/.exec(rulesLog);
 mkdirSync(join(workspace, '.rulesmith-e2e'), { recursive: true });
 writeFileSync(join(workspace, '.rulesmith-e2e', 'service.json'), JSON.stringify({ baseUrl, token, proxyUrl, crsCorpus: CRS_CORPUS, ...(key ? { email: key[1], key: key[2] } : {}) }));

@@ -25,6 +25,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { makeDemoWorkspace } from '../../scripts/demo-workspace.mjs';
 import { e2ePaths } from '../../scripts/e2e-setup.mjs';
+import { startLocalService } from '../../scripts/localService.mjs';
 import { freePort } from '../freePort';
 
 const ROOT = resolve(__dirname, '../..');
@@ -347,34 +348,17 @@ async function startRulesService(r: Run): Promise<void> {
   r.upstream = createHttpServer((req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end(`${UPSTREAM_TEXT}: ${req.url}`));
   await new Promise<void>((res) => r.upstream!.listen(0, '127.0.0.1', res));
   const upstream = `http://127.0.0.1:${(r.upstream.address() as { port: number }).port}`;
-  const args = ['serve', '--host', '127.0.0.1', '--port', '0', '--db', join(r.dir, 'rules-service.db'), '--seed', 'demo', '--proxy', `${PROXIED_ZONE}=${upstream}`, '--proxy-listen', '127.0.0.1:0'];
-  const child = spawn(process.execPath, [join(ROOT, 'server/out/cli.js'), ...args], {
+  const { child, ready } = startLocalService(['--host', '127.0.0.1', '--port', '0', '--db', join(r.dir, 'rules-service.db'), '--seed', 'demo', '--proxy', `${PROXIED_ZONE}=${upstream}`, '--proxy-listen', '127.0.0.1:0'], {
     env: { ...r.env, RULESMITH_SERVICE_TOKEN: token },
     cwd: r.dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    timeoutMs: 30_000,
+    onLine: (line) => void (r.rulesLog += `${line}\n`),
   });
   r.rules = child;
-  const url = await new Promise<string>((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the rules service did not start within 30 s:\n${r.rulesLog}`)), 30_000);
-    const onData = (b: Buffer) => {
-      r.rulesLog += b.toString();
-      const m = /listening on (http:\/\/\S+\/client\/v4)/.exec(r.rulesLog);
-      const proxy = /rulesmith proxy: listening on (http:\/\/\S+)/.exec(r.rulesLog);
-      if (m && proxy) {
-        clearTimeout(timer);
-        r.proxyUrl = proxy[1]!;
-        r.rulesUrl = m[1]!;
-        r.rulesToken = token;
-        resolvePromise(m[1]);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the rules service exited (code ${code}):\n${r.rulesLog}`));
-    });
-  });
+  const { apiUrl: url, proxyUrl } = await ready;
+  r.proxyUrl = proxyUrl!;
+  r.rulesUrl = url;
+  r.rulesToken = token;
   mkdirSync(join(r.workspace, '.rulesmith-e2e'), { recursive: true });
   // The demo seed prints a global API key (email + key) on a fresh database.
   const key = /X-Auth-Email:\s*(\S+@\S+)\s+(\S+)/.exec(r.rulesLog);

@@ -1,0 +1,61 @@
+// Starting the local rules service (`rulesmith serve`) and waiting until it listens: the one
+// way `npm start`, the code-server e2e (test/e2e/vscode.test.ts) and the desktop e2e
+// (scripts/test-desktop.mjs) run it, with the Node flags every launcher gives it
+// (server/src/serveNodeFlags.json).
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import SERVE_NODE_FLAGS from '../server/src/serveNodeFlags.json' with { type: 'json' };
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const API_LINE = /rulesmith serve: listening on (http:\/\/\S+)/;
+const PROXY_LINE = /rulesmith proxy: listening on (http:\/\/\S+)/;
+
+/**
+ * Spawns `node <flags> server/out/cli.js serve ARGS`: the child at once (so that a caller
+ * stopping early can stop it), and `ready`, which resolves once it has printed its API's
+ * listener (and with `--proxy-listen` its proxy's too) to the API's base URL (`…/client/v4`),
+ * the proxy's URL (or undefined) and everything it printed until then; it rejects when the
+ * service exits first or is not listening within `timeoutMs` (then it is stopped), with what
+ * it printed. `onLine` gets each line it prints, on stdout or stderr, for as long as it runs.
+ *
+ * @param {readonly string[]} args
+ * @param {{ env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; onLine?: (line: string) => void }} [options]
+ * @returns {{ child: import('node:child_process').ChildProcessWithoutNullStreams; ready: Promise<{ apiUrl: string; proxyUrl: string | undefined; printed: string }> }}
+ */
+export function startLocalService(args, { env = process.env, cwd = ROOT, timeoutMs = 60_000, onLine } = {}) {
+  const child = spawn(process.execPath, [...SERVE_NODE_FLAGS, join(ROOT, 'server/out/cli.js'), 'serve', ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const wantsProxy = args.includes('--proxy-listen');
+  const ready = new Promise((resolve, reject) => {
+    let printed = '';
+    let ready = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new Error(`the rules service did not listen within ${timeoutMs / 1000} s:\n${printed}`));
+    }, timeoutMs);
+    for (const stream of [child.stdout, child.stderr]) {
+      let partial = '';
+      stream.on('data', (b) => {
+        const text = partial + b.toString();
+        const lines = text.split('\n');
+        partial = lines.pop();
+        for (const line of lines) onLine?.(line);
+        if (ready) return;
+        printed += lines.map((l) => `${l}\n`).join('');
+        const api = API_LINE.exec(printed);
+        const proxy = PROXY_LINE.exec(printed);
+        if (api && (proxy || !wantsProxy)) {
+          ready = true;
+          clearTimeout(timer);
+          resolve({ apiUrl: api[1], proxyUrl: proxy?.[1], printed });
+        }
+      });
+    }
+    child.once('exit', (code, signal) => {
+      if (ready) return;
+      clearTimeout(timer);
+      reject(new Error(`the rules service exited (${signal ?? `code ${code}`}) before it listened:\n${printed}`));
+    });
+  });
+  return { child, ready };
+}
