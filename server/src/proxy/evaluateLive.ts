@@ -73,7 +73,6 @@ export interface LiveEvaluation extends Evaluation {
   readonly workMs: number;
 }
 
-
 /** A count that waits for the request to go on: the counter (a digest), and the rule's settings (of the version that evaluated the request). */
 export interface ResponseCount {
   readonly counter: CounterKey;
