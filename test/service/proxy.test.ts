@@ -423,7 +423,7 @@ describe('the control API (for the extension)', () => {
     assert.deepEqual([(await zoneOf()).requests, (await zoneOf()).evaluation], [1, first.evaluation]);
     await control('DELETE', '/zones/pro.example.com', file.svc.adminToken);
     const again = (await control('PUT', '/zones/pro.example.com', file.svc.adminToken, { upstream: file.upstream.url })).body.result;
-    assert.deepEqual([again.requests, again.evaluation], [0, { p50: 0, p99: 0 }]);
+    assert.deepEqual([again.requests, again.evaluation], [0, { p50: 0, p99: 0, evaluating: { p50: 0, p99: 0 } }]);
     await control('DELETE', '/zones/pro.example.com', file.svc.adminToken);
   });
 
@@ -459,8 +459,9 @@ describe('the control API (for the extension)', () => {
     const listed = (await control('GET', '?reset=timings', file.svc.adminToken)).body.result;
     const timed = listed.process.evaluation;
     const zone = listed.zones.find((z: any) => z.zone === ZONE).evaluation;
-    assert.deepEqual(Object.keys(zone), ['p50', 'p99']);
+    assert.deepEqual(Object.keys(zone), ['p50', 'p99', 'evaluating']);
     assert.ok(zone.p50 > 0 && zone.p50 <= zone.p99, JSON.stringify(zone));
+    assert.ok(zone.evaluating.p50 <= zone.p50 && zone.evaluating.p99 <= zone.p99, JSON.stringify(zone));
     assert.deepEqual(Object.keys(timed), ['requests', 'p50', 'p99', 'max', 'evaluating']);
     assert.equal(timed.requests, 3);
     assert.ok(timed.p50 > 0 && timed.p50 <= timed.p99 && timed.p99 <= timed.max, JSON.stringify(timed));
@@ -471,6 +472,6 @@ describe('the control API (for the extension)', () => {
     const after = (await control('GET', '', file.svc.adminToken)).body.result;
     assert.equal(after.process.evaluation.requests, 0);
     assert.deepEqual(after.process.evaluation.evaluating, { p50: 0, p99: 0, max: 0 });
-    assert.deepEqual(after.zones.find((z: any) => z.zone === ZONE).evaluation, { p50: 0, p99: 0 });
+    assert.deepEqual(after.zones.find((z: any) => z.zone === ZONE).evaluation, { p50: 0, p99: 0, evaluating: { p50: 0, p99: 0 } });
   });
 });

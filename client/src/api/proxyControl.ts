@@ -18,8 +18,8 @@ export interface ProxiedZone {
   readonly upstreamErrors: number;
   /** 503s the proxy gave without evaluating or forwarding (a full queue, a hung worker, the rules store failed); absent from older proxies. */
   readonly unavailable?: number;
-  /** The WAF's time per request for this zone, in ms (0 before a request); absent from older proxies. */
-  readonly evaluation?: { readonly p50: number; readonly p99: number };
+  /** The WAF's time per request for this zone, in ms (0 before a request); absent from older proxies. With `evaluating`, the part spent evaluating (the rest: waiting for an evaluation worker); absent from older proxies. */
+  readonly evaluation?: { readonly p50: number; readonly p99: number; readonly evaluating?: { readonly p50: number; readonly p99: number } };
 }
 
 /** How long a control call may take (the Zones view polls every few seconds). */

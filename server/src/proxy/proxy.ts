@@ -118,6 +118,8 @@ export interface ZoneCounters {
 interface ZoneStats {
   counters: ZoneCounters;
   readonly evaluationTime: RecordableHistogram;
+  /** The part of it spent evaluating (LiveEvaluation `workMs`). */
+  readonly evaluatingTime: RecordableHistogram;
 }
 
 export interface RunningProxy {
@@ -230,6 +232,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const newStats = (zone: string, zoneId: string, upstream: string): ZoneStats => ({
     counters: { zone, zoneId, upstream, requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0, unavailable: 0 },
     evaluationTime: createHistogram(),
+    evaluatingTime: createHistogram(),
   });
   for (const r of routes) stats.set(r.zoneId, newStats(r.zoneName, r.zoneId, r.upstream.href));
   const httpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: 256 });
@@ -375,10 +378,13 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     const evaluation = pool ? await pool.evaluate(job) : onThisThread.evaluate(job);
     // In ns (the histograms take whole numbers ≥ 1).
     const ns = Math.max(1, Math.round((performance.now() - started) * 1e6));
+    const workNs = Math.max(1, Math.round(evaluation.workMs * 1e6));
     evaluationTime.record(ns);
-    evaluatingTime.record(Math.max(1, Math.round(evaluation.workMs * 1e6)));
+    evaluatingTime.record(workNs);
     // Absent when the zone stopped while its request was evaluated.
-    stats.get(route.zoneId)?.evaluationTime.record(ns);
+    const zoneStats = stats.get(route.zoneId);
+    zoneStats?.evaluationTime.record(ns);
+    zoneStats?.evaluatingTime.record(workNs);
     const d = evaluation.decision;
     const bodyTruncated = bodySize > limit;
     const after = evaluation.afterResponse;
@@ -954,7 +960,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     // Each histogram holds ns; reported in ms (an empty one reports 0).
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
     const tail = (h: { percentile(p: number): number }) => ({ p50: ms(h.percentile(50)), p99: ms(h.percentile(99)) });
-    const view = (s: ZoneStats) => ({ ...s.counters, url: `http://${s.counters.zone}.localhost:${port}/`, evaluation: tail(s.evaluationTime) });
+    const view = (s: ZoneStats) => ({ ...s.counters, url: `http://${s.counters.zone}.localhost:${port}/`, evaluation: { ...tail(s.evaluationTime), evaluating: tail(s.evaluatingTime) } });
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
       // The process's memory, and the rate-limit counters held: the workers' (shared memory) and this thread's (no workers, or while one is down).
@@ -967,7 +973,10 @@ export function createProxy(options: ProxyOptions): RunningProxy {
         loopDelay.reset();
         evaluationTime.reset();
         evaluatingTime.reset();
-        for (const s of stats.values()) s.evaluationTime.reset();
+        for (const s of stats.values()) {
+          s.evaluationTime.reset();
+          s.evaluatingTime.reset();
+        }
       }
       const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, rateLimitCounters: limiter.size + (pool?.rateLimitCounters ?? 0), eventLoopDelay, evaluation };
       return json(200, { success: true, result: { zones, process: status } });

@@ -30,6 +30,9 @@ test("the tooltip gives the time in the WAF per request once the zone's proxy ha
   assert.equal(proxyTooltip('app.test', idle).split('\n').length, 3);
   const older = { ...proxied, evaluation: undefined };
   assert.equal(proxyTooltip('app.test', older).split('\n').at(-1), '8 forwarded, 0 upstream errors');
+  // With the part spent evaluating: the rest was the wait for the evaluation worker.
+  const split = { ...proxied, evaluation: { p50: 0.42, p99: 1.3, evaluating: { p50: 0.3, p99: 0.7 } } };
+  assert.equal(proxyTooltip('app.test', split).split('\n').at(-1), 'Time in the WAF per request: p50 0.42 ms, p99 1.3 ms (evaluating p50 0.3 ms, p99 0.7 ms)');
 });
 
 test('the tooltip counts the 503s the proxy gave itself (overload, a failed store) only when there were some', () => {
