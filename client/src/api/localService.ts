@@ -23,6 +23,8 @@ export interface LocalServiceInfo {
   readonly baseUrl: string;
   readonly token: string;
   readonly pid: number;
+  /** The WAF proxy's URL (docs/proxy.md); absent for a service another window started before the proxy joined the service. */
+  readonly proxyUrl?: string;
   /** Started by another window (not stopped by this one). */
   readonly shared?: boolean;
 }
@@ -31,8 +33,6 @@ export class LocalService implements vscode.Disposable {
   private child: ChildProcess | undefined;
   private starting: Promise<LocalServiceInfo> | undefined;
   private info: LocalServiceInfo | undefined;
-  /** The WAF proxy's URL once the service started it (docs/proxy.md). */
-  proxyUrl: string | undefined;
   private stopping = false;
   private readonly changed = new vscode.EventEmitter<LocalServiceInfo | undefined>();
   /** Fires when the service starts (its info) or stops (undefined). */
@@ -73,12 +73,17 @@ export class LocalService implements vscode.Disposable {
       return undefined;
     }
     // Its WAF proxy (recorded since the proxy joined the service; the control API takes the same token, so loopback only too).
-    this.proxyUrl = typeof rec.proxyUrl === 'string' && /^http:\/\/127\.0\.0\.1:\d+$/.test(rec.proxyUrl) ? rec.proxyUrl : undefined;
-    return { baseUrl: rec.baseUrl, token, pid: rec.pid, shared: true };
+    const proxyUrl = typeof rec.proxyUrl === 'string' && /^http:\/\/127\.0\.0\.1:\d+$/.test(rec.proxyUrl) ? rec.proxyUrl : undefined;
+    return { baseUrl: rec.baseUrl, token, pid: rec.pid, ...(proxyUrl ? { proxyUrl } : {}), shared: true };
   }
 
   get running(): LocalServiceInfo | undefined {
     return this.info;
+  }
+
+  /** The running service's WAF proxy URL. */
+  get proxyUrl(): string | undefined {
+    return this.info?.proxyUrl;
   }
 
   /** The token the service is started with: made once (crypto random), kept in SecretStorage. */
@@ -111,11 +116,11 @@ export class LocalService implements vscode.Disposable {
     const child = spawnServe(cli, serveArgs, token, (command) => this.output.info(`Starting the local rules service: ${command}`));
     this.child = child;
     this.stopping = false;
-    this.proxyUrl = undefined;
     return new Promise<LocalServiceInfo>((resolve, reject) => {
       let done = false;
-      /** The API's URL once its line came (ready waits for the proxy's line too). */
+      /** The API's and the proxy's URLs once their lines came (ready waits for both). */
       let apiUrl: string | undefined;
+      let proxyUrl: string | undefined;
       /** A partial last line per stream: a chunk of one never joins a line of the other. */
       const buffered = { out: '', err: '' };
       let lastLines: string[] = [];
@@ -136,21 +141,21 @@ export class LocalService implements vscode.Disposable {
         if (stream === 'err') this.output.warn(`[service] ${line}`);
         else this.output.info(`[service] ${line}`);
         const proxy = PROXY_READY.exec(line);
-        if (proxy) this.proxyUrl = proxy[1];
+        if (proxy) proxyUrl = proxy[1];
         // Ready once both listeners are: serve prints its own line, then the proxy's.
         const m = SERVE_READY.exec(line);
         if (m) apiUrl = m[1];
-        if (apiUrl !== undefined && this.proxyUrl !== undefined && !done) {
+        if (apiUrl !== undefined && proxyUrl !== undefined && !done) {
           const url = apiUrl;
           done = true;
           clearTimeout(timer);
-          this.info = { baseUrl: url, token, pid: child.pid ?? 0 };
+          this.info = { baseUrl: url, token, pid: child.pid ?? 0, proxyUrl };
           try {
-            writeFileSync(this.infoPath, JSON.stringify({ pid: child.pid, baseUrl: url, proxyUrl: this.proxyUrl }));
+            writeFileSync(this.infoPath, JSON.stringify({ pid: child.pid, baseUrl: url, proxyUrl }));
           } catch (e) {
             this.output.warn(`Could not record the local rules service for other windows: ${e instanceof Error ? e.message : String(e)}`);
           }
-          this.output.info(`Local rules service ready at ${url} (pid ${child.pid}), its WAF proxy at ${this.proxyUrl}`);
+          this.output.info(`Local rules service ready at ${url} (pid ${child.pid}), its WAF proxy at ${proxyUrl}`);
           this.changed.fire(this.info);
           resolve(this.info);
         }
@@ -168,7 +173,6 @@ export class LocalService implements vscode.Disposable {
         this.forgetRecord(child.pid);
         if (this.child === child) {
           this.child = undefined;
-          this.proxyUrl = undefined;
           const was = this.info;
           this.info = undefined;
           if (was) {
