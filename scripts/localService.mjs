@@ -21,41 +21,46 @@ const PROXY_LINE = /rulesmith proxy: listening on (http:\/\/\S+)/;
  *
  * @param {readonly string[]} args
  * @param {{ env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; onLine?: (line: string) => void }} [options]
- * @returns {{ child: import('node:child_process').ChildProcessWithoutNullStreams; ready: Promise<{ apiUrl: string; proxyUrl: string | undefined; printed: string }> }}
+ * @returns {{ child: import('node:child_process').ChildProcessByStdio<null, import('node:stream').Readable, import('node:stream').Readable>; ready: Promise<{ apiUrl: string; proxyUrl: string | undefined; printed: string }> }}
  */
 export function startLocalService(args, { env = process.env, cwd = ROOT, timeoutMs = 60_000, onLine } = {}) {
   const child = spawn(process.execPath, [...SERVE_NODE_FLAGS, join(ROOT, 'server/out/cli.js'), 'serve', ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  const wantsProxy = args.includes('--proxy-listen');
+  const wantsProxy = args.some((a) => a === '--proxy-listen' || a.startsWith('--proxy-listen='));
   const ready = new Promise((resolve, reject) => {
     let printed = '';
-    let ready = false;
+    let settled = false;
+    const settle = (fn) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+    };
     const timer = setTimeout(() => {
       child.kill('SIGTERM');
-      reject(new Error(`the rules service did not listen within ${timeoutMs / 1000} s:\n${printed}`));
+      settle(() => reject(new Error(`the rules service did not listen within ${timeoutMs / 1000} s:\n${printed}`)));
     }, timeoutMs);
+    const take = (line) => {
+      onLine?.(line);
+      if (settled) return;
+      printed += `${line}\n`;
+      const api = API_LINE.exec(printed);
+      const proxy = PROXY_LINE.exec(printed);
+      if (api && (proxy || !wantsProxy)) settle(() => resolve({ apiUrl: api[1], proxyUrl: proxy?.[1], printed }));
+    };
     for (const stream of [child.stdout, child.stderr]) {
+      stream.setEncoding('utf8');
       let partial = '';
-      stream.on('data', (b) => {
-        const text = partial + b.toString();
-        const lines = text.split('\n');
+      stream.on('data', (text) => {
+        const lines = (partial + text).split('\n');
         partial = lines.pop();
-        for (const line of lines) onLine?.(line);
-        if (ready) return;
-        printed += lines.map((l) => `${l}\n`).join('');
-        const api = API_LINE.exec(printed);
-        const proxy = PROXY_LINE.exec(printed);
-        if (api && (proxy || !wantsProxy)) {
-          ready = true;
-          clearTimeout(timer);
-          resolve({ apiUrl: api[1], proxyUrl: proxy?.[1], printed });
-        }
+        for (const line of lines) take(line);
       });
+      // A last line without its newline.
+      stream.once('end', () => partial && take(partial));
     }
-    child.once('exit', (code, signal) => {
-      if (ready) return;
-      clearTimeout(timer);
-      reject(new Error(`the rules service exited (${signal ?? `code ${code}`}) before it listened:\n${printed}`));
-    });
+    child.once('error', (e) => settle(() => reject(new Error(`the rules service could not be started: ${e.message}`))));
+    // 'close', not 'exit': by then both pipes are read, so the reason it stopped is in `printed`.
+    child.once('close', (code, signal) => settle(() => reject(new Error(`the rules service exited (${signal ?? `code ${code}`}) before it listened:\n${printed}`))));
   });
   return { child, ready };
 }
