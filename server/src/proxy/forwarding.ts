@@ -245,10 +245,15 @@ export function connectionTokens(h: string | undefined): Set<string> {
  */
 export function upstreamPath(up: URL, target: string | undefined): string {
   if (target === '*') return '*';
-  const basePath = up.pathname === '/' ? '' : up.pathname.replace(/\/$/, '');
+  const basePath = prefixOf(up);
   if (!target?.startsWith('/')) return basePath + originForm(target);
   const path = target.replace(/^[/\\]{2,}/, '/');
   return basePath + (basePath ? underPrefix(path) : path);
+}
+
+/** The app's path prefix: the upstream URL's path without its last `/` (`''` for none). */
+function prefixOf(up: URL): string {
+  return up.pathname === '/' ? '' : up.pathname.replace(/\/$/, '');
 }
 
 /** A `.` or `..` segment of a path (a `%2e` taken for the dot it stands for, a `\` for a slash). */
@@ -278,16 +283,17 @@ const DOT = /%2e|%u002e|%c0%ae|%e0%80%ae/gi;
 const SEPARATOR = /%2f|%5c|%u002f|%u005c|%u2215|%c0%af|%e0%80%af|%c1%9c|\\/gi;
 
 /**
- * Whether the target's path still has a `..` segment once `underPrefix` has resolved its dot
- * segments (written `%252e%252e`, `%25%32%65`, `%u002e` or overlong UTF-8 such as `%c0%ae`,
- * with `;` parameters, or after an encoded or back slash) while the app sits under a path
- * prefix: an app that decodes it would resolve `/base/<that>/x` out of the prefix, to a path
- * the URL given for it did not name, and which one depends on the app, so the proxy refuses
- * it. Without a prefix the app gets the path as written (it resolves `..` against its own root).
+ * Whether the path the app would get (`upstreamPath`, its dot segments resolved) still has a
+ * `..` segment after the prefix (written `%252e%252e`, `%25%32%65`, `%u002e` or overlong
+ * UTF-8 such as `%c0%ae`, with `;` parameters, or after an encoded or back slash): an app that
+ * decodes it would resolve `/base/<that>/x` out of the prefix, to a path the URL given for it
+ * did not name, and which one depends on the app, so the proxy refuses it. Without a prefix
+ * the app gets the path as written (it resolves `..` against its own root).
  */
 export function climbsOutOfPrefix(up: URL, target: string | undefined): boolean {
-  if (up.pathname === '/' || target === undefined || !target.startsWith('/')) return false;
-  let path = underPrefix(target.replace(/^[/\\]{2,}/, '/')).split('?')[0]!;
+  const basePath = prefixOf(up);
+  if (basePath === '' || target === undefined || !target.startsWith('/')) return false;
+  let path = upstreamPath(up, target).slice(basePath.length).split('?')[0]!;
   // Decoded as an app that decodes more than once would (`%252e`, `%25%32%65` and IIS's `%%32%65` are all `.` to one): each round every form above, then every `%XX`.
   for (let i = 0; i < 4; i++) {
     const next = path.replace(DOT, '.').replace(SEPARATOR, '/').replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
