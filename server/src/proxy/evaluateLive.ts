@@ -141,9 +141,10 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
   const defaulted = defaultedReads(zone.compiled.fieldsRead, fields);
   const counts = afterResponse.length > 0 ? { afterResponse, ...(afterResponse.some((c) => rateCounting(c.limit).filter) ? { countsReadRequest: true } : {}) } : {};
   const live = defaulted.length > 0 ? { ...counts, defaultedFields: defaulted } : counts;
-  if (d.phase !== 'http_ratelimit' || d.action === 'allow-through' || !exceeded) return { ...evaluation, ...live, workMs: performance.now() - started };
-  const retryAfter = limiter.retryAfter(exceeded.counter, exceeded.limit);
-  return { ...evaluation, ...live, rateLimitCounter: exceeded.counter, ...(retryAfter === undefined ? {} : { retryAfter }), workMs: performance.now() - started };
+  const limited = d.phase === 'http_ratelimit' && d.action !== 'allow-through' ? exceeded : undefined;
+  const retryAfter = limited && limiter.retryAfter(limited.counter, limited.limit);
+  const byRateLimit = limited ? { rateLimitCounter: limited.counter, ...(retryAfter === undefined ? {} : { retryAfter }) } : {};
+  return { ...evaluation, ...live, ...byRateLimit, workMs: performance.now() - started };
 }
 
 /**

@@ -117,9 +117,32 @@ export interface ZoneCounters {
 
 interface ZoneStats {
   counters: ZoneCounters;
-  readonly evaluationTime: RecordableHistogram;
-  /** The part of it spent evaluating (LiveEvaluation `workMs`). */
-  readonly evaluatingTime: RecordableHistogram;
+  readonly timings: WafTimings;
+}
+
+/** The WAF's time per request (`whole`, from the request's head to the verdict) and the part of it spent evaluating (`evaluating`, LiveEvaluation `workMs`), in ns. */
+interface WafTimings {
+  readonly whole: RecordableHistogram;
+  readonly evaluating: RecordableHistogram;
+  record(ns: number, workNs: number): void;
+  reset(): void;
+}
+
+function wafTimings(): WafTimings {
+  const whole = createHistogram();
+  const evaluating = createHistogram();
+  return {
+    whole,
+    evaluating,
+    record(ns, workNs) {
+      whole.record(ns);
+      evaluating.record(workNs);
+    },
+    reset() {
+      whole.reset();
+      evaluating.reset();
+    },
+  };
 }
 
 export interface RunningProxy {
@@ -231,8 +254,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   const stats = new Map<string, ZoneStats>();
   const newStats = (zone: string, zoneId: string, upstream: string): ZoneStats => ({
     counters: { zone, zoneId, upstream, requests: 0, blocked: 0, challenged: 0, forwarded: 0, upstreamErrors: 0, unavailable: 0 },
-    evaluationTime: createHistogram(),
-    evaluatingTime: createHistogram(),
+    timings: wafTimings(),
   });
   for (const r of routes) stats.set(r.zoneId, newStats(r.zoneName, r.zoneId, r.upstream.href));
   const httpAgent = new HttpAgent({ keepAlive: true, maxFreeSockets: 256 });
@@ -244,9 +266,7 @@ export function createProxy(options: ProxyOptions): RunningProxy {
   // request (fields and rules, from the request's head to the verdict): GET /.rulesmith/proxy reports both.
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
   loopDelay.enable();
-  const evaluationTime = createHistogram();
-  /** The part of it spent evaluating (LiveEvaluation `workMs`): the rest is the hand-over to a worker and the wait in its queue. */
-  const evaluatingTime = createHistogram();
+  const timings = wafTimings();
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     // Pipelined behind a body the connection's last answer was decided on: not served (lingering).
     if (lingering.has(req.socket)) return void req.resume();
@@ -379,12 +399,9 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     // In ns (the histograms take whole numbers ≥ 1).
     const ns = Math.max(1, Math.round((performance.now() - started) * 1e6));
     const workNs = Math.max(1, Math.round(evaluation.workMs * 1e6));
-    evaluationTime.record(ns);
-    evaluatingTime.record(workNs);
+    timings.record(ns, workNs);
     // Absent when the zone stopped while its request was evaluated.
-    const zoneStats = stats.get(route.zoneId);
-    zoneStats?.evaluationTime.record(ns);
-    zoneStats?.evaluatingTime.record(workNs);
+    stats.get(route.zoneId)?.timings.record(ns, workNs);
     const d = evaluation.decision;
     const bodyTruncated = bodySize > limit;
     const after = evaluation.afterResponse;
@@ -960,23 +977,19 @@ export function createProxy(options: ProxyOptions): RunningProxy {
     // Each histogram holds ns; reported in ms (an empty one reports 0).
     const ms = (ns: number) => Math.round(ns / 1e4) / 100;
     const tail = (h: { percentile(p: number): number }) => ({ p50: ms(h.percentile(50)), p99: ms(h.percentile(99)) });
-    const view = (s: ZoneStats) => ({ ...s.counters, url: `http://${s.counters.zone}.localhost:${port}/`, evaluation: { ...tail(s.evaluationTime), evaluating: tail(s.evaluatingTime) } });
+    const view = (s: ZoneStats) => ({ ...s.counters, url: `http://${s.counters.zone}.localhost:${port}/`, evaluation: { ...tail(s.timings.whole), evaluating: tail(s.timings.evaluating) } });
     if (req.method === 'GET' && (path === CONTROL_PATH || path === `${CONTROL_PATH}/`)) {
       const m = process.memoryUsage();
       // The process's memory, and the rate-limit counters held: the workers' (shared memory) and this thread's (no workers, or while one is down).
       // Node's monitor records the time between its ticks, the sampling interval included: what a turn held is the rest.
       const late = (ns: number) => ms(Math.max(0, ns - LOOP_SAMPLE_MS * 1e6));
       const eventLoopDelay = { p50: late(loopDelay.percentile(50)), p99: late(loopDelay.percentile(99)), max: late(loopDelay.max) };
-      const evaluation = { requests: evaluationTime.count, ...tail(evaluationTime), max: ms(evaluationTime.max), evaluating: { ...tail(evaluatingTime), max: ms(evaluatingTime.max) } };
+      const evaluation = { requests: timings.whole.count, ...tail(timings.whole), max: ms(timings.whole.max), evaluating: { ...tail(timings.evaluating), max: ms(timings.evaluating.max) } };
       const zones = [...stats.values()].filter((z) => mayView(z.counters.zoneId)).map(view);
       if (new URLSearchParams(query).get('reset') === 'timings') {
         loopDelay.reset();
-        evaluationTime.reset();
-        evaluatingTime.reset();
-        for (const s of stats.values()) {
-          s.evaluationTime.reset();
-          s.evaluatingTime.reset();
-        }
+        timings.reset();
+        for (const s of stats.values()) s.timings.reset();
       }
       const status = { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, evaluationWorkers: pool?.size ?? 0, rateLimitCounters: limiter.size + (pool?.rateLimitCounters ?? 0), eventLoopDelay, evaluation };
       return json(200, { success: true, result: { zones, process: status } });
