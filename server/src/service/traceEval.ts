@@ -190,7 +190,7 @@ function statusCode(d: Decision): number | undefined {
  * events (events/fromEvaluation.ts `eventEvaluation`), or an ApiError for a request
  * context that is not valid.
  */
-export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean, bodyLimit?: number): { result: TraceResult; evaluation: Evaluation; defaultedFields: string[] } {
+export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone, sample: SampleRequest, skipChallenge: boolean, bodyLimit?: number): { result: TraceResult; evaluation: Evaluation; defaultedReads: string[] } {
   const { fields, values, problems: requestProblems } = requestValues(sample, bodyLimit !== undefined ? { bodyLimit } : {});
   const badContext = requestProblems.filter((p) => /^(ip\.|cf\.)/.test(p) || p.includes('unknown field'));
   if (badContext.length > 0) throw ApiError.of(400, CODES.invalidValue, `the request's context is not valid: ${badContext.join('; ')}`, '/context');
@@ -243,7 +243,7 @@ export function evaluateTrace(deployed: DeployedZone, compiledZone: CompiledZone
     migration_state: deployed.migrationState,
     ...(problems.length ? { problems } : {}),
   };
-  return { result, evaluation: eventEvaluation(ev), defaultedFields: defaultedReads(compiled.fieldsRead, fields) };
+  return { result, evaluation: eventEvaluation(ev), defaultedReads: defaultedReads(compiled.fieldsRead, fields) };
 }
 
 /** A trace job as the runner (traceRunner.ts) sends it to the worker (traceWorker.ts), and its answer. */
@@ -260,7 +260,7 @@ export interface TraceJob {
 }
 
 export type TraceReply =
-  | { readonly result: TraceResult; readonly evaluation: Evaluation; readonly defaultedFields: readonly string[]; readonly cached: boolean }
+  | { readonly result: TraceResult; readonly evaluation: Evaluation; readonly defaultedReads: readonly string[]; readonly cached: boolean }
   | { readonly apiError: { readonly status: number; readonly errors: readonly ApiMessage[] } }
   | { readonly crash: string }
   | { readonly needSource: true };

@@ -30,7 +30,7 @@ export interface TracedRequest {
   readonly result: TraceResult;
   readonly evaluation: Evaluation;
   /** The edge-only fields the zone's rules read that the trace gave no value for (requests/fields.ts `defaultedReads`). */
-  readonly defaultedFields: readonly string[];
+  readonly defaultedReads: readonly string[];
 }
 
 /** The default limit for one trace's evaluation. */
@@ -67,7 +67,7 @@ export class TraceRunner {
     if ('needSource' in reply) throw new Error('the trace worker asked for the zone it was sent');
     if ('result' in reply) {
       this.stats[reply.cached ? 'hits' : 'compiles']++;
-      return { result: reply.result, evaluation: reply.evaluation, defaultedFields: reply.defaultedFields };
+      return { result: reply.result, evaluation: reply.evaluation, defaultedReads: reply.defaultedReads };
     }
     if ('apiError' in reply) throw new ApiError(reply.apiError.status, reply.apiError.errors);
     throw new Error(`the trace failed: ${reply.crash}`);

@@ -232,11 +232,11 @@ export function traceRoutes(r: Router): void {
     const sample = body !== undefined && body.length > bodyLimit ? { ...req.sample, body: body.slice(0, bodyLimit), bodySize: body.length } : req.sample;
     const job = { zoneId: zone.id, key: deploymentKey(store, zone.id), sample, skipChallenge: req.skipChallenge, bodyLimit };
     const time = Date.now();
-    const { result, evaluation, defaultedFields } = await ctx.service.traces.run(job, () => zoneSource(store, zone.id), ctx.signal());
+    const { result, evaluation, defaultedReads } = await ctx.service.traces.run(job, () => zoneSource(store, zone.id), ctx.signal());
     // What the rules did to the traced request becomes security events, as live traffic's (docs/events.md).
     const rayId = traceRayId();
     const bodyTruncated = (body?.length ?? 0) > bodyLimit;
-    const traced = { rayId, time, zoneId: zone.id, zoneName: zone.name, sample: req.sample, evaluation, defaultedReads: defaultedFields, bodyTruncated };
+    const traced = { rayId, time, zoneId: zone.id, zoneName: zone.name, sample: req.sample, evaluation, defaultedReads, bodyTruncated };
     ctx.service.events?.recordTrace(tracedRequest(result.status_code !== undefined ? { ...traced, statusCode: result.status_code } : traced));
     return { result: { ...result, zone: { id: zone.id, name: zone.name }, ray_id: rayId } };
   });
