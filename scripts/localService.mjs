@@ -6,10 +6,12 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SERVE_NODE_FLAGS from '../server/src/serveNodeFlags.json' with { type: 'json' };
+import READY_LINES from '../server/src/serveReady.json' with { type: 'json' };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const API_LINE = /rulesmith serve: listening on (http:\/\/\S+)/;
-const PROXY_LINE = /rulesmith proxy: listening on (http:\/\/\S+)/;
+// The lines serve prints once each listener is up (server/src/serveReady.ts).
+const API_LINE = new RegExp(`${READY_LINES.api}(http://\\S+)`);
+const PROXY_LINE = new RegExp(`${READY_LINES.proxy}(http://\\S+)`);
 
 /**
  * Spawns `node <flags> server/out/cli.js serve ARGS`: the child at once (so that a caller

@@ -31,6 +31,7 @@ type Part =
   | 'loopback'
   | 'corpusFiles'
   | 'serveNodeFlags'
+  | 'serveReady'
   | 'evaluatedRequest'
   | 'proxy'
   | 'terraform'
@@ -51,9 +52,9 @@ const CORE: readonly Part[] = ['migration', 'managed', 'rulesets', 'requests', .
 
 /** The allowed imports between parts (a part may always import itself). */
 const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
-  client: ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'corpusFiles', 'serveNodeFlags', 'terraform', 'loopback', ...CORE],
+  client: ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'corpusFiles', 'serveNodeFlags', 'serveReady', 'terraform', 'loopback', ...CORE],
   lsp: ['protocol', 'regexBudget', 'timedWorker', 'terraform', ...CORE],
-  cli: ['proxy', 'service', 'cursorPages', 'regexBudget', 'corpusFiles', 'terraform', 'loopback', ...CORE],
+  cli: ['proxy', 'service', 'cursorPages', 'regexBudget', 'corpusFiles', 'serveReady', 'terraform', 'loopback', ...CORE],
   terraform: [...CORE],
   proxy: ['service', 'evaluatedRequest', 'regexBudget', 'orderedWorker', 'logThrottle', ...CORE],
   service: ['rulesApi', 'evaluatedRequest', 'regexBudget', 'orderedWorker', 'timedWorker', 'logThrottle', ...CORE],
@@ -68,6 +69,7 @@ const ALLOWED: Readonly<Record<Part, readonly Part[]>> = {
   loopback: [],
   corpusFiles: ['requests'],
   serveNodeFlags: [],
+  serveReady: [],
   migration: ['rulesets', 'managed', ...LANGUAGE],
   managed: ['rulesets', ...LANGUAGE],
   rulesets: [...LANGUAGE],
@@ -97,6 +99,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
   loopback: [],
   corpusFiles: ['node:fs', 'node:path'],
   serveNodeFlags: [],
+  serveReady: [],
   migration: [],
   managed: ['jsonc-parser'],
   rulesets: ['jsonc-parser'],
@@ -109,7 +112,7 @@ const PACKAGES: Readonly<Record<Part, readonly string[]>> = {
 
 /** The part a repository path belongs to, or undefined for a path outside every part. */
 /** The modules directly in server/src, each a part of its own. */
-const TOP_MODULES = ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'orderedWorker', 'timedWorker', 'logThrottle', 'loopback', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags'] as const;
+const TOP_MODULES = ['protocol', 'rulesApi', 'cursorPages', 'regexBudget', 'orderedWorker', 'timedWorker', 'logThrottle', 'loopback', 'corpusFiles', 'evaluatedRequest', 'serveNodeFlags', 'serveReady'] as const;
 
 export function partOf(path: string): Part | undefined {
   if (path.startsWith('client/src/')) return 'client';

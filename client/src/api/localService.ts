@@ -14,7 +14,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { PROXY_READY, SERVE_READY, spawnServe } from './spawnServe';
+import { PROXY_READY, SERVE_READY } from '../../../server/src/serveReady';
+import { spawnServe } from './spawnServe';
 
 const TOKEN_SECRET = 'rulesmith.localService.token';
 const START_TIMEOUT_MS = 30_000;

@@ -8,7 +8,8 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { SERVE_READY, spawnServe } from './spawnServe';
+import { SERVE_READY } from '../../../server/src/serveReady';
+import { spawnServe } from './spawnServe';
 import { isLoopback } from '../../../server/src/loopback';
 
 const START_TIMEOUT_MS = 20_000;

@@ -7,11 +7,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { serveNodeFlags } from '../../../server/src/serveNodeFlags';
 
-/** The line `serve` prints once it listens; group 1 is its API's base URL. */
-export const SERVE_READY = /rulesmith serve: listening on (http:\/\/\S+\/client\/v4)/;
-/** The WAF proxy's line, printed after SERVE_READY's when `--proxy-listen` is given (docs/proxy.md). */
-export const PROXY_READY = /rulesmith proxy: listening on (http:\/\/\S+)/;
-
 /** Starts `node <cli> serve <serveArgs>`; `log` hears the command line (without the token). */
 export function spawnServe(cli: string, serveArgs: readonly string[], token: string, log: (line: string) => void): ChildProcess {
   const args = [...serveNodeFlags(), cli, 'serve', ...serveArgs];

@@ -20,6 +20,7 @@ import { demoSeedSteps } from '../service/routes/index';
 import { batchedOutput } from './batchedOutput';
 import { parseOptions, UsageError } from './input';
 import type { Io } from './io';
+import { READY_LINES } from '../serveReady';
 
 export interface ServeOptions {
   readonly port: number;
@@ -158,7 +159,7 @@ export function runServe(options: ServeOptions, given: Io, extras: { proxySink?:
     }
   }
   running.server.listen(options.port, options.host, () => {
-    const ready = () => io.out(`rulesmith serve: listening on ${running.url()}\n`);
+    const ready = () => io.out(`${READY_LINES.api}${running.url()}\n`);
     // With a proxy, the API's line waits for the proxy's listener too (listenProxy).
     if (proxy && options.proxy) listenProxy(proxy, options.proxy, io, ready, () => stop('the proxy cannot listen', 1));
     else ready();

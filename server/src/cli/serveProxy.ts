@@ -12,6 +12,7 @@ import type { ProxyRoute } from '../proxy/zones';
 import type { Service } from '../service/service';
 import { InputError, UsageError } from './input';
 import type { Io } from './io';
+import { READY_LINES } from '../serveReady';
 
 export interface ProxyFlags {
   readonly routes: readonly ProxyRoute[];
@@ -179,7 +180,7 @@ export function listenProxy(proxy: RunningProxy, flags: ProxyFlags, io: Io, read
   });
   proxy.server.listen(flags.port, flags.host, () => {
     ready();
-    io.out(`rulesmith proxy: listening on ${proxy.url()}\n`);
+    io.out(`${READY_LINES.proxy}${proxy.url()}\n`);
     for (const c of proxy.counters()) io.out(`rulesmith proxy: ${c.zone} → ${c.upstream} (open ${proxy.zoneUrl(c.zone)})\n`);
   });
 }
