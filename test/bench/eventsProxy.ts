@@ -34,6 +34,7 @@ import { setParanoiaLevel, setScoreThreshold } from '../../server/src/managed/pr
 import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import type { Rule } from '../../server/src/rulesets/model';
 import { SERVE_NODE_FLAGS } from '../../server/src/serveNodeFlags';
+import { PROXY_READY, SERVE_READY } from '../../server/src/serveReady';
 import { demoZoneId } from '../../server/src/service/seed';
 import { builtCli, cpuMs, median, quantile } from './measure';
 import { closedLoop, mix as proxyMix, type Req } from './proxy.bench';
@@ -75,11 +76,11 @@ function serve(upstreamPort: number, db: string, token: string, extra: readonly 
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {
     const timer = setInterval(() => {
-      const api = /rulesmith serve: listening on (\S+)/.exec(out);
-      const proxy = /rulesmith proxy: listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      const api = SERVE_READY.exec(out);
+      const proxy = PROXY_READY.exec(out);
       if (api && proxy) {
         clearInterval(timer);
-        resolve({ child, api: api[1]!, proxyPort: Number(proxy[1]), output: () => out });
+        resolve({ child, api: api[1]!, proxyPort: Number(new URL(proxy[1]!).port), output: () => out });
       }
     }, 50);
     child.once('exit', (c) => {

@@ -69,6 +69,7 @@ import { OWASP_RULESET_ID } from '../../server/src/rulesets/managedIds';
 import { demoZoneId } from '../../server/src/service/seed';
 import type { Rule } from '../../server/src/rulesets/model';
 import { SERVE_NODE_FLAGS } from '../../server/src/serveNodeFlags';
+import { PROXY_READY, SERVE_READY } from '../../server/src/serveReady';
 import { Pool, type Answer } from './httpClient';
 import { builtCli, cpuMs, median, quantile } from './measure';
 import { modsecConfig } from './modsec/modsec';
@@ -161,8 +162,8 @@ async function rulesmith(upstreamPort: number, dir: string, token: string, optio
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const api = /rulesmith serve: listening on (\S+)/.exec(out);
-      const proxy = /rulesmith proxy: listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      const api = SERVE_READY.exec(out);
+      const proxy = PROXY_READY.exec(out);
       if (api && proxy) {
         child.stdout!.removeAllListeners('data');
         // RULESMITH_BENCH_PROXY_OUT=<file>: keep the proxy's output (e.g. with RULESMITH_BENCH_NODE_ARGS=--trace-gc);
@@ -170,7 +171,7 @@ async function rulesmith(upstreamPort: number, dir: string, token: string, optio
         const keep = process.env.RULESMITH_BENCH_PROXY_OUT;
         if (keep) child.stdout!.pipe(createWriteStream(options.label ? `${keep}.${options.label}` : keep));
         else child.stdout!.resume();
-        resolve({ child, port: Number(proxy[1]), api: api[1]! });
+        resolve({ child, port: Number(new URL(proxy[1]!).port), api: api[1]! });
       }
     });
     child.once('exit', (c) => reject(new Error(`rulesmith serve exited with ${c}:\n${out}`)));
