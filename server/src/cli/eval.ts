@@ -47,7 +47,7 @@ import { describeRule, type RuleNaming } from '../rulesets/ruleNames';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type LoadedZone } from '../rulesets/zoneFile';
 import { checkOptions, outputFormat } from './check';
 import { fsReason, readHead } from './files';
-import { InputError, parseOptions, readInput, UsageError, type OptionValues } from './input';
+import { InputError, parseOptions, readInput, readStdinInput, UsageError, type OptionValues } from './input';
 import type { Io, Parsed } from './io';
 
 /** Entry of the `eval` command: parses its own arguments (`--custom` may repeat). */
@@ -83,12 +83,12 @@ export function runEval(p: Parsed, io: Io): number {
   if (fieldsFile === undefined) throw new UsageError('eval needs --fields FILE.json (use "{}" in a file for no fields)');
   if (p.files.length > 0) throw new UsageError(`unexpected argument "${p.files[0]}"`);
 
+  const text = fieldsFile === '-' ? readStdinInput(io, 'field values from') : readInput(io, fieldsFile, 'field values from');
   let input: unknown;
   try {
-    input = JSON.parse(fieldsFile === '-' ? io.readStdin() : io.readFile(fieldsFile));
+    input = JSON.parse(text);
   } catch (e) {
-    const reason = e instanceof SyntaxError ? `invalid JSON: ${e.message}` : fsReason(e);
-    throw new InputError([`rulesmith: cannot read field values from ${fieldsFile}: ${reason}`]);
+    throw new InputError([`rulesmith: cannot read field values from ${fieldsFile === '-' ? '<stdin>' : fieldsFile}: invalid JSON: ${(e as Error).message}`]);
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new InputError([`rulesmith: ${fieldsFile} must hold a JSON object of field values, e.g. {"http.host": "example.com"}`]);

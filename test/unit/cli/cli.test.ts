@@ -116,7 +116,8 @@ test('eval rejects invalid expressions and field values with exit 2', () => {
   assert.deepEqual([notObject.code, notObject.err], [2, 'rulesmith: - must hold a JSON object of field values, e.g. {"http.host": "example.com"}\n']);
   const notJson = run(['eval', '--expr', 'ssl', '--fields', '-'], '{nope');
   assert.equal(notJson.code, 2);
-  assert.match(notJson.err, /invalid JSON/);
+  assert.match(notJson.err, /^rulesmith: cannot read field values from <stdin>: invalid JSON: [^\n]+\n$/);
+  assert.deepEqual(run(['eval', '--expr', 'ssl', '--fields', 'missing.json']), { code: 2, out: '', err: 'rulesmith: cannot read field values from missing.json: no such file or folder (ENOENT)\n', written: {} });
 });
 
 test('format: stdin to stdout, files in place, --check', () => {
