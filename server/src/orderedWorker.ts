@@ -69,7 +69,7 @@ export class OrderedWorker<T extends Task> {
     private readonly hooks: OrderedWorkerHooks<T>,
   ) {
     this.clock = hooks.clock ?? (() => performance.now());
-    this.thread = new Worker(file, { workerData: { ...hooks.workerData, [MARKER]: this.marker.buffer } });
+    this.thread = new Worker(file, { workerData: Object.assign({}, hooks.workerData, { [MARKER]: this.marker.buffer }) });
     this.thread.on('message', (m: unknown) => {
       // A thread judged hung (or closed) may still post: its tasks went elsewhere.
       if (this.ended) return;

@@ -46,7 +46,7 @@ export function asRouted(live: LiveRequest): LiveRequest {
     rawHeaders[i + 1] = canonicalHost(rawHeaders[i + 1]);
     break;
   }
-  return { ...live, rawHeaders };
+  return { method: live.method, target: live.target, httpVersion: live.httpVersion, rawHeaders, body: live.body, bodySize: live.bodySize, edge: live.edge };
 }
 
 /** An evaluation of a live request, with what its answer needs beyond the engine's verdict. */
@@ -139,12 +139,21 @@ export function evaluateLive(zone: EvaluableZone, job: LiveJob, limiter: RateLim
   });
   const d = evaluation.decision;
   const defaulted = defaultedReads(zone.compiled.fieldsRead, fields);
-  const counts = afterResponse.length > 0 ? { afterResponse, ...(afterResponse.some((c) => rateCounting(c.limit).filter) ? { countsReadRequest: true } : {}) } : {};
-  const live = defaulted.length > 0 ? { ...counts, defaultedFields: defaulted } : counts;
+  // Copied with Object.assign, not `{ ...evaluation, … }`: see "No spread-first objects per request" in docs/proxy.md.
+  const live: { -readonly [K in keyof LiveEvaluation]?: LiveEvaluation[K] } = {};
+  if (afterResponse.length > 0) {
+    live.afterResponse = afterResponse;
+    if (afterResponse.some((c) => rateCounting(c.limit).filter)) live.countsReadRequest = true;
+  }
+  if (defaulted.length > 0) live.defaultedFields = defaulted;
   const limited = d.phase === 'http_ratelimit' && d.action !== 'allow-through' ? exceeded : undefined;
-  const retryAfter = limited && limiter.retryAfter(limited.counter, limited.limit);
-  const byRateLimit = limited ? { rateLimitCounter: limited.counter, ...(retryAfter === undefined ? {} : { retryAfter }) } : {};
-  return { ...evaluation, ...live, ...byRateLimit, workMs: performance.now() - started };
+  if (limited) {
+    live.rateLimitCounter = limited.counter;
+    const retryAfter = limiter.retryAfter(limited.counter, limited.limit);
+    if (retryAfter !== undefined) live.retryAfter = retryAfter;
+  }
+  live.workMs = performance.now() - started;
+  return Object.assign({}, evaluation, live) as LiveEvaluation;
 }
 
 /**
@@ -170,5 +179,5 @@ export function countAfterResponse(job: LiveJob | undefined, counts: readonly Re
 
 function withResponse(job: LiveJob, head: ResponseHead | undefined) {
   const { fields } = requestFields(liveSampleRequest(asRouted(job.live)), { bodyLimit: job.bodyLimit });
-  return prepareFields(head ? { ...fields, ...responseFields(head) } : fields).values;
+  return prepareFields(head ? Object.assign({}, fields, responseFields(head)) : fields).values;
 }

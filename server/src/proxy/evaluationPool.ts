@@ -257,7 +257,7 @@ export class EvaluationPool {
     if (held && held.generation === generation) return held;
     const key = deploymentKey(this.store, zoneId);
     if (held && held.key === key) {
-      const same = { ...held, generation };
+      const same = Object.assign({}, held, { generation });
       this.zones.set(zoneId, same);
       return same;
     }

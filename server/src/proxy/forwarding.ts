@@ -162,7 +162,7 @@ export function relayInterim(req: IncomingMessage, res: ServerResponse, info: In
   if (links.length === 0) return undefined;
   try {
     // Node checks each Link value's form (`<uri>; param=value`) and throws on a malformed one: the 103 is dropped.
-    res.writeEarlyHints({ ...hints, link: links });
+    res.writeEarlyHints(Object.assign(hints, { link: links }));
   } catch {
     return `a Link header not of the form "<uri>; rel=preload" (${JSON.stringify(links.join(', ').slice(0, 200))})`;
   }
@@ -198,7 +198,7 @@ export function headerLines(headers: Iterable<readonly [string, string]>): strin
 }
 
 export function writeRawPage(socket: Duplex, page: Page, rayId: string): void {
-  const headers = { ...page.headers, 'cf-ray': rayId, 'content-length': String(Buffer.byteLength(page.body)), connection: 'close' };
+  const headers = Object.assign({}, page.headers, { 'cf-ray': rayId, 'content-length': String(Buffer.byteLength(page.body)), connection: 'close' });
   socket.end(`HTTP/1.1 ${page.status} ${STATUS_CODES[page.status] ?? 'Error'}\r\n${headerLines(Object.entries(headers))}\r\n${page.body}`);
   lingerThenClose(socket);
 }

@@ -186,7 +186,7 @@ export function requestFields(req: SampleRequest, options: RequestFieldsOptions 
   // Body.
   const unread = bodyWithoutFiles(req);
   if (unread.problem) problems.push(unread.problem);
-  const { body, size: bodySize, truncated } = inspectedBody({ ...req, body: unread.body }, options.bodyLimit ?? DEFAULT_BODY_LIMIT);
+  const { body, size: bodySize, truncated } = inspectedBody(Object.assign({}, req, { body: unread.body }), options.bodyLimit ?? DEFAULT_BODY_LIMIT);
   if (want.field('http.request.body.raw')) f['http.request.body.raw'] = bytes(body);
   f['http.request.body.size'] = bodySize;
   f['http.request.body.truncated'] = truncated;

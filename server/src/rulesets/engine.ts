@@ -751,6 +751,14 @@ function entry(r: CRule, depth: number, extra: Omit<TraceEntry, keyof RuleRef | 
   return e;
 }
 
+/**
+ * `base` (whether the rule matched; an anomaly rule's score and threshold) with the outcome,
+ * written out rather than `{ ...base, outcome }` (docs/proxy.md, "No spread-first objects per request").
+ */
+function outcomeOf(base: Partial<TraceEntry>, outcome: Outcome, note?: string): Partial<TraceEntry> & { outcome: Outcome } {
+  return { matched: base.matched, score: base.score, threshold: base.threshold, outcome, note };
+}
+
 /** Built field by field: spreading a RuleRef with absent properties is slow on V8's hot path. */
 function logEntry(ref: RuleRef, action: string, outcome: Outcome): LogEntry {
   return { phase: ref.phase, rulesetId: ref.rulesetId, rulesetName: ref.rulesetName, ruleId: ref.ruleId, ref: ref.ref, description: ref.description, action, outcome };
@@ -801,11 +809,11 @@ function runRuleset(run: Run, rs: CRuleset, frame: Frame): boolean {
       // The anomaly rule: its expression and the total against its threshold.
       const base = { matched, score, threshold: r.threshold };
       if (!matched) {
-        if (run.traceIdle) run.trace.push(entry(r, depth, { ...base, outcome: 'not-matched' }));
+        if (run.traceIdle) run.trace.push(entry(r, depth, outcomeOf(base, 'not-matched')));
         continue;
       }
       if (score < r.threshold) {
-        run.trace.push(entry(r, depth, { ...base, outcome: 'below-threshold' }));
+        run.trace.push(entry(r, depth, outcomeOf(base, 'below-threshold')));
         continue;
       }
       if (act(run, rs, r, frame, base)) return done(), true;
@@ -882,17 +890,17 @@ function act(run: Run, rs: CRuleset, r: CRule, frame: Frame, base: Partial<Trace
   if (rs.stage === 'http_ratelimit' && (isTerminating(action) || action === 'log')) {
     const exceeded = (run.hooks?.rateLimitExceeded ?? run.options.rateLimitExceeded)?.(r.ref, run.fields, r.rateLimit) === true;
     if (!exceeded) {
-      run.trace.push(entry(r, depth, { ...base, outcome: 'counted', note: 'counts toward the rate limit; no request counts are kept, so the limit is never reached here' }));
+      run.trace.push(entry(r, depth, outcomeOf(base, 'counted', 'counts toward the rate limit; no request counts are kept, so the limit is never reached here')));
       return false;
     }
   }
   if (action === 'log') {
-    run.trace.push(entry(r, depth, { ...base, outcome: 'logged' }));
+    run.trace.push(entry(r, depth, outcomeOf(base, 'logged')));
     run.logs.push(logEntry(r.ref, action, 'logged'));
     return false;
   }
   if (!frame.validationOnly && challengeSolved(run, r.ref, action)) {
-    run.trace.push(entry(r, depth, { ...base, outcome: 'logged', note: SOLVED }));
+    run.trace.push(entry(r, depth, outcomeOf(base, 'logged', SOLVED)));
     run.logs.push(logEntry(r.ref, action, 'logged'));
     return false;
   }
@@ -911,15 +919,15 @@ function act(run: Run, rs: CRuleset, r: CRule, frame: Frame, base: Partial<Trace
     };
     if (frame.validationOnly) {
       run.newDecision ??= decision;
-      run.trace.push(entry(r, depth, { ...base, outcome: 'validation-only', note: 'validation mode: the previous WAF decides' }));
+      run.trace.push(entry(r, depth, outcomeOf(base, 'validation-only', 'validation mode: the previous WAF decides')));
       run.logs.push(logEntry(r.ref, action, 'validation-only'));
       return false;
     }
     run.decision = decision;
-    run.trace.push(entry(r, depth, { ...base, outcome: 'terminated' }));
+    run.trace.push(entry(r, depth, outcomeOf(base, 'terminated')));
     return true;
   }
-  run.trace.push(entry(r, depth, { ...base, outcome: 'unsupported', note: `action "${action}" is not applied by the WAF engine` }));
+  run.trace.push(entry(r, depth, outcomeOf(base, 'unsupported', `action "${action}" is not applied by the WAF engine`)));
   return false;
 }
 
@@ -984,7 +992,7 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
 
   function evaluate(fields: FieldValues, ctx?: EvalContext, hooks?: RequestHooks): Evaluation {
     // One memo per evaluation: the CRS rules share their transformed collections (evaluate.ts).
-    const run = new Run(fields, ctx?.memo ? ctx : { ...ctx, memo: new EvalMemo() }, options, hooks);
+    const run = new Run(fields, ctx?.memo ? ctx : Object.assign({}, ctx, { memo: new EvalMemo() }), options, hooks);
     const finish = (): Evaluation => {
       const ev: Evaluation = {
         decision: run.decision ?? ALLOW,
@@ -993,7 +1001,7 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
         logs: run.logs,
         skippedProducts: run.skippedProducts,
       };
-      return validation ? { ...ev, validation: { newDecision: run.newDecision ?? ALLOW, ...(previous ? { previous } : {}) } } : ev;
+      return validation ? Object.assign(ev, { validation: { newDecision: run.newDecision ?? ALLOW, ...(previous ? { previous } : {}) } }) : ev;
     };
     let previous: PreviousWafVerdict | undefined;
     if (legacy && runLegacy(run, legacy)) return finish();
@@ -1020,17 +1028,17 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
         const ref: RuleRef = { phase: 'previous_waf', ruleId: previous?.ruleId, ref: previous?.ruleId, description: previous?.description };
         const scored = previous?.score !== undefined ? { score: previous.score, ...(previous.threshold !== undefined ? { threshold: previous.threshold } : {}) } : {};
         if (!previous) {
-          if (run.traceIdle) run.trace.push({ ...ref, depth: 0, enabled: true, matched: false, outcome: 'not-matched' });
+          if (run.traceIdle) run.trace.push(Object.assign({}, ref, { depth: 0, enabled: true, matched: false, outcome: 'not-matched' as const }));
         } else if (challengeSolved(run, ref, previous.action)) {
-          run.trace.push({ ...ref, ...scored, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged', note: SOLVED });
+          run.trace.push(Object.assign({}, ref, scored, { depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged' as const, note: SOLVED }));
           run.logs.push(logEntry(ref, previous.action, 'logged'));
         } else if (isTerminating(previous.action)) {
           run.decision = { action: previous.action, phase: 'previous_waf', ...(previous.ruleId ? { ruleId: previous.ruleId, ref: previous.ruleId } : {}), ...(previous.description ? { description: previous.description } : {}), ...scored };
-          run.trace.push({ ...ref, ...scored, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'terminated' });
+          run.trace.push(Object.assign({}, ref, scored, { depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'terminated' as const }));
           return finish();
         } else {
-          run.trace.push({ ...ref, ...scored, depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged' });
-          run.logs.push({ ...ref, action: previous.action, outcome: 'logged' });
+          run.trace.push(Object.assign({}, ref, scored, { depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged' as const }));
+          run.logs.push(Object.assign({}, ref, { action: previous.action, outcome: 'logged' as const }));
         }
       }
     }
