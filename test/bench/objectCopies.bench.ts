@@ -48,8 +48,9 @@ console.log(`node ${process.version}: each form made for ${SECONDS} s in its own
 const widths = [20, 14, 12, 12, 10];
 console.log(row(['form', 'objects made', 'survived', 'promoted', 'pause'], widths));
 for (const [name, form] of Object.entries(FORMS)) {
-  const r = spawnSync(process.execPath, ['--trace-gc', '--trace-gc-nvp', '-e', child(form)], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${name}: the child failed: ${r.stderr}`);
+  // One line per scavenge, ~1 KB each, a few hundred a second.
+  const r = spawnSync(process.execPath, ['--trace-gc', '--trace-gc-nvp', '-e', child(form)], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  if (r.error || r.status !== 0) throw new Error(`${name}: the child failed: ${r.error?.message ?? r.stderr}`);
   const made = /^made (\d+)/m.exec(r.stdout)?.[1] ?? '?';
   const scavenges = (collections(r.stdout)[0]?.[1] ?? []).filter((c) => c.kind === 's');
   const med = (f: (c: (typeof scavenges)[number]) => number) => (scavenges.length ? median(scavenges.map(f)) : NaN);

@@ -84,14 +84,16 @@ export function runEval(p: Parsed, io: Io): number {
   if (p.files.length > 0) throw new UsageError(`unexpected argument "${p.files[0]}"`);
 
   const text = fieldsFile === '-' ? readStdinInput(io, 'field values from') : readInput(io, fieldsFile, 'field values from');
+  /** How messages name where the values came from. */
+  const source = fieldsFile === '-' ? '<stdin>' : fieldsFile;
   let input: unknown;
   try {
     input = JSON.parse(text);
   } catch (e) {
-    throw new InputError([`rulesmith: cannot read field values from ${fieldsFile === '-' ? '<stdin>' : fieldsFile}: invalid JSON: ${(e as Error).message}`]);
+    throw new InputError([`rulesmith: cannot read field values from ${source}: invalid JSON: ${(e as Error).message}`]);
   }
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new InputError([`rulesmith: ${fieldsFile} must hold a JSON object of field values, e.g. {"http.host": "example.com"}`]);
+    throw new InputError([`rulesmith: ${source} must hold a JSON object of field values, e.g. {"http.host": "example.com"}`]);
   }
 
   const { filter, diagnostics } = compileExpression(expr, options);
@@ -102,7 +104,7 @@ export function runEval(p: Parsed, io: Io): number {
       io.out(`${JSON.stringify({ matched: null, diagnostics: exprErrors, fieldErrors: errors }, null, 2)}\n`);
     } else {
       for (const d of exprErrors) io.err(`${engineReport(expr, d)}${d.hint ? `hint: ${d.hint}\n` : ''}`);
-      for (const e of errors) io.err(`${fieldsFile}: ${e.message}\n`);
+      for (const e of errors) io.err(`${source}: ${e.message}\n`);
     }
     return 2;
   }

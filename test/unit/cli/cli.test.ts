@@ -109,11 +109,11 @@ test('eval rejects invalid expressions and field values with exit 2', () => {
   assert.match(bad.err, /unknown identifier/);
   const badFields = run(['eval', '--expr', 'ssl', '--fields', '-'], '{"ip.src": "300.1.1.1"}');
   assert.equal(badFields.code, 2);
-  assert.match(badFields.err, /^-: ip\.src: [^\n]*300\.1\.1\.1/);
+  assert.match(badFields.err, /^<stdin>: ip\.src: [^\n]*300\.1\.1\.1/);
   assert.doesNotMatch(badFields.err, /ip\.src: ip\.src/);
   // An input problem, said in words without the usage text.
   const notObject = run(['eval', '--expr', 'ssl', '--fields', '-'], '[]');
-  assert.deepEqual([notObject.code, notObject.err], [2, 'rulesmith: - must hold a JSON object of field values, e.g. {"http.host": "example.com"}\n']);
+  assert.deepEqual([notObject.code, notObject.err], [2, 'rulesmith: <stdin> must hold a JSON object of field values, e.g. {"http.host": "example.com"}\n']);
   const notJson = run(['eval', '--expr', 'ssl', '--fields', '-'], '{nope');
   assert.equal(notJson.code, 2);
   assert.match(notJson.err, /^rulesmith: cannot read field values from <stdin>: invalid JSON: [^\n]+\n$/);
