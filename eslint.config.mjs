@@ -5,6 +5,17 @@ import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/**
+ * An object literal with a getter keeps whatever it reaches alive through V8's
+ * young-generation collections until a full one: made per request, it promoted every
+ * request's objects (docs/service.md, "Objects promoted by a getter"). Class getters and
+ * Object.defineProperty with a shared getter do not.
+ */
+const NO_ACCESSOR_LITERAL = {
+  selector: "Property[kind='get'], Property[kind='set']",
+  message: 'An object literal with an accessor: use a class, or Object.defineProperty with one shared getter (docs/service.md, "Objects promoted by a getter").',
+};
+
 export default defineConfig(
   {
     // Generated (build output, the ohm bundle, the CRS conversion) and vendored files.
@@ -36,16 +47,9 @@ export default defineConfig(
     },
   },
   {
-    // An object literal with a getter keeps whatever it reaches alive through V8's
-    // young-generation collections until a full one: made per request, it promoted every
-    // request's objects (docs/service.md, "Objects promoted by a getter"). Class getters and
-    // Object.defineProperty with a shared getter do not.
     files: ['server/src/**/*.ts'],
     rules: {
-      'no-restricted-syntax': [
-        'error',
-        { selector: "Property[kind='get'], Property[kind='set']", message: 'An object literal with an accessor: use a class, or Object.defineProperty with one shared getter (docs/service.md, "Objects promoted by a getter").' },
-      ],
+      'no-restricted-syntax': ['error', NO_ACCESSOR_LITERAL],
     },
   },
   {
@@ -53,12 +57,13 @@ export default defineConfig(
     // object literal that starts with a spread and adds properties (`{ ...base, kind }`) keeps
     // what it points to alive through young-generation collections in the same way, and is
     // several times slower to build; `Object.assign({}, base, { kind })` or the properties
-    // written out do not (docs/proxy.md, "No spread-first objects per request").
+    // written out do not (docs/proxy.md, "No spread-first objects per request"). A later
+    // block's rule replaces an earlier one's for its files, so the accessor rule is given again.
     files: ['server/src/proxy/**/*.ts', 'server/src/orderedWorker.ts', 'server/src/rulesets/engine.ts', 'server/src/requests/fields.ts', 'server/src/requests/live.ts', 'server/src/evaluatedRequest.ts', 'server/src/service/events/fromEvaluation.ts', 'server/src/service/events/writer.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
-        { selector: "Property[kind='get'], Property[kind='set']", message: 'An object literal with an accessor: use a class, or Object.defineProperty with one shared getter (docs/service.md, "Objects promoted by a getter").' },
+        NO_ACCESSOR_LITERAL,
         {
           selector: "ObjectExpression[properties.0.type='SpreadElement'][properties.length>1]",
           message: 'A spread-first object literal on the per-request path: use Object.assign({}, source, { … }) or write the properties out (docs/proxy.md, "No spread-first objects per request").',
