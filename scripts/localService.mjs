@@ -9,8 +9,9 @@ import SERVE_NODE_FLAGS from '../server/src/serveNodeFlags.json' with { type: 'j
 import READY_LINES from '../server/src/serveReady.json' with { type: 'json' };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-// The lines serve prints once each listener is up (server/src/serveReady.ts).
-const API_LINE = new RegExp(`${READY_LINES.api}(http://\\S+)`);
+// The lines serve prints once each listener is up: serveReady.ts's SERVE_READY and PROXY_READY,
+// made here from the same text (a script cannot import TypeScript).
+const API_LINE = new RegExp(`${READY_LINES.api}(http://\\S+/client/v4)`);
 const PROXY_LINE = new RegExp(`${READY_LINES.proxy}(http://\\S+)`);
 
 /**
