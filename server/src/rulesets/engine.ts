@@ -1038,7 +1038,7 @@ export function compileZone(zone: ZoneConfig, options: CompileZoneOptions = {}):
           return finish();
         } else {
           run.trace.push(Object.assign({}, ref, scored, { depth: 0, enabled: true, matched: true, action: previous.action, outcome: 'logged' as const }));
-          run.logs.push(Object.assign({}, ref, { action: previous.action, outcome: 'logged' as const }));
+          run.logs.push(logEntry(ref, previous.action, 'logged'));
         }
       }
     }
