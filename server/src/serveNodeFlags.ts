@@ -17,6 +17,15 @@
  * p99 was 1.92 / 2.08 ms against 2.09 / 2.40 ms and the slowest request 9 ms against 23–31 ms,
  * and the API's loads were unchanged (PATCH p99 8.7 / 7.6 against 11.5 / 8.8 ms; docs/proxy.md
  * "Session 34").
+ *
+ * `--no-memory-reducer`: V8's memory reducer shrinks a heap that has grown once the
+ * allocation rate drops, with three full collections in a row. After a burst of traffic the
+ * proxy's thread went back to a steady rate with an old generation of ~80 MB, mostly
+ * garbage, and the reducer's collections (pauses of 2–8 ms, and ~9 ms of marking steps each)
+ * fell on the requests of that steady traffic: in two A/B runs of the proxy benchmark at a
+ * fixed rate, added p99 2.67 / 2.35 ms with the reducer against 1.52 / 1.56 ms without
+ * (docs/proxy.md, "No memory reducer"). Without it the heap is collected when it reaches its
+ * limit, as under load; it is not given back while the service is idle.
  */
 import flags from './serveNodeFlags.json';
 
