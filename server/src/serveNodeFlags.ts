@@ -1,7 +1,7 @@
 /**
  * Node flags for a process that runs `rulesmith serve`, given by whatever starts it (npm
  * start, the extension, the benchmarks): V8 reads them only when it makes its heap, and
- * NODE_OPTIONS refuses this one. The list is serveNodeFlags.json, which scripts import too.
+ * NODE_OPTIONS refuses some of them. The list is serveNodeFlags.json, which scripts import too.
  *
  * `--initial-old-space-size=256` (MB): with V8's small starting limit, a service holding
  * a few hundred rulesets ran a full collection every second or so under write load, and
@@ -18,14 +18,13 @@
  * and the API's loads were unchanged (PATCH p99 8.7 / 7.6 against 11.5 / 8.8 ms; docs/proxy.md
  * "Session 34").
  *
- * `--no-memory-reducer`: V8's memory reducer shrinks a heap that has grown once the
- * allocation rate drops, with three full collections in a row. After a burst of traffic the
- * proxy's thread went back to a steady rate with an old generation of ~80 MB, mostly
- * garbage, and the reducer's collections (pauses of 2–8 ms, and ~9 ms of marking steps each)
- * fell on the requests of that steady traffic: in two A/B runs of the proxy benchmark at a
- * fixed rate, added p99 2.67 / 2.35 ms with the reducer against 1.52 / 1.56 ms without
- * (docs/proxy.md, "No memory reducer"). Without it the heap is collected when it reaches its
- * limit, as under load; it is not given back while the service is idle.
+ * `--no-memory-reducer`: V8's memory reducer shrinks a heap that grew under load once the
+ * allocation rate drops, with two or three full collections in a row. After a burst of
+ * traffic it ran them while the WAF proxy sat idle, and the fixed-rate traffic that came
+ * after had a longer tail: in three A/B runs of the proxy benchmark, added p99 2.67 / 2.35 /
+ * 1.53 ms with the reducer against 1.52 / 1.56 / 0.69 ms without (how was not pinned down;
+ * docs/proxy.md, "No memory reducer"). Without it the heap is collected at its limit, as
+ * under load; one that grew is not given back while the service is idle.
  */
 import flags from './serveNodeFlags.json';
 
