@@ -10,7 +10,7 @@ import { validateRulesetJson } from '../rulesets/validate';
 import { checkTerraform } from '../terraform/check';
 import { parseHcl, type HclParse } from '../terraform/hcl';
 import { locate } from '../terraform/locate';
-import { InputError, readInput, readStdinInput, UsageError } from './input';
+import { InputError, readFileOrStdin, readInput, UsageError } from './input';
 import type { Io, Parsed } from './io';
 import type { Finding } from './finding';
 import { githubAnnotations, sarifLog } from './sarif';
@@ -64,7 +64,7 @@ const isTerraform = (file: string) => /\.tf$/i.test(file);
 
 /** The files `--files-from` names (`-`: stdin): separated by NUL bytes when there is one (`git ls-files -z`), else one per line. */
 function fileList(source: string, io: Io): string[] {
-  const text = source === '-' ? readStdinInput(io, 'the list of files') : readInput(io, source, 'the list of files');
+  const text = readFileOrStdin(io, source, 'the list of files');
   return text.split(text.includes('\0') ? '\0' : /\r?\n/).filter((f) => f !== '');
 }
 

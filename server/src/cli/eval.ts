@@ -47,7 +47,7 @@ import { describeRule, type RuleNaming } from '../rulesets/ruleNames';
 import { checkZone, loadZoneFiles, rulesetNames, ZoneFileError, type LoadedZone } from '../rulesets/zoneFile';
 import { checkOptions, outputFormat } from './check';
 import { fsReason, readHead } from './files';
-import { InputError, parseOptions, readInput, readStdinInput, UsageError, type OptionValues } from './input';
+import { InputError, inputName, parseOptions, readFileOrStdin, readInput, UsageError, type OptionValues } from './input';
 import type { Io, Parsed } from './io';
 
 /** Entry of the `eval` command: parses its own arguments (`--custom` may repeat). */
@@ -83,9 +83,8 @@ export function runEval(p: Parsed, io: Io): number {
   if (fieldsFile === undefined) throw new UsageError('eval needs --fields FILE.json (use "{}" in a file for no fields)');
   if (p.files.length > 0) throw new UsageError(`unexpected argument "${p.files[0]}"`);
 
-  const text = fieldsFile === '-' ? readStdinInput(io, 'field values from') : readInput(io, fieldsFile, 'field values from');
-  /** How messages name where the values came from. */
-  const source = fieldsFile === '-' ? '<stdin>' : fieldsFile;
+  const text = readFileOrStdin(io, fieldsFile, 'field values from');
+  const source = inputName(fieldsFile);
   let input: unknown;
   try {
     input = JSON.parse(text);

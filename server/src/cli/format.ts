@@ -2,7 +2,7 @@
 import { formatExpression } from '../language/index';
 import { engineReport } from '../language/report';
 import { fsReason } from './files';
-import { readInput, readStdinInput, UsageError, wholeNumber } from './input';
+import { readInput, readStdinInput, STDIN_NAME, UsageError, wholeNumber } from './input';
 import type { Io, Parsed } from './io';
 
 export function runFormat(p: Parsed, io: Io): number {
@@ -17,9 +17,9 @@ export function runFormat(p: Parsed, io: Io): number {
   if (p.files.length === 0) {
     const input = readStdinInput(io);
     const r = formatExpression(input, options);
-    if (r.text === undefined) return reportUnparsable('<stdin>', input, r.diagnostics, io);
+    if (r.text === undefined) return reportUnparsable(STDIN_NAME, input, r.diagnostics, io);
     // Judged as a file's text is (below).
-    if (check) return asWritten(r.text, input) === input ? 0 : (io.err('<stdin> is not formatted\n'), 1);
+    if (check) return asWritten(r.text, input) === input ? 0 : (io.err(`${STDIN_NAME} is not formatted\n`), 1);
     io.out(asWritten(r.text, input));
     return 0;
   }

@@ -47,9 +47,22 @@ export function readInput(io: Io, file: string, what?: string): string {
   return readOrSay(() => io.readFile(file), file, what);
 }
 
+/** How messages name standard input. */
+export const STDIN_NAME = '<stdin>';
+
 /** Standard input's text; an InputError (`cannot read [what ]<stdin>: why`: not UTF-8, not readable) when it cannot be read. */
 export function readStdinInput(io: Io, what?: string): string {
-  return readOrSay(() => io.readStdin(), '<stdin>', what);
+  return readOrSay(() => io.readStdin(), STDIN_NAME, what);
+}
+
+/** An argument that names a file or, as `-`, standard input: its text (readInput, readStdinInput). */
+export function readFileOrStdin(io: Io, file: string, what?: string): string {
+  return file === '-' ? readStdinInput(io, what) : readInput(io, file, what);
+}
+
+/** How messages name such an argument: `<stdin>` for `-`. */
+export function inputName(file: string): string {
+  return file === '-' ? STDIN_NAME : file;
 }
 
 function readOrSay(read: () => string, name: string, what: string | undefined): string {
