@@ -10,9 +10,9 @@ import READY_LINES from '../server/src/serveReady.json' with { type: 'json' };
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 // The lines serve prints once each listener is up: serveReady.ts's SERVE_READY and PROXY_READY,
-// made here from the same text (a script cannot import TypeScript).
-const API_LINE = new RegExp(`${READY_LINES.api}(http://\\S+/client/v4)`);
-const PROXY_LINE = new RegExp(`${READY_LINES.proxy}(http://\\S+)`);
+// built here from the same JSON (a script cannot import TypeScript).
+const API_LINE = new RegExp(`${READY_LINES.api}(${READY_LINES.apiUrl})`);
+const PROXY_LINE = new RegExp(`${READY_LINES.proxy}(${READY_LINES.proxyUrl})`);
 
 /**
  * Spawns `node <flags> server/out/cli.js serve ARGS`: the child at once (so that a caller

@@ -5,8 +5,9 @@
  */
 import lines from './serveReady.json';
 
-export const READY_LINES: { readonly api: string; readonly proxy: string } = lines;
+/** Each line's text, and the pattern of the URL that follows it (scripts build the same regexes from the JSON). */
+export const READY_LINES: { readonly api: string; readonly apiUrl: string; readonly proxy: string; readonly proxyUrl: string } = lines;
 /** The API's line; group 1 is its base URL. */
-export const SERVE_READY = new RegExp(`${lines.api}(http://\\S+/client/v4)`);
+export const SERVE_READY = new RegExp(`${lines.api}(${lines.apiUrl})`);
 /** The WAF proxy's line; group 1 is its URL. */
-export const PROXY_READY = new RegExp(`${lines.proxy}(http://\\S+)`);
+export const PROXY_READY = new RegExp(`${lines.proxy}(${lines.proxyUrl})`);
