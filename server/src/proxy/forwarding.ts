@@ -160,9 +160,10 @@ export function relayInterim(req: IncomingMessage, res: ServerResponse, info: In
     else if (lower !== 'content-length') hints[lower] = hints[lower] === undefined ? value : `${String(hints[lower])}, ${value}`;
   }
   if (links.length === 0) return undefined;
+  hints.link = links;
   try {
     // Node checks each Link value's form (`<uri>; param=value`) and throws on a malformed one: the 103 is dropped.
-    res.writeEarlyHints(Object.assign(hints, { link: links }));
+    res.writeEarlyHints(hints);
   } catch {
     return `a Link header not of the form "<uri>; rel=preload" (${JSON.stringify(links.join(', ').slice(0, 200))})`;
   }
